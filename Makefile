@@ -1,0 +1,61 @@
+# dperm: PGXS build of a C++17 extension (pgvector-style Makefile).
+EXTENSION = dperm
+EXTVERSION = 0.1.0
+MODULE_big = dperm
+DATA = dperm--0.1.0.sql
+
+CORE_SRCS = $(sort $(wildcard src/core/*.cpp))
+PG_SRCS = $(sort $(wildcard src/pg/*.cpp))
+CORE_OBJS = $(CORE_SRCS:.cpp=.o)
+OBJS = $(CORE_OBJS) $(PG_SRCS:.cpp=.o)
+
+# pg_regress schedule: one file per feature; test/check_schedule.sh checks it
+# against sql/*.sql.
+REGRESS = options model explain logreg huber sanitise budgets ledger parallel errors utility
+REGRESS_OPTS = --load-extension=dperm
+
+EIGEN_CFLAGS ?= -I/usr/include/eigen3
+WARN = -Wall -Wextra $(if $(filter 1,$(DPERM_WERROR)),-Werror)
+PG_CPPFLAGS = -Iinclude $(EIGEN_CFLAGS)
+PG_CXXFLAGS = -std=c++17 -O2 -fPIC -MMD -MP $(WARN)
+SHLIB_LINK = -lstdc++ -lm
+EXTRA_CLEAN = src/core/*.d src/pg/*.d test/unit/*.o test/unit/*.d test/unit/run_unit_tests results regression.diffs regression.out
+
+# No LLVM bitcode: JIT inlining of C++ is of no use here, and the bitcode
+# rule would not see the C++ flags.
+override with_llvm = no
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# The core never sees PostgreSQL's headers: its objects compile without the
+# server include directory, so an #include "postgres.h" there fails.
+$(CORE_OBJS): override CPPFLAGS := -Iinclude $(EIGEN_CFLAGS)
+
+# PostgreSQL's headers are system headers for our warnings (they trip
+# -Wextra and -Wregister under C++17).
+PG_OBJS = $(PG_SRCS:.cpp=.o)
+$(PG_OBJS): override CPPFLAGS := $(patsubst -I$(includedir_server),-isystem $(includedir_server),$(CPPFLAGS))
+
+# GoogleTest unit tests of the core, no server needed.
+UNIT_SRCS = $(sort $(wildcard test/unit/*.cpp))
+UNIT_OBJS = $(UNIT_SRCS:.cpp=.o)
+$(UNIT_OBJS): override CPPFLAGS := -Iinclude $(EIGEN_CFLAGS)
+test/unit/run_unit_tests: $(UNIT_OBJS) $(CORE_OBJS)
+	$(CXX) -o $@ $^ -lgtest -lgtest_main -pthread
+
+.PHONY: unit core-guard
+unit: test/unit/run_unit_tests
+	DPERM_SHARED=$(or $(DPERM_SHARED),../shared) ./test/unit/run_unit_tests
+
+# Proves the fence: a core file that includes postgres.h must not compile.
+core-guard:
+	@! $(CXX) -std=c++17 -fsyntax-only -Iinclude $(EIGEN_CFLAGS) -x c++ - \
+	    <<< '#include "dperm/core.hpp"'$$'\n''#include "postgres.h"' 2>/dev/null \
+	  && ! $(CXX) -std=c++17 -fsyntax-only -Iinclude $(EIGEN_CFLAGS) \
+	    -I$(shell $(PG_CONFIG) --includedir-server) -x c++ - \
+	    <<< '#include "postgres.h"'$$'\n''#include "dperm/core.hpp"' 2>/dev/null \
+	  && echo "core guard: ok (postgres.h cannot reach the core)"
+
+-include $(wildcard src/core/*.d src/pg/*.d test/unit/*.d)

@@ -1,0 +1,68 @@
+// Training options: the public inputs every plan is derived from.
+//
+// Options arrive as jsonb (aggregates cannot take named arguments); the
+// boundary turns the jsonb into a flat list of OptionEntry values and the core
+// validates them here, so every range rule lives in one place.
+#pragma once
+#include "dperm/core.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dperm {
+
+enum class LossKind { kLogistic, kHuber };
+enum class Algorithm { kOutputGd };
+enum class Accountant { kTight, kPaper };
+enum class Neighbors { kReplaceOne };
+
+// One jsonb key/value, as the boundary read it. Strings point into memory the
+// boundary owns for the duration of the call.
+struct OptionEntry {
+  enum class Kind { kNumber, kString, kBool, kNull, kStringArray, kOther };
+  const char* key = nullptr;
+  Kind kind = Kind::kOther;
+  double number = 0;
+  const char* text = nullptr;
+  bool boolean = false;
+  int n_items = 0;  // kStringArray: number of strings in `items`
+  const char* const* items = nullptr;
+};
+
+// Plain data: safe to keep in PostgreSQL memory (no destructors).
+struct Options {
+  double epsilon = 0;
+  double delta = 0;
+  Algorithm algorithm = Algorithm::kOutputGd;
+  double l2 = 0;  // mu: the objective gets l2/2 * ||w||^2
+  double l1 = 0;
+  bool fit_intercept = true;
+  double feature_bound = 1;  // rows are clipped to this L2 norm
+  double huber_delta = 1;
+  double radius = 0;         // 0: not given
+  int64_t iterations = 0;    // 0: plan chooses
+  double step_size = 0;      // 0: plan chooses
+  int64_t batch_size = 0;    // 0: not given
+  double ls_sigma = -1;      // <0: not given
+  Accountant accountant = Accountant::kTight;
+  Neighbors neighbors = Neighbors::kReplaceOne;
+  bool has_seed = false;
+  uint64_t seed = 0;
+  bool has_dataset = false;
+  int n_feature_names = -1;  // -1: not given
+};
+
+// Validates the entries and returns the options; throws Error naming the key.
+Options ParseOptions(const OptionEntry* entries, int n_entries);
+
+// Names used in JSON output and error messages.
+const char* LossName(LossKind loss);
+const char* AlgorithmName(Algorithm algorithm);
+const char* AccountantName(Accountant accountant);
+const char* NeighborsName(Neighbors neighbors);
+
+// The option keys, in documentation order (DESIGN.md section 1).
+const std::vector<std::string>& OptionKeys();
+
+}  // namespace dperm

@@ -1,0 +1,25 @@
+// How raw rows become training rows: the sanitising and clipping rules of
+// DESIGN.md section 4. Data-dependent errors would leak, so nothing here
+// fails on values; shape errors are the boundary's business.
+#pragma once
+#include "dperm/core.hpp"
+#include "dperm/options.hpp"
+
+namespace dperm {
+
+// Writes the clipped row to out[0..d): NaN entries become 0; a row with
+// infinite entries becomes the limit of clipping (feature_bound times the unit
+// vector of the signs of its infinite entries); any other row with norm above
+// feature_bound is scaled down to norm feature_bound. The norm is computed
+// with scaling so huge finite values do not overflow.
+void ClipRow(const double* in, int d, double feature_bound, double* out) noexcept;
+
+// Label of a logistic row: +1 when the value is > 0, else -1 (NaN is -1).
+double LogisticLabel(double value) noexcept;
+
+// Target of a Huber row: NaN becomes 0 and values are clamped to
+// [-1e150, 1e150], which keeps every loss value finite; the Huber gradient is
+// bounded by huber_delta whatever the target, so this changes no constant.
+double HuberTarget(double value) noexcept;
+
+}  // namespace dperm

@@ -1,0 +1,21 @@
+// The core's entry points for the boundary: plan a release, then train it.
+// Plain types in, plain types out (the pgRouting "driver" shape).
+#pragma once
+#include "dperm/core.hpp"
+#include "dperm/plan.hpp"
+#include "dperm/random.hpp"
+
+#include <vector>
+
+namespace dperm {
+
+// The plan of the options' algorithm for n rows of d features.
+Plan PlanRelease(const Options& options, LossKind loss, int64_t n, int d);
+
+// Trains by the plan over rows viewed in place: n rows of stride d + 1, the
+// d clipped features followed by the label. Returns the released
+// coefficients (feature weights, then the intercept when fitted).
+std::vector<double> TrainModel(const Plan& plan, const double* rows,
+                               SecureRng& rng);
+
+}  // namespace dperm

@@ -1,0 +1,186 @@
+// The Gaussian mechanism's exact privacy curve and its calibration.
+#include "dperm/analytic_gaussian.hpp"
+
+#include <boost/math/policies/policy.hpp>
+#include <boost/math/tools/roots.hpp>
+#include <boost/math/tools/toms748_solve.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <sstream>
+
+namespace dperm {
+namespace {
+
+constexpr double kInvSqrt2Pi = 0.398942280401432677939946059934381868;
+constexpr double kSqrtHalf = 0.707106781186547524400844362104849039;
+
+// Above this argument the scaled tail uses its asymptotic series, which is
+// then accurate to ~1e-21; below it erfc is exact enough and cannot underflow.
+constexpr double kAsymptoticFrom = 10.0;
+
+// Boost.Math errors become C++ exceptions (STYLE.md, MADlib: throwing policy).
+using ThrowPolicy = boost::math::policies::policy<
+    boost::math::policies::evaluation_error<
+        boost::math::policies::throw_on_error>>;
+
+// Formats a double with all significant digits for error messages.
+std::string Num(double x) {
+  std::ostringstream out;
+  out.precision(17);
+  out << x;
+  return out.str();
+}
+
+// Shared checks of (ε, δ, Δ) for the calibration functions.
+void CheckCalibrationArgs(double epsilon, double delta, double sensitivity) {
+  if (!std::isfinite(epsilon) || !(epsilon > 0.0))
+    ThrowInvalid("epsilon must be a finite number greater than 0, got " +
+                 Num(epsilon));
+  if (!(delta > 0.0 && delta < 1.0))
+    ThrowInvalid("delta must be in the open interval (0, 1), got " +
+                 Num(delta));
+  if (!std::isfinite(sensitivity) || !(sensitivity > 0.0))
+    ThrowInvalid("sensitivity must be a finite number greater than 0, got " +
+                 Num(sensitivity));
+}
+
+// Standard normal CDF Φ(x) = ½ erfc(−x/√2); erfc keeps the lower tail exact.
+double NormalCdf(double x) { return 0.5 * std::erfc(-x * kSqrtHalf); }
+
+// exp(−x²/2) for x = hi + lo, with hi² split exactly by fma so that large x
+// (x²/2 up to ~700) loses no accuracy to the rounding of x².
+double ExpNegHalfSquare(double hi, double lo) {
+  const double p = hi * hi;
+  const double e = std::fma(hi, hi, -p) + 2.0 * hi * lo + lo * lo;
+  return std::exp(-0.5 * p) * std::exp(-0.5 * e);
+}
+
+// R(x) = Φ(−x)·exp(x²/2) for x ≥ 0: the Gaussian upper tail with its
+// exponential factor removed, so it neither underflows nor overflows.
+double ScaledNormalTail(double x) {
+  if (x < kAsymptoticFrom) return NormalCdf(-x) / ExpNegHalfSquare(x, 0.0);
+  if (std::isinf(x)) return 0.0;
+  // Φ(−x) = φ(x)/x · Σ_k (−1)^k (2k−1)!!/x^(2k) (Abramowitz & Stegun 26.2.12).
+  const double inv_x2 = 1.0 / (x * x);
+  double term = 1.0;
+  double sum = 1.0;
+  for (int k = 1; k < 60; ++k) {
+    term *= -(2.0 * k - 1.0) * inv_x2;
+    sum += term;
+    if (std::fabs(term) < 1e-18 * sum) break;
+  }
+  return kInvSqrt2Pi / x * sum;
+}
+
+}  // namespace
+
+// Balle & Wang 2018, Thm 8: the Gaussian mechanism with noise σ and L2
+// sensitivity Δ is (ε, δ)-DP iff δ ≥ Φ(a − b) − e^ε Φ(−a − b), where
+// a = Δ/(2σ) and b = εσ/Δ. With u = b − a, v = a + b and ε = 2ab the
+// identity e^ε Φ(−v) = exp(−u²/2)·R(v) removes the e^ε·(tiny) product,
+// and for u > 0 also Φ(−u) = exp(−u²/2)·R(u), so
+//   δ = exp(−u²/2)·(R(u) − R(v))      (u > 0),
+//   δ = Φ(−u) − exp(−u²/2)·R(v)       (u ≤ 0).
+// The result is δ at the (σ, ε) represented by the rounded a and b, i.e.
+// within a couple of ulps of the inputs (backward stable).
+double GaussianDelta(double sigma, double epsilon, double sensitivity) {
+  if (!std::isfinite(sigma) || !(sigma > 0.0))
+    ThrowInvalid("sigma must be a finite number greater than 0, got " +
+                 Num(sigma));
+  if (!std::isfinite(epsilon) || !(epsilon >= 0.0))
+    ThrowInvalid("epsilon must be a finite number >= 0, got " + Num(epsilon));
+  if (!std::isfinite(sensitivity) || !(sensitivity > 0.0))
+    ThrowInvalid("sensitivity must be a finite number greater than 0, got " +
+                 Num(sensitivity));
+  const double a = sensitivity / (2.0 * sigma);
+  const double b = epsilon * sigma / sensitivity;
+  if (std::isinf(a)) return 1.0;  // σ → 0: no noise, δ = Φ(∞) = 1
+  if (std::isinf(b)) return 0.0;  // σ → ∞: δ = Φ(−∞) = 0
+  // u = b − a exactly as uh + ul (Knuth's TwoSum), so exp(−u²/2) is exact
+  // even when u²/2 is several hundred.
+  const double uh = b - a;
+  const double neg_a_virtual = uh - b;
+  const double ul = (b - (uh - neg_a_virtual)) + (-a - neg_a_virtual);
+  const double v = a + b;
+  const double gauss_u = ExpNegHalfSquare(uh, ul);
+  double delta;
+  if (uh > 0.0) {
+    delta = gauss_u * (ScaledNormalTail(uh) - ScaledNormalTail(v));
+  } else {
+    delta = NormalCdf(-uh) - gauss_u * ScaledNormalTail(v);
+  }
+  return delta > 0.0 ? delta : 0.0;
+}
+
+// Balle & Wang 2018, Algorithm 1 / Thm 8: σ* = min{σ : δ(σ) ≤ δ}. δ(σ) is
+// decreasing in σ, so bracket the root starting from the Dwork–Roth value
+// and refine with TOMS 748 (Alefeld, Potra & Shi 1995); then step σ up until
+// the computed δ(σ) ≤ δ, so the returned σ is never on the unsafe side.
+double AnalyticGaussianSigma(double epsilon, double delta, double sensitivity) {
+  CheckCalibrationArgs(epsilon, delta, sensitivity);
+  auto excess = [&](double sigma) {
+    return GaussianDelta(sigma, epsilon, sensitivity) - delta;
+  };
+  double guess = std::sqrt(2.0 * (std::log(1.25) - std::log(delta))) *
+                 sensitivity / epsilon;
+  if (!std::isfinite(guess) || !(guess > 0.0)) guess = sensitivity;
+  // Bracket [lo, hi] with excess(lo) > 0 ≥ excess(hi).
+  double lo = guess, hi = guess;
+  double f_lo = excess(guess), f_hi = f_lo;
+  while (f_hi > 0.0) {
+    lo = hi;
+    f_lo = f_hi;
+    hi *= 2.0;
+    if (!std::isfinite(hi))
+      ThrowInvalid("no finite sigma gives (epsilon=" + Num(epsilon) +
+                   ", delta=" + Num(delta) + ")-DP for sensitivity " +
+                   Num(sensitivity));
+    f_hi = excess(hi);
+  }
+  while (!(f_lo > 0.0)) {  // δ(σ) → 1 as σ → 0, and δ < 1, so this ends
+    hi = lo;
+    f_hi = f_lo;
+    lo *= 0.5;
+    f_lo = excess(lo);
+  }
+  double sigma = hi;
+  if (f_hi < 0.0 && lo < hi) {
+    std::uintmax_t max_iter = 300;
+    try {
+      const auto root = boost::math::tools::toms748_solve(
+          excess, lo, hi, f_lo, f_hi,
+          boost::math::tools::eps_tolerance<double>(
+              std::numeric_limits<double>::digits - 2),
+          max_iter, ThrowPolicy());
+      sigma = root.second;  // the upper end: excess ≤ 0 there
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw Error(ErrorKind::kInternal,
+                  std::string("analytic Gaussian root finding failed: ") +
+                      e.what());
+    }
+  }
+  // Privacy guard: never return a σ whose computed δ exceeds the target.
+  double step = sigma * std::numeric_limits<double>::epsilon();
+  for (int i = 0; GaussianDelta(sigma, epsilon, sensitivity) > delta; ++i) {
+    if (i > 2000 || !std::isfinite(sigma + step))
+      throw Error(ErrorKind::kInternal,
+                  "analytic Gaussian sigma could not be made safe");
+    sigma += step;
+    step *= 2.0;
+  }
+  return sigma;
+}
+
+// Dwork & Roth 2014, Thm A.1: σ = sqrt(2 ln(1.25/δ)) Δ/ε gives (ε, δ)-DP for
+// ε < 1. Kept for comparison with the analytic calibration.
+double ClassicGaussianSigma(double epsilon, double delta, double sensitivity) {
+  CheckCalibrationArgs(epsilon, delta, sensitivity);
+  return std::sqrt(2.0 * std::log(1.25 / delta)) * sensitivity / epsilon;
+}
+
+}  // namespace dperm

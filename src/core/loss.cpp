@@ -1,0 +1,88 @@
+// Logistic and Huber losses and the regularised empirical risk.
+#include "dperm/loss.hpp"
+
+#include <cmath>
+
+namespace dperm {
+namespace {
+
+// log(1 + exp(t)) without overflow.
+double Softplus(double t) {
+  return t > 0 ? t + std::log1p(std::exp(-t)) : std::log1p(std::exp(t));
+}
+
+// 1 / (1 + exp(-t)) without overflow.
+double Sigmoid(double t) {
+  if (t >= 0) return 1.0 / (1.0 + std::exp(-t));
+  double e = std::exp(t);
+  return e / (1.0 + e);
+}
+
+}  // namespace
+
+double LogisticLoss::Value(double m, double y) const { return Softplus(-y * m); }
+double LogisticLoss::Derivative(double m, double y) const {
+  return -y * Sigmoid(-y * m);
+}
+double LogisticLoss::Curvature(double m, double) const {
+  double s = Sigmoid(m);
+  return s * (1.0 - s);
+}
+
+double HuberLoss::Value(double m, double y) const {
+  double u = std::fabs(m - y);
+  return u <= delta_ ? 0.5 * u * u : delta_ * (u - 0.5 * delta_);
+}
+double HuberLoss::Derivative(double m, double y) const {
+  double u = m - y;
+  return u > delta_ ? delta_ : (u < -delta_ ? -delta_ : u);
+}
+double HuberLoss::Curvature(double m, double y) const {
+  return std::fabs(m - y) <= delta_ ? 1.0 : 0.0;
+}
+
+Objective::Objective(const Loss& loss, FeatureMap x, LabelMap y,
+                     bool fit_intercept, double l2)
+    : loss_(loss), x_(x), y_(y), fit_intercept_(fit_intercept), l2_(l2) {}
+
+Eigen::VectorXd Objective::Margins(const Eigen::VectorXd& w) const {
+  const Eigen::Index d = x_.cols();
+  Eigen::VectorXd m = x_ * w.head(d);
+  if (fit_intercept_) m.array() += w(d);
+  return m;
+}
+
+double Objective::Value(const Eigen::VectorXd& w) const {
+  Eigen::VectorXd m = Margins(w);
+  double sum = 0;
+  for (Eigen::Index i = 0; i < m.size(); i++) sum += loss_.Value(m(i), y_(i));
+  return sum / static_cast<double>(n()) + 0.5 * l2_ * w.squaredNorm();
+}
+
+Eigen::VectorXd Objective::Gradient(const Eigen::VectorXd& w) const {
+  const Eigen::Index d = x_.cols();
+  Eigen::VectorXd g = Margins(w);
+  for (Eigen::Index i = 0; i < g.size(); i++) g(i) = loss_.Derivative(g(i), y_(i));
+  Eigen::VectorXd grad(w.size());
+  grad.head(d).noalias() = x_.transpose() * g;
+  if (fit_intercept_) grad(d) = g.sum();
+  grad /= static_cast<double>(n());
+  grad += l2_ * w;
+  return grad;
+}
+
+Eigen::MatrixXd Objective::Hessian(const Eigen::VectorXd& w) const {
+  const Eigen::Index d = x_.cols();
+  Eigen::VectorXd m = Margins(w);
+  Eigen::MatrixXd rows(n(), w.size());  // training rows with the intercept column
+  rows.leftCols(d) = x_;
+  if (fit_intercept_) rows.col(d).setOnes();
+  Eigen::VectorXd c(m.size());
+  for (Eigen::Index i = 0; i < m.size(); i++) c(i) = loss_.Curvature(m(i), y_(i));
+  Eigen::MatrixXd h = rows.transpose() * c.asDiagonal() * rows;
+  h /= static_cast<double>(n());
+  h.diagonal().array() += l2_;
+  return h;
+}
+
+}  // namespace dperm

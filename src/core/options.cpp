@@ -1,0 +1,165 @@
+// Validation of training options (DESIGN.md section 1, "Option keys").
+#include "dperm/options.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+namespace dperm {
+namespace {
+
+const double kMaxIntegral = 9007199254740992.0;  // 2^53: exact in a double
+
+const OptionEntry& Expect(const OptionEntry& e, OptionEntry::Kind kind,
+                          const char* what) {
+  if (e.kind != kind)
+    ThrowInvalid(std::string("option \"") + e.key + "\" must be " + what);
+  return e;
+}
+
+// A finite number in [lo, hi] (or (lo, hi] when lo_open).
+double Number(const OptionEntry& e, double lo, bool lo_open, double hi) {
+  Expect(e, OptionEntry::Kind::kNumber, "a number");
+  double v = e.number;
+  bool ok = std::isfinite(v) && (lo_open ? v > lo : v >= lo) && v <= hi;
+  if (!ok) {
+    std::ostringstream msg;
+    msg.precision(17);
+    msg << "option \"" << e.key << "\" is " << v << ", must be "
+        << (lo_open ? "> " : ">= ") << lo;
+    if (std::isfinite(hi)) msg << " and <= " << hi;
+    ThrowInvalid(msg.str());
+  }
+  return v;
+}
+
+int64_t Integer(const OptionEntry& e, int64_t lo, int64_t hi) {
+  double v = Number(e, static_cast<double>(lo), false, static_cast<double>(hi));
+  if (v != std::floor(v))
+    ThrowInvalid(std::string("option \"") + e.key + "\" must be an integer");
+  return static_cast<int64_t>(v);
+}
+
+std::string Text(const OptionEntry& e) {
+  Expect(e, OptionEntry::Kind::kString, "a string");
+  return e.text;
+}
+
+[[noreturn]] void ThrowChoice(const OptionEntry& e, const std::string& choices) {
+  ThrowInvalid(std::string("option \"") + e.key + "\" has unknown value \"" +
+                   e.text + "\"",
+               "Valid values: " + choices + ".");
+}
+
+Algorithm ParseAlgorithm(const OptionEntry& e) {
+  std::string v = Text(e);
+  if (v == "output_gd") return Algorithm::kOutputGd;
+  ThrowChoice(e, "output_gd");
+}
+
+Accountant ParseAccountant(const OptionEntry& e) {
+  std::string v = Text(e);
+  if (v == "tight") return Accountant::kTight;
+  if (v == "paper") return Accountant::kPaper;
+  ThrowChoice(e, "tight (default), paper");
+}
+
+Neighbors ParseNeighbors(const OptionEntry& e) {
+  std::string v = Text(e);
+  if (v == "replace_one") return Neighbors::kReplaceOne;
+  ThrowChoice(e, "replace_one");
+}
+
+void CheckFeatureNames(const OptionEntry& e) {
+  Expect(e, OptionEntry::Kind::kStringArray, "an array of strings");
+  for (int i = 0; i < e.n_items; i++) {
+    if (e.items[i] == nullptr || e.items[i][0] == '\0')
+      ThrowInvalid("option \"feature_names\" must not contain empty names");
+    if (std::strcmp(e.items[i], "intercept") == 0)
+      ThrowInvalid("option \"feature_names\" must not use the name \"intercept\"");
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& OptionKeys() {
+  static const std::vector<std::string> keys = {
+      "epsilon", "delta", "algorithm", "l2", "l1", "fit_intercept",
+      "feature_bound", "huber_delta", "radius", "iterations", "step_size",
+      "batch_size", "ls_sigma", "accountant", "neighbors", "dataset", "seed",
+      "feature_names"};
+  return keys;
+}
+
+Options ParseOptions(const OptionEntry* entries, int n_entries) {
+  Options o;
+  bool has_epsilon = false;
+  for (int i = 0; i < n_entries; i++) {
+    const OptionEntry& e = entries[i];
+    std::string key = e.key;
+    if (e.kind == OptionEntry::Kind::kNull) continue;  // JSON null = default
+    if (key == "epsilon") {
+      o.epsilon = Number(e, 0, true, INFINITY);
+      has_epsilon = true;
+    } else if (key == "delta") {
+      o.delta = Number(e, 0, false, 1);
+      if (o.delta >= 1) ThrowInvalid("option \"delta\" must be < 1");
+    } else if (key == "algorithm") {
+      o.algorithm = ParseAlgorithm(e);
+    } else if (key == "l2") {
+      o.l2 = Number(e, 0, false, INFINITY);
+    } else if (key == "l1") {
+      o.l1 = Number(e, 0, false, INFINITY);
+    } else if (key == "fit_intercept") {
+      o.fit_intercept = Expect(e, OptionEntry::Kind::kBool, "a boolean").boolean;
+    } else if (key == "feature_bound") {
+      o.feature_bound = Number(e, 0, true, 1e150);
+    } else if (key == "huber_delta") {
+      o.huber_delta = Number(e, 0, true, 1e150);
+    } else if (key == "radius") {
+      o.radius = Number(e, 0, true, 1e150);
+    } else if (key == "iterations") {
+      o.iterations = Integer(e, 1, 100000000);
+    } else if (key == "step_size") {
+      o.step_size = Number(e, 0, true, INFINITY);
+    } else if (key == "batch_size") {
+      o.batch_size = Integer(e, 1, static_cast<int64_t>(kMaxIntegral));
+    } else if (key == "ls_sigma") {
+      o.ls_sigma = Number(e, 0, false, 1e6);
+    } else if (key == "accountant") {
+      o.accountant = ParseAccountant(e);
+    } else if (key == "neighbors") {
+      o.neighbors = ParseNeighbors(e);
+    } else if (key == "dataset") {
+      if (Text(e).empty()) ThrowInvalid("option \"dataset\" must not be empty");
+      o.has_dataset = true;
+    } else if (key == "seed") {
+      o.seed = static_cast<uint64_t>(
+          Integer(e, -static_cast<int64_t>(kMaxIntegral),
+                  static_cast<int64_t>(kMaxIntegral)));
+      o.has_seed = true;
+    } else if (key == "feature_names") {
+      CheckFeatureNames(e);
+      o.n_feature_names = e.n_items;
+    } else {
+      std::string keys;
+      for (const auto& k : OptionKeys()) keys += (keys.empty() ? "" : ", ") + k;
+      ThrowInvalid("unknown option \"" + key + "\"", "Valid options: " + keys + ".");
+    }
+  }
+  if (!has_epsilon)
+    ThrowInvalid("option \"epsilon\" is required",
+                 "Pass dp_options(epsilon => 1.0) or '{\"epsilon\": 1}'::jsonb.");
+  return o;
+}
+
+const char* LossName(LossKind loss) {
+  return loss == LossKind::kLogistic ? "logistic" : "huber";
+}
+const char* AlgorithmName(Algorithm) { return "output_gd"; }
+const char* AccountantName(Accountant a) {
+  return a == Accountant::kPaper ? "paper" : "tight";
+}
+const char* NeighborsName(Neighbors) { return "replace_one"; }
+
+}  // namespace dperm

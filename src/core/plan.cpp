@@ -1,0 +1,55 @@
+// Plan helpers shared by every mechanism.
+#include "dperm/plan.hpp"
+
+#include "dperm/json.hpp"
+
+namespace dperm {
+
+const char* NoiseName(NoiseKind noise) {
+  return noise == NoiseKind::kGaussian ? "gaussian" : "laplace_vector";
+}
+
+double ExpectedNoiseSq(NoiseKind noise, int dim, double scale) {
+  double k = dim;
+  return noise == NoiseKind::kGaussian ? k * scale * scale
+                                       : k * (k + 1) * scale * scale;
+}
+
+std::string PlanJson(const Plan& p) {
+  JsonWriter j;
+  j.BeginObject();
+  j.Key("algorithm").String(AlgorithmName(p.algorithm));
+  j.Key("loss").String(LossName(p.loss));
+  j.Key("neighbors").String(NeighborsName(p.neighbors));
+  j.Key("accountant").String(AccountantName(p.accountant));
+  j.Key("epsilon").Number(p.options.epsilon);
+  j.Key("delta").Number(p.options.delta);
+  j.Key("n").Integer(p.n);
+  j.Key("d").Integer(p.d);
+  j.Key("dim").Integer(p.dim);
+  j.Key("fit_intercept").Bool(p.options.fit_intercept);
+  j.Key("feature_bound").Number(p.options.feature_bound);
+  if (p.loss == LossKind::kHuber) j.Key("huber_delta").Number(p.options.huber_delta);
+  j.Key("R").Number(p.R);
+  j.Key("L").Number(p.L);
+  j.Key("beta").Number(p.beta);
+  j.Key("mu").Number(p.mu);
+  j.Key("strongly_convex").Bool(p.mu > 0);
+  j.Key("step_size").Number(p.step_size);
+  j.Key("max_step_size").Number(p.max_step_size);
+  j.Key("iterations").Integer(p.iterations);
+  j.Key("iterations_rule").String(p.iterations_rule.c_str());
+  j.Key("norm_bound").Number(p.norm_bound);
+  j.Key("batch_size").Integer(p.n);
+  j.Key("sensitivity").Number(p.sensitivity);
+  j.Key("sensitivity_rule").String(p.sensitivity_rule.c_str());
+  j.Key("noise").String(NoiseName(p.noise));
+  j.Key("noise_scale").Number(p.noise_scale);
+  j.Key("noise_rule").String(p.noise_rule.c_str());
+  j.Key("expected_noise_norm_sq").Number(p.expected_noise_sq);
+  if (!p.note.empty()) j.Key("note").String(p.note.c_str());
+  j.EndObject();
+  return j.str();
+}
+
+}  // namespace dperm

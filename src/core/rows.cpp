@@ -1,0 +1,44 @@
+// Sanitising and clipping of rows (DESIGN.md section 4).
+#include "dperm/rows.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dperm {
+
+void ClipRow(const double* in, int d, double feature_bound, double* out) noexcept {
+  int n_inf = 0;
+  double max_abs = 0;
+  for (int j = 0; j < d; j++) {
+    double v = in[j];
+    if (std::isnan(v)) v = 0;
+    if (std::isinf(v)) n_inf++;
+    out[j] = v;
+    max_abs = std::max(max_abs, std::fabs(v));
+  }
+  if (n_inf > 0) {
+    double unit = feature_bound / std::sqrt(static_cast<double>(n_inf));
+    for (int j = 0; j < d; j++)
+      out[j] = std::isinf(out[j]) ? std::copysign(unit, out[j]) : 0.0;
+    return;
+  }
+  if (max_abs == 0) return;
+  double scaled = 0;  // ||x / max_abs||^2, in [1, d]
+  for (int j = 0; j < d; j++) scaled += (out[j] / max_abs) * (out[j] / max_abs);
+  double norm = max_abs * std::sqrt(scaled);
+  if (norm > feature_bound) {
+    // Divide in two steps so that neither factor overflows; aim a few ulps
+    // under the bound so rounding cannot leave a row above it.
+    double factor = feature_bound / std::sqrt(scaled) * (1.0 - 4e-16);
+    for (int j = 0; j < d; j++) out[j] = (out[j] / max_abs) * factor;
+  }
+}
+
+double LogisticLabel(double value) noexcept { return value > 0 ? 1.0 : -1.0; }
+
+double HuberTarget(double value) noexcept {
+  if (std::isnan(value)) return 0.0;
+  return std::clamp(value, -1e150, 1e150);
+}
+
+}  // namespace dperm

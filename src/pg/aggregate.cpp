@@ -1,0 +1,317 @@
+// The training aggregates dp_logreg and dp_huber (DESIGN.md section 3.2).
+//
+// The transition function appends each row, clipped and sanitised, to one
+// contiguous buffer in the aggregate memory context (stride d + 1: the d
+// features, then the label); the core views it with Eigen::Map, no copy.
+// Combine appends, serialise/deserialise use a versioned bytea, so the
+// aggregates run under parallel query. The final function plans, charges the
+// ledger, then trains.
+#include "dperm/model.hpp"
+#include "dperm/random.hpp"
+#include "dperm/rows.hpp"
+#include "dperm/train.hpp"
+
+#include <cmath>
+#include <ctime>
+
+#include "dperm_pg.hpp"
+
+extern "C" {
+#include "catalog/pg_type.h"
+#include "libpq/pqformat.h"
+#include "port.h"
+#include "utils/array.h"
+#include "utils/timestamp.h"
+}
+
+namespace dperm::pg {
+namespace {
+
+// Aggregate state; plain data, lives in the aggregate memory context.
+struct RowState {
+  int32 loss;          // LossKind
+  int32 d;             // features per row, -1 until the first row
+  int64 n;             // rows kept
+  int64 capacity;      // rows the buffer holds
+  double* rows;        // capacity * (d + 1) doubles
+  Jsonb* options_raw;  // the options as given, to check every row agrees
+  Options options;
+};
+
+const uint32 kSerialMagic = 0x4450524d;  // "DPRM"
+const uint32 kSerialVersion = 1;
+
+// Header of the serialised state; options jsonb and rows follow.
+struct SerialHeader {
+  uint32 magic;
+  uint32 version;
+  int32 loss;
+  int32 d;
+  int64 n;
+  uint32 options_size;
+  uint32 padding;
+};
+
+Size RowBytes(int64 rows, int32 d) {
+  return static_cast<Size>(rows) * (d + 1) * sizeof(double);
+}
+
+MemoryContext AggregateContext(FunctionCallInfo fcinfo, const char* what) {
+  MemoryContext context;
+  int kind = AggCheckCallContext(fcinfo, &context);
+  if (kind == 0)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("%s called in non-aggregate context", what)));
+  if (kind == AGG_CONTEXT_WINDOW)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("dperm training aggregates cannot be used as window functions"),
+                    errhint("Every window frame would be a separate release.")));
+  return context;
+}
+
+RowState* NewState(MemoryContext context, LossKind loss, Jsonb* options) {
+  RowState* st = static_cast<RowState*>(MemoryContextAllocZero(context, sizeof(RowState)));
+  st->loss = static_cast<int32>(loss);
+  st->d = -1;
+  st->options = ParseOptionsJsonb(options).options;
+  st->options_raw = static_cast<Jsonb*>(MemoryContextAlloc(context, VARSIZE(options)));
+  memcpy(st->options_raw, options, VARSIZE(options));
+  return st;
+}
+
+bool SameOptions(const Jsonb* a, const Jsonb* b) {
+  return VARSIZE(a) == VARSIZE(b) && memcmp(a, b, VARSIZE(a)) == 0;
+}
+
+void CheckSameOptions(const RowState* st, const Jsonb* options) {
+  if (!SameOptions(st->options_raw, options))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("dperm options must be the same for every row of an aggregate")));
+}
+
+void SetDimension(RowState* st, int d) {
+  if (st->d < 0) {
+    st->d = d;
+  } else if (st->d != d) {
+    ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+                    errmsg("features have %d dimensions, expected %d", d, st->d),
+                    errdetail("Every row of a training aggregate needs the same number of features.")));
+  }
+}
+
+// Room for `more` rows in the buffer (doubling, huge allocations allowed).
+void Reserve(MemoryContext context, RowState* st, int64 more) {
+  if (st->n + more <= st->capacity) return;
+  int64 capacity = Max(st->capacity * 2, Max(st->n + more, (int64)1024));
+  Size bytes = RowBytes(capacity, st->d);
+  st->rows = static_cast<double*>(
+      st->rows == nullptr ? MemoryContextAllocHuge(context, bytes)
+                          : repalloc_huge(st->rows, bytes));
+  st->capacity = capacity;
+}
+
+// Reads a float8[] row into `out` (d values); NULL elements become NaN and
+// are then sanitised like NaN.
+double* ReadFeatures(ArrayType* array, int* d) {
+  if (ARR_NDIM(array) > 1)
+    ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+                    errmsg("features must be a one-dimensional array, not %d-dimensional",
+                           ARR_NDIM(array))));
+  int n = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
+  *d = n;
+  if (!ARR_HASNULL(array)) return reinterpret_cast<double*>(ARR_DATA_PTR(array));
+  Datum* values;
+  bool* nulls;
+  deconstruct_array(array, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+                    &values, &nulls, &n);
+  double* out = static_cast<double*>(palloc(sizeof(double) * Max(n, 1)));
+  for (int i = 0; i < n; i++) out[i] = nulls[i] ? NAN : DatumGetFloat8(values[i]);
+  return out;
+}
+
+// How the label argument becomes the stored label.
+enum class LabelRule { kBoolean, kLogisticFloat, kHuberTarget };
+
+// One transition: skip NULL rows, else clip and append.
+Datum Transition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule,
+                 const char* name) {
+  MemoryContext context = AggregateContext(fcinfo, name);
+  if (PG_ARGISNULL(3))
+    ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                    errmsg("dperm options must not be NULL")));
+  Jsonb* options = PG_GETARG_JSONB_P(3);
+  RowState* st = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<RowState*>(PG_GETARG_POINTER(0));
+  if (st == nullptr)
+    st = NewState(context, loss, options);
+  else
+    CheckSameOptions(st, options);
+  if (PG_ARGISNULL(1) || PG_ARGISNULL(2)) PG_RETURN_POINTER(st);  // NULL rows are skipped
+
+  int d;
+  double* x = ReadFeatures(PG_GETARG_ARRAYTYPE_P(1), &d);
+  SetDimension(st, d);
+  Reserve(context, st, 1);
+  double* row = st->rows + st->n * (d + 1);
+  ClipRow(x, d, st->options.feature_bound, row);
+  switch (rule) {
+    case LabelRule::kBoolean: row[d] = PG_GETARG_BOOL(2) ? 1.0 : -1.0; break;
+    case LabelRule::kLogisticFloat: row[d] = LogisticLabel(PG_GETARG_FLOAT8(2)); break;
+    case LabelRule::kHuberTarget: row[d] = HuberTarget(PG_GETARG_FLOAT8(2)); break;
+  }
+  st->n++;
+  PG_RETURN_POINTER(st);
+}
+
+// ISO 8601 UTC time of the release.
+char* NowIso8601() {
+  time_t now = timestamptz_to_time_t(GetCurrentTimestamp());
+  struct tm parts;
+  gmtime_r(&now, &parts);
+  char* out = static_cast<char*>(palloc(32));
+  strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &parts);
+  return out;
+}
+
+}  // namespace
+}  // namespace dperm::pg
+
+using dperm::LossKind;
+using namespace dperm::pg;
+
+// dp_logreg(float8[], boolean, jsonb) transition.
+DPERM_FUNCTION(dperm_logreg_bool_transition) {
+  return Transition(fcinfo, LossKind::kLogistic, LabelRule::kBoolean, "dp_logreg");
+}
+
+// dp_logreg(float8[], float8, jsonb) transition: positive when label > 0.
+DPERM_FUNCTION(dperm_logreg_float_transition) {
+  return Transition(fcinfo, LossKind::kLogistic, LabelRule::kLogisticFloat, "dp_logreg");
+}
+
+// dp_huber(float8[], float8, jsonb) transition.
+DPERM_FUNCTION(dperm_huber_transition) {
+  return Transition(fcinfo, LossKind::kHuber, LabelRule::kHuberTarget, "dp_huber");
+}
+
+// Combine: append the rows of the second state to the first.
+DPERM_FUNCTION(dperm_combine) {
+  MemoryContext context = AggregateContext(fcinfo, "dperm_combine");
+  RowState* a = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<RowState*>(PG_GETARG_POINTER(0));
+  RowState* b = PG_ARGISNULL(1) ? nullptr : reinterpret_cast<RowState*>(PG_GETARG_POINTER(1));
+  if (b == nullptr) {
+    if (a == nullptr) PG_RETURN_NULL();
+    PG_RETURN_POINTER(a);
+  }
+  if (a == nullptr) {
+    // The second state may live in a short-lived context: copy it.
+    a = static_cast<RowState*>(MemoryContextAllocZero(context, sizeof(RowState)));
+    *a = *b;
+    a->rows = nullptr;
+    a->n = a->capacity = 0;
+    a->options_raw = static_cast<Jsonb*>(MemoryContextAlloc(context, VARSIZE(b->options_raw)));
+    memcpy(a->options_raw, b->options_raw, VARSIZE(b->options_raw));
+  } else {
+    CheckSameOptions(a, b->options_raw);
+  }
+  if (b->n > 0) {
+    SetDimension(a, b->d);
+    Reserve(context, a, b->n);
+    memcpy(a->rows + a->n * (a->d + 1), b->rows, RowBytes(b->n, b->d));
+    a->n += b->n;
+  }
+  PG_RETURN_POINTER(a);
+}
+
+// Serialise: header, options jsonb, rows.
+DPERM_FUNCTION(dperm_serialize) {
+  AggregateContext(fcinfo, "dperm_serialize");
+  RowState* st = reinterpret_cast<RowState*>(PG_GETARG_POINTER(0));
+  SerialHeader h = {kSerialMagic, kSerialVersion, st->loss, st->d, st->n,
+                    static_cast<uint32>(MAXALIGN(VARSIZE(st->options_raw))), 0};
+  Size rows = st->n > 0 ? RowBytes(st->n, st->d) : 0;
+  Size size = VARHDRSZ + sizeof h + h.options_size + rows;
+  bytea* out = static_cast<bytea*>(palloc0(size));
+  SET_VARSIZE(out, size);
+  char* p = VARDATA(out);
+  memcpy(p, &h, sizeof h);
+  memcpy(p + sizeof h, st->options_raw, VARSIZE(st->options_raw));
+  if (rows > 0) memcpy(p + sizeof h + h.options_size, st->rows, rows);
+  PG_RETURN_BYTEA_P(out);
+}
+
+// Deserialise, validating every size before use.
+DPERM_FUNCTION(dperm_deserialize) {
+  AggregateContext(fcinfo, "dperm_deserialize");
+  bytea* in = PG_GETARG_BYTEA_PP(0);
+  Size size = VARSIZE_ANY_EXHDR(in);
+  const char* p = VARDATA_ANY(in);
+  SerialHeader h;
+  if (size < sizeof h) ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("dperm state too short")));
+  memcpy(&h, p, sizeof h);
+  if (h.magic != kSerialMagic || h.version != kSerialVersion || h.n < 0 || h.d < -1 ||
+      (h.n > 0 && h.d < 0) || h.options_size < VARHDRSZ ||
+      size != sizeof h + h.options_size + (h.n > 0 ? RowBytes(h.n, h.d) : 0))
+    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dperm aggregate state")));
+  Jsonb* options = static_cast<Jsonb*>(palloc(h.options_size));
+  memcpy(options, p + sizeof h, h.options_size);
+  if (VARSIZE(options) > h.options_size)
+    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dperm aggregate state")));
+  RowState* st = NewState(CurrentMemoryContext, static_cast<LossKind>(h.loss), options);
+  st->d = h.d;
+  if (h.n > 0) {
+    st->rows = static_cast<double*>(palloc_extended(RowBytes(h.n, h.d), MCXT_ALLOC_HUGE));
+    memcpy(st->rows, p + sizeof h + h.options_size, RowBytes(h.n, h.d));
+    st->n = st->capacity = h.n;
+  }
+  PG_RETURN_POINTER(st);
+}
+
+// Final: plan from public inputs, charge the ledger, train, release.
+DPERM_FUNCTION(dperm_final) {
+  AggregateContext(fcinfo, "dperm_final");
+  if (PG_ARGISNULL(0)) PG_RETURN_NULL();  // no rows at all
+  RowState* st = reinterpret_cast<RowState*>(PG_GETARG_POINTER(0));
+  if (st->n == 0) PG_RETURN_NULL();  // only NULL rows: nothing is released
+  ParsedOptions parsed = ParseOptionsJsonb(st->options_raw);
+  const dperm::Options& o = parsed.options;
+  if (o.n_feature_names >= 0 && o.n_feature_names != st->d)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("feature_names has %d names, but the rows have %d features",
+                           o.n_feature_names, st->d)));
+  if (o.has_seed && !g_allow_seed)
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                    errmsg("option \"seed\" requires dperm.allow_seed = on"),
+                    errhint("dperm.allow_seed is a superuser-only setting for tests: "
+                            "seeded models are reproducible and not private.")));
+  LossKind loss = static_cast<LossKind>(st->loss);
+  int n_relations = 0;
+  Oid* relations = RelationsRead(fcinfo, parsed.dataset, &n_relations);
+
+  PgBox<dperm::Plan> plan(CurrentMemoryContext);
+  RunCore([&] { plan.Emplace(dperm::PlanRelease(o, loss, st->n, st->d)); });
+
+  // Charged before the model is computed: a refused release trains nothing.
+  ChargeRelease(*plan, relations, n_relations, o.has_seed);
+
+  uint8 key[32];
+  if (!o.has_seed && !pg_strong_random(key, sizeof key))
+    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
+                    errmsg("could not generate a random key for the noise")));
+  dperm::ModelMeta meta;
+  meta.created_at = NowIso8601();
+  meta.options_json = JsonbText(st->options_raw);
+  meta.feature_names = parsed.feature_names;
+  meta.seeded = o.has_seed;
+  PgBox<std::vector<double>> w(CurrentMemoryContext);
+  PgBox<std::string> json(CurrentMemoryContext);
+  RunCore([&] {
+    std::array<uint8_t, 32> k;
+    memcpy(k.data(), key, sizeof key);
+    dperm::SecureRng rng = o.has_seed ? dperm::SecureRng::FromSeed(o.seed) : dperm::SecureRng(k);
+    w.Emplace(dperm::TrainModel(*plan, st->rows, rng));
+    json.Emplace(dperm::ModelJson(*plan, *w, meta));
+  });
+  explicit_bzero(key, sizeof key);
+  PG_RETURN_DATUM(MakeModelDatum(loss, st->d, o.fit_intercept, o.feature_bound,
+                                 o.huber_delta, w->data(), json->c_str()));
+}

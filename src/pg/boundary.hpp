@@ -1,0 +1,110 @@
+// The seam between PostgreSQL and the C++ core (STYLE.md "one seam").
+//
+// Every SQL-callable function has three phases: (1) read and validate its
+// arguments with PostgreSQL calls; (2) call the core inside RunCore, which
+// catches every C++ exception and records it as a plain CoreError; (3) report
+// the recorded error with ereport, or build the result Datums. No ereport and
+// no PostgreSQL call that can raise runs while a C++ object with a destructor
+// is alive: such objects live only inside RunCore's lambda, or in
+// PostgreSQL memory with a reset callback that destroys them (PgBox).
+//
+// Core headers must be included before this file: they refuse to compile
+// once PostgreSQL's headers are in.
+#pragma once
+
+#include <new>
+#include <utility>
+
+extern "C" {
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/memutils.h"
+}
+
+namespace dperm::pg {
+
+// An error captured from the core, in plain storage.
+struct CoreError {
+  bool raised = false;
+  int sqlstate = 0;
+  char message[1024] = {0};
+  char hint[512] = {0};
+};
+
+// Fills `error` from the exception being handled (call only inside catch).
+void CaptureCurrentException(CoreError* error) noexcept;
+
+// Raises `error` as a PostgreSQL ERROR if it is set. Safe because the caller
+// holds no C++ objects with destructors (phase 3).
+void ReportCoreError(const CoreError& error);
+
+// Runs `body` (phase 2) and reports any exception once the catch has closed.
+// Only the lambda's own locals may own resources; captures are references.
+template <typename Body>
+void RunCore(Body&& body) {
+  CoreError error;
+  try {
+    body();
+  } catch (...) {
+    CaptureCurrentException(&error);
+  }
+  if (error.raised) ReportCoreError(error);
+}
+
+// A C++ object kept in a PostgreSQL memory context across phases: the memory
+// is allocated in phase 1, the object built in phase 2 (Emplace), and its
+// destructor runs when the context is reset or deleted, so an ereport that
+// unwinds past it with longjmp leaks nothing.
+template <typename T>
+class PgBox {
+ public:
+  // Phase 1: reserve memory (may raise; no object exists yet).
+  explicit PgBox(MemoryContext context)
+      : memory_(MemoryContextAlloc(context, sizeof(T))),
+        callback_(static_cast<MemoryContextCallback*>(
+            MemoryContextAlloc(context, sizeof(MemoryContextCallback)))),
+        context_(context) {}
+  // Phase 2: construct. MemoryContextRegisterResetCallback cannot raise.
+  template <typename... Args>
+  T& Emplace(Args&&... args) {
+    object_ = new (memory_) T(std::forward<Args>(args)...);
+    callback_->func = &PgBox::Destroy;
+    callback_->arg = object_;
+    MemoryContextRegisterResetCallback(context_, callback_);
+    return *object_;
+  }
+  T* get() const { return object_; }
+  T& operator*() const { return *object_; }
+  T* operator->() const { return object_; }
+
+ private:
+  static void Destroy(void* arg) { static_cast<T*>(arg)->~T(); }
+  void* memory_;
+  MemoryContextCallback* callback_;
+  MemoryContext context_;
+  T* object_ = nullptr;
+};
+
+}  // namespace dperm::pg
+
+// Declares an SQL-callable function with C linkage. The body is a plain
+// function; any exception that escapes it (a bug: bodies use RunCore) is
+// caught in the wrapper and raised as an internal error after the catch.
+#define DPERM_FUNCTION(name)                                               \
+  static Datum name##_body(PG_FUNCTION_ARGS);                              \
+  extern "C" {                                                             \
+  PG_FUNCTION_INFO_V1(name);                                               \
+  Datum name(PG_FUNCTION_ARGS) {                                           \
+    ::dperm::pg::CoreError error_;                                         \
+    Datum result_ = (Datum)0;                                              \
+    try {                                                                  \
+      result_ = name##_body(fcinfo);                                       \
+    } catch (...) {                                                        \
+      ::dperm::pg::CaptureCurrentException(&error_);                       \
+    }                                                                      \
+    if (error_.raised) ::dperm::pg::ReportCoreError(error_);               \
+    return result_;                                                        \
+  }                                                                        \
+  }                                                                        \
+  static Datum name##_body(PG_FUNCTION_ARGS)

@@ -1,0 +1,28 @@
+// dp_explain: the plan training would follow, without reading any data.
+#include "dperm/train.hpp"
+
+#include "dperm_pg.hpp"
+
+extern "C" {
+#include "utils/builtins.h"
+}
+
+using namespace dperm::pg;
+
+// dp_explain(loss text, n bigint, d int, options jsonb) -> jsonb
+DPERM_FUNCTION(dp_explain) {
+  char* loss_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  int64 n = PG_GETARG_INT64(1);
+  int32 d = PG_GETARG_INT32(2);
+  if (n < 1)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("n must be at least 1, not " INT64_FORMAT, n)));
+  if (d < 0)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("d must not be negative, not %d", d)));
+  dperm::LossKind loss = ParseLossName(loss_name);
+  ParsedOptions parsed = ParseOptionsJsonb(PG_GETARG_JSONB_P(3));
+  PgBox<std::string> json(CurrentMemoryContext);
+  RunCore([&] { json.Emplace(dperm::PlanJson(dperm::PlanRelease(parsed.options, loss, n, d))); });
+  return DirectFunctionCall1(jsonb_in, CStringGetDatum(json->c_str()));
+}

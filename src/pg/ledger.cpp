@@ -1,0 +1,353 @@
+// The privacy ledger: which relations a release read, the budget check, and
+// the ledger row, written by a background worker in a transaction of its own.
+//
+// Why a worker (DESIGN.md section 3, item 4): the final function of a
+// parallel plan runs while the leader is in parallel mode, where PostgreSQL
+// refuses writes; and a row written in the caller's transaction would vanish
+// on ROLLBACK although the client has seen the model. The worker commits the
+// charge before the model is computed, so neither happens. The check and the
+// charge are atomic across sessions: the worker locks the budget rows of the
+// relations (SELECT ... FOR UPDATE) before summing the ledger.
+#include "dperm/plan.hpp"
+
+#include <cmath>
+
+#include "dperm_pg.hpp"
+
+extern "C" {
+#include "access/xact.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "nodes/execnodes.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "storage/dsm.h"
+#include "storage/ipc.h"
+#include "tcop/tcopprot.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+PGDLLEXPORT void dperm_ledger_worker_main(Datum arg);
+}
+
+namespace dperm::pg {
+namespace {
+
+const int kMaxRelations = 256;
+// SQLSTATE of a refused release: class DP (dperm), "budget exceeded".
+const int kBudgetExceeded = MAKE_SQLSTATE('D', 'P', '0', '0', '1');
+
+enum LedgerStatus { kPending = 0, kCharged = 1, kRefused = 2, kFailed = 3 };
+
+// The request and the worker's answer, in a dynamic shared memory segment.
+struct LedgerRequest {
+  Oid database;
+  char role[NAMEDATALEN];
+  TimestampTz released_at;
+  char algorithm[64];
+  char mechanism[64];
+  char loss[64];
+  char neighbors[64];
+  double epsilon;
+  double delta;
+  int64 n;
+  int32 d;
+  bool seeded;
+  int32 n_relations;
+  Oid relations[kMaxRelations];
+  // Written by the worker.
+  int32 status;
+  int32 sqlstate;
+  int64 ledger_id;
+  char message[1024];
+  char detail[1024];
+  char hint[512];
+  char query[FLEXIBLE_ARRAY_MEMBER];
+};
+
+Datum OidArray(const Oid* oids, int n) {
+  Datum* values = static_cast<Datum*>(palloc(sizeof(Datum) * Max(n, 1)));
+  for (int i = 0; i < n; i++) values[i] = ObjectIdGetDatum(oids[i]);
+  return PointerGetDatum(construct_array(values, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
+}
+
+double SpiDouble(int row, int column) {
+  bool isnull;
+  Datum v = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, column, &isnull);
+  return isnull ? 0 : DatumGetFloat8(v);
+}
+
+// Checks every budget of the request's relations; fills a refusal if one
+// would be overspent (basic composition: sums of epsilon and of delta).
+bool WithinBudgets(LedgerRequest* req) {
+  if (req->n_relations == 0) return true;
+  Oid argtypes[1] = {OIDARRAYOID};
+  Datum args[1] = {OidArray(req->relations, req->n_relations)};
+  // Lock the budgets in a fixed order so concurrent charges serialise.
+  if (SPI_execute_with_args(
+          "SELECT b.relation::oid, b.relation::text, b.epsilon, b.delta"
+          "  FROM dperm.budgets b WHERE b.relation::oid = ANY ($1)"
+          "  ORDER BY b.relation::oid FOR UPDATE",
+          1, argtypes, args, nullptr, false, 0) != SPI_OK_SELECT)
+    elog(ERROR, "could not read dperm.budgets");
+  SPITupleTable* budgets = SPI_tuptable;
+  uint64 n_budgets = SPI_processed;
+  for (uint64 i = 0; i < n_budgets; i++) {
+    SPI_tuptable = budgets;
+    bool isnull;
+    Datum relid = SPI_getbinval(budgets->vals[i], budgets->tupdesc, 1, &isnull);
+    char* name = SPI_getvalue(budgets->vals[i], budgets->tupdesc, 2);
+    double budget_eps = SpiDouble(static_cast<int>(i), 3);
+    double budget_delta = SpiDouble(static_cast<int>(i), 4);
+    Oid spent_types[1] = {OIDOID};
+    Datum spent_args[1] = {relid};
+    if (SPI_execute_with_args(
+            "SELECT coalesce(sum(epsilon), 0), coalesce(sum(delta), 0)"
+            "  FROM dperm.ledger WHERE $1::regclass = ANY (relations)",
+            1, spent_types, spent_args, nullptr, false, 1) != SPI_OK_SELECT)
+      elog(ERROR, "could not read dperm.ledger");
+    double left_eps = budget_eps - SpiDouble(0, 1);
+    double left_delta = budget_delta - SpiDouble(0, 2);
+    // A relative slack of 1e-12 absorbs rounding in the sums only.
+    bool ok = req->epsilon <= left_eps + 1e-12 * Max(1.0, budget_eps) &&
+              req->delta <= left_delta + 1e-12 * Max(budget_delta, 1e-300);
+    if (!ok) {
+      req->status = kRefused;
+      snprintf(req->message, sizeof req->message,
+               "privacy budget of relation %s is exhausted", name);
+      snprintf(req->detail, sizeof req->detail,
+               "The release asks for epsilon = %.6g and delta = %.6g; %s has "
+               "epsilon = %.6g and delta = %.6g left of its budget "
+               "(epsilon = %.6g, delta = %.6g).",
+               req->epsilon, req->delta, name, Max(left_eps, 0.0),
+               Max(left_delta, 0.0), budget_eps, budget_delta);
+      snprintf(req->hint, sizeof req->hint,
+               "Ask the owner of %s to raise its budget with dperm.set_budget, "
+               "or release with a smaller epsilon or delta.", name);
+      return false;
+    }
+  }
+  return true;
+}
+
+// Appends the ledger row; its id goes back to the caller.
+void AppendLedgerRow(LedgerRequest* req) {
+  Oid types[13] = {TIMESTAMPTZOID, TEXTOID, OIDARRAYOID, TEXTOID, TEXTOID,
+                   TEXTOID, TEXTOID, FLOAT8OID, FLOAT8OID, INT8OID, INT4OID,
+                   BOOLOID, TEXTOID};
+  Datum args[13] = {
+      TimestampTzGetDatum(req->released_at), CStringGetTextDatum(req->role),
+      OidArray(req->relations, req->n_relations),
+      CStringGetTextDatum(req->algorithm), CStringGetTextDatum(req->mechanism),
+      CStringGetTextDatum(req->loss), CStringGetTextDatum(req->neighbors),
+      Float8GetDatum(req->epsilon), Float8GetDatum(req->delta),
+      Int64GetDatum(req->n), Int32GetDatum(req->d), BoolGetDatum(req->seeded),
+      CStringGetTextDatum(req->query)};
+  char nulls[13] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ',
+                    req->query[0] ? ' ' : 'n'};
+  if (SPI_execute_with_args(
+          "INSERT INTO dperm.ledger (released_at, role, relations, relation_names,"
+          "  algorithm, mechanism, loss, neighbors, epsilon, delta, n, d, seeded, query)"
+          " SELECT $1, $2::name, $3::regclass[],"
+          "  ARRAY(SELECT format('%I.%I', ns.nspname, c.relname)"
+          "          FROM unnest($3) WITH ORDINALITY u(relid, i)"
+          "          JOIN pg_class c ON c.oid = u.relid"
+          "          JOIN pg_namespace ns ON ns.oid = c.relnamespace ORDER BY u.i),"
+          "  $4, $5, $6, $7, $8, $9, $10, $11, $12, $13"
+          " RETURNING id",
+          13, types, args, nulls, false, 1) != SPI_OK_INSERT_RETURNING ||
+      SPI_processed != 1)
+    elog(ERROR, "could not append to dperm.ledger");
+  bool isnull;
+  req->ledger_id = DatumGetInt64(
+      SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+void CopyText(char* dst, size_t size, const char* src) {
+  strlcpy(dst, src != nullptr ? src : "", size);
+}
+
+}  // namespace
+
+Oid* RelationsRead(FunctionCallInfo fcinfo, const char* dataset, int* count) {
+  List* relids = NIL;
+  if (fcinfo->context != nullptr && IsA(fcinfo->context, AggState)) {
+    EState* estate = reinterpret_cast<AggState*>(fcinfo->context)->ss.ps.state;
+    ListCell* lc;
+    foreach (lc, estate->es_range_table) {
+      RangeTblEntry* rte = lfirst_node(RangeTblEntry, lc);
+      if (rte->rtekind == RTE_RELATION) relids = list_append_unique_oid(relids, rte->relid);
+    }
+  }
+  // `dataset` adds a relation to charge; it never removes inferred ones.
+  if (dataset != nullptr)
+    relids = list_append_unique_oid(
+        relids, DatumGetObjectId(DirectFunctionCall1(regclassin, CStringGetDatum(dataset))));
+  if (list_length(relids) > kMaxRelations)
+    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                    errmsg("a release may read at most %d relations", kMaxRelations)));
+  Oid* out = static_cast<Oid*>(palloc(sizeof(Oid) * Max(list_length(relids), 1)));
+  int i = 0;
+  ListCell* lc;
+  foreach (lc, relids) out[i++] = lfirst_oid(lc);
+  *count = i;
+  return out;
+}
+
+int64 ChargeRelease(const Plan& plan, const Oid* relations, int n_relations,
+                    bool seeded) {
+  const char* query = debug_query_string != nullptr ? debug_query_string : "";
+  Size size = offsetof(LedgerRequest, query) + strlen(query) + 1;
+  dsm_segment* seg = dsm_create(size, 0);
+  LedgerRequest* req = static_cast<LedgerRequest*>(dsm_segment_address(seg));
+  memset(req, 0, size);
+  req->database = MyDatabaseId;
+  CopyText(req->role, sizeof req->role, GetUserNameFromId(GetUserId(), false));
+  req->released_at = GetCurrentTimestamp();
+  CopyText(req->algorithm, sizeof req->algorithm, AlgorithmName(plan.algorithm));
+  CopyText(req->mechanism, sizeof req->mechanism, NoiseName(plan.noise));
+  CopyText(req->loss, sizeof req->loss, LossName(plan.loss));
+  CopyText(req->neighbors, sizeof req->neighbors, NeighborsName(plan.neighbors));
+  req->epsilon = plan.options.epsilon;
+  req->delta = plan.options.delta;
+  req->n = plan.n;
+  req->d = plan.d;
+  req->seeded = seeded;
+  req->n_relations = n_relations;
+  memcpy(req->relations, relations, sizeof(Oid) * n_relations);
+  strcpy(req->query, query);
+
+  BackgroundWorker worker;
+  memset(&worker, 0, sizeof worker);
+  worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+  worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+  worker.bgw_restart_time = BGW_NEVER_RESTART;
+  strlcpy(worker.bgw_library_name, "dperm", BGW_MAXLEN);
+  strlcpy(worker.bgw_function_name, "dperm_ledger_worker_main", BGW_MAXLEN);
+  strlcpy(worker.bgw_name, "dperm ledger writer", BGW_MAXLEN);
+  strlcpy(worker.bgw_type, "dperm ledger writer", BGW_MAXLEN);
+  worker.bgw_main_arg = UInt32GetDatum(dsm_segment_handle(seg));
+  worker.bgw_notify_pid = MyProcPid;
+  BackgroundWorkerHandle* handle;
+  if (!RegisterDynamicBackgroundWorker(&worker, &handle))
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+                    errmsg("could not start the dperm ledger writer"),
+                    errhint("Every release is charged by a background worker; raise max_worker_processes.")));
+  if (WaitForBackgroundWorkerShutdown(handle) == BGWH_POSTMASTER_DIED)
+    ereport(FATAL, (errcode(ERRCODE_ADMIN_SHUTDOWN), errmsg("postmaster exited during a dperm release")));
+
+  int status = req->status;
+  int sqlstate = req->sqlstate;
+  int64 id = req->ledger_id;
+  char* message = pstrdup(req->message);
+  char* detail = pstrdup(req->detail);
+  char* hint = pstrdup(req->hint);
+  dsm_detach(seg);
+  if (status == kRefused)
+    ereport(ERROR, (errcode(kBudgetExceeded), errmsg("%s", message),
+                    errdetail("%s", detail), errhint("%s", hint)));
+  if (status == kFailed)
+    ereport(ERROR, (errcode(sqlstate), errmsg("dperm ledger writer failed: %s", message),
+                    errhint("The release was not charged and no model was computed.")));
+  if (status != kCharged)
+    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
+                    errmsg("the dperm ledger writer exited without recording the release"),
+                    errhint("See the server log. No model was computed.")));
+  return id;
+}
+
+}  // namespace dperm::pg
+
+using namespace dperm::pg;
+
+// Entry point of the ledger writer: one request, one transaction.
+void dperm_ledger_worker_main(Datum arg) {
+  pqsignal(SIGTERM, die);
+  BackgroundWorkerUnblockSignals();
+  dsm_segment* seg = dsm_attach(DatumGetUInt32(arg));
+  if (seg == nullptr)
+    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                    errmsg("dperm ledger writer: the request is gone")));
+  LedgerRequest* req = static_cast<LedgerRequest*>(dsm_segment_address(seg));
+  // The catalog is writable by its owner only; the worker writes for the
+  // releasing role, which it records in the row.
+  BackgroundWorkerInitializeConnectionByOid(req->database, BOOTSTRAP_SUPERUSERID, 0);
+  pgstat_report_appname("dperm ledger writer");
+  SetCurrentStatementStartTimestamp();
+  StartTransactionCommand();
+  MemoryContext context = CurrentMemoryContext;
+  PG_TRY();
+  {
+    SPI_connect();
+    PushActiveSnapshot(GetTransactionSnapshot());
+    bool charge = WithinBudgets(req);
+    if (charge) AppendLedgerRow(req);
+    SPI_finish();
+    PopActiveSnapshot();
+    CommitTransactionCommand();
+    if (charge) req->status = kCharged;
+  }
+  PG_CATCH();
+  {
+    MemoryContextSwitchTo(context);
+    ErrorData* error = CopyErrorData();
+    FlushErrorState();
+    req->sqlstate = error->sqlerrcode;
+    CopyText(req->message, sizeof req->message, error->message);
+    req->status = kFailed;
+    AbortCurrentTransaction();
+  }
+  PG_END_TRY();
+  dsm_detach(seg);
+  proc_exit(0);
+}
+
+// dperm.set_budget(relation regclass, epsilon float8, delta float8): the
+// owner of a relation (or a superuser) sets its total privacy budget.
+DPERM_FUNCTION(dperm_set_budget) {
+  Oid relid = PG_GETARG_OID(0);
+  double epsilon = PG_GETARG_FLOAT8(1);
+  double delta = PG_GETARG_FLOAT8(2);
+  char* name = get_rel_name(relid);
+  if (name == nullptr)
+    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
+                    errmsg("relation with OID %u does not exist", relid)));
+  if (!pg_class_ownercheck(relid, GetUserId()))
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                    errmsg("must be owner of relation %s to set its privacy budget", name)));
+  if (!std::isfinite(epsilon) || epsilon < 0)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("budget epsilon must be finite and >= 0, not %g", epsilon)));
+  if (!(delta >= 0 && delta < 1))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("budget delta must be in [0, 1), not %g", delta)));
+  // The catalog is writable by its owner only: write as the bootstrap
+  // superuser once the ownership check has passed. An error restores the
+  // caller's identity on abort.
+  Oid saved_user;
+  int saved_context;
+  GetUserIdAndSecContext(&saved_user, &saved_context);
+  SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
+                         saved_context | SECURITY_LOCAL_USERID_CHANGE |
+                             SECURITY_RESTRICTED_OPERATION);
+  Oid types[4] = {OIDOID, FLOAT8OID, FLOAT8OID, TEXTOID};
+  Datum args[4] = {ObjectIdGetDatum(relid), Float8GetDatum(epsilon), Float8GetDatum(delta),
+                   CStringGetTextDatum(GetUserNameFromId(saved_user, false))};
+  SPI_connect();
+  if (SPI_execute_with_args(
+          "INSERT INTO dperm.budgets (relation, epsilon, delta, set_by, set_at)"
+          " VALUES ($1::regclass, $2, $3, $4::name, now())"
+          " ON CONFLICT (relation) DO UPDATE SET epsilon = excluded.epsilon,"
+          "   delta = excluded.delta, set_by = excluded.set_by, set_at = excluded.set_at",
+          4, types, args, nullptr, false, 0) != SPI_OK_INSERT)
+    elog(ERROR, "could not write dperm.budgets");
+  SPI_finish();
+  SetUserIdAndSecContext(saved_user, saved_context);
+  PG_RETURN_VOID();
+}

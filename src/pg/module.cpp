@@ -1,0 +1,34 @@
+// Module load: magic block, settings, and the core's interrupt probe.
+#include "dperm/mechanism.hpp"
+
+#include "dperm_pg.hpp"
+
+extern "C" {
+#include "miscadmin.h"
+#include "utils/guc.h"
+
+PG_MODULE_MAGIC;
+void _PG_init(void);
+}
+
+namespace dperm::pg {
+
+bool g_allow_seed = false;
+
+namespace {
+// Reads PostgreSQL's interrupt flag; never raises, so the core may call it.
+bool InterruptIsPending() { return InterruptPending != 0; }
+}  // namespace
+
+}  // namespace dperm::pg
+
+void _PG_init(void) {
+  DefineCustomBoolVariable(
+      "dperm.allow_seed",
+      "Lets the seed option fix the noise of a release (for tests only).",
+      "Seeded releases are reproducible and therefore not private; they are "
+      "marked \"private\": false.",
+      &dperm::pg::g_allow_seed, false, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  MarkGUCPrefixReserved("dperm");
+  dperm::SetInterruptProbe(&dperm::pg::InterruptIsPending);
+}
