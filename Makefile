@@ -51,11 +51,6 @@ unit: test/unit/run_unit_tests
 
 # Proves the fence: a core file that includes postgres.h must not compile.
 core-guard:
-	@! $(CXX) -std=c++17 -fsyntax-only -Iinclude $(EIGEN_CFLAGS) -x c++ - \
-	    <<< '#include "dperm/core.hpp"'$$'\n''#include "postgres.h"' 2>/dev/null \
-	  && ! $(CXX) -std=c++17 -fsyntax-only -Iinclude $(EIGEN_CFLAGS) \
-	    -I$(shell $(PG_CONFIG) --includedir-server) -x c++ - \
-	    <<< '#include "postgres.h"'$$'\n''#include "dperm/core.hpp"' 2>/dev/null \
-	  && echo "core guard: ok (postgres.h cannot reach the core)"
+	bash test/core_guard.sh
 
 -include $(wildcard src/core/*.d src/pg/*.d test/unit/*.d)
