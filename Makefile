@@ -54,3 +54,7 @@ core-guard:
 	bash test/core_guard.sh
 
 -include $(wildcard src/core/*.d src/pg/*.d test/unit/*.d)
+
+.PHONY: print-regress
+print-regress:
+	@echo $(REGRESS)

@@ -2,7 +2,7 @@
 #include "dperm/analytic_gaussian.hpp"
 
 #include <boost/math/policies/policy.hpp>
-#include <boost/math/tools/roots.hpp>
+#include <boost/math/quadrature/gauss_kronrod.hpp>
 #include <boost/math/tools/toms748_solve.hpp>
 
 #include <cmath>
@@ -75,6 +75,27 @@ double ScaledNormalTail(double x) {
   return kInvSqrt2Pi / x * sum;
 }
 
+// R(b − a) − R(b + a) for a > 0, b ≥ 0, without cancellation. From
+// R(x) = φ(0)∫_0^∞ exp(−xt − t²/2) dt the difference is
+// 2φ(0)∫_0^∞ exp(−t²/2 − bt)·sinh(at) dt, a positive integrand. Used when
+// a is so small that subtracting the two R values would lose digits.
+double ScaledTailDifference(double a, double b) {
+  const double k = 1.0 + b;  // t = s/k puts the mass at s = O(1)
+  auto integrand = [a, b, k](double s) {
+    const double t = s / k;
+    const double x = a * t;
+    const double y = 0.5 * t * t + b * t;
+    if (!(y < 1e300)) return 0.0;
+    if (x > 30.0) return 0.5 * std::exp(x - y) / (a * k);
+    return std::exp(-y) * std::sinh(x) / (a * k);
+  };
+  const double integral =
+      boost::math::quadrature::gauss_kronrod<double, 61, ThrowPolicy>::
+          integrate(integrand, 0.0, std::numeric_limits<double>::infinity(),
+                    5, 1e-14);
+  return 2.0 * kInvSqrt2Pi * a * integral;
+}
+
 }  // namespace
 
 // Balle & Wang 2018, Thm 8: the Gaussian mechanism with noise σ and L2
@@ -84,8 +105,11 @@ double ScaledNormalTail(double x) {
 // and for u > 0 also Φ(−u) = exp(−u²/2)·R(u), so
 //   δ = exp(−u²/2)·(R(u) − R(v))      (u > 0),
 //   δ = Φ(−u) − exp(−u²/2)·R(v)       (u ≤ 0).
-// The result is δ at the (σ, ε) represented by the rounded a and b, i.e.
-// within a couple of ulps of the inputs (backward stable).
+// Where a subtraction would cancel (more than 4 bits lost) the difference
+// R(u) − R(v) is integrated instead (ScaledTailDifference). The result is δ
+// at the (σ, ε) represented by the rounded a and b, i.e. within a couple of
+// ulps of the inputs (backward stable); measured against 60-digit mpmath it
+// is within ~1e-13 relative.
 double GaussianDelta(double sigma, double epsilon, double sensitivity) {
   if (!std::isfinite(sigma) || !(sigma > 0.0))
     ThrowInvalid("sigma must be a finite number greater than 0, got " +
@@ -98,7 +122,7 @@ double GaussianDelta(double sigma, double epsilon, double sensitivity) {
   const double a = sensitivity / (2.0 * sigma);
   const double b = epsilon * sigma / sensitivity;
   if (std::isinf(a)) return 1.0;  // σ → 0: no noise, δ = Φ(∞) = 1
-  if (std::isinf(b)) return 0.0;  // σ → ∞: δ = Φ(−∞) = 0
+  if (std::isinf(b) || a == 0.0) return 0.0;  // σ → ∞: δ = Φ(−∞) = 0
   // u = b − a exactly as uh + ul (Knuth's TwoSum), so exp(−u²/2) is exact
   // even when u²/2 is several hundred.
   const double uh = b - a;
@@ -106,11 +130,16 @@ double GaussianDelta(double sigma, double epsilon, double sensitivity) {
   const double ul = (b - (uh - neg_a_virtual)) + (-a - neg_a_virtual);
   const double v = a + b;
   const double gauss_u = ExpNegHalfSquare(uh, ul);
+  const double r_v = ScaledNormalTail(v);
   double delta;
   if (uh > 0.0) {
-    delta = gauss_u * (ScaledNormalTail(uh) - ScaledNormalTail(v));
+    const double r_u = ScaledNormalTail(uh);
+    delta = gauss_u * (r_u - r_v);
+    if (r_u - r_v < r_u / 16.0) delta = gauss_u * ScaledTailDifference(a, b);
   } else {
-    delta = NormalCdf(-uh) - gauss_u * ScaledNormalTail(v);
+    const double head = NormalCdf(-uh);
+    delta = head - gauss_u * r_v;
+    if (delta < head / 16.0) delta = gauss_u * ScaledTailDifference(a, b);
   }
   return delta > 0.0 ? delta : 0.0;
 }
@@ -144,6 +173,9 @@ double AnalyticGaussianSigma(double epsilon, double delta, double sensitivity) {
     hi = lo;
     f_hi = f_lo;
     lo *= 0.5;
+    if (!(lo > 0.0))
+      throw Error(ErrorKind::kInternal,
+                  "analytic Gaussian sigma: no lower bracket found");
     f_lo = excess(lo);
   }
   double sigma = hi;

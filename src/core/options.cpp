@@ -2,8 +2,9 @@
 #include "dperm/options.hpp"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <sstream>
 
 namespace dperm {
 namespace {
@@ -17,18 +18,29 @@ const OptionEntry& Expect(const OptionEntry& e, OptionEntry::Kind kind,
   return e;
 }
 
-// A finite number in [lo, hi] (or (lo, hi] when lo_open).
-double Number(const OptionEntry& e, double lo, bool lo_open, double hi) {
-  Expect(e, OptionEntry::Kind::kNumber, "a number");
+// Shortest decimal form that reads back as the same double.
+std::string Shortest(double v) {
+  char buf[32];
+  for (int precision = 1; precision <= 17; precision++) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+
+// A finite number above lo (or at lo unless lo_open) and below hi (or at hi
+// unless hi_open); hi = INFINITY means no upper bound.
+double Number(const OptionEntry& e, double lo, bool lo_open, double hi,
+              bool hi_open = false) {
+  Expect(e, OptionEntry::Kind::kNumber, "a finite number");
   double v = e.number;
-  bool ok = std::isfinite(v) && (lo_open ? v > lo : v >= lo) && v <= hi;
+  bool ok = std::isfinite(v) && (lo_open ? v > lo : v >= lo) &&
+            (hi_open ? v < hi : v <= hi);
   if (!ok) {
-    std::ostringstream msg;
-    msg.precision(17);
-    msg << "option \"" << e.key << "\" is " << v << ", must be "
-        << (lo_open ? "> " : ">= ") << lo;
-    if (std::isfinite(hi)) msg << " and <= " << hi;
-    ThrowInvalid(msg.str());
+    std::string range = std::string(lo_open ? "> " : ">= ") + Shortest(lo);
+    if (std::isfinite(hi)) range += std::string(hi_open ? " and < " : " and <= ") + Shortest(hi);
+    ThrowInvalid(std::string("option \"") + e.key + "\" is " + Shortest(v) +
+                 ", must be " + range);
   }
   return v;
 }
@@ -102,8 +114,7 @@ Options ParseOptions(const OptionEntry* entries, int n_entries) {
       o.epsilon = Number(e, 0, true, INFINITY);
       has_epsilon = true;
     } else if (key == "delta") {
-      o.delta = Number(e, 0, false, 1);
-      if (o.delta >= 1) ThrowInvalid("option \"delta\" must be < 1");
+      o.delta = Number(e, 0, false, 1, true);
     } else if (key == "algorithm") {
       o.algorithm = ParseAlgorithm(e);
     } else if (key == "l2") {

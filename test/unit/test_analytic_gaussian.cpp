@@ -92,7 +92,14 @@ TEST(GaussianDelta, MatchesHighPrecisionValues) {
       {30.0, 1.0, 8.9675631000110644749e-201},
       {0.0227, 1e3, 0.24318715197151264944},
       {0.000022362812310894160633, 1e9, 1e-5},
+      // Tiny Δ/σ, where R(u) − R(v) would cancel: the integral path.
+      {1e5, 0.0, 3.9894228039977041844e-6},
+      {1e5, 1e-8, 3.9844248186310640338e-6},
+      {5.6e8, 4.8e-8, 1.2465724119158711917e-169},
+      {38021.98146874745005, 1e-6, 1e-5},
   };
+  // 1e-9 allows for the conditioning at ε = 1e9 (d log δ / d log σ ≈ 1e5);
+  // elsewhere the agreement is ~1e-13.
   for (const Case& c : cases)
     EXPECT_NEAR(GaussianDelta(c.sigma, c.eps, 1.0), c.delta, 1e-9 * c.delta)
         << "sigma " << c.sigma << " eps " << c.eps;

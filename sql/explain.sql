@@ -1,0 +1,74 @@
+-- dp_explain: the plan from public inputs only, checked against the formulas
+-- of output_gd.cpp (tight) and of Zhang et al. 2017 (paper).
+
+
+-- BANK-sized logistic, strongly convex (l2 = 0.1), no intercept: R = 1,
+-- L = 1, beta = 1/4, eta = 2/(beta + 2 mu) = 2/0.45.
+WITH p AS (SELECT dp_explain('logistic', 45211, 42,
+             dp_options(epsilon => 1, delta => 1e-3, l2 => 0.1, fit_intercept => false)) j)
+SELECT j->>'algorithm' AS algorithm, j->>'noise' AS noise, (j->>'L')::float8 AS l,
+       (j->>'beta')::float8 AS beta, (j->>'dim')::int AS dim,
+       abs((j->>'step_size')::float8 - 2 / 0.45) < 1e-12 AS step_ok,
+       -- Delta_T = 2L/(n mu) (1 - (1 - eta mu)^T)
+       abs((j->>'sensitivity')::float8
+           - 2.0 / (45211 * 0.1) * (1 - (1 - 2 / 0.45 * 0.1) ^ (j->>'iterations')::int)) < 1e-15 AS sensitivity_ok,
+       (j->>'sensitivity')::float8 < 2.0 / (45211 * 0.1) AS below_bound,
+       -- noise_scale / Delta: the analytic Gaussian sigma for (1, 1e-3) and sensitivity 1
+       round(((j->>'noise_scale')::float8 / (j->>'sensitivity')::float8)::numeric, 4) AS sigma_per_delta,
+       (j->>'iterations')::int AS iterations
+  FROM p;
+
+-- Lemma 3's sensitivity under accountant => 'paper': 5 L (mu + beta_f)/(n mu beta_f),
+-- beta_f = beta + mu; the tight one is several times smaller.
+WITH t AS (SELECT dp_explain('logistic', 45211, 42, dp_options(epsilon => 1, delta => 1e-3, l2 => 0.1, fit_intercept => false)) j),
+     p AS (SELECT dp_explain('logistic', 45211, 42, dp_options(epsilon => 1, delta => 1e-3, l2 => 0.1, fit_intercept => false, accountant => 'paper')) j)
+SELECT abs((p.j->>'sensitivity')::float8 - 5 * 1 * (0.1 + 0.35) / (45211 * 0.1 * 0.35)) < 1e-15 AS lemma3_ok,
+       abs((p.j->>'step_size')::float8 - 1 / (0.1 + 0.35)) < 1e-12 AS paper_step_ok,
+       round(((p.j->>'sensitivity')::float8 / (t.j->>'sensitivity')::float8)::numeric, 2) AS paper_over_tight,
+       -- Algorithm 1 line 7: sigma = sqrt(2 log(2/delta)) Delta / eps
+       abs((p.j->>'noise_scale')::float8 - sqrt(2 * ln(2 / 1e-3)) * (p.j->>'sensitivity')::float8) < 1e-15 AS line7_ok
+  FROM t, p;
+
+-- Convex (l2 = 0), intercept: R = sqrt(2), eta = 1/beta = 2, Delta = 2 eta L T / n.
+WITH p AS (SELECT dp_explain('logistic', 10000, 5, dp_options(epsilon => 0.5)) j)
+SELECT abs((j->>'R')::float8 - sqrt(2.0)) < 1e-12 AS r_ok, (j->>'dim')::int AS dim,
+       abs((j->>'step_size')::float8 - 2) < 1e-12 AS step_ok,
+       abs((j->>'sensitivity')::float8 - 2 * 2 * sqrt(2.0) * (j->>'iterations')::int / 10000) < 1e-15 AS sensitivity_ok,
+       j->>'noise' AS noise,
+       abs((j->>'noise_scale')::float8 - (j->>'sensitivity')::float8 / 0.5) < 1e-15 AS scale_ok,
+       -- E||z||^2 = dim (dim + 1) (Delta/eps)^2 for the Laplace-vector noise
+       abs((j->>'expected_noise_norm_sq')::float8 - 6 * 7 * ((j->>'noise_scale')::float8) ^ 2) < 1e-15 AS moment_ok
+  FROM p;
+
+-- Lemma 2 under 'paper': 3 L T eta / n with eta = 1/beta.
+WITH p AS (SELECT dp_explain('logistic', 10000, 5, dp_options(epsilon => 0.5, accountant => 'paper')) j)
+SELECT abs((j->>'sensitivity')::float8 - 3 * sqrt(2.0) * (j->>'iterations')::int * 2 / 10000) < 1e-15 AS lemma2_ok
+  FROM p;
+
+-- Huber: L = huber_delta R, beta = R^2.
+WITH p AS (SELECT dp_explain('huber', 6497, 12, dp_options(epsilon => 1, delta => 1e-3, l2 => 0.5, huber_delta => 0.5, feature_bound => 2)) j)
+SELECT abs((j->>'R')::float8 - sqrt(5.0)) < 1e-12 AS r_ok,
+       abs((j->>'L')::float8 - 0.5 * sqrt(5.0)) < 1e-12 AS l_ok,
+       abs((j->>'beta')::float8 - 5) < 1e-12 AS beta_ok,
+       abs((j->>'step_size')::float8 - 2 / (5 + 2 * 0.5)) < 1e-12 AS step_ok
+  FROM p;
+
+-- Given iterations and step size are used, and the sensitivity follows them.
+WITH p AS (SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, l2 => 0.1, iterations => 7, step_size => 0.5)) j)
+SELECT (j->>'iterations')::int AS iterations, (j->>'step_size')::float8 AS step,
+       abs((j->>'sensitivity')::float8 - 2 * sqrt(2.0) / (1000 * 0.1) * (1 - (1 - 0.5 * 0.1) ^ 7)) < 1e-15 AS sensitivity_ok
+  FROM p;
+
+-- errors
+SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, l2 => 0.1, step_size => 10));
+SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, step_size => 4.5));
+SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, accountant => 'paper', step_size => 2.5));
+SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, l1 => 0.1));
+SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, radius => 3));
+SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, batch_size => 3));
+SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, ls_sigma => 1));
+SELECT dp_explain('softmax', 1000, 3, dp_options(epsilon => 1));
+SELECT dp_explain('logistic', 0, 3, dp_options(epsilon => 1));
+SELECT dp_explain('logistic', 10, -1, dp_options(epsilon => 1));
+SELECT dp_explain('logistic', 10, 0, dp_options(epsilon => 1, fit_intercept => false));
+SELECT dp_explain('logistic', 1, 3, dp_options(epsilon => 1, l2 => 1, accountant => 'paper'));
