@@ -1,0 +1,169 @@
+// Unit tests of row sanitising and clipping (include/dperm/rows.hpp).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "dperm/rows.hpp"
+
+namespace {
+
+using dperm::ClipRow;
+
+const double kInf = std::numeric_limits<double>::infinity();
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::vector<double> Clip(const std::vector<double>& in, double bound) {
+  std::vector<double> out(in.size(), -12345.0);
+  ClipRow(in.data(), static_cast<int>(in.size()), bound, out.data());
+  return out;
+}
+
+// The Euclidean norm in long double, independent of the core's scaled norm
+// (fine for moderate values).
+long double Norm(const std::vector<double>& v) {
+  long double s = 0;
+  for (double x : v) s += static_cast<long double>(x) * x;
+  return std::sqrt(s);
+}
+
+// Random rows of every size: afterwards the norm is <= the bound, rows above
+// the bound land on the sphere and keep their direction, rows within the
+// bound are unchanged bit for bit.
+TEST(ClipRow, NormBoundedAndDirectionKept) {
+  std::mt19937_64 gen(5);
+  std::normal_distribution<double> normal(0, 1);
+  std::uniform_real_distribution<double> unif(0, 3);
+  int clipped = 0, kept = 0;
+  for (int trial = 0; trial < 5000; trial++) {
+    int d = 1 + trial % 9;
+    double bound = trial % 2 ? 1.0 : 0.1 + unif(gen);
+    std::vector<double> x(d);
+    double scale = std::pow(10.0, unif(gen) - 1.5);
+    for (double& v : x) v = scale * normal(gen);
+    std::vector<double> y = Clip(x, bound);
+    long double nx = Norm(x), ny = Norm(y);
+    ASSERT_LE(ny, static_cast<long double>(bound)) << "trial " << trial;
+    if (nx <= bound) {
+      for (int j = 0; j < d; j++) ASSERT_EQ(y[j], x[j]);
+      kept++;
+    } else {
+      ASSERT_NEAR(static_cast<double>(ny), bound, 1e-14 * bound);
+      for (int j = 0; j < d; j++)
+        ASSERT_NEAR(y[j], x[j] * (bound / static_cast<double>(nx)), 1e-14 * bound);
+      clipped++;
+    }
+  }
+  // Both branches were exercised.
+  EXPECT_GT(clipped, 500);
+  EXPECT_GT(kept, 500);
+}
+
+// Rows just above the bound (the rounding-sensitive case) never end above it.
+TEST(ClipRow, RowsJustAboveBoundEndAtOrBelowIt) {
+  for (double bound : {1.0, 0.3, 7.0, 1e-5}) {
+    for (int k = 1; k <= 64; k++) {
+      double a = bound * (1 + k * 1e-16);
+      for (int d : {1, 2, 3, 10}) {
+        std::vector<double> x(d, a / std::sqrt(double(d)));
+        std::vector<double> y = Clip(x, bound);
+        EXPECT_LE(Norm(y), static_cast<long double>(bound))
+            << "bound=" << bound << " k=" << k << " d=" << d;
+      }
+    }
+  }
+}
+
+// NaN entries become 0 (and the rest of the row is treated normally).
+TEST(ClipRow, NaNBecomesZero) {
+  EXPECT_EQ(Clip({kNaN, 0.5, -0.25}, 1.0), (std::vector<double>{0.0, 0.5, -0.25}));
+  EXPECT_EQ(Clip({kNaN, kNaN}, 1.0), (std::vector<double>{0.0, 0.0}));
+  // NaN next to a large entry: zero, then the rest is clipped to [0, 0, 2].
+  EXPECT_EQ(Clip({kNaN, 0.0, 10.0}, 2.0)[0], 0.0);
+  EXPECT_NEAR(Clip({kNaN, 0.0, 10.0}, 2.0)[2], 2.0, 1e-14);
+}
+
+// Infinite entries: the row becomes feature_bound times the normalised
+// vector of their signs, finite entries 0: [inf, 1, -inf] with bound 2 gives
+// [sqrt 2, 0, -sqrt 2].
+TEST(ClipRow, InfinitiesBecomeSignVectorOnSphere) {
+  std::vector<double> y = Clip({kInf, 1.0, -kInf}, 2.0);
+  EXPECT_NEAR(y[0], std::sqrt(2.0), 1e-15);
+  EXPECT_EQ(y[1], 0.0);
+  EXPECT_NEAR(y[2], -std::sqrt(2.0), 1e-15);
+  y = Clip({-kInf}, 3.0);
+  EXPECT_EQ(y[0], -3.0);
+  y = Clip({0.5, kInf, kNaN, kInf, -kInf, 1e300}, 1.0);
+  EXPECT_EQ(y[0], 0.0);
+  EXPECT_NEAR(y[1], 1 / std::sqrt(3.0), 1e-15);
+  EXPECT_EQ(y[2], 0.0);
+  EXPECT_NEAR(y[3], 1 / std::sqrt(3.0), 1e-15);
+  EXPECT_NEAR(y[4], -1 / std::sqrt(3.0), 1e-15);
+  EXPECT_EQ(y[5], 0.0);
+  EXPECT_LE(Norm(y), 1.0L + 1e-15L);
+}
+
+// Huge finite entries (1e300, DBL_MAX) do not overflow: the row ends on the
+// sphere pointing in its own direction.
+TEST(ClipRow, HugeFiniteValuesDoNotOverflow) {
+  std::vector<double> y = Clip({1e300, -2e300, 0.0}, 1.0);
+  for (double v : y) ASSERT_TRUE(std::isfinite(v));
+  EXPECT_NEAR(y[0], 1 / std::sqrt(5.0), 1e-15);
+  EXPECT_NEAR(y[1], -2 / std::sqrt(5.0), 1e-15);
+  EXPECT_EQ(y[2], 0.0);
+  EXPECT_LE(Norm(y), 1.0L);
+  EXPECT_GT(Norm(y), 1.0L - 1e-15L);
+
+  const double big = std::numeric_limits<double>::max();
+  y = Clip({big, big, -big, big}, 4.0);
+  for (double v : y) ASSERT_TRUE(std::isfinite(v));
+  EXPECT_NEAR(y[0], 2.0, 1e-14);
+  EXPECT_NEAR(y[2], -2.0, 1e-14);
+  EXPECT_LE(Norm(y), 4.0L);
+
+  // A huge entry dominates tiny ones without losing them to underflow: the
+  // direction of [1e300, 1e299] is [10, 1]/sqrt(101).
+  y = Clip({1e300, 1e299}, 1.0);
+  EXPECT_NEAR(y[0], 10 / std::sqrt(101.0), 1e-15);
+  EXPECT_NEAR(y[1], 1 / std::sqrt(101.0), 1e-15);
+}
+
+// Tiny values (whose squares underflow) are kept as they are.
+TEST(ClipRow, TinyValuesUnchanged) {
+  std::vector<double> x = {1e-300, -3e-310, 0.0};
+  EXPECT_EQ(Clip(x, 1.0), x);
+  x = {0.0, 0.0};
+  EXPECT_EQ(Clip(x, 1.0), x);
+}
+
+// LogisticLabel: values > 0 are +1, everything else (0, negatives, NaN,
+// -inf) is -1.
+TEST(LogisticLabel, SignRule) {
+  EXPECT_EQ(dperm::LogisticLabel(1.0), 1.0);
+  EXPECT_EQ(dperm::LogisticLabel(0.3), 1.0);
+  EXPECT_EQ(dperm::LogisticLabel(1e-300), 1.0);
+  EXPECT_EQ(dperm::LogisticLabel(kInf), 1.0);
+  EXPECT_EQ(dperm::LogisticLabel(0.0), -1.0);
+  EXPECT_EQ(dperm::LogisticLabel(-0.0), -1.0);
+  EXPECT_EQ(dperm::LogisticLabel(-2.0), -1.0);
+  EXPECT_EQ(dperm::LogisticLabel(-kInf), -1.0);
+  EXPECT_EQ(dperm::LogisticLabel(kNaN), -1.0);
+}
+
+// HuberTarget: NaN -> 0, +-inf and huge values clamped to +-1e150, ordinary
+// values unchanged.
+TEST(HuberTarget, SanitisesAndClamps) {
+  EXPECT_EQ(dperm::HuberTarget(kNaN), 0.0);
+  EXPECT_EQ(dperm::HuberTarget(kInf), 1e150);
+  EXPECT_EQ(dperm::HuberTarget(-kInf), -1e150);
+  EXPECT_EQ(dperm::HuberTarget(1e200), 1e150);
+  EXPECT_EQ(dperm::HuberTarget(-1e151), -1e150);
+  EXPECT_EQ(dperm::HuberTarget(1e150), 1e150);
+  EXPECT_EQ(dperm::HuberTarget(2.5), 2.5);
+  EXPECT_EQ(dperm::HuberTarget(-7e10), -7e10);
+  EXPECT_EQ(dperm::HuberTarget(0.0), 0.0);
+}
+
+}  // namespace
