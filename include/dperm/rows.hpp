@@ -11,7 +11,10 @@ namespace dperm {
 // infinite entries becomes the limit of clipping (feature_bound times the unit
 // vector of the signs of its infinite entries); any other row with norm above
 // feature_bound is scaled down to norm feature_bound. The norm is computed
-// with scaling so huge finite values do not overflow.
+// with scaling so huge finite values do not overflow. To absorb rounding, the
+// target is feature_bound (1 - (d + 8) eps) and rows within that relative
+// distance of the bound are scaled too, so the exact norm of every output is
+// <= feature_bound.
 void ClipRow(const double* in, int d, double feature_bound, double* out) noexcept;
 
 // Label of a logistic row: +1 when the value is > 0, else -1 (NaN is -1).

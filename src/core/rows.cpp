@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace dperm {
 
@@ -16,8 +17,13 @@ void ClipRow(const double* in, int d, double feature_bound, double* out) noexcep
     out[j] = v;
     max_abs = std::max(max_abs, std::fabs(v));
   }
+  // Rounding slack: the computed norm is within about (d + 4) u of the exact
+  // one (u = eps/2; d squares and sums, a division per entry, a square
+  // root), so aiming at (1 - tol) times the bound with tol = (d + 8) eps
+  // leaves every row's exact norm at or below the bound.
+  const double tol = (static_cast<double>(d) + 8) * std::numeric_limits<double>::epsilon();
   if (n_inf > 0) {
-    double unit = feature_bound / std::sqrt(static_cast<double>(n_inf));
+    double unit = feature_bound / std::sqrt(static_cast<double>(n_inf)) * (1.0 - tol);
     for (int j = 0; j < d; j++)
       out[j] = std::isinf(out[j]) ? std::copysign(unit, out[j]) : 0.0;
     return;
@@ -26,10 +32,12 @@ void ClipRow(const double* in, int d, double feature_bound, double* out) noexcep
   double scaled = 0;  // ||x / max_abs||^2, in [1, d]
   for (int j = 0; j < d; j++) scaled += (out[j] / max_abs) * (out[j] / max_abs);
   double norm = max_abs * std::sqrt(scaled);
-  if (norm > feature_bound) {
-    // Divide in two steps so that neither factor overflows; aim a few ulps
-    // under the bound so rounding cannot leave a row above it.
-    double factor = feature_bound / std::sqrt(scaled) * (1.0 - 4e-16);
+  // Rows within tol of the bound are scaled too: their computed norm may be
+  // below the bound while their exact norm is an ulp above it.
+  if (norm > feature_bound * (1.0 - tol)) {
+    // Divide in two steps so that neither factor overflows; aim tol under
+    // the bound so rounding cannot leave a row above it.
+    double factor = feature_bound / std::sqrt(scaled) * (1.0 - tol);
     for (int j = 0; j < d; j++) out[j] = (out[j] / max_abs) * factor;
   }
 }

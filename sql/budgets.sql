@@ -1,0 +1,73 @@
+-- Budgets: set by a relation's owner, checked before training, refused with
+-- a clear error, reported by dperm.budget_status.
+CREATE ROLE regress_dperm_owner;
+CREATE ROLE regress_dperm_analyst;
+GRANT CREATE ON SCHEMA public TO regress_dperm_owner;
+SET ROLE regress_dperm_owner;
+CREATE TABLE patients AS
+  SELECT i, ARRAY[sin(i) / 2, cos(i) / 2] AS features, sin(3 * i) > 0 AS sick
+    FROM generate_series(1, 500) i;
+CREATE TABLE visits AS SELECT i FROM generate_series(1, 500) i;
+GRANT SELECT ON patients, visits TO regress_dperm_analyst;
+SELECT dperm.set_budget('patients', 1.0, 1e-6);
+RESET ROLE;
+
+-- only the owner (or a superuser) may set a budget
+SET ROLE regress_dperm_analyst;
+SELECT dperm.set_budget('patients', 100);
+-- and nobody writes the catalog directly
+INSERT INTO dperm.budgets VALUES ('patients', 100, 0);
+UPDATE dperm.budgets SET epsilon = 100;
+DELETE FROM dperm.ledger;
+RESET ROLE;
+SELECT dperm.set_budget('patients', -1);
+SELECT dperm.set_budget('patients', 'infinity');
+SELECT dperm.set_budget('patients', 1, 1);
+SELECT dperm.set_budget('no_such_table', 1);
+
+SELECT relation, epsilon_budget, delta_budget, epsilon_spent, epsilon_remaining, releases
+  FROM dperm.budget_status WHERE relation = 'patients'::regclass;
+
+-- an analyst spends the budget
+SET ROLE regress_dperm_analyst;
+SELECT dp_logreg(features, sick, dp_options(epsilon => 0.4, l2 => 0.1)) IS NOT NULL AS released FROM patients;
+SELECT dp_logreg(features, sick, dp_options(epsilon => 0.4, delta => 5e-7, l2 => 0.1)) IS NOT NULL AS released FROM patients;
+SELECT relation, epsilon_spent, delta_spent, round(epsilon_remaining::numeric, 12) AS epsilon_remaining,
+       delta_remaining, releases
+  FROM dperm.budget_status WHERE relation = 'patients'::regclass;
+-- 0.4 more would overspend epsilon: refused before training, nothing charged
+SELECT dp_logreg(features, sick, dp_options(epsilon => 0.4, l2 => 0.1)) FROM patients;
+-- delta is budgeted too
+SELECT dp_logreg(features, sick, dp_options(epsilon => 0.1, delta => 1e-6, l2 => 0.1)) FROM patients;
+-- a join reads patients too, and is charged to it
+SELECT dp_logreg(p.features, p.sick, dp_options(epsilon => 0.3, l2 => 0.1)) FROM patients p JOIN visits v USING (i);
+-- so is a subquery, a CTE and a view over it
+SELECT dp_logreg(features, sick, dp_options(epsilon => 0.3, l2 => 0.1)) FROM (SELECT * FROM patients WHERE i > 10) s;
+WITH p AS MATERIALIZED (SELECT * FROM patients) SELECT dp_logreg(features, sick, dp_options(epsilon => 0.3, l2 => 0.1)) FROM p;
+RESET ROLE;
+CREATE VIEW patients_view AS SELECT * FROM patients;
+SELECT dp_logreg(features, sick, dp_options(epsilon => 0.3, l2 => 0.1)) FROM patients_view;
+-- the refusals left no ledger rows: still two releases
+SELECT releases, round(epsilon_spent::numeric, 12) AS epsilon_spent FROM dperm.budget_status WHERE relation = 'patients'::regclass;
+-- what fits the remainder is released
+SET ROLE regress_dperm_analyst;
+SELECT dp_logreg(features, sick, dp_options(epsilon => 0.2, l2 => 0.1)) IS NOT NULL AS released FROM patients;
+SELECT releases, round(epsilon_remaining::numeric, 12) AS epsilon_remaining FROM dperm.budget_status WHERE relation = 'patients'::regclass;
+RESET ROLE;
+
+-- the dataset option adds a relation to charge (e.g. when rows come through
+-- a function dperm cannot see into); it never removes inferred ones
+SELECT dperm.set_budget('visits', 0.5);
+SELECT dp_logreg(features, sick, dp_options(epsilon => 0.6, l2 => 0.1, dataset => 'visits'))
+  FROM (VALUES (ARRAY[0.1, 0.2]::float8[], true)) v(features, sick);
+SELECT dp_logreg(features, sick, dp_options(epsilon => 0.2, l2 => 0.1, dataset => 'visits')) IS NOT NULL AS released
+  FROM (VALUES (ARRAY[0.1, 0.2]::float8[], true)) v(features, sick);
+SELECT dp_logreg(features, sick, dp_options(epsilon => 0.2, l2 => 0.1, dataset => 'no_such_table'))
+  FROM (VALUES (ARRAY[0.1, 0.2]::float8[], true)) v(features, sick);
+SELECT relation, epsilon_spent, releases FROM dperm.budget_status WHERE relation = 'visits'::regclass;
+
+-- raising the budget lets releases continue; spent privacy stays spent
+SELECT dperm.set_budget('patients', 2.0, 1e-6);
+SELECT relation, epsilon_budget, round(epsilon_spent::numeric, 12) AS epsilon_spent,
+       round(epsilon_remaining::numeric, 12) AS epsilon_remaining
+  FROM dperm.budget_status WHERE relation = 'patients'::regclass;
