@@ -1,6 +1,7 @@
 // Validation of training options (DESIGN.md section 1, "Option keys").
 #include "dperm/options.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -92,6 +93,8 @@ void CheckFeatureNames(const OptionEntry& e) {
   }
 }
 
+[[noreturn]] void ThrowUnknownKey(const std::string& key);
+
 }  // namespace
 
 const std::vector<std::string>& OptionKeys() {
@@ -103,13 +106,29 @@ const std::vector<std::string>& OptionKeys() {
   return keys;
 }
 
+namespace {
+
+void ThrowUnknownKey(const std::string& key) {
+  std::string keys;
+  for (const auto& k : OptionKeys()) keys += (keys.empty() ? "" : ", ") + k;
+  ThrowInvalid("unknown option \"" + key + "\"", "Valid options: " + keys + ".");
+}
+
+}  // namespace
+
 Options ParseOptions(const OptionEntry* entries, int n_entries) {
   Options o;
   bool has_epsilon = false;
   for (int i = 0; i < n_entries; i++) {
     const OptionEntry& e = entries[i];
     std::string key = e.key;
-    if (e.kind == OptionEntry::Kind::kNull) continue;  // JSON null = default
+    if (e.kind == OptionEntry::Kind::kNull) {  // JSON null = default
+      // ... but only for a known key: a misspelt key must not pass.
+      const auto& known = OptionKeys();
+      if (std::find(known.begin(), known.end(), key) == known.end())
+        ThrowUnknownKey(key);
+      continue;
+    }
     if (key == "epsilon") {
       o.epsilon = Number(e, 0, true, INFINITY);
       has_epsilon = true;
@@ -153,9 +172,7 @@ Options ParseOptions(const OptionEntry* entries, int n_entries) {
       CheckFeatureNames(e);
       o.n_feature_names = e.n_items;
     } else {
-      std::string keys;
-      for (const auto& k : OptionKeys()) keys += (keys.empty() ? "" : ", ") + k;
-      ThrowInvalid("unknown option \"" + key + "\"", "Valid options: " + keys + ".");
+      ThrowUnknownKey(key);
     }
   }
   if (!has_epsilon)
