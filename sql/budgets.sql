@@ -71,3 +71,16 @@ SELECT dperm.set_budget('patients', 2.0, 1e-6);
 SELECT relation, epsilon_budget, round(epsilon_spent::numeric, 12) AS epsilon_spent,
        round(epsilon_remaining::numeric, 12) AS epsilon_remaining
   FROM dperm.budget_status WHERE relation = 'patients'::regclass;
+
+-- set_budget writes the catalog as superuser: objects of the caller's
+-- search_path must not stand in for built-ins (no "hijacked" notice)
+CREATE SCHEMA regress_evil;
+GRANT USAGE ON SCHEMA regress_evil TO PUBLIC;
+CREATE FUNCTION regress_evil.now() RETURNS timestamptz LANGUAGE plpgsql AS $$
+BEGIN RAISE NOTICE 'hijacked as %', current_user; RETURN pg_catalog.now(); END $$;
+SET ROLE regress_dperm_owner;
+SET search_path = regress_evil, pg_catalog, public;
+SELECT dperm.set_budget('visits', 0.7);
+RESET search_path;
+RESET ROLE;
+SELECT epsilon, set_by FROM dperm.budgets WHERE relation = 'visits'::regclass;

@@ -230,7 +230,8 @@ void PlanNoise(Plan& p) {
       p.noise_scale = std::max(paper, analytic);
       p.noise_rule = "sigma = sqrt(2 log(2/delta)) Delta / epsilon (Algorithm 1, line 7)";
       if (analytic > paper)
-        p.note = "the paper's sigma is below the analytic Gaussian sigma at this epsilon; the analytic sigma is used";
+        p.note += std::string(p.note.empty() ? "" : "; ") +
+                  "the paper's sigma is below the analytic Gaussian sigma at this epsilon; the analytic sigma is used";
     } else {
       p.noise_scale = analytic;
       p.noise_rule = "analytic Gaussian mechanism (Balle & Wang 2018, Theorem 8)";

@@ -29,6 +29,7 @@ extern "C" {
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
@@ -169,6 +170,16 @@ void AppendLedgerRow(LedgerRequest* req) {
       SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
+// Runs the catalog's SQL with search_path = pg_catalog, so that no object a
+// user created can stand in for a built-in while we act as superuser.
+// Returns the GUC nest level to pass to AtEOXact_GUC.
+int PinSearchPath() {
+  int level = NewGUCNestLevel();
+  set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
+                    GUC_ACTION_SAVE, true, 0, false);
+  return level;
+}
+
 void CopyText(char* dst, size_t size, const char* src) {
   strlcpy(dst, src != nullptr ? src : "", size);
 }
@@ -286,8 +297,10 @@ void dperm_ledger_worker_main(Datum arg) {
   {
     SPI_connect();
     PushActiveSnapshot(GetTransactionSnapshot());
+    int guc_level = PinSearchPath();
     bool charge = WithinBudgets(req);
     if (charge) AppendLedgerRow(req);
+    AtEOXact_GUC(true, guc_level);
     SPI_finish();
     PopActiveSnapshot();
     CommitTransactionCommand();
@@ -339,6 +352,7 @@ DPERM_FUNCTION(dperm_set_budget) {
   Oid types[4] = {OIDOID, FLOAT8OID, FLOAT8OID, TEXTOID};
   Datum args[4] = {ObjectIdGetDatum(relid), Float8GetDatum(epsilon), Float8GetDatum(delta),
                    CStringGetTextDatum(GetUserNameFromId(saved_user, false))};
+  int guc_level = PinSearchPath();
   SPI_connect();
   if (SPI_execute_with_args(
           "INSERT INTO dperm.budgets (relation, epsilon, delta, set_by, set_at)"
@@ -348,6 +362,7 @@ DPERM_FUNCTION(dperm_set_budget) {
           4, types, args, nullptr, false, 0) != SPI_OK_INSERT)
     elog(ERROR, "could not write dperm.budgets");
   SPI_finish();
+  AtEOXact_GUC(true, guc_level);
   SetUserIdAndSecContext(saved_user, saved_context);
   PG_RETURN_VOID();
 }

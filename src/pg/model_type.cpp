@@ -135,9 +135,10 @@ DPERM_FUNCTION(dp_model_recv) {
 
 // dp_model binary output: the JSON text.
 DPERM_FUNCTION(dp_model_send) {
+  const char* json = ModelJsonText(GetModel(fcinfo, 0));
   StringInfoData buf;
   pq_begintypsend(&buf);
-  pq_sendtext(&buf, ModelJsonText(GetModel(fcinfo, 0)), strlen(ModelJsonText(GetModel(fcinfo, 0))));
+  pq_sendtext(&buf, json, strlen(json));
   PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
 }
 
