@@ -1,0 +1,295 @@
+// Unit tests of released models (include/dperm/model.hpp): the JSON text
+// and prediction with the training preprocessing.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dperm/model.hpp"
+#include "dperm/train.hpp"
+
+namespace {
+
+using dperm::LossKind;
+using dperm::ModelJson;
+using dperm::ModelMeta;
+using dperm::Options;
+using dperm::Plan;
+
+Plan MakePlan(LossKind loss, bool fit_intercept, int d) {
+  Options o;
+  o.epsilon = 1.5;
+  o.delta = 1e-6;
+  o.l2 = 0.1;
+  o.fit_intercept = fit_intercept;
+  o.feature_bound = 2;
+  return dperm::PlanRelease(o, loss, 123, d);
+}
+
+// A small JSON syntax checker (RFC 8259 values; numbers via strtod).
+class JsonChecker {
+ public:
+  explicit JsonChecker(const std::string& s) : s_(s) {}
+  bool Valid() {
+    Space();
+    if (!Value()) return false;
+    Space();
+    return i_ == s_.size();
+  }
+
+ private:
+  void Space() {
+    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) i_++;
+  }
+  bool Literal(const char* word) {
+    size_t len = std::strlen(word);
+    if (s_.compare(i_, len, word) != 0) return false;
+    i_ += len;
+    return true;
+  }
+  bool String() {
+    if (s_[i_] != '"') return false;
+    for (i_++; i_ < s_.size(); i_++) {
+      unsigned char c = static_cast<unsigned char>(s_[i_]);
+      if (c == '"') {
+        i_++;
+        return true;
+      }
+      if (c < 0x20) return false;
+      if (c == '\\') {
+        i_++;
+        if (i_ >= s_.size() || std::strchr("\"\\/bfnrtu", s_[i_]) == nullptr) return false;
+      }
+    }
+    return false;
+  }
+  bool Number() {
+    const char* start = s_.c_str() + i_;
+    if (!(*start == '-' || std::isdigit(static_cast<unsigned char>(*start)))) return false;
+    char* end = nullptr;
+    std::strtod(start, &end);
+    if (end == start) return false;
+    i_ += static_cast<size_t>(end - start);
+    return true;
+  }
+  bool Value() {
+    if (i_ >= s_.size()) return false;
+    char c = s_[i_];
+    if (c == '{') return Container('}', true);
+    if (c == '[') return Container(']', false);
+    if (c == '"') return String();
+    if (c == 't') return Literal("true");
+    if (c == 'f') return Literal("false");
+    if (c == 'n') return Literal("null");
+    return Number();
+  }
+  bool Container(char close, bool object) {
+    i_++;
+    Space();
+    if (i_ < s_.size() && s_[i_] == close) {
+      i_++;
+      return true;
+    }
+    for (;;) {
+      Space();
+      if (object) {
+        if (i_ >= s_.size() || !String()) return false;
+        Space();
+        if (i_ >= s_.size() || s_[i_] != ':') return false;
+        i_++;
+        Space();
+      }
+      if (!Value()) return false;
+      Space();
+      if (i_ >= s_.size()) return false;
+      if (s_[i_] == close) {
+        i_++;
+        return true;
+      }
+      if (s_[i_] != ',') return false;
+      i_++;
+    }
+  }
+  const std::string& s_;
+  size_t i_ = 0;
+};
+
+// The numbers of the array after `"key":`.
+std::vector<double> JsonNumberArray(const std::string& json, const std::string& key) {
+  std::vector<double> out;
+  std::string needle = "\"" + key + "\":[";
+  size_t at = json.find(needle);
+  EXPECT_NE(at, std::string::npos) << key;
+  if (at == std::string::npos) return out;
+  const char* p = json.c_str() + at + needle.size();
+  while (*p != ']') {
+    char* end = nullptr;
+    out.push_back(std::strtod(p, &end));
+    if (end == p) {
+      ADD_FAILURE() << "not a number at " << p;
+      break;
+    }
+    p = end;
+    if (*p == ',') p++;
+  }
+  return out;
+}
+
+double JsonNumber(const std::string& json, const std::string& key) {
+  std::string needle = "\"" + key + "\":";
+  size_t at = json.find(needle);
+  EXPECT_NE(at, std::string::npos) << key;
+  if (at == std::string::npos) return NAN;
+  return std::strtod(json.c_str() + at + needle.size(), nullptr);
+}
+
+bool Contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// The model JSON is valid JSON, carries the coefficients and intercept
+// exactly (they read back as the same doubles), the feature names, the
+// options text, and says "private": false for a seeded release.
+TEST(ModelJson, CoefficientsInterceptNamesSeeded) {
+  Plan p = MakePlan(LossKind::kLogistic, true, 3);
+  std::vector<double> w = {0.1, -2.5e-7, 1.0 / 3.0, -0.75};
+  const char* names[] = {"age", "income \"net\"", "tenure"};
+  ModelMeta meta;
+  meta.created_at = "2026-01-02T03:04:05Z";
+  meta.options_json = "{\"epsilon\": 1.5, \"seed\": 7}";
+  meta.feature_names = names;
+  meta.seeded = true;
+  std::string json = ModelJson(p, w, meta);
+  EXPECT_TRUE(JsonChecker(json).Valid()) << json;
+  std::vector<double> coef = JsonNumberArray(json, "coefficients");
+  ASSERT_EQ(coef.size(), 3u);
+  for (int i = 0; i < 3; i++) EXPECT_EQ(coef[i], w[i]) << i;
+  EXPECT_EQ(JsonNumber(json, "intercept"), w[3]);
+  EXPECT_TRUE(Contains(json, "\"feature_names\":[\"age\",\"income \\\"net\\\"\",\"tenure\"]"))
+      << json;
+  EXPECT_TRUE(Contains(json, "\"private\":false")) << json;
+  EXPECT_TRUE(Contains(json, "\"seeded\":true")) << json;
+  EXPECT_TRUE(Contains(json, "\"loss\":\"logistic\""));
+  EXPECT_TRUE(Contains(json, "\"options\":{\"epsilon\": 1.5, \"seed\": 7}"));
+  EXPECT_TRUE(Contains(json, "\"created_at\":\"2026-01-02T03:04:05Z\""));
+  EXPECT_EQ(JsonNumber(json, "epsilon"), 1.5);
+  EXPECT_EQ(JsonNumber(json, "n"), 123.0);
+  EXPECT_EQ(JsonNumber(json, "sensitivity"), p.sensitivity);
+  EXPECT_EQ(JsonNumber(json, "noise_scale"), p.noise_scale);
+  EXPECT_EQ(JsonNumber(json, "feature_bound"), 2.0);
+}
+
+// Without intercept the intercept is null and there are d coefficients;
+// without names there is no feature_names key; an unseeded release is
+// "private": true.
+TEST(ModelJson, NoInterceptNoNamesPrivate) {
+  Plan p = MakePlan(LossKind::kHuber, false, 2);
+  std::vector<double> w = {-1e-300, 12345.678};
+  ModelMeta meta;
+  std::string json = ModelJson(p, w, meta);
+  EXPECT_TRUE(JsonChecker(json).Valid()) << json;
+  std::vector<double> coef = JsonNumberArray(json, "coefficients");
+  ASSERT_EQ(coef.size(), 2u);
+  EXPECT_EQ(coef[0], w[0]);
+  EXPECT_EQ(coef[1], w[1]);
+  EXPECT_TRUE(Contains(json, "\"intercept\":null")) << json;
+  EXPECT_FALSE(Contains(json, "feature_names"));
+  EXPECT_TRUE(Contains(json, "\"private\":true"));
+  EXPECT_TRUE(Contains(json, "\"seeded\":false"));
+  EXPECT_TRUE(Contains(json, "\"loss\":\"huber\""));
+}
+
+// Non-finite coefficients (impossible from training, but the writer must not
+// emit invalid JSON) become null.
+TEST(ModelJson, NonFiniteBecomesNull) {
+  Plan p = MakePlan(LossKind::kLogistic, true, 1);
+  std::vector<double> w = {std::numeric_limits<double>::quiet_NaN(),
+                           std::numeric_limits<double>::infinity()};
+  std::string json = ModelJson(p, w, ModelMeta());
+  EXPECT_TRUE(JsonChecker(json).Valid()) << json;
+  EXPECT_TRUE(Contains(json, "\"coefficients\":[null]"));
+  EXPECT_TRUE(Contains(json, "\"intercept\":null"));
+}
+
+// x clipped to the bound, computed here: x * bound/||x|| when ||x|| > bound,
+// NaN entries 0 first.
+std::vector<double> ReferenceClip(std::vector<double> x, double bound) {
+  double sq = 0;
+  for (double& v : x) {
+    if (std::isnan(v)) v = 0;
+    sq += v * v;
+  }
+  double norm = std::sqrt(sq);
+  if (norm > bound)
+    for (double& v : x) v *= bound / norm;
+  return x;
+}
+
+double Margin(const std::vector<double>& coef, const std::vector<double>& x, double b) {
+  double m = b;
+  for (size_t i = 0; i < x.size(); i++) m += coef[i] * x[i];
+  return m;
+}
+
+// Predict = sigmoid(<coef, clip(x)> + b) for logistic and the margin itself
+// for Huber, with x clipped to the feature bound as in training.
+TEST(Predict, MatchesClippedMargin) {
+  std::mt19937_64 gen(3);
+  std::normal_distribution<double> normal(0, 1);
+  int clipped = 0;
+  for (int trial = 0; trial < 500; trial++) {
+    int d = 1 + trial % 6;
+    double bound = 0.5 + (trial % 4);
+    std::vector<double> coef(d), x(d), scratch(d);
+    for (double& v : coef) v = 2 * normal(gen);
+    for (double& v : x) v = 2 * normal(gen);
+    double b = normal(gen);
+    std::vector<double> cx = ReferenceClip(x, bound);
+    if (cx != x) clipped++;
+    double m = Margin(coef, cx, b);
+    double tol = 1e-12 * (1 + std::fabs(m));
+    EXPECT_NEAR(dperm::Predict(LossKind::kHuber, coef.data(), d, b, bound, x.data(),
+                               scratch.data()),
+                m, tol);
+    EXPECT_NEAR(dperm::Predict(LossKind::kLogistic, coef.data(), d, b, bound, x.data(),
+                               scratch.data()),
+                1 / (1 + std::exp(-m)), 1e-12);
+  }
+  EXPECT_GT(clipped, 100);  // clipping was exercised
+}
+
+// A worked example: x = (3, 4, NaN), bound 1 -> (0.6, 0.8, 0); coef
+// (0.5, -1, 2), intercept 0.3 -> margin 0.3 - 0.8 + 0.3 = -0.2.
+TEST(Predict, WorkedExample) {
+  double coef[] = {0.5, -1.0, 2.0};
+  double x[] = {3.0, 4.0, std::numeric_limits<double>::quiet_NaN()};
+  double scratch[3];
+  EXPECT_NEAR(dperm::Predict(LossKind::kHuber, coef, 3, 0.3, 1.0, x, scratch), -0.2, 1e-14);
+  EXPECT_NEAR(dperm::Predict(LossKind::kLogistic, coef, 3, 0.3, 1.0, x, scratch),
+              1 / (1 + std::exp(0.2)), 1e-15);
+  // The input row is left untouched (clipping goes to the scratch buffer).
+  EXPECT_EQ(x[0], 3.0);
+  EXPECT_EQ(x[1], 4.0);
+}
+
+// Extreme margins give probabilities 1 and 0, never NaN; infinite features
+// are clipped to the sphere rather than producing inf.
+TEST(Predict, ExtremeMarginsStayFinite) {
+  double coef[] = {1e3};
+  double x_pos[] = {1.0}, x_neg[] = {-1.0}, x_inf[] = {std::numeric_limits<double>::infinity()};
+  double scratch[1];
+  EXPECT_EQ(dperm::Predict(LossKind::kLogistic, coef, 1, 0, 1.0, x_pos, scratch), 1.0);
+  double low = dperm::Predict(LossKind::kLogistic, coef, 1, 0, 1.0, x_neg, scratch);
+  EXPECT_TRUE(std::isfinite(low));
+  EXPECT_GE(low, 0.0);
+  EXPECT_LT(low, 1e-300);
+  EXPECT_NEAR(dperm::Predict(LossKind::kHuber, coef, 1, 5, 2.0, x_inf, scratch), 2005, 1e-10);
+}
+
+}  // namespace

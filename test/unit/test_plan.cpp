@@ -1,0 +1,477 @@
+// Unit tests of OutputGd plans (PlanRelease): step sizes, iterations,
+// sensitivities and noise, each recomputed here from Zhang et al. 2017
+// (Algorithm 1, Lemmas 2-3, Theorems 2-3) or from the tight analysis at the
+// top of src/core/output_gd.cpp.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "dperm/analytic_gaussian.hpp"
+#include "dperm/output_gd.hpp"
+#include "dperm/plan.hpp"
+#include "dperm/train.hpp"
+
+namespace {
+
+using dperm::Accountant;
+using dperm::LossKind;
+using dperm::NoiseKind;
+using dperm::Options;
+using dperm::Plan;
+using dperm::PlanRelease;
+
+Options Opts(double epsilon, double delta, double l2, bool fit_intercept = true,
+             Accountant accountant = Accountant::kTight) {
+  Options o;
+  o.epsilon = epsilon;
+  o.delta = delta;
+  o.l2 = l2;
+  o.fit_intercept = fit_intercept;
+  o.accountant = accountant;
+  return o;
+}
+
+// Public constants for a loss: {R, L, beta} from feature_bound and
+// fit_intercept (R = sqrt(feature_bound^2 + fit_intercept)).
+struct Constants {
+  double R, L, beta;
+};
+Constants ConstantsFor(const Options& o, LossKind loss) {
+  double R = std::sqrt(o.feature_bound * o.feature_bound + (o.fit_intercept ? 1 : 0));
+  if (loss == LossKind::kLogistic) return {R, R, R * R / 4};
+  return {R, o.huber_delta * R, R * R};
+}
+
+// The tight sensitivity of T steps of GD with step eta, written from the
+// recursion Delta_{t+1} = (1 - eta mu) Delta_t + 2 eta L / n by summing the
+// geometric series explicitly (mu > 0), or Delta_T = 2 eta L T / n (mu = 0).
+double TightSensitivity(double L, double mu, double eta, int64_t T, int64_t n) {
+  if (mu == 0) return 2 * eta * L * double(T) / double(n);
+  return 2 * L / (double(n) * mu) * (1 - std::pow(1 - eta * mu, double(T)));
+}
+
+// The number from `"key":<number>` in a JSON text.
+double JsonNumber(const std::string& json, const std::string& key) {
+  std::string needle = "\"" + key + "\":";
+  size_t at = json.find(needle);
+  EXPECT_NE(at, std::string::npos) << key << " missing in " << json;
+  if (at == std::string::npos) return NAN;
+  return std::strtod(json.c_str() + at + needle.size(), nullptr);
+}
+
+// Tight, strongly convex: step 2/(beta + 2 mu), sensitivity
+// 2L/(n mu) (1 - (1 - eta mu)^T) <= 2L/(n mu), for both losses.
+TEST(PlanTight, StronglyConvexStepAndSensitivity) {
+  for (LossKind loss : {LossKind::kLogistic, LossKind::kHuber}) {
+    for (bool fit_intercept : {true, false}) {
+      for (double l2 : {0.01, 0.1, 1.0}) {
+        Options o = Opts(1.0, 1e-6, l2, fit_intercept);
+        o.feature_bound = 1.5;
+        o.huber_delta = 0.8;
+        const int64_t n = 5000;
+        Plan p = PlanRelease(o, loss, n, 7);
+        Constants c = ConstantsFor(o, loss);
+        EXPECT_DOUBLE_EQ(p.R, c.R);
+        EXPECT_DOUBLE_EQ(p.L, c.L);
+        EXPECT_DOUBLE_EQ(p.beta, c.beta);
+        EXPECT_EQ(p.mu, l2);
+        EXPECT_EQ(p.dim, 7 + (fit_intercept ? 1 : 0));
+        EXPECT_DOUBLE_EQ(p.step_size, 2 / (c.beta + 2 * l2));
+        EXPECT_DOUBLE_EQ(p.max_step_size, 2 / (c.beta + 2 * l2));
+        ASSERT_GE(p.iterations, 1);
+        double expected = TightSensitivity(c.L, l2, p.step_size, p.iterations, n);
+        EXPECT_NEAR(p.sensitivity, expected, 1e-12 * expected);
+        EXPECT_LE(p.sensitivity, 2 * c.L / (n * l2));
+        EXPECT_GT(p.sensitivity, 0.0);
+      }
+    }
+  }
+}
+
+// Tight, convex (l2 = 0): default step 1/beta, sensitivity 2 eta L T / n,
+// and the largest allowed step is 2/beta.
+TEST(PlanTight, ConvexStepAndSensitivity) {
+  for (LossKind loss : {LossKind::kLogistic, LossKind::kHuber}) {
+    Options o = Opts(0.5, 1e-5, 0.0);
+    const int64_t n = 20000;
+    Plan p = PlanRelease(o, loss, n, 4);
+    Constants c = ConstantsFor(o, loss);
+    EXPECT_DOUBLE_EQ(p.step_size, 1 / c.beta);
+    EXPECT_DOUBLE_EQ(p.max_step_size, 2 / c.beta);
+    EXPECT_NEAR(p.sensitivity, 2 * p.step_size * c.L * double(p.iterations) / n,
+                1e-12 * p.sensitivity);
+  }
+}
+
+// Tight, convex default T: minimising the optimisation error D^2/(2 eta T)
+// plus the noise error beta/2 k (2 eta L T / n)^2 (k = E||z||^2 per unit
+// sensitivity, D = 1) over T gives T^3 = D^2 n^2 / (8 beta k eta^3 L^2).
+TEST(PlanTight, ConvexDefaultIterationsBalanceErrors) {
+  for (double delta : {0.0, 1e-6}) {
+    Options o = Opts(1.0, delta, 0.0);
+    const int64_t n = 100000;
+    const int d = 6;
+    Plan p = PlanRelease(o, LossKind::kLogistic, n, d);
+    Constants c = ConstantsFor(o, LossKind::kLogistic);
+    int dim = d + 1;
+    double k = delta > 0 ? dim * std::pow(dperm::AnalyticGaussianSigma(1.0, delta, 1.0), 2)
+                         : dim * (dim + 1.0) * 1.0;  // (1/epsilon)^2 = 1
+    double eta = 1 / c.beta;
+    double t = std::cbrt(double(n) * n / (8 * c.beta * k * eta * eta * eta * c.L * c.L));
+    EXPECT_EQ(p.iterations, static_cast<int64_t>(std::ceil(t))) << "delta=" << delta;
+    // And the total error at T is no worse than at T + 1 (T is past the
+    // real minimiser).
+    auto total = [&](double T) {
+      return 1 / (2 * eta * T) + c.beta / 2 * k * std::pow(2 * eta * c.L * T / n, 2);
+    };
+    EXPECT_LE(total(double(p.iterations)), total(double(p.iterations) + 1));
+  }
+}
+
+// Default T for mu > 0 (tight): the smallest T with
+// c^(2T) D^2 <= 1% E||z||^2, c = 1 - eta mu, D = L/mu and E||z||^2 at the
+// sensitivity bound 2L/(n mu); T - 1 does not satisfy it.
+TEST(PlanTight, StronglyConvexDefaultIterationsSmallest) {
+  for (double delta : {0.0, 1e-5}) {
+    for (int64_t n : {100, 5000, 1000000}) {
+      for (double l2 : {0.05, 1.0}) {
+        Options o = Opts(0.8, delta, l2);
+        const int d = 9;
+        Plan p = PlanRelease(o, LossKind::kLogistic, n, d);
+        Constants c = ConstantsFor(o, LossKind::kLogistic);
+        int dim = d + 1;
+        double bound = 2 * c.L / (n * l2);
+        double noise = delta > 0
+                           ? dim * std::pow(dperm::AnalyticGaussianSigma(0.8, delta, bound), 2)
+                           : dim * (dim + 1.0) * std::pow(bound / 0.8, 2);
+        double D = c.L / l2;
+        double contraction = 1 - p.step_size * l2;
+        auto ok = [&](int64_t T) {
+          return std::pow(contraction, 2.0 * T) * D * D <= 0.01 * noise * (1 + 1e-12);
+        };
+        SCOPED_TRACE("delta=" + std::to_string(delta) + " n=" + std::to_string(n) +
+                     " l2=" + std::to_string(l2));
+        EXPECT_DOUBLE_EQ(p.norm_bound, D);
+        EXPECT_TRUE(ok(p.iterations)) << "T=" << p.iterations;
+        if (p.iterations > 1) {
+          EXPECT_FALSE(ok(p.iterations - 1)) << "T=" << p.iterations;
+        }
+      }
+    }
+  }
+}
+
+// A default T beyond 100000 is capped, said in the note, and the sensitivity
+// follows the capped T.
+TEST(PlanTight, DefaultIterationsCapped) {
+  Options o = Opts(1.0, 1e-6, 1e-7);
+  Plan p = PlanRelease(o, LossKind::kLogistic, 10000000, 3);
+  EXPECT_EQ(p.iterations, 100000);
+  EXPECT_NE(p.note.find("capped"), std::string::npos) << p.note;
+  EXPECT_NEAR(p.sensitivity, TightSensitivity(p.L, p.mu, p.step_size, 100000, p.n),
+              1e-10 * p.sensitivity);
+}
+
+// A step above what the analysis covers is rejected: 2/(beta + 2 mu) when
+// mu > 0, 2/beta when mu = 0 (tight); 1/(mu + beta_f), 1/beta (paper).
+TEST(PlanSteps, TooLargeStepRejected) {
+  struct Case {
+    Accountant accountant;
+    double l2;
+    double max_step;  // from the constants, for logistic with R^2 = 2
+  };
+  const double beta = 0.5;  // logistic, feature_bound 1 with intercept
+  Case cases[] = {{Accountant::kTight, 0.2, 2 / (beta + 0.4)},
+                  {Accountant::kTight, 0.0, 2 / beta},
+                  {Accountant::kPaper, 0.2, 1 / (0.2 + beta + 0.2)},
+                  {Accountant::kPaper, 0.0, 1 / beta}};
+  for (const Case& c : cases) {
+    Options o = Opts(1, 1e-5, c.l2, true, c.accountant);
+    o.step_size = c.max_step * 1.001;
+    try {
+      PlanRelease(o, LossKind::kLogistic, 1000, 3);
+      ADD_FAILURE() << "step " << o.step_size << " accepted (l2=" << c.l2 << ")";
+    } catch (const dperm::Error& e) {
+      EXPECT_EQ(e.kind(), dperm::ErrorKind::kInvalidParameter);
+      EXPECT_NE(std::string(e.what()).find("step_size"), std::string::npos) << e.what();
+    }
+    // A step just under the limit is accepted and used.
+    o.step_size = c.max_step * 0.999;
+    Plan p = PlanRelease(o, LossKind::kLogistic, 1000, 3);
+    EXPECT_EQ(p.step_size, o.step_size);
+    EXPECT_DOUBLE_EQ(p.max_step_size, c.max_step);
+  }
+}
+
+// Given iterations and step_size are used as given, and the sensitivity is
+// computed from them.
+TEST(PlanTight, GivenIterationsAndStepUsed) {
+  for (double l2 : {0.0, 0.3}) {
+    Options o = Opts(2.0, 0.0, l2);
+    o.iterations = 77;
+    o.step_size = 0.25;
+    Plan p = PlanRelease(o, LossKind::kHuber, 321, 2);
+    EXPECT_EQ(p.iterations, 77);
+    EXPECT_EQ(p.step_size, 0.25);
+    EXPECT_EQ(p.iterations_rule, "given");
+    double expected = TightSensitivity(p.L, l2, 0.25, 77, 321);
+    EXPECT_NEAR(p.sensitivity, expected, 1e-12 * expected);
+  }
+}
+
+// TightGdSensitivity itself: the closed form matches iterating the recursion
+// Delta_{t+1} = (1 - eta mu) Delta_t + 2 eta L / n.
+TEST(PlanTight, ClosedFormMatchesRecursion) {
+  for (double mu : {0.0, 1e-6, 0.01, 0.5}) {
+    double L = 1.3, eta = 0.7;
+    int64_t n = 123;
+    double delta = 0;
+    for (int64_t T = 1; T <= 3000; T++) {
+      delta = (1 - eta * mu) * delta + 2 * eta * L / n;
+      if (T % 137 == 0 || T == 1 || T == 3000) {
+        EXPECT_NEAR(dperm::TightGdSensitivity(L, mu, eta, T, n), delta, 1e-12 * delta)
+            << "mu=" << mu << " T=" << T;
+      }
+    }
+  }
+}
+
+// Paper, strongly convex: eta = 1/(mu + beta_f) with beta_f = beta + mu,
+// Lemma 3 sensitivity 5L(mu + beta_f)/(n mu beta_f), Theorem 2's T with
+// D = L/mu: ceil((mu^2 + beta_f^2)/(mu beta_f) log(n^2 eps^2 / dim_term)),
+// dim_term = dim log(1/delta) (delta > 0) or dim^2 (delta = 0).
+TEST(PlanPaper, StronglyConvexLemma3AndTheorem2) {
+  for (LossKind loss : {LossKind::kLogistic, LossKind::kHuber}) {
+    for (double delta : {0.0, 1e-6}) {
+      for (double l2 : {0.01, 0.5}) {
+        const double eps = 0.7;
+        const int64_t n = 40000;
+        const int d = 11;
+        Options o = Opts(eps, delta, l2, true, Accountant::kPaper);
+        Plan p = PlanRelease(o, loss, n, d);
+        Constants c = ConstantsFor(o, loss);
+        double mu = l2, beta_f = c.beta + mu;
+        int dim = d + 1;
+        SCOPED_TRACE("delta=" + std::to_string(delta) + " l2=" + std::to_string(l2));
+        EXPECT_DOUBLE_EQ(p.step_size, 1 / (mu + beta_f));
+        double lemma3 = 5 * c.L * (mu + beta_f) / (double(n) * mu * beta_f);
+        EXPECT_NEAR(p.sensitivity, lemma3, 1e-12 * lemma3);
+        double dim_term = delta > 0 ? dim * std::log(1 / delta) : double(dim) * dim;
+        double T = (mu * mu + beta_f * beta_f) / (mu * beta_f) *
+                   std::log(double(n) * n * eps * eps / dim_term);
+        EXPECT_EQ(p.iterations, static_cast<int64_t>(std::ceil(T)));
+        EXPECT_DOUBLE_EQ(p.norm_bound, c.L / mu);
+      }
+    }
+  }
+}
+
+// Paper, convex: eta = 1/beta, Lemma 2 sensitivity 3 L T eta / n, Theorem 3's
+// T = ceil(cbrt(beta^2 n^2 eps^2 D^2 / (L^2 dim_term))) with D = 1.
+TEST(PlanPaper, ConvexLemma2AndTheorem3) {
+  for (LossKind loss : {LossKind::kLogistic, LossKind::kHuber}) {
+    for (double delta : {0.0, 1e-6}) {
+      const double eps = 1.5;
+      const int64_t n = 250000;
+      const int d = 5;
+      Options o = Opts(eps, delta, 0.0, false, Accountant::kPaper);
+      o.feature_bound = 2;
+      Plan p = PlanRelease(o, loss, n, d);
+      Constants c = ConstantsFor(o, loss);
+      int dim = d;
+      SCOPED_TRACE("delta=" + std::to_string(delta));
+      EXPECT_DOUBLE_EQ(p.step_size, 1 / c.beta);
+      double dim_term = delta > 0 ? dim * std::log(1 / delta) : double(dim) * dim;
+      double T = std::cbrt(c.beta * c.beta * double(n) * n * eps * eps / (c.L * c.L * dim_term));
+      EXPECT_EQ(p.iterations, static_cast<int64_t>(std::ceil(T)));
+      double lemma2 = 3 * c.L * double(p.iterations) * (1 / c.beta) / n;
+      EXPECT_NEAR(p.sensitivity, lemma2, 1e-12 * lemma2);
+    }
+  }
+}
+
+// Paper mode with mu > 0 needs n >= 2 (Lemma 3's assumption).
+TEST(PlanPaper, StronglyConvexNeedsTwoRows) {
+  EXPECT_THROW(PlanRelease(Opts(1, 0, 0.1, true, Accountant::kPaper), LossKind::kLogistic, 1, 2),
+               dperm::Error);
+  EXPECT_NO_THROW(PlanRelease(Opts(1, 0, 0.1, true, Accountant::kPaper), LossKind::kLogistic, 2, 2));
+}
+
+// For the same n, d, T and step the tight sensitivity is strictly smaller
+// than the paper's (Lemma 3: at least 2.5x; Lemma 2: 2/3), and so are the
+// default plans. Prints the ratio for BANK-like inputs (n = 45211, d = 42,
+// l2 = 0.1, no intercept).
+TEST(PlanPaper, TightIsSmallerThanPaper) {
+  for (double l2 : {0.0, 0.001, 0.1, 2.0}) {
+    for (bool fit_intercept : {true, false}) {
+      Options paper = Opts(1, 1e-6, l2, fit_intercept, Accountant::kPaper);
+      Plan pp = PlanRelease(paper, LossKind::kLogistic, 45211, 42);
+      // Same T and step in the tight analysis (the paper's step is allowed).
+      Options tight = Opts(1, 1e-6, l2, fit_intercept, Accountant::kTight);
+      tight.iterations = pp.iterations;
+      tight.step_size = pp.step_size;
+      Plan pt = PlanRelease(tight, LossKind::kLogistic, 45211, 42);
+      EXPECT_LT(pt.sensitivity, pp.sensitivity) << "l2=" << l2;
+      if (l2 == 0) {
+        EXPECT_NEAR(pt.sensitivity / pp.sensitivity, 2.0 / 3.0, 1e-12);
+      } else {
+        EXPECT_LE(pt.sensitivity / pp.sensitivity, 0.4 + 1e-12);
+      }
+      // The default plans as well.
+      Plan pd = PlanRelease(Opts(1, 1e-6, l2, fit_intercept), LossKind::kLogistic, 45211, 42);
+      if (l2 > 0) {
+        EXPECT_LT(pd.sensitivity, pp.sensitivity) << "l2=" << l2;
+      }
+    }
+  }
+  // BANK-like inputs, default plans of both accountants.
+  for (double delta : {0.0, 1e-6}) {
+    Plan tight = PlanRelease(Opts(1, delta, 0.1, false), LossKind::kLogistic, 45211, 42);
+    Plan paper =
+        PlanRelease(Opts(1, delta, 0.1, false, Accountant::kPaper), LossKind::kLogistic, 45211, 42);
+    // Expected from the formulas: R = L = 1, beta = 1/4, beta_f = 0.35.
+    double paper_expected = 5 * 1.0 * (0.1 + 0.35) / (45211 * 0.1 * 0.35);
+    EXPECT_NEAR(paper.sensitivity, paper_expected, 1e-12 * paper_expected);
+    double ratio = tight.sensitivity / paper.sensitivity;
+    EXPECT_LT(ratio, 1.0);
+    // At most (2 L/(n mu)) / Lemma 3 = 2 beta_f / (5 (mu + beta_f)) = 0.3111.
+    EXPECT_LE(ratio, 2 * 0.35 / (5 * 0.45) + 1e-12);
+    std::cout << "[ info ] BANK-like (n=45211, d=42, l2=0.1, no intercept, eps=1, delta="
+              << delta << "): tight " << tight.sensitivity << " (T=" << tight.iterations
+              << ") / paper " << paper.sensitivity << " (T=" << paper.iterations
+              << ") = " << ratio << "; noise scale " << tight.noise_scale << " vs "
+              << paper.noise_scale << "\n";
+  }
+}
+
+// delta = 0: Laplace-vector noise with scale Delta/epsilon and
+// E||z||^2 = dim (dim + 1) scale^2 (radius ~ Gamma(dim, scale)).
+TEST(PlanNoise, PureDpUsesLaplaceVector) {
+  for (Accountant a : {Accountant::kTight, Accountant::kPaper}) {
+    Options o = Opts(0.3, 0.0, 0.1, true, a);
+    Plan p = PlanRelease(o, LossKind::kLogistic, 1000, 4);
+    EXPECT_EQ(p.noise, NoiseKind::kLaplaceVector);
+    EXPECT_DOUBLE_EQ(p.noise_scale, p.sensitivity / 0.3);
+    EXPECT_DOUBLE_EQ(p.expected_noise_sq, 5.0 * 6.0 * p.noise_scale * p.noise_scale);
+  }
+}
+
+// delta > 0, tight: Gaussian noise with the analytic sigma for the plan's
+// sensitivity and E||z||^2 = dim sigma^2.
+TEST(PlanNoise, ApproximateDpUsesAnalyticGaussian) {
+  for (double eps : {0.1, 1.0, 8.0}) {
+    Options o = Opts(eps, 1e-5, 0.1);
+    Plan p = PlanRelease(o, LossKind::kHuber, 1000, 4);
+    EXPECT_EQ(p.noise, NoiseKind::kGaussian);
+    double sigma = dperm::AnalyticGaussianSigma(eps, 1e-5, p.sensitivity);
+    EXPECT_NEAR(p.noise_scale, sigma, 1e-12 * sigma);
+    EXPECT_NEAR(p.expected_noise_sq, 5 * sigma * sigma, 1e-12 * sigma * sigma);
+    // The analytic sigma meets delta: GaussianDelta(sigma) <= delta.
+    EXPECT_LE(dperm::GaussianDelta(p.noise_scale, eps, p.sensitivity), 1e-5);
+  }
+}
+
+// delta > 0, paper: sigma = sqrt(2 log(2/delta)) Delta/eps (Algorithm 1,
+// line 7), unless that is below the analytic sigma (large epsilon), when the
+// analytic one is used and the note says so.
+TEST(PlanNoise, PaperGaussianLine7OrAnalytic) {
+  {
+    Options o = Opts(0.5, 1e-5, 0.1, true, Accountant::kPaper);
+    Plan p = PlanRelease(o, LossKind::kLogistic, 1000, 4);
+    double line7 = std::sqrt(2 * std::log(2 / 1e-5)) * p.sensitivity / 0.5;
+    ASSERT_GT(line7, dperm::AnalyticGaussianSigma(0.5, 1e-5, p.sensitivity));
+    EXPECT_EQ(p.noise, NoiseKind::kGaussian);
+    EXPECT_NEAR(p.noise_scale, line7, 1e-12 * line7);
+    EXPECT_TRUE(p.note.empty()) << p.note;
+  }
+  {
+    Options o = Opts(1000, 0.5, 0.1, true, Accountant::kPaper);
+    Plan p = PlanRelease(o, LossKind::kLogistic, 1000, 4);
+    double line7 = std::sqrt(2 * std::log(2 / 0.5)) * p.sensitivity / 1000;
+    double analytic = dperm::AnalyticGaussianSigma(1000, 0.5, p.sensitivity);
+    ASSERT_GT(analytic, line7);
+    EXPECT_NEAR(p.noise_scale, analytic, 1e-12 * analytic);
+    EXPECT_FALSE(p.note.empty());
+  }
+}
+
+// ExpectedNoiseSq: dim sigma^2 (Gaussian), dim (dim + 1) scale^2 (Laplace).
+TEST(PlanNoise, ExpectedNoiseSq) {
+  EXPECT_DOUBLE_EQ(dperm::ExpectedNoiseSq(NoiseKind::kGaussian, 7, 0.5), 7 * 0.25);
+  EXPECT_DOUBLE_EQ(dperm::ExpectedNoiseSq(NoiseKind::kLaplaceVector, 7, 0.5), 56 * 0.25);
+}
+
+// L and beta come from the options alone: R = sqrt(feature_bound^2 +
+// fit_intercept); logistic L = R, beta = R^2/4; Huber L = huber_delta R,
+// beta = R^2.
+TEST(PlanConstants, FromOptions) {
+  for (bool fit_intercept : {true, false}) {
+    Options o = Opts(1, 0, 0.1, fit_intercept);
+    o.feature_bound = 3;
+    o.huber_delta = 0.5;
+    double R2 = 9 + (fit_intercept ? 1 : 0);
+    Plan pl = PlanRelease(o, LossKind::kLogistic, 100, 2);
+    EXPECT_DOUBLE_EQ(pl.R, std::sqrt(R2));
+    EXPECT_DOUBLE_EQ(pl.L, std::sqrt(R2));
+    EXPECT_DOUBLE_EQ(pl.beta, R2 / 4);
+    Plan ph = PlanRelease(o, LossKind::kHuber, 100, 2);
+    EXPECT_DOUBLE_EQ(ph.L, 0.5 * std::sqrt(R2));
+    EXPECT_DOUBLE_EQ(ph.beta, R2);
+    EXPECT_EQ(ph.n, 100);
+    EXPECT_EQ(ph.d, 2);
+    EXPECT_EQ(ph.dim, fit_intercept ? 3 : 2);
+  }
+}
+
+// Options output_gd has no use for are rejected, naming the option: l1 > 0,
+// radius, batch_size, ls_sigma (0 counts as given).
+TEST(PlanOptions, UnsupportedOptionsRejected) {
+  struct Case {
+    const char* key;
+    void (*set)(Options&);
+  };
+  Case cases[] = {{"l1", [](Options& o) { o.l1 = 0.1; }},
+                  {"radius", [](Options& o) { o.radius = 2; }},
+                  {"batch_size", [](Options& o) { o.batch_size = 32; }},
+                  {"ls_sigma", [](Options& o) { o.ls_sigma = 0; }}};
+  for (const Case& c : cases) {
+    Options o = Opts(1, 0, 0.1);
+    c.set(o);
+    try {
+      PlanRelease(o, LossKind::kLogistic, 100, 3);
+      ADD_FAILURE() << c.key << " accepted";
+    } catch (const dperm::Error& e) {
+      EXPECT_EQ(e.kind(), dperm::ErrorKind::kInvalidParameter);
+      EXPECT_NE(std::string(e.what()).find(c.key), std::string::npos) << e.what();
+    }
+  }
+  // l1 = 0 is the default and is fine.
+  EXPECT_NO_THROW(PlanRelease(Opts(1, 0, 0.1), LossKind::kLogistic, 100, 3));
+}
+
+// Shape errors: no rows, or no coordinates at all (d = 0 without intercept).
+TEST(PlanOptions, ShapeErrors) {
+  EXPECT_THROW(PlanRelease(Opts(1, 0, 0.1), LossKind::kLogistic, 0, 3), dperm::Error);
+  EXPECT_THROW(PlanRelease(Opts(1, 0, 0.1, false), LossKind::kLogistic, 10, 0), dperm::Error);
+  Plan p = PlanRelease(Opts(1, 0, 0.1, true), LossKind::kLogistic, 10, 0);
+  EXPECT_EQ(p.dim, 1);
+}
+
+// PlanJson carries the plan's numbers (read back exactly).
+TEST(PlanJson, CarriesNumbers) {
+  Plan p = PlanRelease(Opts(0.9, 1e-7, 0.05), LossKind::kHuber, 777, 3);
+  std::string json = dperm::PlanJson(p);
+  EXPECT_EQ(JsonNumber(json, "sensitivity"), p.sensitivity);
+  EXPECT_EQ(JsonNumber(json, "noise_scale"), p.noise_scale);
+  EXPECT_EQ(JsonNumber(json, "step_size"), p.step_size);
+  EXPECT_EQ(JsonNumber(json, "iterations"), double(p.iterations));
+  EXPECT_EQ(JsonNumber(json, "L"), p.L);
+  EXPECT_EQ(JsonNumber(json, "expected_noise_norm_sq"), p.expected_noise_sq);
+  EXPECT_NE(json.find("\"noise\":\"gaussian\""), std::string::npos);
+  EXPECT_NE(json.find("\"loss\":\"huber\""), std::string::npos);
+}
+
+}  // namespace
