@@ -18,6 +18,7 @@
 #include "dperm/random.hpp"
 #include "dperm/rows.hpp"
 #include "dperm/train.hpp"
+#include "test_helpers.hpp"
 
 namespace {
 
@@ -30,16 +31,7 @@ using dperm::PlanRelease;
 using dperm::SecureRng;
 using dperm::TrainModel;
 
-Options Opts(double epsilon, double delta, double l2, bool fit_intercept,
-             Accountant accountant = Accountant::kTight) {
-  Options o;
-  o.epsilon = epsilon;
-  o.delta = delta;
-  o.l2 = l2;
-  o.fit_intercept = fit_intercept;
-  o.accountant = accountant;
-  return o;
-}
+using dperm::testing::Opts;
 
 // Rows of stride d + 1 (features, then label) with features clipped to
 // norm <= 1: logistic labels +-1 drawn from a logistic model, Huber targets

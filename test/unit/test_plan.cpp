@@ -13,6 +13,7 @@
 #include "dperm/output_gd.hpp"
 #include "dperm/plan.hpp"
 #include "dperm/train.hpp"
+#include "test_helpers.hpp"
 
 namespace {
 
@@ -23,16 +24,7 @@ using dperm::Options;
 using dperm::Plan;
 using dperm::PlanRelease;
 
-Options Opts(double epsilon, double delta, double l2, bool fit_intercept = true,
-             Accountant accountant = Accountant::kTight) {
-  Options o;
-  o.epsilon = epsilon;
-  o.delta = delta;
-  o.l2 = l2;
-  o.fit_intercept = fit_intercept;
-  o.accountant = accountant;
-  return o;
-}
+using dperm::testing::Opts;
 
 // Public constants for a loss: {R, L, beta} from feature_bound and
 // fit_intercept (R = sqrt(feature_bound^2 + fit_intercept)).
