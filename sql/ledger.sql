@@ -33,3 +33,13 @@ SELECT count(*) AS visible_before FROM dperm.ledger;
 SELECT dp_logreg(f, y, dp_options(epsilon => 0.1, l2 => 1)) IS NOT NULL AS released FROM small;
 SELECT count(*) AS visible_after, bool_and(role = current_user) AS own_rows_only FROM dperm.ledger;
 RESET ROLE;
+
+-- a budget changed in the releasing transaction is locked until it commits:
+-- the release fails after a short wait instead of hanging
+CREATE TABLE locked AS SELECT ARRAY[0.1, 0.2]::float8[] AS f, true AS y;
+SELECT dperm.set_budget('locked', 1);
+BEGIN;
+SELECT dperm.set_budget('locked', 2);
+SELECT dp_logreg(f, y, dp_options(epsilon => 0.1, l2 => 1)) FROM locked;
+ROLLBACK;
+SELECT dp_logreg(f, y, dp_options(epsilon => 0.1, l2 => 1)) IS NOT NULL AS released FROM locked;

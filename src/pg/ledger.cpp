@@ -156,10 +156,10 @@ void AppendLedgerRow(LedgerRequest* req) {
           "INSERT INTO dperm.ledger (released_at, role, relations, relation_names,"
           "  algorithm, mechanism, loss, neighbors, epsilon, delta, n, d, seeded, query)"
           " SELECT $1, $2::name, $3::regclass[],"
-          "  ARRAY(SELECT format('%I.%I', ns.nspname, c.relname)"
+          "  ARRAY(SELECT coalesce(format('%I.%I', ns.nspname, c.relname), u.relid::text)"
           "          FROM unnest($3) WITH ORDINALITY u(relid, i)"
-          "          JOIN pg_class c ON c.oid = u.relid"
-          "          JOIN pg_namespace ns ON ns.oid = c.relnamespace ORDER BY u.i),"
+          "          LEFT JOIN pg_class c ON c.oid = u.relid"
+          "          LEFT JOIN pg_namespace ns ON ns.oid = c.relnamespace ORDER BY u.i),"
           "  $4, $5, $6, $7, $8, $9, $10, $11, $12, $13"
           " RETURNING id",
           13, types, args, nulls, false, 1) != SPI_OK_INSERT_RETURNING ||
@@ -179,6 +179,13 @@ int PinSearchPath() {
                     GUC_ACTION_SAVE, true, 0, false);
   return level;
 }
+
+// The writer waits at most this long for a budget row. Charges hold it for
+// milliseconds; a longer wait means an uncommitted change to the budget,
+// possibly by the releasing transaction itself, which waits for the writer:
+// without a timeout that would hang (the deadlock detector cannot see a wait
+// for a background worker).
+const char* const kBudgetLockTimeout = "5s";
 
 void CopyText(char* dst, size_t size, const char* src) {
   strlcpy(dst, src != nullptr ? src : "", size);
@@ -263,6 +270,11 @@ int64 ChargeRelease(const Plan& plan, const Oid* relations, int n_relations,
   if (status == kRefused)
     ereport(ERROR, (errcode(kBudgetExceeded), errmsg("%s", message),
                     errdetail("%s", detail), errhint("%s", hint)));
+  if (status == kFailed && sqlstate == ERRCODE_LOCK_NOT_AVAILABLE)
+    ereport(ERROR, (errcode(sqlstate),
+                    errmsg("the privacy budget of a relation this release reads is locked by an uncommitted transaction"),
+                    errhint("If this transaction changed the budget with dperm.set_budget, commit it first. "
+                            "The release was not charged and no model was computed.")));
   if (status == kFailed)
     ereport(ERROR, (errcode(sqlstate), errmsg("dperm ledger writer failed: %s", message),
                     errhint("The release was not charged and no model was computed.")));
@@ -298,6 +310,8 @@ void dperm_ledger_worker_main(Datum arg) {
     SPI_connect();
     PushActiveSnapshot(GetTransactionSnapshot());
     int guc_level = PinSearchPath();
+    set_config_option("lock_timeout", kBudgetLockTimeout, PGC_USERSET, PGC_S_SESSION,
+                      GUC_ACTION_SAVE, true, 0, false);
     bool charge = WithinBudgets(req);
     if (charge) AppendLedgerRow(req);
     AtEOXact_GUC(true, guc_level);

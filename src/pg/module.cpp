@@ -16,8 +16,11 @@ namespace dperm::pg {
 bool g_allow_seed = false;
 
 namespace {
-// Reads PostgreSQL's interrupt flag; never raises, so the core may call it.
-bool InterruptIsPending() { return InterruptPending != 0; }
+// True when a cancel or termination is pending: the interrupts that end a
+// query. Reads flags only and never raises, so the core may call it.
+bool InterruptIsPending() {
+  return InterruptPending && (QueryCancelPending || ProcDiePending);
+}
 }  // namespace
 
 }  // namespace dperm::pg
