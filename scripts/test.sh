@@ -30,12 +30,15 @@ fi
 regress_passed=$(grep -cE '^(test|     ) *[a-z_]+ +\.\.\. ok' "$regress_log" || true)
 regress_failed=$(grep -cE '\.\.\. FAILED' "$regress_log" || true)
 regress_total=$((regress_passed + regress_failed))
-# pg_dump keeps budgets and the ledger
-if pg_virtualenv -o max_worker_processes=16 bash test/dump_restore.sh; then
-  script_passed=$((script_passed + 1))
-else
-  regress_failed=$((regress_failed + 1)); regress_status=1
-fi
+# Server-level checks: pg_dump keeps budgets and the ledger; concurrent
+# charges are atomic.
+for check in test/dump_restore.sh test/concurrent_charges.sh; do
+  if pg_virtualenv -o max_worker_processes=20 bash "$check"; then
+    script_passed=$((script_passed + 1))
+  else
+    regress_failed=$((regress_failed + 1)); regress_status=1
+  fi
+done
 [ -f results/utility_figures.txt ] && { echo "BANK utility figures:"; cat results/utility_figures.txt; }
 echo "unit tests passed: ${unit_passed:-0}; pg_regress tests: $regress_passed of $regress_total; script checks: $script_passed"
 echo "dperm: $(( ${unit_passed:-0} + regress_passed + script_passed )) passed, $((regress_failed + (regress_status != 0 && regress_failed == 0 ? 1 : 0))) failed"
