@@ -9,7 +9,8 @@ CREATE TABLE patients AS
     FROM generate_series(1, 500) i;
 CREATE TABLE visits AS SELECT i FROM generate_series(1, 500) i;
 GRANT SELECT ON patients, visits TO regress_dperm_analyst;
-SELECT dperm.set_budget('patients', 1.0, 1e-6);
+-- this file checks basic composition (plain sums); rdp_ledger.sql checks RDP
+SELECT dperm.set_budget('patients', 1.0, 1e-6, accounting => 'basic');
 RESET ROLE;
 
 -- only the owner (or a superuser) may set a budget
@@ -57,7 +58,7 @@ RESET ROLE;
 
 -- the dataset option adds a relation to charge (e.g. when rows come through
 -- a function dperm cannot see into); it never removes inferred ones
-SELECT dperm.set_budget('visits', 0.5);
+SELECT dperm.set_budget('visits', 0.5, accounting => 'basic');
 SELECT dp_logreg(features, sick, dp_options(epsilon => 0.6, l2 => 0.1, dataset => 'visits'))
   FROM (VALUES (ARRAY[0.1, 0.2]::float8[], true)) v(features, sick);
 SELECT dp_logreg(features, sick, dp_options(epsilon => 0.2, l2 => 0.1, dataset => 'visits')) IS NOT NULL AS released

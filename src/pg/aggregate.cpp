@@ -6,6 +6,7 @@
 // Combine appends, serialise/deserialise use a versioned bytea, so the
 // aggregates run under parallel query. The final function plans, charges the
 // ledger, then trains.
+#include "dperm/budget.hpp"
 #include "dperm/model.hpp"
 #include "dperm/random.hpp"
 #include "dperm/rows.hpp"
@@ -288,10 +289,15 @@ DPERM_FUNCTION(dperm_final) {
   Oid* relations = RelationsRead(fcinfo, parsed.dataset, &n_relations);
 
   PgBox<dperm::Plan> plan(CurrentMemoryContext);
-  RunCore([&] { plan.Emplace(dperm::PlanRelease(o, loss, st->n, st->d)); });
+  PgBox<std::vector<double>> curve(CurrentMemoryContext);
+  RunCore([&] {
+    plan.Emplace(dperm::PlanRelease(o, loss, st->n, st->d));
+    curve.Emplace(dperm::ReleaseRdpCurve(*plan));
+  });
 
   // Charged before the model is computed: a refused release trains nothing.
-  ChargeRelease(*plan, relations, n_relations, o.has_seed);
+  ChargeRelease(*plan, curve->data(), static_cast<int>(curve->size()), relations,
+                n_relations, o.has_seed);
 
   uint8 key[32];
   if (!o.has_seed && !pg_strong_random(key, sizeof key))

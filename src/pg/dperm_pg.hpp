@@ -54,8 +54,9 @@ Oid* RelationsRead(FunctionCallInfo fcinfo, const char* dataset, int* count);
 // budgets of `relations`, refuses with an ERROR if one would be overspent,
 // and appends the ledger row, in a transaction of its own (a background
 // worker), so the charge is atomic across sessions and survives a rollback
-// of the caller. Returns the ledger row's id.
-int64 ChargeRelease(const Plan& plan, const Oid* relations, int n_relations,
-                    bool seeded);
+// of the caller. `rdp` is the release's curve on LedgerOrders() (n_rdp = 0:
+// none). Returns the ledger row's id.
+int64 ChargeRelease(const Plan& plan, const double* rdp, int n_rdp,
+                    const Oid* relations, int n_relations, bool seeded);
 
 }  // namespace dperm::pg

@@ -41,6 +41,7 @@ namespace dperm::pg {
 namespace {
 
 const int kMaxRelations = 256;
+const int kMaxOrders = 64;
 // SQLSTATE of a refused release: class DP (dperm), "budget exceeded".
 const int kBudgetExceeded = MAKE_SQLSTATE('D', 'P', '0', '0', '1');
 
@@ -62,6 +63,8 @@ struct LedgerRequest {
   bool seeded;
   int32 n_relations;
   Oid relations[kMaxRelations];
+  int32 n_rdp;                  // 0: the release has no RDP curve
+  double rdp[kMaxOrders];       // its curve on the ledger's orders
   // Written by the worker.
   int32 status;
   int32 sqlstate;
@@ -71,6 +74,13 @@ struct LedgerRequest {
   char hint[512];
   char query[FLEXIBLE_ARRAY_MEMBER];
 };
+
+Datum Float8Array(const double* values, int n) {
+  Datum* datums = static_cast<Datum*>(palloc(sizeof(Datum) * Max(n, 1)));
+  for (int i = 0; i < n; i++) datums[i] = Float8GetDatum(values[i]);
+  return PointerGetDatum(construct_array(datums, n, FLOAT8OID, sizeof(float8),
+                                         FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
 
 Datum OidArray(const Oid* oids, int n) {
   Datum* values = static_cast<Datum*>(palloc(sizeof(Datum) * Max(n, 1)));
@@ -84,15 +94,16 @@ double SpiDouble(int row, int column) {
   return isnull ? 0 : DatumGetFloat8(v);
 }
 
-// Checks every budget of the request's relations; fills a refusal if one
-// would be overspent (basic composition: sums of epsilon and of delta).
+// Checks every budget of the request's relations with this release added,
+// under each relation's accounting (dperm.budget_spent); fills a refusal if
+// one would be overspent.
 bool WithinBudgets(LedgerRequest* req) {
   if (req->n_relations == 0) return true;
   Oid argtypes[1] = {OIDARRAYOID};
   Datum args[1] = {OidArray(req->relations, req->n_relations)};
   // Lock the budgets in a fixed order so concurrent charges serialise.
   if (SPI_execute_with_args(
-          "SELECT b.relation::oid, b.relation::text, b.epsilon, b.delta"
+          "SELECT b.relation::oid, b.relation::text, b.epsilon, b.delta, b.accounting"
           "  FROM dperm.budgets b WHERE b.relation::oid = ANY ($1)"
           "  ORDER BY b.relation::oid FOR UPDATE",
           1, argtypes, args, nullptr, false, 0) != SPI_OK_SELECT)
@@ -100,34 +111,50 @@ bool WithinBudgets(LedgerRequest* req) {
   SPITupleTable* budgets = SPI_tuptable;
   uint64 n_budgets = SPI_processed;
   for (uint64 i = 0; i < n_budgets; i++) {
-    SPI_tuptable = budgets;
+    HeapTuple row = budgets->vals[i];
+    TupleDesc desc = budgets->tupdesc;
     bool isnull;
-    Datum relid = SPI_getbinval(budgets->vals[i], budgets->tupdesc, 1, &isnull);
-    char* name = SPI_getvalue(budgets->vals[i], budgets->tupdesc, 2);
-    double budget_eps = SpiDouble(static_cast<int>(i), 3);
-    double budget_delta = SpiDouble(static_cast<int>(i), 4);
-    Oid spent_types[1] = {OIDOID};
-    Datum spent_args[1] = {relid};
+    Datum relid = SPI_getbinval(row, desc, 1, &isnull);
+    char* name = SPI_getvalue(row, desc, 2);
+    double budget_eps = DatumGetFloat8(SPI_getbinval(row, desc, 3, &isnull));
+    double budget_delta = DatumGetFloat8(SPI_getbinval(row, desc, 4, &isnull));
+    char* accounting = SPI_getvalue(row, desc, 5);
+    Oid spent_types[6] = {OIDOID, TEXTOID, FLOAT8OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID};
+    Datum spent_args[6] = {relid, CStringGetTextDatum(accounting), Float8GetDatum(budget_delta),
+                           req->n_rdp > 0 ? Float8Array(req->rdp, req->n_rdp) : (Datum)0,
+                           Float8GetDatum(req->epsilon), Float8GetDatum(req->delta)};
+    char spent_nulls[6] = {' ', ' ', ' ', req->n_rdp > 0 ? ' ' : 'n', ' ', ' '};
     if (SPI_execute_with_args(
-            "SELECT coalesce(sum(epsilon), 0), coalesce(sum(delta), 0)"
-            "  FROM dperm.ledger WHERE $1::regclass = ANY (relations)",
-            1, spent_types, spent_args, nullptr, false, 1) != SPI_OK_SELECT)
-      elog(ERROR, "could not read dperm.ledger");
-    double left_eps = budget_eps - SpiDouble(0, 1);
-    double left_delta = budget_delta - SpiDouble(0, 2);
+            "SELECT epsilon, delta FROM dperm.budget_spent($1::regclass, $2, $3, $4, $5, $6)",
+            6, spent_types, spent_args, spent_nulls, false, 1) != SPI_OK_SELECT ||
+        SPI_processed != 1)
+      elog(ERROR, "could not compute the spent budget of %s", name);
+    double after_eps = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+    double after_delta = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
     // A relative slack of 1e-12 absorbs rounding in the sums only.
-    bool ok = req->epsilon <= left_eps + 1e-12 * Max(1.0, budget_eps) &&
-              req->delta <= left_delta + 1e-12 * Max(budget_delta, 1e-300);
+    bool ok = after_eps <= budget_eps + 1e-12 * Max(1.0, budget_eps) &&
+              after_delta <= budget_delta + 1e-12 * Max(budget_delta, 1e-300);
     if (!ok) {
+      // What is left now, for the message (the spend without this release).
+      Datum before_args[3] = {relid, CStringGetTextDatum(accounting), Float8GetDatum(budget_delta)};
+      if (SPI_execute_with_args(
+              "SELECT epsilon, delta FROM dperm.budget_spent($1::regclass, $2, $3)",
+              3, spent_types, before_args, nullptr, false, 1) != SPI_OK_SELECT ||
+          SPI_processed != 1)
+        elog(ERROR, "could not compute the spent budget of %s", name);
+      double left_eps = budget_eps - DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+      double left_delta = budget_delta - DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
       req->status = kRefused;
       snprintf(req->message, sizeof req->message,
                "privacy budget of relation %s is exhausted", name);
       snprintf(req->detail, sizeof req->detail,
                "The release asks for epsilon = %.6g and delta = %.6g; %s has "
                "epsilon = %.6g and delta = %.6g left of its budget "
-               "(epsilon = %.6g, delta = %.6g).",
+               "(epsilon = %.6g, delta = %.6g, %s accounting); with this release "
+               "it would have spent epsilon = %.6g and delta = %.6g.",
                req->epsilon, req->delta, name, Max(left_eps, 0.0),
-               Max(left_delta, 0.0), budget_eps, budget_delta);
+               Max(left_delta, 0.0), budget_eps, budget_delta, accounting,
+               after_eps, after_delta);
       snprintf(req->hint, sizeof req->hint,
                "Ask the owner of %s to raise its budget with dperm.set_budget, "
                "or release with a smaller epsilon or delta.", name);
@@ -139,30 +166,31 @@ bool WithinBudgets(LedgerRequest* req) {
 
 // Appends the ledger row; its id goes back to the caller.
 void AppendLedgerRow(LedgerRequest* req) {
-  Oid types[13] = {TIMESTAMPTZOID, TEXTOID, OIDARRAYOID, TEXTOID, TEXTOID,
+  Oid types[14] = {TIMESTAMPTZOID, TEXTOID, OIDARRAYOID, TEXTOID, TEXTOID,
                    TEXTOID, TEXTOID, FLOAT8OID, FLOAT8OID, INT8OID, INT4OID,
-                   BOOLOID, TEXTOID};
-  Datum args[13] = {
+                   BOOLOID, TEXTOID, FLOAT8ARRAYOID};
+  Datum args[14] = {
       TimestampTzGetDatum(req->released_at), CStringGetTextDatum(req->role),
       OidArray(req->relations, req->n_relations),
       CStringGetTextDatum(req->algorithm), CStringGetTextDatum(req->mechanism),
       CStringGetTextDatum(req->loss), CStringGetTextDatum(req->neighbors),
       Float8GetDatum(req->epsilon), Float8GetDatum(req->delta),
       Int64GetDatum(req->n), Int32GetDatum(req->d), BoolGetDatum(req->seeded),
-      CStringGetTextDatum(req->query)};
-  char nulls[13] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ',
-                    req->query[0] ? ' ' : 'n'};
+      CStringGetTextDatum(req->query),
+      req->n_rdp > 0 ? Float8Array(req->rdp, req->n_rdp) : (Datum)0};
+  char nulls[14] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ',
+                    req->query[0] ? ' ' : 'n', req->n_rdp > 0 ? ' ' : 'n'};
   if (SPI_execute_with_args(
           "INSERT INTO dperm.ledger (released_at, role, relations, relation_names,"
-          "  algorithm, mechanism, loss, neighbors, epsilon, delta, n, d, seeded, query)"
+          "  algorithm, mechanism, loss, neighbors, epsilon, delta, n, d, seeded, query, rdp)"
           " SELECT $1, $2::name, $3::regclass[],"
           "  ARRAY(SELECT coalesce(format('%I.%I', ns.nspname, c.relname), u.relid::text)"
           "          FROM unnest($3) WITH ORDINALITY u(relid, i)"
           "          LEFT JOIN pg_class c ON c.oid = u.relid"
           "          LEFT JOIN pg_namespace ns ON ns.oid = c.relnamespace ORDER BY u.i),"
-          "  $4, $5, $6, $7, $8, $9, $10, $11, $12, $13"
+          "  $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14"
           " RETURNING id",
-          13, types, args, nulls, false, 1) != SPI_OK_INSERT_RETURNING ||
+          14, types, args, nulls, false, 1) != SPI_OK_INSERT_RETURNING ||
       SPI_processed != 1)
     elog(ERROR, "could not append to dperm.ledger");
   bool isnull;
@@ -218,8 +246,9 @@ Oid* RelationsRead(FunctionCallInfo fcinfo, const char* dataset, int* count) {
   return out;
 }
 
-int64 ChargeRelease(const Plan& plan, const Oid* relations, int n_relations,
-                    bool seeded) {
+int64 ChargeRelease(const Plan& plan, const double* rdp, int n_rdp,
+                    const Oid* relations, int n_relations, bool seeded) {
+  if (n_rdp > kMaxOrders) elog(ERROR, "too many Renyi orders in a ledger curve");
   const char* query = debug_query_string != nullptr ? debug_query_string : "";
   Size size = offsetof(LedgerRequest, query) + strlen(query) + 1;
   dsm_segment* seg = dsm_create(size, 0);
@@ -239,6 +268,8 @@ int64 ChargeRelease(const Plan& plan, const Oid* relations, int n_relations,
   req->seeded = seeded;
   req->n_relations = n_relations;
   memcpy(req->relations, relations, sizeof(Oid) * n_relations);
+  req->n_rdp = n_rdp;
+  if (n_rdp > 0) memcpy(req->rdp, rdp, sizeof(double) * n_rdp);
   strcpy(req->query, query);
 
   BackgroundWorker worker;
@@ -335,12 +366,23 @@ void dperm_ledger_worker_main(Datum arg) {
   proc_exit(0);
 }
 
-// dperm.set_budget(relation regclass, epsilon float8, delta float8): the
-// owner of a relation (or a superuser) sets its total privacy budget.
+// dperm.set_budget(relation regclass, epsilon float8, delta float8,
+// accounting text): the owner of a relation (or a superuser) sets its total
+// privacy budget and how releases compose against it.
 DPERM_FUNCTION(dperm_set_budget) {
+  for (int i = 0; i < 3; i++)
+    if (PG_ARGISNULL(i))
+      ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                      errmsg("relation, epsilon and delta of a budget must not be NULL")));
   Oid relid = PG_GETARG_OID(0);
   double epsilon = PG_GETARG_FLOAT8(1);
   double delta = PG_GETARG_FLOAT8(2);
+  // The 0.1.0 declaration has three arguments: its budgets compose by sums.
+  // NULL keeps the budget's accounting ('rdp' for a new one).
+  bool has_accounting = PG_NARGS() > 3;
+  char* accounting = !has_accounting ? pstrdup("basic")
+                     : PG_ARGISNULL(3) ? nullptr
+                                       : text_to_cstring(PG_GETARG_TEXT_PP(3));
   char* name = get_rel_name(relid);
   if (name == nullptr)
     ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
@@ -354,6 +396,10 @@ DPERM_FUNCTION(dperm_set_budget) {
   if (!(delta >= 0 && delta < 1))
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("budget delta must be in [0, 1), not %g", delta)));
+  if (accounting != nullptr && strcmp(accounting, "rdp") != 0 && strcmp(accounting, "basic") != 0)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("unknown accounting \"%s\"", accounting),
+                    errhint("Valid values: rdp (Renyi DP composition, the default), basic (sums).")));
   // The catalog is writable by its owner only: write as the bootstrap
   // superuser once the ownership check has passed. An error restores the
   // caller's identity on abort.
@@ -363,17 +409,26 @@ DPERM_FUNCTION(dperm_set_budget) {
   SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
                          saved_context | SECURITY_LOCAL_USERID_CHANGE |
                              SECURITY_RESTRICTED_OPERATION);
-  Oid types[4] = {OIDOID, FLOAT8OID, FLOAT8OID, TEXTOID};
-  Datum args[4] = {ObjectIdGetDatum(relid), Float8GetDatum(epsilon), Float8GetDatum(delta),
-                   CStringGetTextDatum(GetUserNameFromId(saved_user, false))};
+  Oid types[5] = {OIDOID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID};
+  Datum args[5] = {ObjectIdGetDatum(relid), Float8GetDatum(epsilon), Float8GetDatum(delta),
+                   CStringGetTextDatum(GetUserNameFromId(saved_user, false)),
+                   accounting != nullptr ? CStringGetTextDatum(accounting) : (Datum)0};
+  char nulls[5] = {' ', ' ', ' ', ' ', accounting != nullptr ? ' ' : 'n'};
   int guc_level = PinSearchPath();
   SPI_connect();
-  if (SPI_execute_with_args(
-          "INSERT INTO dperm.budgets (relation, epsilon, delta, set_by, set_at)"
-          " VALUES ($1::regclass, $2, $3, $4::name, now())"
-          " ON CONFLICT (relation) DO UPDATE SET epsilon = excluded.epsilon,"
-          "   delta = excluded.delta, set_by = excluded.set_by, set_at = excluded.set_at",
-          4, types, args, nullptr, false, 0) != SPI_OK_INSERT)
+  const char* sql =
+      has_accounting
+          ? "INSERT INTO dperm.budgets (relation, epsilon, delta, set_by, set_at, accounting)"
+            " VALUES ($1::regclass, $2, $3, $4::name, now(), coalesce($5, 'rdp'))"
+            " ON CONFLICT (relation) DO UPDATE SET epsilon = excluded.epsilon,"
+            "   delta = excluded.delta, set_by = excluded.set_by, set_at = excluded.set_at,"
+            "   accounting = coalesce($5, budgets.accounting)"
+          : "INSERT INTO dperm.budgets (relation, epsilon, delta, set_by, set_at)"
+            " VALUES ($1::regclass, $2, $3, $4::name, now())"
+            " ON CONFLICT (relation) DO UPDATE SET epsilon = excluded.epsilon,"
+            "   delta = excluded.delta, set_by = excluded.set_by, set_at = excluded.set_at";
+  if (SPI_execute_with_args(sql, has_accounting ? 5 : 4, types, args, nulls, false, 0) !=
+      SPI_OK_INSERT)
     elog(ERROR, "could not write dperm.budgets");
   SPI_finish();
   AtEOXact_GUC(true, guc_level);

@@ -1,0 +1,41 @@
+// Composition of a relation's ledger rows into the privacy it has spent, and
+// the RDP curve each release records (DESIGN.md section 3, item 4).
+#pragma once
+#include "dperm/core.hpp"
+#include "dperm/plan.hpp"
+
+#include <vector>
+
+namespace dperm {
+
+// The Renyi orders of every curve in the ledger (the 24-order standard grid).
+const std::vector<double>& LedgerOrders();
+
+// The release's RDP curve on LedgerOrders():
+// Gaussian noise of scale sigma on L2 sensitivity Delta: alpha Delta^2/(2 sigma^2)
+// (Mironov 2017, Prop. 7); epsilon-DP noise: min(epsilon, alpha epsilon^2/2),
+// since epsilon-DP implies (epsilon^2/2)-zCDP (Bun & Steinke 2016, Prop. 1.4)
+// and (alpha, epsilon)-RDP.
+std::vector<double> ReleaseRdpCurve(const Plan& plan);
+
+// One ledger row: its (epsilon, delta) and its curve (nullptr if unknown).
+struct Charge {
+  double epsilon = 0;
+  double delta = 0;
+  const double* rdp = nullptr;  // LedgerOrders().size() values
+};
+
+struct Spent {
+  double epsilon = 0;
+  double delta = 0;
+};
+
+// Privacy spent by `charges` on one relation. Basic accounting sums epsilon
+// and delta. RDP accounting composes the curves (sums per order) and converts
+// at the delta budget left by the rows without a curve; it takes the smaller
+// of that and the basic sums whenever both are valid at the delta budget, so
+// it is never worse than basic composition.
+Spent ComposeCharges(bool rdp_accounting, double delta_budget,
+                     const std::vector<Charge>& charges);
+
+}  // namespace dperm

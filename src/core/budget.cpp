@@ -1,0 +1,68 @@
+// Composition of ledger rows (basic and Renyi DP).
+#include "dperm/budget.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "dperm/rdp.hpp"
+
+namespace dperm {
+
+const std::vector<double>& LedgerOrders() {
+  static const std::vector<double> orders = StandardOrders();
+  return orders;
+}
+
+std::vector<double> ReleaseRdpCurve(const Plan& plan) {
+  const std::vector<double>& orders = LedgerOrders();
+  std::vector<double> curve(orders.size());
+  double eps = plan.options.epsilon;
+  for (size_t i = 0; i < orders.size(); i++) {
+    double a = orders[i];
+    if (plan.noise == NoiseKind::kGaussian) {
+      double ratio = plan.sensitivity / plan.noise_scale;  // Delta / sigma
+      curve[i] = a * ratio * ratio / 2;  // Mironov 2017, Prop. 7
+    } else {
+      curve[i] = std::min(eps, a * eps * eps / 2);  // Bun & Steinke 2016, Prop. 1.4
+    }
+  }
+  return curve;
+}
+
+Spent ComposeCharges(bool rdp_accounting, double delta_budget,
+                     const std::vector<Charge>& charges) {
+  Spent basic;
+  for (const Charge& c : charges) {
+    basic.epsilon += c.epsilon;
+    basic.delta += c.delta;
+  }
+  if (!rdp_accounting) return basic;
+  // Rows without a curve compose by sums; rows with one, in RDP.
+  const size_t k = LedgerOrders().size();
+  std::vector<double> curve(k, 0.0);
+  Spent plain;
+  bool any_curve = false;
+  for (const Charge& c : charges) {
+    if (c.rdp == nullptr) {
+      plain.epsilon += c.epsilon;
+      plain.delta += c.delta;
+      continue;
+    }
+    any_curve = true;
+    for (size_t i = 0; i < k; i++) curve[i] += c.rdp[i];
+  }
+  if (!any_curve) return basic;
+  double delta_left = delta_budget - plain.delta;
+  if (!(delta_left > 0)) return basic;  // RDP needs some delta to convert at
+  // (alpha, rho(alpha))-RDP of the curved rows gives (eps(delta_left), delta_left)-DP
+  // (improved conversion); basic composition with the plain rows adds up.
+  Spent rdp;
+  rdp.epsilon = plain.epsilon + RdpToEpsilon(LedgerOrders(), curve, delta_left);
+  rdp.delta = delta_budget;
+  // The basic bound (sum eps, sum delta) is also a bound at delta_budget when
+  // sum delta <= delta_budget: report the smaller epsilon.
+  if (basic.delta <= delta_budget && basic.epsilon <= rdp.epsilon) return basic;
+  return rdp;
+}
+
+}  // namespace dperm

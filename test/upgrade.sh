@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# ALTER EXTENSION dperm UPDATE from 0.1.0 keeps budgets (as 'basic'), the
+# ledger and models, and brings the 0.2.0 functions. Run inside pg_virtualenv.
+set -euo pipefail
+psql_q() { psql -X -q -v ON_ERROR_STOP=1 -At "$@"; }
+dropdb --if-exists dperm_upgrade >/dev/null 2>&1 || true
+createdb dperm_upgrade
+psql_q -d dperm_upgrade >/dev/null <<'SQL'
+CREATE EXTENSION dperm VERSION '0.1.0';
+CREATE TABLE t AS SELECT ARRAY[0.1 * i, 0.2] AS f, i % 2 = 0 AS y FROM generate_series(1, 50) i;
+SELECT dperm.set_budget('t', 1.0);
+CREATE TABLE models AS SELECT dp_logreg(f, y, dp_options(epsilon => 0.4, l2 => 1)) AS m FROM t;
+ALTER EXTENSION dperm UPDATE;
+SQL
+fail=0
+check() {  # name, query, expected
+  got=$(psql_q -d dperm_upgrade -c "$2")
+  [ "$got" = "$3" ] || { echo "upgrade: $1: got '$got', expected '$3'"; fail=1; }
+}
+check version "SELECT extversion FROM pg_extension WHERE extname = 'dperm'" "0.2.0"
+check budget_kept "SELECT accounting || ' ' || epsilon FROM dperm.budgets" "basic 1"
+check ledger_kept "SELECT count(*) || ' ' || bool_and(rdp IS NULL) FROM dperm.ledger" "1 t"
+check status "SELECT epsilon_spent || ' ' || epsilon_remaining FROM dperm.budget_status" "0.4 0.6"
+check model_kept "SELECT (m::jsonb->>'epsilon') FROM models" "0.4"
+check new_function "SELECT round(dperm.gaussian_sigma(1, 1e-5)::numeric, 3)" "3.730"
+check charged_after "SELECT (dp_logreg(f, y, dp_options(epsilon => 0.5, l2 => 1)) IS NOT NULL)::text FROM t" "true"
+check refused_after "SELECT count(*) FROM dperm.ledger" "2"
+dropdb dperm_upgrade
+[ $fail = 0 ] && echo "upgrade 0.1.0 -> 0.2.0: ok"
+exit $fail
