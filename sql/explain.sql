@@ -72,3 +72,23 @@ SELECT dp_explain('logistic', 0, 3, dp_options(epsilon => 1));
 SELECT dp_explain('logistic', 10, -1, dp_options(epsilon => 1));
 SELECT dp_explain('logistic', 10, 0, dp_options(epsilon => 1, fit_intercept => false));
 SELECT dp_explain('logistic', 1, 3, dp_options(epsilon => 1, l2 => 1, accountant => 'paper'));
+
+-- The accounting section: epsilon at the requested delta under each
+-- accountant, the noise multiplier sigma / Delta, and the RDP curve.
+WITH p AS (SELECT dp_explain('logistic', 45211, 42, dp_options(epsilon => 1, delta => 1e-6, l2 => 0.1)) j)
+SELECT (j->'accounting'->'epsilon_at_delta'->>'analytic')::float8 AS analytic,
+       abs((j->'accounting'->'epsilon_at_delta'->>'pld')::float8 - 1) < 1e-9 AS pld_exact_for_one_gaussian,
+       (j->'accounting'->'epsilon_at_delta'->>'rdp')::float8 > 1 AS rdp_looser,
+       abs((j->'accounting'->>'noise_multiplier')::float8 - dperm.gaussian_sigma(1, 1e-6)) < 1e-12 AS multiplier_ok,
+       jsonb_array_length(j->'accounting'->'rdp') = cardinality(dperm.rdp_orders()) AS curve_on_grid,
+       abs((j->'accounting'->'rdp'->>3)::float8 - 2 / (2 * dperm.gaussian_sigma(1, 1e-6) ^ 2)) < 1e-12 AS curve_ok
+  FROM p;
+-- the paper's noise over-protects: its exact epsilon is below the requested one
+WITH p AS (SELECT dp_explain('logistic', 45211, 42, dp_options(epsilon => 1, delta => 1e-6, l2 => 0.1, accountant => 'paper')) j)
+SELECT (j->'accounting'->'epsilon_at_delta'->>'analytic')::float8 < 0.9 AS paper_over_protects,
+       (j->'accounting'->'epsilon_at_delta'->>'pld')::float8
+         <= (j->'accounting'->'epsilon_at_delta'->>'rdp')::float8 AS pld_below_rdp
+  FROM p;
+-- pure epsilon-DP: min(eps, alpha eps^2 / 2) on the grid
+SELECT j->'accounting'->'epsilon_at_delta' AS epsilon_at_delta, j->'accounting'->'rdp'->0 AS rdp_at_1_25
+  FROM (SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, l2 => 0.1)) j) p;

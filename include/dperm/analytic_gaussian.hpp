@@ -17,6 +17,12 @@ namespace dperm {
 // all finite; otherwise ThrowInvalid.
 double GaussianDelta(double sigma, double epsilon, double sensitivity);
 
+// The smallest epsilon >= 0 at which the Gaussian mechanism with noise sigma
+// on L2 sensitivity Delta is (epsilon, delta)-DP: the inverse of
+// GaussianDelta in epsilon (Balle & Wang 2018, Theorem 8), by bisection,
+// rounded up so that GaussianDelta(sigma, result, Delta) <= delta.
+double GaussianEpsilon(double sigma, double delta, double sensitivity);
+
 // The smallest sigma with GaussianDelta(sigma, ε, Δ) ≤ δ (Balle & Wang 2018,
 // Algorithm 1, solved by root finding instead of their series search). The
 // result is nudged up so that GaussianDelta(result) ≤ δ always holds as

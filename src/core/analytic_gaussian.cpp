@@ -215,4 +215,28 @@ double ClassicGaussianSigma(double epsilon, double delta, double sensitivity) {
   return std::sqrt(2.0 * std::log(1.25 / delta)) * sensitivity / epsilon;
 }
 
+double GaussianEpsilon(double sigma, double delta, double sensitivity) {
+  if (!(std::isfinite(sigma) && sigma > 0))
+    ThrowInvalid("sigma must be a finite number greater than 0");
+  if (!(delta > 0 && delta < 1)) ThrowInvalid("delta must be in the open interval (0, 1)");
+  if (!(std::isfinite(sensitivity) && sensitivity > 0))
+    ThrowInvalid("sensitivity must be a finite number greater than 0");
+  if (GaussianDelta(sigma, 0, sensitivity) <= delta) return 0;
+  double lo = 0, hi = 1;
+  while (GaussianDelta(sigma, hi, sensitivity) > delta) {
+    lo = hi;
+    hi *= 2;
+    if (hi > 1e12) ThrowInvalid("no finite epsilon reaches this delta");
+  }
+  // delta(eps) decreases in eps: keep delta(hi) <= delta < delta(lo).
+  for (int i = 0; i < 200 && hi - lo > 1e-15 * hi; i++) {
+    double mid = 0.5 * (lo + hi);
+    if (GaussianDelta(sigma, mid, sensitivity) > delta)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return hi;
+}
+
 }  // namespace dperm

@@ -15,7 +15,7 @@ double ExpectedNoiseSq(NoiseKind noise, int dim, double scale) {
                                        : k * (k + 1) * scale * scale;
 }
 
-std::string PlanJson(const Plan& p) {
+std::string PlanJson(const Plan& p, const char* extra_key, const char* extra_json) {
   JsonWriter j;
   j.BeginObject();
   j.Key("algorithm").String(AlgorithmName(p.algorithm));
@@ -48,6 +48,7 @@ std::string PlanJson(const Plan& p) {
   j.Key("noise_rule").String(p.noise_rule.c_str());
   j.Key("expected_noise_norm_sq").Number(p.expected_noise_sq);
   if (!p.note.empty()) j.Key("note").String(p.note.c_str());
+  if (extra_key != nullptr) j.Key(extra_key).Raw(extra_json);
   j.EndObject();
   return j.str();
 }

@@ -23,6 +23,6 @@ DPERM_FUNCTION(dp_explain) {
   dperm::LossKind loss = ParseLossName(loss_name);
   ParsedOptions parsed = ParseOptionsJsonb(PG_GETARG_JSONB_P(3));
   PgBox<std::string> json(CurrentMemoryContext);
-  RunCore([&] { json.Emplace(dperm::PlanJson(dperm::PlanRelease(parsed.options, loss, n, d))); });
+  RunCore([&] { json.Emplace(dperm::ExplainJson(dperm::PlanRelease(parsed.options, loss, n, d))); });
   return DirectFunctionCall1(jsonb_in, CStringGetDatum(json->c_str()));
 }

@@ -88,12 +88,6 @@ Datum OidArray(const Oid* oids, int n) {
   return PointerGetDatum(construct_array(values, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
 }
 
-double SpiDouble(int row, int column) {
-  bool isnull;
-  Datum v = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, column, &isnull);
-  return isnull ? 0 : DatumGetFloat8(v);
-}
-
 // Checks every budget of the request's relations with this release added,
 // under each relation's accounting (dperm.budget_spent); fills a refusal if
 // one would be overspent.

@@ -1,0 +1,55 @@
+// dp_explain's accounting section: what the planned release costs under each
+// accountant dperm has.
+#include <cmath>
+
+#include "dperm/analytic_gaussian.hpp"
+#include "dperm/budget.hpp"
+#include "dperm/json.hpp"
+#include "dperm/pld.hpp"
+#include "dperm/plan.hpp"
+#include "dperm/rdp.hpp"
+
+namespace dperm {
+namespace {
+
+std::string AccountingJson(const Plan& p) {
+  const double delta = p.options.delta;
+  std::vector<double> curve = ReleaseRdpCurve(p);
+  JsonWriter j;
+  j.BeginObject();
+  if (p.noise == NoiseKind::kGaussian) {
+    double multiplier = p.noise_scale / p.sensitivity;  // sigma / Delta
+    j.Key("noise_multiplier").Number(multiplier);
+    j.Key("epsilon_at_delta").BeginObject();
+    // One Gaussian release: exact epsilon by the analytic formula (the plan
+    // calibrated it), by RDP (Mironov 2017, Prop. 7 + improved conversion)
+    // and by PLD (a Poisson rate of 1 is the plain Gaussian mechanism).
+    j.Key("analytic").Number(p.accountant == Accountant::kTight
+                                 ? p.options.epsilon
+                                 : GaussianEpsilon(multiplier, delta, 1.0));
+    j.Key("rdp").Number(RdpToEpsilon(LedgerOrders(), curve, delta));
+    j.Key("pld").Number(EpsilonPoissonSubsampledGaussianPld(1.0, multiplier, 1, delta));
+    j.EndObject();
+  } else {
+    j.Key("noise_multiplier").Null();
+    j.Key("epsilon_at_delta").BeginObject();
+    j.Key("pure").Number(p.options.epsilon);  // epsilon-DP: any delta
+    j.EndObject();
+  }
+  j.Key("rdp_orders").BeginArray();
+  for (double a : LedgerOrders()) j.Number(a);
+  j.EndArray();
+  j.Key("rdp").BeginArray();
+  for (double r : curve) j.Number(r);
+  j.EndArray();
+  j.EndObject();
+  return j.str();
+}
+
+}  // namespace
+
+std::string ExplainJson(const Plan& plan) {
+  return PlanJson(plan, "accounting", AccountingJson(plan).c_str());
+}
+
+}  // namespace dperm
