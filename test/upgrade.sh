@@ -19,12 +19,13 @@ check() {  # name, query, expected
 }
 check version "SELECT extversion FROM pg_extension WHERE extname = 'dperm'" "0.2.0"
 check budget_kept "SELECT accounting || ' ' || epsilon FROM dperm.budgets" "basic 1"
-check ledger_kept "SELECT count(*) || ' ' || bool_and(rdp IS NULL) FROM dperm.ledger" "1 t"
+check ledger_kept "SELECT count(*) || ' ' || bool_and(rdp IS NULL) FROM dperm.ledger" "1 true"
 check status "SELECT epsilon_spent || ' ' || epsilon_remaining FROM dperm.budget_status" "0.4 0.6"
 check model_kept "SELECT (m::jsonb->>'epsilon') FROM models" "0.4"
-check new_function "SELECT round(dperm.gaussian_sigma(1, 1e-5)::numeric, 3)" "3.730"
+# analytic_gaussian.csv: epsilon 0.05, delta 1e-3 -> sigma 30.010328780523466
+check new_function "SELECT abs(dperm.gaussian_sigma(0.05, 1e-3) / 30.010328780523466 - 1) < 1e-6" "t"
 check charged_after "SELECT (dp_logreg(f, y, dp_options(epsilon => 0.5, l2 => 1)) IS NOT NULL)::text FROM t" "true"
-check refused_after "SELECT count(*) FROM dperm.ledger" "2"
+check ledger_after "SELECT count(*) || ' ' || (max(cardinality(rdp)) = 24) FROM dperm.ledger" "2 true"
 dropdb dperm_upgrade
 [ $fail = 0 ] && echo "upgrade 0.1.0 -> 0.2.0: ok"
 exit $fail

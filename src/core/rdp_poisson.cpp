@@ -242,38 +242,60 @@ LogASeries LogAPoissonGaussianSeries(double q, double sigma, double alpha) {
   return out;
 }
 
-// A_α − 1 = ∫ φ(t) g(q(X(t) − 1)) dt with z = σt. The log-integrand has at
-// most two bumps: near |t| ≈ √2 (where g ≈ C(α,2)u²) and near t = α/σ (where
-// (qX)^α dominates), joined around the crossover t0 = z0/σ. The real line is
-// cut at these points and each piece integrated by adaptive 31-point
-// Gauss–Kronrod on exp(log-integrand − M), M the largest value at these points.
+// A_α − 1 = ∫ φ(t) g(q(X(t) − 1)) dt with z = σt. The log-integrand ℓ has
+// ℓ'(t) ≈ −t + α·p(t)/σ with p the logistic weight of q·X, so its modes lie
+// near 0 (about ±√2 from g's zero at t = 1/(2σ), where g ≈ C(α,2)u²) and at
+// t = α/σ, with a valley around the crossover t0 = z0/σ. The line is cut at
+// these points; a long piece between cuts is split into lengths doubling
+// from both ends, so the mass next to a cut is never missed by the first
+// rule on a wide interval. Each piece gets adaptive 31-point Gauss–Kronrod
+// on exp(ℓ − M), M the largest value at the cuts.
 double LogAPoissonGaussianQuadrature(double q, double sigma, double alpha) {
   const double z0 = sigma * sigma * (std::log1p(-q) - std::log(q)) + 0.5;
-  std::vector<double> all = {-std::sqrt(2.0), 0.0, std::sqrt(2.0),
+  const double c = 0.5 / sigma;
+  std::vector<double> all = {c - std::sqrt(2.0), 0.0, c, c + std::sqrt(2.0),
                              z0 / sigma, alpha / sigma};
   std::sort(all.begin(), all.end());
-  // Cuts closer than the bumps' width (~1) only make slivers that are hard
-  // to integrate to a relative tolerance; keep one of each close group.
-  std::vector<double> cuts = {all.front()};
-  for (double t : all)
-    if (t - cuts.back() > 0.25) cuts.push_back(t);
   double m = -kInf;
   for (double t : all) m = std::max(m, LogIntegrand(q, sigma, alpha, t));
+  double scale = std::fabs(m);  // exponent size where the mass is
+  for (double t : all)
+    if (LogIntegrand(q, sigma, alpha, t) > m - 50.0)
+      scale = std::max(scale, 0.5 * t * t + std::fabs(m));
+  // Cuts closer than the bumps' width (~1) only make slivers; keep one of
+  // each close group, then split long gaps geometrically.
+  std::vector<double> cuts = {all.front()};
+  for (double t : all) {
+    if (t - cuts.back() <= 0.25) continue;
+    const double a = cuts.back();
+    for (double w = 1.0; t - a > 4.0 * w && w < 1e300; w *= 2.0) {
+      const double left = a + w, right = t - w;
+      if (left < right) {
+        cuts.insert(std::upper_bound(cuts.begin(), cuts.end(), left), left);
+        cuts.insert(std::upper_bound(cuts.begin(), cuts.end(), right), right);
+      }
+    }
+    cuts.push_back(t);
+  }
+  std::sort(cuts.begin(), cuts.end());
   auto scaled = [&](double t) {
     const double v = LogIntegrand(q, sigma, alpha, t) - m;
-    return v < -745.0 ? 0.0 : std::exp(v);
+    return v < -230.0 ? 0.0 : std::exp(v);  // < 1e-100 of the peak: nothing
   };
   using Quad = boost::math::quadrature::gauss_kronrod<double, 31, ThrowPolicy>;
-  // Tolerance above the integrand's own rounding noise (~1e-13 relative),
-  // else the recursion would run to full depth chasing it.
+  // The tolerance stays above the integrand's rounding noise, which grows
+  // with the size of the exponents (t²/2 and α log(1 + u) nearly cancel at
+  // the far mode); otherwise the recursion runs to full depth chasing it.
+  // A relative error δ of A costs δ in log A, small next to log A whenever
+  // the exponents are large.
   constexpr unsigned kDepth = 12;
-  constexpr double kTol = 1e-11;
+  const double tol = std::max(1e-11, 64.0 * kEps * scale);
   double total = 0.0;
   try {
-    total = Quad::integrate(scaled, -kInf, cuts.front(), kDepth, kTol);
+    total = Quad::integrate(scaled, -kInf, cuts.front(), kDepth, tol);
     for (size_t k = 0; k + 1 < cuts.size(); ++k)
-      total += Quad::integrate(scaled, cuts[k], cuts[k + 1], kDepth, kTol);
-    total += Quad::integrate(scaled, cuts.back(), kInf, kDepth, kTol);
+      total += Quad::integrate(scaled, cuts[k], cuts[k + 1], kDepth, tol);
+    total += Quad::integrate(scaled, cuts.back(), kInf, kDepth, tol);
   } catch (const std::exception& e) {
     throw Error(ErrorKind::kInternal,
                 std::string("subsampled Gaussian RDP quadrature failed: ") +

@@ -65,6 +65,7 @@ struct LedgerRequest {
   Oid relations[kMaxRelations];
   int32 n_rdp;                  // 0: the release has no RDP curve
   double rdp[kMaxOrders];       // its curve on the ledger's orders
+  bool legacy_catalog;          // set by the worker: 0.1.0 SQL objects
   // Written by the worker.
   int32 status;
   int32 sqlstate;
@@ -97,9 +98,13 @@ bool WithinBudgets(LedgerRequest* req) {
   Datum args[1] = {OidArray(req->relations, req->n_relations)};
   // Lock the budgets in a fixed order so concurrent charges serialise.
   if (SPI_execute_with_args(
-          "SELECT b.relation::oid, b.relation::text, b.epsilon, b.delta, b.accounting"
-          "  FROM dperm.budgets b WHERE b.relation::oid = ANY ($1)"
-          "  ORDER BY b.relation::oid FOR UPDATE",
+          req->legacy_catalog
+              ? "SELECT b.relation::oid, b.relation::text, b.epsilon, b.delta, 'basic'"
+                "  FROM dperm.budgets b WHERE b.relation::oid = ANY ($1)"
+                "  ORDER BY b.relation::oid FOR UPDATE"
+              : "SELECT b.relation::oid, b.relation::text, b.epsilon, b.delta, b.accounting"
+                "  FROM dperm.budgets b WHERE b.relation::oid = ANY ($1)"
+                "  ORDER BY b.relation::oid FOR UPDATE",
           1, argtypes, args, nullptr, false, 0) != SPI_OK_SELECT)
     elog(ERROR, "could not read dperm.budgets");
   SPITupleTable* budgets = SPI_tuptable;
@@ -118,8 +123,13 @@ bool WithinBudgets(LedgerRequest* req) {
                            req->n_rdp > 0 ? Float8Array(req->rdp, req->n_rdp) : (Datum)0,
                            Float8GetDatum(req->epsilon), Float8GetDatum(req->delta)};
     char spent_nulls[6] = {' ', ' ', ' ', req->n_rdp > 0 ? ' ' : 'n', ' ', ' '};
+    // A 0.1.0 catalog (not yet ALTER EXTENSION ... UPDATE'd) has no
+    // budget_spent: plain sums, as 0.1.0 did.
     if (SPI_execute_with_args(
-            "SELECT epsilon, delta FROM dperm.budget_spent($1::regclass, $2, $3, $4, $5, $6)",
+            req->legacy_catalog
+                ? "SELECT coalesce(sum(epsilon), 0) + $5, coalesce(sum(delta), 0) + $6"
+                  "  FROM dperm.ledger WHERE $1::regclass = ANY (relations)"
+                : "SELECT epsilon, delta FROM dperm.budget_spent($1::regclass, $2, $3, $4, $5, $6)",
             6, spent_types, spent_args, spent_nulls, false, 1) != SPI_OK_SELECT ||
         SPI_processed != 1)
       elog(ERROR, "could not compute the spent budget of %s", name);
@@ -130,10 +140,15 @@ bool WithinBudgets(LedgerRequest* req) {
               after_delta <= budget_delta + 1e-12 * Max(budget_delta, 1e-300);
     if (!ok) {
       // What is left now, for the message (the spend without this release).
-      Datum before_args[3] = {relid, CStringGetTextDatum(accounting), Float8GetDatum(budget_delta)};
+      Datum before_args[6] = {spent_args[0], spent_args[1], spent_args[2],
+                              (Datum)0, Float8GetDatum(0), Float8GetDatum(0)};
+      char before_nulls[6] = {' ', ' ', ' ', 'n', ' ', ' '};
       if (SPI_execute_with_args(
-              "SELECT epsilon, delta FROM dperm.budget_spent($1::regclass, $2, $3)",
-              3, spent_types, before_args, nullptr, false, 1) != SPI_OK_SELECT ||
+              req->legacy_catalog
+                  ? "SELECT coalesce(sum(epsilon), 0) + $5, coalesce(sum(delta), 0) + $6"
+                    "  FROM dperm.ledger WHERE $1::regclass = ANY (relations)"
+                  : "SELECT epsilon, delta FROM dperm.budget_spent($1::regclass, $2, $3, $4, $5, $6)",
+              6, spent_types, before_args, before_nulls, false, 1) != SPI_OK_SELECT ||
           SPI_processed != 1)
         elog(ERROR, "could not compute the spent budget of %s", name);
       double left_eps = budget_eps - DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -174,7 +189,19 @@ void AppendLedgerRow(LedgerRequest* req) {
       req->n_rdp > 0 ? Float8Array(req->rdp, req->n_rdp) : (Datum)0};
   char nulls[14] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ',
                     req->query[0] ? ' ' : 'n', req->n_rdp > 0 ? ' ' : 'n'};
+  if (req->legacy_catalog) nulls[13] = 'n';  // 0.1.0 has no rdp column
   if (SPI_execute_with_args(
+          req->legacy_catalog
+              ? "INSERT INTO dperm.ledger (released_at, role, relations, relation_names,"
+                "  algorithm, mechanism, loss, neighbors, epsilon, delta, n, d, seeded, query)"
+                " SELECT $1, $2::name, $3::regclass[],"
+                "  ARRAY(SELECT coalesce(format('%I.%I', ns.nspname, c.relname), u.relid::text)"
+                "          FROM unnest($3) WITH ORDINALITY u(relid, i)"
+                "          LEFT JOIN pg_class c ON c.oid = u.relid"
+                "          LEFT JOIN pg_namespace ns ON ns.oid = c.relnamespace ORDER BY u.i),"
+                "  $4, $5, $6, $7, $8, $9, $10, $11, $12, $13"
+                " RETURNING id"
+              :
           "INSERT INTO dperm.ledger (released_at, role, relations, relation_names,"
           "  algorithm, mechanism, loss, neighbors, epsilon, delta, n, d, seeded, query, rdp)"
           " SELECT $1, $2::name, $3::regclass[],"
@@ -208,6 +235,17 @@ int PinSearchPath() {
 // without a timeout that would hang (the deadlock detector cannot see a wait
 // for a background worker).
 const char* const kBudgetLockTimeout = "5s";
+
+// True when the database still has dperm 0.1.0's SQL objects (the library
+// was upgraded, ALTER EXTENSION dperm UPDATE not yet run).
+bool CatalogIsLegacy() {
+  if (SPI_execute("SELECT extversion FROM pg_extension WHERE extname = 'dperm'", true, 1) !=
+          SPI_OK_SELECT ||
+      SPI_processed != 1)
+    elog(ERROR, "dperm is not installed in this database");
+  char* version = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+  return strcmp(version, "0.1.0") == 0;
+}
 
 void CopyText(char* dst, size_t size, const char* src) {
   strlcpy(dst, src != nullptr ? src : "", size);
@@ -335,6 +373,7 @@ void dperm_ledger_worker_main(Datum arg) {
     SPI_connect();
     PushActiveSnapshot(GetTransactionSnapshot());
     int guc_level = PinSearchPath();
+    req->legacy_catalog = CatalogIsLegacy();
     set_config_option("lock_timeout", kBudgetLockTimeout, PGC_USERSET, PGC_S_SESSION,
                       GUC_ACTION_SAVE, true, 0, false);
     bool charge = WithinBudgets(req);
