@@ -140,15 +140,15 @@ TEST(RdpPoissonSubsampledGaussian, ZeroRateIsZero) {
 // accurate) and quadrature at fractional ones.
 TEST(RdpPoissonSubsampledGaussian, SumSeriesAndQuadratureAgree) {
   int series_used = 0;
-  for (double q : {1e-5, 1e-3, 0.02, 0.3, 0.7, 0.99}) {
-    for (double sigma : {0.3, 0.7, 1.0, 2.5, 6.0, 30.0}) {
-      for (int alpha : {2, 3, 5, 12, 40}) {
+  for (double q : {1e-7, 1e-3, 0.02, 0.3, 0.7, 0.99, 0.999999}) {
+    for (double sigma : {0.1, 0.3, 0.7, 1.0, 2.5, 6.0, 30.0, 300.0, 5000.0}) {
+      for (int alpha : {2, 3, 5, 12, 40, 256, 1000}) {
         const double exact = LogAPoissonGaussianInteger(q, sigma, alpha);
         const double quad = LogAPoissonGaussianQuadrature(q, sigma, alpha);
         EXPECT_NEAR(quad, exact, 1e-10 * exact)
             << "q " << q << " sigma " << sigma << " alpha " << alpha;
       }
-      for (double alpha : {1.01, 1.3, 2.6, 4.75, 9.9, 33.3}) {
+      for (double alpha : {1.01, 1.3, 2.6, 4.75, 9.9, 33.3, 249.5}) {
         const LogASeries series = LogAPoissonGaussianSeries(q, sigma, alpha);
         if (!series.converged || series.rel_error > 1e-10) continue;
         ++series_used;
