@@ -45,7 +45,7 @@ void CheckOrder(double order, double max = 0.0) {
   if (max > 0.0 && order > max)
     ThrowInvalid("RDP order must be at most " + Num(max) + ", got " +
                      Num(order),
-                 "orders this large never give a better epsilon");
+                 "the standard order grid stops at 256");
 }
 
 // A sampling probability in [0, 1], or in (0, 1] when zero is not allowed.

@@ -21,9 +21,11 @@ constexpr double kInvSqrt2Pi = 0.398942280401432677939946059934381868;
 constexpr double kLogSqrt2Pi = 0.918938533204672741780329736405617640;
 constexpr double kSqrtHalf = 0.707106781186547524400844362104849039;
 
-// The series stops once the next (alternating) term is this small relative
-// to the running log A, or after kMaxSeriesTerms terms per side.
-constexpr double kSeriesLogRelTol = 1e-12;
+// The series stops once its (alternating, shrinking) terms are below
+// kSeriesLogRelTol·A·log A, i.e. the tail moves log A by less than that
+// relative amount, or gives up after kMaxSeriesTerms terms per side (its
+// tail decays only polynomially when z0 is small; quadrature takes over).
+constexpr double kSeriesLogRelTol = 1e-13;
 constexpr int kMaxSeriesTerms = 300;
 
 // Boost.Math errors become C++ exceptions (throwing policy).
@@ -218,9 +220,7 @@ LogASeries LogAPoissonGaussianSeries(double q, double sigma, double alpha) {
     last = std::max(log_s0, log_s1);
     const double log_a = sum.Log();
     if (id > alpha + 1.0 && log_s0 < prev0 && log_s1 < prev1 &&
-        std::isfinite(log_a) &&
-        last < log_a + std::log(kSeriesLogRelTol * 0.1 *
-                                std::max(std::fabs(log_a), 1e-300))) {
+        log_a > 0.0 && last < log_a + std::log(kSeriesLogRelTol * log_a)) {
       out.converged = true;
       break;
     }
@@ -231,8 +231,8 @@ LogASeries LogAPoissonGaussianSeries(double q, double sigma, double alpha) {
   }
   out.log_a = sum.Log();
   // Error of A: a few ulps per term, growing with the size of the exponents
-  // (|log term|), plus the first omitted term; 8x margin over what the
-  // reference values show. Then |Δ log A| ≈ |ΔA|/A.
+  // (|log term|), plus the tail (below the last term); 8x margin over what
+  // the reference values show. Then |Δ log A| ≈ |ΔA|/A.
   const double log_abs = sum.LogAbsSum();
   const double log_err = LogAddExp(
       log_abs + std::log(512.0 * kEps * (1.0 + std::fabs(log_abs))),

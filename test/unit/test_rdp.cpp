@@ -135,6 +135,26 @@ TEST(RdpPoissonSubsampledGaussian, ZeroRateIsZero) {
   EXPECT_EQ(EpsilonPoissonSubsampledGaussianRdp(0.0, 1.0, 100, 1e-5), 0.0);
 }
 
+// Fractional orders in corners of the README's discussion (tiny RDP, where
+// log-space series lose relative accuracy; slow series; large α), against
+// 50-digit mpmath quadrature of A_α split at the modes.
+TEST(RdpPoissonSubsampledGaussian, MatchesHighPrecisionFractionalOrders) {
+  struct Case { double q, sigma, order, rdp; };
+  const Case cases[] = {
+      {0.001, 10.0, 1.25, 6.281306939397342886365094e-9},
+      {0.5, 10.0, 1.1, 0.001377060014973601969572241},
+      {0.01, 0.5, 10.5, 15.91007505759211299847186},
+      {0.1, 2.0, 2.7, 0.003903232375289666590329444},
+      {1e-5, 50.0, 1.5, 3.000600074004800138749582e-14},
+      {0.3, 0.7, 33.3, 32.73834433258442687106825},
+      {0.02, 1.0, 249.5, 120.8222344472663081028909},
+  };
+  for (const Case& c : cases)
+    EXPECT_NEAR(RdpPoissonSubsampledGaussian(c.q, c.sigma, c.order), c.rdp,
+                1e-10 * c.rdp)
+        << "q " << c.q << " sigma " << c.sigma << " order " << c.order;
+}
+
 // The three evaluations of log A_α agree where each applies: the exact sum
 // and quadrature at integer orders, the series (when it reports itself
 // accurate) and quadrature at fractional ones.
