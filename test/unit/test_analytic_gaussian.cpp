@@ -6,63 +6,23 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <limits>
-#include <map>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include "reference_csv.hpp"
 
 namespace dperm {
 namespace {
 
-using Row = std::map<std::string, double>;
-
-// The shared folder: $DPERM_SHARED, else ../shared from the repo root.
-std::string SharedDir() {
-  const char* env = std::getenv("DPERM_SHARED");
-  return (env != nullptr && *env != '\0') ? env : "../shared";
-}
-
-// Splits one CSV line on commas (the reference files have no quoting).
-std::vector<std::string> SplitCsv(const std::string& line) {
-  std::vector<std::string> out;
-  std::stringstream in(line);
-  std::string field;
-  while (std::getline(in, field, ',')) out.push_back(field);
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
-
-// Reads a reference CSV into rows keyed by header name; empty fields are NaN.
-std::vector<Row> ReadCsv(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) ADD_FAILURE() << "cannot open reference file " << path;
-  std::vector<Row> rows;
-  std::string line;
-  if (!std::getline(file, line)) return rows;
-  const std::vector<std::string> header = SplitCsv(line);
-  while (std::getline(file, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    const std::vector<std::string> fields = SplitCsv(line);
-    Row row;
-    for (size_t i = 0; i < header.size() && i < fields.size(); ++i)
-      row[header[i]] = fields[i].empty()
-                           ? std::numeric_limits<double>::quiet_NaN()
-                           : std::strtod(fields[i].c_str(), nullptr);
-    rows.push_back(row);
-  }
-  return rows;
-}
+using Row = testing::CsvRow;
+using testing::ReadAccountingCsv;
 
 // README.md tolerances: sigma relative 1e-6, sigma_classic relative 1e-12.
 TEST(AnalyticGaussianSigma, MatchesEveryReferenceRow) {
-  const std::string path = SharedDir() + "/accounting/analytic_gaussian.csv";
-  const std::vector<Row> rows = ReadCsv(path);
-  ASSERT_FALSE(rows.empty()) << "no rows in " << path;
+  const std::vector<Row> rows = ReadAccountingCsv("analytic_gaussian.csv");
+  ASSERT_FALSE(rows.empty()) << "no rows in analytic_gaussian.csv";
   double max_rel = 0.0;
   for (const Row& row : rows) {
     const double eps = row.at("epsilon"), delta = row.at("delta");

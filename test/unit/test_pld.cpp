@@ -10,60 +10,22 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <limits>
-#include <map>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "reference_csv.hpp"
+
 namespace dperm {
 namespace {
 
-using Row = std::map<std::string, double>;
+using Row = testing::CsvRow;
+using testing::ReadAccountingCsv;
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// The shared folder: $DPERM_SHARED, else ../shared from the repo root.
-std::string SharedDir() {
-  const char* env = std::getenv("DPERM_SHARED");
-  return (env != nullptr && *env != '\0') ? env : "../shared";
-}
-
-// Splits one CSV line on commas (the reference files have no quoting).
-std::vector<std::string> SplitCsv(const std::string& line) {
-  std::vector<std::string> out;
-  std::stringstream in(line);
-  std::string field;
-  while (std::getline(in, field, ',')) out.push_back(field);
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
-
-// Reads a reference CSV into rows keyed by header name; empty fields are NaN.
-std::vector<Row> ReadCsv(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) ADD_FAILURE() << "cannot open reference file " << path;
-  std::vector<Row> rows;
-  std::string line;
-  if (!std::getline(file, line)) return rows;
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  const std::vector<std::string> header = SplitCsv(line);
-  while (std::getline(file, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    const std::vector<std::string> fields = SplitCsv(line);
-    Row row;
-    for (size_t i = 0; i < header.size() && i < fields.size(); ++i)
-      row[header[i]] = fields[i].empty() ? std::numeric_limits<double>::quiet_NaN()
-                                         : std::strtod(fields[i].c_str(), nullptr);
-    rows.push_back(row);
-  }
-  return rows;
-}
 
 // Seconds since `start`.
 double Seconds(std::chrono::steady_clock::time_point start) {
@@ -80,9 +42,8 @@ bool ReferenceUnderflows(double epsilon_pld) { return epsilon_pld > 700.0; }
 // README tolerance: relative 1e-4 to epsilon_pld; for q = 1 never below the
 // exact ε.
 TEST(PldAccountant, MatchesEveryReferenceRow) {
-  const std::string path = SharedDir() + "/accounting/pld_eps.csv";
-  const std::vector<Row> rows = ReadCsv(path);
-  ASSERT_FALSE(rows.empty()) << "no rows in " << path;
+  const std::vector<Row> rows = ReadAccountingCsv("pld_eps.csv");
+  ASSERT_FALSE(rows.empty()) << "no rows in pld_eps.csv";
   double worst = 0.0, worst_all = 0.0, worst_exact = 0.0;
   for (const Row& row : rows) {
     const double q = row.at("q"), sigma = row.at("noise_multiplier");
@@ -128,8 +89,8 @@ TEST(PldAccountant, MatchesEveryReferenceRow) {
 // (Balle et al. 2020 conversion) for the same (q, σ, steps, δ); RDP's
 // conversion is lossy, PLD accounting nearly exact.
 TEST(PldAccountant, NotAboveRdpImprovedEpsilon) {
-  const std::vector<Row> pld = ReadCsv(SharedDir() + "/accounting/pld_eps.csv");
-  const std::vector<Row> rdp = ReadCsv(SharedDir() + "/accounting/rdp_to_eps.csv");
+  const std::vector<Row> pld = ReadAccountingCsv("pld_eps.csv");
+  const std::vector<Row> rdp = ReadAccountingCsv("rdp_to_eps.csv");
   ASSERT_FALSE(pld.empty());
   ASSERT_FALSE(rdp.empty());
   int matched = 0;
