@@ -1,7 +1,8 @@
 // The Gaussian mechanism's exact privacy curve and its calibration.
 #include "dperm/analytic_gaussian.hpp"
 
-#include <boost/math/policies/policy.hpp>
+#include "dperm/numeric_util.hpp"
+
 #include <boost/math/quadrature/gauss_kronrod.hpp>
 #include <boost/math/tools/toms748_solve.hpp>
 
@@ -9,7 +10,6 @@
 #include <cstdint>
 #include <exception>
 #include <limits>
-#include <sstream>
 
 namespace dperm {
 namespace {
@@ -20,19 +20,6 @@ constexpr double kSqrtHalf = 0.707106781186547524400844362104849039;
 // Above this argument the scaled tail uses its asymptotic series, which is
 // then accurate to ~1e-21; below it erfc is exact enough and cannot underflow.
 constexpr double kAsymptoticFrom = 10.0;
-
-// Boost.Math errors become C++ exceptions (STYLE.md, MADlib: throwing policy).
-using ThrowPolicy = boost::math::policies::policy<
-    boost::math::policies::evaluation_error<
-        boost::math::policies::throw_on_error>>;
-
-// Formats a double with all significant digits for error messages.
-std::string Num(double x) {
-  std::ostringstream out;
-  out.precision(17);
-  out << x;
-  return out.str();
-}
 
 // Shared checks of (ε, δ, Δ) for the calibration functions.
 void CheckCalibrationArgs(double epsilon, double delta, double sensitivity) {

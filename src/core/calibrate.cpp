@@ -1,15 +1,14 @@
 // Noise calibration by root finding on log σ.
 #include "dperm/calibrate.hpp"
 
+#include "dperm/numeric_util.hpp"
 #include "dperm/rdp.hpp"
 
-#include <boost/math/policies/policy.hpp>
 #include <boost/math/tools/toms748_solve.hpp>
 
 #include <cmath>
 #include <exception>
 #include <limits>
-#include <sstream>
 #include <string>
 
 namespace dperm {
@@ -20,19 +19,6 @@ constexpr double kMaxSigma = 1e6;
 
 // Stop when the bracket on log σ is this narrow (σ known to ~1e-14 relative).
 constexpr double kLogSigmaTol = 1e-14;
-
-// Boost.Math errors become C++ exceptions (throwing policy).
-using ThrowPolicy = boost::math::policies::policy<
-    boost::math::policies::evaluation_error<
-        boost::math::policies::throw_on_error>>;
-
-// Formats a double with all significant digits for error messages.
-std::string Num(double x) {
-  std::ostringstream out;
-  out.precision(17);
-  out << x;
-  return out.str();
-}
 
 }  // namespace
 

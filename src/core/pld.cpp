@@ -2,13 +2,14 @@
 // composition by FFT (Koskela, Jälkö & Honkela, AISTATS 2020).
 #include "dperm/pld.hpp"
 
+#include "dperm/numeric_util.hpp"
+
 #include <unsupported/Eigen/FFT>
 
 #include <algorithm>
 #include <cmath>
 #include <complex>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <utility>
 
@@ -22,14 +23,6 @@ constexpr double kDirectConvolutionWork = 1 << 20;
 
 // Grid indices must stay far from int64 overflow when offsets are added.
 constexpr double kMaxGridIndex = 4611686018427387904.0;  // 2^62
-
-// Formats a double with all significant digits for error messages.
-std::string Num(double x) {
-  std::ostringstream out;
-  out.precision(17);
-  out << x;
-  return out.str();
-}
 
 // Refuses a grid or FFT of more than kPldMaxPoints points (memory guard).
 void CheckPoints(double points, const char* what) {

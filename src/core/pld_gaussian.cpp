@@ -2,15 +2,14 @@
 // neighbours, discretised by pessimistic connect-the-dots (Doroshenko et al.,
 // PETS 2022), and the PLD accountant built on it.
 #include "dperm/mechanism.hpp"  // CheckInterrupt
+#include "dperm/numeric_util.hpp"
 #include "dperm/pld.hpp"
 
-#include <boost/math/policies/policy.hpp>
 #include <boost/math/special_functions/erf.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,18 +22,6 @@ constexpr double kLogSqrt2Pi = 0.918938533204672741780329736405617640;
 // ln of the noise mass left out of the PLD's support (dp_accounting's
 // log_mass_truncation_bound); it is charged pessimistically to +∞.
 constexpr double kLogMassTruncationBound = -50.0;
-
-// Boost.Math errors become C++ exceptions (STYLE.md, MADlib: throwing policy).
-using ThrowPolicy = boost::math::policies::policy<
-    boost::math::policies::evaluation_error<boost::math::policies::throw_on_error>>;
-
-// Formats a double with all significant digits for error messages.
-std::string Num(double x) {
-  std::ostringstream out;
-  out.precision(17);
-  out << x;
-  return out.str();
-}
 
 // Standard normal CDF Φ(x) = ½ erfc(−x/√2); erfc keeps the lower tail exact.
 double NormalCdf(double x) { return 0.5 * std::erfc(-x * kSqrtHalf); }

@@ -2,12 +2,12 @@
 // composition, and conversion to (ε, δ)-DP.
 #include "dperm/rdp.hpp"
 
+#include "dperm/numeric_util.hpp"
 #include "dperm/rdp_poisson.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <sstream>
 #include <string>
 
 namespace dperm {
@@ -21,14 +21,6 @@ constexpr double kMaxSubsampledOrder = 1e5;
 // A series result is used only if its estimated relative error of log A_α
 // is below this; otherwise quadrature (accurate to ~1e-14) is used.
 constexpr double kSeriesAcceptRelError = 1e-10;
-
-// Formats a double with all significant digits for error messages.
-std::string Num(double x) {
-  std::ostringstream out;
-  out.precision(17);
-  out << x;
-  return out.str();
-}
 
 // σ (or σ/Δ) must be a finite positive number.
 void CheckSigma(double sigma, const char* name) {

@@ -2,7 +2,8 @@
 // Zhang 2019): exact binomial sum, two-sided series, and quadrature.
 #include "dperm/rdp_poisson.hpp"
 
-#include <boost/math/policies/policy.hpp>
+#include "dperm/numeric_util.hpp"
+
 #include <boost/math/quadrature/gauss_kronrod.hpp>
 
 #include <algorithm>
@@ -27,11 +28,6 @@ constexpr double kSqrtHalf = 0.707106781186547524400844362104849039;
 // tail decays only polynomially when z0 is small; quadrature takes over).
 constexpr double kSeriesLogRelTol = 1e-13;
 constexpr int kMaxSeriesTerms = 300;
-
-// Boost.Math errors become C++ exceptions (throwing policy).
-using ThrowPolicy = boost::math::policies::policy<
-    boost::math::policies::evaluation_error<
-        boost::math::policies::throw_on_error>>;
 
 // log Σ exp(x_i) accumulated one term at a time without overflow.
 class LogSumExp {
