@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ALTER EXTENSION dperm UPDATE from 0.1.0 keeps budgets (as 'basic'), the
+# ALTER EXTENSION dperm UPDATE from 0.1.0 (to the default version) keeps budgets (as 'basic'), the
 # ledger and models, and brings the 0.2.0 functions. Run inside pg_virtualenv.
 set -euo pipefail
 psql_q() { psql -X -q -v ON_ERROR_STOP=1 -At "$@"; }
@@ -17,7 +17,7 @@ check() {  # name, query, expected
   got=$(psql_q -d dperm_upgrade -c "$2")
   [ "$got" = "$3" ] || { echo "upgrade: $1: got '$got', expected '$3'"; fail=1; }
 }
-check version "SELECT extversion FROM pg_extension WHERE extname = 'dperm'" "0.2.0"
+check version "SELECT extversion FROM pg_extension WHERE extname = 'dperm'" "0.3.0"
 check budget_kept "SELECT accounting || ' ' || epsilon FROM dperm.budgets" "basic 1"
 check ledger_kept "SELECT count(*) || ' ' || bool_and(rdp IS NULL) FROM dperm.ledger" "1 true"
 check status "SELECT epsilon_spent || ' ' || epsilon_remaining FROM dperm.budget_status" "0.4 0.6"
@@ -27,5 +27,5 @@ check new_function "SELECT abs(dperm.gaussian_sigma(0.05, 1e-3) / 30.01032878052
 check charged_after "SELECT (dp_logreg(f, y, dp_options(epsilon => 0.5, l2 => 1)) IS NOT NULL)::text FROM t" "true"
 check ledger_after "SELECT count(*) || ' ' || (max(cardinality(rdp)) = 24) FROM dperm.ledger" "2 true"
 dropdb dperm_upgrade
-[ $fail = 0 ] && echo "upgrade 0.1.0 -> 0.2.0: ok"
+[ $fail = 0 ] && echo "upgrade 0.1.0 -> $(psql -XAtc "select default_version from pg_available_extensions where name = 'dperm'"): ok"
 exit $fail

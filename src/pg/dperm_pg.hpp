@@ -14,6 +14,10 @@ namespace dperm::pg {
 // dperm.allow_seed: the superuser-only setting that lets `seed` work.
 extern bool g_allow_seed;
 
+// The role a release is made for: set by dperm.train while it trains as the
+// catalog owner on an analyst's behalf; InvalidOid means the current user.
+extern Oid g_release_role;
+
 // Options read from a jsonb value; `dataset` and `feature_names` stay as
 // palloc'd strings for the boundary's own use.
 struct ParsedOptions {

@@ -287,7 +287,8 @@ int64 ChargeRelease(const Plan& plan, const double* rdp, int n_rdp,
   LedgerRequest* req = static_cast<LedgerRequest*>(dsm_segment_address(seg));
   memset(req, 0, size);
   req->database = MyDatabaseId;
-  CopyText(req->role, sizeof req->role, GetUserNameFromId(GetUserId(), false));
+  Oid role = OidIsValid(g_release_role) ? g_release_role : GetUserId();
+  CopyText(req->role, sizeof req->role, GetUserNameFromId(role, false));
   req->released_at = GetCurrentTimestamp();
   CopyText(req->algorithm, sizeof req->algorithm, AlgorithmName(plan.algorithm));
   CopyText(req->mechanism, sizeof req->mechanism, NoiseName(plan.noise));

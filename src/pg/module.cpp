@@ -14,6 +14,7 @@ void _PG_init(void);
 namespace dperm::pg {
 
 bool g_allow_seed = false;
+Oid g_release_role = InvalidOid;
 
 namespace {
 // True when a cancel or termination is pending: the interrupts that end a
