@@ -31,9 +31,12 @@ regress_passed=$(grep -cE '^(test|     ) *[a-z_]+ +\.\.\. ok' "$regress_log" || 
 regress_failed=$(grep -cE '\.\.\. FAILED' "$regress_log" || true)
 regress_total=$((regress_passed + regress_failed))
 # Server-level checks: pg_dump keeps budgets and the ledger; concurrent
-# charges are atomic; the 0.1.0 -> 0.2.0 upgrade keeps everything.
-for check in test/dump_restore.sh test/concurrent_charges.sh test/upgrade.sh; do
-  if pg_virtualenv -o max_worker_processes=20 bash "$check"; then
+# charges are atomic; the upgrade from 0.1.0 keeps everything; no failure
+# (rollback, cancel, kill, crash) loses a charge; 16 pgbench clients never
+# overspend.
+for check in test/dump_restore.sh test/concurrent_charges.sh test/upgrade.sh \
+             test/failure_modes.sh test/pgbench_charges.sh; do
+  if pg_virtualenv -o max_worker_processes=40 bash "$check"; then
     script_passed=$((script_passed + 1))
   else
     regress_failed=$((regress_failed + 1)); regress_status=1

@@ -16,6 +16,7 @@
 
 extern "C" {
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -280,6 +281,11 @@ Oid* RelationsRead(FunctionCallInfo fcinfo, const char* dataset, int* count) {
 
 int64 ChargeRelease(const Plan& plan, const double* rdp, int n_rdp,
                     const Oid* relations, int n_relations, bool seeded) {
+  // A standby cannot write the ledger, so it cannot release.
+  if (RecoveryInProgress())
+    ereport(ERROR, (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+                    errmsg("dperm cannot release a model during recovery"),
+                    errhint("Every release is charged to the ledger first; train on the primary.")));
   if (n_rdp > kMaxOrders) elog(ERROR, "too many Renyi orders in a ledger curve");
   const char* query = debug_query_string != nullptr ? debug_query_string : "";
   Size size = offsetof(LedgerRequest, query) + strlen(query) + 1;
@@ -321,28 +327,42 @@ int64 ChargeRelease(const Plan& plan, const double* rdp, int n_rdp,
     ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_RESOURCES),
                     errmsg("could not start the dperm ledger writer"),
                     errhint("Every release is charged by a background worker; raise max_worker_processes.")));
-  if (WaitForBackgroundWorkerShutdown(handle) == BGWH_POSTMASTER_DIED)
+  // If the wait is interrupted (cancel, timeout), withdraw the writer: one
+  // that has not started frees its slot; one that has loses only its
+  // uncommitted charge, and no model is released either way.
+  BgwHandleStatus status;
+  PG_TRY();
+  {
+    status = WaitForBackgroundWorkerShutdown(handle);
+  }
+  PG_CATCH();
+  {
+    TerminateBackgroundWorker(handle);
+    PG_RE_THROW();
+  }
+  PG_END_TRY();
+  if (status == BGWH_POSTMASTER_DIED)
     ereport(FATAL, (errcode(ERRCODE_ADMIN_SHUTDOWN), errmsg("postmaster exited during a dperm release")));
 
-  int status = req->status;
+  int result = req->status;
   int sqlstate = req->sqlstate;
   int64 id = req->ledger_id;
   char* message = pstrdup(req->message);
   char* detail = pstrdup(req->detail);
   char* hint = pstrdup(req->hint);
   dsm_detach(seg);
-  if (status == kRefused)
+  if (result == kRefused)
     ereport(ERROR, (errcode(kBudgetExceeded), errmsg("%s", message),
                     errdetail("%s", detail), errhint("%s", hint)));
-  if (status == kFailed && sqlstate == ERRCODE_LOCK_NOT_AVAILABLE)
+  if (result == kFailed && sqlstate == ERRCODE_LOCK_NOT_AVAILABLE)
     ereport(ERROR, (errcode(sqlstate),
                     errmsg("the privacy budget of a relation this release reads is locked by an uncommitted transaction"),
                     errhint("If this transaction changed the budget with dperm.set_budget, commit it first. "
                             "The release was not charged and no model was computed.")));
-  if (status == kFailed)
+  if (result == kFailed)
     ereport(ERROR, (errcode(sqlstate), errmsg("dperm ledger writer failed: %s", message),
                     errhint("The release was not charged and no model was computed.")));
-  if (status != kCharged)
+  if (result != kCharged)
     ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
                     errmsg("the dperm ledger writer exited without recording the release"),
                     errhint("See the server log. No model was computed.")));
