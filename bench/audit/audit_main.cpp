@@ -1,0 +1,212 @@
+// Full privacy audit of output_gd (bench/audit.sh writes docs/audit.md).
+//
+// Every combination of loss (logistic, Huber), l2 (0.1, 0), accountant
+// (tight, paper) and noise (Gaussian at delta > 0, Laplace vector at
+// delta = 0) is audited twice with test/unit/audit_harness.hpp: as released
+// (epsilon_lb must stay <= epsilon) and with the noise divided by 10 (a
+// broken mechanism the audit must flag: epsilon_lb > epsilon). A broken case
+// not flagged at --runs is audited once more with 10x the runs and fresh
+// noise; both bounds are shown. Prints markdown; exits 1 when an honest case
+// exceeds its epsilon or a broken case stays unflagged.
+//
+// Build (after make): g++ -std=c++17 -O2 -Iinclude -I/usr/include/eigen3
+//   bench/audit/audit_main.cpp src/core/*.o -o /tmp/dperm_audit
+// Usage: dperm_audit [--runs N] [--alpha A] [--epsilon E] [--delta D]
+//   [--divisor K] [--seed S] [--threads J]
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../../test/unit/audit_harness.hpp"
+
+namespace dperm::audit {
+namespace {
+
+struct Settings {
+  int64_t runs = 100000;  // releases per side (half choose the test, half evaluate it)
+  double alpha = 0.05;    // per audit: P(epsilon_lb > true epsilon) <= alpha
+  double epsilon = 1, delta = 1e-5, divisor = 10;
+  uint64_t seed = 0;
+  bool has_seed = false;
+  int threads = 0;        // 0: all cores
+};
+
+// One line of the report: an honest audit, the broken one, and its rerun.
+struct Row {
+  Result honest, broken, rerun;
+  bool reran = false;
+};
+
+// Parses --key value pairs into settings; exits on a bad flag.
+Settings ParseArgs(int argc, char** argv) {
+  Settings s;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i];
+    const char* v = argv[i + 1];
+    if (k == "--runs") s.runs = std::atoll(v);
+    else if (k == "--alpha") s.alpha = std::atof(v);
+    else if (k == "--epsilon") s.epsilon = std::atof(v);
+    else if (k == "--delta") s.delta = std::atof(v);
+    else if (k == "--divisor") s.divisor = std::atof(v);
+    else if (k == "--seed") s.seed = std::strtoull(v, nullptr, 10), s.has_seed = true;
+    else if (k == "--threads") s.threads = std::atoi(v);
+    else { std::fprintf(stderr, "unknown flag %s\n", k.c_str()); std::exit(2); }
+  }
+  if (argc % 2 == 0) { std::fprintf(stderr, "flag %s needs a value\n", argv[argc - 1]); std::exit(2); }
+  if (!s.has_seed) {
+    std::random_device rd;  // a fresh seed per benchmark run, printed for replay
+    s.seed = (uint64_t(rd()) << 32 | rd()) >> 12;  // room for per-case offsets
+  }
+  if (s.threads <= 0) s.threads = std::max(1u, std::thread::hardware_concurrency());
+  return s;
+}
+
+// The 16 honest cases, in report order.
+std::vector<Case> HonestCases(const Settings& s) {
+  std::vector<Case> cases;
+  for (LossKind loss : {LossKind::kLogistic, LossKind::kHuber})
+    for (double l2 : {0.1, 0.0})
+      for (Accountant acc : {Accountant::kTight, Accountant::kPaper})
+        for (double delta : {s.delta, 0.0}) cases.push_back(MakeCase(loss, l2, acc, s.epsilon, delta));
+  return cases;
+}
+
+// Audits every case on `threads` workers; case i uses seeds seed + 4i .. + 4i + 2.
+std::vector<Row> AuditAll(const Settings& s, const std::vector<Case>& cases) {
+  std::vector<Row> rows(cases.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < cases.size(); i = next++) {
+      Row& row = rows[i];
+      const Options& o = cases[i].options;
+      Case broken = MakeCase(cases[i].loss, o.l2, o.accountant, o.epsilon, o.delta, s.divisor);
+      row.honest = RunAudit(cases[i], s.runs, s.alpha, s.seed + 4 * i);
+      row.broken = RunAudit(broken, s.runs, s.alpha, s.seed + 4 * i + 1);
+      if (!(row.broken.test.epsilon_lb > s.epsilon)) {
+        row.reran = true;
+        row.rerun = RunAudit(broken, 10 * s.runs, s.alpha, s.seed + 4 * i + 2);
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < s.threads; t++) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  return rows;
+}
+
+// "%.3f" of a number.
+std::string F3(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
+}
+
+// A test as "{s > 1.234}: 56 vs 7 of 50000".
+std::string TestText(const Test& t) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "{s %s %.4g}: %lld vs %lld of %lld", t.upper_tail ? ">" : "&le;",
+                t.threshold, static_cast<long long>(t.k_num), static_cast<long long>(t.k_den),
+                static_cast<long long>(t.n));
+  return buf;
+}
+
+// Prints the markdown report; returns the number of failed checks.
+int Report(const Settings& s, const std::vector<Row>& rows, double seconds) {
+  int honest_ok = 0, flagged = 0, flagged_rerun = 0;
+  double worst_ratio = 0;
+  for (const Row& r : rows) {
+    honest_ok += r.honest.test.epsilon_lb <= s.epsilon;
+    worst_ratio = std::max(worst_ratio, r.honest.test.epsilon_lb / s.epsilon);
+    bool first = r.broken.test.epsilon_lb > s.epsilon;
+    flagged += first || (r.reran && r.rerun.test.epsilon_lb > s.epsilon);
+    flagged_rerun += !first && r.reran && r.rerun.test.epsilon_lb > s.epsilon;
+  }
+  const int n = int(rows.size());
+  // Where the pair attains the plan's sensitivity the audit is limited only by
+  // the number of runs; elsewhere by the pair itself.
+  int attained = 0;
+  double attained_lb = 0, other_pair = 0;
+  for (const Row& r : rows) {
+    if (r.honest.pair.shift >= 0.999 * r.honest.plan.sensitivity) {
+      attained++;
+      attained_lb = std::max(attained_lb, r.honest.test.epsilon_lb / s.epsilon);
+    } else {
+      other_pair = std::max(other_pair, r.honest.pair_epsilon / s.epsilon);
+    }
+  }
+  std::printf("* Settings: n = 50 rows, d = 2 features (+ intercept), feature_bound 1, "
+              "epsilon = %g, delta = %g (Gaussian) or 0 (Laplace vector), default T and step; "
+              "%lld releases per side per audit (10x for a rerun); confidence 1 - alpha = %g per "
+              "audit; broken = noise scale / %g; seed %llu (`--seed %llu` replays this run); "
+              "%d threads; audits took %.0f s\n\n",
+              s.epsilon, s.delta, static_cast<long long>(s.runs), 1 - s.alpha, s.divisor,
+              static_cast<unsigned long long>(s.seed), static_cast<unsigned long long>(s.seed),
+              s.threads, seconds);
+  std::printf("**Honest: %d of %d audits have epsilon_lb <= epsilon** (largest epsilon_lb / "
+              "epsilon = %.3f). **Broken (noise / %g): %d of %d flagged** (epsilon_lb > "
+              "epsilon)%s.\n\n",
+              honest_ok, n, worst_ratio, s.divisor, flagged, n,
+              flagged_rerun ? (", " + std::to_string(flagged_rerun) + " of them only by the 10x rerun").c_str() : "");
+  std::printf("The worst neighbours found attain the plan's sensitivity in %d of %d cases; "
+              "there the honest epsilon_lb reaches up to %.3f epsilon. In the other cases the "
+              "sensitivity analysis has slack no tried pair exposes: the exact epsilon of their "
+              "pair is at most %.3f epsilon, a ceiling for any audit of that pair.\n\n",
+              attained, n, attained_lb, other_pair);
+  std::printf("## Results\n\n"
+              "*Δ*: the plan's L2 sensitivity. *shift*: ||w_T(D) − w_T(D')|| of the worst "
+              "neighbours found (noiseless). *pair ε*: the exact ε of the noise on that pair at "
+              "the case's δ (Gaussian: analytic Gaussian curve; Laplace vector: shift/scale), the "
+              "most any audit of this pair can show. *ε_lb*: the audit's lower bound "
+              "(Clopper–Pearson, %g%%).\n\n",
+              100 * (1 - s.alpha));
+  std::printf("| case | T | Δ | shift / Δ | honest: pair ε | honest: ε_lb | ≤ ε | broken: pair ε "
+              "| broken: ε_lb | flagged | seconds |\n"
+              "|:---|---:|---:|---:|---:|---:|:---|---:|---:|:---|---:|\n");
+  for (const Row& r : rows) {
+    const Result& h = r.honest;
+    std::string blb = F3(r.broken.test.epsilon_lb);
+    if (r.reran) blb += " → " + F3(r.rerun.test.epsilon_lb) + " (10x runs)";
+    bool flag = r.broken.test.epsilon_lb > s.epsilon || (r.reran && r.rerun.test.epsilon_lb > s.epsilon);
+    std::printf("| %s | %lld | %.4g | %.3f | %s | **%s** | %s | %s | **%s** | %s | %.1f |\n",
+                h.audit_case.name.c_str(), static_cast<long long>(h.plan.iterations),
+                h.plan.sensitivity, h.pair.shift / h.plan.sensitivity, F3(h.pair_epsilon).c_str(),
+                F3(h.test.epsilon_lb).c_str(), h.test.epsilon_lb <= s.epsilon ? "yes" : "**NO**",
+                F3(r.broken.pair_epsilon).c_str(), blb.c_str(), flag ? "yes" : "**NO**",
+                h.seconds + r.broken.seconds + (r.reran ? r.rerun.seconds : 0));
+  }
+  std::printf("\n## Neighbours and tests\n\n"
+              "D = base + row in D, D' = base + row in D' (rows as (x1, x2; label)). *s*: the "
+              "statistic of a release (⟨w − a, u⟩ for Gaussian noise, ||w − a|| − ||w − b|| for "
+              "the Laplace vector). A test reads {event}: times under the dataset it favours vs "
+              "times under the other, of the evaluation runs per side. *calibration ε_lb*: the "
+              "same test's bound on the first half, where it was the best of ~3600 candidates: "
+              "biased upwards and not a valid bound (it can even exceed ε for an honest release), "
+              "which is why the reported bound comes from runs the choice never saw.\n\n"
+              "| case | base (49 rows) | row in D | row in D' | honest test | calibration ε_lb | "
+              "broken test |\n|:---|:---|:---|:---|:---|---:|:---|\n");
+  for (const Row& r : rows) {
+    const Result& h = r.honest;
+    std::printf("| %s | %s | %s | %s | %s | %s | %s |\n", h.audit_case.name.c_str(),
+                h.pair.base.c_str(), h.pair.row_d.c_str(), h.pair.row_dp.c_str(),
+                TestText(h.test).c_str(), F3(h.calibration.epsilon_lb).c_str(),
+                TestText((r.reran ? r.rerun : r.broken).test).c_str());
+  }
+  return (n - honest_ok) + (n - flagged);
+}
+
+}  // namespace
+}  // namespace dperm::audit
+
+int main(int argc, char** argv) {
+  using namespace dperm::audit;
+  Settings s = ParseArgs(argc, argv);
+  auto start = std::chrono::steady_clock::now();
+  std::vector<Row> rows = AuditAll(s, HonestCases(s));
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return Report(s, rows, seconds) == 0 ? 0 : 1;
+}

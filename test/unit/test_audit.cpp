@@ -1,0 +1,111 @@
+// Reduced privacy audit (the full one is bench/audit.sh, results in
+// docs/audit.md): for representative output_gd releases, worst-case
+// neighbours, 10000 real releases per side and a Clopper-Pearson lower bound
+// on epsilon (audit_harness.hpp). An honest release must stay at or below its
+// claimed epsilon; the same release with its noise divided by 10 must be
+// caught above it, which proves the audit can fail.
+//
+// Flakiness: seeds are fixed, so the outcome is deterministic. Were the seeds
+// drawn at random, an honest case would fail with probability <= kAlpha = 1e-4
+// (that is what the Clopper-Pearson bound guarantees, the threshold being
+// chosen on the first half of the runs and tested on the second), so <= 4e-4
+// for the four honest cases together. The broken cases are caught with a wide
+// margin (bounds 4.2 and 3.7 against epsilon = 1; the exact epsilon of the
+// broken noise on the chosen pairs is 14.4 and 5.7). About 5 s on one core.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "audit_harness.hpp"
+
+namespace {
+
+using dperm::Accountant;
+using dperm::LossKind;
+using dperm::audit::Case;
+using dperm::audit::MakeCase;
+using dperm::audit::Result;
+using dperm::audit::RunAudit;
+
+const int64_t kRuns = 10000;  // releases per side: 5000 choose the test, 5000 evaluate it
+const double kAlpha = 1e-4;   // one audit's bound exceeds the true epsilon w.p. <= kAlpha
+const double kEpsilon = 1.0, kDelta = 1e-5;
+
+// Runs one audit with a seed of its own and prints its line.
+Result Audit(const Case& c, uint64_t seed) {
+  Result r = RunAudit(c, kRuns, kAlpha, seed);
+  std::printf("[ info ] %s: T=%lld shift/sensitivity=%.3f pair epsilon=%.3f "
+              "epsilon_lb=%.3f (claimed %g), %.2f s\n",
+              c.name.c_str(), static_cast<long long>(r.plan.iterations),
+              r.pair.shift / r.plan.sensitivity, r.pair_epsilon, r.test.epsilon_lb,
+              c.options.epsilon, r.seconds);
+  return r;
+}
+
+// Clopper-Pearson against reference values (Boost's find_lower/upper_bound_on_p
+// and closed forms at k = 0 and k = n).
+TEST(AuditStatistics, ClopperPearson) {
+  using dperm::audit::ClopperPearsonLower;
+  using dperm::audit::ClopperPearsonUpper;
+  EXPECT_NEAR(ClopperPearsonLower(5, 20, 0.025), 0.0865715, 1e-6);
+  EXPECT_NEAR(ClopperPearsonUpper(5, 20, 0.025), 0.491046, 1e-6);
+  EXPECT_NEAR(ClopperPearsonLower(5, 50000, 1e-4), 8.88952e-6, 1e-10);
+  EXPECT_NEAR(ClopperPearsonUpper(16666, 50000, 0.025), 0.337472, 1e-6);
+  EXPECT_EQ(ClopperPearsonLower(0, 1000, 0.025), 0.0);
+  EXPECT_EQ(ClopperPearsonUpper(1000, 1000, 0.025), 1.0);
+  EXPECT_NEAR(ClopperPearsonUpper(0, 1000, 0.025), 1 - std::pow(0.025, 1e-3), 1e-12);
+  EXPECT_NEAR(ClopperPearsonLower(1000, 1000, 0.025), std::pow(0.025, 1e-3), 1e-12);
+}
+
+// The estimator: equal counts prove nothing; delta is subtracted.
+TEST(AuditStatistics, EpsilonLowerBound) {
+  using dperm::audit::EpsilonLowerBound;
+  EXPECT_EQ(EpsilonLowerBound(500, 500, 1000, 0, 0.05), 0.0);
+  double pure = EpsilonLowerBound(900, 100, 1000, 0, 0.05);
+  EXPECT_GT(pure, 1.8);  // ln(0.9 / 0.1) = 2.2 less the confidence margins
+  EXPECT_LT(pure, std::log(9.0));
+  EXPECT_LT(EpsilonLowerBound(900, 100, 1000, 0.5, 0.05), pure);
+}
+
+// The pair search finds neighbours that attain the tight sensitivity where it
+// is attainable (Huber targets far out, output_gd.cpp's derivation).
+TEST(Audit, WorstNeighboursAttainTightHuberSensitivity) {
+  for (double l2 : {0.1, 0.0}) {
+    Case c = MakeCase(LossKind::kHuber, l2, Accountant::kTight, kEpsilon, kDelta);
+    dperm::Plan plan = dperm::PlanRelease(c.options, c.loss, c.n, c.d);
+    dperm::audit::Neighbours pair = dperm::audit::WorstNeighbours(plan);
+    EXPECT_NEAR(pair.shift, plan.sensitivity, 1e-9 * plan.sensitivity) << c.name;
+  }
+}
+
+// Honest releases: the lower bound stays at or below the claimed epsilon.
+TEST(Audit, HonestReleasesWithinClaimedEpsilon) {
+  const Case cases[] = {
+      MakeCase(LossKind::kLogistic, 0.1, Accountant::kTight, kEpsilon, kDelta),
+      MakeCase(LossKind::kLogistic, 0.0, Accountant::kTight, kEpsilon, 0.0),
+      MakeCase(LossKind::kHuber, 0.1, Accountant::kTight, kEpsilon, 0.0),
+      MakeCase(LossKind::kHuber, 0.0, Accountant::kPaper, kEpsilon, kDelta),
+  };
+  uint64_t seed = 1000;
+  for (const Case& c : cases) {
+    Result r = Audit(c, seed++);
+    EXPECT_LE(r.test.epsilon_lb, c.options.epsilon) << c.name;
+  }
+}
+
+// Teeth: the same mechanism with its noise divided by 10 is caught.
+TEST(Audit, BrokenMechanismIsFlagged) {
+  const Case cases[] = {
+      MakeCase(LossKind::kHuber, 0.1, Accountant::kTight, kEpsilon, kDelta, 10),
+      MakeCase(LossKind::kLogistic, 0.1, Accountant::kTight, kEpsilon, 0.0, 10),
+  };
+  uint64_t seed = 2000;
+  for (const Case& c : cases) {
+    Result r = Audit(c, seed++);
+    EXPECT_GT(r.test.epsilon_lb, c.options.epsilon) << c.name;
+  }
+}
+
+}  // namespace
