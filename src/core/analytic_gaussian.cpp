@@ -161,8 +161,8 @@ double AnalyticGaussianSigma(double epsilon, double delta, double sensitivity) {
     f_hi = f_lo;
     lo *= 0.5;
     if (!(lo > 0.0))
-      throw Error(ErrorKind::kInternal,
-                  "analytic Gaussian sigma: no lower bracket found");
+      throw Error(ErrorKind::kInvalidParameter,
+                  "analytic Gaussian sigma: epsilon, delta and sensitivity are outside the range dperm can calibrate");
     f_lo = excess(lo);
   }
   double sigma = hi;
@@ -178,7 +178,7 @@ double AnalyticGaussianSigma(double epsilon, double delta, double sensitivity) {
     } catch (const Error&) {
       throw;
     } catch (const std::exception& e) {
-      throw Error(ErrorKind::kInternal,
+      throw Error(ErrorKind::kInvalidParameter,
                   std::string("analytic Gaussian root finding failed: ") +
                       e.what());
     }
@@ -187,7 +187,7 @@ double AnalyticGaussianSigma(double epsilon, double delta, double sensitivity) {
   double step = sigma * std::numeric_limits<double>::epsilon();
   for (int i = 0; GaussianDelta(sigma, epsilon, sensitivity) > delta; ++i) {
     if (i > 2000 || !std::isfinite(sigma + step))
-      throw Error(ErrorKind::kInternal,
+      throw Error(ErrorKind::kInvalidParameter,
                   "analytic Gaussian sigma could not be made safe");
     sigma += step;
     step *= 2.0;

@@ -56,6 +56,9 @@ namespace {
 const int64_t kMaxDefaultIterations = 100000;
 // Default T leaves an optimisation error below this fraction of the noise's.
 const double kOptimisationShare = 0.01;
+// More features than this are refused (the dimension plus the intercept
+// must fit an int, and the model is held in memory).
+const int kMaxFeatures = 100000000;
 // D, the norm bound of the minimiser used to pick T when mu = 0. It only
 // tunes T (public); the `iterations` option overrides it.
 const double kConvexNormBound = 1.0;
@@ -238,6 +241,11 @@ void PlanNoise(Plan& p) {
     }
   }
   p.expected_noise_sq = ExpectedNoiseSq(p.noise, p.dim, p.noise_scale);
+  // Refused while planning, before any charge: a release that cannot add
+  // its noise would be charged and then fail.
+  if (!std::isfinite(p.noise_scale) || !std::isfinite(p.expected_noise_sq))
+    ThrowInvalid("epsilon " + Fmt(o.epsilon) + " is too small: the noise scale overflows",
+                 "Use a larger epsilon.");
 }
 
 }  // namespace
@@ -255,6 +263,9 @@ Plan OutputGd::MakePlan(const Options& options, LossKind loss, int64_t n,
                         int d) const {
   if (n < 1) ThrowInvalid("output_gd needs at least one row");
   if (d < 0) ThrowInvalid("the number of features must not be negative");
+  if (d > kMaxFeatures)
+    ThrowInvalid("at most " + std::to_string(kMaxFeatures) + " features are supported, not " +
+                 std::to_string(d));
   RejectUnusedOptions(options);
   Plan p;
   p.loss = loss;

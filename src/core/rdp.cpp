@@ -2,6 +2,8 @@
 // composition, and conversion to (ε, δ)-DP.
 #include "dperm/rdp.hpp"
 
+#include "dperm/mechanism.hpp"
+
 #include "dperm/numeric_util.hpp"
 #include "dperm/rdp_poisson.hpp"
 
@@ -159,8 +161,8 @@ double RdpPoissonSubsampledGaussian(double q, double sigma, double order) {
                      : LogAPoissonGaussianQuadrature(q, sigma, order);
   }
   if (!(log_a >= 0.0)) {  // A_α ≥ 1 by Jensen's inequality
-    throw Error(ErrorKind::kInternal,
-                "subsampled Gaussian RDP evaluation failed (q=" + Num(q) +
+    throw Error(ErrorKind::kInvalidParameter,
+                "subsampled Gaussian RDP cannot be evaluated accurately at these parameters (q=" + Num(q) +
                     ", sigma=" + Num(sigma) + ", order=" + Num(order) + ")");
   }
   return log_a / (order - 1.0);
@@ -192,9 +194,11 @@ std::vector<double> RdpPoissonSubsampledGaussianCurve(
   if (orders.empty()) ThrowInvalid("the RDP order list is empty");
   std::vector<double> curve;
   curve.reserve(orders.size());
-  for (double order : orders)
+  for (double order : orders) {
+    CheckInterrupt();  // long order lists can be cancelled
     curve.push_back(static_cast<double>(steps) *
                     RdpPoissonSubsampledGaussian(q, sigma, order));
+  }
   return curve;
 }
 

@@ -292,10 +292,11 @@ double LogAPoissonGaussianQuadrature(double q, double sigma, double alpha) {
     for (size_t k = 0; k + 1 < cuts.size(); ++k)
       total += Quad::integrate(scaled, cuts[k], cuts[k + 1], kDepth, tol);
     total += Quad::integrate(scaled, cuts.back(), kInf, kDepth, tol);
-  } catch (const std::exception& e) {
-    throw Error(ErrorKind::kInternal,
-                std::string("subsampled Gaussian RDP quadrature failed: ") +
-                    e.what());
+  } catch (const std::exception&) {
+    // Boost's message names its internals; the parameters say more.
+    throw Error(ErrorKind::kInvalidParameter,
+                "subsampled Gaussian RDP cannot be evaluated accurately at these parameters (q=" +
+                    Num(q) + ", sigma=" + Num(sigma) + ", order=" + Num(alpha) + ")");
   }
   return LogOnePlusExp(m + std::log(total));
 }

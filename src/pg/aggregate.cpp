@@ -103,7 +103,9 @@ void SetDimension(RowState* st, int d) {
 // Room for `more` rows in the buffer (doubling, huge allocations allowed).
 void Reserve(MemoryContext context, RowState* st, int64 more) {
   if (st->n + more <= st->capacity) return;
-  int64 capacity = Max(st->capacity * 2, Max(st->n + more, (int64)1024));
+  // Start with up to 1024 rows, but no more than about 8 MB.
+  int64 first = Max((int64)1, Min((int64)1024, (int64)(8 << 20) / (int64)RowBytes(1, st->d)));
+  int64 capacity = Max(st->capacity * 2, Max(st->n + more, first));
   Size bytes = RowBytes(capacity, st->d);
   st->rows = static_cast<double*>(
       st->rows == nullptr ? MemoryContextAllocHuge(context, bytes)

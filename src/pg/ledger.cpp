@@ -136,9 +136,10 @@ bool WithinBudgets(LedgerRequest* req) {
       elog(ERROR, "could not compute the spent budget of %s", name);
     double after_eps = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
     double after_delta = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-    // A relative slack of 1e-12 absorbs rounding in the sums only.
-    bool ok = after_eps <= budget_eps + 1e-12 * Max(1.0, budget_eps) &&
-              after_delta <= budget_delta + 1e-12 * Max(budget_delta, 1e-300);
+    // A relative slack of 1e-12 absorbs rounding in the sums only; a zero
+    // budget admits nothing.
+    bool ok = after_eps <= budget_eps * (1 + 1e-12) &&
+              after_delta <= budget_delta * (1 + 1e-12);
     if (!ok) {
       // What is left now, for the message (the spend without this release).
       Datum before_args[6] = {spent_args[0], spent_args[1], spent_args[2],

@@ -41,6 +41,12 @@ void RunAsCatalogOwner(const char* sql, int nargs, Oid* types, Datum* args,
   int level = NewGUCNestLevel();
   set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
                     GUC_ACTION_SAVE, true, 0, false);
+  // Serial plans only: the release's role (g_release_role) lives in this
+  // backend, and a parallel worker running the final function would not see it.
+  set_config_option("max_parallel_workers_per_gather", "0", PGC_USERSET, PGC_S_SESSION,
+                    GUC_ACTION_SAVE, true, 0, false);
+  set_config_option("force_parallel_mode", "off", PGC_USERSET, PGC_S_SESSION,
+                    GUC_ACTION_SAVE, true, 0, false);
   if (SPI_execute_with_args(sql, nargs, types, args, nulls, read_only, 0) != expected)
     elog(ERROR, "dperm: could not run \"%s\"", sql);
   AtEOXact_GUC(true, level);

@@ -1,0 +1,1085 @@
+#!/usr/bin/python3
+"""Fuzz test of dperm's SQL surface (run by test/fuzz.sh inside pg_virtualenv).
+
+Bad input never crashes or corrupts:
+
+1. campaign: a fixed-seed random mix of valid and hostile statements (random
+   jsonb options, empty / 10^6-element / NULL / NaN / infinite /
+   multi-dimensional arrays, out-of-memory sizes, broken dp_model text,
+   extreme accountant arguments, weird budgets, wrong types, dperm.train with
+   hostile column names, role switches, parallel plans) runs in one psql
+   session with a per-statement statement_timeout. Every failure's SQLSTATE
+   is recorded. Failures of the test: XX000/XX001/XX002, an empty error
+   message or one that shows C++ internals, a lost connection, a statement
+   that overruns statement_timeout by more than OVERRUN_S seconds.
+2. ledger: every ledger row is well formed, belongs to a campaign statement
+   and records the role it ran as; a statement that returned k models wrote
+   exactly k ledger rows; a failed statement was charged only when it failed
+   after the charge for a reason that cannot be checked first (timeout, out
+   of memory, a later GROUP BY group refused); budgets the campaign never
+   changed hold and are never overspent; budget_status agrees with the
+   ledger.
+3. memory: one backend runs FUZZ_TRAININGS (default 10^4) small trainings,
+   each a top-level statement; its RSS (VmRSS of /proc/self/status) must not
+   grow by more than FUZZ_RSS_BOUND_KB from 20% to 100% of the loop.
+
+Python 3 standard library only; talks to the server with psql (PG* variables
+from pg_virtualenv). Environment: FUZZ_N (3000), FUZZ_SEED, FUZZ_TRAININGS
+(10000), FUZZ_TIMEOUT_MS (2000), FUZZ_RSS_BOUND_KB (5120), FUZZ_DB,
+FUZZ_WORKDIR.
+"""
+
+import collections
+import json
+import math
+import os
+import queue
+import random
+import re
+import subprocess
+import sys
+import threading
+import time
+
+N = int(os.environ.get("FUZZ_N", "3000"))
+SEED = int(os.environ.get("FUZZ_SEED", "20240601"))
+TRAININGS = int(os.environ.get("FUZZ_TRAININGS", "10000"))
+TIMEOUT_MS = int(os.environ.get("FUZZ_TIMEOUT_MS", "2000"))
+RSS_BOUND_KB = int(os.environ.get("FUZZ_RSS_BOUND_KB", "5120"))
+DB = os.environ.get("FUZZ_DB", "dperm_fuzz")
+MEMDB = DB + "_mem"
+WORKDIR = os.environ.get("FUZZ_WORKDIR", "/tmp")
+# A statement that outlives statement_timeout by this much ignores
+# cancellation: it is reported and its backend terminated.
+HANG_GRACE_S = 20
+# A statement that outlives statement_timeout by this much (but ends) does
+# not check for interrupts often enough: a failure too.
+OVERRUN_S = 5
+
+failures = []
+failure_kinds = collections.Counter()
+SHOWN_PER_KIND = 3
+
+
+def fail(msg, kind=None):
+    """Records a failure; only the first few of each kind are printed."""
+    failures.append(msg)
+    kind = kind or msg
+    failure_kinds[kind] += 1
+    if failure_kinds[kind] <= SHOWN_PER_KIND:
+        print("FAIL: " + msg, flush=True)
+
+
+def psql(db, sql, check=True):
+    """Runs SQL with psql -At; returns stdout (stripped)."""
+    p = subprocess.run(["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-d", db],
+                       input=sql, capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise RuntimeError("psql failed (%d): %s\n--- SQL ---\n%s" % (p.returncode, p.stderr, sql[:2000]))
+    return p.stdout.strip()
+
+
+def lit(s):
+    """An SQL string literal."""
+    return "'" + s.replace("'", "''") + "'"
+
+
+# ---------------------------------------------------------------- setup
+
+SETUP = r"""
+CREATE EXTENSION dperm;
+-- clean rows: d = 3, boolean and float labels, 4 groups
+CREATE TABLE fz_clean AS
+  SELECT ARRAY[sin(i), cos(i), (i % 7) / 7.0]::float8[] AS f, i % 3 = 0 AS y,
+         (i % 5 - 2)::float8 AS z, i % 4 AS g
+    FROM generate_series(1, 40) i;
+-- hostile values that must be sanitised, not errors
+CREATE TABLE fz_hostile (f float8[], y boolean, z float8, g int);
+INSERT INTO fz_hostile VALUES
+  (ARRAY['NaN', 1, 2]::float8[], true, 'NaN', 0),
+  (ARRAY['Infinity', '-Infinity', 0]::float8[], false, 'Infinity', 1),
+  (ARRAY[1e308, -1e308, 1e308]::float8[], true, '-Infinity', 2),
+  (ARRAY[NULL, 1, NULL]::float8[], NULL, 1e308, 3),
+  (NULL, true, 1, 0),
+  (ARRAY[5e-324, -0.0, 1e-300]::float8[], false, -1e308, 1),
+  (ARRAY['NaN', 'NaN', 'NaN']::float8[], true, NULL, 2),
+  (ARRAY[NULL, NULL, NULL]::float8[], false, 0, 3),
+  (ARRAY[0.1, 0.2, 0.3]::float8[], true, 0.5, 0),
+  (ARRAY['-Infinity', 'NaN', 'Infinity']::float8[], false, 'NaN', 1);
+-- rows of different lengths (an error), of no features, none at all, only NULLs
+CREATE TABLE fz_mixed AS SELECT f, true AS y, 1.0::float8 AS z, 0 AS g
+  FROM (VALUES (ARRAY[1, 2, 3]::float8[]), (ARRAY[1, 2, 3, 4]::float8[]), (ARRAY[1]::float8[])) v(f);
+CREATE TABLE fz_zero AS SELECT '{}'::float8[] AS f, i % 2 = 0 AS y, i::float8 AS z, 0 AS g
+  FROM generate_series(1, 5) i;
+CREATE TABLE fz_empty (f float8[], y boolean, z float8, g int);
+CREATE TABLE fz_allnull AS SELECT NULL::float8[] AS f, true AS y, 1.0::float8 AS z, 0 AS g
+  FROM generate_series(1, 5);
+CREATE TABLE fz_one AS SELECT ARRAY[0.5, -0.5, 0.25]::float8[] AS f, true AS y, 2.0::float8 AS z, 0 AS g;
+CREATE TABLE fz_2d AS SELECT ARRAY[[1, 2], [3, 4]]::float8[] AS f, true AS y, 1.0::float8 AS z, 0 AS g;
+-- large enough for parallel plans (partial aggregates, serialise, combine)
+CREATE TABLE fz_big AS
+  SELECT CASE WHEN i % 997 = 0 THEN ARRAY['NaN', 'Infinity', NULL]::float8[]
+              ELSE ARRAY[sin(i), cos(i), (i % 11) / 11.0]::float8[] END AS f,
+         i % 2 = 0 AS y, (i % 7 - 3)::float8 AS z, i % 4 AS g
+    FROM generate_series(1, 20000) i;
+CREATE TABLE fz_bigmixed AS SELECT * FROM fz_big;
+INSERT INTO fz_bigmixed VALUES (ARRAY[1, 2, 3, 4]::float8[], true, 1, 0);
+ANALYZE fz_big, fz_bigmixed;
+-- budgets the campaign never changes (its set_budget calls on these are invalid)
+CREATE TABLE fz_budget_rdp AS SELECT * FROM fz_clean;
+CREATE TABLE fz_budget_basic AS SELECT * FROM fz_clean;
+CREATE TABLE fz_budget_zero AS SELECT * FROM fz_clean;
+CREATE VIEW fz_view AS SELECT * FROM fz_budget_rdp;
+SELECT dperm.set_budget('fz_budget_rdp', 4, 1e-5, 'rdp');
+SELECT dperm.set_budget('fz_budget_basic', 6, 1e-4, 'basic');
+SELECT dperm.set_budget('fz_budget_zero', 0, 0);
+-- budgets the campaign may change at random
+CREATE TABLE fz_scratch1 AS SELECT * FROM fz_clean;
+CREATE TABLE fz_scratch2 AS SELECT * FROM fz_clean;
+SELECT dperm.set_budget('fz_scratch2', 1000, 0.5);
+-- a protected relation (dperm.train only) and an unprivileged analyst
+CREATE TABLE fz_prot AS SELECT * FROM fz_hostile UNION ALL SELECT * FROM fz_clean;
+ALTER TABLE fz_prot ADD COLUMN "Odd Col" float8[] DEFAULT ARRAY[1, 2, 3]::float8[],
+  ADD COLUMN t text DEFAULT 'x', ADD COLUMN i int DEFAULT 1;
+DO $$ BEGIN CREATE ROLE fz_analyst; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+GRANT SELECT ON ALL TABLES IN SCHEMA public TO fz_analyst;
+SELECT dperm.protect('fz_prot', ARRAY['fz_analyst']::regrole[]);
+-- models for dp_predict / dp_coefficients (three setup releases)
+CREATE TABLE fz_models (k text, m dp_model);
+INSERT INTO fz_models SELECT /*fz:setup*/ 'logistic', dp_logreg(f, y, '{"epsilon": 1, "l2": 0.1}') FROM fz_clean;
+INSERT INTO fz_models SELECT /*fz:setup*/ 'huber', dp_huber(f, z, '{"epsilon": 1, "l2": 0.1, "fit_intercept": false}') FROM fz_clean;
+INSERT INTO fz_models SELECT /*fz:setup*/ 'named', dp_logreg(f, z, '{"epsilon": 1, "feature_names": ["a", "b", "c"]}') FROM fz_clean;
+"""
+SETUP_RELEASES = 3
+FIXED_BUDGETS = ["fz_budget_rdp", "fz_budget_basic", "fz_budget_zero"]
+SCRATCH = ["fz_scratch1", "fz_scratch2"]
+TABLES = ["fz_clean", "fz_hostile", "fz_mixed", "fz_zero", "fz_empty", "fz_allnull",
+          "fz_one", "fz_2d", "fz_view", "fz_scratch1", "fz_scratch2", "fz_big", "fz_bigmixed",
+          "fz_prot"] + FIXED_BUDGETS
+
+
+# ---------------------------------------------------------------- generator
+
+class Raw:
+    """JSON text emitted verbatim (numbers JSON cannot hold exactly, bad syntax)."""
+
+    def __init__(self, text):
+        self.text = text
+
+
+def to_json(v):
+    if isinstance(v, Raw):
+        return v.text
+    if isinstance(v, dict):
+        return "{" + ", ".join(json.dumps(k) + ": " + to_json(x) for k, x in v.items()) + "}"
+    if isinstance(v, list):
+        return "[" + ", ".join(to_json(x) for x in v) + "]"
+    return json.dumps(v)
+
+
+OPTION_KEYS = ["epsilon", "delta", "algorithm", "l2", "l1", "fit_intercept", "feature_bound",
+               "huber_delta", "radius", "iterations", "step_size", "batch_size", "ls_sigma",
+               "accountant", "neighbors", "dataset", "seed", "feature_names"]
+UNKNOWN_KEYS = ["bogus", "Epsilon", "", " epsilon", "epsilon\u0301", "ε", "x" * 300, "l2 ", "EPSILON"]
+HOSTILE_NUMBERS = ["0", "-0", "-0.0", "1", "-1", "0.5", "2", "1e-300", "1e-320", "5e-324", "1e-400",
+                   "1e308", "1.7976931348623157e308", "1e309", "1e400", "-1e308", "-1e400",
+                   "9223372036854775807", "9223372036854775808", "-9223372036854775808",
+                   "18446744073709551616", "1e20", "2.5", "100000000", "100000001", "1e-16",
+                   "3.00000000000000000000001", "0.000000000000000000000000000001",
+                   "123456789012345678901234567890123456789012345678901234567890"]
+HOSTILE_STRINGS = ["NaN", "Infinity", "-Infinity", "inf", "1", "", "output_gd", "dp_sgd", "tight",
+                   "paper", "replace_one", "add_remove", "fz_clean", "fz_budget_rdp", "fz_view",
+                   "no_such_table", "pg_class", "dperm.ledger", "\"quoted\"", "fz_clean; DROP TABLE fz_clean",
+                   "0", "true", "y" * 5000, "pg_catalog.pg_authid", "-", "\u00e9\u4e2d\U0001F600"]
+HOSTILE_BAD_JSON = ["NaN", "Infinity", "-Infinity", "01", "1.", ".5", "+1", "0x10", "1e", "--1", "undefined"]
+
+
+def hostile_value(r, depth=0):
+    k = r.random()
+    if k < 0.35:
+        return Raw(r.choice(HOSTILE_NUMBERS))
+    if k < 0.6:
+        return r.choice(HOSTILE_STRINGS)
+    if k < 0.7:
+        return r.choice([True, False, None])
+    if k < 0.8 and depth < 3:
+        return {r.choice(OPTION_KEYS + UNKNOWN_KEYS): hostile_value(r, depth + 1) for _ in range(r.randint(0, 3))}
+    if k < 0.9 and depth < 3:
+        return [hostile_value(r, depth + 1) for _ in range(r.randint(0, 4))]
+    return [r.choice(["a", "b", "x1", "", "intercept", "a"]) for _ in range(r.randint(0, 6))]
+
+
+def valid_options(r, d=3):
+    o = {"epsilon": r.choice([0.1, 0.5, 1, 2, 10])}
+    if r.random() < 0.4:
+        o["delta"] = r.choice([0, 1e-8, 1e-6, 1e-5])
+    if r.random() < 0.6:
+        o["l2"] = r.choice([0.001, 0.01, 0.1, 1])
+    if r.random() < 0.15:
+        o["fit_intercept"] = r.choice([True, False])
+    if r.random() < 0.15:
+        o["feature_bound"] = r.choice([0.5, 1, 2, 1e150])
+    if r.random() < 0.1:
+        o["huber_delta"] = r.choice([0.1, 1, 10])
+    if r.random() < 0.1:
+        o["accountant"] = r.choice(["tight", "paper"])
+    if r.random() < 0.1:
+        o["iterations"] = r.choice([1, 2, 10, 100])
+    if r.random() < 0.05 and d <= 10:
+        o["feature_names"] = ["c%d" % i for i in range(d)]
+    if r.random() < 0.05:
+        o["dataset"] = r.choice(["fz_clean", "fz_scratch1", "fz_budget_rdp", "public.fz_clean"])
+    return o
+
+
+def options_json(r, d=3):
+    o = valid_options(r, d)
+    k = r.random()
+    if k < 0.45:
+        return o
+    for _ in range(r.randint(1, 3)):
+        m = r.random()
+        if m < 0.55:
+            o[r.choice(OPTION_KEYS)] = hostile_value(r)
+        elif m < 0.75:
+            o[r.choice(UNKNOWN_KEYS)] = hostile_value(r)
+        elif m < 0.85:
+            o.pop("epsilon", None)
+        else:
+            o["epsilon"] = Raw(r.choice(HOSTILE_NUMBERS))
+    return o
+
+
+SQL_FLOATS = ["0", "-0.0", "1", "-1", "0.5", "1e-300", "1e308", "'NaN'", "'Infinity'", "'-Infinity'",
+              "NULL", "5e-324", "1e-5", "0.999999", "1"]
+SQL_BIGINTS = ["0", "-1", "1", "10", "100000000", "100000001", "9223372036854775807",
+               "-9223372036854775808", "NULL"]
+SQL_TEXTS = ["NULL", "''", "'output_gd'", "'tight'", "'paper'", "'replace_one'", "'add_remove'",
+             "'fz_clean'", "'no_such_table'", "'nope'", "repeat('z', 10000)", "'pg_class'"]
+SQL_NAME_ARRAYS = ["NULL", "'{}'", "ARRAY['a','b','c']", "ARRAY['a',NULL,'c']", "ARRAY['a']",
+                   "ARRAY[[ 'a','b'],['c','d']]", "ARRAY(SELECT 'n' || i FROM generate_series(1, 100000) i)",
+                   "ARRAY['','','']"]
+
+
+def dp_options_call(r):
+    """dp_options(...) with named arguments of hostile SQL values."""
+    args = ["epsilon => " + r.choice(SQL_FLOATS + ["1", "1", "0.5"])]
+    for _ in range(r.randint(0, 4)):
+        key = r.choice(OPTION_KEYS[1:])
+        if key in ("algorithm", "accountant", "neighbors", "dataset"):
+            val = r.choice(SQL_TEXTS)
+        elif key in ("iterations", "batch_size", "seed"):
+            val = r.choice(SQL_BIGINTS)
+        elif key == "fit_intercept":
+            val = r.choice(["true", "false", "NULL"])
+        elif key == "feature_names":
+            val = r.choice(SQL_NAME_ARRAYS)
+        else:
+            val = r.choice(SQL_FLOATS)
+        args.append("%s => %s" % (key, val))
+    args = list(dict((a.split(" => ")[0], a) for a in args).values())  # no repeated names
+    return "dp_options(" + ", ".join(args) + ")"
+
+
+def options_sql(r, d=3):
+    """An options argument: literal jsonb, dp_options, NULL, a non-object, per-row values."""
+    k = r.random()
+    if k < 0.55:
+        return lit(to_json(options_json(r, d))) + r.choice(["", "::jsonb"])
+    if k < 0.75:
+        return dp_options_call(r)
+    if k < 0.8:
+        return r.choice(["NULL", "NULL::jsonb", "'null'", "'[]'", "'1'", "'\"epsilon\"'", "'{}'",
+                         "'[{\"epsilon\": 1}]'", "'{\"epsilon\": 1'", "'{\"epsilon\": NaN}'",
+                         "'{\"epsilon\": ' || repeat('[', 10000) || repeat(']', 10000) || '}'",
+                         "'{\"epsilon\": 1, \"epsilon\": -1}'", "'{\"epsilon\": -1, \"epsilon\": 1}'"])
+    if k < 0.85:
+        return "jsonb_build_object('epsilon', %s::float8)" % r.choice(
+            ["'NaN'", "'Infinity'", "1", "-0.0", "1e-310"])
+    if k < 0.9:  # options that differ per row
+        return r.choice(["jsonb_build_object('epsilon', g + 1)", "jsonb_build_object('epsilon', 1, 'l2', random())",
+                         "CASE WHEN g = 0 THEN NULL ELSE '{\"epsilon\": 1}'::jsonb END"])
+    if k < 0.95:  # huge feature_names built server-side
+        return ("jsonb_build_object('epsilon', 1, 'feature_names', (SELECT jsonb_agg('n' || i) "
+                "FROM generate_series(1, %d) i))" % r.choice([0, 2, 3, 4, 1000, 100000]))
+    return lit(to_json(valid_options(r, d))) + "::jsonb || " + lit(to_json({r.choice(OPTION_KEYS): hostile_value(r)}))
+
+
+def feature_source(r):
+    """A FROM item with columns f (features), y (boolean), z (float), g (group)."""
+    k = r.random()
+    if k < 0.6:
+        return r.choice(TABLES), 3
+    if k < 0.85:  # wide or long rows built server-side
+        d = r.choices([0, 1, 2, 50, 1000, 100000, 1000000], weights=[3, 3, 3, 4, 4, 2, 1])[0]
+        n = r.choice([1, 2, 3]) if d >= 100000 else r.choice([1, 2, 10, 100])
+        val = r.choice(["0.5", "'NaN'", "'Infinity'", "1e308", "0", "NULL", "-1e-300"])
+        return ("(SELECT array_fill(%s::float8, ARRAY[%d]) AS f, i %% 2 = 0 AS y, i::float8 AS z, "
+                "i %% 3 AS g FROM generate_series(1, %d) i) s" % (val, d, n)), d
+    if k < 0.92:  # many rows
+        n = r.choices([1000, 10000, 100000], weights=[4, 2, 1])[0]
+        return ("(SELECT ARRAY[random(), random() - 0.5, 1]::float8[] AS f, random() < 0.5 AS y, "
+                "random()::float8 AS z, i %% 2 AS g FROM generate_series(1, %d) i) s" % n), 3
+    if k < 0.96:  # arrays of odd shapes
+        return r.choice([
+            "(SELECT ARRAY[[1, 2], [3, 4]]::float8[] AS f, true AS y, 1.0::float8 AS z, 0 AS g) s",
+            "(SELECT '[0:2]={1,2,3}'::float8[] AS f, true AS y, 1.0::float8 AS z, 0 AS g) s",
+            "(SELECT '[-5:-3]={1,2,3}'::float8[] AS f, true AS y, 1.0::float8 AS z, 0 AS g FROM generate_series(1, 3)) s",
+            "(SELECT array_fill(1::float8, ARRAY[1, 1, 1]) AS f, true AS y, 1.0::float8 AS z, 0 AS g) s",
+            "(SELECT array_fill(1::float8, ARRAY[0]) AS f, true AS y, 1.0::float8 AS z, 0 AS g) s",
+            "(SELECT ARRAY(SELECT NULL::float8 FROM generate_series(1, 1000)) AS f, true AS y, 1.0::float8 AS z, 0 AS g) s",
+            "(SELECT array_fill(0.5::float8, ARRAY[10000000]) AS f, true AS y, 1.0::float8 AS z, 0 AS g) s",
+            "(SELECT array_fill(0.5::float8, ARRAY[200000000]) AS f, true AS y, 1.0::float8 AS z, 0 AS g) s",
+        ]), 3
+    return "(SELECT a.* FROM fz_clean a CROSS JOIN fz_one b) s", 3  # two relations read
+
+
+def release_stmt(r):
+    """A training statement; it prints one 'R:<released>:<length>' line per model."""
+    src, d = feature_source(r)
+    agg = r.choice(["dp_logreg", "dp_logreg", "dp_huber"])
+    feats = r.choices(["f", "NULL::float8[]", "f || 1e308::float8", "f[1:2]", "ARRAY[]::float8[]",
+                       "f || f", "array_append(f, 'NaN')"], weights=[80, 2, 3, 3, 2, 3, 3])[0]
+    if agg == "dp_huber":
+        label = r.choices(["z", "NULL::float8", "'NaN'::float8", "'Infinity'::float8", "-1e308::float8", "y::int::float8"],
+                          weights=[80, 3, 4, 4, 4, 5])[0]
+    else:
+        label = r.choices(["y", "z", "NULL::boolean", "'NaN'::float8", "'-Infinity'::float8", "NOT y",
+                           "y IS NOT NULL", "NULL"],
+                          weights=[60, 15, 3, 4, 3, 5, 5, 2])[0]
+    opts = options_sql(r, d)
+    call = "%s(%s, %s, %s)" % (agg, feats, label, opts)
+    k = r.random()
+    if k < 0.1:
+        inner = "SELECT g, %s AS m FROM %s GROUP BY g" % (call, src)
+    elif k < 0.13:
+        inner = "SELECT %s OVER () AS m FROM %s" % (call, src)
+    elif k < 0.16:
+        inner = "SELECT %s FILTER (WHERE g = 1) AS m FROM %s" % (call, src)
+    elif k < 0.18:
+        inner = "SELECT %s AS m FROM %s WHERE false" % (call, src)
+    else:
+        inner = "SELECT %s AS m FROM %s" % (call, src)
+    return released(inner)
+
+
+def model_text(r):
+    """A dp_model JSON text, valid or broken."""
+    d = r.choice([0, 1, 3, 3, 3])
+    fit = r.choice([True, True, False])
+    m = {"loss": r.choice(["logistic", "huber"]),
+         "preprocessing": {"feature_bound": 1, "huber_delta": 1, "fit_intercept": fit},
+         "coefficients": [round(r.uniform(-3, 3), 6) for _ in range(d)],
+         "intercept": 0.25, "format": "dperm.model/1"}
+    if r.random() < 0.3:
+        m["feature_names"] = r.choice([["a", "b", "c"], [], [1, 2, 3], "abc", [["x"]], None])
+    for _ in range(r.choices([0, 1, 2, 3], weights=[3, 4, 2, 1])[0]):
+        k = r.random()
+        if k < 0.15:
+            m.pop(r.choice(list(m.keys())), None)
+        elif k < 0.35:
+            m["preprocessing"] = dict(m["preprocessing"]) if isinstance(m.get("preprocessing"), dict) else {}
+            m["preprocessing"][r.choice(["feature_bound", "huber_delta", "fit_intercept"])] = hostile_value(r)
+        elif k < 0.5:
+            m["coefficients"] = r.choice([[], [None], ["1"], [[1]], [{"a": 1}], "[1,2]", 3, None,
+                                          [Raw("1e400")], [Raw("1e308"), Raw("-1e308")], [Raw("1e-400")],
+                                          [Raw("5e-324")] * 3, [True, False]])
+        elif k < 0.6:
+            m["loss"] = hostile_value(r)
+        elif k < 0.7:
+            m["intercept"] = hostile_value(r)
+        elif k < 0.8:
+            m[r.choice(UNKNOWN_KEYS)] = hostile_value(r)
+        else:
+            m["preprocessing"] = hostile_value(r)
+    text = to_json(m)
+    k = r.random()
+    if k < 0.12:
+        text = text[:r.randint(0, len(text))]
+    elif k < 0.16:
+        text = r.choice(["", "{}", "[]", "null", "1", "\"x\"", "{\"loss\": \"logistic\"}",
+                         text + text, text + " trailing", " " + text + " "])
+    elif k < 0.18:
+        text = text.replace(":", "=", 1)
+    return lit(text)
+
+
+def huge_model(r):
+    """A model with a huge coefficients array, built server-side."""
+    d = r.choices([1000, 100000, 1000000], weights=[3, 2, 1])[0]
+    return ("(jsonb_build_object('loss', 'logistic', 'preprocessing', jsonb_build_object("
+            "'feature_bound', 1, 'huber_delta', 1, 'fit_intercept', true), 'intercept', 0, "
+            "'coefficients', (SELECT jsonb_agg(0.001) FROM generate_series(1, %d))))::dp_model" % d), d
+
+
+FEATURE_ARRAYS = ["ARRAY[0.1, 0.2, 0.3]", "ARRAY[]::float8[]", "ARRAY[NULL, NULL, NULL]::float8[]",
+                  "ARRAY['NaN', 'Infinity', '-Infinity']::float8[]", "ARRAY[1e308, 1e308, -1e308]",
+                  "ARRAY[1, 2]::float8[]", "ARRAY[[1, 2, 3]]::float8[]", "ARRAY[1, 2, 3, 4]::float8[]",
+                  "array_fill(0.5::float8, ARRAY[1000000])", "'[5:7]={1,2,3}'::float8[]",
+                  "ARRAY[0.5]", "NULL::float8[]", "ARRAY[5e-324, -0.0, 1]::float8[]"]
+
+
+def model_stmt(r):
+    k = r.random()
+    if k < 0.3:
+        return "SELECT %s::dp_model IS NOT NULL" % model_text(r)
+    if k < 0.45:
+        return "SELECT dp_predict(%s::dp_model, %s)" % (model_text(r), r.choice(FEATURE_ARRAYS))
+    if k < 0.55:
+        return "SELECT count(*), sum(coefficient) FROM dp_coefficients(%s::dp_model)" % model_text(r)
+    if k < 0.62:
+        return "SELECT length((%s::jsonb::dp_model)::jsonb::text)" % model_text(r)
+    if k < 0.8:
+        return "SELECT k, dp_predict(m, %s) FROM fz_models ORDER BY k" % r.choice(FEATURE_ARRAYS)
+    if k < 0.85:
+        return "SELECT count(*) FROM fz_models, dp_coefficients(m)"
+    if k < 0.92:
+        m, d = huge_model(r)
+        return r.choice(["SELECT count(*) FROM dp_coefficients(%s)" % m,
+                         "SELECT dp_predict(%s, array_fill(0.001::float8, ARRAY[%d]))" % (m, d),
+                         "SELECT dp_predict(%s, ARRAY[1.0])" % m,
+                         "SELECT length(%s::text)" % m])
+    return r.choice(["SELECT dp_predict(NULL, ARRAY[1.0])", "SELECT dp_predict('x', ARRAY[1.0])",
+                     "SELECT dp_predict(m, 'abc') FROM fz_models",
+                     "SELECT dp_predict(m, ARRAY['a']) FROM fz_models",
+                     "SELECT dp_coefficients(NULL::dp_model)",
+                     "SELECT m::jsonb::dp_model IS NOT NULL FROM fz_models",
+                     "SELECT (m::jsonb || '{\"coefficients\": [1e300, -1e300, 1e300]}')::dp_model IS NOT NULL FROM fz_models",
+                     "SELECT dp_predict((m::jsonb || '{\"coefficients\": [1e300, -1e300, 1e300], \"intercept\": 1e300}')::dp_model, ARRAY[1e308, -1e308, 1]) FROM fz_models",
+                     "SELECT m = m FROM fz_models", "SELECT m::text::dp_model IS NOT NULL FROM fz_models",
+                     "SELECT '%s'::dp_model" % ("[" * 5000 + "]" * 5000),
+                     "SELECT array_agg(m)::text IS NOT NULL FROM fz_models"])
+
+
+ORDERS = ["ARRAY[1.5, 2, 4, 8, 16, 32, 64]", "ARRAY[]::float8[]", "ARRAY['NaN']::float8[]",
+          "ARRAY[1]::float8[]", "ARRAY[0.5]::float8[]", "ARRAY[-1]::float8[]", "ARRAY[1.0000001]",
+          "ARRAY[1e300]", "ARRAY['Infinity']::float8[]", "ARRAY[100000]::float8[]",
+          "ARRAY[100000.5]::float8[]", "ARRAY[NULL]::float8[]", "ARRAY[[2, 3]]::float8[]",
+          "dperm.rdp_orders()", "ARRAY(SELECT 1 + i / 100.0 FROM generate_series(1, 100000) i)::float8[]",
+          "ARRAY(SELECT 2 FROM generate_series(1, 1000000))::float8[]", "ARRAY[2, 1.5, 2, 2]"]
+QS = ["0.01", "0.5", "1", "0", "-0.1", "1.0000001", "1e-300", "5e-324", "'NaN'", "'Infinity'", "0.999999999999"]
+SIGMAS = ["1", "0.5", "1e-300", "1e300", "0", "-1", "'NaN'", "'Infinity'", "5e-324", "0.01", "100"]
+STEPS = ["1", "1000", "0", "-1", "9000000000000000000", "9223372036854775807", "1000000000"]
+DELTAS = ["1e-5", "0", "1", "-1e-5", "'NaN'", "1e-300", "0.999999", "5e-324", "'Infinity'"]
+EPSES = ["1", "0.1", "0", "-1", "1e-300", "1e300", "'NaN'", "'Infinity'", "100"]
+ACCTS = ["'rdp'", "'pld'", "'RDP'", "''", "'x'"]
+
+
+def accountant_stmt(r):
+    k = r.random()
+    if k < 0.2:
+        return "SELECT dperm.gaussian_sigma(%s, %s, %s)" % (r.choice(EPSES), r.choice(DELTAS), r.choice(SIGMAS + EPSES))
+    if k < 0.45:
+        return "SELECT cardinality(a), a[1], a[cardinality(a)] FROM dperm.rdp_subsampled_gaussian(%s, %s, %s, %s) a" % (
+            r.choice(QS), r.choice(SIGMAS), r.choice(STEPS), r.choice(ORDERS))
+    if k < 0.6:
+        o = r.choice(ORDERS)
+        rdp = r.choice(["dperm.rdp_subsampled_gaussian(0.01, 1, 100, %s)" % o, "ARRAY[0.1, 0.2]",
+                        "ARRAY['NaN', 1]::float8[]", "ARRAY[-1, 1]::float8[]", "ARRAY['Infinity', 'Infinity']::float8[]",
+                        "ARRAY[]::float8[]", "ARRAY[1e308, 1e308]", "array_fill(0.1::float8, ARRAY[cardinality(%s)])" % o])
+        return "SELECT dperm.rdp_to_epsilon(%s, %s, %s)" % (o, rdp, r.choice(DELTAS))
+    if k < 0.8:
+        return "SELECT dperm.epsilon_subsampled_gaussian(%s, %s, %s, %s, %s)" % (
+            r.choice(QS), r.choice(SIGMAS), r.choice(STEPS), r.choice(DELTAS), r.choice(ACCTS))
+    if k < 0.95:
+        return "SELECT dperm.calibrate_noise_multiplier(%s, %s, %s, %s, %s)" % (
+            r.choice(QS), r.choice(STEPS), r.choice(EPSES), r.choice(DELTAS), r.choice(ACCTS))
+    return r.choice(["SELECT dperm.rdp_orders()", "SELECT dperm.rdp_orders() = dperm.rdp_orders()",
+                     "SELECT dperm.gaussian_sigma(NULL, 1e-5)",
+                     "SELECT dperm.epsilon_subsampled_gaussian(0.01, 1, 100, 1e-5, NULL)"])
+
+
+def explain_stmt(r):
+    loss = r.choice(["'logistic'", "'huber'", "'logistic'", "''", "'Logistic'", "NULL", "'x'"])
+    n = r.choice(["1", "45211", "0", "-1", "9223372036854775807", "1000000000000"])
+    d = r.choice(["0", "1", "3", "42", "-1", "1000000", "2147483647", "2147483646", "100000000"])
+    return "SELECT length(dp_explain(%s, %s, %s, %s)::text)" % (loss, n, d, options_sql(r))
+
+
+def check_options_stmt(r):
+    return "SELECT dperm.check_options(%s) IS NOT NULL" % options_sql(r)
+
+
+def budget_stmt(r):
+    k = r.random()
+    if k < 0.45:  # anything goes on scratch and odd relations
+        rel = r.choice([lit(x) for x in SCRATCH] * 3 + [
+            "0", "0::oid", "4294967295::oid", "999999::oid", "'no_such_table'", "'pg_class'",
+            "'dperm.ledger'", "'dperm.budgets'", "'fz_view'", "NULL", "'fz_clean'", "'fz_models'",
+            "'fz_clean_f_seq'", "'pg_catalog.pg_proc'", "''", "'\"weird name\"'"])
+        args = [rel, r.choice(EPSES + ["1", "5"]), r.choice(DELTAS + ["1e-5", "0"])]
+        if r.random() < 0.7:
+            args.append(r.choice(["'rdp'", "'basic'", "NULL", "''", "'RDP'", "repeat('x', 10000)"]))
+        return "SELECT dperm.set_budget(%s)" % ", ".join(args)
+    if k < 0.6:  # fixed budgets: always invalid arguments (must fail, must not change)
+        rel = lit(r.choice(FIXED_BUDGETS))
+        bad = r.choice(["eps", "delta", "acct"])
+        eps = r.choice(["'NaN'", "'Infinity'", "-1", "'-Infinity'", "NULL"]) if bad == "eps" else "1"
+        delta = r.choice(["1", "'NaN'", "-1e-5", "'Infinity'", "NULL", "1.5"]) if bad == "delta" else "1e-6"
+        acct = r.choice(["''", "'RDP'", "'x'", "'rdp '"]) if bad == "acct" else "'basic'"
+        return "SELECT dperm.set_budget(%s, %s, %s, %s)" % (rel, eps, delta, acct)
+    if k < 0.85:
+        rel = r.choice([lit(x) for x in FIXED_BUDGETS + SCRATCH + ["fz_clean", "pg_class"]] + ["0", "NULL"])
+        args = [rel, r.choice(["'rdp'", "'basic'", "'x'", "NULL"]), r.choice(DELTAS)]
+        if r.random() < 0.6:
+            args.append(r.choice(["NULL", "dperm.rdp_orders()", "ARRAY[1, 2]::float8[]",
+                                  "array_fill('NaN'::float8, ARRAY[cardinality(dperm.rdp_orders())])",
+                                  "array_fill(-1::float8, ARRAY[cardinality(dperm.rdp_orders())])",
+                                  "array_fill('Infinity'::float8, ARRAY[cardinality(dperm.rdp_orders())])",
+                                  "array_fill(1::float8, ARRAY[2, cardinality(dperm.rdp_orders())])"]))
+            args.append(r.choice(EPSES))
+            args.append(r.choice(DELTAS))
+        return "SELECT * FROM dperm.budget_spent(%s)" % ", ".join(args)
+    return r.choice(["SELECT count(*) FROM dperm.budget_status",
+                     "SELECT relation, epsilon_spent <= epsilon_budget FROM dperm.budget_status ORDER BY 1",
+                     "SELECT count(*) FROM dperm.ledger", "SELECT count(*) FROM dperm.budgets"])
+
+
+def released(inner):
+    """Wraps a query with a column m of models: one 'R:' line per row."""
+    return ("SELECT 'R:' || (m IS NOT NULL)::text || ':' || coalesce(length(m::text), -1) "
+            "FROM (%s) s_" % inner), True
+
+
+def wrong_type_stmt(r):
+    if r.random() < 0.15:  # odd types that coerce: these may release
+        return released(r.choice([
+            "SELECT dp_logreg(ARRAY[1, 2]::int[], true, '{\"epsilon\": 1}') AS m",
+            "SELECT dp_logreg(ARRAY[1, 2]::numeric[], 'yes', '{\"epsilon\": 1}') AS m",
+            "SELECT dp_logreg(f, y, '{\"epsilon\": 1}' ORDER BY g) AS m FROM fz_clean",
+            "SELECT dp_huber(ARRAY[1, 2]::real[], 1::int, '{\"epsilon\": 1}') AS m",
+            "SELECT dp_logreg(f, y::text::boolean, '{\"epsilon\": 1}') AS m FROM fz_clean",
+            "SELECT dp_logreg(DISTINCT f, y, '{\"epsilon\": 1}') AS m FROM fz_clean",
+        ]))
+    return r.choice([
+        "SELECT dp_logreg('abc', true, '{\"epsilon\": 1}')",
+        "SELECT dp_logreg(ARRAY['a'], true, '{\"epsilon\": 1}')",
+        "SELECT dp_huber(ARRAY[1.0], 'x', '{\"epsilon\": 1}')",
+        "SELECT dp_huber(ARRAY[1.0], true, '{\"epsilon\": 1}')",
+        "SELECT dp_logreg(f, y, 1) FROM fz_clean",
+        "SELECT dp_logreg(f, y, '{\"epsilon\": 1}'::json) FROM fz_clean",
+        "SELECT dp_logreg(f, y) FROM fz_clean",
+        "SELECT dp_logreg(f, y, '{\"epsilon\": 1}', 1) FROM fz_clean",
+        "SELECT dp_logreg(*) FROM fz_clean",
+        "SELECT dp_explain('logistic', 'many', 3, '{\"epsilon\": 1}')",
+        "SELECT dp_explain('logistic', 10, 3.5, '{\"epsilon\": 1}')",
+        "SELECT dp_explain('logistic', 10, 3)",
+        "SELECT dp_options()", "SELECT dp_options(delta => 1e-5)",
+        "SELECT dp_options(epsilon => 'one')", "SELECT dp_options(1, 2, 3)",
+        "SELECT dp_options(epsilon => 1, bogus => 2)",
+        "SELECT dp_predict(ARRAY[1.0], ARRAY[1.0])",
+        "SELECT dperm.set_budget('fz_scratch1', 'lots')",
+        "SELECT dperm.set_budget(3.5, 1)",
+        "SELECT dperm.rdp_subsampled_gaussian(0.1, 1, 1.5, ARRAY[2.0])",
+        "SELECT dperm.rdp_subsampled_gaussian(0.1, 1, 10, ARRAY['two'])",
+        "SELECT dperm.calibrate_noise_multiplier(0.1, 10, 1, 1e-5, 42)",
+        "SELECT dperm_logreg_bool_transition(NULL, NULL, NULL, NULL)",
+        "SELECT dperm.final(NULL)", "SELECT dperm.serialize(NULL)",
+        "SELECT dperm.deserialize('\\x00'::bytea, NULL)",
+        "SELECT dperm.combine(NULL, NULL)",
+        "SELECT dperm.logreg_bool_transition(NULL, ARRAY[1.0], true, '{\"epsilon\": 1}')",
+        "SELECT dperm.huber_transition(NULL, ARRAY[1.0], 1.0, NULL)",
+        "SELECT 'x'::dp_model",
+        "SELECT NULL::dp_model IS NULL",
+        "SELECT ''::dp_model",
+    ])
+
+
+COLUMNS = ["'f'", "'y'", "'z'", "'g'", "'t'", "'i'", "'F'", "'\"f\"'", "''", "'f; DROP TABLE fz_clean'",
+           "'f) FROM fz_clean --'", "'ctid'", "'xmin'", "'tableoid'", "'Odd \"col\"'", "'no_col'",
+           "NULL", "repeat('f', 100)", "'f' || chr(1)", "'f' || chr(10)"]
+
+
+def train_stmt(r):
+    """dperm.train with hostile relations, column names, losses and options."""
+    rel = r.choice(["'fz_prot'"] * 6 + ["'fz_clean'", "'fz_view'", "'no_such'", "0", "NULL", "'pg_authid'",
+                                        "'dperm.ledger'", "'fz_budget_rdp'"])
+    feats = r.choice(["'f'"] * 6 + COLUMNS)
+    label = r.choice(["'y'", "'z'", "'y'"] + COLUMNS)
+    loss = r.choice(["'logistic'", "'huber'", "'logistic'", "''", "'LOGISTIC'", "NULL", "'logistic '"])
+    return released("SELECT dperm.train(%s, %s, %s, %s, %s) AS m" % (rel, feats, label, loss, options_sql(r)))
+
+
+def protect_stmt(r):
+    rel = r.choice(["'fz_prot'", "'fz_scratch1'", "'fz_view'", "'no_such'", "NULL", "0", "'dperm.ledger'",
+                    "'pg_class'", "'fz_models'"])
+    analysts = r.choice(["", ", NULL", ", ARRAY['fz_analyst']::regrole[]", ", ARRAY[]::regrole[]",
+                         ", ARRAY['no_such_role']::regrole[]", ", ARRAY[NULL]::regrole[]", ", ARRAY['public']::regrole[]",
+                         ", ARRAY[0]::oid[]::regrole[]", ", ARRAY[['fz_analyst']]::regrole[]"])
+    if rel == "'fz_prot'" and r.random() < 0.7:
+        analysts = ", ARRAY['fz_analyst']::regrole[]"  # keep the analyst allowed most of the time
+    return "SELECT dperm.protect(%s%s)" % (rel, analysts)
+
+
+def session_stmt(r):
+    return r.choice(["SET ROLE fz_analyst", "RESET ROLE", "RESET ROLE", "SET SESSION AUTHORIZATION fz_analyst",
+                     "RESET SESSION AUTHORIZATION", "RESET SESSION AUTHORIZATION","SET dperm.allow_seed = on", "SET dperm.allow_seed = off", "RESET dperm.allow_seed",
+                     "SET dperm.allow_seed = 'maybe'", "SET dperm.no_such = 1",
+                     "SET max_parallel_workers_per_gather = 2", "SET max_parallel_workers_per_gather = 0",
+                     "SET parallel_setup_cost = 0", "SET parallel_tuple_cost = 0", "RESET parallel_setup_cost",
+                     "SET min_parallel_table_scan_size = 0", "SET force_parallel_mode = on",
+                     "SET force_parallel_mode = off",
+                     "SELECT current_setting('dperm.allow_seed')"])
+
+
+def seeded_release(r):
+    return released("SELECT dp_logreg(f, y, '{\"epsilon\": 1, \"seed\": %s}') AS m FROM fz_clean" %
+                    r.choice(["1", "0", "-1", "9223372036854775807", "1.5", "\"x\"", "1e30", "-9223372036854775808"]))
+
+
+def generate(n, seed):
+    """The campaign: a list of (sql, is_release)."""
+    r = random.Random(seed)
+    kinds = [(release_stmt, 38), (model_stmt, 14), (accountant_stmt, 14), (explain_stmt, 7),
+             (check_options_stmt, 7), (budget_stmt, 10), (wrong_type_stmt, 5), (session_stmt, 3),
+             (seeded_release, 2), (train_stmt, 6), (protect_stmt, 1)]
+    fns = [k for k, _ in kinds]
+    weights = [w for _, w in kinds]
+    out = []
+    for i in range(n):
+        fn = r.choices(fns, weights)[0]
+        res = fn(r)
+        if isinstance(res, tuple):
+            out.append(res)
+        else:
+            out.append((res, False))
+    # A release that waits for a budget row locked by its own transaction
+    # (fz_scratch2 always has a committed budget) ends with an error and is
+    # not charged: by the statement timeout (which comes before the writer's
+    # 5 s lock timeout), or by the lock timeout (55P03).
+    for timeout in (TIMEOUT_MS, 0):
+        pos = r.randint(0, max(0, len(out) - 1))
+        out[pos:pos] = [("BEGIN", False),
+                        ("SET LOCAL statement_timeout = %d" % timeout, False),
+                        ("SELECT dperm.set_budget('fz_scratch2', 50, 1e-5)", False),
+                        released("SELECT dp_logreg(f, y, '{\"epsilon\": 0.1}') AS m FROM fz_scratch2"
+                                 " /* must not charge */"),
+                        ("ROLLBACK", False)]
+    # Legal but heavy calls must honour statement_timeout (checked by the
+    # overrun rule): many large Renyi orders, PLD calibration with many
+    # steps, a training with 10^8 iterations.
+    for probe in (
+            "SELECT cardinality(dperm.rdp_subsampled_gaussian(0.01, 1, 100, "
+            "array_fill(99999.5::float8, ARRAY[100000])))",
+            "SELECT dperm.calibrate_noise_multiplier(0.001, 100000000, 1, 1e-5, 'pld')",
+            "SELECT dperm.epsilon_subsampled_gaussian(1e-9, 0.1, 1000000000, 1e-5, 'pld')"):
+        out.insert(r.randint(0, len(out)), (probe, False))
+    out.insert(r.randint(0, len(out)), released(
+        "SELECT dp_huber(f, z, '{\"epsilon\": 1, \"l2\": 0.1, \"iterations\": 100000000}') AS m FROM fz_big"))
+    # Releases inside a transaction that rolls back stay charged.
+    pos = r.randint(0, max(0, len(out) - 1))
+    out[pos:pos] = [("BEGIN", False),
+                    released("SELECT dp_logreg(f, y, '{\"epsilon\": 0.1, \"l2\": 0.1}') AS m FROM fz_clean"),
+                    ("ROLLBACK", False)]
+    return out
+
+
+# ---------------------------------------------------------------- campaign
+
+PRELUDE = """\\set VERBOSITY default
+\\set SHOW_CONTEXT never
+SET statement_timeout = %d;
+SET client_min_messages = warning;
+SELECT '@@PID ' || pg_backend_pid();
+""" % TIMEOUT_MS
+
+
+def wrap(i, sql):
+    return ("\\echo @@B %d\n/*fz:%d*/ %s;\n\\echo @@E %d :SQLSTATE\n"
+            "\\if :ERROR\n\\echo @@M %d :'LAST_ERROR_MESSAGE'\n\\endif\n" % (i, i, sql, i, i))
+
+
+class Result:
+    def __init__(self):
+        self.state = None      # SQLSTATE, '00000' on success, None: never finished
+        self.message = None
+        self.released = 0      # models returned (R:true lines)
+        self.returned_null = 0
+        self.seconds = 0.0
+        self.note = None
+
+
+def run_campaign(stmts, db):
+    results = [Result() for _ in stmts]
+    start_at = 0
+    stderr_tail = []
+    restarts = 0
+    while start_at < len(stmts):
+        path = os.path.join(WORKDIR, "fuzz_campaign_%d.sql" % start_at)
+        with open(path, "w") as fh:
+            fh.write(PRELUDE)
+            for i in range(start_at, len(stmts)):
+                fh.write(wrap(i, stmts[i][0]))
+        errpath = os.path.join(WORKDIR, "fuzz_campaign_%d.err" % start_at)
+        errfh = open(errpath, "w")
+        p = subprocess.Popen(["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=0", "-d", db, "-f", path],
+                             stdout=subprocess.PIPE, stderr=errfh, text=True, errors="replace")
+        lines = queue.Queue()
+
+        def reader():
+            for line in p.stdout:
+                lines.put(line)
+            lines.put(None)
+
+        threading.Thread(target=reader, daemon=True).start()
+        current = None
+        began = time.monotonic()
+        backend_pid = None
+        msg_of = None
+        killed_for_hang = None
+        while True:
+            try:
+                line = lines.get(timeout=1.0)
+            except queue.Empty:
+                line = ""
+            if line is None:
+                break
+            now = time.monotonic()
+            if current is not None and now - began > TIMEOUT_MS / 1000.0 + HANG_GRACE_S and killed_for_hang is None:
+                killed_for_hang = current
+                fail("statement %d ignored statement_timeout (%.0f s); terminating its backend: %s"
+                     % (current, now - began, stmts[current][0][:500]))
+                if backend_pid:
+                    psql("postgres", "SELECT pg_terminate_backend(%s)" % backend_pid, check=False)
+            if not line:
+                continue
+            line = line.rstrip("\n")
+            if line.startswith("@@PID "):
+                backend_pid = int(line.split()[1])
+                msg_of = None
+            elif line.startswith("@@B "):
+                current = int(line.split()[1])
+                began = now
+                msg_of = None
+            elif line.startswith("@@E "):
+                _, i, state = (line.split(" ", 2) + [""])[:3]
+                i = int(i)
+                results[i].state = state.strip()
+                results[i].seconds = now - began
+                current = None
+                msg_of = None
+            elif line.startswith("@@M "):
+                parts = line.split(" ", 2)
+                i = int(parts[1])
+                text = parts[2] if len(parts) > 2 else ""
+                results[i].message = text
+                msg_of = i
+            elif msg_of is not None:  # a message with newlines
+                results[msg_of].message += "\n" + line
+            elif current is not None:
+                if line.startswith("R:true:"):
+                    results[current].released += 1
+                elif line.startswith("R:false:"):
+                    results[current].returned_null += 1
+        p.wait()
+        errfh.close()
+        for res in results:
+            if res.message is not None and not getattr(res, "unquoted", False):
+                res.message = unquote(res.message)
+                res.unquoted = True
+        with open(errpath) as fh:
+            stderr_tail = fh.read().splitlines()[-5:]
+        if p.returncode == 0 and current is None:
+            break
+        # psql lost its connection (it exits when not interactive): note it,
+        # resume after the statement that was running.
+        restarts += 1
+        if current is None:
+            current = max([i for i in range(start_at, len(stmts)) if results[i].state is not None], default=start_at - 1) + 1
+        if current >= len(stmts):
+            break
+        results[current].state = "CONN"
+        results[current].note = "; ".join(stderr_tail)
+        if killed_for_hang != current:
+            fail("connection lost during statement %d (psql exit %d: %s): %s"
+                 % (current, p.returncode, " | ".join(stderr_tail), stmts[current][0][:1000]))
+        if restarts > 20:
+            fail("too many lost connections; giving up the campaign")
+            break
+        start_at = current + 1
+    return results
+
+
+def unquote(text):
+    """psql's :'var' quoting: 'it''s' (E'..' when backslashes are present)."""
+    t = text.strip()
+    if t.startswith("E'") and t.endswith("'"):
+        t = t[2:-1].replace("''", "'").replace("\\\\", "\\")
+    elif t.startswith("'") and t.endswith("'") and len(t) >= 2:
+        t = t[1:-1].replace("''", "'")
+    return t
+
+
+# ---------------------------------------------------------------- ledger
+
+CHARGED_THEN_FAILED_OK = ("57014", "53200", "DP001", "CONN")
+
+
+def session_roles(stmts, results):
+    """The role each statement ran as (replaying the successful role switches)."""
+    role, session, out = "postgres", "postgres", []
+    for (sql, _), res in zip(stmts, results):
+        out.append(role)
+        if res.state == "CONN":
+            role = session = "postgres"
+        elif res.state == "00000":
+            if sql == "SET ROLE fz_analyst":
+                role = "fz_analyst"
+            elif sql == "RESET ROLE":
+                role = session
+            elif sql == "SET SESSION AUTHORIZATION fz_analyst":
+                role = session = "fz_analyst"
+            elif sql == "RESET SESSION AUTHORIZATION":
+                role = session = "postgres"
+    return out
+
+
+def check_ledger(stmts, results, db):
+    rows = psql(db, r"""
+      SELECT id, coalesce(substring(query from '/\*fz:([0-9a-z]+)\*/'), '?'),
+             released_at IS NOT NULL AND role IS NOT NULL AND relations IS NOT NULL
+               AND relation_names IS NOT NULL AND algorithm <> '' AND mechanism <> ''
+               AND loss IN ('logistic', 'huber') AND neighbors <> '' AND query IS NOT NULL,
+             epsilon > 0 AND epsilon < 'infinity', delta >= 0 AND delta < 1, n >= 1, d >= 0,
+             cardinality(relations) = cardinality(relation_names),
+             rdp IS NULL OR (cardinality(rdp) = cardinality(dperm.rdp_orders())
+                             AND NOT EXISTS (SELECT 1 FROM unnest(rdp) x WHERE x IS NULL OR x <> x OR x < 0)),
+             role, replace(left(query, 200), '|', '/')
+        FROM dperm.ledger ORDER BY id""")
+    roles = session_roles(stmts, results)
+    per_stmt = collections.Counter()
+    setup_rows = 0
+    total = 0
+    # Every ledger row carries the text of the client statement that made it
+    # (dperm.train's too: it trains in the caller's backend, never in a
+    # parallel worker), so its tag names the statement.
+    anchors = []   # statement index of tagged rows, in id order
+    for line in rows.splitlines():
+        if not line:
+            continue
+        f = line.split("|")
+        total += 1
+        if "f" in f[2:9]:
+            fail("malformed ledger row %s: %s" % (f[0], line))
+        tag = f[1]
+        if tag == "setup":
+            setup_rows += 1
+        elif tag.isdigit() and int(tag) < len(stmts):
+            i = int(tag)
+            per_stmt[i] += 1
+            anchors.append(i)
+            if f[9] != roles[i]:
+                fail("ledger row %s of statement %d records role %s; the statement ran as %s"
+                     % (f[0], i, f[9], roles[i]))
+        else:
+            fail("ledger row %s belongs to no statement: %s" % (f[0], f[10]))
+    if setup_rows != SETUP_RELEASES:
+        fail("setup made %d releases, the ledger has %d setup rows" % (SETUP_RELEASES, setup_rows))
+    if any(b < a for a, b in zip(anchors, anchors[1:])):
+        fail("ledger rows are not in statement order")
+    train = [i for i, (sql, _) in enumerate(stmts) if "dperm.train(" in sql]
+    train_rows = {i: per_stmt[i] for i in train if per_stmt.get(i)}
+    released = sum(res.released for res in results if res.state == "00000")
+    charged_failed = collections.Counter()
+    for i, res in enumerate(results):
+        got = per_stmt.get(i, 0)
+        if res.state == "00000":
+            if got != res.released:
+                fail("statement %d returned %d model(s) but wrote %d ledger row(s): %s"
+                     % (i, res.released, got, stmts[i][0][:500]))
+        elif got > 0:
+            # Charged before training, then failed. A timeout, running out
+            # of memory while training, or a later GROUP BY group refused
+            # are expected (over-charging is safe); any other error after
+            # the charge is an input that should have been refused before
+            # anything was charged.
+            charged_failed[res.state] += got
+            if "/* must not charge */" in stmts[i][0]:
+                fail("statement %d failed with %s (%s) but was charged %d ledger row(s) "
+                     "(a release waiting for a budget row its own transaction locked): %s"
+                     % (i, res.state, res.message, got, stmts[i][0][:600]))
+            elif res.state not in CHARGED_THEN_FAILED_OK:
+                fail("statement %d was charged %d ledger row(s), then failed with %s: %s\n"
+                     "    statement: %s" % (i, got, res.state, res.message, stmts[i][0][:600]),
+                     kind="charged then failed: %s %s" % (res.state, (res.message or "")[:40]))
+    campaign_rows = total - setup_rows
+    print("ledger: %d rows (%d setup, %d campaign, %d of them by dperm.train); models returned by "
+          "successful statements: %d; rows of statements that failed after the charge: %d %s"
+          % (total, setup_rows, campaign_rows, sum(train_rows.values()), released, sum(charged_failed.values()),
+             dict(charged_failed)), flush=True)
+    if campaign_rows != released + sum(charged_failed.values()):
+        fail("ledger rows (%d) != models returned (%d) + charged-then-failed (%d)"
+             % (campaign_rows, released, sum(charged_failed.values())))
+    # Budgets: fixed ones must still hold their setup values and never be overspent.
+    status = psql(db, """
+      SELECT s.relation::text, s.accounting, s.epsilon_budget, s.delta_budget, s.epsilon_spent,
+             s.delta_spent, s.releases,
+             (SELECT count(*) FROM dperm.ledger l WHERE s.relation = ANY (l.relations)),
+             (SELECT coalesce(sum(epsilon), 0) FROM dperm.ledger l WHERE s.relation = ANY (l.relations)),
+             (SELECT coalesce(sum(delta), 0) FROM dperm.ledger l WHERE s.relation = ANY (l.relations))
+        FROM dperm.budget_status s ORDER BY 1""")
+    expected = {"fz_budget_rdp": ("rdp", 4.0, 1e-5), "fz_budget_basic": ("basic", 6.0, 1e-4),
+                "fz_budget_zero": ("rdp", 0.0, 0.0)}
+    seen = set()
+    print("budget_status:", flush=True)
+    for line in status.splitlines():
+        rel, acct, eb, db_, es, ds, nrel, nled, sume, sumd = line.split("|")
+        eb, db_, es, ds, sume, sumd = map(float, (eb, db_, es, ds, sume, sumd))
+        print("  %-16s %-5s eps %.6g/%.6g  delta %.3g/%.3g  releases %s" % (rel, acct, es, eb, ds, db_, nrel), flush=True)
+        if nrel != nled:
+            fail("budget_status of %s counts %s releases, the ledger %s" % (rel, nrel, nled))
+        if any(math.isnan(x) for x in (es, ds)) or es < 0 or ds < 0:
+            fail("budget_status of %s: spent epsilon %r delta %r" % (rel, es, ds))
+        # RDP never spends more than the plain sums when those fit the delta
+        # budget (with a smaller delta budget the RDP conversion is the only
+        # statement that fits, and may exceed the epsilon sum).
+        if sumd <= db_ and es > sume * (1 + 1e-9) + 1e-12:
+            fail("budget_status of %s: %s spent epsilon %r exceeds the basic sum %r" % (rel, acct, es, sume))
+        if acct == "basic" and (abs(es - sume) > 1e-9 * max(1, sume) or abs(ds - sumd) > 1e-12 + 1e-9 * sumd):
+            fail("budget_status of %s: basic spent (%r, %r) != ledger sums (%r, %r)" % (rel, es, ds, sume, sumd))
+        if rel in expected:
+            seen.add(rel)
+            if (acct, eb, db_) != expected[rel]:
+                fail("the budget of %s changed to (%s, %r, %r) although every set_budget on it was invalid"
+                     % (rel, acct, eb, db_))
+            if es > eb * (1 + 1e-12) or ds > db_ * (1 + 1e-12):
+                fail("%s overspent: epsilon %r of %r, delta %r of %r" % (rel, es, eb, ds, db_))
+    for rel in expected:
+        if rel not in seen:
+            fail("budget of %s is missing" % rel)
+    used = psql(db, """SELECT b.relation::text, count(l.id) FROM dperm.budgets b
+                         LEFT JOIN dperm.ledger l ON b.relation = ANY (l.relations)
+                        WHERE b.relation::text LIKE 'fz_budget_%' GROUP BY 1 ORDER BY 1""")
+    print("fixed-budget relations released against: " + ", ".join(used.splitlines()), flush=True)
+
+
+# ---------------------------------------------------------------- memory
+
+def memory_test(n):
+    subprocess.run(["dropdb", "--if-exists", MEMDB], capture_output=True)
+    subprocess.run(["createdb", MEMDB], check=True)
+    psql(MEMDB, """CREATE EXTENSION dperm;
+      CREATE TABLE mem AS SELECT ARRAY[sin(i), cos(i), i / 20.0]::float8[] AS f, i % 2 = 0 AS y,
+                                 (i % 3)::float8 AS z FROM generate_series(1, 20) i;""")
+    every = max(1, n // 10)
+    lines = ["\\set ON_ERROR_STOP 1", "SET client_min_messages = warning;",
+             "SELECT '@@RSS 0 ' || substring(pg_read_file('/proc/self/status') from 'VmRSS:\\s*([0-9]+)');"]
+    done = 0
+    while done < n:
+        k = min(every, n - done)
+        # \\gexec: every training is a top-level statement of its own; both
+        # losses, both label types and the dp_model output are exercised.
+        lines.append(
+            "SELECT format($q$SELECT length(m::text) FROM (SELECT %%s AS m FROM mem) s$q$, "
+            "CASE i %% 3 WHEN 0 THEN $a$dp_logreg(f, y, '{\"epsilon\": 1, \"l2\": 0.1}')$a$ "
+            "WHEN 1 THEN $a$dp_logreg(f, z, '{\"epsilon\": 1, \"delta\": 1e-6}')$a$ "
+            "ELSE $a$dp_huber(f, z, '{\"epsilon\": 2, \"l2\": 0.5}')$a$ END) "
+            "FROM generate_series(%d, %d) i \\gexec" % (done + 1, done + k))
+        done += k
+        lines.append("SELECT '@@RSS %d ' || substring(pg_read_file('/proc/self/status') from 'VmRSS:\\s*([0-9]+)');" % done)
+    lines.append("SELECT '@@LEDGER ' || count(*) FROM dperm.ledger;")
+    path = os.path.join(WORKDIR, "fuzz_memory.sql")
+    with open(path, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    t0 = time.monotonic()
+    p = subprocess.run(["psql", "-X", "-q", "-At", "-d", MEMDB, "-f", path], capture_output=True, text=True)
+    secs = time.monotonic() - t0
+    if p.returncode != 0:
+        fail("memory loop failed (psql exit %d): %s" % (p.returncode, p.stderr[-2000:]))
+        return
+    rss = []
+    ledger = None
+    for line in p.stdout.splitlines():
+        if line.startswith("@@RSS "):
+            _, k, kb = line.split()
+            rss.append((int(k), int(kb)))
+        elif line.startswith("@@LEDGER "):
+            ledger = int(line.split()[1])
+    print("memory: %d trainings in %.1f s (%.2f ms each); VmRSS kB by trainings: %s"
+          % (n, secs, 1000 * secs / max(n, 1), ", ".join("%d:%d" % x for x in rss)), flush=True)
+    if ledger != n:
+        fail("memory loop: %d trainings but %s ledger rows" % (n, ledger))
+    base = [kb for k, kb in rss if k >= 0.2 * n]
+    if len(base) >= 2:
+        growth = base[-1] - base[0]
+        peak = max(base) - base[0]
+        print("memory: RSS growth from %d%% to 100%% of the loop: %+d kB (peak %+d kB; bound %d kB)"
+              % (20, growth, peak, RSS_BOUND_KB), flush=True)
+        if growth > RSS_BOUND_KB or peak > RSS_BOUND_KB:
+            fail("backend RSS grew by %d kB (peak %d kB) over %d trainings" % (growth, peak, n - n // 5))
+    subprocess.run(["dropdb", "--if-exists", MEMDB], capture_output=True)
+
+
+# ---------------------------------------------------------------- main
+
+def main():
+    t_start = time.monotonic()
+    print("fuzz: seed %d, %d statements, statement_timeout %d ms, %d trainings"
+          % (SEED, N, TIMEOUT_MS, TRAININGS), flush=True)
+    subprocess.run(["dropdb", "--if-exists", DB], capture_output=True)
+    subprocess.run(["createdb", DB], check=True)
+    psql(DB, SETUP)
+    stmts = generate(N, SEED)
+    t0 = time.monotonic()
+    results = run_campaign(stmts, DB)
+    t_campaign = time.monotonic() - t0
+
+    with open(os.path.join(WORKDIR, "fuzz_results.tsv"), "w") as fh:
+        for i, res in enumerate(results):
+            fh.write("%d\t%s\t%.3f\t%d\t%s\t%s\n" % (i, res.state, res.seconds, res.released,
+                                                   (res.message or "").replace("\n", " ")[:300],
+                                                   stmts[i][0].replace("\n", " ")))
+    hist = collections.Counter(res.state or "none" for res in results)
+    ok = hist.get("00000", 0)
+    print("campaign: %d statements in %.1f s: %d succeeded, %d failed with an error; "
+          "%d models returned, %d NULL results of a release"
+          % (len(stmts), t_campaign, ok, len(stmts) - ok,
+             sum(r.released for r in results), sum(r.returned_null for r in results)), flush=True)
+    print("SQLSTATE histogram:", flush=True)
+    for state, count in sorted(hist.items(), key=lambda x: (-x[1], x[0])):
+        print("  %-6s %5d" % (state, count), flush=True)
+    examples = {}
+    for i, res in enumerate(results):
+        if res.state and res.state != "00000":
+            examples.setdefault(res.state, (i, res.message))
+    print("one message per SQLSTATE:", flush=True)
+    for state, (i, msg) in sorted(examples.items()):
+        print("  %-6s #%d %s" % (state, i, (msg or "").replace("\n", " ")[:160]), flush=True)
+    for i, res in enumerate(results):
+        sql = stmts[i][0]
+        if res.state in ("XX000", "XX001", "XX002"):
+            fail("internal error %s at statement %d: %s\n    statement: %s" % (res.state, i, res.message, sql[:1000]),
+                 kind="internal error: " + (res.message or "")[:60])
+        elif res.state is None:
+            fail("statement %d never completed: %s" % (i, sql[:500]))
+        elif res.state not in ("00000", "CONN") and not (res.message or "").strip():
+            fail("statement %d failed with %s and an empty message: %s" % (i, res.state, sql[:500]),
+                 kind="empty message")
+        elif res.state not in ("00000", "CONN") and re.search(r"boost::|std::|Eigen|basic_string|_M_|vector::", res.message or ""):
+            fail("statement %d failed with %s and an unclear message (C++ internals): %s\n    statement: %s"
+                 % (i, res.state, res.message, sql[:500]), kind="unclear message")
+    for i, res in enumerate(results):
+        if res.state is not None and res.seconds > TIMEOUT_MS / 1000.0 + OVERRUN_S:
+            fail("statement %d ran %.1f s, ignoring statement_timeout (%d ms) for %.1f s: %s"
+                 % (i, res.seconds, TIMEOUT_MS, res.seconds - TIMEOUT_MS / 1000.0, stmts[i][0][:600]))
+    secs = collections.Counter()
+    for res in results:
+        secs[res.state or "none"] += res.seconds
+    print("seconds by SQLSTATE: " + ", ".join("%s %.1f" % kv for kv in secs.most_common()), flush=True)
+    slow = sorted(((res.seconds, i) for i, res in enumerate(results)), reverse=True)[:3]
+    print("slowest statements: " + ", ".join("#%d %.2fs %s" % (i, s, results[i].state) for s, i in slow), flush=True)
+
+    check_ledger(stmts, results, DB)
+    if TRAININGS > 0:
+        memory_test(TRAININGS)
+    print("fuzz: finished in %.1f s" % (time.monotonic() - t_start), flush=True)
+    if failures:
+        print("fuzz: %d failure(s):" % len(failures), flush=True)
+        for kind, count in failure_kinds.most_common():
+            print("  %4d x %s" % (count, kind.split("\n")[0][:200]), flush=True)
+        sys.exit(1)
+    print("fuzz: ok", flush=True)
+
+
+if __name__ == "__main__":
+    main()
