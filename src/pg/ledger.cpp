@@ -90,6 +90,30 @@ Datum OidArray(const Oid* oids, int n) {
   return PointerGetDatum(construct_array(values, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
 }
 
+// What relation `relid` will have spent, under `accounting`, after a release
+// with this curve (nullptr: none), epsilon and delta. A 0.1.0 catalog (not yet
+// ALTER EXTENSION ... UPDATE'd) has no budget_spent: plain sums, as 0.1.0 did.
+void SpentAfter(bool legacy_catalog, Datum relid, const char* accounting, double budget_delta,
+                const double* rdp, int n_rdp, double epsilon, double delta,
+                double* spent_eps, double* spent_delta) {
+  Oid types[6] = {OIDOID, TEXTOID, FLOAT8OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID};
+  Datum args[6] = {relid, CStringGetTextDatum(accounting), Float8GetDatum(budget_delta),
+                   n_rdp > 0 ? Float8Array(rdp, n_rdp) : (Datum)0,
+                   Float8GetDatum(epsilon), Float8GetDatum(delta)};
+  char nulls[6] = {' ', ' ', ' ', n_rdp > 0 ? ' ' : 'n', ' ', ' '};
+  if (SPI_execute_with_args(
+          legacy_catalog
+              ? "SELECT coalesce(sum(epsilon), 0) + $5, coalesce(sum(delta), 0) + $6"
+                "  FROM dperm.ledger WHERE $1::regclass = ANY (relations)"
+              : "SELECT epsilon, delta FROM dperm.budget_spent($1::regclass, $2, $3, $4, $5, $6)",
+          6, types, args, nulls, false, 1) != SPI_OK_SELECT ||
+      SPI_processed != 1)
+    elog(ERROR, "could not compute the spent budget of relation %u", DatumGetObjectId(relid));
+  bool isnull;
+  *spent_eps = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+  *spent_delta = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+}
+
 // Checks every budget of the request's relations with this release added,
 // under each relation's accounting (dperm.budget_spent); fills a refusal if
 // one would be overspent.
@@ -119,42 +143,20 @@ bool WithinBudgets(LedgerRequest* req) {
     double budget_eps = DatumGetFloat8(SPI_getbinval(row, desc, 3, &isnull));
     double budget_delta = DatumGetFloat8(SPI_getbinval(row, desc, 4, &isnull));
     char* accounting = SPI_getvalue(row, desc, 5);
-    Oid spent_types[6] = {OIDOID, TEXTOID, FLOAT8OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID};
-    Datum spent_args[6] = {relid, CStringGetTextDatum(accounting), Float8GetDatum(budget_delta),
-                           req->n_rdp > 0 ? Float8Array(req->rdp, req->n_rdp) : (Datum)0,
-                           Float8GetDatum(req->epsilon), Float8GetDatum(req->delta)};
-    char spent_nulls[6] = {' ', ' ', ' ', req->n_rdp > 0 ? ' ' : 'n', ' ', ' '};
-    // A 0.1.0 catalog (not yet ALTER EXTENSION ... UPDATE'd) has no
-    // budget_spent: plain sums, as 0.1.0 did.
-    if (SPI_execute_with_args(
-            req->legacy_catalog
-                ? "SELECT coalesce(sum(epsilon), 0) + $5, coalesce(sum(delta), 0) + $6"
-                  "  FROM dperm.ledger WHERE $1::regclass = ANY (relations)"
-                : "SELECT epsilon, delta FROM dperm.budget_spent($1::regclass, $2, $3, $4, $5, $6)",
-            6, spent_types, spent_args, spent_nulls, false, 1) != SPI_OK_SELECT ||
-        SPI_processed != 1)
-      elog(ERROR, "could not compute the spent budget of %s", name);
-    double after_eps = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-    double after_delta = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+    double after_eps, after_delta;
+    SpentAfter(req->legacy_catalog, relid, accounting, budget_delta, req->rdp, req->n_rdp,
+               req->epsilon, req->delta, &after_eps, &after_delta);
     // A relative slack of 1e-12 absorbs rounding in the sums only; a zero
     // budget admits nothing.
     bool ok = after_eps <= budget_eps * (1 + 1e-12) &&
               after_delta <= budget_delta * (1 + 1e-12);
     if (!ok) {
       // What is left now, for the message (the spend without this release).
-      Datum before_args[6] = {spent_args[0], spent_args[1], spent_args[2],
-                              (Datum)0, Float8GetDatum(0), Float8GetDatum(0)};
-      char before_nulls[6] = {' ', ' ', ' ', 'n', ' ', ' '};
-      if (SPI_execute_with_args(
-              req->legacy_catalog
-                  ? "SELECT coalesce(sum(epsilon), 0) + $5, coalesce(sum(delta), 0) + $6"
-                    "  FROM dperm.ledger WHERE $1::regclass = ANY (relations)"
-                  : "SELECT epsilon, delta FROM dperm.budget_spent($1::regclass, $2, $3, $4, $5, $6)",
-              6, spent_types, before_args, before_nulls, false, 1) != SPI_OK_SELECT ||
-          SPI_processed != 1)
-        elog(ERROR, "could not compute the spent budget of %s", name);
-      double left_eps = budget_eps - DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-      double left_delta = budget_delta - DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+      double now_eps, now_delta;
+      SpentAfter(req->legacy_catalog, relid, accounting, budget_delta, nullptr, 0, 0, 0,
+                 &now_eps, &now_delta);
+      double left_eps = budget_eps - now_eps;
+      double left_delta = budget_delta - now_delta;
       req->status = kRefused;
       snprintf(req->message, sizeof req->message,
                "privacy budget of relation %s is exhausted", name);
