@@ -233,25 +233,41 @@ std::vector<double> SelfComposeRdp(const std::vector<double>& rdp,
   return total;
 }
 
-// Mironov 2017, Prop. 3: (α, ρ)-RDP implies (ρ + log(1/δ)/(α−1), δ)-DP.
-double RdpToEpsilonClassic(const std::vector<double>& orders,
-                           const std::vector<double>& rdp, double delta,
-                           int* best_index) {
+namespace {
+
+// The smallest ε over the orders of a curve, by a per-order conversion that
+// returns NaN for an order it skips; orders with ρ = +inf are skipped, ties
+// go to the first order, and best_index (may be null) receives the winner.
+template <typename PerOrder>
+double BestOverOrders(const std::vector<double>& orders,
+                      const std::vector<double>& rdp, double delta,
+                      int* best_index, PerOrder per_order) {
   CheckCurve(orders, rdp);
   CheckDelta(delta);
-  const double log_delta = std::log(delta);
   double best = kInf;
   int best_i = -1;
   for (size_t i = 0; i < orders.size(); ++i) {
     if (std::isinf(rdp[i])) continue;
-    const double eps = rdp[i] - log_delta / (orders[i] - 1.0);
-    if (eps < best) {
+    const double eps = per_order(orders[i], rdp[i], std::log(delta));
+    if (eps < best) {  // false for NaN: a skipped order
       best = eps;
       best_i = static_cast<int>(i);
     }
   }
   if (best_index != nullptr) *best_index = best_i;
   return best;
+}
+
+}  // namespace
+
+// Mironov 2017, Prop. 3: (α, ρ)-RDP implies (ρ + log(1/δ)/(α−1), δ)-DP.
+double RdpToEpsilonClassic(const std::vector<double>& orders,
+                           const std::vector<double>& rdp, double delta,
+                           int* best_index) {
+  return BestOverOrders(orders, rdp, delta, best_index,
+                        [](double a, double r, double log_delta) {
+                          return r - log_delta / (a - 1.0);
+                        });
 }
 
 // Balle et al. 2020, Thm 21 / Canonne, Kamath & Steinke 2020, Prop. 12:
@@ -264,28 +280,12 @@ double RdpToEpsilonClassic(const std::vector<double>& orders,
 double RdpToEpsilon(const std::vector<double>& orders,
                     const std::vector<double>& rdp, double delta,
                     int* best_index) {
-  CheckCurve(orders, rdp);
-  CheckDelta(delta);
-  const double log_delta = std::log(delta);
-  double best = kInf;
-  int best_i = -1;
-  for (size_t i = 0; i < orders.size(); ++i) {
-    const double a = orders[i], r = rdp[i];
-    if (std::isinf(r)) continue;
-    double eps;
-    if (delta * delta + std::expm1(-r) > 0.0) {
-      eps = 0.0;
-    } else if (a > 1.01) {
-      eps = r + std::log1p(-1.0 / a) - (log_delta + std::log(a)) / (a - 1.0);
-    } else {
-      continue;
-    }
-    if (eps < best) {
-      best = eps;
-      best_i = static_cast<int>(i);
-    }
-  }
-  if (best_index != nullptr) *best_index = best_i;
+  const double best = BestOverOrders(
+      orders, rdp, delta, best_index, [delta](double a, double r, double log_delta) {
+        if (delta * delta + std::expm1(-r) > 0.0) return 0.0;
+        if (!(a > 1.01)) return std::nan("");
+        return r + std::log1p(-1.0 / a) - (log_delta + std::log(a)) / (a - 1.0);
+      });
   return std::max(best, 0.0);
 }
 
