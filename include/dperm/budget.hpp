@@ -12,6 +12,8 @@ namespace dperm {
 const std::vector<double>& LedgerOrders();
 
 // The release's RDP curve on LedgerOrders():
+// gradient perturbation: noisy_steps times the subsampled Gaussian step's RDP
+// (GradientStepRdp, plan_common.hpp);
 // Gaussian noise of scale sigma on L2 sensitivity Delta: alpha Delta^2/(2 sigma^2)
 // (Mironov 2017, Prop. 7); epsilon-DP noise: min(epsilon, alpha epsilon^2/2),
 // since epsilon-DP implies (epsilon^2/2)-zCDP (Bun & Steinke 2016, Prop. 1.4)

@@ -1,6 +1,7 @@
 // Losses of linear models and the public constants the privacy analysis uses.
 #pragma once
 #include "dperm/core.hpp"
+#include "dperm/objective.hpp"
 #include "dperm/options.hpp"
 
 #include <Eigen/Dense>
@@ -58,20 +59,24 @@ class HuberLoss final : public Loss {
   double delta_;
 };
 
-// Regularised empirical risk over rows viewed in place:
-// F(w) = 1/n sum_i f(<w, x_i> + b, y_i) + l2/2 ||w||^2, where w holds the d
-// feature weights followed by the intercept b when fit_intercept. The l2 term
-// covers the intercept too: it is a constant feature column, and the strongly
-// convex analysis needs every coordinate regularised.
-class Objective {
+// Regularised empirical risk of a binary linear model over rows viewed in
+// place: F(w) = 1/n sum_i f(<w, x_i> + b, y_i) + l2/2 ||w||^2, where w holds
+// the d feature weights followed by the intercept b when fit_intercept. The
+// l2 term covers the intercept too: it is a constant feature column, and the
+// strongly convex analysis needs every coordinate regularised.
+class LinearObjective : public Objective {
  public:
-  Objective(const Loss& loss, FeatureMap x, LabelMap y, bool fit_intercept,
-            double l2);
-  int dim() const { return static_cast<int>(x_.cols()) + (fit_intercept_ ? 1 : 0); }
-  Eigen::Index n() const { return x_.rows(); }
-  double Value(const Eigen::VectorXd& w) const;
-  Eigen::VectorXd Gradient(const Eigen::VectorXd& w) const;
-  Eigen::MatrixXd Hessian(const Eigen::VectorXd& w) const;
+  LinearObjective(const Loss& loss, FeatureMap x, LabelMap y, bool fit_intercept,
+                  double l2);
+  int dim() const override {
+    return static_cast<int>(x_.cols()) + (fit_intercept_ ? 1 : 0);
+  }
+  Eigen::Index n() const override { return x_.rows(); }
+  double LossValue(const Eigen::VectorXd& w) const override;
+  Eigen::VectorXd LossGradient(const Eigen::VectorXd& w) const override;
+  void AddRowGradients(const Eigen::VectorXd& w, const int64_t* rows, int64_t m,
+                       Eigen::VectorXd& sum) const override;
+  Eigen::MatrixXd LossHessian(const Eigen::VectorXd& w) const override;
 
  private:
   Eigen::VectorXd Margins(const Eigen::VectorXd& w) const;
@@ -79,7 +84,6 @@ class Objective {
   FeatureMap x_;
   LabelMap y_;
   bool fit_intercept_;
-  double l2_;
 };
 
 }  // namespace dperm

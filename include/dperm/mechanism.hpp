@@ -4,6 +4,7 @@
 #pragma once
 #include "dperm/core.hpp"
 #include "dperm/loss.hpp"
+#include "dperm/objective.hpp"
 #include "dperm/plan.hpp"
 #include "dperm/random.hpp"
 
@@ -24,7 +25,7 @@ class Mechanism {
 
 const Mechanism& MechanismFor(Algorithm algorithm);
 
-// The loss of a plan, built from its public options.
+// The margin loss of a binary model (logistic, Huber), from its options.
 std::unique_ptr<Loss> MakeLoss(LossKind kind, const Options& options);
 
 // Cooperative cancellation: the boundary installs a function that reports a

@@ -12,8 +12,8 @@
 
 namespace dperm {
 
-enum class LossKind { kLogistic, kHuber };
-enum class Algorithm { kOutputGd };
+enum class LossKind { kLogistic, kHuber, kSoftmax };
+enum class Algorithm { kOutputGd, kDpSgd, kRrpsgd, kDpLssgd, kBolton };
 enum class Accountant { kTight, kPaper };
 enum class Neighbors { kReplaceOne };
 
@@ -45,6 +45,7 @@ struct Options {
   double step_size = 0;      // 0: plan chooses
   int64_t batch_size = 0;    // 0: not given
   double ls_sigma = -1;      // <0: not given
+  int classes = 0;           // dp_softmax: number of classes K (0: not given)
   Accountant accountant = Accountant::kTight;
   Neighbors neighbors = Neighbors::kReplaceOne;
   bool has_seed = false;
@@ -59,6 +60,8 @@ Options ParseOptions(const OptionEntry* entries, int n_entries);
 // Names used in JSON output and error messages.
 const char* LossName(LossKind loss);
 const char* AlgorithmName(Algorithm algorithm);
+// Every algorithm, in documentation order.
+const std::vector<Algorithm>& AllAlgorithms();
 const char* AccountantName(Accountant accountant);
 const char* NeighborsName(Neighbors neighbors);
 

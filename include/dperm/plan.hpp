@@ -16,6 +16,14 @@ enum class NoiseKind {
 };
 const char* NoiseName(NoiseKind noise);
 
+// How a step picks its rows.
+enum class Sampling {
+  kFullBatch,           // every step reads all n rows
+  kWithoutReplacement,  // each step: batch_size rows drawn uniformly without replacement
+  kPermutation,         // passes over one random permutation, in consecutive batches
+};
+const char* SamplingName(Sampling sampling);
+
 struct Plan {
   LossKind loss = LossKind::kLogistic;
   Algorithm algorithm = Algorithm::kOutputGd;
@@ -25,7 +33,8 @@ struct Plan {
 
   int64_t n = 0;       // rows: public under replace-one neighbours
   int d = 0;           // features per row
-  int dim = 0;         // model coordinates: d + fit_intercept
+  int classes = 0;     // softmax: K classes (0 for binary models)
+  int dim = 0;         // model coordinates: max(K, 1) * (d + fit_intercept)
   double R = 0;        // bound on a training row's norm, intercept column included
   double L = 0;        // Lipschitz constant of the per-row loss in w
   double beta = 0;     // smoothness of the per-row loss in w
@@ -36,8 +45,22 @@ struct Plan {
   int64_t iterations = 0;
   double norm_bound = 0;     // D, the bound on ||w_hat|| used to choose T
   std::string iterations_rule;
+  Sampling sampling = Sampling::kFullBatch;
+  int64_t batch_size = 0;    // rows per step (n for the full batch)
+  int64_t passes = 0;        // permutation methods: passes over the data
+  double radius = 0;         // projection onto the ball ||w|| <= radius (0: none)
+  double ls_sigma = 0;       // DP-LSSGD: Laplacian smoothing (0: none)
 
-  double sensitivity = 0;    // L2 sensitivity of the noiseless output
+  // Output perturbation (noisy_steps = 0): `sensitivity` is the L2
+  // sensitivity of the noiseless output and the noise is added once.
+  // Gradient perturbation (noisy_steps > 0): each of `noisy_steps` steps
+  // releases a batch's mean gradient plus N(0, noise_scale^2 I); a row adds at
+  // most C = sensitivity / 2 to that mean, so one replaced row moves it by at
+  // most `sensitivity` = 2C, and noise_multiplier = noise_scale / C.
+  int64_t noisy_steps = 0;
+  double sampling_rate = 1;  // batch_size / n
+  double noise_multiplier = 0;
+  double sensitivity = 0;
   std::string sensitivity_rule;
   NoiseKind noise = NoiseKind::kGaussian;
   double noise_scale = 0;    // sigma (Gaussian) or Delta/epsilon (Laplace vector)

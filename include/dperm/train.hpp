@@ -2,15 +2,21 @@
 // Plain types in, plain types out (the pgRouting "driver" shape).
 #pragma once
 #include "dperm/core.hpp"
+#include "dperm/objective.hpp"
 #include "dperm/plan.hpp"
 #include "dperm/random.hpp"
 
+#include <memory>
 #include <vector>
 
 namespace dperm {
 
 // The plan of the options' algorithm for n rows of d features.
 Plan PlanRelease(const Options& options, LossKind loss, int64_t n, int d);
+
+// The plan's objective over rows viewed in place (n rows of stride d + 1,
+// the d clipped features followed by the label or class index).
+std::unique_ptr<Objective> MakeObjective(const Plan& plan, const double* rows);
 
 // Trains by the plan over rows viewed in place: n rows of stride d + 1, the
 // d clipped features followed by the label. Returns the released

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dperm/plan_common.hpp"
 #include "dperm/rdp.hpp"
 
 namespace dperm {
@@ -19,7 +20,11 @@ std::vector<double> ReleaseRdpCurve(const Plan& plan) {
   double eps = plan.options.epsilon;
   for (size_t i = 0; i < orders.size(); i++) {
     double a = orders[i];
-    if (plan.noise == NoiseKind::kGaussian) {
+    if (plan.noisy_steps > 0) {
+      // T adaptive compositions of a subsampled Gaussian step (Mironov 2017,
+      // Prop. 1; WBK 2019, Thm 9 for each step).
+      curve[i] = double(plan.noisy_steps) * GradientStepRdp(plan, a);
+    } else if (plan.noise == NoiseKind::kGaussian) {
       double ratio = plan.sensitivity / plan.noise_scale;  // Delta / sigma
       curve[i] = a * ratio * ratio / 2;  // Mironov 2017, Prop. 7
     } else {

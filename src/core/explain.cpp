@@ -17,7 +17,18 @@ std::string AccountingJson(const Plan& p) {
   std::vector<double> curve = ReleaseRdpCurve(p);
   JsonWriter j;
   j.BeginObject();
-  if (p.noise == NoiseKind::kGaussian) {
+  if (p.noisy_steps > 0) {
+    j.Key("noise_multiplier").Number(p.noise_multiplier);
+    j.Key("epsilon_at_delta").BeginObject();
+    j.Key("rdp").Number(RdpToEpsilon(LedgerOrders(), curve, delta));
+    // Full batch: each step is a plain Gaussian of sensitivity 2C, i.e. the
+    // PLD accountant's rate-1 mechanism with multiplier z/2. Sampling
+    // without replacement has no PLD accountant in dperm.
+    if (p.sampling == Sampling::kFullBatch)
+      j.Key("pld").Number(EpsilonPoissonSubsampledGaussianPld(
+          1.0, p.noise_multiplier / 2, p.noisy_steps, delta));
+    j.EndObject();
+  } else if (p.noise == NoiseKind::kGaussian) {
     double multiplier = p.noise_scale / p.sensitivity;  // sigma / Delta
     j.Key("noise_multiplier").Number(multiplier);
     j.Key("epsilon_at_delta").BeginObject();

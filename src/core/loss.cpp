@@ -41,25 +41,25 @@ double HuberLoss::Curvature(double m, double y) const {
   return std::fabs(m - y) <= delta_ ? 1.0 : 0.0;
 }
 
-Objective::Objective(const Loss& loss, FeatureMap x, LabelMap y,
-                     bool fit_intercept, double l2)
-    : loss_(loss), x_(x), y_(y), fit_intercept_(fit_intercept), l2_(l2) {}
+LinearObjective::LinearObjective(const Loss& loss, FeatureMap x, LabelMap y,
+                                 bool fit_intercept, double l2)
+    : Objective(l2), loss_(loss), x_(x), y_(y), fit_intercept_(fit_intercept) {}
 
-Eigen::VectorXd Objective::Margins(const Eigen::VectorXd& w) const {
+Eigen::VectorXd LinearObjective::Margins(const Eigen::VectorXd& w) const {
   const Eigen::Index d = x_.cols();
   Eigen::VectorXd m = x_ * w.head(d);
   if (fit_intercept_) m.array() += w(d);
   return m;
 }
 
-double Objective::Value(const Eigen::VectorXd& w) const {
+double LinearObjective::LossValue(const Eigen::VectorXd& w) const {
   Eigen::VectorXd m = Margins(w);
   double sum = 0;
   for (Eigen::Index i = 0; i < m.size(); i++) sum += loss_.Value(m(i), y_(i));
-  return sum / static_cast<double>(n()) + 0.5 * l2_ * w.squaredNorm();
+  return sum / static_cast<double>(n());
 }
 
-Eigen::VectorXd Objective::Gradient(const Eigen::VectorXd& w) const {
+Eigen::VectorXd LinearObjective::LossGradient(const Eigen::VectorXd& w) const {
   const Eigen::Index d = x_.cols();
   Eigen::VectorXd g = Margins(w);
   for (Eigen::Index i = 0; i < g.size(); i++) g(i) = loss_.Derivative(g(i), y_(i));
@@ -67,11 +67,23 @@ Eigen::VectorXd Objective::Gradient(const Eigen::VectorXd& w) const {
   grad.head(d).noalias() = x_.transpose() * g;
   if (fit_intercept_) grad(d) = g.sum();
   grad /= static_cast<double>(n());
-  grad += l2_ * w;
   return grad;
 }
 
-Eigen::MatrixXd Objective::Hessian(const Eigen::VectorXd& w) const {
+void LinearObjective::AddRowGradients(const Eigen::VectorXd& w,
+                                      const int64_t* rows, int64_t m,
+                                      Eigen::VectorXd& sum) const {
+  const Eigen::Index d = x_.cols();
+  const double b = fit_intercept_ ? w(d) : 0.0;
+  for (int64_t k = 0; k < m; k++) {
+    const Eigen::Index i = rows[k];
+    double c = loss_.Derivative(x_.row(i).dot(w.head(d)) + b, y_(i));
+    sum.head(d).noalias() += c * x_.row(i).transpose();
+    if (fit_intercept_) sum(d) += c;
+  }
+}
+
+Eigen::MatrixXd LinearObjective::LossHessian(const Eigen::VectorXd& w) const {
   const Eigen::Index d = x_.cols();
   Eigen::VectorXd m = Margins(w);
   Eigen::MatrixXd rows(n(), w.size());  // training rows with the intercept column
@@ -81,7 +93,6 @@ Eigen::MatrixXd Objective::Hessian(const Eigen::VectorXd& w) const {
   for (Eigen::Index i = 0; i < m.size(); i++) c(i) = loss_.Curvature(m(i), y_(i));
   Eigen::MatrixXd h = rows.transpose() * c.asDiagonal() * rows;
   h /= static_cast<double>(n());
-  h.diagonal().array() += l2_;
   return h;
 }
 

@@ -11,6 +11,7 @@ namespace dperm {
 namespace {
 
 const double kMaxIntegral = 9007199254740992.0;  // 2^53: exact in a double
+const int64_t kMaxClasses = 100000;
 
 const OptionEntry& Expect(const OptionEntry& e, OptionEntry::Kind kind,
                           const char* what) {
@@ -66,8 +67,12 @@ std::string Text(const OptionEntry& e) {
 
 Algorithm ParseAlgorithm(const OptionEntry& e) {
   std::string v = Text(e);
-  if (v == "output_gd") return Algorithm::kOutputGd;
-  ThrowChoice(e, "output_gd");
+  for (Algorithm a : AllAlgorithms())
+    if (v == AlgorithmName(a)) return a;
+  std::string names;
+  for (Algorithm a : AllAlgorithms())
+    names += std::string(names.empty() ? "" : ", ") + AlgorithmName(a);
+  ThrowChoice(e, names);
 }
 
 Accountant ParseAccountant(const OptionEntry& e) {
@@ -102,7 +107,7 @@ const std::vector<std::string>& OptionKeys() {
       "epsilon", "delta", "algorithm", "l2", "l1", "fit_intercept",
       "feature_bound", "huber_delta", "radius", "iterations", "step_size",
       "batch_size", "ls_sigma", "accountant", "neighbors", "dataset", "seed",
-      "feature_names"};
+      "feature_names", "classes"};
   return keys;
 }
 
@@ -156,6 +161,8 @@ Options ParseOptions(const OptionEntry* entries, int n_entries) {
       o.batch_size = Integer(e, 1, static_cast<int64_t>(kMaxIntegral));
     } else if (key == "ls_sigma") {
       o.ls_sigma = Number(e, 0, false, 1e6);
+    } else if (key == "classes") {
+      o.classes = static_cast<int>(Integer(e, 2, kMaxClasses));
     } else if (key == "accountant") {
       o.accountant = ParseAccountant(e);
     } else if (key == "neighbors") {
@@ -182,9 +189,31 @@ Options ParseOptions(const OptionEntry* entries, int n_entries) {
 }
 
 const char* LossName(LossKind loss) {
-  return loss == LossKind::kLogistic ? "logistic" : "huber";
+  switch (loss) {
+    case LossKind::kLogistic: return "logistic";
+    case LossKind::kHuber: return "huber";
+    case LossKind::kSoftmax: return "softmax";
+  }
+  return "?";
 }
-const char* AlgorithmName(Algorithm) { return "output_gd"; }
+
+const std::vector<Algorithm>& AllAlgorithms() {
+  static const std::vector<Algorithm> all = {
+      Algorithm::kOutputGd, Algorithm::kDpSgd, Algorithm::kRrpsgd,
+      Algorithm::kDpLssgd, Algorithm::kBolton};
+  return all;
+}
+
+const char* AlgorithmName(Algorithm a) {
+  switch (a) {
+    case Algorithm::kOutputGd: return "output_gd";
+    case Algorithm::kDpSgd: return "dp_sgd";
+    case Algorithm::kRrpsgd: return "rrpsgd";
+    case Algorithm::kDpLssgd: return "dp_lssgd";
+    case Algorithm::kBolton: return "bolton";
+  }
+  return "?";
+}
 const char* AccountantName(Accountant a) {
   return a == Accountant::kPaper ? "paper" : "tight";
 }

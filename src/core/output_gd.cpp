@@ -43,10 +43,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "dperm/analytic_gaussian.hpp"
 #include "dperm/noise.hpp"
+#include "dperm/plan_common.hpp"
 
 namespace dperm {
 namespace {
@@ -56,30 +56,16 @@ namespace {
 const int64_t kMaxDefaultIterations = 100000;
 // Default T leaves an optimisation error below this fraction of the noise's.
 const double kOptimisationShare = 0.01;
-// More features than this are refused (the dimension plus the intercept
-// must fit an int, and the model is held in memory).
-const int kMaxFeatures = 100000000;
 // D, the norm bound of the minimiser used to pick T when mu = 0. It only
 // tunes T (public); the `iterations` option overrides it.
 const double kConvexNormBound = 1.0;
 
-std::string Fmt(double v) {
-  std::ostringstream s;
-  s.precision(6);
-  s << v;
-  return s.str();
-}
-
 void RejectUnusedOptions(const Options& o) {
-  const char* name = AlgorithmName(Algorithm::kOutputGd);
-  auto reject = [&](const char* key, const char* why) {
-    ThrowInvalid(std::string("option \"") + key + "\" does not apply to algorithm " +
-                     name + ": " + why);
-  };
-  if (o.l1 > 0) reject("l1", "it has no proximal step; use l2");
-  if (o.radius > 0) reject("radius", "it does not project onto a ball");
-  if (o.batch_size > 0) reject("batch_size", "it uses the full batch");
-  if (o.ls_sigma >= 0) reject("ls_sigma", "it does no Laplacian smoothing");
+  const Algorithm a = Algorithm::kOutputGd;
+  if (o.l1 > 0) RejectOption(a, "l1", "it has no proximal step; use l2");
+  if (o.radius > 0) RejectOption(a, "radius", "it does not project onto a ball");
+  if (o.batch_size > 0) RejectOption(a, "batch_size", "it uses the full batch");
+  if (o.ls_sigma >= 0) RejectOption(a, "ls_sigma", "it does no Laplacian smoothing");
 }
 
 // E||z||^2 per unit of sensitivity, for choosing T before Delta is known.
@@ -93,22 +79,8 @@ double NoisePerUnitSq(const Plan& p) {
   return ExpectedNoiseSq(NoiseKind::kLaplaceVector, p.dim, 1.0 / p.options.epsilon);
 }
 
-// A default T from the real-valued choice t, capped at kMaxDefaultIterations.
 int64_t DefaultIterations(Plan& p, double t) {
-  if (!(t < double(kMaxDefaultIterations))) {
-    p.note = "iterations capped at 100000; pass iterations => ... to run longer";
-    return kMaxDefaultIterations;
-  }
-  return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(t)));
-}
-
-void CheckStep(const Plan& p, const char* rule) {
-  if (p.step_size > p.max_step_size * (1 + 1e-12))
-    ThrowInvalid("step_size " + Fmt(p.step_size) + " exceeds " +
-                     Fmt(p.max_step_size) +
-                     ", the largest step the sensitivity analysis covers (" +
-                     rule + ")",
-                 "Omit step_size to use the default, or choose a smaller one.");
+  return CapIterations(p, t, kMaxDefaultIterations);
 }
 
 // Tight analysis: step size, iterations and sensitivity.
@@ -117,7 +89,7 @@ void PlanTight(Plan& p) {
   if (p.mu > 0) {
     p.max_step_size = 2 / (p.beta + 2 * p.mu);
     p.step_size = o.step_size > 0 ? o.step_size : p.max_step_size;
-    CheckStep(p, "2/(beta + 2 l2)");
+    CheckStepSize(p, "2/(beta + 2 l2)");
     double c = 1 - p.step_size * p.mu;  // contraction factor per step
     // ||w_hat|| <= L/mu: at the minimiser mu w_hat = -mean grad f_i, |.| <= L.
     p.norm_bound = p.L / p.mu;
@@ -141,7 +113,7 @@ void PlanTight(Plan& p) {
   } else {
     p.max_step_size = 2 / p.beta;
     p.step_size = o.step_size > 0 ? o.step_size : 1 / p.beta;
-    CheckStep(p, "2/beta");
+    CheckStepSize(p, "2/beta");
     p.norm_bound = kConvexNormBound;
     if (o.iterations > 0) {
       p.iterations = o.iterations;
@@ -177,7 +149,7 @@ void PlanPaper(Plan& p) {
     double beta_f = p.beta + p.mu;  // the paper's f includes mu/2 ||w||^2
     p.max_step_size = 1 / (p.mu + beta_f);
     p.step_size = o.step_size > 0 ? o.step_size : p.max_step_size;
-    CheckStep(p, "1/(l2 + beta_f), Lemma 3");
+    CheckStepSize(p, "1/(l2 + beta_f), Lemma 3");
     p.norm_bound = p.L / p.mu;
     if (o.iterations > 0) {
       p.iterations = o.iterations;
@@ -197,7 +169,7 @@ void PlanPaper(Plan& p) {
   } else {
     p.max_step_size = 1 / p.beta;
     p.step_size = o.step_size > 0 ? o.step_size : p.max_step_size;
-    CheckStep(p, "1/beta, Lemma 2");
+    CheckStepSize(p, "1/beta, Lemma 2");
     p.norm_bound = kConvexNormBound;
     if (o.iterations > 0) {
       p.iterations = o.iterations;
@@ -215,37 +187,12 @@ void PlanPaper(Plan& p) {
   }
 }
 
-// Noise for the plan's sensitivity (Algorithm 1, lines 4-8).
+// Noise for the plan's sensitivity (Algorithm 1, lines 4-8); with
+// accountant 'paper', line 7: sigma = sqrt(2 log(2/delta)) Delta / epsilon.
 void PlanNoise(Plan& p) {
   const Options& o = p.options;
-  if (o.delta == 0) {
-    // Line 5: density ~ exp(-eps ||z|| / Delta), epsilon-DP for L2 sensitivity Delta.
-    p.noise = NoiseKind::kLaplaceVector;
-    p.noise_scale = p.sensitivity / o.epsilon;
-    p.noise_rule = "density ~ exp(-epsilon ||z|| / Delta): radius ~ Gamma(dim, Delta/epsilon), uniform direction";
-  } else {
-    p.noise = NoiseKind::kGaussian;
-    // Analytic Gaussian mechanism (Balle & Wang 2018, Thm 8): exact sigma.
-    double analytic = AnalyticGaussianSigma(o.epsilon, o.delta, p.sensitivity);
-    if (p.accountant == Accountant::kPaper) {
-      // Line 7: sigma = sqrt(2 log(2/delta)) Delta / epsilon.
-      double paper = std::sqrt(2 * std::log(2 / o.delta)) * p.sensitivity / o.epsilon;
-      p.noise_scale = std::max(paper, analytic);
-      p.noise_rule = "sigma = sqrt(2 log(2/delta)) Delta / epsilon (Algorithm 1, line 7)";
-      if (analytic > paper)
-        p.note += std::string(p.note.empty() ? "" : "; ") +
-                  "the paper's sigma is below the analytic Gaussian sigma at this epsilon; the analytic sigma is used";
-    } else {
-      p.noise_scale = analytic;
-      p.noise_rule = "analytic Gaussian mechanism (Balle & Wang 2018, Theorem 8)";
-    }
-  }
-  p.expected_noise_sq = ExpectedNoiseSq(p.noise, p.dim, p.noise_scale);
-  // Refused while planning, before any charge: a release that cannot add
-  // its noise would be charged and then fail.
-  if (!std::isfinite(p.noise_scale) || !std::isfinite(p.expected_noise_sq))
-    ThrowInvalid("epsilon " + Fmt(o.epsilon) + " is too small: the noise scale overflows",
-                 "Use a larger epsilon.");
+  double paper = o.delta > 0 ? std::sqrt(2 * std::log(2 / o.delta)) * p.sensitivity / o.epsilon : 0;
+  PlanOutputNoise(p, paper, "sigma = sqrt(2 log(2/delta)) Delta / epsilon (Algorithm 1, line 7)");
 }
 
 }  // namespace
@@ -261,29 +208,8 @@ double TightGdSensitivity(double L, double mu, double eta, int64_t T, int64_t n)
 
 Plan OutputGd::MakePlan(const Options& options, LossKind loss, int64_t n,
                         int d) const {
-  if (n < 1) ThrowInvalid("output_gd needs at least one row");
-  if (d < 0) ThrowInvalid("the number of features must not be negative");
-  if (d > kMaxFeatures)
-    ThrowInvalid("at most " + std::to_string(kMaxFeatures) + " features are supported, not " +
-                 std::to_string(d));
   RejectUnusedOptions(options);
-  Plan p;
-  p.loss = loss;
-  p.algorithm = Algorithm::kOutputGd;
-  p.accountant = options.accountant;
-  p.neighbors = options.neighbors;
-  p.options = options;
-  p.n = n;
-  p.d = d;
-  p.dim = d + (options.fit_intercept ? 1 : 0);
-  if (p.dim < 1) ThrowInvalid("a model without features needs fit_intercept => true");
-  // R bounds every training row: clipped features plus the intercept column.
-  double fb = options.feature_bound;
-  p.R = std::sqrt(fb * fb + (options.fit_intercept ? 1.0 : 0.0));
-  std::unique_ptr<Loss> f = MakeLoss(loss, options);
-  p.L = f->Lipschitz(p.R);     // logistic: R; Huber: huber_delta R
-  p.beta = f->Smoothness(p.R); // logistic: R^2/4; Huber: R^2
-  p.mu = options.l2;
+  Plan p = BasePlan(options, loss, Algorithm::kOutputGd, n, d);
   if (p.accountant == Accountant::kPaper)
     PlanPaper(p);
   else

@@ -9,6 +9,15 @@ const char* NoiseName(NoiseKind noise) {
   return noise == NoiseKind::kGaussian ? "gaussian" : "laplace_vector";
 }
 
+const char* SamplingName(Sampling s) {
+  switch (s) {
+    case Sampling::kFullBatch: return "full_batch";
+    case Sampling::kWithoutReplacement: return "uniform_without_replacement";
+    case Sampling::kPermutation: return "permutation";
+  }
+  return "?";
+}
+
 double ExpectedNoiseSq(NoiseKind noise, int dim, double scale) {
   double k = dim;
   return noise == NoiseKind::kGaussian ? k * scale * scale
@@ -26,6 +35,7 @@ std::string PlanJson(const Plan& p, const char* extra_key, const char* extra_jso
   j.Key("delta").Number(p.options.delta);
   j.Key("n").Integer(p.n);
   j.Key("d").Integer(p.d);
+  if (p.classes > 0) j.Key("classes").Integer(p.classes);
   j.Key("dim").Integer(p.dim);
   j.Key("fit_intercept").Bool(p.options.fit_intercept);
   j.Key("feature_bound").Number(p.options.feature_bound);
@@ -40,7 +50,16 @@ std::string PlanJson(const Plan& p, const char* extra_key, const char* extra_jso
   j.Key("iterations").Integer(p.iterations);
   j.Key("iterations_rule").String(p.iterations_rule.c_str());
   j.Key("norm_bound").Number(p.norm_bound);
-  j.Key("batch_size").Integer(p.n);
+  j.Key("sampling").String(SamplingName(p.sampling));
+  j.Key("batch_size").Integer(p.batch_size);
+  if (p.passes > 0) j.Key("passes").Integer(p.passes);
+  if (p.radius > 0) j.Key("radius").Number(p.radius);
+  if (p.algorithm == Algorithm::kDpLssgd) j.Key("ls_sigma").Number(p.ls_sigma);
+  j.Key("noisy_steps").Integer(p.noisy_steps);
+  if (p.noisy_steps > 0) {
+    j.Key("sampling_rate").Number(p.sampling_rate);
+    j.Key("noise_multiplier").Number(p.noise_multiplier);
+  }
   j.Key("sensitivity").Number(p.sensitivity);
   j.Key("sensitivity_rule").String(p.sensitivity_rule.c_str());
   j.Key("noise").String(NoiseName(p.noise));

@@ -14,7 +14,7 @@ namespace {
 using dperm::HuberLoss;
 using dperm::LogisticLoss;
 using dperm::Loss;
-using dperm::Objective;
+using dperm::LinearObjective;
 
 // Central difference of g at x with step h.
 template <typename G>
@@ -192,7 +192,7 @@ void CheckObjectiveDerivatives(const Loss& f, bool logistic) {
   std::normal_distribution<double> normal(0, 1);
   for (bool fit_intercept : {false, true}) {
     for (double l2 : {0.0, 0.3}) {
-      Objective obj(f, s.X(), s.Y(), fit_intercept, l2);
+      LinearObjective obj(f, s.X(), s.Y(), fit_intercept, l2);
       const int dim = d + (fit_intercept ? 1 : 0);
       ASSERT_EQ(obj.dim(), dim);
       ASSERT_EQ(obj.n(), n);
@@ -223,7 +223,7 @@ void CheckObjectiveDerivatives(const Loss& f, bool logistic) {
       // non-zero) the intercept gradient has an l2 * 1 term.
       if (fit_intercept && l2 > 0) {
         Eigen::VectorXd e = Eigen::VectorXd::Unit(dim, d);
-        Objective obj0(f, s.X(), s.Y(), true, 0.0);
+        LinearObjective obj0(f, s.X(), s.Y(), true, 0.0);
         EXPECT_NEAR(obj.Gradient(e)(d) - obj0.Gradient(e)(d), l2, 1e-14);
         EXPECT_NEAR(obj.Hessian(e)(d, d) - obj0.Hessian(e)(d, d), l2, 1e-14);
       }
@@ -289,8 +289,8 @@ void CheckConstantsEmpirically(const Loss& f, bool logistic, double fb) {
     double scale = trial % 4 == 0 ? 0.0 : 20 * unif(gen);
     Eigen::VectorXd w(d + 1);
     for (int j = 0; j <= d; j++) w(j) = scale * normal(gen);
-    Objective loss_only(f, X, Y, true, 0.0);
-    Objective regularised(f, X, Y, true, l2);
+    LinearObjective loss_only(f, X, Y, true, 0.0);
+    LinearObjective regularised(f, X, Y, true, l2);
     double gn = loss_only.Gradient(w).norm();
     double top = TopEigenvalue(regularised.Hessian(w));
     EXPECT_LE(gn, L * (1 + 1e-12));

@@ -195,7 +195,7 @@ TEST(ParseOptions, WrongTypesRejected) {
 
 // Unknown values of the string-valued options are rejected, naming the value.
 TEST(ParseOptions, UnknownChoicesRejected) {
-  ExpectRejected({Num("epsilon", 1), Str("algorithm", "dp_sgd")}, "dp_sgd");
+  ExpectRejected({Num("epsilon", 1), Str("algorithm", "dp_sgdx")}, "dp_sgdx");
   ExpectRejected({Num("epsilon", 1), Str("algorithm", "")}, "algorithm");
   ExpectRejected({Num("epsilon", 1), Str("accountant", "rdp")}, "rdp");
   ExpectRejected({Num("epsilon", 1), Str("accountant", "Tight")}, "accountant");
@@ -268,10 +268,11 @@ TEST(ParseOptions, EveryDocumentedKeyIsAccepted) {
     else if (key == "fit_intercept") e = Bool(key.c_str(), false);
     else if (key == "feature_names") e = Array(key.c_str(), names);
     else if (key == "delta") e = Num(key.c_str(), 0.5);
+    else if (key == "classes") e = Num(key.c_str(), 3);
     else e = Num(key.c_str(), 1);
     EXPECT_NO_THROW(Parse({Num("epsilon", 1), e})) << key;
   }
-  EXPECT_EQ(dperm::OptionKeys().size(), 18u);
+  EXPECT_EQ(dperm::OptionKeys().size(), 19u);
 }
 
 }  // namespace

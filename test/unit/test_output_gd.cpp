@@ -61,14 +61,9 @@ std::vector<double> SyntheticRows(LossKind loss, int n, int d, uint64_t seed) {
 
 // The objective of a plan over rows, as TrainModel builds it.
 struct Problem {
-  std::unique_ptr<dperm::Loss> loss;
   std::unique_ptr<dperm::Objective> objective;
-  Problem(const Plan& p, const std::vector<double>& rows) {
-    loss = dperm::MakeLoss(p.loss, p.options);
-    dperm::FeatureMap x(rows.data(), p.n, p.d, Eigen::OuterStride<>(p.d + 1));
-    dperm::LabelMap y(rows.data() + p.d, p.n, Eigen::InnerStride<>(p.d + 1));
-    objective = std::make_unique<dperm::Objective>(*loss, x, y, p.options.fit_intercept, p.mu);
-  }
+  Problem(const Plan& p, const std::vector<double>& rows)
+      : objective(dperm::MakeObjective(p, rows.data())) {}
 };
 
 // The exact minimiser by damped Newton's method on the objective's Hessian

@@ -1,0 +1,67 @@
+// Planning steps every mechanism shares: the model's public constants, option
+// checks, and the two ways noise is calibrated (once on the output, or on
+// every step's gradient).
+#pragma once
+#include "dperm/core.hpp"
+#include "dperm/plan.hpp"
+
+#include <string>
+
+namespace dperm {
+
+// A plan with everything that depends only on the model and (n, d): n, d,
+// classes, dim, R, L, beta, mu. Checks n >= 1, the feature count, the
+// classes option against the loss, and that the model has a coordinate.
+//  * Rows are clipped to ||x|| <= feature_bound, so a training row with its
+//    intercept column has norm <= R = sqrt(feature_bound^2 + fit_intercept).
+//  * Logistic: L = R, beta = R^2/4; Huber: L = huber_delta R, beta = R^2
+//    (loss.hpp: L = R max|f'|, beta = R^2 max f'').
+//  * Softmax cross-entropy of W (K x dim): grad = (p - e_y) x^T, whose
+//    Frobenius norm is ||p - e_y|| ||x|| <= sqrt(2) R (||p - e_y||^2 =
+//    (1 - p_y)^2 + sum_{k != y} p_k^2 <= 2 (1 - p_y)^2 <= 2); the Hessian is
+//    (diag(p) - p p^T) (x) x x^T, and diag(p) - p p^T has eigenvalues <= 1/2
+//    (Bohning 1992), so beta = R^2/2.
+Plan BasePlan(const Options& options, LossKind loss, Algorithm algorithm,
+              int64_t n, int d);
+
+// Shortest readable form of a number for messages.
+std::string FormatNumber(double v);
+
+// Refuses an option the algorithm does not use, naming both.
+[[noreturn]] void RejectOption(Algorithm algorithm, const char* key,
+                               const std::string& why);
+
+// Refuses a step size above p.max_step_size, naming the rule that bounds it.
+void CheckStepSize(const Plan& p, const std::string& rule);
+
+// ceil(t) clamped to [1, cap]; a capped value says so in p.note.
+int64_t CapIterations(Plan& p, double t, int64_t cap);
+
+// Appends a sentence to p.note.
+void AddNote(Plan& p, const std::string& note);
+
+// Output perturbation noise for p.sensitivity (set p.noisy_steps = 0):
+// delta = 0: density ~ exp(-eps ||z|| / Delta) (epsilon-DP for L2
+// sensitivity Delta; Zhang et al. 2017, Alg. 1 line 5). delta > 0: the
+// analytic Gaussian sigma (Balle & Wang 2018, Thm 8), or with accountant
+// 'paper' the paper's `paper_sigma`, raised to the analytic sigma if it would
+// not reach (epsilon, delta)-DP. Refuses a noise scale that overflows.
+void PlanOutputNoise(Plan& p, double paper_sigma, const std::string& paper_rule);
+
+// Gradient perturbation: p.noisy_steps steps, each the mean gradient of
+// p.batch_size rows drawn uniformly without replacement (or all n rows when
+// batch_size = n), a row contributing at most C = L / batch_size, plus
+// N(0, sigma^2 I). Sets sampling_rate q = batch_size / n, sensitivity = 2C
+// (replace-one), and sigma = z C where z is the smallest noise multiplier
+// whose composed RDP, steps * eps_WBK(q, z, alpha) (Wang, Balle &
+// Kasiviswanathan 2019, Thm 9, replace-one), converts to (epsilon, delta)
+// (Balle et al. 2020, Thm 21). With accountant 'paper' sigma is the paper's
+// `paper_sigma` when that is at least the calibrated one, otherwise the
+// calibrated sigma with a note. Needs delta > 0.
+void PlanGradientNoise(Plan& p, double paper_sigma, const std::string& paper_rule);
+
+// The RDP of one gradient-perturbation step at `order` for a plan's sampling
+// rate and noise multiplier (WBK Thm 9, replace-one).
+double GradientStepRdp(const Plan& p, double order);
+
+}  // namespace dperm

@@ -1,0 +1,39 @@
+// Multinomial logistic regression (softmax cross-entropy) over rows viewed in
+// place: rows of stride d + 1 whose last slot holds the class index
+// 0 .. K-1 as a double. w holds K blocks of d + fit_intercept coordinates
+// (class k's feature weights, then its intercept), class after class.
+// F(w) = 1/n sum_i [log sum_k exp(s_ik) - s_{i,y_i}] + l2/2 ||w||^2 with
+// s_ik = <w_k, x_i> + b_k. L = sqrt(2) R and beta = R^2/2 (plan_common.hpp).
+#pragma once
+#include "dperm/core.hpp"
+#include "dperm/loss.hpp"
+#include "dperm/objective.hpp"
+
+namespace dperm {
+
+class SoftmaxObjective final : public Objective {
+ public:
+  SoftmaxObjective(FeatureMap x, LabelMap y, int classes, bool fit_intercept,
+                   double l2);
+  int dim() const override { return classes_ * per_class(); }
+  Eigen::Index n() const override { return x_.rows(); }
+  double LossValue(const Eigen::VectorXd& w) const override;
+  Eigen::VectorXd LossGradient(const Eigen::VectorXd& w) const override;
+  void AddRowGradients(const Eigen::VectorXd& w, const int64_t* rows, int64_t m,
+                       Eigen::VectorXd& sum) const override;
+  Eigen::MatrixXd LossHessian(const Eigen::VectorXd& w) const override;
+
+ private:
+  int per_class() const { return static_cast<int>(x_.cols()) + (fit_intercept_ ? 1 : 0); }
+  // n x K scores s_ik.
+  Eigen::MatrixXd Scores(const Eigen::VectorXd& w) const;
+  FeatureMap x_;
+  LabelMap y_;
+  int classes_;
+  bool fit_intercept_;
+};
+
+// Class probabilities softmax(s) of one score vector, without overflow.
+void SoftmaxInPlace(double* scores, int classes);
+
+}  // namespace dperm

@@ -1,0 +1,185 @@
+// Planning steps shared by the mechanisms (derivations in plan_common.hpp).
+#include "dperm/plan_common.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "dperm/analytic_gaussian.hpp"
+#include "dperm/budget.hpp"
+#include "dperm/calibrate.hpp"
+#include "dperm/rdp.hpp"
+
+namespace dperm {
+namespace {
+
+// More features than this are refused (the dimension plus the intercept
+// must fit an int, and the model is held in memory).
+const int64_t kMaxFeatures = 100000000;
+
+}  // namespace
+
+std::string FormatNumber(double v) {
+  std::ostringstream s;
+  s.precision(6);
+  s << v;
+  return s.str();
+}
+
+void RejectOption(Algorithm algorithm, const char* key, const std::string& why) {
+  ThrowInvalid(std::string("option \"") + key + "\" does not apply to algorithm " +
+               AlgorithmName(algorithm) + ": " + why);
+}
+
+void CheckStepSize(const Plan& p, const std::string& rule) {
+  if (p.step_size > p.max_step_size * (1 + 1e-12))
+    ThrowInvalid("step_size " + FormatNumber(p.step_size) + " exceeds " +
+                     FormatNumber(p.max_step_size) +
+                     ", the largest step the sensitivity analysis covers (" +
+                     rule + ")",
+                 "Omit step_size to use the default, or choose a smaller one.");
+}
+
+void AddNote(Plan& p, const std::string& note) {
+  p.note += (p.note.empty() ? "" : "; ") + note;
+}
+
+int64_t CapIterations(Plan& p, double t, int64_t cap) {
+  if (!(t < double(cap))) {
+    AddNote(p, "iterations capped at " + std::to_string(cap) +
+                   "; pass iterations => ... to run longer");
+    return cap;
+  }
+  return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(t)));
+}
+
+Plan BasePlan(const Options& options, LossKind loss, Algorithm algorithm,
+              int64_t n, int d) {
+  const char* name = AlgorithmName(algorithm);
+  if (n < 1) ThrowInvalid(std::string(name) + " needs at least one row");
+  if (d < 0) ThrowInvalid("the number of features must not be negative");
+  if (d > kMaxFeatures)
+    ThrowInvalid("at most " + std::to_string(kMaxFeatures) +
+                 " features are supported, not " + std::to_string(d));
+  if (loss == LossKind::kSoftmax && options.classes < 2)
+    ThrowInvalid("dp_softmax needs the option \"classes\": the number of classes K >= 2",
+                 "The class labels are 0 .. K-1; K is part of the model's public shape. "
+                 "Pass dp_options(epsilon => ..., classes => K).");
+  if (loss != LossKind::kSoftmax && options.classes > 0)
+    ThrowInvalid("option \"classes\" applies only to dp_softmax");
+  Plan p;
+  p.loss = loss;
+  p.algorithm = algorithm;
+  p.accountant = options.accountant;
+  p.neighbors = options.neighbors;
+  p.options = options;
+  p.n = n;
+  p.d = d;
+  p.classes = loss == LossKind::kSoftmax ? options.classes : 0;
+  int64_t per_class = int64_t(d) + (options.fit_intercept ? 1 : 0);
+  if (per_class < 1) ThrowInvalid("a model without features needs fit_intercept => true");
+  int64_t dim = per_class * std::max(p.classes, 1);
+  if (dim > kMaxFeatures)
+    ThrowInvalid("the model would have " + std::to_string(dim) +
+                 " coordinates; at most " + std::to_string(kMaxFeatures) +
+                 " are supported");
+  p.dim = static_cast<int>(dim);
+  double fb = options.feature_bound;
+  p.R = std::sqrt(fb * fb + (options.fit_intercept ? 1.0 : 0.0));
+  switch (loss) {
+    case LossKind::kLogistic:  // |f'| <= 1, f'' <= 1/4
+      p.L = p.R;
+      p.beta = p.R * p.R / 4;
+      break;
+    case LossKind::kHuber:  // |h'| <= huber_delta, h'' <= 1
+      p.L = options.huber_delta * p.R;
+      p.beta = p.R * p.R;
+      break;
+    case LossKind::kSoftmax:  // derivation in plan_common.hpp
+      p.L = std::sqrt(2.0) * p.R;
+      p.beta = p.R * p.R / 2;
+      break;
+  }
+  p.mu = options.l2;
+  p.batch_size = n;
+  return p;
+}
+
+void PlanOutputNoise(Plan& p, double paper_sigma, const std::string& paper_rule) {
+  const Options& o = p.options;
+  p.noisy_steps = 0;
+  if (o.delta == 0) {
+    p.noise = NoiseKind::kLaplaceVector;
+    p.noise_scale = p.sensitivity / o.epsilon;
+    p.noise_rule = "density ~ exp(-epsilon ||z|| / Delta): radius ~ Gamma(dim, Delta/epsilon), uniform direction";
+  } else {
+    p.noise = NoiseKind::kGaussian;
+    double analytic = AnalyticGaussianSigma(o.epsilon, o.delta, p.sensitivity);
+    if (p.accountant == Accountant::kPaper) {
+      p.noise_scale = std::max(paper_sigma, analytic);
+      p.noise_rule = paper_rule;
+      if (analytic > paper_sigma)
+        AddNote(p, "the paper's sigma is below the analytic Gaussian sigma at this epsilon; the analytic sigma is used");
+    } else {
+      p.noise_scale = analytic;
+      p.noise_rule = "analytic Gaussian mechanism (Balle & Wang 2018, Theorem 8)";
+    }
+  }
+  p.expected_noise_sq = ExpectedNoiseSq(p.noise, p.dim, p.noise_scale);
+  // Refused while planning, before any charge: a release that cannot add
+  // its noise would be charged and then fail.
+  if (!std::isfinite(p.noise_scale) || !std::isfinite(p.expected_noise_sq))
+    ThrowInvalid("epsilon " + FormatNumber(o.epsilon) + " is too small: the noise scale overflows",
+                 "Use a larger epsilon.");
+}
+
+double GradientStepRdp(const Plan& p, double order) {
+  return RdpSampledWithoutReplacementGaussian(p.sampling_rate, p.noise_multiplier, order);
+}
+
+void PlanGradientNoise(Plan& p, double paper_sigma, const std::string& paper_rule) {
+  const Options& o = p.options;
+  const char* name = AlgorithmName(p.algorithm);
+  if (!(o.delta > 0))
+    ThrowInvalid(std::string("algorithm ") + name + " needs delta > 0: it adds Gaussian noise to every step",
+                 "Pass delta => 1e-6 (or smaller than 1/n), or use algorithm output_gd or bolton for pure epsilon-DP.");
+  if (p.noisy_steps < 1) ThrowInvalid("internal: a gradient-perturbation plan needs steps");
+  if (p.batch_size < 1 || p.batch_size > p.n)
+    ThrowInvalid("batch_size " + std::to_string(p.batch_size) + " must be between 1 and n = " +
+                 std::to_string(p.n));
+  p.sampling = p.batch_size == p.n ? Sampling::kFullBatch : Sampling::kWithoutReplacement;
+  p.sampling_rate = double(p.batch_size) / double(p.n);
+  const double contribution = p.L / double(p.batch_size);  // C: one row's share of the mean
+  p.sensitivity = 2 * contribution;
+  p.sensitivity_rule = "2 L / batch_size: a replaced row moves the batch mean gradient by at most 2L/m";
+  p.noise = NoiseKind::kGaussian;
+  const std::vector<double>& orders = LedgerOrders();
+  const int64_t steps = p.noisy_steps;
+  const double q = p.sampling_rate;
+  auto epsilon_of = [&](double z) {
+    std::vector<double> curve(orders.size());
+    for (size_t i = 0; i < orders.size(); i++)
+      curve[i] = double(steps) * RdpSampledWithoutReplacementGaussian(q, z, orders[i]);
+    return RdpToEpsilon(orders, curve, o.delta);
+  };
+  double z = CalibrateNoiseMultiplier(epsilon_of, o.epsilon);
+  double calibrated = z * contribution;
+  p.noise_rule = "smallest sigma whose RDP over all steps (Wang, Balle & Kasiviswanathan 2019, Thm 9) gives (epsilon, delta)";
+  p.noise_scale = calibrated;
+  if (p.accountant == Accountant::kPaper) {
+    if (paper_sigma >= calibrated) {
+      p.noise_scale = paper_sigma;
+      p.noise_rule = paper_rule;
+    } else {
+      AddNote(p, "the paper's sigma " + FormatNumber(paper_sigma) +
+                     " does not reach (epsilon, delta) under dperm's accountant; the calibrated sigma is used");
+    }
+  }
+  p.noise_multiplier = p.noise_scale / contribution;
+  p.expected_noise_sq = ExpectedNoiseSq(NoiseKind::kGaussian, p.dim, p.noise_scale);
+  if (!std::isfinite(p.noise_scale) || !std::isfinite(p.expected_noise_sq))
+    ThrowInvalid("epsilon " + FormatNumber(o.epsilon) + " is too small: the noise scale overflows",
+                 "Use a larger epsilon.");
+}
+
+}  // namespace dperm

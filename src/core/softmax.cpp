@@ -1,0 +1,105 @@
+// Multinomial logistic regression objective.
+#include "dperm/softmax.hpp"
+
+#include <cmath>
+
+namespace dperm {
+namespace {
+
+using ClassMatrix = Eigen::Map<const RowMatrix>;  // K x per_class view of w
+
+int Label(double y) { return static_cast<int>(y); }
+
+}  // namespace
+
+void SoftmaxInPlace(double* s, int classes) {
+  double top = s[0];
+  for (int k = 1; k < classes; k++) top = std::max(top, s[k]);
+  double sum = 0;
+  for (int k = 0; k < classes; k++) {
+    s[k] = std::exp(s[k] - top);
+    sum += s[k];
+  }
+  for (int k = 0; k < classes; k++) s[k] /= sum;
+}
+
+SoftmaxObjective::SoftmaxObjective(FeatureMap x, LabelMap y, int classes,
+                                   bool fit_intercept, double l2)
+    : Objective(l2), x_(x), y_(y), classes_(classes), fit_intercept_(fit_intercept) {}
+
+Eigen::MatrixXd SoftmaxObjective::Scores(const Eigen::VectorXd& w) const {
+  const Eigen::Index d = x_.cols();
+  ClassMatrix wm(w.data(), classes_, per_class());
+  Eigen::MatrixXd s = x_ * wm.leftCols(d).transpose();
+  if (fit_intercept_) s.rowwise() += wm.col(d).transpose();
+  return s;
+}
+
+double SoftmaxObjective::LossValue(const Eigen::VectorXd& w) const {
+  Eigen::MatrixXd s = Scores(w);
+  double sum = 0;
+  for (Eigen::Index i = 0; i < s.rows(); i++) {
+    double top = s.row(i).maxCoeff();
+    double lse = top + std::log((s.row(i).array() - top).exp().sum());
+    sum += lse - s(i, Label(y_(i)));
+  }
+  return sum / static_cast<double>(n());
+}
+
+Eigen::VectorXd SoftmaxObjective::LossGradient(const Eigen::VectorXd& w) const {
+  const Eigen::Index d = x_.cols();
+  // Row-major so that each row's scores are contiguous for SoftmaxInPlace.
+  RowMatrix p = Scores(w);
+  for (Eigen::Index i = 0; i < p.rows(); i++) {
+    SoftmaxInPlace(p.row(i).data(), classes_);
+    p(i, Label(y_(i))) -= 1;  // p - e_y
+  }
+  Eigen::VectorXd grad(dim());
+  Eigen::Map<RowMatrix> g(grad.data(), classes_, per_class());
+  g.leftCols(d).noalias() = p.transpose() * x_;
+  if (fit_intercept_) g.col(d) = p.colwise().sum().transpose();
+  grad /= static_cast<double>(n());
+  return grad;
+}
+
+void SoftmaxObjective::AddRowGradients(const Eigen::VectorXd& w,
+                                       const int64_t* rows, int64_t m,
+                                       Eigen::VectorXd& sum) const {
+  const Eigen::Index d = x_.cols();
+  ClassMatrix wm(w.data(), classes_, per_class());
+  Eigen::Map<RowMatrix> g(sum.data(), classes_, per_class());
+  Eigen::VectorXd p(classes_);
+  for (int64_t k = 0; k < m; k++) {
+    const Eigen::Index i = rows[k];
+    p.noalias() = wm.leftCols(d) * x_.row(i).transpose();
+    if (fit_intercept_) p += wm.col(d);
+    SoftmaxInPlace(p.data(), classes_);
+    p(Label(y_(i))) -= 1;
+    g.leftCols(d).noalias() += p * x_.row(i);
+    if (fit_intercept_) g.col(d) += p;
+  }
+}
+
+Eigen::MatrixXd SoftmaxObjective::LossHessian(const Eigen::VectorXd& w) const {
+  const Eigen::Index d = x_.cols();
+  const int c = per_class();
+  RowMatrix p = Scores(w);
+  Eigen::MatrixXd h = Eigen::MatrixXd::Zero(dim(), dim());
+  Eigen::VectorXd z(c);
+  for (Eigen::Index i = 0; i < p.rows(); i++) {
+    SoftmaxInPlace(p.row(i).data(), classes_);
+    z.head(d) = x_.row(i).transpose();
+    if (fit_intercept_) z(d) = 1;
+    Eigen::MatrixXd zz = z * z.transpose();
+    // (diag(p) - p p^T) (x) z z^T, class-major blocks.
+    for (int k = 0; k < classes_; k++)
+      for (int l = 0; l < classes_; l++) {
+        double a = (k == l ? p(i, k) : 0.0) - p(i, k) * p(i, l);
+        h.block(k * c, l * c, c, c) += a * zz;
+      }
+  }
+  h /= static_cast<double>(n());
+  return h;
+}
+
+}  // namespace dperm
