@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 namespace dperm {
 
@@ -40,6 +41,8 @@ class SecureRng {
 
   // Exponential(1) as −log U, U in (0,1), so the result is finite and > 0.
   double Exponential();
+  // Uniform on {0, ..., n-1}, n >= 1, without modulo bias (rejection).
+  uint64_t UniformIndex(uint64_t n);
 
  private:
   void Refill();
@@ -52,5 +55,15 @@ class SecureRng {
   bool has_spare_;
   double spare_;
 };
+
+// m distinct indices drawn uniformly from {0, ..., n-1} (a uniformly random
+// m-subset, in random order), 0 <= m <= n. `scratch` is reused between calls
+// (a partial Fisher-Yates shuffle of 0..n-1 that it keeps as a permutation).
+void SampleWithoutReplacement(SecureRng& rng, int64_t n, int64_t m,
+                              std::vector<int64_t>& scratch,
+                              std::vector<int64_t>& out);
+
+// A uniformly random permutation of 0..n-1 (Fisher-Yates).
+std::vector<int64_t> RandomPermutation(SecureRng& rng, int64_t n);
 
 }  // namespace dperm

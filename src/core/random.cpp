@@ -1,6 +1,8 @@
 // ChaCha20 (RFC 8439) and the SecureRng built on it.
 #include "dperm/random.hpp"
 
+#include <utility>
+
 #include <cmath>
 #include <cstring>
 
@@ -130,5 +132,41 @@ double SecureRng::Gaussian() {
 
 // Exponential(1) by inversion: −log U with U in (0,1).
 double SecureRng::Exponential() { return -std::log(Uniform01()); }
+
+uint64_t SecureRng::UniformIndex(uint64_t n) {
+  // Accept k below the largest multiple of n that fits in 2^64.
+  const uint64_t limit = n == 0 ? 0 : UINT64_MAX - (UINT64_MAX % n + 1) % n;
+  for (;;) {
+    uint64_t k = NextU64();
+    if (k <= limit) return k % n;
+  }
+}
+
+void SampleWithoutReplacement(SecureRng& rng, int64_t n, int64_t m,
+                              std::vector<int64_t>& scratch,
+                              std::vector<int64_t>& out) {
+  if (static_cast<int64_t>(scratch.size()) != n) {
+    scratch.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; i++) scratch[static_cast<size_t>(i)] = i;
+  }
+  // The first m slots of a partial Fisher-Yates shuffle are a uniform
+  // m-subset in uniform order, whatever permutation `scratch` held before.
+  out.resize(static_cast<size_t>(m));
+  for (int64_t k = 0; k < m; k++) {
+    int64_t j = k + static_cast<int64_t>(rng.UniformIndex(static_cast<uint64_t>(n - k)));
+    std::swap(scratch[static_cast<size_t>(k)], scratch[static_cast<size_t>(j)]);
+    out[static_cast<size_t>(k)] = scratch[static_cast<size_t>(k)];
+  }
+}
+
+std::vector<int64_t> RandomPermutation(SecureRng& rng, int64_t n) {
+  std::vector<int64_t> p(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; i++) p[static_cast<size_t>(i)] = i;
+  for (int64_t i = n - 1; i > 0; i--) {
+    int64_t j = static_cast<int64_t>(rng.UniformIndex(static_cast<uint64_t>(i + 1)));
+    std::swap(p[static_cast<size_t>(i)], p[static_cast<size_t>(j)]);
+  }
+  return p;
+}
 
 }  // namespace dperm

@@ -5,7 +5,9 @@
 
 #include <array>
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 namespace dperm {
 namespace {
@@ -128,3 +130,28 @@ TEST(SecureRng, ExponentialMeanAndVariance) {
 
 }  // namespace
 }  // namespace dperm
+
+// UniformIndex covers {0..n-1} evenly; SampleWithoutReplacement returns
+// distinct indices whose inclusion frequency is m/n for every index.
+TEST(SecureRng, UniformIndexAndSubsetsAreUniform) {
+  dperm::SecureRng rng = dperm::SecureRng::FromSeed(11);
+  const int n = 7, draws = 70000;
+  std::vector<int> counts(n, 0);
+  for (int i = 0; i < draws; i++) counts[rng.UniformIndex(n)]++;
+  for (int c : counts) EXPECT_NEAR(c, draws / n, 5 * std::sqrt(draws / n));  // ~5 sd
+  std::vector<int64_t> scratch, subset;
+  std::vector<int> included(n, 0);
+  const int m = 3, rounds = 20000;
+  for (int r = 0; r < rounds; r++) {
+    dperm::SampleWithoutReplacement(rng, n, m, scratch, subset);
+    ASSERT_EQ(subset.size(), size_t(m));
+    std::vector<int64_t> sorted = subset;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_TRUE(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
+    for (int64_t i : subset) included[i]++;
+  }
+  for (int c : included) EXPECT_NEAR(c, rounds * m / double(n), 5 * std::sqrt(rounds * 0.43 * 0.57));
+  std::vector<int64_t> p = dperm::RandomPermutation(rng, 1000);
+  std::sort(p.begin(), p.end());
+  for (int i = 0; i < 1000; i++) EXPECT_EQ(p[i], i);
+}
