@@ -29,6 +29,12 @@ Encoding choices (d = number of feature columns; paper Table 2 in brackets):
              -> 61 (62 only with 'instant' kept); hr numeric -> 31.
   We keep k-1 everywhere because it is the rule that reproduces BANK's 42.
 
+Fashion-MNIST (Debian package dataset-fashion-mnist, IDX files under
+/usr/share/datasets/fashion-mnist; the MNIST stand-in of the DP-LSSGD
+experiments): "fashion" is the 60000 training images, "fashion_test" the
+10000 test images; pixels / 255, then each row divided by max(1, ||x||_2)
+like every other dataset (d = 784); label = class 0..9 (int column).
+
 Usage:
   python3 bench/load_datasets.py --describe
   python3 bench/load_datasets.py --copy bank      # COPY text: features, label
@@ -60,6 +66,7 @@ SHA256 = {
 }
 
 NUM, CAT = "num", "cat"
+FASHION_DIR = Path(os.environ.get("DPERM_FASHION_DIR", "/usr/share/datasets/fashion-mnist"))
 
 
 def read_gz(data_dir, name, delimiter, header=True):
@@ -141,6 +148,34 @@ def load_bike(data_dir):
     return cols, x, [float(v) for v in y]
 
 
+def read_idx(path):
+    """An IDX file (gzip): returns (dims, bytes of the unsigned-byte payload)."""
+    if not path.is_file():
+        sys.exit(f"load_datasets: {path} not found "
+                 "(apt-get install dataset-fashion-mnist, or set DPERM_FASHION_DIR)")
+    raw = gzip.decompress(path.read_bytes())
+    if raw[0] != 0 or raw[1] != 0 or raw[2] != 8:
+        sys.exit(f"load_datasets: {path} is not an unsigned-byte IDX file")
+    ndim = raw[3]
+    dims = [int.from_bytes(raw[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim)]
+    return dims, raw[4 + 4 * ndim:]
+
+
+def load_fashion_split(prefix):
+    """Fashion-MNIST images (pixels / 255, rows scaled to norm <= 1) and classes."""
+    dims, pixels = read_idx(FASHION_DIR / f"{prefix}-images-idx3-ubyte.gz")
+    ldims, labels = read_idx(FASHION_DIR / f"{prefix}-labels-idx1-ubyte.gz")
+    n, d = dims[0], dims[1] * dims[2]
+    assert ldims[0] == n and len(pixels) == n * d
+    feats = []
+    for i in range(n):
+        row = pixels[i * d:(i + 1) * d]
+        norm = math.sqrt(sum(v * v for v in row)) / 255.0
+        scale = 1.0 / (255.0 * max(1.0, norm))
+        feats.append([v * scale for v in row])
+    return feats, list(labels)
+
+
 # name -> (loader, task, paper n, paper d, our d)
 DATASETS = {
     "bank": (load_bank, "classification", 45211, 42, 42),
@@ -148,6 +183,8 @@ DATASETS = {
     "creditcard": (load_creditcard, "classification", 30000, 34, 30),
     "wine": (load_wine, "regression", 6497, 12, 12),
     "bike": (load_bike, "regression", 17379, 62, 53),
+    "fashion": (lambda _: load_fashion_split("train"), "multiclass", 60000, 784, 784),
+    "fashion_test": (lambda _: load_fashion_split("t10k"), "multiclass", 10000, 784, 784),
 }
 
 
@@ -178,6 +215,9 @@ def encode(cols, rows):
 def prepare(name, data_dir):
     """Return (features, labels, raw labels) for a dataset, checking n and d."""
     loader, task, n, _, d = DATASETS[name]
+    if task == "multiclass":  # already numeric; scaled by the loader
+        feats, labels = loader(data_dir)
+        return feats, labels, labels
     cols, rows, raw = loader(data_dir)
     feats, labels = encode(cols, rows), raw
     if task == "regression":
@@ -192,7 +232,7 @@ def copy_lines(feats, labels, with_id):
     """Yield PostgreSQL COPY text rows: [id\\t]{features}\\tlabel."""
     for i, (f, y) in enumerate(zip(feats, labels), 1):
         lab = ("t" if y else "f") if isinstance(y, bool) else repr(y)
-        row = "{" + ",".join(map(repr, f)) + "}\t" + lab + "\n"
+        row = "{" + ",".join("0" if v == 0 else repr(v) for v in f) + "}\t" + lab + "\n"
         yield (f"{i}\t" + row) if with_id else row
 
 
@@ -202,7 +242,9 @@ def describe(data_dir):
     for name, (_, task, _, paper_d, _) in DATASETS.items():
         feats, labels, raw = prepare(name, data_dir)
         scaled = sum(1 for f in feats if sum(t * t for t in f) > 1 - 1e-12)
-        if task == "classification":
+        if task == "multiclass":
+            note = f"{len(set(labels))} classes"
+        elif task == "classification":
             pos = sum(labels)
             note = f"label true {pos} ({100 * pos / len(labels):.2f}%)"
         else:
@@ -216,7 +258,7 @@ def load(names, data_dir, psql_args):
     """(Re)create each table and stream its rows into psql's \\copy."""
     for name in names:
         feats, labels, _ = prepare(name, data_dir)
-        ltype = "boolean" if DATASETS[name][1] == "classification" else "float8"
+        ltype = {"classification": "boolean", "multiclass": "int"}.get(DATASETS[name][1], "float8")
         cmd = ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-1", *psql_args,
                "-c", "SET client_min_messages = warning",
                "-c", f"DROP TABLE IF EXISTS {name}",
@@ -261,7 +303,7 @@ def main():
         except BrokenPipeError:  # e.g. piped into head
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     else:
-        names = list(DATASETS) if a.load == ["all"] else a.load
+        names = [n for n in DATASETS if not n.startswith("fashion")] if a.load == ["all"] else a.load
         bad = [n for n in names if n not in DATASETS]
         if bad:
             ap.error(f"unknown dataset(s) {bad}; choose from {list(DATASETS)} or all")
