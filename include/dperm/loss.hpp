@@ -67,7 +67,7 @@ class HuberLoss final : public Loss {
 class LinearObjective : public Objective {
  public:
   LinearObjective(const Loss& loss, FeatureMap x, LabelMap y, bool fit_intercept,
-                  double l2);
+                  double l2, double l1 = 0);
   int dim() const override {
     return static_cast<int>(x_.cols()) + (fit_intercept_ ? 1 : 0);
   }

@@ -1,23 +1,28 @@
 // The empirical risk every mechanism minimises, whatever the model:
-// F(w) = 1/n sum_i f_i(w) + l2/2 ||w||^2. Binary linear models (logistic,
+// F(w) = 1/n sum_i f_i(w) + l2/2 ||w||^2 + l1 ||w||_1 (both penalties on
+// every coordinate, the intercepts included, as the l2 term always was).
+// Gradient and Hessian are those of the smooth part (without l1); methods
+// with an l1 term take proximal steps (ProxL1). Binary linear models (logistic,
 // Huber) and the multinomial softmax model implement it; mechanisms only see
 // this interface (full gradients for GD, row gradients for mini-batch SGD).
 #pragma once
 #include "dperm/core.hpp"
 
 #include <Eigen/Dense>
+#include <cmath>
 #include <cstdint>
 
 namespace dperm {
 
 class Objective {
  public:
-  explicit Objective(double l2) : l2_(l2) {}
+  explicit Objective(double l2, double l1 = 0) : l2_(l2), l1_(l1) {}
   virtual ~Objective() = default;
   // Model coordinates (the length of w) and rows.
   virtual int dim() const = 0;
   virtual Eigen::Index n() const = 0;
   double l2() const { return l2_; }
+  double l1() const { return l1_; }
 
   // 1/n sum_i f_i(w), without the regulariser.
   virtual double LossValue(const Eigen::VectorXd& w) const = 0;
@@ -30,9 +35,11 @@ class Objective {
   // 1/n sum_i Hessian f_i(w): dim x dim, for tests and exact solvers.
   virtual Eigen::MatrixXd LossHessian(const Eigen::VectorXd& w) const = 0;
 
+  // The full objective, l1 term included.
   double Value(const Eigen::VectorXd& w) const {
-    return LossValue(w) + 0.5 * l2_ * w.squaredNorm();
+    return LossValue(w) + 0.5 * l2_ * w.squaredNorm() + l1_ * w.lpNorm<1>();
   }
+  // Gradient of the smooth part: loss plus l2 term.
   Eigen::VectorXd Gradient(const Eigen::VectorXd& w) const {
     Eigen::VectorXd g = LossGradient(w);
     g += l2_ * w;
@@ -46,6 +53,17 @@ class Objective {
 
  private:
   double l2_;
+  double l1_;
 };
+
+// The proximal map of t ||.||_1: coordinate-wise soft thresholding,
+// w_j <- sign(w_j) max(|w_j| - t, 0).
+inline void ProxL1(Eigen::VectorXd& w, double t) {
+  if (t <= 0) return;
+  for (Eigen::Index j = 0; j < w.size(); j++) {
+    double a = std::abs(w(j)) - t;
+    w(j) = a > 0 ? std::copysign(a, w(j)) : 0.0;
+  }
+}
 
 }  // namespace dperm

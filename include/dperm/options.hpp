@@ -13,7 +13,10 @@
 namespace dperm {
 
 enum class LossKind { kLogistic, kHuber, kSoftmax };
-enum class Algorithm { kOutputGd, kDpSgd, kRrpsgd, kDpLssgd, kBolton };
+enum class Algorithm {
+  kOutputGd, kDpSgd, kRrpsgd, kDpLssgd, kBolton,
+  kDpGd, kDpSvrg, kDpSvrgPp, kDpAccmd, kObjective, kObjectiveApprox
+};
 enum class Accountant { kTight, kPaper };
 enum class Neighbors { kReplaceOne };
 

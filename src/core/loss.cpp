@@ -42,8 +42,8 @@ double HuberLoss::Curvature(double m, double y) const {
 }
 
 LinearObjective::LinearObjective(const Loss& loss, FeatureMap x, LabelMap y,
-                                 bool fit_intercept, double l2)
-    : Objective(l2), loss_(loss), x_(x), y_(y), fit_intercept_(fit_intercept) {}
+                                 bool fit_intercept, double l2, double l1)
+    : Objective(l2, l1), loss_(loss), x_(x), y_(y), fit_intercept_(fit_intercept) {}
 
 Eigen::VectorXd LinearObjective::Margins(const Eigen::VectorXd& w) const {
   const Eigen::Index d = x_.cols();

@@ -200,7 +200,9 @@ const char* LossName(LossKind loss) {
 const std::vector<Algorithm>& AllAlgorithms() {
   static const std::vector<Algorithm> all = {
       Algorithm::kOutputGd, Algorithm::kDpSgd, Algorithm::kRrpsgd,
-      Algorithm::kDpLssgd, Algorithm::kBolton};
+      Algorithm::kDpLssgd, Algorithm::kBolton, Algorithm::kDpGd,
+      Algorithm::kDpSvrg, Algorithm::kDpSvrgPp, Algorithm::kDpAccmd,
+      Algorithm::kObjective, Algorithm::kObjectiveApprox};
   return all;
 }
 
@@ -211,6 +213,12 @@ const char* AlgorithmName(Algorithm a) {
     case Algorithm::kRrpsgd: return "rrpsgd";
     case Algorithm::kDpLssgd: return "dp_lssgd";
     case Algorithm::kBolton: return "bolton";
+    case Algorithm::kDpGd: return "dp_gd";
+    case Algorithm::kDpSvrg: return "dp_svrg";
+    case Algorithm::kDpSvrgPp: return "dp_svrg_pp";
+    case Algorithm::kDpAccmd: return "dp_accmd";
+    case Algorithm::kObjective: return "objective";
+    case Algorithm::kObjectiveApprox: return "objective_approx";
   }
   return "?";
 }

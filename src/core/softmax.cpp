@@ -24,8 +24,8 @@ void SoftmaxInPlace(double* s, int classes) {
 }
 
 SoftmaxObjective::SoftmaxObjective(FeatureMap x, LabelMap y, int classes,
-                                   bool fit_intercept, double l2)
-    : Objective(l2), x_(x), y_(y), classes_(classes), fit_intercept_(fit_intercept) {}
+                                   bool fit_intercept, double l2, double l1)
+    : Objective(l2, l1), x_(x), y_(y), classes_(classes), fit_intercept_(fit_intercept) {}
 
 Eigen::MatrixXd SoftmaxObjective::Scores(const Eigen::VectorXd& w) const {
   const Eigen::Index d = x_.cols();

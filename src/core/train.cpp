@@ -19,8 +19,8 @@ struct LossHolder {
 class OwningLinearObjective : private LossHolder, public LinearObjective {
  public:
   OwningLinearObjective(std::unique_ptr<Loss> f, FeatureMap x, LabelMap y,
-                        bool fit_intercept, double l2)
-      : LossHolder{std::move(f)}, LinearObjective(*loss, x, y, fit_intercept, l2) {}
+                        bool fit_intercept, double l2, double l1)
+      : LossHolder{std::move(f)}, LinearObjective(*loss, x, y, fit_intercept, l2, l1) {}
 };
 
 }  // namespace
@@ -31,9 +31,11 @@ std::unique_ptr<Objective> MakeObjective(const Plan& plan, const double* rows) {
   LabelMap y(rows + plan.d, plan.n, Eigen::InnerStride<>(stride));
   if (plan.loss == LossKind::kSoftmax)
     return std::make_unique<SoftmaxObjective>(x, y, plan.classes,
-                                              plan.options.fit_intercept, plan.mu);
+                                              plan.options.fit_intercept, plan.mu,
+                                              plan.options.l1);
   return std::make_unique<OwningLinearObjective>(MakeLoss(plan.loss, plan.options), x, y,
-                                                 plan.options.fit_intercept, plan.mu);
+                                                 plan.options.fit_intercept, plan.mu,
+                                                 plan.options.l1);
 }
 
 std::vector<double> TrainModel(const Plan& plan, const double* rows,

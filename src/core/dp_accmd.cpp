@@ -1,0 +1,15 @@
+// Placeholder: not implemented yet.
+#include "dperm/dp_accmd.hpp"
+
+namespace dperm {
+
+Plan DpAccmd::MakePlan(const Options& options, LossKind, int64_t, int) const {
+  ThrowInvalid(std::string("algorithm ") + AlgorithmName(options.algorithm) +
+               " is not implemented yet");
+}
+
+Eigen::VectorXd DpAccmd::Train(const Plan&, const Objective&, SecureRng&) const {
+  throw Error(ErrorKind::kInternal, "algorithm is not implemented yet");
+}
+
+}  // namespace dperm
