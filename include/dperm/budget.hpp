@@ -11,7 +11,8 @@ namespace dperm {
 // The Renyi orders of every curve in the ledger (the 24-order standard grid).
 const std::vector<double>& LedgerOrders();
 
-// The release's RDP curve on LedgerOrders():
+// The release's RDP curve on LedgerOrders(), empty when the plan has none
+// (has_rdp = false); the plan's own rdp_curve when it set one; otherwise:
 // gradient perturbation: noisy_steps times the subsampled Gaussian step's RDP
 // (GradientStepRdp, plan_common.hpp);
 // Gaussian noise of scale sigma on L2 sensitivity Delta: alpha Delta^2/(2 sigma^2)

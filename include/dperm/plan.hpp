@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace dperm {
 
@@ -66,6 +67,13 @@ struct Plan {
   double noise_scale = 0;    // sigma (Gaussian) or Delta/epsilon (Laplace vector)
   std::string noise_rule;
   double expected_noise_sq = 0;  // E ||z||^2
+  // Privacy cost in Renyi DP, for the ledger and dp_explain. A mechanism
+  // whose cost is not one of the two shapes above (e.g. a composite of
+  // Gaussian releases) fills rdp_curve itself, on LedgerOrders(); one with
+  // no RDP guarantee at all (only (epsilon, delta)) sets has_rdp = false,
+  // and the ledger then composes its row by plain sums.
+  std::vector<double> rdp_curve;
+  bool has_rdp = true;
   std::string note;          // anything the user should know (capped T, ...)
 };
 

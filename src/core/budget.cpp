@@ -15,6 +15,8 @@ const std::vector<double>& LedgerOrders() {
 }
 
 std::vector<double> ReleaseRdpCurve(const Plan& plan) {
+  if (!plan.has_rdp) return {};
+  if (!plan.rdp_curve.empty()) return plan.rdp_curve;
   const std::vector<double>& orders = LedgerOrders();
   std::vector<double> curve(orders.size());
   double eps = plan.options.epsilon;

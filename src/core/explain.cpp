@@ -17,14 +17,20 @@ std::string AccountingJson(const Plan& p) {
   std::vector<double> curve = ReleaseRdpCurve(p);
   JsonWriter j;
   j.BeginObject();
-  if (p.noisy_steps > 0) {
+  if (curve.empty()) {
+    // (epsilon, delta)-DP by the mechanism's own theorem; no RDP curve.
+    j.Key("noise_multiplier").Null();
+    j.Key("epsilon_at_delta").BeginObject();
+    j.Key("mechanism").Number(p.options.epsilon);
+    j.EndObject();
+  } else if (p.noisy_steps > 0) {
     j.Key("noise_multiplier").Number(p.noise_multiplier);
     j.Key("epsilon_at_delta").BeginObject();
     j.Key("rdp").Number(RdpToEpsilon(LedgerOrders(), curve, delta));
     // Full batch: each step is a plain Gaussian of sensitivity 2C, i.e. the
     // PLD accountant's rate-1 mechanism with multiplier z/2. Sampling
     // without replacement has no PLD accountant in dperm.
-    if (p.sampling == Sampling::kFullBatch)
+    if (p.sampling == Sampling::kFullBatch && p.rdp_curve.empty())
       j.Key("pld").Number(EpsilonPoissonSubsampledGaussianPld(
           1.0, p.noise_multiplier / 2, p.noisy_steps, delta));
     j.EndObject();
@@ -50,9 +56,13 @@ std::string AccountingJson(const Plan& p) {
   j.Key("rdp_orders").BeginArray();
   for (double a : LedgerOrders()) j.Number(a);
   j.EndArray();
-  j.Key("rdp").BeginArray();
-  for (double r : curve) j.Number(r);
-  j.EndArray();
+  if (curve.empty()) {
+    j.Key("rdp").Null();
+  } else {
+    j.Key("rdp").BeginArray();
+    for (double r : curve) j.Number(r);
+    j.EndArray();
+  }
   j.EndObject();
   return j.str();
 }
