@@ -5,10 +5,22 @@
 #include <cmath>
 
 #include "dperm/json.hpp"
+#include "dperm/mechanism.hpp"
 #include "dperm/rows.hpp"
 #include "dperm/softmax.hpp"
 
 namespace dperm {
+namespace {
+
+// Writing a number takes about a microsecond (shortest round-trip form), so
+// a model of 10^7 coordinates takes seconds: check for a pending cancel
+// every few thousand numbers.
+void NumberChecked(JsonWriter& j, double v, size_t& written) {
+  if ((++written & 4095) == 0) CheckInterrupt();
+  j.Number(v);
+}
+
+}  // namespace
 
 std::string ModelJson(const Plan& plan, const std::vector<double>& w,
                       const ModelMeta& meta) {
@@ -17,6 +29,7 @@ std::string ModelJson(const Plan& plan, const std::vector<double>& w,
   j.Key("format").String("dperm.model/1");
   j.Key("loss").String(LossName(plan.loss));
   j.Key("algorithm").String(AlgorithmName(plan.algorithm));
+  size_t written = 0;
   if (plan.loss == LossKind::kSoftmax) {
     // K blocks of (d weights, intercept when fitted), class after class.
     const int per_class = plan.d + (plan.options.fit_intercept ? 1 : 0);
@@ -24,21 +37,22 @@ std::string ModelJson(const Plan& plan, const std::vector<double>& w,
     j.Key("coefficients").BeginArray();
     for (int k = 0; k < plan.classes; k++) {
       j.BeginArray();
-      for (int i = 0; i < plan.d; i++) j.Number(w[size_t(k) * per_class + i]);
+      for (int i = 0; i < plan.d; i++) NumberChecked(j, w[size_t(k) * per_class + i], written);
       j.EndArray();
     }
     j.EndArray();
     j.Key("intercept");
     if (plan.options.fit_intercept) {
       j.BeginArray();
-      for (int k = 0; k < plan.classes; k++) j.Number(w[size_t(k) * per_class + plan.d]);
+      for (int k = 0; k < plan.classes; k++)
+        NumberChecked(j, w[size_t(k) * per_class + plan.d], written);
       j.EndArray();
     } else {
       j.Null();
     }
   } else {
     j.Key("coefficients").BeginArray();
-    for (int i = 0; i < plan.d; i++) j.Number(w[i]);
+    for (int i = 0; i < plan.d; i++) NumberChecked(j, w[i], written);
     j.EndArray();
     j.Key("intercept");
     if (plan.options.fit_intercept)

@@ -11,6 +11,7 @@ extern "C" {
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "libpq/pqformat.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -137,6 +138,7 @@ double* ReadSoftmaxCoefficients(Jsonb* j, int classes, bool fit_intercept, int* 
       BadModel("every class needs the same number of coefficients");
     }
     double* block = w + Size(k) * per_class;
+    CHECK_FOR_INTERRUPTS();  // PostgreSQL phase: no C++ object is alive
     for (int i = 0; i < n; i++)
       block[i] = NumberField(getIthJsonbValueFromContainer(&row->root, i), "coefficients");
     if (fit_intercept)
@@ -172,8 +174,10 @@ Datum ParseModel(const char* text) {
   Jsonb* coef_j = ArrayField(Field(j, "coefficients"), "coefficients");
   int d = JB_ROOT_COUNT(coef_j);
   double* w = static_cast<double*>(palloc(sizeof(double) * (d + 1)));
-  for (int i = 0; i < d; i++)
+  for (int i = 0; i < d; i++) {
+    if ((i & 4095) == 4095) CHECK_FOR_INTERRUPTS();  // PostgreSQL phase: no C++ object is alive
     w[i] = NumberField(getIthJsonbValueFromContainer(&coef_j->root, i), "coefficients");
+  }
   JsonbValue* intercept = Field(j, "intercept");
   w[d] = fit->val.boolean ? NumberField(intercept, "intercept") : 0;
   return MakeModelDatum(kind, d, 0, fit->val.boolean, bound, huber_delta, w, text);

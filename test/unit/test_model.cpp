@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "dperm/mechanism.hpp"
 #include "dperm/model.hpp"
 #include "dperm/softmax.hpp"
 #include "dperm/train.hpp"
@@ -465,6 +466,27 @@ TEST(PredictSoftmax, HugeScoresStayFinite) {
   for (double v : proba) sum += v;
   EXPECT_NEAR(sum, 1.0, 1e-15);
   EXPECT_EQ(dperm::ArgMax(proba, 3), 2);
+}
+
+// Writing a large model checks for a pending cancel every 4096 numbers
+// (writing 10^7 numbers takes seconds): with the probe reporting an
+// interrupt, 5000 coefficients throw kCancelled and 100 do not reach a check.
+TEST(ModelJson, LargeModelsCheckForInterrupts) {
+  dperm::SetInterruptProbe([] { return true; });
+  ModelMeta meta;
+  Plan small = MakePlan(LossKind::kLogistic, true, 100);
+  EXPECT_NO_THROW(ModelJson(small, std::vector<double>(101, 0.5), meta));
+  Plan large = MakePlan(LossKind::kLogistic, true, 5000);
+  Plan many_classes = MakePlan(LossKind::kSoftmax, true, 1, 3000);  // 6000 numbers
+  for (const Plan* p : {&large, &many_classes}) {
+    try {
+      ModelJson(*p, std::vector<double>(p->dim, 0.5), meta);
+      ADD_FAILURE() << "no interrupt check";
+    } catch (const dperm::Error& e) {
+      EXPECT_EQ(e.kind(), dperm::ErrorKind::kCancelled);
+    }
+  }
+  dperm::SetInterruptProbe(nullptr);
 }
 
 }  // namespace
