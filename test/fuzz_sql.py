@@ -144,13 +144,14 @@ ALTER TABLE fz_prot ADD COLUMN "Odd Col" float8[] DEFAULT ARRAY[1, 2, 3]::float8
 DO $$ BEGIN CREATE ROLE fz_analyst; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
 GRANT SELECT ON ALL TABLES IN SCHEMA public TO fz_analyst;
 SELECT dperm.protect('fz_prot', ARRAY['fz_analyst']::regrole[]);
--- models for dp_predict / dp_coefficients (three setup releases)
+-- models for dp_predict / dp_coefficients (four setup releases)
 CREATE TABLE fz_models (k text, m dp_model);
 INSERT INTO fz_models SELECT /*fz:setup*/ 'logistic', dp_logreg(f, y, '{"epsilon": 1, "l2": 0.1}') FROM fz_clean;
 INSERT INTO fz_models SELECT /*fz:setup*/ 'huber', dp_huber(f, z, '{"epsilon": 1, "l2": 0.1, "fit_intercept": false}') FROM fz_clean;
 INSERT INTO fz_models SELECT /*fz:setup*/ 'named', dp_logreg(f, z, '{"epsilon": 1, "feature_names": ["a", "b", "c"]}') FROM fz_clean;
+INSERT INTO fz_models SELECT /*fz:setup*/ 'softmax', dp_softmax(f, g, '{"epsilon": 1, "l2": 0.1, "classes": 4}') FROM fz_clean;
 """
-SETUP_RELEASES = 3
+SETUP_RELEASES = 4
 FIXED_BUDGETS = ["fz_budget_rdp", "fz_budget_basic", "fz_budget_zero"]
 SCRATCH = ["fz_scratch1", "fz_scratch2"]
 TABLES = ["fz_clean", "fz_hostile", "fz_mixed", "fz_zero", "fz_empty", "fz_allnull",
@@ -179,7 +180,7 @@ def to_json(v):
 
 OPTION_KEYS = ["epsilon", "delta", "algorithm", "l2", "l1", "fit_intercept", "feature_bound",
                "huber_delta", "radius", "iterations", "step_size", "batch_size", "ls_sigma",
-               "accountant", "neighbors", "dataset", "seed", "feature_names"]
+               "accountant", "neighbors", "dataset", "seed", "feature_names", "classes"]
 UNKNOWN_KEYS = ["bogus", "Epsilon", "", " epsilon", "epsilon\u0301", "ε", "x" * 300, "l2 ", "EPSILON"]
 HOSTILE_NUMBERS = ["0", "-0", "-0.0", "1", "-1", "0.5", "2", "1e-300", "1e-320", "5e-324", "1e-400",
                    "1e308", "1.7976931348623157e308", "1e309", "1e400", "-1e308", "-1e400",
@@ -209,8 +210,10 @@ def hostile_value(r, depth=0):
     return [r.choice(["a", "b", "x1", "", "intercept", "a"]) for _ in range(r.randint(0, 6))]
 
 
-def valid_options(r, d=3):
+def valid_options(r, d=3, softmax=False):
     o = {"epsilon": r.choice([0.1, 0.5, 1, 2, 10])}
+    if softmax and r.random() < 0.95:
+        o["classes"] = r.choice([2, 3, 4, 4, 100])
     if r.random() < 0.4:
         o["delta"] = r.choice([0, 1e-8, 1e-6, 1e-5])
     if r.random() < 0.6:
@@ -232,8 +235,8 @@ def valid_options(r, d=3):
     return o
 
 
-def options_json(r, d=3):
-    o = valid_options(r, d)
+def options_json(r, d=3, softmax=False):
+    o = valid_options(r, d, softmax)
     k = r.random()
     if k < 0.45:
         return o
@@ -254,6 +257,7 @@ SQL_FLOATS = ["0", "-0.0", "1", "-1", "0.5", "1e-300", "1e308", "'NaN'", "'Infin
               "NULL", "5e-324", "1e-5", "0.999999", "1"]
 SQL_BIGINTS = ["0", "-1", "1", "10", "100000000", "100000001", "9223372036854775807",
                "-9223372036854775808", "NULL"]
+SQL_CLASSES = ["2", "3", "0", "1", "-1", "100000", "100001", "2147483647", "NULL", "2.5", "'3'"]
 SQL_TEXTS = ["NULL", "''", "'output_gd'", "'tight'", "'paper'", "'replace_one'", "'add_remove'",
              "'fz_clean'", "'no_such_table'", "'nope'", "repeat('z', 10000)", "'pg_class'"]
 SQL_NAME_ARRAYS = ["NULL", "'{}'", "ARRAY['a','b','c']", "ARRAY['a',NULL,'c']", "ARRAY['a']",
@@ -261,12 +265,16 @@ SQL_NAME_ARRAYS = ["NULL", "'{}'", "ARRAY['a','b','c']", "ARRAY['a',NULL,'c']", 
                    "ARRAY['','','']"]
 
 
-def dp_options_call(r):
+def dp_options_call(r, softmax=False):
     """dp_options(...) with named arguments of hostile SQL values."""
     args = ["epsilon => " + r.choice(SQL_FLOATS + ["1", "1", "0.5"])]
+    if softmax and r.random() < 0.9:
+        args.append("classes => " + r.choice(["2", "3", "4"]))
     for _ in range(r.randint(0, 4)):
         key = r.choice(OPTION_KEYS[1:])
-        if key in ("algorithm", "accountant", "neighbors", "dataset"):
+        if key == "classes":
+            val = r.choice(SQL_CLASSES)
+        elif key in ("algorithm", "accountant", "neighbors", "dataset"):
             val = r.choice(SQL_TEXTS)
         elif key in ("iterations", "batch_size", "seed"):
             val = r.choice(SQL_BIGINTS)
@@ -281,13 +289,13 @@ def dp_options_call(r):
     return "dp_options(" + ", ".join(args) + ")"
 
 
-def options_sql(r, d=3):
+def options_sql(r, d=3, softmax=False):
     """An options argument: literal jsonb, dp_options, NULL, a non-object, per-row values."""
     k = r.random()
     if k < 0.55:
-        return lit(to_json(options_json(r, d))) + r.choice(["", "::jsonb"])
+        return lit(to_json(options_json(r, d, softmax))) + r.choice(["", "::jsonb"])
     if k < 0.75:
-        return dp_options_call(r)
+        return dp_options_call(r, softmax)
     if k < 0.8:
         return r.choice(["NULL", "NULL::jsonb", "'null'", "'[]'", "'1'", "'\"epsilon\"'", "'{}'",
                          "'[{\"epsilon\": 1}]'", "'{\"epsilon\": 1'", "'{\"epsilon\": NaN}'",
@@ -337,17 +345,20 @@ def feature_source(r):
 def release_stmt(r):
     """A training statement; it prints one 'R:<released>:<length>' line per model."""
     src, d = feature_source(r)
-    agg = r.choice(["dp_logreg", "dp_logreg", "dp_huber"])
+    agg = r.choice(["dp_logreg", "dp_logreg", "dp_huber", "dp_softmax"])
     feats = r.choices(["f", "NULL::float8[]", "f || 1e308::float8", "f[1:2]", "ARRAY[]::float8[]",
                        "f || f", "array_append(f, 'NaN')"], weights=[80, 2, 3, 3, 2, 3, 3])[0]
-    if agg == "dp_huber":
+    if agg == "dp_softmax":  # classes outside 0 .. K-1 are skipped, never an error
+        label = r.choices(["g", "g - 1", "y::int", "NULL::int", "-1", "2147483647", "g * 1000", "z::int"],
+                          weights=[60, 8, 8, 3, 3, 3, 3, 2])[0]
+    elif agg == "dp_huber":
         label = r.choices(["z", "NULL::float8", "'NaN'::float8", "'Infinity'::float8", "-1e308::float8", "y::int::float8"],
                           weights=[80, 3, 4, 4, 4, 5])[0]
     else:
         label = r.choices(["y", "z", "NULL::boolean", "'NaN'::float8", "'-Infinity'::float8", "NOT y",
                            "y IS NOT NULL", "NULL"],
                           weights=[60, 15, 3, 4, 3, 5, 5, 2])[0]
-    opts = options_sql(r, d)
+    opts = options_sql(r, d, agg == "dp_softmax")
     call = "%s(%s, %s, %s)" % (agg, feats, label, opts)
     k = r.random()
     if k < 0.1:
@@ -367,10 +378,17 @@ def model_text(r):
     """A dp_model JSON text, valid or broken."""
     d = r.choice([0, 1, 3, 3, 3])
     fit = r.choice([True, True, False])
-    m = {"loss": r.choice(["logistic", "huber"]),
+    m = {"loss": r.choice(["logistic", "huber", "softmax"]),
          "preprocessing": {"feature_bound": 1, "huber_delta": 1, "fit_intercept": fit},
          "coefficients": [round(r.uniform(-3, 3), 6) for _ in range(d)],
          "intercept": 0.25, "format": "dperm.model/1"}
+    if m["loss"] == "softmax":  # K arrays of d numbers and K intercepts
+        k = r.choice([2, 3, 3, 5])
+        m["classes"] = k
+        m["coefficients"] = [[round(r.uniform(-3, 3), 6) for _ in range(d)] for _ in range(k)]
+        m["intercept"] = [round(r.uniform(-1, 1), 6) for _ in range(k)]
+        if r.random() < 0.3:
+            m["classes"] = r.choice([hostile_value(r), k + 1, k - 1, 1, 100001])
     if r.random() < 0.3:
         m["feature_names"] = r.choice([["a", "b", "c"], [], [1, 2, 3], "abc", [["x"]], None])
     for _ in range(r.choices([0, 1, 2, 3], weights=[3, 4, 2, 1])[0]):
@@ -424,13 +442,17 @@ def model_stmt(r):
     if k < 0.3:
         return "SELECT %s::dp_model IS NOT NULL" % model_text(r)
     if k < 0.45:
-        return "SELECT dp_predict(%s::dp_model, %s)" % (model_text(r), r.choice(FEATURE_ARRAYS))
+        fn = r.choice(["dp_predict", "dp_predict", "dp_predict_class", "dp_predict_proba"])
+        return "SELECT %s(%s::dp_model, %s)" % (fn, model_text(r), r.choice(FEATURE_ARRAYS))
     if k < 0.55:
         return "SELECT count(*), sum(coefficient) FROM dp_coefficients(%s::dp_model)" % model_text(r)
     if k < 0.62:
         return "SELECT length((%s::jsonb::dp_model)::jsonb::text)" % model_text(r)
+    if k < 0.7:
+        return "SELECT k, dp_predict(m, %s) FROM fz_models WHERE k <> 'softmax' ORDER BY k" % r.choice(FEATURE_ARRAYS)
     if k < 0.8:
-        return "SELECT k, dp_predict(m, %s) FROM fz_models ORDER BY k" % r.choice(FEATURE_ARRAYS)
+        return "SELECT k, %s(m, %s) FROM fz_models WHERE k <> 'huber' ORDER BY k" % (
+            r.choice(["dp_predict_class", "dp_predict_proba"]), r.choice(FEATURE_ARRAYS))
     if k < 0.85:
         return "SELECT count(*) FROM fz_models, dp_coefficients(m)"
     if k < 0.92:
@@ -490,10 +512,10 @@ def accountant_stmt(r):
 
 
 def explain_stmt(r):
-    loss = r.choice(["'logistic'", "'huber'", "'logistic'", "''", "'Logistic'", "NULL", "'x'"])
+    loss = r.choice(["'logistic'", "'huber'", "'logistic'", "'softmax'", "''", "'Logistic'", "NULL", "'x'"])
     n = r.choice(["1", "45211", "0", "-1", "9223372036854775807", "1000000000000"])
     d = r.choice(["0", "1", "3", "42", "-1", "1000000", "2147483647", "2147483646", "100000000"])
-    return "SELECT length(dp_explain(%s, %s, %s, %s)::text)" % (loss, n, d, options_sql(r))
+    return "SELECT length(dp_explain(%s, %s, %s, %s)::text)" % (loss, n, d, options_sql(r, 3, loss == "'softmax'"))
 
 
 def check_options_stmt(r):
@@ -595,9 +617,10 @@ def train_stmt(r):
     rel = r.choice(["'fz_prot'"] * 6 + ["'fz_clean'", "'fz_view'", "'no_such'", "0", "NULL", "'pg_authid'",
                                         "'dperm.ledger'", "'fz_budget_rdp'"])
     feats = r.choice(["'f'"] * 6 + COLUMNS)
-    label = r.choice(["'y'", "'z'", "'y'"] + COLUMNS)
-    loss = r.choice(["'logistic'", "'huber'", "'logistic'", "''", "'LOGISTIC'", "NULL", "'logistic '"])
-    return released("SELECT dperm.train(%s, %s, %s, %s, %s) AS m" % (rel, feats, label, loss, options_sql(r)))
+    label = r.choice(["'y'", "'z'", "'y'", "'g'"] + COLUMNS)
+    loss = r.choice(["'logistic'", "'huber'", "'logistic'", "'softmax'", "''", "'LOGISTIC'", "NULL", "'logistic '"])
+    return released("SELECT dperm.train(%s, %s, %s, %s, %s) AS m" % (rel, feats, label, loss,
+                                                                      options_sql(r, 3, loss == "'softmax'")))
 
 
 def protect_stmt(r):
@@ -839,7 +862,7 @@ def check_ledger(stmts, results, db):
       SELECT id, coalesce(substring(query from '/\*fz:([0-9a-z]+)\*/'), '?'),
              released_at IS NOT NULL AND role IS NOT NULL AND relations IS NOT NULL
                AND relation_names IS NOT NULL AND algorithm <> '' AND mechanism <> ''
-               AND loss IN ('logistic', 'huber') AND neighbors <> '' AND query IS NOT NULL,
+               AND loss IN ('logistic', 'huber', 'softmax') AND neighbors <> '' AND query IS NOT NULL,
              epsilon > 0 AND epsilon < 'infinity', delta >= 0 AND delta < 1, n >= 1, d >= 0,
              cardinality(relations) = cardinality(relation_names),
              rdp IS NULL OR (cardinality(rdp) = cardinality(dperm.rdp_orders())
@@ -968,11 +991,12 @@ def memory_test(n):
     while done < n:
         k = min(every, n - done)
         # \\gexec: every training is a top-level statement of its own; both
-        # losses, both label types and the dp_model output are exercised.
+        # losses (softmax too), both label types and the dp_model output are exercised.
         lines.append(
             "SELECT format($q$SELECT length(m::text) FROM (SELECT %%s AS m FROM mem) s$q$, "
-            "CASE i %% 3 WHEN 0 THEN $a$dp_logreg(f, y, '{\"epsilon\": 1, \"l2\": 0.1}')$a$ "
+            "CASE i %% 4 WHEN 0 THEN $a$dp_logreg(f, y, '{\"epsilon\": 1, \"l2\": 0.1}')$a$ "
             "WHEN 1 THEN $a$dp_logreg(f, z, '{\"epsilon\": 1, \"delta\": 1e-6}')$a$ "
+            "WHEN 2 THEN $a$dp_softmax(f, z::int, '{\"epsilon\": 1, \"l2\": 0.1, \"classes\": 3}')$a$ "
             "ELSE $a$dp_huber(f, z, '{\"epsilon\": 2, \"l2\": 0.5}')$a$ END) "
             "FROM generate_series(%d, %d) i \\gexec" % (done + 1, done + k))
         done += k

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # ALTER EXTENSION dperm UPDATE from 0.1.0 (to the default version) keeps budgets (as 'basic'), the
-# ledger and models, and brings the 0.2.0 functions. Run inside pg_virtualenv.
+# ledger and models, and brings the functions of 0.2.0 to 0.4.0 (softmax models work after the
+# upgrade). The current library also serves the 0.1.0 catalog until the update. Run inside
+# pg_virtualenv.
 set -euo pipefail
 psql_q() { psql -X -q -v ON_ERROR_STOP=1 -At "$@"; }
 dropdb --if-exists dperm_upgrade >/dev/null 2>&1 || true
@@ -10,22 +12,34 @@ CREATE EXTENSION dperm VERSION '0.1.0';
 CREATE TABLE t AS SELECT ARRAY[0.1 * i, 0.2] AS f, i % 2 = 0 AS y FROM generate_series(1, 50) i;
 SELECT dperm.set_budget('t', 1.0);
 CREATE TABLE models AS SELECT dp_logreg(f, y, dp_options(epsilon => 0.4, l2 => 1)) AS m FROM t;
-ALTER EXTENSION dperm UPDATE;
 SQL
 fail=0
 check() {  # name, query, expected
   got=$(psql_q -d dperm_upgrade -c "$2")
   [ "$got" = "$3" ] || { echo "upgrade: $1: got '$got', expected '$3'"; fail=1; }
 }
-check version "SELECT extversion FROM pg_extension WHERE extname = 'dperm'" "0.3.0"
+# the new library under the 0.1.0 catalog: dp_coefficients has two columns there
+check old_catalog "SELECT count(*) || ' ' || count(coefficient) FROM models, dp_coefficients(m)" "3 3"
+psql_q -d dperm_upgrade -c "ALTER EXTENSION dperm UPDATE" >/dev/null
+check version "SELECT extversion FROM pg_extension WHERE extname = 'dperm'" "0.4.0"
 check budget_kept "SELECT accounting || ' ' || epsilon FROM dperm.budgets" "basic 1"
 check ledger_kept "SELECT count(*) || ' ' || bool_and(rdp IS NULL) FROM dperm.ledger" "1 true"
 check status "SELECT epsilon_spent || ' ' || epsilon_remaining FROM dperm.budget_status" "0.4 0.6"
 check model_kept "SELECT (m::jsonb->>'epsilon') FROM models" "0.4"
+# a model stored by 0.1.0 (dp_model version 1 on disk) still predicts, and lists a NULL class
+check model_predicts "SELECT dp_predict(m, ARRAY[0.1, 0.2]) BETWEEN 0 AND 1 AND dp_predict_class(m, ARRAY[0.1, 0.2]) IN (0, 1) FROM models" "t"
+check model_coefficients "SELECT count(*) || ' ' || count(class) FROM models, dp_coefficients(m)" "3 0"
 # analytic_gaussian.csv: epsilon 0.05, delta 1e-3 -> sigma 30.010328780523466
 check new_function "SELECT abs(dperm.gaussian_sigma(0.05, 1e-3) / 30.010328780523466 - 1) < 1e-6" "t"
 check charged_after "SELECT (dp_logreg(f, y, dp_options(epsilon => 0.5, l2 => 1)) IS NOT NULL)::text FROM t" "true"
 check ledger_after "SELECT count(*) || ' ' || (max(cardinality(rdp)) = 24) FROM dperm.ledger" "2 true"
+# 0.4.0: softmax releases, charged like any other; dp_options takes classes
+psql_q -d dperm_upgrade -c "CREATE TABLE s AS SELECT ARRAY[0.3 * cos(i), 0.3 * sin(i)] AS f, i % 3 AS c FROM generate_series(1, 60) i" >/dev/null
+psql_q -d dperm_upgrade -c "CREATE TABLE softmax_models AS SELECT dp_softmax(f, c, dp_options(epsilon => 0.5, l2 => 1, classes => 3)) AS m FROM s" >/dev/null
+check softmax_model "SELECT (m::jsonb->>'classes') || ' ' || jsonb_array_length(m::jsonb->'coefficients') || ' ' || (m::jsonb->>'n') FROM softmax_models" "3 3 60"
+check softmax_predict "SELECT cardinality(dp_predict_proba(m, ARRAY[0.1, 0.2])) || ' ' || (dp_predict_class(m, ARRAY[0.1, 0.2]) BETWEEN 0 AND 2) FROM softmax_models" "3 true"
+check softmax_coefficients "SELECT count(*) || ' ' || count(DISTINCT class) FROM softmax_models, dp_coefficients(m)" "9 3"
+check softmax_ledger "SELECT loss || ' ' || n FROM dperm.ledger ORDER BY id DESC LIMIT 1" "softmax 60"
 dropdb dperm_upgrade
 [ $fail = 0 ] && echo "upgrade 0.1.0 -> $(psql -XAtc "select default_version from pg_available_extensions where name = 'dperm'"): ok"
 exit $fail

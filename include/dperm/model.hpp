@@ -18,7 +18,11 @@ struct ModelMeta {
 };
 
 // The model as JSON (DESIGN.md section 1, dp_model). `w` holds the d feature
-// weights followed by the intercept when the plan fits one.
+// weights followed by the intercept when the plan fits one. A softmax model
+// holds plan.classes such blocks, class after class (softmax.hpp), and its
+// JSON says "classes": K, "coefficients": K arrays of d numbers, and
+// "intercept": K numbers (null without intercept); binary models have no
+// "classes" key.
 std::string ModelJson(const Plan& plan, const std::vector<double>& w,
                       const ModelMeta& meta);
 
@@ -27,5 +31,19 @@ std::string ModelJson(const Plan& plan, const std::vector<double>& w,
 // probability (logistic) or returned as is (Huber). `scratch` holds d doubles.
 double Predict(LossKind loss, const double* coef, int d, double intercept,
                double feature_bound, const double* x, double* scratch) noexcept;
+
+// Class probabilities of a softmax model with the training preprocessing:
+// the row is clipped as training rows were, then proba = softmax(s) with
+// s_k = <w_k, x> + b_k. `w` holds `classes` blocks of d weights followed by
+// the intercept when fit_intercept (the layout of softmax.hpp). `scratch`
+// holds d doubles and `proba` `classes`. Scores are clamped to +-1e300 (a
+// NaN score counts as -1e300) so that a hand-written model with huge
+// coefficients still gives probabilities that sum to 1.
+void PredictSoftmax(const double* w, int classes, int d, bool fit_intercept,
+                    double feature_bound, const double* x, double* scratch,
+                    double* proba) noexcept;
+
+// The index of the largest of n >= 1 values, the first one on ties.
+int ArgMax(const double* values, int n) noexcept;
 
 }  // namespace dperm

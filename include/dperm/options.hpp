@@ -60,6 +60,11 @@ struct Options {
 // Validates the entries and returns the options; throws Error naming the key.
 Options ParseOptions(const OptionEntry* entries, int n_entries);
 
+// Checks the options that depend on the model: dp_softmax needs `classes`
+// (K >= 2, part of the model's public shape), the binary losses refuse it.
+// Throws Error naming the option.
+void CheckOptionsForLoss(const Options& options, LossKind loss);
+
 // Names used in JSON output and error messages.
 const char* LossName(LossKind loss);
 const char* AlgorithmName(Algorithm algorithm);

@@ -188,6 +188,15 @@ Options ParseOptions(const OptionEntry* entries, int n_entries) {
   return o;
 }
 
+void CheckOptionsForLoss(const Options& options, LossKind loss) {
+  if (loss == LossKind::kSoftmax && options.classes < 2)
+    ThrowInvalid("dp_softmax needs the option \"classes\": the number of classes K >= 2",
+                 "The class labels are 0 .. K-1; K is part of the model's public shape. "
+                 "Pass dp_options(epsilon => ..., classes => K).");
+  if (loss != LossKind::kSoftmax && options.classes > 0)
+    ThrowInvalid("option \"classes\" applies only to dp_softmax");
+}
+
 const char* LossName(LossKind loss) {
   switch (loss) {
     case LossKind::kLogistic: return "logistic";

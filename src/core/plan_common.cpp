@@ -61,12 +61,7 @@ Plan BasePlan(const Options& options, LossKind loss, Algorithm algorithm,
   if (d > kMaxFeatures)
     ThrowInvalid("at most " + std::to_string(kMaxFeatures) +
                  " features are supported, not " + std::to_string(d));
-  if (loss == LossKind::kSoftmax && options.classes < 2)
-    ThrowInvalid("dp_softmax needs the option \"classes\": the number of classes K >= 2",
-                 "The class labels are 0 .. K-1; K is part of the model's public shape. "
-                 "Pass dp_options(epsilon => ..., classes => K).");
-  if (loss != LossKind::kSoftmax && options.classes > 0)
-    ThrowInvalid("option \"classes\" applies only to dp_softmax");
+  CheckOptionsForLoss(options, loss);
   Plan p;
   p.loss = loss;
   p.algorithm = algorithm;

@@ -1,8 +1,10 @@
-// The training aggregates dp_logreg and dp_huber (DESIGN.md section 3.2).
+// The training aggregates dp_logreg, dp_huber and dp_softmax (DESIGN.md
+// section 3.2).
 //
 // The transition function appends each row, clipped and sanitised, to one
 // contiguous buffer in the aggregate memory context (stride d + 1: the d
-// features, then the label); the core views it with Eigen::Map, no copy.
+// features, then the label, target or class index); the core views it with
+// Eigen::Map, no copy.
 // Combine appends, serialise/deserialise use a versioned bytea, so the
 // aggregates run under parallel query. The final function plans, charges the
 // ledger, then trains.
@@ -75,6 +77,10 @@ RowState* NewState(MemoryContext context, LossKind loss, Jsonb* options) {
   st->loss = static_cast<int32>(loss);
   st->d = -1;
   st->options = ParseOptionsJsonb(options).options;
+  // Checked before any row is read: dp_softmax's transition needs K, and an
+  // option error must not depend on whether rows arrive.
+  const Options& o = st->options;
+  RunCore([&] { CheckOptionsForLoss(o, loss); });
   st->options_raw = static_cast<Jsonb*>(MemoryContextAlloc(context, VARSIZE(options)));
   memcpy(st->options_raw, options, VARSIZE(options));
   return st;
@@ -133,9 +139,22 @@ double* ReadFeatures(ArrayType* array, int* d) {
 }
 
 // How the label argument becomes the stored label.
-enum class LabelRule { kBoolean, kLogisticFloat, kHuberTarget };
+enum class LabelRule { kBoolean, kLogisticFloat, kHuberTarget, kClass };
 
-// One transition: skip NULL rows, else clip and append.
+// Whether the row's label makes it a training row: not NULL, and for
+// dp_softmax a class in 0 .. K-1. A class outside that range is skipped
+// exactly like a NULL label, never an error: an error would depend on the
+// data (DESIGN.md section 4). Like NULL rows, skipped rows are not counted
+// in n, which is public.
+bool KeepRow(FunctionCallInfo fcinfo, LabelRule rule, const RowState* st) {
+  if (PG_ARGISNULL(1) || PG_ARGISNULL(2)) return false;
+  if (rule != LabelRule::kClass) return true;
+  int32 k = PG_GETARG_INT32(2);
+  return k >= 0 && k < st->options.classes;
+}
+
+// One transition: skip NULL rows (and classes out of range), else clip and
+// append.
 Datum Transition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule,
                  const char* name) {
   MemoryContext context = AggregateContext(fcinfo, name);
@@ -148,7 +167,7 @@ Datum Transition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule,
     st = NewState(context, loss, options);
   else
     CheckSameOptions(st, options);
-  if (PG_ARGISNULL(1) || PG_ARGISNULL(2)) PG_RETURN_POINTER(st);  // NULL rows are skipped
+  if (!KeepRow(fcinfo, rule, st)) PG_RETURN_POINTER(st);
 
   int d;
   double* x = ReadFeatures(PG_GETARG_ARRAYTYPE_P(1), &d);
@@ -160,6 +179,7 @@ Datum Transition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule,
     case LabelRule::kBoolean: row[d] = PG_GETARG_BOOL(2) ? 1.0 : -1.0; break;
     case LabelRule::kLogisticFloat: row[d] = LogisticLabel(PG_GETARG_FLOAT8(2)); break;
     case LabelRule::kHuberTarget: row[d] = HuberTarget(PG_GETARG_FLOAT8(2)); break;
+    case LabelRule::kClass: row[d] = PG_GETARG_INT32(2); break;  // 0 .. K-1 (KeepRow)
   }
   st->n++;
   PG_RETURN_POINTER(st);
@@ -194,6 +214,11 @@ DPERM_FUNCTION(dperm_logreg_float_transition) {
 // dp_huber(float8[], float8, jsonb) transition.
 DPERM_FUNCTION(dperm_huber_transition) {
   return Transition(fcinfo, LossKind::kHuber, LabelRule::kHuberTarget, "dp_huber");
+}
+
+// dp_softmax(float8[], int, jsonb) transition: the class index 0 .. K-1.
+DPERM_FUNCTION(dperm_softmax_transition) {
+  return Transition(fcinfo, LossKind::kSoftmax, LabelRule::kClass, "dp_softmax");
 }
 
 // Combine: append the rows of the second state to the first.
@@ -320,6 +345,6 @@ DPERM_FUNCTION(dperm_final) {
     json.Emplace(dperm::ModelJson(*plan, *w, meta));
   });
   explicit_bzero(key, sizeof key);
-  PG_RETURN_DATUM(MakeModelDatum(loss, st->d, o.fit_intercept, o.feature_bound,
-                                 o.huber_delta, w->data(), json->c_str()));
+  PG_RETURN_DATUM(MakeModelDatum(loss, st->d, plan->classes, o.fit_intercept,
+                                 o.feature_bound, o.huber_delta, w->data(), json->c_str()));
 }

@@ -32,7 +32,7 @@ ParsedOptions ParseOptionsJsonb(Jsonb* options);
 // The jsonb as text, palloc'd.
 char* JsonbText(Jsonb* value);
 
-// Loss named in SQL ("logistic" or "huber"), or an error.
+// Loss named in SQL ("logistic", "huber" or "softmax"), or an error.
 LossKind ParseLossName(const char* name);
 
 }  // namespace dperm::pg
@@ -43,9 +43,11 @@ struct Plan;
 
 namespace dperm::pg {
 
-// A dp_model value from the released coefficients (feature weights, then
-// the intercept when fitted) and the model's JSON text.
-Datum MakeModelDatum(LossKind loss, int d, bool fit_intercept,
+// A dp_model value from the released coefficients and the model's JSON
+// text. Binary models (classes = 0): w holds the d feature weights, then the
+// intercept when fitted. Softmax models: `classes` blocks of that shape,
+// class after class (softmax.hpp).
+Datum MakeModelDatum(LossKind loss, int d, int classes, bool fit_intercept,
                      double feature_bound, double huber_delta, const double* w,
                      const char* json);
 

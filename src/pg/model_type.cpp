@@ -3,6 +3,7 @@
 #include "dperm/model.hpp"
 
 #include <cmath>
+#include <cstddef>
 
 #include "dperm_pg.hpp"
 
@@ -10,6 +11,7 @@ extern "C" {
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "libpq/pqformat.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -19,30 +21,70 @@ extern "C" {
 namespace dperm::pg {
 namespace {
 
-const uint16 kModelVersion = 1;
+// Binary models (logistic, Huber) keep the layout of dperm 0.1.0 and its
+// version 1, byte for byte, so every stored model still loads and libraries
+// before 0.4.0 still read binary models made by this one. Softmax models are
+// version 2: the same header with `classes` in what was padding, and the
+// coefficient blocks of the core's layout; older libraries refuse them with
+// "unsupported dp_model version 2" instead of misreading them.
+const uint16 kBinaryModelVersion = 1;
+const uint16 kSoftmaxModelVersion = 2;
 
-// On-disk layout: header, d coefficients, then the JSON text with its NUL.
+// On-disk layout: header, the coefficients, then the JSON text with its NUL.
 struct ModelDatum {
   int32 vl_len_;
   uint16 version;
   uint8 loss;
   uint8 fit_intercept;
   int32 d;
+  int32 classes;  // version 2: K >= 2; version 1: padding, read as 0
   double feature_bound;
   double huber_delta;
-  double intercept;  // 0 when not fitted
+  double intercept;  // version 1: the intercept (0 when not fitted); version 2: 0
+  // Version 1: d weights. Version 2: K blocks of d weights followed by the
+  // class's intercept when fitted, class after class (softmax.hpp).
   double coef[FLEXIBLE_ARRAY_MEMBER];
 };
+static_assert(offsetof(ModelDatum, classes) == 12 && offsetof(ModelDatum, feature_bound) == 16,
+              "the header of version 1 models must not move");
 
-const char* ModelJsonText(const ModelDatum* m) {
-  return reinterpret_cast<const char*>(m->coef + m->d);
+// K of a softmax model, 0 for binary models (whatever a version 1 padding holds).
+int Classes(const ModelDatum* m) {
+  return m->version == kSoftmaxModelVersion ? m->classes : 0;
 }
 
+int64 CoefficientCount(LossKind loss, int d, int classes, bool fit_intercept) {
+  if (loss == LossKind::kSoftmax) return int64(classes) * (int64(d) + (fit_intercept ? 1 : 0));
+  return d;
+}
+
+const char* ModelJsonText(const ModelDatum* m) {
+  int64 count = CoefficientCount(static_cast<LossKind>(m->loss), m->d, Classes(m),
+                                 m->fit_intercept);
+  return reinterpret_cast<const char*>(m->coef + count);
+}
+
+// The model argument, detoasted and checked: a known version whose loss,
+// sizes and JSON text agree with its length.
 ModelDatum* GetModel(FunctionCallInfo fcinfo, int arg) {
   ModelDatum* m = reinterpret_cast<ModelDatum*>(PG_DETOAST_DATUM(PG_GETARG_DATUM(arg)));
-  if (m->version != kModelVersion)
+  if (m->version != kBinaryModelVersion && m->version != kSoftmaxModelVersion)
     ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
                     errmsg("unsupported dp_model version %d", m->version)));
+  LossKind loss = static_cast<LossKind>(m->loss);
+  bool softmax = m->version == kSoftmaxModelVersion;
+  bool ok = m->d >= 0 &&
+            (softmax ? loss == LossKind::kSoftmax && m->classes >= 2
+                     : loss == LossKind::kLogistic || loss == LossKind::kHuber);
+  Size size = VARSIZE(m);
+  Size header = offsetof(ModelDatum, coef);
+  if (ok) {
+    int64 count = CoefficientCount(loss, m->d, Classes(m), m->fit_intercept);
+    ok = size > header && count <= int64((size - header - 1) / sizeof(double)) &&
+         reinterpret_cast<const char*>(m)[size - 1] == '\0';
+  }
+  if (!ok)
+    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dp_model value")));
   return m;
 }
 
@@ -61,6 +103,50 @@ double NumberField(JsonbValue* v, const char* key) {
   return DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(v->val.numeric)));
 }
 
+// An array member of the model JSON, as a jsonb container.
+Jsonb* ArrayField(JsonbValue* v, const char* key) {
+  Jsonb* a = v != nullptr && v->type == jbvBinary ? JsonbValueToJsonb(v) : nullptr;
+  if (a == nullptr || !JB_ROOT_IS_ARRAY(a) || JB_ROOT_IS_SCALAR(a))
+    BadModel(psprintf("\"%s\" must be an array", key));
+  return a;
+}
+
+// Most classes a model may have (the limit of the classes option).
+const int kMaxClasses = 100000;
+
+// Reads a softmax model's coefficients into the core's layout: K blocks of
+// (d weights, intercept when fitted). Sets *d.
+double* ReadSoftmaxCoefficients(Jsonb* j, int classes, bool fit_intercept, int* d) {
+  Jsonb* coef_j = ArrayField(Field(j, "coefficients"), "coefficients");
+  if (int(JB_ROOT_COUNT(coef_j)) != classes)
+    BadModel(psprintf("\"coefficients\" must hold %d arrays, one per class", classes));
+  Jsonb* intercept_j = fit_intercept ? ArrayField(Field(j, "intercept"), "intercept") : nullptr;
+  if (intercept_j != nullptr && int(JB_ROOT_COUNT(intercept_j)) != classes)
+    BadModel(psprintf("\"intercept\" must hold %d numbers, one per class", classes));
+  double* w = nullptr;
+  int per_class = 0;
+  for (int k = 0; k < classes; k++) {
+    Jsonb* row = ArrayField(getIthJsonbValueFromContainer(&coef_j->root, k), "coefficients");
+    int n = JB_ROOT_COUNT(row);
+    if (k == 0) {
+      *d = n;
+      per_class = n + (fit_intercept ? 1 : 0);
+      if (per_class < 1) BadModel("a model without features needs an intercept");
+      w = static_cast<double*>(palloc_extended(sizeof(double) * Size(per_class) * classes,
+                                               MCXT_ALLOC_HUGE));
+    } else if (n != *d) {
+      BadModel("every class needs the same number of coefficients");
+    }
+    double* block = w + Size(k) * per_class;
+    CHECK_FOR_INTERRUPTS();  // PostgreSQL phase: no C++ object is alive
+    for (int i = 0; i < n; i++)
+      block[i] = NumberField(getIthJsonbValueFromContainer(&row->root, i), "coefficients");
+    if (fit_intercept)
+      block[n] = NumberField(getIthJsonbValueFromContainer(&intercept_j->root, k), "intercept");
+  }
+  return w;
+}
+
 // Parses a model's JSON text back into a dp_model (dump and restore, casts).
 Datum ParseModel(const char* text) {
   Jsonb* j = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(text)));
@@ -76,37 +162,52 @@ Datum ParseModel(const char* text) {
   if (!(bound > 0) || !(huber_delta > 0)) BadModel("feature_bound and huber_delta must be positive");
   JsonbValue* fit = Field(pre_j, "fit_intercept");
   if (fit == nullptr || fit->type != jbvBool) BadModel("\"fit_intercept\" must be a boolean");
-  JsonbValue* coefs = Field(j, "coefficients");
-  if (coefs == nullptr || coefs->type != jbvBinary) BadModel("\"coefficients\" must be an array");
-  Jsonb* coef_j = JsonbValueToJsonb(coefs);
-  if (!JB_ROOT_IS_ARRAY(coef_j) || JB_ROOT_IS_SCALAR(coef_j)) BadModel("\"coefficients\" must be an array");
+  if (kind == LossKind::kSoftmax) {
+    double k = NumberField(Field(j, "classes"), "classes");
+    if (!(k >= 2 && k <= kMaxClasses && k == std::floor(k)))
+      BadModel(psprintf("\"classes\" must be an integer between 2 and %d", kMaxClasses));
+    int classes = int(k);
+    int d = 0;
+    double* w = ReadSoftmaxCoefficients(j, classes, fit->val.boolean, &d);
+    return MakeModelDatum(kind, d, classes, fit->val.boolean, bound, huber_delta, w, text);
+  }
+  Jsonb* coef_j = ArrayField(Field(j, "coefficients"), "coefficients");
   int d = JB_ROOT_COUNT(coef_j);
   double* w = static_cast<double*>(palloc(sizeof(double) * (d + 1)));
-  for (int i = 0; i < d; i++)
+  for (int i = 0; i < d; i++) {
+    if ((i & 4095) == 4095) CHECK_FOR_INTERRUPTS();  // PostgreSQL phase: no C++ object is alive
     w[i] = NumberField(getIthJsonbValueFromContainer(&coef_j->root, i), "coefficients");
+  }
   JsonbValue* intercept = Field(j, "intercept");
   w[d] = fit->val.boolean ? NumberField(intercept, "intercept") : 0;
-  return MakeModelDatum(kind, d, fit->val.boolean, bound, huber_delta, w, text);
+  return MakeModelDatum(kind, d, 0, fit->val.boolean, bound, huber_delta, w, text);
 }
 
 }  // namespace
 
-Datum MakeModelDatum(LossKind loss, int d, bool fit_intercept,
+Datum MakeModelDatum(LossKind loss, int d, int classes, bool fit_intercept,
                      double feature_bound, double huber_delta, const double* w,
                      const char* json) {
+  bool softmax = loss == LossKind::kSoftmax;
+  int64 count = CoefficientCount(loss, d, classes, fit_intercept);
   Size json_size = strlen(json) + 1;
-  Size size = offsetof(ModelDatum, coef) + sizeof(double) * d + json_size;
+  Size size = offsetof(ModelDatum, coef) + sizeof(double) * Size(count) + json_size;
+  if (!AllocSizeIsValid(size))
+    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                    errmsg("dp_model of %zu bytes is too large", size)));
   ModelDatum* m = static_cast<ModelDatum*>(palloc0(size));
   SET_VARSIZE(m, size);
-  m->version = kModelVersion;
+  m->version = softmax ? kSoftmaxModelVersion : kBinaryModelVersion;
   m->loss = static_cast<uint8>(loss);
   m->fit_intercept = fit_intercept;
   m->d = d;
+  m->classes = softmax ? classes : 0;
   m->feature_bound = feature_bound;
   m->huber_delta = huber_delta;
-  m->intercept = fit_intercept ? w[d] : 0;
-  memcpy(m->coef, w, sizeof(double) * d);
-  memcpy(m->coef + d, json, json_size);
+  // Binary: w = (d weights, intercept); softmax: w is stored as it is.
+  m->intercept = !softmax && fit_intercept ? w[d] : 0;
+  memcpy(m->coef, w, sizeof(double) * Size(count));
+  memcpy(m->coef + count, json, json_size);
   return PointerGetDatum(m);
 }
 
@@ -142,11 +243,12 @@ DPERM_FUNCTION(dp_model_send) {
   PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
 }
 
-// dp_predict(model, features): probability (logistic) or prediction (Huber),
-// with the training clipping applied to the features.
-DPERM_FUNCTION(dp_predict) {
-  ModelDatum* m = GetModel(fcinfo, 0);
-  ArrayType* array = PG_GETARG_ARRAYTYPE_P(1);
+namespace {
+
+// The features argument as d doubles (NULL elements become NaN, which
+// clipping turns into 0, as in training).
+double* PredictFeatures(FunctionCallInfo fcinfo, int arg, int d) {
+  ArrayType* array = PG_GETARG_ARRAYTYPE_P(arg);
   if (ARR_NDIM(array) > 1)
     ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
                     errmsg("features must be a one-dimensional array")));
@@ -155,38 +257,131 @@ DPERM_FUNCTION(dp_predict) {
   int n;
   deconstruct_array(array, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
                     &values, &nulls, &n);
-  if (n != m->d)
+  if (n != d)
     ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-                    errmsg("features have %d dimensions, the model expects %d", n, m->d)));
+                    errmsg("features have %d dimensions, the model expects %d", n, d)));
   double* x = static_cast<double*>(palloc(sizeof(double) * (n + 1)));
-  double* scratch = static_cast<double*>(palloc(sizeof(double) * (n + 1)));
   for (int i = 0; i < n; i++) x[i] = nulls[i] ? NAN : DatumGetFloat8(values[i]);
+  return x;
+}
+
+// dp_predict_class and dp_predict_proba need a classifier.
+void RequireClassifier(const ModelDatum* m, const char* function) {
+  if (static_cast<LossKind>(m->loss) == LossKind::kHuber)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s needs a classification model, not a Huber regression model",
+                           function),
+                    errhint("Use dp_predict(model, features) for the predictions of a Huber model.")));
+}
+
+// Class probabilities of a classifier (PostgreSQL phase: Predict and
+// PredictSoftmax are noexcept functions of plain buffers). Binary logistic
+// models have two classes, 0 (label false / <= 0) and 1: {1 - p, p}.
+double* ClassProbabilities(const ModelDatum* m, const double* x, int* classes) {
+  double* scratch = static_cast<double*>(palloc(sizeof(double) * (m->d + 1)));
+  if (static_cast<LossKind>(m->loss) == LossKind::kSoftmax) {
+    *classes = Classes(m);
+    double* proba = static_cast<double*>(palloc(sizeof(double) * *classes));
+    dperm::PredictSoftmax(m->coef, *classes, m->d, m->fit_intercept, m->feature_bound, x,
+                          scratch, proba);
+    return proba;
+  }
+  double p = dperm::Predict(LossKind::kLogistic, m->coef, m->d, m->intercept,
+                            m->feature_bound, x, scratch);
+  *classes = 2;
+  double* proba = static_cast<double*>(palloc(sizeof(double) * 2));
+  proba[0] = 1 - p;
+  proba[1] = p;
+  return proba;
+}
+
+}  // namespace
+
+// dp_predict(model, features): probability (logistic) or prediction (Huber),
+// with the training clipping applied to the features.
+DPERM_FUNCTION(dp_predict) {
+  ModelDatum* m = GetModel(fcinfo, 0);
+  if (static_cast<LossKind>(m->loss) == LossKind::kSoftmax)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("dp_predict does not apply to softmax models"),
+                    errhint("Use dp_predict_class(model, features) for the most likely class "
+                            "or dp_predict_proba(model, features) for the class probabilities.")));
+  double* x = PredictFeatures(fcinfo, 1, m->d);
+  double* scratch = static_cast<double*>(palloc(sizeof(double) * (m->d + 1)));
   PG_RETURN_FLOAT8(dperm::Predict(static_cast<LossKind>(m->loss), m->coef, m->d,
                                   m->intercept, m->feature_bound, x, scratch));
 }
 
-// dp_coefficients(model): one row per coefficient, the intercept first.
+// dp_predict_class(model, features): the most likely class (0 .. K-1; binary
+// logistic models: 1 when p > 0.5, else 0), with the training clipping.
+DPERM_FUNCTION(dp_predict_class) {
+  ModelDatum* m = GetModel(fcinfo, 0);
+  RequireClassifier(m, "dp_predict_class");
+  double* x = PredictFeatures(fcinfo, 1, m->d);
+  int classes;
+  double* proba = ClassProbabilities(m, x, &classes);
+  if (static_cast<LossKind>(m->loss) == LossKind::kLogistic) PG_RETURN_INT32(proba[1] > 0.5 ? 1 : 0);
+  PG_RETURN_INT32(dperm::ArgMax(proba, classes));
+}
+
+// dp_predict_proba(model, features): the class probabilities, class 0 first
+// (binary logistic models: {1 - p, p}), with the training clipping.
+DPERM_FUNCTION(dp_predict_proba) {
+  ModelDatum* m = GetModel(fcinfo, 0);
+  RequireClassifier(m, "dp_predict_proba");
+  double* x = PredictFeatures(fcinfo, 1, m->d);
+  int classes;
+  double* proba = ClassProbabilities(m, x, &classes);
+  Datum* values = static_cast<Datum*>(palloc(sizeof(Datum) * classes));
+  for (int k = 0; k < classes; k++) values[k] = Float8GetDatum(proba[k]);
+  PG_RETURN_ARRAYTYPE_P(construct_array(values, classes, FLOAT8OID, sizeof(float8),
+                                        FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+// dp_coefficients(model): one row per coefficient, the intercept first; a
+// softmax model lists class 0's intercept and terms, then class 1's, ...
+// The class column (NULL for binary models) exists from 0.4.0; under an
+// older catalog (two columns) binary models are listed without it.
 DPERM_FUNCTION(dp_coefficients) {
   ModelDatum* m = GetModel(fcinfo, 0);
   InitMaterializedSRF(fcinfo, 0);
   ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+  bool has_class = rsinfo->setDesc->natts >= 3;
+  bool softmax = static_cast<LossKind>(m->loss) == LossKind::kSoftmax;
+  if (softmax && !has_class)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("dp_coefficients of a softmax model needs dperm 0.4.0"),
+                    errhint("Run ALTER EXTENSION dperm UPDATE.")));
   Jsonb* j = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(ModelJsonText(m))));
   JsonbValue* names = getKeyJsonValueFromContainer(&j->root, "feature_names", 13, nullptr);
   Jsonb* names_j = names != nullptr && names->type == jbvBinary ? JsonbValueToJsonb(names) : nullptr;
-  Datum values[2];
-  bool nulls[2] = {false, false};
-  if (m->fit_intercept) {
-    values[0] = CStringGetTextDatum("intercept");
-    values[1] = Float8GetDatum(m->intercept);
-    tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-  }
+  Datum* terms = static_cast<Datum*>(palloc(sizeof(Datum) * (m->d + 1)));
   for (int i = 0; i < m->d; i++) {
     JsonbValue* name = names_j != nullptr ? getIthJsonbValueFromContainer(&names_j->root, i) : nullptr;
-    values[0] = name != nullptr && name->type == jbvString
-                    ? PointerGetDatum(cstring_to_text_with_len(name->val.string.val, name->val.string.len))
-                    : CStringGetTextDatum(psprintf("x%d", i + 1));
-    values[1] = Float8GetDatum(m->coef[i]);
-    tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+    terms[i] = name != nullptr && name->type == jbvString
+                   ? PointerGetDatum(cstring_to_text_with_len(name->val.string.val, name->val.string.len))
+                   : CStringGetTextDatum(psprintf("x%d", i + 1));
+  }
+  Datum intercept_term = CStringGetTextDatum("intercept");
+  Datum values[3];
+  bool nulls[3] = {false, false, !softmax};
+  // Binary: one block of (d weights) with m->intercept; softmax: K blocks of
+  // (d weights, intercept when fitted).
+  int blocks = softmax ? Classes(m) : 1;
+  int per_class = softmax ? m->d + (m->fit_intercept ? 1 : 0) : m->d;
+  for (int k = 0; k < blocks; k++) {
+    const double* w = m->coef + Size(k) * per_class;
+    values[2] = Int32GetDatum(k);
+    if (m->fit_intercept) {
+      values[0] = intercept_term;
+      values[1] = Float8GetDatum(softmax ? w[m->d] : m->intercept);
+      tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+    }
+    for (int i = 0; i < m->d; i++) {
+      values[0] = terms[i];
+      values[1] = Float8GetDatum(w[i]);
+      tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+    }
   }
   return (Datum)0;
 }

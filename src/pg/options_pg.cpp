@@ -126,9 +126,10 @@ ParsedOptions ParseOptionsJsonb(Jsonb* options) {
 LossKind ParseLossName(const char* name) {
   if (strcmp(name, "logistic") == 0) return LossKind::kLogistic;
   if (strcmp(name, "huber") == 0) return LossKind::kHuber;
+  if (strcmp(name, "softmax") == 0) return LossKind::kSoftmax;
   ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                   errmsg("unknown loss \"%s\"", name),
-                  errhint("Valid losses: logistic, huber.")));
+                  errhint("Valid losses: logistic, huber, softmax.")));
   pg_unreachable();
 }
 

@@ -158,8 +158,9 @@ DPERM_FUNCTION(dperm_train) {
   if (!ProtectedFor(relid, caller, &allowed))
     ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                     errmsg("relation %s is not protected by dperm", name),
-                    errhint("dperm.train reads protected relations only; train with dp_logreg or "
-                            "dp_huber on relations you can read, or ask the owner to run dperm.protect.")));
+                    errhint("dperm.train reads protected relations only; train with dp_logreg, "
+                            "dp_huber or dp_softmax on relations you can read, or ask the owner to "
+                            "run dperm.protect.")));
   if (!allowed)
     ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                     errmsg("role %s may not train on %s", GetUserNameFromId(caller, false), name),
@@ -169,11 +170,32 @@ DPERM_FUNCTION(dperm_train) {
   if (feature_type != FLOAT8ARRAYOID)
     ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
                     errmsg("column \"%s\" must be float8[], not %s", features, format_type_be(feature_type))));
-  bool label_ok = label_type == FLOAT8OID || (loss == dperm::LossKind::kLogistic && label_type == BOOLOID);
+  // The label types each aggregate takes without a cast that could fail on
+  // a value (an error would depend on the data).
+  bool label_ok;
+  const char* label_types;
+  const char* aggregate;
+  switch (loss) {
+    case dperm::LossKind::kLogistic:
+      label_ok = label_type == FLOAT8OID || label_type == BOOLOID;
+      label_types = "boolean or float8";
+      aggregate = "dp_logreg";
+      break;
+    case dperm::LossKind::kHuber:
+      label_ok = label_type == FLOAT8OID;
+      label_types = "float8";
+      aggregate = "dp_huber";
+      break;
+    default:  // softmax: a class index; smallint widens to integer
+      label_ok = label_type == INT4OID || label_type == INT2OID;
+      label_types = "integer or smallint";
+      aggregate = "dp_softmax";
+      break;
+  }
   if (!label_ok)
     ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
                     errmsg("column \"%s\" has type %s; %s needs %s", label, format_type_be(label_type),
-                           loss_name, loss == dperm::LossKind::kLogistic ? "boolean or float8" : "float8")));
+                           loss_name, label_types)));
   // Everything in the query is an identifier we quote or a parameter; the
   // aggregates live in the extension's schema.
   RunAsCatalogOwner(
@@ -183,7 +205,7 @@ DPERM_FUNCTION(dperm_train) {
   if (SPI_processed != 1) elog(ERROR, "dperm is not installed in this database");
   char* schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
   char* sql = psprintf("SELECT %s.%s(%s, %s, $1) FROM %s.%s", quote_identifier(schema),
-                       loss == dperm::LossKind::kLogistic ? "dp_logreg" : "dp_huber",
+                       aggregate,
                        quote_identifier(features), quote_identifier(label),
                        quote_identifier(get_namespace_name(get_rel_namespace(relid))),
                        quote_identifier(name));

@@ -2,6 +2,7 @@
 // and prediction with the training preprocessing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -11,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "dperm/mechanism.hpp"
 #include "dperm/model.hpp"
+#include "dperm/softmax.hpp"
 #include "dperm/train.hpp"
 
 namespace {
@@ -22,13 +25,14 @@ using dperm::ModelMeta;
 using dperm::Options;
 using dperm::Plan;
 
-Plan MakePlan(LossKind loss, bool fit_intercept, int d) {
+Plan MakePlan(LossKind loss, bool fit_intercept, int d, int classes = 0) {
   Options o;
   o.epsilon = 1.5;
   o.delta = 1e-6;
   o.l2 = 0.1;
   o.fit_intercept = fit_intercept;
   o.feature_bound = 2;
+  o.classes = classes;
   return dperm::PlanRelease(o, loss, 123, d);
 }
 
@@ -290,6 +294,199 @@ TEST(Predict, ExtremeMarginsStayFinite) {
   EXPECT_GE(low, 0.0);
   EXPECT_LT(low, 1e-300);
   EXPECT_NEAR(dperm::Predict(LossKind::kHuber, coef, 1, 5, 2.0, x_inf, scratch), 2005, 1e-10);
+}
+
+// The text between the brackets of the array after `"key":` (nested arrays
+// included), e.g. "[1,2],[3,4]".
+std::string JsonArrayText(const std::string& json, const std::string& key) {
+  std::string needle = "\"" + key + "\":[";
+  size_t at = json.find(needle);
+  EXPECT_NE(at, std::string::npos) << key;
+  if (at == std::string::npos) return "";
+  size_t start = at + needle.size(), i = start;
+  for (int depth = 1; i < json.size(); i++) {
+    if (json[i] == '[') depth++;
+    if (json[i] == ']' && --depth == 0) break;
+  }
+  return json.substr(start, i - start);
+}
+
+// Numbers of a comma-separated list.
+std::vector<double> Numbers(const std::string& text) {
+  std::vector<double> out;
+  const char* p = text.c_str();
+  while (*p != '\0') {
+    char* end = nullptr;
+    out.push_back(std::strtod(p, &end));
+    if (end == p) {
+      ADD_FAILURE() << "not a number at " << p;
+      break;
+    }
+    p = end;
+    if (*p == ',') p++;
+  }
+  return out;
+}
+
+// A softmax model's JSON: "classes": K, "coefficients" as K arrays of d
+// numbers (class k's block of w without its intercept), "intercept" as the
+// K intercepts; the plan carries the classes too.
+TEST(ModelJson, SoftmaxShape) {
+  const int d = 2, classes = 3;
+  Plan p = MakePlan(LossKind::kSoftmax, true, d, classes);
+  ASSERT_EQ(p.dim, classes * (d + 1));
+  // w = K blocks of (d weights, intercept): w_k = (10k + 1, 10k + 2), b_k = 10k + 0.5.
+  std::vector<double> w;
+  for (int k = 0; k < classes; k++) {
+    w.push_back(10 * k + 1);
+    w.push_back(10 * k + 2);
+    w.push_back(10 * k + 0.5);
+  }
+  const char* names[] = {"a", "b"};
+  ModelMeta meta;
+  meta.feature_names = names;
+  std::string json = ModelJson(p, w, meta);
+  EXPECT_TRUE(JsonChecker(json).Valid()) << json;
+  EXPECT_TRUE(Contains(json, "\"loss\":\"softmax\""));
+  EXPECT_TRUE(Contains(json, "\"classes\":3,\"coefficients\":[[1,2],[11,12],[21,22]]")) << json;
+  EXPECT_EQ(JsonArrayText(json, "coefficients"), "[1,2],[11,12],[21,22]");
+  std::vector<double> intercept = Numbers(JsonArrayText(json, "intercept"));
+  EXPECT_EQ(intercept, (std::vector<double>{0.5, 10.5, 20.5}));
+  EXPECT_TRUE(Contains(json, "\"feature_names\":[\"a\",\"b\"]"));
+  EXPECT_EQ(JsonNumber(json, "d"), 2.0);
+  // The plan's own copy of K.
+  EXPECT_TRUE(Contains(json, "\"d\":2,\"classes\":3,\"dim\":9")) << json;
+}
+
+// Without intercept: K arrays of d coefficients and "intercept": null.
+TEST(ModelJson, SoftmaxNoIntercept) {
+  Plan p = MakePlan(LossKind::kSoftmax, false, 2, 2);
+  std::vector<double> w = {1.5, -2, 0.25, 3};
+  std::string json = ModelJson(p, w, ModelMeta());
+  EXPECT_TRUE(JsonChecker(json).Valid()) << json;
+  EXPECT_TRUE(Contains(json, "\"classes\":2,\"coefficients\":[[1.5,-2],[0.25,3]],\"intercept\":null"))
+      << json;
+}
+
+// Binary models keep their JSON exactly: no "classes" key, flat
+// coefficients, a number as intercept, in the order of dperm 0.1.0.
+TEST(ModelJson, BinaryShapeUnchanged) {
+  Plan p = MakePlan(LossKind::kLogistic, true, 2);
+  std::vector<double> w = {1, 2, 3};
+  std::string json = ModelJson(p, w, ModelMeta());
+  EXPECT_TRUE(Contains(json, "{\"format\":\"dperm.model/1\",\"loss\":\"logistic\","
+                             "\"algorithm\":\"output_gd\",\"coefficients\":[1,2],\"intercept\":3,"
+                             "\"epsilon\":1.5,")) << json;
+  EXPECT_FALSE(Contains(json, "\"classes\""));
+}
+
+// Reference softmax prediction computed here: clip, scores, then
+// exp(s_k - max) / sum.
+std::vector<double> ReferenceSoftmax(const std::vector<double>& w, int classes, int d,
+                                     bool fit_intercept, double bound,
+                                     const std::vector<double>& x) {
+  std::vector<double> cx = ReferenceClip(x, bound), s(classes);
+  const int c = d + (fit_intercept ? 1 : 0);
+  for (int k = 0; k < classes; k++) {
+    s[k] = fit_intercept ? w[k * c + d] : 0;
+    for (int i = 0; i < d; i++) s[k] += w[k * c + i] * cx[i];
+  }
+  double top = *std::max_element(s.begin(), s.end()), sum = 0;
+  for (double& v : s) sum += (v = std::exp(v - top));
+  for (double& v : s) v /= sum;
+  return s;
+}
+
+// PredictSoftmax: the probabilities of the reference, summing to 1, with
+// the row clipped as in training; ArgMax picks the most likely class.
+TEST(PredictSoftmax, MatchesReferenceAndSumsToOne) {
+  std::mt19937_64 gen(9);
+  std::normal_distribution<double> normal(0, 1);
+  int clipped = 0;
+  for (int trial = 0; trial < 300; trial++) {
+    int d = 1 + trial % 5, classes = 2 + trial % 4;
+    bool fit_intercept = trial % 3 != 0;
+    double bound = 0.5 + (trial % 3);
+    int c = d + (fit_intercept ? 1 : 0);
+    std::vector<double> w(size_t(classes) * c), x(d), scratch(d), proba(classes);
+    for (double& v : w) v = 2 * normal(gen);
+    for (double& v : x) v = 2 * normal(gen);
+    if (ReferenceClip(x, bound) != x) clipped++;
+    dperm::PredictSoftmax(w.data(), classes, d, fit_intercept, bound, x.data(), scratch.data(),
+                          proba.data());
+    std::vector<double> ref = ReferenceSoftmax(w, classes, d, fit_intercept, bound, x);
+    double sum = 0;
+    for (int k = 0; k < classes; k++) {
+      EXPECT_NEAR(proba[k], ref[k], 1e-12);
+      sum += proba[k];
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-12);
+    int best = dperm::ArgMax(proba.data(), classes);
+    EXPECT_EQ(best, int(std::max_element(ref.begin(), ref.end()) - ref.begin()));
+  }
+  EXPECT_GT(clipped, 60);
+}
+
+// A worked example: x = (3, 4) clipped to (0.6, 0.8); classes scored
+// w_0 = (1, 0), b_0 = 0 -> 0.6; w_1 = (0, 1), b_1 = 0 -> 0.8; w_2 = 0,
+// b_2 = 0.7 -> 0.7. Probabilities e^s / sum; class 1 wins.
+TEST(PredictSoftmax, WorkedExample) {
+  double w[] = {1, 0, 0, 0, 1, 0, 0, 0, 0.7};
+  double x[] = {3, 4}, scratch[2], proba[3];
+  dperm::PredictSoftmax(w, 3, 2, true, 1.0, x, scratch, proba);
+  double sum = std::exp(0.6) + std::exp(0.8) + std::exp(0.7);
+  EXPECT_NEAR(proba[0], std::exp(0.6) / sum, 1e-15);
+  EXPECT_NEAR(proba[1], std::exp(0.8) / sum, 1e-15);
+  EXPECT_NEAR(proba[2], std::exp(0.7) / sum, 1e-15);
+  EXPECT_EQ(dperm::ArgMax(proba, 3), 1);
+  EXPECT_EQ(x[0], 3.0);  // the input is untouched
+  // Ties go to the first class.
+  double tie[] = {0.25, 0.375, 0.375};
+  EXPECT_EQ(dperm::ArgMax(tie, 3), 1);
+}
+
+// Huge coefficients of a hand-written model (scores overflowing to +-inf or
+// NaN) still give finite probabilities that sum to 1.
+TEST(PredictSoftmax, HugeScoresStayFinite) {
+  const double big = 1e308;
+  double w[] = {big, big, -big, -big, 0, 0};  // no intercept, d = 2, K = 3
+  double x[] = {0.6, 0.8}, scratch[2], proba[3];
+  dperm::PredictSoftmax(w, 3, 2, false, 1e10, x, scratch, proba);
+  double sum = 0;
+  for (double v : proba) {
+    EXPECT_TRUE(std::isfinite(v));
+    sum += v;
+  }
+  EXPECT_NEAR(sum, 1.0, 1e-15);
+  EXPECT_EQ(dperm::ArgMax(proba, 3), 0);
+  double nan_w[] = {big, -big, 0, 0, 1, 1};  // class 0 scores inf - inf = NaN
+  double y[] = {1e10, 1e10};
+  dperm::PredictSoftmax(nan_w, 3, 2, false, 1e10, y, scratch, proba);
+  sum = 0;
+  for (double v : proba) sum += v;
+  EXPECT_NEAR(sum, 1.0, 1e-15);
+  EXPECT_EQ(dperm::ArgMax(proba, 3), 2);
+}
+
+// Writing a large model checks for a pending cancel every 4096 numbers
+// (writing 10^7 numbers takes seconds): with the probe reporting an
+// interrupt, 5000 coefficients throw kCancelled and 100 do not reach a check.
+TEST(ModelJson, LargeModelsCheckForInterrupts) {
+  dperm::SetInterruptProbe([] { return true; });
+  ModelMeta meta;
+  Plan small = MakePlan(LossKind::kLogistic, true, 100);
+  EXPECT_NO_THROW(ModelJson(small, std::vector<double>(101, 0.5), meta));
+  Plan large = MakePlan(LossKind::kLogistic, true, 5000);
+  Plan many_classes = MakePlan(LossKind::kSoftmax, true, 1, 3000);  // 6000 numbers
+  for (const Plan* p : {&large, &many_classes}) {
+    try {
+      ModelJson(*p, std::vector<double>(p->dim, 0.5), meta);
+      ADD_FAILURE() << "no interrupt check";
+    } catch (const dperm::Error& e) {
+      EXPECT_EQ(e.kind(), dperm::ErrorKind::kCancelled);
+    }
+  }
+  dperm::SetInterruptProbe(nullptr);
 }
 
 }  // namespace
