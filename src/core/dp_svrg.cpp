@@ -25,6 +25,11 @@
 //    base 2 since (4) halves the error per epoch. The iterations option
 //    overrides T (epochs).
 //
+// Measured on BANK (n = 45211, d = 42, logistic, eps = 1, delta = 1e-6,
+// l2 = 0.01): T = 21, m = 9601, K = 201621 inner steps, 1.35e6 gradient
+// evaluations, plan 0.03 s, training 0.7 s; with one row per inner step the
+// noise is sigma = 2.18 (see svrg_common.cpp for why, and for batch_size).
+//
 // Privacy: svrg_common.cpp (the split analysis; Theorem 4.1's sigma^2 = c
 // G^2 T m ln(1/delta)/(n^2 eps^2) with c = 1 is the 'paper' accountant's
 // sigma, raised to the calibrated one when it would not reach (epsilon,
