@@ -1,0 +1,408 @@
+// Shared by DP-SVRG and DP-SVRG++ (Wang, Ye & Xu, "Differentially Private
+// ERM Revisited: Faster and More General", NIPS 2017, Algorithms 1 and 2;
+// seeds/003): the privacy of a noisy variance-reduced inner step, its noise
+// calibration, and the training loop.
+//
+// Neighbouring relation: replace-one (same n, one row changed); n is public.
+// Rows are clipped to ||x|| <= feature_bound, so every training row (with its
+// intercept column) has norm <= R, and the per-row loss is G-Lipschitz with
+// G = plan.L (plan_common.hpp).
+//
+// WHAT IS RELEASED. Epoch s computes the snapshot gradient v~ = grad F(x~)
+// (the mean loss gradient over all n rows, Algorithm 1 line 3) and never
+// releases it on its own. Inner step t draws a batch B_t of b rows uniformly
+// without replacement (b = 1 in the paper: "pick i_t in [n]") and forms
+//   v_t = v~ + h_t + u_t,   h_t = 1/b sum_{i in B_t} [grad f_i(x_{t-1}) - grad f_i(x~)],
+//   u_t ~ N(0, sigma^2 I)                                   (Algorithm 1 line 7)
+// then x_t = prox_{eta r}(x_{t-1} - eta v_t) (line 8). Everything else (the
+// iterates, the snapshot points x~_s = mean of an epoch's iterates, the next
+// epoch's start, the output) is a function of the v's and public inputs:
+// post-processing. The v's form an adaptive composition (x_{t-1} and x~ are
+// functions of earlier v's), so it suffices to bound (v_1, ..., v_K), K the
+// number of inner steps of the whole run.
+//
+// WHY NOT THEOREMS 4.1 / 4.3 AS STATED. They give sigma^2 = c G^2 T m
+// ln(1/delta) / (n^2 eps^2) with an unspecified constant c from the moments
+// accountant (Abadi et al. 2016, Thm 1), valid only for eps <= c1 T m / n^2
+// (for BANK, n = 45211 and T m ~ 2e5: eps <= 1e-4 c1). And v_t is not a
+// plain subsampled gradient: v~ depends on every row, so replacing one row
+// changes v_t at EVERY inner step (by up to 2G/n), not only when that row is
+// sampled; when it is sampled, h_t changes as well.
+//
+// THE SPLIT (dperm's analysis). Write u_t = u1_t + u2_t with independent
+// u1_t ~ N(0, f sigma^2 I) and u2_t ~ N(0, (1 - f) sigma^2 I), f in (0, 1):
+// the sum has exactly the law of u_t, so v_t = (v~ + u1_t) + (h_t + u2_t) is
+// a post-processing of the pair P_t = (v~ + u1_t, h_t + u2_t), and (v_1..v_K)
+// is at least as private as (P_1..P_K). Each P_t composes two mechanisms
+// with independent randomness:
+//  (a) snapshot part v~ + u1_t, a Gaussian mechanism: replacing row k
+//      changes v~ by (grad f_k(x~) - grad f'_k(x~))/n, of norm <= 2G/n.
+//      RDP alpha (2G/n)^2 / (2 f sigma^2) (Mironov 2017, Prop. 7). Repeating
+//      it at every inner step costs K times that; for Gaussians this is
+//      exact (m noisy copies of one v~ are worth one copy with variance
+//      f sigma^2 / m).
+//  (b) sampled part h_t + u2_t: the Gaussian mechanism M(S) = 1/b sum_{i in S}
+//      g_i + N(0, (1 - f) sigma^2 I) with g_i = grad f_i(x_{t-1}) -
+//      grad f_i(x~), applied to a uniformly random b-subset S of the rows.
+//      ||g_i|| <= D (below), so on two subsets differing in one row M moves
+//      by at most 2D/b = 2C with C = D/b: the base mechanism of Wang, Balle &
+//      Kasiviswanathan 2019, Thm 9 (replace-one, sampling without
+//      replacement, rate gamma = b/n) with eps(alpha) = 2 alpha / z^2,
+//      z = sqrt(1 - f) sigma / C: RdpSampledWithoutReplacementGaussian.
+// RDP adds over the two parts and over the K steps (Mironov 2017, Prop. 1):
+//   rho(alpha) = K [alpha (2G/n)^2 / (2 f sigma^2)
+//                   + eps_WBK(b/n, sqrt(1 - f) sigma b / D, alpha)],
+// converted to (epsilon, delta) by Balle et al. 2020, Thm 21. Every f gives
+// a valid bound; the plan takes the f whose calibrated sigma is smallest
+// (a grid over (0, 1), then golden section: public inputs only), calibrates
+// sigma against exactly this curve and stores the curve in Plan::rdp_curve.
+// Putting all the noise on either part is no option: the other part would
+// be released without noise (rho = infinity).
+//
+// D, THE RANGE OF ONE ROW'S GRADIENT DIFFERENCE g = grad f(x; z) -
+// grad f(y; z). Linear models: grad = f'(m) x_z, so g = (f'(m1) - f'(m2)) x_z
+// and ||g|| <= R (sup f' - inf f'). Logistic: f' = -y sigmoid(-y m) lies
+// between 0 and -y with |y| = 1 (the boundary stores labels as +-1,
+// rows.cpp; BasePlan's L = R assumes the same), so D = R = G. Huber:
+// f' = clip(m - y, -delta, delta), D = 2 delta R = 2G. Softmax: grad =
+// (p - e_y) x^T, g = (p1 - p2) x^T with ||p1 - p2|| <= sqrt(2) for two
+// points of the simplex, D = sqrt(2) R = G. The generic bound is 2G
+// (||g|| <= ||grad f(x)|| + ||grad f(y)||), which the issue text uses; the
+// loss-specific D halves the sampled part's sensitivity for logistic and
+// softmax and is never above 2G.
+//
+// REGULARISER. F^r = F + r with F the mean loss and r = l1 ||.||_1 +
+// l2/2 ||.||^2 entirely in the proximal step, which is data-independent
+// (post-processing). Xiao & Zhang (2014), whose Prox-SVRG Algorithm 1
+// follows, let the strong convexity of F^r come from r; so v~ and g_i
+// contain loss gradients only, and the smoothness in Theorems 4.2/4.4 is the
+// loss's beta.
+//
+// MINI-BATCHES (a dperm extension). The paper uses b = 1. With batch_size
+// => b the inner steps average b rows and (b) uses gamma = b/n, C = D/b.
+// Subsampling amplifies only steps that are noisy enough (z of order 1):
+// with b = 1 that forces noise of order D on every inner step whatever
+// epsilon (a row sampled once must be protected by that one step: with
+// delta = 1e-6 the chance that it is ever sampled is far above delta), which
+// is why b > 1 helps a lot. The epoch length m keeps the b = 1 value of
+// Theorem 4.2's inequality (4) (the inner estimate's variance only shrinks
+// with b). Measured on BANK (n = 45211, d = 42, logistic, eps = 1,
+// delta = 1e-6, mean excess risk over 3 seeds): DP-SVRG at l2 = 0.01
+// (T = 21, m = 9601, K = 201621) has sigma = 2.18 and excess 0.73 with
+// b = 1, sigma = 0.40 and excess 0.024 with b = 16; DP-SVRG++ at l2 = 0
+// (T = 11, m = 1, K = 4094) has sigma = 2.11 and excess 1.7 with b = 1,
+// sigma = 0.063 and excess 0.053 with b = 64 (0.050 of which is its
+// optimisation error). DP-GD reaches 0.0011 at l2 = 0.01.
+//
+// A LIMIT OF THE BOUND. WBK's Theorem 9 has a floor for the Gaussian: its
+// terms j >= 3 carry min{2, (e^{eps(inf)} - 1)^j} = 2 however large the
+// noise, so K steps cost at least about K gamma^3 alpha^2/3 per order. With
+// many steps and a large b (e.g. b = 256, K = 2e5 on BANK) that floor
+// exceeds the budget and the calibrated sigma jumps to the unamplified one
+// (sigma = 23 at b = 256 against 0.42 at b = 64): more rows per step is not
+// always better, and the plan shows the sigma before any data is read.
+//
+// ACCOUNTANT 'paper'. The theorems' sigma with c = 1 (the mechanisms state
+// which); when it is below the calibrated sigma (on BANK at eps = 1 it is,
+// by a factor 8 (b = 16) to 40 (b = 1): c = 1 is far too optimistic) the
+// calibrated sigma is used with a note. A larger paper
+// sigma keeps the calibrated fraction f, whose curve only decreases as
+// sigma grows, so (epsilon, delta) still holds under dperm's accountant.
+#include "dperm/svrg_common.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "dperm/budget.hpp"
+#include "dperm/calibrate.hpp"
+#include "dperm/mechanism.hpp"
+#include "dperm/plan_common.hpp"
+#include "dperm/rdp.hpp"
+
+namespace dperm {
+namespace {
+
+// More inner steps than this are refused (2^40 ~ 1.1e12): beyond any run
+// that finishes, and far from int64 overflow.
+const int64_t kMaxTotalSteps = int64_t(1) << 40;
+
+// The split's fraction grid: k/20, k = 1..19, then golden section around
+// the best grid point down to this width.
+const int kGridPoints = 19;
+const double kFractionTolerance = 1e-4;
+
+// The curve with the noise given as z = sigma / C, C = D/b (the sampled
+// part's per-row contribution): the units the calibration searches in.
+std::vector<double> CurveAtMultiplier(const SvrgSteps& s, double z, double f) {
+  const std::vector<double>& orders = LedgerOrders();
+  const double c = s.row_range / double(s.batch);
+  const double gamma = double(s.batch) / double(s.n);
+  // (a): sigma1 / Delta_a = sqrt(f) z C / (2G/n).
+  const double a_ratio = std::sqrt(f) * z * c / s.snapshot_sensitivity;
+  // (b): the WBK multiplier of u2.
+  const double z2 = std::sqrt(1 - f) * z;
+  const double k = double(s.steps);
+  std::vector<double> curve(orders.size());
+  for (size_t i = 0; i < orders.size(); i++) {
+    const double a = orders[i];
+    curve[i] = k * (RdpGaussian(a_ratio, a) +  // Mironov 2017, Prop. 7
+                    RdpSampledWithoutReplacementGaussian(gamma, z2, a));  // WBK Thm 9
+  }
+  return curve;
+}
+
+void CheckSteps(const SvrgSteps& s) {
+  if (s.n < 1 || s.batch < 1 || s.batch > s.n || s.steps < 1 ||
+      !(s.snapshot_sensitivity > 0) || !(s.row_range > 0))
+    throw Error(ErrorKind::kInternal, "SVRG accounting: bad public inputs");
+}
+
+void CheckFraction(double f) {
+  if (!(f > 0 && f < 1))
+    throw Error(ErrorKind::kInternal, "SVRG accounting: noise fraction must be in (0, 1)");
+}
+
+// SvrgCalibrateSigma, or +inf when no sigma reaches epsilon at this f.
+double SigmaOrInfinity(const SvrgSteps& s, double f, double epsilon, double delta) {
+  try {
+    return SvrgCalibrateSigma(s, f, epsilon, delta);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kInvalidParameter) throw;
+    return std::numeric_limits<double>::infinity();
+  }
+}
+
+}  // namespace
+
+double SvrgRowRange(const Plan& p) {
+  switch (p.loss) {
+    case LossKind::kLogistic: return p.R;  // f' between 0 and -y, |y| = 1
+    case LossKind::kHuber: return 2 * p.options.huber_delta * p.R;  // f' in [-delta, delta]
+    case LossKind::kSoftmax: return std::sqrt(2.0) * p.R;  // ||p1 - p2|| <= sqrt(2)
+  }
+  throw Error(ErrorKind::kInternal, "SvrgRowRange: unknown loss");
+}
+
+std::vector<double> SvrgRdpCurve(const SvrgSteps& s, double sigma, double fraction) {
+  CheckSteps(s);
+  CheckFraction(fraction);
+  return CurveAtMultiplier(s, sigma / (s.row_range / double(s.batch)), fraction);
+}
+
+double SvrgCalibrateSigma(const SvrgSteps& s, double fraction, double epsilon,
+                          double delta) {
+  CheckSteps(s);
+  CheckFraction(fraction);
+  const std::vector<double>& orders = LedgerOrders();
+  auto epsilon_of_sigma = [&](double sigma) {
+    return RdpToEpsilon(orders, SvrgRdpCurve(s, sigma, fraction), delta);
+  };
+  // Search in units of C = D/b, where sigma is of order 1 .. 1e3.
+  const double c = s.row_range / double(s.batch);
+  double z = CalibrateNoiseMultiplier(
+      [&](double zz) { return epsilon_of_sigma(zz * c); }, epsilon);
+  // sigma = z C is rounded; step it up until the stored curve (computed
+  // from sigma) converts to at most epsilon, as CalibrateNoiseMultiplier
+  // guarantees for z.
+  double sigma = z * c;
+  for (int i = 0; i < 64 && epsilon_of_sigma(sigma) > epsilon; i++)
+    sigma *= 1 + 1e-14;
+  if (epsilon_of_sigma(sigma) > epsilon)
+    throw Error(ErrorKind::kInternal, "SVRG noise calibration did not reach epsilon");
+  return sigma;
+}
+
+SvrgSplit SvrgOptimalSplit(const SvrgSteps& s, double epsilon, double delta) {
+  CheckSteps(s);
+  SvrgSplit best;
+  best.sigma = std::numeric_limits<double>::infinity();
+  auto consider = [&](double f) {
+    double sigma = SigmaOrInfinity(s, f, epsilon, delta);
+    if (sigma < best.sigma) {
+      best.sigma = sigma;
+      best.fraction = f;
+    }
+    return sigma;
+  };
+  const double h = 1.0 / (kGridPoints + 1);
+  for (int k = 1; k <= kGridPoints; k++) consider(k * h);
+  if (!std::isfinite(best.sigma))
+    ThrowInvalid("epsilon " + FormatNumber(epsilon) +
+                     " is not reachable by any noise for this many inner steps",
+                 "Use a larger epsilon or delta, or fewer iterations.");
+  // Golden section on the bracket around the best grid point. The result
+  // is the best point evaluated, so never worse than the grid.
+  double lo = std::max(best.fraction - h, kFractionTolerance);
+  double hi = std::min(best.fraction + h, 1 - kFractionTolerance);
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  double x1 = hi - g * (hi - lo), x2 = lo + g * (hi - lo);
+  double f1 = consider(x1), f2 = consider(x2);
+  while (hi - lo > kFractionTolerance) {
+    if (f1 <= f2) {
+      hi = x2;
+      x2 = x1;
+      f2 = f1;
+      x1 = hi - g * (hi - lo);
+      f1 = consider(x1);
+    } else {
+      lo = x1;
+      x1 = x2;
+      f1 = f2;
+      x2 = lo + g * (hi - lo);
+      f2 = consider(x2);
+    }
+  }
+  return best;
+}
+
+int64_t SvrgTotalSteps(int64_t epochs, int64_t m, bool doubling) {
+  if (epochs < 1 || m < 1) throw Error(ErrorKind::kInternal, "SVRG schedule without steps");
+  const std::string hint = "Use fewer iterations (epochs).";
+  if (!doubling) {
+    if (m > kMaxTotalSteps / epochs)
+      ThrowInvalid("the plan would run more than " + std::to_string(kMaxTotalSteps) +
+                       " inner steps (" + std::to_string(epochs) + " epochs of " +
+                       std::to_string(m) + ")",
+                   hint);
+    return epochs * m;
+  }
+  // m (2 + 4 + ... + 2^T) = m (2^{T+1} - 2).
+  if (epochs > 39 || m > kMaxTotalSteps / ((int64_t(1) << (epochs + 1)) - 2))
+    ThrowInvalid("the plan would run more than " + std::to_string(kMaxTotalSteps) +
+                     " inner steps (" + std::to_string(epochs) +
+                     " doubling epochs, the first of " + std::to_string(2 * m) + ")",
+                 hint);
+  return m * ((int64_t(1) << (epochs + 1)) - 2);
+}
+
+void SvrgCheckOptions(const Options& o, Algorithm a) {
+  if (o.radius > 0) RejectOption(a, "radius", "it takes proximal steps, not projections onto a ball");
+  if (o.ls_sigma >= 0) RejectOption(a, "ls_sigma", "it does no Laplacian smoothing");
+  if (!(o.delta > 0))
+    ThrowInvalid(std::string("algorithm ") + AlgorithmName(a) +
+                     " needs delta > 0: it adds Gaussian noise to every inner step",
+                 "Pass delta => 1e-6 (or smaller than 1/n), or use algorithm output_gd "
+                 "or bolton for pure epsilon-DP.");
+}
+
+int64_t SvrgBatch(const Options& o, int64_t n, Algorithm a) {
+  if (o.batch_size <= 0) return 1;  // Algorithms 1 and 2: one row per inner step
+  if (o.batch_size > n)
+    ThrowInvalid(std::string("batch_size ") + std::to_string(o.batch_size) +
+                 " exceeds the number of rows n = " + std::to_string(n) + " (algorithm " +
+                 AlgorithmName(a) + ")");
+  return o.batch_size;
+}
+
+void PlanSvrgNoise(Plan& p, int64_t m, bool doubling, double paper_sigma,
+                   const std::string& paper_rule) {
+  const Options& o = p.options;
+  const int64_t steps = SvrgTotalSteps(p.iterations, m, doubling);
+  SvrgSteps s;
+  s.n = p.n;
+  s.batch = p.batch_size;
+  s.steps = steps;
+  s.snapshot_sensitivity = 2 * p.L / double(p.n);  // (a): replace-one change of grad F
+  s.row_range = SvrgRowRange(p);                   // (b): D
+  SvrgSplit split = SvrgOptimalSplit(s, o.epsilon, o.delta);
+  double sigma = split.sigma;
+  p.noise_rule = "smallest sigma whose RDP over all inner steps, with sigma^2 split " +
+                 FormatNumber(split.fraction) + " : " + FormatNumber(1 - split.fraction) +
+                 " between the snapshot gradient (Gaussian, Mironov 2017 Prop. 7) and the "
+                 "sampled gradient difference (Wang, Balle & Kasiviswanathan 2019, Thm 9), "
+                 "gives (epsilon, delta); derivation in svrg_common.cpp";
+  if (p.accountant == Accountant::kPaper) {
+    if (paper_sigma >= sigma) {
+      sigma = paper_sigma;
+      p.noise_rule = paper_rule;
+    } else {
+      AddNote(p, "the paper's sigma " + FormatNumber(paper_sigma) +
+                     " does not reach (epsilon, delta) under dperm's accountant; the calibrated sigma is used");
+    }
+  }
+  p.rdp_curve = SvrgRdpCurve(s, sigma, split.fraction);
+  p.noisy_steps = steps;
+  p.sampling = p.batch_size == p.n ? Sampling::kFullBatch : Sampling::kWithoutReplacement;
+  p.sampling_rate = double(p.batch_size) / double(p.n);
+  // The largest change of one step's v (before noise) under replace-one:
+  // 2G/n through the snapshot plus 2D/b through the sampled rows.
+  p.sensitivity = 2 * s.row_range / double(p.batch_size) + s.snapshot_sensitivity;
+  p.sensitivity_rule = "2 D / batch_size + 2 L / n: a replaced row moves the snapshot gradient by 2L/n "
+                       "and, when sampled, the batch's gradient difference by 2D/b (D = " +
+                       FormatNumber(s.row_range) + ", the range of one row's gradient difference)";
+  p.noise = NoiseKind::kGaussian;
+  p.noise_scale = sigma;
+  p.noise_multiplier = sigma / (p.sensitivity / 2);
+  p.expected_noise_sq = ExpectedNoiseSq(NoiseKind::kGaussian, p.dim, sigma);
+  if (!std::isfinite(p.noise_scale) || !std::isfinite(p.expected_noise_sq))
+    ThrowInvalid("epsilon " + FormatNumber(o.epsilon) + " is too small: the noise scale overflows",
+                 "Use a larger epsilon.");
+  const double evaluations =
+      double(p.iterations) * double(p.n) + 2 * double(p.batch_size) * double(steps);
+  AddNote(p, std::to_string(p.iterations) + " epochs, epoch length m = " + std::to_string(m) +
+                 (doubling ? " doubling (m_s = 2^s m)" : "") + ", " + std::to_string(steps) +
+                 " noisy inner steps of " + std::to_string(p.batch_size) +
+                 (p.batch_size == 1 ? " row" : " rows") + "; gradient evaluations: " +
+                 FormatNumber(evaluations) + " (T n for the snapshots + 2 b K inner)");
+}
+
+int64_t SvrgEpochLength(const Plan& p, bool doubling) {
+  const int64_t per_m = SvrgTotalSteps(p.iterations, 1, doubling);
+  if (p.noisy_steps < per_m || p.noisy_steps % per_m != 0)
+    throw Error(ErrorKind::kInternal, "SVRG plan: noisy_steps does not match the epochs");
+  return p.noisy_steps / per_m;
+}
+
+void ProxElasticNet(Eigen::VectorXd& w, double t, double l1, double l2) {
+  ProxL1(w, t * l1);
+  if (l2 > 0) w /= 1 + t * l2;
+}
+
+Eigen::VectorXd RunSvrg(const Plan& p, const Objective& objective, SecureRng& rng,
+                        bool doubling) {
+  const int64_t n = objective.n();
+  const int64_t b = p.batch_size;
+  if (n != p.n || b < 1 || b > n || objective.dim() != p.dim)
+    throw Error(ErrorKind::kInternal, "SVRG plan does not match the data");
+  const int64_t m = SvrgEpochLength(p, doubling);
+  const double eta = p.step_size;
+  const double sigma = p.noise_scale;
+  const double l1 = objective.l1(), l2 = objective.l2();
+  const int dim = p.dim;
+  Eigen::VectorXd snapshot = Eigen::VectorXd::Zero(dim);  // x~_0 = 0
+  Eigen::VectorXd x = snapshot;
+  Eigen::VectorXd v(dim), at_x(dim), at_snapshot(dim), mean(dim);
+  std::vector<int64_t> batch(size_t(b), 0), scratch;
+  for (int64_t s = 1; s <= p.iterations; s++) {
+    CheckInterrupt();
+    const Eigen::VectorXd full = objective.LossGradient(snapshot);  // v~ = grad F(x~)
+    if (!doubling) x = snapshot;  // Algorithm 1, line 4: x_0^s = x~
+    const int64_t steps = doubling ? (m << s) : m;  // Algorithm 2: m_s = 2^s m
+    mean.setZero();
+    for (int64_t t = 0; t < steps; t++) {
+      if ((t & 1023) == 1023) CheckInterrupt();
+      if (b == 1)
+        batch[0] = static_cast<int64_t>(rng.UniformIndex(uint64_t(n)));
+      else
+        SampleWithoutReplacement(rng, n, b, scratch, batch);
+      at_x.setZero();
+      at_snapshot.setZero();
+      objective.AddRowGradients(x, batch.data(), b, at_x);
+      objective.AddRowGradients(snapshot, batch.data(), b, at_snapshot);
+      // v = grad f_i(x) - grad f_i(x~) + v~ + u (line 7; batch mean for b > 1)
+      v = full;
+      v += (at_x - at_snapshot) / double(b);
+      if (sigma > 0)
+        for (int j = 0; j < dim; j++) v(j) += sigma * rng.Gaussian();
+      x -= eta * v;
+      ProxElasticNet(x, eta, l1, l2);  // line 8: x = prox_{eta r}(x - eta v)
+      mean += x;
+    }
+    snapshot = mean / double(steps);  // line 10: x~_s = mean of the inner iterates
+    // Algorithm 2: the next epoch starts from x = x_{m_s}^s (kept as is).
+  }
+  return snapshot;
+}
+
+}  // namespace dperm

@@ -1,0 +1,123 @@
+// Reference solvers and synthetic data for the gradient-perturbation tests
+// (dp_gd, dp_svrg, dp_svrg_pp): independent of the mechanisms under test.
+#pragma once
+
+#include <Eigen/Dense>
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "dperm/loss.hpp"
+#include "dperm/objective.hpp"
+#include "dperm/options.hpp"
+#include "dperm/plan.hpp"
+#include "dperm/rows.hpp"
+#include "dperm/train.hpp"
+
+namespace dperm::testing {
+
+// Rows of stride d + 1 (features clipped to norm <= 1, then the label):
+// logistic labels +-1 from a logistic model, Huber targets linear plus
+// noise with outliers, softmax classes 0..classes-1 from a multinomial model.
+inline std::vector<double> ErmRows(LossKind loss, int n, int d, uint64_t seed,
+                                   int classes = 3) {
+  std::mt19937_64 gen(seed);
+  std::normal_distribution<double> normal(0, 1);
+  std::uniform_real_distribution<double> unif(0, 1);
+  int k = loss == LossKind::kSoftmax ? classes : 1;
+  std::vector<double> truth(size_t(k) * (d + 1));
+  for (double& v : truth) v = normal(gen);
+  std::vector<double> rows(size_t(n) * (d + 1));
+  std::vector<double> raw(d);
+  for (int i = 0; i < n; i++) {
+    for (double& v : raw) v = 0.8 * normal(gen);
+    double* r = &rows[size_t(i) * (d + 1)];
+    ClipRow(raw.data(), d, 1.0, r);
+    std::vector<double> m(k);
+    for (int c = 0; c < k; c++) {
+      m[c] = truth[size_t(c) * (d + 1) + d];
+      for (int j = 0; j < d; j++) m[c] += truth[size_t(c) * (d + 1) + j] * r[j];
+    }
+    if (loss == LossKind::kLogistic) {
+      r[d] = unif(gen) < 1 / (1 + std::exp(-3 * m[0])) ? 1.0 : -1.0;
+    } else if (loss == LossKind::kHuber) {
+      r[d] = m[0] + 0.3 * normal(gen) + (i % 10 == 0 ? 5 * normal(gen) : 0.0);
+    } else {
+      double total = 0;
+      for (double& v : m) total += (v = std::exp(2 * v));
+      double u = unif(gen) * total;
+      int c = 0;
+      while (c < k - 1 && u > m[c]) u -= m[c++];
+      r[d] = c;
+    }
+  }
+  return rows;
+}
+
+inline Eigen::VectorXd ToVector(const std::vector<double>& v) {
+  return Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
+}
+
+// The exact minimiser of a smooth strongly convex objective by damped
+// Newton's method on its Hessian (as in test_output_gd.cpp).
+inline Eigen::VectorXd NewtonMinimiser(const Objective& f) {
+  Eigen::VectorXd w = Eigen::VectorXd::Zero(f.dim());
+  for (int it = 0; it < 200; it++) {
+    Eigen::VectorXd g = f.Gradient(w);
+    if (g.norm() < 1e-14) break;
+    Eigen::VectorXd step = f.Hessian(w).partialPivLu().solve(g);
+    double t = 1, fw = f.Value(w);
+    if (g.norm() > 1e-6)
+      while (f.Value(w - t * step) > fw - 1e-4 * t * g.dot(step) && t > 1e-10) t /= 2;
+    w -= t * step;
+  }
+  return w;
+}
+
+// The norm of the smallest subgradient of F + l1 ||.||_1 at w (F the smooth
+// part, l2 included): coordinate j contributes |g_j + l1 sign(w_j)| when
+// w_j != 0 and max(|g_j| - l1, 0) when w_j = 0. Zero exactly at the
+// minimiser; for an l2-strongly convex objective ||w - w*|| <= residual/l2.
+inline double SubgradientResidual(const Objective& f, const Eigen::VectorXd& w) {
+  Eigen::VectorXd g = f.Gradient(w);
+  double l1 = f.l1();
+  double sq = 0;
+  for (Eigen::Index j = 0; j < w.size(); j++) {
+    double r = w(j) != 0 ? g(j) + l1 * (w(j) > 0 ? 1 : -1) : std::max(std::abs(g(j)) - l1, 0.0);
+    sq += r * r;
+  }
+  return std::sqrt(sq);
+}
+
+// The minimiser of F + l1 ||.||_1 by FISTA (Beck & Teboulle 2009) with the
+// gradient restart of O'Donoghue & Candes (2015), step 1/smooth, its own
+// soft thresholding; stops when the subgradient residual is below
+// `tolerance`.
+inline Eigen::VectorXd FistaMinimiser(const Objective& f, double smooth,
+                                      double tolerance = 1e-12, int max_iterations = 200000) {
+  const double t = 1 / smooth, l1 = f.l1();
+  auto prox = [&](Eigen::VectorXd y) {
+    for (Eigen::Index j = 0; j < y.size(); j++) {
+      double a = std::abs(y(j)) - t * l1;
+      y(j) = a > 0 ? (y(j) > 0 ? a : -a) : 0.0;
+    }
+    return y;
+  };
+  Eigen::VectorXd x = Eigen::VectorXd::Zero(f.dim()), y = x;
+  double theta = 1;
+  for (int it = 0; it < max_iterations; it++) {
+    Eigen::VectorXd next = prox(y - t * f.Gradient(y));
+    if ((y - next).dot(next - x) > 0) theta = 1;  // momentum points uphill: restart
+    double theta_next = (1 + std::sqrt(1 + 4 * theta * theta)) / 2;
+    y = next + (theta - 1) / theta_next * (next - x);
+    x = next;
+    theta = theta_next;
+    if ((it & 63) == 0 && SubgradientResidual(f, x) < tolerance) break;
+  }
+  return x;
+}
+
+}  // namespace dperm::testing
