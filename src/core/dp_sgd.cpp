@@ -50,10 +50,11 @@
 //    ||w||^2 satisfies l2 w_hat = -1/n sum grad f_i(w_hat), whose norm is at
 //    most L, so ||w_hat|| <= L/l2: the ball contains w_hat and the projected
 //    problem has the same solution;
-//  * l2 = 0 (convex): M = kConvexRadius (below). The unregularised
-//    minimiser need not exist (separable data), so no public bound holds;
-//    the default is a ball that held the measured minimiser on the bundled
-//    datasets (see kConvexRadius), and radius => overrides it.
+//  * l2 = 0 (convex): M = kDefaultConvexNormBound = 10 (noisy_minibatch.hpp,
+//    with the measurements behind it). The unregularised minimiser need not
+//    exist (separable data), so no public bound holds: the projected problem
+//    may differ from the unconstrained one, and the plan's note says so;
+//    radius => overrides it.
 //
 // Defaults (Theorem 3.2 and Algorithm 1, with dim = the model's coordinate
 // count as the paper's d):
