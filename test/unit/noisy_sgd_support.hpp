@@ -1,0 +1,115 @@
+// Helpers shared by the unit tests of dp_sgd and dp_lssgd: synthetic rows
+// for the three losses, the exact minimiser, options, and the paper's
+// formulas recomputed independently of src/core.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dperm/objective.hpp"
+#include "dperm/options.hpp"
+#include "dperm/plan.hpp"
+#include "dperm/rows.hpp"
+#include "dperm/train.hpp"
+
+namespace dperm::testing {
+
+inline const char* Name(LossKind loss) {
+  return loss == LossKind::kLogistic ? "logistic" : loss == LossKind::kHuber ? "huber" : "softmax";
+}
+
+// Options of an algorithm with the settings the tests vary (softmax: 3
+// classes).
+inline Options SgdOpts(Algorithm algorithm, LossKind loss, double epsilon, double delta,
+                       double l2, Accountant accountant = Accountant::kTight) {
+  Options o;
+  o.algorithm = algorithm;
+  o.epsilon = epsilon;
+  o.delta = delta;
+  o.l2 = l2;
+  o.accountant = accountant;
+  if (loss == LossKind::kSoftmax) o.classes = 3;
+  return o;
+}
+
+// Rows of stride d + 1 (features clipped to norm <= 1, then the label):
+// logistic labels +-1 from a logistic model, Huber targets linear plus
+// noise with outliers, softmax classes 0..2 from a softmax model.
+inline std::vector<double> SyntheticRows(LossKind loss, int n, int d, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::normal_distribution<double> normal(0, 1);
+  std::uniform_real_distribution<double> unif(0, 1);
+  const int K = 3;
+  std::vector<double> truth(size_t(K) * (d + 1));
+  for (double& v : truth) v = normal(gen);
+  std::vector<double> rows(size_t(n) * (d + 1)), raw(d);
+  for (int i = 0; i < n; i++) {
+    for (double& v : raw) v = 0.8 * normal(gen);
+    double* r = &rows[size_t(i) * (d + 1)];
+    ClipRow(raw.data(), d, 1.0, r);
+    auto margin = [&](int k) {
+      double m = truth[size_t(k) * (d + 1) + d];
+      for (int j = 0; j < d; j++) m += truth[size_t(k) * (d + 1) + j] * r[j];
+      return m;
+    };
+    if (loss == LossKind::kLogistic) {
+      r[d] = unif(gen) < 1 / (1 + std::exp(-3 * margin(0))) ? 1.0 : -1.0;
+    } else if (loss == LossKind::kHuber) {
+      r[d] = margin(0) + 0.3 * normal(gen) + (i % 10 == 0 ? 5 * normal(gen) : 0.0);
+    } else {
+      double p[K], total = 0;
+      for (int k = 0; k < K; k++) total += p[k] = std::exp(2 * margin(k));
+      double u = unif(gen) * total;
+      int c = 0;
+      while (c < K - 1 && u > p[c]) u -= p[c++];
+      r[d] = c;
+    }
+  }
+  return rows;
+}
+
+// The exact minimiser by damped Newton's method on the objective's Hessian.
+inline Eigen::VectorXd NewtonMinimiser(const Objective& f) {
+  Eigen::VectorXd w = Eigen::VectorXd::Zero(f.dim());
+  for (int it = 0; it < 200; it++) {
+    Eigen::VectorXd g = f.Gradient(w);
+    if (g.norm() < 1e-13) break;
+    Eigen::VectorXd step = f.Hessian(w).ldlt().solve(g);
+    double t = 1, fw = f.Value(w);
+    if (g.norm() > 1e-6)
+      while (f.Value(w - t * step) > fw - 1e-4 * t * g.dot(step) && t > 1e-10) t /= 2;
+    w -= t * step;
+  }
+  return w;
+}
+
+inline Eigen::VectorXd ToVector(const std::vector<double>& v) {
+  return Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
+}
+
+// Trains by the plan with a seeded generator.
+inline Eigen::VectorXd TrainSeeded(const Plan& p, const std::vector<double>& rows,
+                                   uint64_t seed) {
+  SecureRng rng = SecureRng::FromSeed(seed);
+  return ToVector(TrainModel(p, rows.data(), rng));
+}
+
+// The plan with its noise turned off.
+inline Plan Noiseless(Plan p) {
+  p.noise_scale = 0;
+  return p;
+}
+
+// The number from `"key":<number>` in a JSON text (NaN if absent).
+inline double JsonNumber(const std::string& json, const std::string& key) {
+  std::string needle = "\"" + key + "\":";
+  size_t at = json.find(needle);
+  if (at == std::string::npos) return NAN;
+  return std::strtod(json.c_str() + at + needle.size(), nullptr);
+}
+
+}  // namespace dperm::testing
