@@ -1,5 +1,13 @@
+// Objective perturbation (Bassily, Feldman, Talwar & Thakurta, NeurIPS 2019,
+// Section 5, Algorithm 2), and the pieces objective_approx shares with it:
+// the loss check (Assumption 5.1), lambda (Theorems 5.2 and 5.3), the RDP
+// curve of the exact minimiser, and the perturbed objective with its solvers.
+// The derivations are at the top of objective_perturbation.cpp.
 #pragma once
 #include "dperm/mechanism.hpp"
+
+#include <Eigen/Dense>
+#include <vector>
 
 namespace dperm {
 
@@ -10,5 +18,80 @@ class ObjectivePerturbation final : public Mechanism {
   Eigen::VectorXd Train(const Plan& plan, const Objective& objective,
                         SecureRng& rng) const override;
 };
+
+// Refuses what Theorem 5.2 does not cover (softmax: Hessian rank up to K-1;
+// Huber: not twice differentiable; delta = 0) and the options objective
+// perturbation does not use (l1, radius, batch_size, ls_sigma, step_size,
+// iterations), naming the algorithm.
+void CheckObjectivePerturbation(const Options& options, LossKind loss,
+                                Algorithm algorithm);
+
+// Sets p.objective_lambda: Theorem 5.3's lambda, raised to beta/(epsilon n)
+// when that is larger (Theorem 5.2's condition beta <= epsilon n lambda),
+// with a note saying so; and p.norm_bound = M.
+void PlanObjectiveLambda(Plan& p);
+
+// Strong convexity of the data-independent part of the perturbed objective:
+// 2 lambda (from lambda ||w||^2) + l2.
+double PerturbedStrongConvexity(const Plan& p);
+
+// log(1 + beta / (n (2 lambda + l2))): the bound on the log-ratio of the
+// Jacobian determinants of neighbouring datasets (rank-1 Hessians).
+double JacobianEpsilon(const Plan& p);
+
+// RDP at `order` of releasing the exact minimiser when b ~ N(0, sigma^2 I),
+// kappa = 2L/sigma: eps_J + kappa^2/2 + log E[exp((order-1) kappa R)]/(order-1)
+// with R ~ Rayleigh (chi with 2 degrees of freedom).
+double ObjectivePerturbationRdp(double kappa, double jacobian_epsilon,
+                                double order);
+
+// The RDP curve on LedgerOrders() of the exact minimiser at kappa = 2L/sigma,
+// plus (output_ratio > 0) a Gaussian release whose sensitivity/sigma is
+// output_ratio (Mironov 2017, Prop. 7), composed (Prop. 1).
+std::vector<double> ObjectivePerturbationCurve(double kappa,
+                                               double jacobian_epsilon,
+                                               double output_ratio);
+
+// The largest kappa = 2L/sigma whose curve, with an output release of
+// ratio output_share * kappa (0: none), converts to p's (epsilon, delta)
+// (Balle et al. 2020, Thm 21). Refuses an epsilon the Jacobian term alone
+// already uses up.
+double CalibrateObjectiveKappa(const Plan& p, double jacobian_epsilon,
+                               double output_share);
+
+// log E[exp(t R)] for R ~ Rayleigh(1), t >= 0:
+// log(1 + t sqrt(2 pi) exp(t^2/2) Phi(t)).
+double LogRayleighMgf(double t);
+
+// F(w) + lambda ||w||^2 + <b, w>/n for an objective F (l2 included, no l1).
+class PerturbedObjective {
+ public:
+  PerturbedObjective(const Objective& f, double lambda, Eigen::VectorXd b);
+  int dim() const { return f_.dim(); }
+  Eigen::Index n() const { return f_.n(); }
+  const Objective& base() const { return f_; }
+  // Modulus of strong convexity of the data-independent part: 2 lambda + l2.
+  double strong_convexity() const { return 2 * lambda_ + f_.l2(); }
+  double Value(const Eigen::VectorXd& w) const;
+  Eigen::VectorXd Gradient(const Eigen::VectorXd& w) const;
+  Eigen::MatrixXd Hessian(const Eigen::VectorXd& w) const;
+
+ private:
+  const Objective& f_;
+  double lambda_;
+  Eigen::VectorXd b_over_n_;
+};
+
+enum class PerturbedSolver { kNewton, kAccelerated };
+
+// A point with ||grad|| <= tolerance of the perturbed objective, from w = 0:
+// damped Newton (dense Hessian) or Nesterov's accelerated gradient for
+// strongly convex functions (step 1/smoothness), each until the gradient
+// test passes; Newton falls back to the accelerated method if it stalls.
+// `smoothness` bounds the Hessian's largest eigenvalue. Returns false if
+// the iteration bound the theory gives was exhausted first (floating point).
+bool MinimisePerturbed(const PerturbedObjective& f, double smoothness,
+                       double tolerance, PerturbedSolver solver,
+                       Eigen::VectorXd& w);
 
 }  // namespace dperm

@@ -74,6 +74,17 @@ struct Plan {
   // and the ledger then composes its row by plain sums.
   std::vector<double> rdp_curve;
   bool has_rdp = true;
+  // Objective perturbation (objective, objective_approx): the minimised
+  // objective gets objective_lambda ||w||^2 + <b, w>/n on top of F, with
+  // b ~ N(0, objective_noise^2 I); the solver stops at ||grad|| <=
+  // solver_tolerance; objective_approx certifies ||w - w_exact|| <=
+  // certificate_radius. gradient_evaluations: the planned number of per-row
+  // gradient evaluations (0: not stated).
+  double objective_lambda = 0;
+  double objective_noise = 0;
+  double solver_tolerance = 0;
+  double certificate_radius = 0;
+  int64_t gradient_evaluations = 0;
   std::string note;          // anything the user should know (capped T, ...)
 };
 

@@ -40,12 +40,17 @@ std::string AccountingJson(const Plan& p) {
     j.Key("epsilon_at_delta").BeginObject();
     // One Gaussian release: exact epsilon by the analytic formula (the plan
     // calibrated it), by RDP (Mironov 2017, Prop. 7 + improved conversion)
-    // and by PLD (a Poisson rate of 1 is the plain Gaussian mechanism).
-    j.Key("analytic").Number(p.accountant == Accountant::kTight
-                                 ? p.options.epsilon
-                                 : GaussianEpsilon(multiplier, delta, 1.0));
+    // and by PLD (a Poisson rate of 1 is the plain Gaussian mechanism). A
+    // mechanism with its own curve (e.g. objective perturbation) is not a
+    // plain Gaussian release: only its curve speaks for it.
+    const bool plain = p.rdp_curve.empty();
+    if (plain)
+      j.Key("analytic").Number(p.accountant == Accountant::kTight
+                                   ? p.options.epsilon
+                                   : GaussianEpsilon(multiplier, delta, 1.0));
     j.Key("rdp").Number(RdpToEpsilon(LedgerOrders(), curve, delta));
-    j.Key("pld").Number(EpsilonPoissonSubsampledGaussianPld(1.0, multiplier, 1, delta));
+    if (plain)
+      j.Key("pld").Number(EpsilonPoissonSubsampledGaussianPld(1.0, multiplier, 1, delta));
     j.EndObject();
   } else {
     j.Key("noise_multiplier").Null();

@@ -55,6 +55,13 @@ std::string PlanJson(const Plan& p, const char* extra_key, const char* extra_jso
   if (p.passes > 0) j.Key("passes").Integer(p.passes);
   if (p.radius > 0) j.Key("radius").Number(p.radius);
   if (p.algorithm == Algorithm::kDpLssgd) j.Key("ls_sigma").Number(p.ls_sigma);
+  if (p.objective_lambda > 0) {
+    j.Key("objective_lambda").Number(p.objective_lambda);
+    j.Key("objective_noise").Number(p.objective_noise);
+    j.Key("solver_tolerance").Number(p.solver_tolerance);
+  }
+  if (p.certificate_radius > 0) j.Key("certificate_radius").Number(p.certificate_radius);
+  if (p.gradient_evaluations > 0) j.Key("gradient_evaluations").Integer(p.gradient_evaluations);
   j.Key("noisy_steps").Integer(p.noisy_steps);
   if (p.noisy_steps > 0) {
     j.Key("sampling_rate").Number(p.sampling_rate);

@@ -1,0 +1,511 @@
+// Unit tests of objective perturbation (Bassily, Feldman, Talwar & Thakurta
+// 2019, Section 5; src/core/objective_perturbation.cpp) and its efficient
+// version (src/core/objective_approx.cpp): lambda and sigma against the
+// paper's formulas and dperm's curve, the accounting, the privacy argument's
+// two inequalities checked on neighbouring datasets, the exact minimiser
+// with the noise off (Newton), the SVRG distance certificate, the noise's
+// scale, and the refused losses and options.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dperm/budget.hpp"
+#include "dperm/mechanism.hpp"
+#include "dperm/noise.hpp"
+#include "dperm/objective_approx.hpp"
+#include "dperm/objective_perturbation.hpp"
+#include "dperm/plan.hpp"
+#include "dperm/random.hpp"
+#include "dperm/rdp.hpp"
+#include "dperm/rows.hpp"
+#include "dperm/train.hpp"
+#include "test_helpers.hpp"
+
+namespace {
+
+using dperm::Accountant;
+using dperm::Algorithm;
+using dperm::LossKind;
+using dperm::Options;
+using dperm::Plan;
+using dperm::PlanRelease;
+using dperm::SecureRng;
+
+Options ObjOpts(Algorithm a, double epsilon, double delta, double l2 = 0,
+                Accountant accountant = Accountant::kTight) {
+  Options o = dperm::testing::Opts(epsilon, delta, l2, true, accountant);
+  o.algorithm = a;
+  return o;
+}
+
+// Logistic rows (features clipped to norm 1, then a +-1 label).
+std::vector<double> LogisticRows(int n, int d, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::normal_distribution<double> normal(0, 1);
+  std::uniform_real_distribution<double> unif(0, 1);
+  std::vector<double> truth(d + 1);
+  for (double& v : truth) v = normal(gen);
+  std::vector<double> rows(size_t(n) * (d + 1)), raw(d);
+  for (int i = 0; i < n; i++) {
+    for (double& v : raw) v = 0.8 * normal(gen);
+    double* r = &rows[size_t(i) * (d + 1)];
+    dperm::ClipRow(raw.data(), d, 1.0, r);
+    double m = 0.2 * truth[d];
+    for (int j = 0; j < d; j++) m += truth[j] * r[j];
+    r[d] = unif(gen) < 1 / (1 + std::exp(-4 * m)) ? 1.0 : -1.0;
+  }
+  return rows;
+}
+
+// Theorem 5.3's lambda, written out here, with dperm's norm bound M = 10.
+const double kM = 10;
+double Theorem53Lambda(double L, double n, double dim, double eps, double delta) {
+  return 2 * L / kM * std::sqrt(2 / n + 4 * dim * std::log(1 / delta) / (eps * eps * n * n));
+}
+
+// log E[exp(t R)], R ~ Rayleigh, by Simpson's rule on the density r e^{-r^2/2}
+// (independent of the closed form in the library).
+double RayleighMgfNumeric(double t) {
+  const double hi = t + 40;
+  const int steps = 20000;
+  const double h = hi / steps;
+  double sum = 0;
+  for (int i = 0; i <= steps; i++) {
+    double r = i * h;
+    double f = r * std::exp(t * r - r * r / 2);
+    sum += (i == 0 || i == steps ? 1 : (i % 2 ? 4 : 2)) * f;
+  }
+  return std::log(sum * h / 3);
+}
+
+TEST(ObjectivePerturbationPlan, RayleighMgf) {
+  for (double t : {0.0, 0.01, 0.3, 1.0, 4.9, 5.1, 12.0, 30.0}) {
+    double expected = t == 0 ? 0.0 : RayleighMgfNumeric(t);
+    EXPECT_NEAR(dperm::LogRayleighMgf(t), expected, 1e-9 * std::max(1.0, expected)) << t;
+  }
+}
+
+// The RDP curve written from the derivation: eps_J + kappa^2/2 +
+// log E[exp((alpha-1) kappa R)]/(alpha-1) (+ alpha ratio^2/2).
+std::vector<double> Curve(double kappa, double eps_j, double ratio) {
+  std::vector<double> c;
+  for (double a : dperm::LedgerOrders())
+    c.push_back(eps_j + kappa * kappa / 2 + RayleighMgfNumeric((a - 1) * kappa) / (a - 1) +
+                a * ratio * ratio / 2);
+  return c;
+}
+
+// objective: lambda (Theorem 5.3), the Theorem 5.2 check, sigma (tight:
+// calibrated on the curve; paper: Algorithm 2's when the curve covers it).
+TEST(ObjectivePerturbationPlan, LambdaSigmaAndCurve) {
+  const int64_t n = 2000;
+  const int d = 9;
+  const double L = std::sqrt(2.0), beta = 0.5, delta = 1e-6;
+  for (Accountant acc : {Accountant::kTight, Accountant::kPaper}) {
+    for (double eps : {0.5, 1.0, 4.0}) {
+      for (double l2 : {0.0, 0.01}) {
+        Plan p = PlanRelease(ObjOpts(Algorithm::kObjective, eps, delta, l2, acc),
+                             LossKind::kLogistic, n, d);
+        SCOPED_TRACE("eps=" + std::to_string(eps) + " l2=" + std::to_string(l2) +
+                     (acc == Accountant::kPaper ? " paper" : " tight"));
+        double lambda = Theorem53Lambda(L, n, d + 1, eps, delta);
+        ASSERT_GE(lambda, beta / (eps * n));  // Theorem 5.2's condition holds here
+        EXPECT_NEAR(p.objective_lambda, lambda, 1e-14 * lambda);
+        EXPECT_EQ(p.norm_bound, kM);
+        EXPECT_NE(p.note.find("beta <= epsilon n lambda holds"), std::string::npos) << p.note;
+        double eps_j = std::log1p(beta / (n * (2 * lambda + l2)));
+        EXPECT_NEAR(dperm::JacobianEpsilon(p), eps_j, 1e-15);
+        double kappa = 2 * L / p.noise_scale;
+        std::vector<double> curve = Curve(kappa, eps_j, 0);
+        std::vector<double> stored = dperm::ReleaseRdpCurve(p);
+        ASSERT_EQ(stored.size(), curve.size());
+        for (size_t i = 0; i < curve.size(); i++) EXPECT_NEAR(stored[i], curve[i], 1e-8 * curve[i]);
+        double spent = dperm::RdpToEpsilon(dperm::LedgerOrders(), stored, delta);
+        EXPECT_LE(spent, eps * (1 + 1e-12));
+        Options tight = ObjOpts(Algorithm::kObjective, eps, delta, l2);
+        double tight_sigma = PlanRelease(tight, LossKind::kLogistic, n, d).noise_scale;
+        double paper_sigma = std::sqrt(10 * std::log(1 / delta)) * L / eps;
+        if (acc == Accountant::kTight) {
+          EXPECT_GT(spent, 0.999 * eps);
+          EXPECT_LT(tight_sigma, paper_sigma);
+        } else {
+          EXPECT_DOUBLE_EQ(p.noise_scale, std::max(paper_sigma, tight_sigma));
+        }
+        EXPECT_TRUE(p.has_rdp);
+        EXPECT_EQ(p.noisy_steps, 0);
+        EXPECT_DOUBLE_EQ(p.sensitivity, 2 * L);
+        EXPECT_DOUBLE_EQ(p.objective_noise, p.noise_scale);
+        EXPECT_NEAR(p.solver_tolerance, 1e-10 * (L + p.noise_scale * std::sqrt(10.0) / n), 1e-25);
+        std::cout << "[ info ] objective eps=" << eps << " l2=" << l2 << " lambda=" << lambda
+                  << " sigma=" << p.noise_scale << " (Alg. 2: " << paper_sigma << ")\n";
+      }
+    }
+  }
+}
+
+// Theorem 5.2's condition beta <= eps n lambda: when Theorem 5.3's lambda is
+// below beta/(eps n) the plan raises it and says so.
+TEST(ObjectivePerturbationPlan, LambdaRaisedToTheorem52) {
+  // Logistic with feature_bound 100: R^2 = 10001, beta = R^2/4, L = R.
+  Options o = ObjOpts(Algorithm::kObjective, 0.1, 1e-3);
+  o.feature_bound = 100;
+  const int64_t n = 100;
+  Plan p = PlanRelease(o, LossKind::kLogistic, n, 1);
+  double R = std::sqrt(10001.0);
+  double lambda53 = Theorem53Lambda(R, n, 2, 0.1, 1e-3);
+  double lambda52 = R * R / 4 / (0.1 * n);
+  ASSERT_LT(lambda53, lambda52);
+  EXPECT_NEAR(p.objective_lambda, lambda52, 1e-14 * lambda52);
+  EXPECT_NE(p.note.find("lambda raised"), std::string::npos) << p.note;
+  EXPECT_LE(dperm::RdpToEpsilon(dperm::LedgerOrders(), dperm::ReleaseRdpCurve(p), 1e-3), 0.1);
+}
+
+// objective_approx: r, the two sigmas (composed curve), the solver's
+// tolerance and the planned SVRG epochs and gradient evaluations.
+TEST(ObjectiveApproxPlan, RadiusSigmasAndEvaluations) {
+  const int64_t n = 3000;
+  const int d = 5;
+  const double L = std::sqrt(2.0), beta = 0.5, delta = 1e-5;
+  for (Accountant acc : {Accountant::kTight, Accountant::kPaper}) {
+    for (double eps : {0.3, 1.0}) {
+      const double l2 = 0.02;
+      Plan p = PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, eps, delta, l2, acc),
+                           LossKind::kLogistic, n, d);
+      SCOPED_TRACE("eps=" + std::to_string(eps) + (acc == Accountant::kPaper ? " paper" : " tight"));
+      double lambda = Theorem53Lambda(L, n, d + 1, eps, delta);
+      EXPECT_NEAR(p.objective_lambda, lambda, 1e-14 * lambda);
+      double mu = 2 * lambda + l2;
+      double r = L / (40 * n * mu);
+      EXPECT_NEAR(p.certificate_radius, r, 1e-14 * r);
+      EXPECT_NEAR(p.sensitivity, 2 * r, 1e-14 * r);
+      EXPECT_NEAR(p.solver_tolerance, mu * r / 2, 1e-14 * mu * r);
+      double eps_j = std::log1p(beta / (n * mu));
+      double kappa1 = 2 * L / p.objective_noise, ratio = 2 * r / p.noise_scale;
+      std::vector<double> curve = Curve(kappa1, eps_j, ratio);
+      std::vector<double> stored = dperm::ReleaseRdpCurve(p);
+      for (size_t i = 0; i < curve.size(); i++) EXPECT_NEAR(stored[i], curve[i], 1e-8 * curve[i]);
+      double spent = dperm::RdpToEpsilon(dperm::LedgerOrders(), stored, delta);
+      EXPECT_LE(spent, eps * (1 + 1e-12));
+      if (acc == Accountant::kTight) {
+        EXPECT_GT(spent, 0.999 * eps);
+        EXPECT_NEAR(ratio, kappa1 / 4, 1e-12 * kappa1);  // the output part's share
+        // sigma_2 = sigma_1 / (10 n mu): a tenth of the objective noise's displacement.
+        EXPECT_NEAR(p.noise_scale, p.objective_noise / (10 * n * mu), 1e-12 * p.noise_scale);
+      } else {
+        double paper1 = std::sqrt(10 * std::log(2 / delta)) * L / (eps / 2);
+        double paper2 = std::sqrt(2 * std::log(2.5 / delta)) * 2 * r / (eps / 2);
+        bool fits = dperm::RdpToEpsilon(dperm::LedgerOrders(), Curve(2 * L / paper1, eps_j, 2 * r / paper2),
+                                        delta) <= eps;
+        if (fits) {
+          EXPECT_NEAR(p.objective_noise, paper1, 1e-12 * paper1);
+          EXPECT_NEAR(p.noise_scale, paper2, 1e-12 * paper2);
+        } else {
+          EXPECT_NE(p.note.find("calibrated sigmas are used"), std::string::npos);
+        }
+        std::cout << "[ info ] objective_approx paper eps=" << eps << ": even split "
+                  << (fits ? "used" : "replaced") << "\n";
+      }
+      // SVRG: K = 1 + ceil(log2(gap0/target)), evaluations K (n + m) + n.
+      double smooth = beta + mu;
+      int64_t m = static_cast<int64_t>(std::ceil(50 * smooth / mu));
+      double g0 = L + p.objective_noise * std::sqrt(double(d + 1)) / n;
+      double gap0 = g0 * g0 / (2 * mu);
+      double target = mu * mu * (r / 2) * (r / 2) / (2 * smooth);
+      int64_t K = 1 + static_cast<int64_t>(std::ceil(std::log2(gap0 / target)));
+      EXPECT_EQ(p.iterations, K);
+      EXPECT_EQ(p.gradient_evaluations, K * (n + m) + n);
+      EXPECT_NEAR(p.step_size, 0.1 / smooth, 1e-15);
+      std::cout << "[ info ] objective_approx eps=" << eps << ": r=" << r << " sigma1=" << p.objective_noise
+                << " sigma2=" << p.noise_scale << " epochs=" << K << " planned evaluations="
+                << p.gradient_evaluations << " (" << double(p.gradient_evaluations) / n << " passes)\n";
+    }
+  }
+}
+
+// The two inequalities of the privacy argument, on neighbouring datasets
+// and random points w: |log det J_S(w) - log det J_S'(w)| <= eps_J, and the
+// noise shift g_S'(w) - g_S(w) has norm <= 2L and lies in span{x, x'}.
+TEST(ObjectivePerturbationPrivacy, JacobianAndShiftBounds) {
+  const int n = 40, d = 3;
+  std::vector<double> rows = LogisticRows(n, d, 2);
+  Plan p = PlanRelease(ObjOpts(Algorithm::kObjective, 1.0, 1e-5, 0.01), LossKind::kLogistic, n, d);
+  const double mu = 2 * p.objective_lambda + p.mu;
+  std::mt19937_64 gen(4);
+  std::normal_distribution<double> normal(0, 1);
+  double worst_det = 0, worst_shift = 0;
+  for (int trial = 0; trial < 200; trial++) {
+    std::vector<double> other = rows;
+    // Replace the last row: a point on the unit sphere, either label.
+    Eigen::VectorXd x(d);
+    for (int j = 0; j < d; j++) x(j) = normal(gen);
+    x /= x.norm();
+    for (int j = 0; j < d; j++) other[size_t(n - 1) * (d + 1) + j] = x(j);
+    other[size_t(n - 1) * (d + 1) + d] = trial % 2 ? 1.0 : -1.0;
+    Plan q = p;
+    q.mu = mu;  // the objective's regulariser: l2 + 2 lambda
+    auto f = dperm::MakeObjective(q, rows.data());
+    auto g = dperm::MakeObjective(q, other.data());
+    Eigen::VectorXd w(d + 1);
+    for (int j = 0; j <= d; j++) w(j) = 3 * normal(gen);
+    double ld_f = (double(n) * f->Hessian(w)).llt().matrixL().toDenseMatrix().diagonal().array().log().sum() * 2;
+    double ld_g = (double(n) * g->Hessian(w)).llt().matrixL().toDenseMatrix().diagonal().array().log().sum() * 2;
+    worst_det = std::max(worst_det, std::abs(ld_f - ld_g));
+    // g_S(w) = -n grad P_S(w) without b.
+    Eigen::VectorXd shift = double(n) * (f->Gradient(w) - g->Gradient(w));
+    worst_shift = std::max(worst_shift, shift.norm());
+    // In span{x_n, x'_n} (with their intercept columns).
+    Eigen::MatrixXd basis(d + 1, 2);
+    for (int j = 0; j < d; j++) {
+      basis(j, 0) = rows[size_t(n - 1) * (d + 1) + j];
+      basis(j, 1) = x(j);
+    }
+    basis(d, 0) = basis(d, 1) = 1;
+    Eigen::VectorXd coef = basis.colPivHouseholderQr().solve(shift);
+    EXPECT_LT((basis * coef - shift).norm(), 1e-10 * std::max(1.0, shift.norm()));
+  }
+  EXPECT_LE(worst_det, dperm::JacobianEpsilon(p) * (1 + 1e-9));
+  EXPECT_LE(worst_shift, 2 * p.L * (1 + 1e-12));
+  EXPECT_GT(worst_det, 0.05 * dperm::JacobianEpsilon(p));  // not vacuous
+  std::cout << "[ info ] Jacobian log-ratio " << worst_det << " <= eps_J " << dperm::JacobianEpsilon(p)
+            << "; shift " << worst_shift << " <= 2L " << 2 * p.L << "\n";
+}
+
+// The minimiser by damped Newton on F + lambda||w||^2 + <b, w>/n built
+// independently: an objective with l2 + 2 lambda, plus the linear term.
+Eigen::VectorXd NewtonMinimiser(const dperm::Objective& f, const Eigen::VectorXd& b_over_n) {
+  Eigen::VectorXd w = Eigen::VectorXd::Zero(f.dim());
+  auto value = [&](const Eigen::VectorXd& v) { return f.Value(v) + b_over_n.dot(v); };
+  for (int it = 0; it < 200; it++) {
+    Eigen::VectorXd g = f.Gradient(w) + b_over_n;
+    if (g.norm() < 1e-14) break;
+    Eigen::VectorXd step = f.Hessian(w).partialPivLu().solve(g);
+    double t = 1, fw = value(w);
+    if (g.norm() > 1e-6)
+      while (value(w - t * step) > fw - 1e-4 * t * g.dot(step) && t > 1e-10) t /= 2;
+    w -= t * step;
+  }
+  return w;
+}
+
+struct Perturbed {
+  std::unique_ptr<dperm::Objective> f;  // the plan's objective (l2 only)
+  std::unique_ptr<dperm::Objective> f_total;  // with l2 + 2 lambda
+  Perturbed(const Plan& p, const std::vector<double>& rows) {
+    f = dperm::MakeObjective(p, rows.data());
+    Plan q = p;
+    q.mu = p.mu + 2 * p.objective_lambda;
+    f_total = dperm::MakeObjective(q, rows.data());
+  }
+};
+
+Eigen::VectorXd Train(const Plan& p, const std::vector<double>& rows, uint64_t seed) {
+  SecureRng rng = SecureRng::FromSeed(seed);
+  std::vector<double> w = dperm::TrainModel(p, rows.data(), rng);
+  return Eigen::Map<Eigen::VectorXd>(w.data(), static_cast<Eigen::Index>(w.size()));
+}
+
+// With the noise off, objective releases the minimiser of F + lambda
+// ||w||^2 (Newton here) within its tolerance, for l2 = 0 and l2 > 0; both solvers
+// (Newton and accelerated gradient) reach the gradient tolerance.
+TEST(ObjectivePerturbationTrain, NoiselessIsRegularisedMinimiser) {
+  const int n = 400, d = 5;
+  std::vector<double> rows = LogisticRows(n, d, 7);
+  for (double l2 : {0.0, 0.05}) {
+    Plan p = PlanRelease(ObjOpts(Algorithm::kObjective, 1.0, 1e-5, l2), LossKind::kLogistic, n, d);
+    Plan quiet = p;
+    quiet.objective_noise = 0;
+    quiet.noise_scale = 0;
+    Perturbed prob(p, rows);
+    Eigen::VectorXd zero = Eigen::VectorXd::Zero(p.dim);
+    Eigen::VectorXd w_hat = NewtonMinimiser(*prob.f_total, zero);
+    ASSERT_LT(prob.f_total->Gradient(w_hat).norm(), 1e-13);
+    Eigen::VectorXd w = Train(quiet, rows, 1);
+    // The solver stops at ||grad|| <= tol, so ||w - w*|| <= tol / (2 lambda + l2).
+    double strong = 2 * p.objective_lambda + l2;
+    EXPECT_LT((w - w_hat).norm(), p.solver_tolerance / strong * (1 + 1e-6) + 1e-13) << "l2=" << l2;
+    EXPECT_LT(p.solver_tolerance / strong, 1e-7);  // and that is tight
+    EXPECT_GT(w_hat.norm(), 0.1);
+    // Both solvers on the noisy problem: the test passes and the point is
+    // the Newton minimiser within tolerance / strong convexity.
+    SecureRng rng = SecureRng::FromSeed(3);
+    Eigen::VectorXd b = dperm::GaussianNoise(rng, p.dim, p.objective_noise);
+    dperm::PerturbedObjective pf(*prob.f, p.objective_lambda, b);
+    Eigen::VectorXd exact = NewtonMinimiser(*prob.f_total, b / n);
+    for (auto solver : {dperm::PerturbedSolver::kNewton, dperm::PerturbedSolver::kAccelerated}) {
+      Eigen::VectorXd v = Eigen::VectorXd::Zero(p.dim);
+      ASSERT_TRUE(dperm::MinimisePerturbed(pf, p.beta + pf.strong_convexity(), p.solver_tolerance, solver, v));
+      EXPECT_LE(pf.Gradient(v).norm(), p.solver_tolerance);
+      EXPECT_LE((v - exact).norm(), p.solver_tolerance / pf.strong_convexity() * (1 + 1e-6) + 1e-13);
+    }
+    // The library's perturbed gradient is F's plus 2 lambda w + b/n.
+    Eigen::VectorXd u = Eigen::VectorXd::LinSpaced(p.dim, -1, 1);
+    EXPECT_LT((pf.Gradient(u) - (prob.f->Gradient(u) + 2 * p.objective_lambda * u + b / n)).norm(), 1e-14);
+  }
+}
+
+// objective_approx: the SVRG point is within r of the exact (Newton)
+// minimiser of the same perturbed objective, for several noise draws; the
+// output noise off, Train returns that point. Prints the gradient
+// evaluations used against the plan's.
+TEST(ObjectiveApproxTrain, CertificateHolds) {
+  const int n = 600, d = 6;
+  std::vector<double> rows = LogisticRows(n, d, 12);
+  for (double l2 : {0.0, 0.02}) {
+    Plan p = PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, 1.0, 1e-5, l2), LossKind::kLogistic, n, d);
+    Perturbed prob(p, rows);
+    int64_t used = 0;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+      SecureRng rng = SecureRng::FromSeed(seed);
+      Eigen::VectorXd b = dperm::GaussianNoise(rng, p.dim, p.objective_noise);
+      dperm::PerturbedObjective pf(*prob.f, p.objective_lambda, b);
+      dperm::SvrgResult s = dperm::SolveToCertificate(pf, p.beta, p.solver_tolerance, p.iterations, rng);
+      ASSERT_TRUE(s.certified);
+      EXPECT_EQ(s.gradient_steps, 0);  // SVRG alone got there
+      Eigen::VectorXd exact = NewtonMinimiser(*prob.f_total, b / n);
+      double dist = (s.w - exact).norm();
+      EXPECT_LE(dist, p.certificate_radius) << "seed " << seed;
+      EXPECT_LE(dist, p.solver_tolerance / pf.strong_convexity() * (1 + 1e-6));
+      used += s.gradient_evaluations;
+      // Train with the output noise off: the same b, the same SVRG draws.
+      Plan quiet = p;
+      quiet.noise_scale = 0;
+      Eigen::VectorXd w = Train(quiet, rows, seed);
+      EXPECT_LE((w - exact).norm(), p.certificate_radius);
+    }
+    std::cout << "[ info ] objective_approx l2=" << l2 << ": r=" << p.certificate_radius
+              << ", mean gradient evaluations " << used / 4 << " (planned " << p.gradient_evaluations
+              << ", n=" << n << ")\n";
+  }
+}
+
+// The fallback (full-gradient descent) certifies when SVRG is given no
+// epochs to speak of.
+TEST(ObjectiveApproxTrain, FallbackCertifies) {
+  const int n = 200, d = 3;
+  std::vector<double> rows = LogisticRows(n, d, 5);
+  Plan p = PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, 1.0, 1e-5), LossKind::kLogistic, n, d);
+  Perturbed prob(p, rows);
+  SecureRng rng = SecureRng::FromSeed(9);
+  Eigen::VectorXd b = dperm::GaussianNoise(rng, p.dim, p.objective_noise);
+  dperm::PerturbedObjective pf(*prob.f, p.objective_lambda, b);
+  // planned_epochs < 0 leaves max 4 * (-5) + 20 = 0 SVRG epochs.
+  dperm::SvrgResult s = dperm::SolveToCertificate(pf, p.beta, p.solver_tolerance, -5, rng);
+  EXPECT_TRUE(s.certified);
+  EXPECT_EQ(s.epochs, 0);
+  EXPECT_GT(s.gradient_steps, 0);
+  EXPECT_LE((s.w - NewtonMinimiser(*prob.f_total, b / n)).norm(), p.certificate_radius);
+}
+
+// objective: the objective noise b has the planned scale. b is recovered
+// from the released exact minimiser: b = -n (grad F(w) + 2 lambda w). Over
+// 1000 seeds (dim 10) the mean of ||b||^2 is dim sigma^2 within 5% (standard
+// error ~1.4%), each coordinate's mean within 5 standard errors of 0.
+TEST(ObjectivePerturbationTrain, ObjectiveNoiseHasPlannedScale) {
+  const int n = 80, d = 9, seeds = 1000;
+  std::vector<double> rows = LogisticRows(n, d, 21);
+  Plan p = PlanRelease(ObjOpts(Algorithm::kObjective, 2.0, 1e-5, 0.1), LossKind::kLogistic, n, d);
+  Perturbed prob(p, rows);
+  double sum_sq = 0;
+  Eigen::VectorXd mean = Eigen::VectorXd::Zero(p.dim);
+  for (int s = 0; s < seeds; s++) {
+    Eigen::VectorXd w = Train(p, rows, 100 + s);
+    Eigen::VectorXd b = -double(n) * prob.f_total->Gradient(w);
+    sum_sq += b.squaredNorm();
+    mean += b;
+  }
+  mean /= seeds;
+  double sigma = p.objective_noise;
+  EXPECT_NEAR(sum_sq / seeds / (p.dim * sigma * sigma), 1.0, 0.05);
+  EXPECT_LT(mean.lpNorm<Eigen::Infinity>(), 5 * sigma / std::sqrt(double(seeds)));
+}
+
+// objective_approx: the output noise z = released - (noise-off release
+// with the same seed) has the planned scale sigma_2 (same statistics).
+TEST(ObjectiveApproxTrain, OutputNoiseHasPlannedScale) {
+  const int n = 150, d = 3, seeds = 2000;
+  std::vector<double> rows = LogisticRows(n, d, 22);
+  Plan p = PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, 1.0, 1e-5, 0.1), LossKind::kLogistic, n, d);
+  Plan quiet = p;
+  quiet.noise_scale = 0;
+  double sum_sq = 0;
+  Eigen::VectorXd mean = Eigen::VectorXd::Zero(p.dim);
+  for (int s = 0; s < seeds; s++) {
+    Eigen::VectorXd z = Train(p, rows, 7000 + s) - Train(quiet, rows, 7000 + s);
+    sum_sq += z.squaredNorm();
+    mean += z;
+  }
+  mean /= seeds;
+  double sigma = p.noise_scale;
+  EXPECT_NEAR(sum_sq / seeds / (p.dim * sigma * sigma), 1.0, 0.05);
+  EXPECT_LT(mean.lpNorm<Eigen::Infinity>(), 5 * sigma / std::sqrt(double(seeds)));
+}
+
+void ExpectInvalid(const Options& o, LossKind loss, const std::string& fragment) {
+  try {
+    Options oo = o;
+    if (loss == LossKind::kSoftmax) oo.classes = 3;
+    PlanRelease(oo, loss, 100, 3);
+    ADD_FAILURE() << "expected an error containing: " << fragment;
+  } catch (const dperm::Error& e) {
+    EXPECT_EQ(e.kind(), dperm::ErrorKind::kInvalidParameter);
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+// Softmax (rank up to K-1), Huber (not twice differentiable), delta = 0 and
+// the options the algorithms do not use are refused, naming the reason.
+TEST(ObjectivePerturbationPlan, Refusals) {
+  for (Algorithm a : {Algorithm::kObjective, Algorithm::kObjectiveApprox}) {
+    Options o = ObjOpts(a, 1.0, 1e-5);
+    ExpectInvalid(o, LossKind::kSoftmax, "rank <= 1");
+    ExpectInvalid(o, LossKind::kHuber, "twice-differentiable");
+    Options bad = o;
+    bad.delta = 0;
+    ExpectInvalid(bad, LossKind::kLogistic, "needs delta > 0");
+    bad = o;
+    bad.l1 = 0.1;
+    ExpectInvalid(bad, LossKind::kLogistic, "\"l1\"");
+    bad = o;
+    bad.radius = 1;
+    ExpectInvalid(bad, LossKind::kLogistic, "\"radius\"");
+    bad = o;
+    bad.batch_size = 5;
+    ExpectInvalid(bad, LossKind::kLogistic, "\"batch_size\"");
+    bad = o;
+    bad.iterations = 5;
+    ExpectInvalid(bad, LossKind::kLogistic, "\"iterations\"");
+    bad = o;
+    bad.step_size = 0.1;
+    ExpectInvalid(bad, LossKind::kLogistic, "\"step_size\"");
+    // The Jacobian term alone exceeds a tiny epsilon at tiny n.
+    bad = o;
+    bad.epsilon = 1e-3;
+    bad.feature_bound = 100;
+    ExpectInvalid(bad, LossKind::kLogistic, "too small");
+  }
+}
+
+// dp_explain shows lambda, the noises and the curve's epsilon, and no
+// plain-Gaussian accounting for these mechanisms.
+TEST(ObjectivePerturbationPlan, Explain) {
+  for (Algorithm a : {Algorithm::kObjective, Algorithm::kObjectiveApprox}) {
+    Plan p = PlanRelease(ObjOpts(a, 1.0, 1e-5), LossKind::kLogistic, 1000, 4);
+    std::string json = dperm::ExplainJson(p);
+    EXPECT_NE(json.find("\"objective_lambda\":"), std::string::npos) << json;
+    EXPECT_NE(json.find("\"objective_noise\":"), std::string::npos);
+    EXPECT_EQ(json.find("\"analytic\":"), std::string::npos) << json;
+    EXPECT_EQ(json.find("\"pld\":"), std::string::npos) << json;
+    EXPECT_NE(json.find("\"rdp\":"), std::string::npos);
+    if (a == Algorithm::kObjectiveApprox) {
+      EXPECT_NE(json.find("\"certificate_radius\":"), std::string::npos);
+      EXPECT_NE(json.find("\"gradient_evaluations\":"), std::string::npos);
+    }
+  }
+}
+
+}  // namespace
