@@ -34,7 +34,8 @@ from bench import fetch, fmt, git_state, newton, objective, psql  # noqa: E402
 EPSILONS = [0.1, 0.5, 1, 2]
 DELTA = 1e-3
 L2S = [0, 0.1]
-ALGORITHMS = ["output_gd", "dp_sgd", "bolton", "dp_lssgd"]
+ALGORITHMS = ["output_gd", "dp_sgd", "rrpsgd", "dp_lssgd", "bolton", "dp_gd",
+              "dp_svrg", "dp_svrg_pp", "dp_accmd", "objective", "objective_approx"]
 # dataset -> (aggregate, loss)
 DATASETS = {
     "bank": ("dp_logreg", "logistic"),
@@ -79,8 +80,22 @@ def timed_releases(queries):
     return values, times
 
 
+def applicable(loss, n, d, options):
+    """None if dp_explain accepts the options, else the server's message."""
+    import subprocess
+    out = subprocess.run(["psql", "-X", "-q", "-At", "-c",
+                          f"SELECT dp_explain('{loss}', {n}, {d}, {options})"],
+                         capture_output=True, text=True)
+    return None if out.returncode == 0 else out.stderr.strip().splitlines()[0]
+
+
 def gradient_evaluations(plan):
     """Per-row gradients the plan computes (an upper bound for rrpsgd)."""
+    if plan.get("gradient_evaluations"):
+        return plan["gradient_evaluations"]
+    if plan["algorithm"] in ("dp_svrg", "dp_svrg_pp"):
+        # a full snapshot gradient per epoch plus two row gradients per inner step
+        return plan["iterations"] * plan["n"] + 2 * plan["batch_size"] * plan["noisy_steps"]
     if plan.get("noisy_steps", 0) > 0:
         return plan["noisy_steps"] * plan["batch_size"]
     if plan.get("passes"):
@@ -89,9 +104,14 @@ def gradient_evaluations(plan):
 
 
 def cell(table, agg, algorithm, eps, l2, seeds, f, F_hat):
-    """Seeded releases of one (algorithm, eps, l2) cell: excess risks, ms, plan."""
+    """Seeded releases of one (algorithm, eps, l2) cell: excess risks, ms, plan;
+    or {"error": message} when the algorithm refuses the setting."""
     opts = (f"dp_options(epsilon => {eps}, delta => {DELTA}, l2 => {l2}, "
             f"fit_intercept => false, algorithm => '{algorithm}'")
+    loss = "logistic" if agg == "dp_logreg" else "huber"
+    error = applicable(loss, f.n, f.d, opts + ")")
+    if error:
+        return {"error": error}
     queries = [f"SELECT {agg}(features, label, {opts}, seed => {s}))::jsonb FROM {table}"
                for s in seeds]
     values, ms = timed_releases(queries)
@@ -109,6 +129,7 @@ def table3(names, algorithms, seeds, results, lines):
         lines.append(f"\n## {name.upper()} ({loss}, n = {n}, d = {d})\n")
         for l2 in L2S:
             f = objective(X, y, loss, l2)
+            f.n, f.d = n, d
             w_hat, gnorm, _ = newton(f, d)
             F_hat = f(w_hat)[0]
             lines.append(f"\n### {name.upper()}, l2 = {l2}\n")
@@ -124,8 +145,15 @@ def table3(names, algorithms, seeds, results, lines):
                 for e, c in zip(EPSILONS, cells):
                     results.append({"dataset": name, "l2": l2, "algorithm": algorithm,
                                     "epsilon": e, **c})
+                if all("error" in c for c in cells):
+                    lines.append(f"| {algorithm} | " + " | ".join("n/a" for _ in cells) +
+                                 f" | {cells[0]['error'].replace('|', '/')} | |")
+                    continue
                 one = cells[EPSILONS.index(1)]
+                if "error" in one:
+                    one = next(c for c in cells if "error" not in c)
                 row = f"| {algorithm} | " + " | ".join(
+                    "n/a" if "error" in c else
                     f"{fmt(statistics.mean(c['excess']))} ± {fmt(statistics.stdev(c['excess']))}"
                     for c in cells)
                 row += f" | {gradient_evaluations(one['plan']):.3g} | {statistics.median(one['ms']):.1f} |"
@@ -183,7 +211,10 @@ def plots(results, directory):
         fig, axes = plt.subplots(1, len(L2S), figsize=(5 * len(L2S), 3.6))
         for ax, l2 in zip(axes, L2S):
             for alg in dict.fromkeys(r["algorithm"] for r in results if r["dataset"] == name):
-                rs = [r for r in results if r["dataset"] == name and r["l2"] == l2 and r["algorithm"] == alg]
+                rs = [r for r in results if r["dataset"] == name and r["l2"] == l2
+                      and r["algorithm"] == alg and "error" not in r]
+                if not rs:
+                    continue
                 eps = [r["epsilon"] for r in rs]
                 mean = [max(statistics.mean(r["excess"]), 1e-12) for r in rs]
                 ax.plot(eps, mean, marker="o", label=alg)
