@@ -43,6 +43,7 @@ for check in test/dump_restore.sh test/concurrent_charges.sh test/upgrade.sh \
   fi
 done
 [ -f results/utility_figures.txt ] && { echo "BANK utility figures:"; cat results/utility_figures.txt; }
+[ -f results/algorithms_figures.txt ] && { echo "SGD-family utility figures (BANK, WINE):"; cat results/algorithms_figures.txt; }
 echo "unit tests passed: ${unit_passed:-0}; pg_regress tests: $regress_passed of $regress_total; script checks: $script_passed"
 echo "dperm: $(( ${unit_passed:-0} + regress_passed + script_passed )) passed, $((regress_failed + (regress_status != 0 && regress_failed == 0 ? 1 : 0))) failed"
 exit $regress_status

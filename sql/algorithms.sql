@@ -22,40 +22,40 @@ CREATE FUNCTION wine_risk(m dp_model) RETURNS float8 LANGUAGE sql AS $$
     FROM (SELECT dp_predict(m, features) - label AS r FROM alg_wine) s $$;
 
 -- Non-private optima, by output_gd at epsilon = 1e9 (noise ~1e-12).
-CREATE TABLE optima AS
+CREATE TABLE alg_optima AS
   SELECT 'bank' AS data, bank_risk((SELECT dp_logreg(features, label, dp_options(epsilon => 1e9, delta => 1e-3, l2 => 0.1, fit_intercept => false, seed => 0)) FROM alg_bank)) AS f
   UNION ALL
   SELECT 'wine', wine_risk((SELECT dp_huber(features, label, dp_options(epsilon => 1e9, delta => 1e-3, l2 => 0.1, fit_intercept => false, seed => 0)) FROM alg_wine));
 
-CREATE TABLE algorithms (algorithm text, bank_max float8, wine_max float8);
-INSERT INTO algorithms VALUES
+CREATE TABLE alg_list (algorithm text, bank_max float8, wine_max float8);
+INSERT INTO alg_list VALUES
   ('dp_sgd', 2e-4, 6e-4),
   ('rrpsgd', 1.5e-2, 1.5e-2),
   ('dp_lssgd', 5e-3, 1.5e-3),
   ('bolton', 1e-5, 4e-4);
 
-CREATE TABLE runs AS
+CREATE TABLE alg_runs AS
   SELECT a.algorithm, s,
          bank_risk((SELECT dp_logreg(features, label, dp_options(epsilon => 1, delta => 1e-3, l2 => 0.1, fit_intercept => false, algorithm => a.algorithm, seed => s)) FROM alg_bank))
-           - (SELECT f FROM optima WHERE data = 'bank') AS bank_excess,
+           - (SELECT f FROM alg_optima WHERE data = 'bank') AS bank_excess,
          wine_risk((SELECT dp_huber(features, label, dp_options(epsilon => 1, delta => 1e-3, l2 => 0.1, fit_intercept => false, algorithm => a.algorithm, seed => s)) FROM alg_wine))
-           - (SELECT f FROM optima WHERE data = 'wine') AS wine_excess
-    FROM algorithms a, generate_series(1, 5) s;
+           - (SELECT f FROM alg_optima WHERE data = 'wine') AS wine_excess
+    FROM alg_list a, generate_series(1, 5) s;
 SELECT r.algorithm, count(*) AS seeds,
        min(bank_excess) >= -1e-12 AND min(wine_excess) >= -1e-12 AS optimum_is_minimum,
        avg(bank_excess) < a.bank_max AS bank_below, avg(wine_excess) < a.wine_max AS wine_below,
        avg(bank_excess) > a.bank_max / 1000 AS bank_noisy, avg(wine_excess) > a.wine_max / 1000 AS wine_noisy
-  FROM runs r JOIN algorithms a USING (algorithm) GROUP BY r.algorithm, a.bank_max, a.wine_max ORDER BY r.algorithm;
+  FROM alg_runs r JOIN alg_list a USING (algorithm) GROUP BY r.algorithm, a.bank_max, a.wine_max ORDER BY r.algorithm;
 
 -- Every release left a ledger row with its Renyi curve, charged at (1, 1e-3).
 SELECT algorithm, count(*) AS releases, bool_and(rdp IS NOT NULL) AS has_curve,
        bool_and(epsilon = 1 AND delta = 1e-3) AS charged
-  FROM dperm.ledger WHERE algorithm IN (SELECT algorithm FROM algorithms)
+  FROM dperm.ledger WHERE algorithm IN (SELECT algorithm FROM alg_list)
   GROUP BY algorithm ORDER BY algorithm;
 
 -- figures for the record, outside the compared output
 \o results/algorithms_figures.txt
 SELECT algorithm, avg(bank_excess) AS bank_mean, stddev(bank_excess) AS bank_sd,
        avg(wine_excess) AS wine_mean, stddev(wine_excess) AS wine_sd
-  FROM runs GROUP BY algorithm ORDER BY algorithm;
+  FROM alg_runs GROUP BY algorithm ORDER BY algorithm;
 \o
