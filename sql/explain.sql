@@ -5,7 +5,7 @@
 -- BANK-sized logistic, strongly convex (l2 = 0.1), no intercept: R = 1,
 -- L = 1, beta = 1/4, eta = 2/(beta + 2 mu) = 2/0.45.
 WITH p AS (SELECT dp_explain('logistic', 45211, 42,
-             dp_options(epsilon => 1, delta => 1e-3, l2 => 0.1, fit_intercept => false)) j)
+             dp_options(algorithm => 'output_gd', epsilon => 1, delta => 1e-3, l2 => 0.1, fit_intercept => false)) j)
 SELECT j->>'algorithm' AS algorithm, j->>'noise' AS noise, (j->>'L')::float8 AS l,
        (j->>'beta')::float8 AS beta, (j->>'dim')::int AS dim,
        abs((j->>'step_size')::float8 - 2 / 0.45) < 1e-12 AS step_ok,
@@ -20,8 +20,8 @@ SELECT j->>'algorithm' AS algorithm, j->>'noise' AS noise, (j->>'L')::float8 AS 
 
 -- Lemma 3's sensitivity under accountant => 'paper': 5 L (mu + beta_f)/(n mu beta_f),
 -- beta_f = beta + mu; the tight one is several times smaller.
-WITH t AS (SELECT dp_explain('logistic', 45211, 42, dp_options(epsilon => 1, delta => 1e-3, l2 => 0.1, fit_intercept => false)) j),
-     p AS (SELECT dp_explain('logistic', 45211, 42, dp_options(epsilon => 1, delta => 1e-3, l2 => 0.1, fit_intercept => false, accountant => 'paper')) j)
+WITH t AS (SELECT dp_explain('logistic', 45211, 42, dp_options(algorithm => 'output_gd', epsilon => 1, delta => 1e-3, l2 => 0.1, fit_intercept => false)) j),
+     p AS (SELECT dp_explain('logistic', 45211, 42, dp_options(algorithm => 'output_gd', epsilon => 1, delta => 1e-3, l2 => 0.1, fit_intercept => false, accountant => 'paper')) j)
 SELECT abs((p.j->>'sensitivity')::float8 - 5 * 1 * (0.1 + 0.35) / (45211 * 0.1 * 0.35)) < 1e-15 AS lemma3_ok,
        abs((p.j->>'step_size')::float8 - 1 / (0.1 + 0.35)) < 1e-12 AS paper_step_ok,
        round(((p.j->>'sensitivity')::float8 / (t.j->>'sensitivity')::float8)::numeric, 2) AS paper_over_tight,
@@ -30,7 +30,7 @@ SELECT abs((p.j->>'sensitivity')::float8 - 5 * 1 * (0.1 + 0.35) / (45211 * 0.1 *
   FROM t, p;
 
 -- Convex (l2 = 0), intercept: R = sqrt(2), eta = 1/beta = 2, Delta = 2 eta L T / n.
-WITH p AS (SELECT dp_explain('logistic', 10000, 5, dp_options(epsilon => 0.5)) j)
+WITH p AS (SELECT dp_explain('logistic', 10000, 5, dp_options(algorithm => 'output_gd', epsilon => 0.5)) j)
 SELECT abs((j->>'R')::float8 - sqrt(2.0)) < 1e-12 AS r_ok, (j->>'dim')::int AS dim,
        abs((j->>'step_size')::float8 - 2) < 1e-12 AS step_ok,
        abs((j->>'sensitivity')::float8 - 2 * 2 * sqrt(2.0) * (j->>'iterations')::int / 10000) < 1e-15 AS sensitivity_ok,
@@ -41,12 +41,12 @@ SELECT abs((j->>'R')::float8 - sqrt(2.0)) < 1e-12 AS r_ok, (j->>'dim')::int AS d
   FROM p;
 
 -- Lemma 2 under 'paper': 3 L T eta / n with eta = 1/beta.
-WITH p AS (SELECT dp_explain('logistic', 10000, 5, dp_options(epsilon => 0.5, accountant => 'paper')) j)
+WITH p AS (SELECT dp_explain('logistic', 10000, 5, dp_options(algorithm => 'output_gd', epsilon => 0.5, accountant => 'paper')) j)
 SELECT abs((j->>'sensitivity')::float8 - 3 * sqrt(2.0) * (j->>'iterations')::int * 2 / 10000) < 1e-15 AS lemma2_ok
   FROM p;
 
 -- Huber: L = huber_delta R, beta = R^2.
-WITH p AS (SELECT dp_explain('huber', 6497, 12, dp_options(epsilon => 1, delta => 1e-3, l2 => 0.5, huber_delta => 0.5, feature_bound => 2)) j)
+WITH p AS (SELECT dp_explain('huber', 6497, 12, dp_options(algorithm => 'output_gd', epsilon => 1, delta => 1e-3, l2 => 0.5, huber_delta => 0.5, feature_bound => 2)) j)
 SELECT abs((j->>'R')::float8 - sqrt(5.0)) < 1e-12 AS r_ok,
        abs((j->>'L')::float8 - 0.5 * sqrt(5.0)) < 1e-12 AS l_ok,
        abs((j->>'beta')::float8 - 5) < 1e-12 AS beta_ok,
@@ -54,28 +54,28 @@ SELECT abs((j->>'R')::float8 - sqrt(5.0)) < 1e-12 AS r_ok,
   FROM p;
 
 -- Given iterations and step size are used, and the sensitivity follows them.
-WITH p AS (SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, l2 => 0.1, iterations => 7, step_size => 0.5)) j)
+WITH p AS (SELECT dp_explain('logistic', 1000, 3, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 0.1, iterations => 7, step_size => 0.5)) j)
 SELECT (j->>'iterations')::int AS iterations, (j->>'step_size')::float8 AS step,
        abs((j->>'sensitivity')::float8 - 2 * sqrt(2.0) / (1000 * 0.1) * (1 - (1 - 0.5 * 0.1) ^ 7)) < 1e-15 AS sensitivity_ok
   FROM p;
 
 -- errors
-SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, l2 => 0.1, step_size => 10));
-SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, step_size => 4.5));
-SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, accountant => 'paper', step_size => 2.5));
-SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, l1 => 0.1));
-SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, radius => 3));
-SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, batch_size => 3));
-SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, ls_sigma => 1));
-SELECT dp_explain('softmax', 1000, 3, dp_options(epsilon => 1));
-SELECT dp_explain('logistic', 0, 3, dp_options(epsilon => 1));
-SELECT dp_explain('logistic', 10, -1, dp_options(epsilon => 1));
-SELECT dp_explain('logistic', 10, 0, dp_options(epsilon => 1, fit_intercept => false));
-SELECT dp_explain('logistic', 1, 3, dp_options(epsilon => 1, l2 => 1, accountant => 'paper'));
+SELECT dp_explain('logistic', 1000, 3, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 0.1, step_size => 10));
+SELECT dp_explain('logistic', 1000, 3, dp_options(algorithm => 'output_gd', epsilon => 1, step_size => 4.5));
+SELECT dp_explain('logistic', 1000, 3, dp_options(algorithm => 'output_gd', epsilon => 1, accountant => 'paper', step_size => 2.5));
+SELECT dp_explain('logistic', 1000, 3, dp_options(algorithm => 'output_gd', epsilon => 1, l1 => 0.1));
+SELECT dp_explain('logistic', 1000, 3, dp_options(algorithm => 'output_gd', epsilon => 1, radius => 3));
+SELECT dp_explain('logistic', 1000, 3, dp_options(algorithm => 'output_gd', epsilon => 1, batch_size => 3));
+SELECT dp_explain('logistic', 1000, 3, dp_options(algorithm => 'output_gd', epsilon => 1, ls_sigma => 1));
+SELECT dp_explain('softmax', 1000, 3, dp_options(algorithm => 'output_gd', epsilon => 1));
+SELECT dp_explain('logistic', 0, 3, dp_options(algorithm => 'output_gd', epsilon => 1));
+SELECT dp_explain('logistic', 10, -1, dp_options(algorithm => 'output_gd', epsilon => 1));
+SELECT dp_explain('logistic', 10, 0, dp_options(algorithm => 'output_gd', epsilon => 1, fit_intercept => false));
+SELECT dp_explain('logistic', 1, 3, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 1, accountant => 'paper'));
 
 -- The accounting section: epsilon at the requested delta under each
 -- accountant, the noise multiplier sigma / Delta, and the RDP curve.
-WITH p AS (SELECT dp_explain('logistic', 45211, 42, dp_options(epsilon => 1, delta => 1e-6, l2 => 0.1)) j)
+WITH p AS (SELECT dp_explain('logistic', 45211, 42, dp_options(algorithm => 'output_gd', epsilon => 1, delta => 1e-6, l2 => 0.1)) j)
 SELECT (j->'accounting'->'epsilon_at_delta'->>'analytic')::float8 AS analytic,
        abs((j->'accounting'->'epsilon_at_delta'->>'pld')::float8 - 1) < 1e-9 AS pld_exact_for_one_gaussian,
        (j->'accounting'->'epsilon_at_delta'->>'rdp')::float8 > 1 AS rdp_looser,
@@ -84,11 +84,18 @@ SELECT (j->'accounting'->'epsilon_at_delta'->>'analytic')::float8 AS analytic,
        abs((j->'accounting'->'rdp'->>3)::float8 - 2 / (2 * dperm.gaussian_sigma(1, 1e-6) ^ 2)) < 1e-12 AS curve_ok
   FROM p;
 -- the paper's noise over-protects: its exact epsilon is below the requested one
-WITH p AS (SELECT dp_explain('logistic', 45211, 42, dp_options(epsilon => 1, delta => 1e-6, l2 => 0.1, accountant => 'paper')) j)
+WITH p AS (SELECT dp_explain('logistic', 45211, 42, dp_options(algorithm => 'output_gd', epsilon => 1, delta => 1e-6, l2 => 0.1, accountant => 'paper')) j)
 SELECT (j->'accounting'->'epsilon_at_delta'->>'analytic')::float8 < 0.9 AS paper_over_protects,
        (j->'accounting'->'epsilon_at_delta'->>'pld')::float8
          <= (j->'accounting'->'epsilon_at_delta'->>'rdp')::float8 AS pld_below_rdp
   FROM p;
 -- pure epsilon-DP: min(eps, alpha eps^2 / 2) on the grid
 SELECT j->'accounting'->'epsilon_at_delta' AS epsilon_at_delta, j->'accounting'->'rdp'->0 AS rdp_at_1_25
-  FROM (SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, l2 => 0.1)) j) p;
+  FROM (SELECT dp_explain('logistic', 1000, 3, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 0.1)) j) p;
+
+-- Without `algorithm`, dperm picks by regulariser and delta (README,
+-- "Choosing an algorithm"), and the plan says why; a named one is kept.
+SELECT l2, l1, delta, j->>'algorithm' AS algorithm, j->>'algorithm_rule' LIKE 'default for logistic with %' AS says_why
+  FROM (VALUES (0.1, 0, 1e-3), (0.1, 0, 0), (0, 0, 1e-3), (0, 0, 0), (0.1, 0.01, 1e-3)) v(l2, l1, delta),
+       LATERAL (SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, delta => delta, l2 => l2, l1 => l1)) j) p;
+SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, delta => 1e-3, algorithm => 'dp_sgd')) ? 'algorithm_rule' AS named_has_rule;

@@ -12,7 +12,7 @@ SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 SET parallel_leader_participation = off;
 EXPLAIN (COSTS OFF)
-  SELECT dp_logreg(f, y, dp_options(epsilon => 1, l2 => 0.1, seed => 1)) FROM par;
+  SELECT dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 0.1, seed => 1)) FROM par;
 -- the workers really run (plan shape alone does not prove it)
 CREATE FUNCTION workers_launched(query text) RETURNS int LANGUAGE plpgsql AS $$
 DECLARE line text;
@@ -22,17 +22,17 @@ BEGIN
   END LOOP;
   RETURN 0;
 END $$;
-SELECT workers_launched('SELECT dp_logreg(f, y, dp_options(epsilon => 1, l2 => 0.1, seed => 1)) FROM par') > 0 AS parallel;
+SELECT workers_launched('SELECT dp_logreg(f, y, dp_options(algorithm => ''output_gd'', epsilon => 1, l2 => 0.1, seed => 1)) FROM par') > 0 AS parallel;
 CREATE TABLE parallel_model AS
-  SELECT dp_logreg(f, y, dp_options(epsilon => 1, l2 => 0.1, seed => 1)) AS m FROM par;
+  SELECT dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 0.1, seed => 1)) AS m FROM par;
 -- the leader's final function charged the ledger from a parallel plan
 SELECT n, epsilon, relation_names FROM dperm.ledger ORDER BY id DESC LIMIT 1;
 
 SET max_parallel_workers_per_gather = 0;
 EXPLAIN (COSTS OFF)
-  SELECT dp_logreg(f, y, dp_options(epsilon => 1, l2 => 0.1, seed => 1)) FROM par;
+  SELECT dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 0.1, seed => 1)) FROM par;
 CREATE TABLE serial_model AS
-  SELECT dp_logreg(f, y, dp_options(epsilon => 1, l2 => 0.1, seed => 1)) AS m FROM par;
+  SELECT dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 0.1, seed => 1)) AS m FROM par;
 -- Same rows, same seed: the models agree up to the order of floating-point
 -- sums (row order differs between plans), i.e. as good as each other.
 SELECT (p.m::jsonb->>'n')::int AS n,

@@ -16,32 +16,32 @@ CREATE FUNCTION coefs(m dp_model) RETURNS float8[] LANGUAGE sql
 CREATE FUNCTION near(a float8[], b float8[]) RETURNS boolean LANGUAGE sql
   AS $$ SELECT cardinality(a) = cardinality(b) AND
                (SELECT max(abs(x - y)) FROM unnest(a, b) u(x, y)) < 1e-12 $$;
-SELECT near((SELECT coefs(dp_logreg(f, y, dp_options(epsilon => 1, l2 => 1, seed => 7)))
+SELECT near((SELECT coefs(dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 1, seed => 7)))
           FROM (SELECT * FROM clean UNION ALL SELECT * FROM clean) s)
-     , (SELECT coefs(dp_logreg(f, y, dp_options(epsilon => 1, l2 => 1, seed => 7))) FROM dirty)) AS clipping_matches;
+     , (SELECT coefs(dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 1, seed => 7))) FROM dirty)) AS clipping_matches;
 
 -- NaN becomes 0; infinite entries give the limit of clipping.
-SELECT near((SELECT coefs(dp_logreg(f, y, dp_options(epsilon => 1, l2 => 1, seed => 7)))
+SELECT near((SELECT coefs(dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 1, seed => 7)))
           FROM (VALUES (ARRAY[0, 0.5]::float8[], true)) v(f, y))
-     , (SELECT coefs(dp_logreg(f, y, dp_options(epsilon => 1, l2 => 1, seed => 7)))
+     , (SELECT coefs(dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 1, seed => 7)))
        FROM (VALUES (ARRAY['NaN', 0.5]::float8[], true)) v(f, y))) AS nan_is_zero;
-SELECT near((SELECT coefs(dp_logreg(f, y, dp_options(epsilon => 1, l2 => 1, seed => 7)))
+SELECT near((SELECT coefs(dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 1, seed => 7)))
           FROM (VALUES (ARRAY[sqrt(0.5), -sqrt(0.5), 0]::float8[], true)) v(f, y))
-     , (SELECT coefs(dp_logreg(f, y, dp_options(epsilon => 1, l2 => 1, seed => 7)))
+     , (SELECT coefs(dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 1, seed => 7)))
        FROM (VALUES (ARRAY['infinity', '-infinity', 3]::float8[], true)) v(f, y))) AS inf_is_clipping_limit;
 -- NULL array elements count as NaN, i.e. 0
-SELECT near((SELECT coefs(dp_logreg(f, y, dp_options(epsilon => 1, l2 => 1, seed => 7)))
+SELECT near((SELECT coefs(dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 1, seed => 7)))
           FROM (VALUES (ARRAY[0, 0.5]::float8[], true)) v(f, y))
-     , (SELECT coefs(dp_logreg(f, y, dp_options(epsilon => 1, l2 => 1, seed => 7)))
+     , (SELECT coefs(dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 1, seed => 7)))
        FROM (VALUES (ARRAY[NULL, 0.5]::float8[], true)) v(f, y))) AS null_element_is_zero;
 
 -- NULL rows (features or label) are skipped: n counts the others
-SELECT (dp_logreg(f, y, dp_options(epsilon => 1, l2 => 1, seed => 7))::jsonb->>'n')::int AS n
+SELECT (dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 1, seed => 7))::jsonb->>'n')::int AS n
   FROM (VALUES (ARRAY[0.1, 0.2]::float8[], true), (NULL, true), (ARRAY[0.1, 0.2], NULL), (ARRAY[0.3, 0.1], false)) v(f, y);
 -- empty input and only-NULL input release nothing: NULL, and no ledger row
 SELECT count(*) AS ledger_before FROM dperm.ledger \gset
-SELECT dp_logreg(f, y, dp_options(epsilon => 1)) IS NULL AS empty_is_null FROM clean WHERE false;
-SELECT dp_huber(f, t, dp_options(epsilon => 1)) IS NULL AS nulls_are_null
+SELECT dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1)) IS NULL AS empty_is_null FROM clean WHERE false;
+SELECT dp_huber(f, t, dp_options(algorithm => 'output_gd', epsilon => 1)) IS NULL AS nulls_are_null
   FROM (VALUES (NULL::float8[], 1.0::float8)) v(f, t);
 SELECT count(*) = :ledger_before AS nothing_charged FROM dperm.ledger;
 -- n = 1 works: the model is mostly noise, and its sensitivity is
@@ -49,7 +49,7 @@ SELECT count(*) = :ledger_before AS nothing_charged FROM dperm.ledger;
 SELECT (m::jsonb->>'n')::int AS n, (m::jsonb->'plan'->>'iterations')::int AS iterations,
        abs((m::jsonb->>'sensitivity')::float8
            - 2 * sqrt(2.0::float8) * (1 - (1 - (m::jsonb->'plan'->>'step_size')::float8) ^ (m::jsonb->'plan'->>'iterations')::int)) < 1e-12 AS sensitivity_ok
-  FROM (SELECT dp_logreg(f, y, dp_options(epsilon => 1, l2 => 1, seed => 7)) m FROM clean) s;
+  FROM (SELECT dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 1, seed => 7)) m FROM clean) s;
 -- zero features, intercept only: a private estimate of the log-odds
 SELECT jsonb_array_length(m::jsonb->'coefficients') AS d, m::jsonb->'intercept' IS NOT NULL AS has_intercept
-  FROM (SELECT dp_logreg('{}'::float8[], y, dp_options(epsilon => 1, l2 => 1, seed => 7)) m FROM clean) s;
+  FROM (SELECT dp_logreg('{}'::float8[], y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 1, seed => 7)) m FROM clean) s;

@@ -195,7 +195,7 @@ SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 SET parallel_leader_participation = off;
 EXPLAIN (COSTS OFF)
-  SELECT dp_softmax(features, class, dp_options(epsilon => 1, l2 => 0.01, classes => 3, seed => 1)) FROM sm_par;
+  SELECT dp_softmax(features, class, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 0.01, classes => 3, seed => 1)) FROM sm_par;
 CREATE FUNCTION sm_workers_launched(query text) RETURNS int LANGUAGE plpgsql AS $$
 DECLARE line text;
 BEGIN
@@ -204,12 +204,12 @@ BEGIN
   END LOOP;
   RETURN 0;
 END $$;
-SELECT sm_workers_launched('SELECT dp_softmax(features, class, dp_options(epsilon => 1, l2 => 0.01, classes => 3, seed => 1)) FROM sm_par') > 0 AS parallel;
+SELECT sm_workers_launched('SELECT dp_softmax(features, class, dp_options(algorithm => ''output_gd'', epsilon => 1, l2 => 0.01, classes => 3, seed => 1)) FROM sm_par') > 0 AS parallel;
 CREATE TABLE sm_parallel_model AS
-  SELECT dp_softmax(features, class, dp_options(epsilon => 1, l2 => 0.01, classes => 3, seed => 1)) AS m FROM sm_par;
+  SELECT dp_softmax(features, class, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 0.01, classes => 3, seed => 1)) AS m FROM sm_par;
 SET max_parallel_workers_per_gather = 0;
 CREATE TABLE sm_serial_model AS
-  SELECT dp_softmax(features, class, dp_options(epsilon => 1, l2 => 0.01, classes => 3, seed => 1)) AS m FROM sm_par;
+  SELECT dp_softmax(features, class, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 0.01, classes => 3, seed => 1)) AS m FROM sm_par;
 -- same rows, same seed: equal up to the order of floating-point sums
 SELECT (p.m::jsonb->>'n')::int AS n,
        (SELECT count(*) FROM dp_coefficients(p.m)) AS terms,

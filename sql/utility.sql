@@ -20,14 +20,14 @@ CREATE FUNCTION risk(m dp_model) RETURNS float8 LANGUAGE sql AS $$
 -- noise ~1e-12 and the plan runs GD until the optimisation error is below 1%
 -- of that noise's (a contraction of 1 - eta mu = 0.56 per step).
 CREATE TABLE optimum AS
-  SELECT dp_logreg(features, label, dp_options(epsilon => 1e9, delta => 1e-3, l2 => 0.1, fit_intercept => false, seed => 0)) AS m
+  SELECT dp_logreg(features, label, dp_options(algorithm => 'output_gd', epsilon => 1e9, delta => 1e-3, l2 => 0.1, fit_intercept => false, seed => 0)) AS m
     FROM bank;
 SELECT (m::jsonb->'plan'->>'iterations')::int > 30 AS converged_plan FROM optimum;
 CREATE TABLE f_hat AS SELECT risk(m) AS f FROM optimum;
 
 CREATE TABLE runs AS
   SELECT s, delta,
-         (SELECT dp_logreg(features, label, dp_options(epsilon => 1, delta => delta, l2 => 0.1, fit_intercept => false, seed => s))
+         (SELECT dp_logreg(features, label, dp_options(algorithm => 'output_gd', epsilon => 1, delta => delta, l2 => 0.1, fit_intercept => false, seed => s))
             FROM bank) AS m
     FROM generate_series(1, 10) s, (VALUES (1e-3::float8), (0)) v(delta);
 CREATE TABLE excess AS SELECT s, delta, risk(m) - (SELECT f FROM f_hat) AS excess FROM runs;

@@ -38,6 +38,9 @@ struct Options {
   double epsilon = 0;
   double delta = 0;
   Algorithm algorithm = Algorithm::kOutputGd;
+  // false: PlanRelease picks DefaultAlgorithm. ParseOptions sets it only
+  // when the key is given; code that fills Options directly keeps its choice.
+  bool has_algorithm = true;
   double l2 = 0;  // mu: the objective gets l2/2 * ||w||^2
   double l1 = 0;
   bool fit_intercept = true;

@@ -28,6 +28,7 @@ const char* SamplingName(Sampling sampling);
 struct Plan {
   LossKind loss = LossKind::kLogistic;
   Algorithm algorithm = Algorithm::kOutputGd;
+  std::string algorithm_rule;  // why this algorithm, when the user did not name one
   Accountant accountant = Accountant::kTight;
   Neighbors neighbors = Neighbors::kReplaceOne;
   Options options;

@@ -11,7 +11,17 @@
 
 namespace dperm {
 
-// The plan of the options' algorithm for n rows of d features.
+// The algorithm dperm picks when `algorithm` is not given, from public
+// options only, and a sentence saying why. The choice follows the
+// benchmark in docs/algorithms.md (README, "Choosing an algorithm"):
+//   l1 > 0            -> dp_gd (the only proximal method that is competitive)
+//   l2 > 0            -> bolton (lowest excess risk on all five datasets)
+//   l2 = 0, delta > 0 -> dp_gd (lowest on four of five)
+//   l2 = 0, delta = 0 -> output_gd (dp_gd needs delta > 0)
+Algorithm DefaultAlgorithm(LossKind loss, const Options& options, std::string* why);
+
+// The plan of the options' algorithm (or the default one) for n rows of d
+// features.
 Plan PlanRelease(const Options& options, LossKind loss, int64_t n, int d);
 
 // The plan's objective over rows viewed in place (n rows of stride d + 1,

@@ -39,6 +39,11 @@
 
 namespace dperm {
 
+namespace {
+// Default inner steps stay below this many passes over the data.
+const double kMaxDefaultInnerPasses = 16;
+}  // namespace
+
 Plan DpSvrgPp::MakePlan(const Options& options, LossKind loss, int64_t n,
                         int d) const {
   const Algorithm a = Algorithm::kDpSvrgPp;
@@ -61,6 +66,19 @@ Plan DpSvrgPp::MakePlan(const Options& options, LossKind loss, int64_t n,
     p.iterations = std::max<int64_t>(
         1, static_cast<int64_t>(std::ceil(std::log2(std::max(ratio, 1.0)))));
     p.iterations_rule = "T = ceil(log2(n eps / (sqrt(dim ln(1/delta)) L))) epochs (Theorem 4.4, constant 1)";
+    // The inner steps m (2^(T+1) - 2) double with each epoch: a large
+    // epsilon would ask for billions. The default stops where they would
+    // pass kMaxDefaultInnerPasses passes over the data (utility only:
+    // fewer steps cost no privacy).
+    const double budget = kMaxDefaultInnerPasses * double(n);
+    int64_t capped = p.iterations;
+    while (capped > 1 && double(m) * (std::ldexp(1.0, int(capped + 1)) - 2) > budget) capped--;
+    if (capped < p.iterations) {
+      AddNote(p, "epochs capped at " + std::to_string(capped) + " (at most " +
+                     FormatNumber(kMaxDefaultInnerPasses) +
+                     " passes of inner steps); pass iterations => ... to run longer");
+      p.iterations = capped;
+    }
   }
   // Theorem 4.3, c = 1: sigma^2 = G^2 2^T m ln(2/delta) / (n^2 eps^2).
   double paper = G * std::sqrt(std::ldexp(double(m), int(std::min<int64_t>(p.iterations, 1000))) *

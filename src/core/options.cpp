@@ -123,6 +123,7 @@ void ThrowUnknownKey(const std::string& key) {
 
 Options ParseOptions(const OptionEntry* entries, int n_entries) {
   Options o;
+  o.has_algorithm = false;
   bool has_epsilon = false;
   for (int i = 0; i < n_entries; i++) {
     const OptionEntry& e = entries[i];
@@ -141,6 +142,7 @@ Options ParseOptions(const OptionEntry* entries, int n_entries) {
       o.delta = Number(e, 0, false, 1, true);
     } else if (key == "algorithm") {
       o.algorithm = ParseAlgorithm(e);
+      o.has_algorithm = true;
     } else if (key == "l2") {
       o.l2 = Number(e, 0, false, INFINITY);
     } else if (key == "l1") {

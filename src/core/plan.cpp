@@ -28,6 +28,7 @@ std::string PlanJson(const Plan& p, const char* extra_key, const char* extra_jso
   JsonWriter j;
   j.BeginObject();
   j.Key("algorithm").String(AlgorithmName(p.algorithm));
+  if (!p.algorithm_rule.empty()) j.Key("algorithm_rule").String(p.algorithm_rule.c_str());
   j.Key("loss").String(LossName(p.loss));
   j.Key("neighbors").String(NeighborsName(p.neighbors));
   j.Key("accountant").String(AccountantName(p.accountant));

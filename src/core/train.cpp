@@ -6,8 +6,39 @@
 
 namespace dperm {
 
+Algorithm DefaultAlgorithm(LossKind loss, const Options& o, std::string* why) {
+  const char* model = LossName(loss);
+  Algorithm a;
+  std::string rule;
+  if (o.l1 > 0) {
+    a = Algorithm::kDpGd;
+    rule = "l1 > 0: dp_gd, the proximal method with the lowest excess risk";
+  } else if (o.l2 > 0) {
+    a = Algorithm::kBolton;
+    rule = "l2 > 0: bolton, the lowest excess risk in the benchmark";
+  } else if (o.delta > 0) {
+    a = Algorithm::kDpGd;
+    rule = "l2 = 0 and delta > 0: dp_gd, the lowest excess risk in the benchmark";
+  } else {
+    a = Algorithm::kOutputGd;
+    rule = "l2 = 0 and delta = 0: output_gd (pure epsilon-DP)";
+  }
+  if (why != nullptr)
+    *why = std::string("default for ") + model + " with " + rule +
+           " (README, Choosing an algorithm)";
+  return a;
+}
+
 Plan PlanRelease(const Options& options, LossKind loss, int64_t n, int d) {
-  return MechanismFor(options.algorithm).MakePlan(options, loss, n, d);
+  if (options.has_algorithm)
+    return MechanismFor(options.algorithm).MakePlan(options, loss, n, d);
+  Options chosen = options;
+  std::string why;
+  chosen.algorithm = DefaultAlgorithm(loss, options, &why);
+  chosen.has_algorithm = true;
+  Plan p = MechanismFor(chosen.algorithm).MakePlan(chosen, loss, n, d);
+  p.algorithm_rule = why;
+  return p;
 }
 
 namespace {

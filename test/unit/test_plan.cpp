@@ -467,3 +467,34 @@ TEST(PlanJson, CarriesNumbers) {
 }
 
 }  // namespace
+
+// Without an `algorithm` option PlanRelease picks by (regulariser, delta) as
+// the README's recommendation table says, and says why; a named algorithm
+// is always kept.
+TEST(DefaultAlgorithm, FollowsTheRecommendationTable) {
+  struct Case { double delta, l2, l1; dperm::Algorithm expected; };
+  const Case cases[] = {
+      {1e-3, 0.1, 0, dperm::Algorithm::kBolton},
+      {0, 0.1, 0, dperm::Algorithm::kBolton},
+      {1e-3, 0, 0, dperm::Algorithm::kDpGd},
+      {0, 0, 0, dperm::Algorithm::kOutputGd},
+      {1e-3, 0.1, 0.01, dperm::Algorithm::kDpGd},
+      {1e-3, 0, 0.01, dperm::Algorithm::kDpGd},
+  };
+  for (LossKind loss : {LossKind::kLogistic, LossKind::kHuber}) {
+    for (const Case& c : cases) {
+      Options o = Opts(1, c.delta, c.l2);
+      o.l1 = c.l1;
+      o.has_algorithm = false;
+      Plan p = PlanRelease(o, loss, 1000, 5);
+      EXPECT_EQ(p.algorithm, c.expected) << c.delta << " " << c.l2 << " " << c.l1;
+      EXPECT_NE(p.algorithm_rule.find("default for"), std::string::npos);
+      EXPECT_EQ(p.options.algorithm, c.expected);
+    }
+  }
+  Options named = Opts(1, 1e-3, 0.1);
+  named.algorithm = dperm::Algorithm::kDpSgd;  // has_algorithm: as ParseOptions sets it
+  Plan p = PlanRelease(named, LossKind::kLogistic, 1000, 5);
+  EXPECT_EQ(p.algorithm, dperm::Algorithm::kDpSgd);
+  EXPECT_TRUE(p.algorithm_rule.empty());
+}
