@@ -262,27 +262,34 @@ def plots(results, directory):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     os.makedirs(directory, exist_ok=True)
+    colors = plt.get_cmap("tab20")  # one fixed colour per algorithm in every panel
     files = []
     table3 = [r for r in results if "l1" not in r]
     for name in [d for d in DATASETS if any(r["dataset"] == d for r in table3)]:
         fig, axes = plt.subplots(1, len(L2S), figsize=(5 * len(L2S), 3.6))
         for ax, l2 in zip(axes, L2S):
             for alg in dict.fromkeys(r["algorithm"] for r in table3 if r["dataset"] == name):
+                color = colors(ALGORITHMS.index(alg) % 20) if alg in ALGORITHMS else None
                 rs = [r for r in table3 if r["dataset"] == name and r["l2"] == l2
                       and r["algorithm"] == alg and "error" not in r]
                 if not rs:
                     continue
                 eps = [r["epsilon"] for r in rs]
                 mean = [max(statistics.mean(r["excess"]), 1e-12) for r in rs]
-                ax.plot(eps, mean, marker="o", label=alg)
+                ax.plot(eps, mean, marker="o", label=alg, color=color)
             ax.set_xscale("log")
             ax.set_yscale("log")
             ax.set_xlabel("ε (δ = 1e-3)")
             ax.set_ylabel("excess empirical risk")
             ax.set_title(f"{name.upper()}, l2 = {l2}")
             ax.grid(True, which="both", alpha=0.3)
-        axes[0].legend(fontsize=8)
-        fig.tight_layout()
+        handles = {}
+        for ax in axes:
+            for h, lab in zip(*ax.get_legend_handles_labels()):
+                handles.setdefault(lab, h)
+        fig.legend(handles.values(), handles.keys(), fontsize=8, loc="center right")
+        fig.subplots_adjust(right=0.84)
+        fig.tight_layout(rect=(0, 0, 0.84, 1))
         path = os.path.join(directory, f"utility_{name}.png")
         fig.savefig(path, dpi=110)
         plt.close(fig)
@@ -321,7 +328,12 @@ def main():
     ap.add_argument("--json", help="write the raw results here")
     ap.add_argument("--plots", help="directory for the PNG plots")
     ap.add_argument("--command", default="python3 bench/algorithms.py")
+    ap.add_argument("--replot", metavar="JSON", help="only redraw the plots of a --json file")
     a = ap.parse_args()
+    if a.replot:
+        with open(a.replot) as inp:
+            print("\n".join(plots(json.load(inp), a.plots or "docs")))
+        return
     start = time.time()
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                 if l.startswith("model name")), platform.machine())
