@@ -24,7 +24,12 @@
 #include "dperm/rdp.hpp"
 #include "dperm/rows.hpp"
 #include "dperm/train.hpp"
+#include "synthetic_problems.hpp"
 #include "test_helpers.hpp"
+
+using dperm::testing::Constants;
+using dperm::testing::ConstantsFor;
+using dperm::testing::SyntheticRows;
 
 namespace {
 
@@ -44,55 +49,7 @@ Options BoOpts(double epsilon, double delta, double l2,
   return o;
 }
 
-// {L, beta} of a loss from the options, written out from plan_common.hpp.
-struct Constants {
-  double L, beta;
-};
-Constants ConstantsFor(const Options& o, LossKind loss) {
-  double R = std::sqrt(o.feature_bound * o.feature_bound + (o.fit_intercept ? 1 : 0));
-  switch (loss) {
-    case LossKind::kLogistic: return {R, R * R / 4};
-    case LossKind::kHuber: return {o.huber_delta * R, R * R};
-    case LossKind::kSoftmax: return {std::sqrt(2.0) * R, R * R / 2};
-  }
-  return {0, 0};
-}
 
-// Rows of stride d + 1, features clipped to norm <= 1 (labels as in
-// test_rrpsgd.cpp: logistic +-1, Huber linear plus noise, softmax classes).
-std::vector<double> SyntheticRows(LossKind loss, int n, int d, uint64_t seed, int classes = 3) {
-  std::mt19937_64 gen(seed);
-  std::normal_distribution<double> normal(0, 1);
-  std::uniform_real_distribution<double> unif(0, 1);
-  std::vector<double> truth((d + 1) * classes);
-  for (double& v : truth) v = normal(gen);
-  std::vector<double> rows(size_t(n) * (d + 1));
-  std::vector<double> raw(d);
-  for (int i = 0; i < n; i++) {
-    for (double& v : raw) v = 0.8 * normal(gen);
-    double* r = &rows[size_t(i) * (d + 1)];
-    dperm::ClipRow(raw.data(), d, 1.0, r);
-    auto margin = [&](int k) {
-      double m = truth[k * (d + 1) + d];
-      for (int j = 0; j < d; j++) m += truth[k * (d + 1) + j] * r[j];
-      return m;
-    };
-    if (loss == LossKind::kLogistic) {
-      r[d] = unif(gen) < 1 / (1 + std::exp(-3 * margin(0))) ? 1.0 : -1.0;
-    } else if (loss == LossKind::kHuber) {
-      r[d] = margin(0) + 0.3 * normal(gen) + (i % 10 == 0 ? 5 * normal(gen) : 0.0);
-    } else {
-      std::vector<double> p(classes);
-      double sum = 0;
-      for (int k = 0; k < classes; k++) sum += p[k] = std::exp(2 * margin(k));
-      double u = unif(gen) * sum;
-      int k = 0;
-      while (k < classes - 1 && (u -= p[k]) > 0) k++;
-      r[d] = k;
-    }
-  }
-  return rows;
-}
 
 // The exact minimiser by damped Newton's method on the objective's Hessian.
 Eigen::VectorXd NewtonMinimiser(const dperm::Objective& f) {
@@ -431,7 +388,7 @@ double MaxNeighbourDistance(const Plan& p, const std::vector<double>& rows, uint
 TEST(BoltonSensitivity, NeighboursWithinBound) {
   const int n = 42, d = 3;
   for (LossKind loss : {LossKind::kLogistic, LossKind::kHuber}) {
-    std::vector<double> rows = SyntheticRows(loss, n, d, 31);
+    std::vector<double> rows = SyntheticRows(loss, n, d, 31, 3, true);
     for (double l2 : {0.0, 0.1}) {
       for (int64_t b : {1, 4}) {
         for (int64_t k : {1, 3}) {
@@ -497,7 +454,7 @@ TEST(BoltonSensitivity, TightBoundAttained) {
   const int n = 40, d = 3;
   for (double l2 : {0.0, 0.15}) {
     for (int64_t b : {1, 4}) {
-      std::vector<double> rows = SyntheticRows(LossKind::kHuber, n, d, 4);
+      std::vector<double> rows = SyntheticRows(LossKind::kHuber, n, d, 4, 3, true);
       for (int i = 0; i < n; i++) rows[size_t(i) * (d + 1) + d] = i % 3 ? 1e6 : -1e6;
       Options o = BoOpts(1.0, 1e-5, l2);
       o.batch_size = b;
@@ -521,7 +478,7 @@ TEST(BoltonSensitivity, TightBoundAttained) {
 TEST(BoltonTrain, NoiselessReachesOptimum) {
   const int n = 200, d = 3;
   for (LossKind loss : {LossKind::kLogistic, LossKind::kHuber, LossKind::kSoftmax}) {
-    std::vector<double> rows = SyntheticRows(loss, n, d, 21);
+    std::vector<double> rows = SyntheticRows(loss, n, d, 21, 3, true);
     SCOPED_TRACE("loss " + std::to_string(int(loss)));
     std::vector<double> dist;
     Eigen::VectorXd w_hat;
@@ -561,7 +518,7 @@ TEST(BoltonTrain, NoiselessReachesOptimum) {
 // of z is 0, and for the vector noise the mean radius is dim * scale.
 TEST(BoltonTrain, ReleasedNoiseHasPlannedScale) {
   const int n = 200, d = 6, seeds = 3000;
-  std::vector<double> rows = SyntheticRows(LossKind::kLogistic, n, d, 8);
+  std::vector<double> rows = SyntheticRows(LossKind::kLogistic, n, d, 8, 3, true);
   for (double delta : {1e-5, 0.0}) {
     for (double l2 : {0.0, 0.1}) {
       Options o = BoOpts(0.5, delta, l2);
@@ -592,7 +549,7 @@ TEST(BoltonTrain, ReleasedNoiseHasPlannedScale) {
 
 // Same seed and rows: the same release; another seed: another one.
 TEST(BoltonTrain, DeterministicForASeed) {
-  std::vector<double> rows = SyntheticRows(LossKind::kHuber, 100, 3, 3);
+  std::vector<double> rows = SyntheticRows(LossKind::kHuber, 100, 3, 3, 3, true);
   Plan p = PlanRelease(BoOpts(1.0, 1e-6, 0.1), LossKind::kHuber, 100, 3);
   EXPECT_EQ(Train(p, rows, 77), Train(p, rows, 77));
   EXPECT_NE(Train(p, rows, 77), Train(p, rows, 78));
