@@ -16,6 +16,7 @@
 #include "dperm/plan.hpp"
 #include "dperm/rows.hpp"
 #include "dperm/train.hpp"
+#include "reference_solvers.hpp"
 
 namespace dperm::testing {
 
@@ -55,26 +56,6 @@ inline std::vector<double> ErmRows(LossKind loss, int n, int d, uint64_t seed,
     }
   }
   return rows;
-}
-
-inline Eigen::VectorXd ToVector(const std::vector<double>& v) {
-  return Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
-}
-
-// The exact minimiser of a smooth strongly convex objective by damped
-// Newton's method on its Hessian (as in test_output_gd.cpp).
-inline Eigen::VectorXd NewtonMinimiser(const Objective& f) {
-  Eigen::VectorXd w = Eigen::VectorXd::Zero(f.dim());
-  for (int it = 0; it < 200; it++) {
-    Eigen::VectorXd g = f.Gradient(w);
-    if (g.norm() < 1e-14) break;
-    Eigen::VectorXd step = f.Hessian(w).partialPivLu().solve(g);
-    double t = 1, fw = f.Value(w);
-    if (g.norm() > 1e-6)
-      while (f.Value(w - t * step) > fw - 1e-4 * t * g.dot(step) && t > 1e-10) t /= 2;
-    w -= t * step;
-  }
-  return w;
 }
 
 // The norm of the smallest subgradient of F + l1 ||.||_1 at w (F the smooth

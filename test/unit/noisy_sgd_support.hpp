@@ -15,6 +15,7 @@
 #include "dperm/plan.hpp"
 #include "dperm/rows.hpp"
 #include "dperm/train.hpp"
+#include "reference_solvers.hpp"
 
 namespace dperm::testing {
 
@@ -70,38 +71,6 @@ inline std::vector<double> SyntheticRows(LossKind loss, int n, int d, uint64_t s
     }
   }
   return rows;
-}
-
-// The exact minimiser by damped Newton's method on the objective's Hessian.
-inline Eigen::VectorXd NewtonMinimiser(const Objective& f) {
-  Eigen::VectorXd w = Eigen::VectorXd::Zero(f.dim());
-  for (int it = 0; it < 200; it++) {
-    Eigen::VectorXd g = f.Gradient(w);
-    if (g.norm() < 1e-13) break;
-    Eigen::VectorXd step = f.Hessian(w).ldlt().solve(g);
-    double t = 1, fw = f.Value(w);
-    if (g.norm() > 1e-6)
-      while (f.Value(w - t * step) > fw - 1e-4 * t * g.dot(step) && t > 1e-10) t /= 2;
-    w -= t * step;
-  }
-  return w;
-}
-
-inline Eigen::VectorXd ToVector(const std::vector<double>& v) {
-  return Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
-}
-
-// Trains by the plan with a seeded generator.
-inline Eigen::VectorXd TrainSeeded(const Plan& p, const std::vector<double>& rows,
-                                   uint64_t seed) {
-  SecureRng rng = SecureRng::FromSeed(seed);
-  return ToVector(TrainModel(p, rows.data(), rng));
-}
-
-// The plan with its noise turned off.
-inline Plan Noiseless(Plan p) {
-  p.noise_scale = 0;
-  return p;
 }
 
 // The number from `"key":<number>` in a JSON text (NaN if absent).

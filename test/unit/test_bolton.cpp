@@ -25,11 +25,16 @@
 #include "dperm/rows.hpp"
 #include "dperm/train.hpp"
 #include "synthetic_problems.hpp"
+#include "reference_solvers.hpp"
 #include "test_helpers.hpp"
 
 using dperm::testing::Constants;
 using dperm::testing::ConstantsFor;
 using dperm::testing::SyntheticRows;
+
+using dperm::testing::NewtonMinimiser;
+using dperm::testing::TrainSeeded;
+using dperm::testing::Noiseless;
 
 namespace {
 
@@ -47,34 +52,6 @@ Options BoOpts(double epsilon, double delta, double l2,
   Options o = dperm::testing::Opts(epsilon, delta, l2, true, accountant);
   o.algorithm = Algorithm::kBolton;
   return o;
-}
-
-
-
-// The exact minimiser by damped Newton's method on the objective's Hessian.
-Eigen::VectorXd NewtonMinimiser(const dperm::Objective& f) {
-  Eigen::VectorXd w = Eigen::VectorXd::Zero(f.dim());
-  for (int it = 0; it < 200; it++) {
-    Eigen::VectorXd g = f.Gradient(w);
-    if (g.norm() < 1e-14) break;
-    Eigen::VectorXd step = f.Hessian(w).ldlt().solve(g);
-    double t = 1, fw = f.Value(w);
-    if (g.norm() > 1e-6)
-      while (f.Value(w - t * step) > fw - 1e-4 * t * g.dot(step) && t > 1e-10) t /= 2;
-    w -= t * step;
-  }
-  return w;
-}
-
-Eigen::VectorXd Train(const Plan& p, const std::vector<double>& rows, uint64_t seed) {
-  SecureRng rng = SecureRng::FromSeed(seed);
-  std::vector<double> w = dperm::TrainModel(p, rows.data(), rng);
-  return Eigen::Map<const Eigen::VectorXd>(w.data(), Eigen::Index(w.size()));
-}
-
-Plan Noiseless(Plan p) {
-  p.noise_scale = 0;
-  return p;
 }
 
 // The sensitivity of the loop by brute force: run the recursion
@@ -336,7 +313,7 @@ double NeighbourDistance(const Plan& p, const std::vector<double>& rows, int64_t
   std::vector<double> s = rows, s2 = rows;
   std::copy(a.begin(), a.end(), s.begin() + row * (d + 1));
   std::copy(b.begin(), b.end(), s2.begin() + row * (d + 1));
-  return (Train(Noiseless(p), s, seed) - Train(Noiseless(p), s2, seed)).norm();
+  return (TrainSeeded(Noiseless(p), s, seed) - TrainSeeded(Noiseless(p), s2, seed)).norm();
 }
 
 // Adversarial replacement pairs for binary losses: label flipped, row
@@ -344,7 +321,7 @@ double NeighbourDistance(const Plan& p, const std::vector<double>& rows, int64_t
 // Huber targets (gradient difference exactly 2L).
 double MaxNeighbourDistance(const Plan& p, const std::vector<double>& rows, uint64_t seed) {
   const int d = p.d;
-  Eigen::VectorXd w = Train(Noiseless(p), rows, seed);
+  Eigen::VectorXd w = TrainSeeded(Noiseless(p), rows, seed);
   Eigen::VectorXd u = w.head(d);
   if (u.norm() == 0) u = Eigen::VectorXd::Unit(d, 0);
   u /= u.norm();
@@ -491,7 +468,7 @@ TEST(BoltonTrain, NoiselessReachesOptimum) {
       std::unique_ptr<dperm::Objective> f = dperm::MakeObjective(p, rows.data());
       w_hat = NewtonMinimiser(*f);
       ASSERT_LT(f->Gradient(w_hat).norm(), 1e-10);
-      dist.push_back((Train(Noiseless(p), rows, 3) - w_hat).norm());
+      dist.push_back((TrainSeeded(Noiseless(p), rows, 3) - w_hat).norm());
     }
     std::cout << "[ info ] strongly convex: ||w - w_hat|| " << dist[0] << " (20 passes), "
               << dist[1] << " (200 passes), ||w_hat|| " << w_hat.norm() << "\n";
@@ -507,7 +484,7 @@ TEST(BoltonTrain, NoiselessReachesOptimum) {
       std::unique_ptr<dperm::Objective> f = dperm::MakeObjective(p, rows.data());
       Eigen::VectorXd w0 = NewtonMinimiser(*f);
       ASSERT_LT(f->Gradient(w0).norm(), 1e-10);
-      EXPECT_LT((Train(Noiseless(p), rows, 3) - w0).norm(), 1e-6);
+      EXPECT_LT((TrainSeeded(Noiseless(p), rows, 3) - w0).norm(), 1e-6);
     }
   }
 }
@@ -528,7 +505,7 @@ TEST(BoltonTrain, ReleasedNoiseHasPlannedScale) {
       double mean_sq = 0, mean_norm = 0;
       Eigen::VectorXd mean = Eigen::VectorXd::Zero(p.dim);
       for (int s = 0; s < seeds; s++) {
-        Eigen::VectorXd z = Train(p, rows, 50 + s) - Train(Noiseless(p), rows, 50 + s);
+        Eigen::VectorXd z = TrainSeeded(p, rows, 50 + s) - TrainSeeded(Noiseless(p), rows, 50 + s);
         mean_sq += z.squaredNorm();
         mean_norm += z.norm();
         mean += z;
@@ -551,8 +528,8 @@ TEST(BoltonTrain, ReleasedNoiseHasPlannedScale) {
 TEST(BoltonTrain, DeterministicForASeed) {
   std::vector<double> rows = SyntheticRows(LossKind::kHuber, 100, 3, 3, 3, true);
   Plan p = PlanRelease(BoOpts(1.0, 1e-6, 0.1), LossKind::kHuber, 100, 3);
-  EXPECT_EQ(Train(p, rows, 77), Train(p, rows, 77));
-  EXPECT_NE(Train(p, rows, 77), Train(p, rows, 78));
+  EXPECT_EQ(TrainSeeded(p, rows, 77), TrainSeeded(p, rows, 77));
+  EXPECT_NE(TrainSeeded(p, rows, 77), TrainSeeded(p, rows, 78));
 }
 
 }  // namespace

@@ -19,6 +19,11 @@
 #include "dperm/rows.hpp"
 #include "dperm/train.hpp"
 #include "test_helpers.hpp"
+#include "reference_solvers.hpp"
+
+using dperm::testing::NewtonMinimiser;
+using dperm::testing::ToVector;
+using dperm::testing::Noiseless;
 
 namespace {
 
@@ -65,34 +70,6 @@ struct Problem {
   Problem(const Plan& p, const std::vector<double>& rows)
       : objective(dperm::MakeObjective(p, rows.data())) {}
 };
-
-// The exact minimiser by damped Newton's method on the objective's Hessian
-// (independent of gradient descent).
-Eigen::VectorXd NewtonMinimiser(const dperm::Objective& f) {
-  Eigen::VectorXd w = Eigen::VectorXd::Zero(f.dim());
-  for (int it = 0; it < 200; it++) {
-    Eigen::VectorXd g = f.Gradient(w);
-    if (g.norm() < 1e-14) break;
-    Eigen::VectorXd step = f.Hessian(w).partialPivLu().solve(g);
-    // Backtracking while far from the minimiser; near it the decrease is
-    // below the rounding of F and full steps converge quadratically.
-    double t = 1, fw = f.Value(w);
-    if (g.norm() > 1e-6)
-      while (f.Value(w - t * step) > fw - 1e-4 * t * g.dot(step) && t > 1e-10) t /= 2;
-    w -= t * step;
-  }
-  return w;
-}
-
-Eigen::VectorXd ToVector(const std::vector<double>& v) {
-  return Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
-}
-
-// The plan with its noise turned off: TrainModel then returns w_T.
-Plan Noiseless(Plan p) {
-  p.noise_scale = 0;
-  return p;
-}
 
 Eigen::VectorXd TrainNoiseless(const Plan& p, const std::vector<double>& rows) {
   SecureRng rng = SecureRng::FromSeed(1);

@@ -23,11 +23,15 @@
 #include "dperm/rrpsgd.hpp"
 #include "dperm/train.hpp"
 #include "synthetic_problems.hpp"
+#include "reference_solvers.hpp"
 #include "test_helpers.hpp"
 
 using dperm::testing::Constants;
 using dperm::testing::ConstantsFor;
 using dperm::testing::SyntheticRows;
+
+using dperm::testing::NewtonMinimiser;
+using dperm::testing::TrainSeeded;
 
 namespace {
 
@@ -45,29 +49,6 @@ Options RrOpts(double epsilon, double delta, double l2,
   Options o = dperm::testing::Opts(epsilon, delta, l2, true, accountant);
   o.algorithm = Algorithm::kRrpsgd;
   return o;
-}
-
-
-
-// The exact minimiser by damped Newton's method on the objective's Hessian.
-Eigen::VectorXd NewtonMinimiser(const dperm::Objective& f) {
-  Eigen::VectorXd w = Eigen::VectorXd::Zero(f.dim());
-  for (int it = 0; it < 200; it++) {
-    Eigen::VectorXd g = f.Gradient(w);
-    if (g.norm() < 1e-14) break;
-    Eigen::VectorXd step = f.Hessian(w).ldlt().solve(g);
-    double t = 1, fw = f.Value(w);
-    if (g.norm() > 1e-6)
-      while (f.Value(w - t * step) > fw - 1e-4 * t * g.dot(step) && t > 1e-10) t /= 2;
-    w -= t * step;
-  }
-  return w;
-}
-
-Eigen::VectorXd Train(const Plan& p, const std::vector<double>& rows, uint64_t seed) {
-  SecureRng rng = SecureRng::FromSeed(seed);
-  std::vector<double> w = dperm::TrainModel(p, rows.data(), rng);
-  return Eigen::Map<const Eigen::VectorXd>(w.data(), Eigen::Index(w.size()));
 }
 
 // Theorem 5: E||grad F(w_R)||^2 <= beta_F [D_F^2 + sigma^2 sum eta_k^2] /
@@ -271,7 +252,7 @@ TEST(RrpsgdTrain, NoiseHasPlannedScale) {
     double mean_sq = 0;
     Eigen::VectorXd mean = Eigen::VectorXd::Zero(d);
     for (int s = 0; s < seeds; s++) {
-      Eigen::VectorXd w = Train(p, rows, 100 + s);
+      Eigen::VectorXd w = TrainSeeded(p, rows, 100 + s);
       mean_sq += w.squaredNorm();
       mean += w;
     }
@@ -291,8 +272,8 @@ TEST(RrpsgdTrain, DeterministicForASeed) {
   Options o = RrOpts(1, 1e-6, 0.1);
   o.iterations = 500;
   Plan p = PlanRelease(o, LossKind::kHuber, 100, 3);
-  EXPECT_EQ(Train(p, rows, 7), Train(p, rows, 7));
-  EXPECT_NE(Train(p, rows, 7), Train(p, rows, 8));
+  EXPECT_EQ(TrainSeeded(p, rows, 7), TrainSeeded(p, rows, 7));
+  EXPECT_NE(TrainSeeded(p, rows, 7), TrainSeeded(p, rows, 8));
 }
 
 // The paper's utility measure for non-convex objectives is the gradient norm
@@ -322,7 +303,7 @@ TEST(RrpsgdTrain, GradientNormFallsWithNoiseAndMeetsTheorem5) {
       Plan q = p;
       q.noise_scale = scale * p.noise_scale;
       double mean = 0;
-      for (int s = 0; s < seeds; s++) mean += f->Gradient(Train(q, rows, 300 + s)).squaredNorm();
+      for (int s = 0; s < seeds; s++) mean += f->Gradient(TrainSeeded(q, rows, 300 + s)).squaredNorm();
       mean /= seeds;
       double sigma_sq = 4 * p.L * p.L + p.dim * q.noise_scale * q.noise_scale;
       double bound = Theorem5Bound(q, f0 - fstar, sigma_sq);
@@ -362,7 +343,7 @@ TEST(RrpsgdTrain, NoiselessApproachesOptimum) {
       double df = std::sqrt(2 * gap / beta_f);
       p.step_size = std::min(1 / beta_f, df / (2 * p.L * std::sqrt(double(T))));
       double mean = 0;
-      for (int s = 0; s < seeds; s++) mean += (Train(p, rows, 900 + s) - w_hat).squaredNorm();
+      for (int s = 0; s < seeds; s++) mean += (TrainSeeded(p, rows, 900 + s) - w_hat).squaredNorm();
       mean /= seeds;
       double bound = Theorem5Bound(p, gap, 4 * p.L * p.L) / (l2 * l2);
       SCOPED_TRACE("T=" + std::to_string(T));

@@ -25,6 +25,9 @@
 #include "dperm/softmax.hpp"
 #include "dperm/train.hpp"
 #include "test_helpers.hpp"
+#include "reference_solvers.hpp"
+
+using dperm::testing::NewtonMinimiser;
 
 namespace {
 
@@ -207,22 +210,6 @@ TEST(SoftmaxObjective, PlanConstantsAreTight) {
   w(3 * c + d) = -60;
   Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(f.LossHessian(w));
   EXPECT_NEAR(eig.eigenvalues().maxCoeff() / beta, 1.0, 1e-12);
-}
-
-// The exact minimiser by damped Newton's method (l2 > 0 makes the Hessian
-// positive definite despite the softmax's shift invariance).
-Eigen::VectorXd NewtonMinimiser(const dperm::Objective& f) {
-  Eigen::VectorXd w = Eigen::VectorXd::Zero(f.dim());
-  for (int it = 0; it < 100; it++) {
-    Eigen::VectorXd g = f.Gradient(w);
-    if (g.norm() < 1e-14) break;
-    Eigen::VectorXd step = f.Hessian(w).ldlt().solve(g);
-    double t = 1, fw = f.Value(w);
-    if (g.norm() > 1e-6)
-      while (f.Value(w - t * step) > fw - 1e-4 * t * g.dot(step) && t > 1e-10) t /= 2;
-    w -= t * step;
-  }
-  return w;
 }
 
 // output_gd trains softmax through the Objective interface: with the noise
