@@ -77,6 +77,45 @@ SELECT dperm.train('turncoat', 'x', 'y', 'logistic', dp_options(epsilon => 1));
 RESET ROLE;
 SELECT sec_mallory_is_superuser() AS mallory_is_superuser;
 
+-- Other relation kinds are refused too.
+SET ROLE regress_sec_mallory;
+CREATE TEMP SEQUENCE sec_seq;
+CREATE TYPE pg_temp.sec_composite AS (x float8[], y boolean);
+SELECT dperm.protect('sec_seq');
+SELECT dperm.protect('pg_temp.sec_composite');
+SELECT dperm.train('sec_seq', 'last_value', 'is_called', 'logistic', dp_options(epsilon => 1));
+RESET ROLE;
+
+-- Operators and functions of a schema the attacker puts first in her
+-- search_path are never resolved by dperm's internal statements.
+SET ROLE regress_sec_mallory;
+CREATE FUNCTION public.sec_evil_eq(oid, oid) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  IF current_user <> 'regress_sec_mallory' THEN
+    RAISE NOTICE 'evil operator ran as %', current_user;
+  END IF;
+  RETURN $1 OPERATOR(pg_catalog.=) $2;
+END $$;
+CREATE OPERATOR public.= (LEFTARG = oid, RIGHTARG = oid, FUNCTION = public.sec_evil_eq);
+CREATE OPERATOR public.<> (LEFTARG = oid, RIGHTARG = oid, FUNCTION = public.sec_evil_eq);
+CREATE FUNCTION public.array_length(float8[], int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  IF current_user <> 'regress_sec_mallory' THEN
+    RAISE NOTICE 'evil array_length ran as %', current_user;
+  END IF;
+  RETURN 2;
+END $$;
+SET search_path = public, pg_catalog;
+SELECT (dperm.train('sec_t', 'x', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1)))::pg_catalog.jsonb->>'n' AS n;
+SELECT count(*) >= 0 AS status_read FROM dperm.budget_status;
+SELECT dperm.protect('own_t');
+RESET search_path;
+DROP OPERATOR public.= (oid, oid);
+DROP OPERATOR public.<> (oid, oid);
+DROP FUNCTION public.sec_evil_eq(oid, oid), public.array_length(float8[], int);
+RESET ROLE;
+SELECT sec_mallory_is_superuser() AS mallory_is_superuser;
+
 -- 3. Shadow aggregates: an exact-match dp_softmax(float8[], smallint, jsonb)
 -- in the extension's schema never sees the rows of sec_t.
 SET ROLE regress_sec_mallory;
