@@ -208,6 +208,17 @@ SELECT dperm.train('sec_t', 'x', 'y', 'logistic', dp_options(epsilon => 1, datas
 SELECT dp_logreg(x, y, dp_options(epsilon => 1, l2 => 0.1, dataset => 'sec_t')) IS NOT NULL AS analyst_may_charge FROM own_t2;
 SELECT array_length(relation_names, 1) AS relations, 'public.sec_t' = ANY (relation_names) AS charges_sec_t
   FROM dperm.ledger ORDER BY id DESC LIMIT 1;
+-- the same check from the final function of a parallel plan
+CREATE TABLE public.sec_mallory_rows AS SELECT ARRAY[0.1, 0.2]::float8[] AS x, true AS y FROM generate_series(1, 2000);
+ALTER TABLE public.sec_mallory_rows SET (parallel_workers = 2);
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SELECT dp_logreg(x, y, dp_options(epsilon => 1, l2 => 0.1, dataset => 'sec_t')) IS NOT NULL AS parallel_analyst_may_charge
+  FROM public.sec_mallory_rows;
+SELECT dp_logreg(x, y, dp_options(epsilon => 1, l2 => 0.1, dataset => 'sec_private')) FROM public.sec_mallory_rows;
+SET max_parallel_workers_per_gather = 0;
 RESET ROLE;
 
 -- 7. Row-level security applies as it does for the owner (FORCE honoured).

@@ -11,6 +11,7 @@
 
 extern "C" {
 #include "catalog/pg_authid.h"
+#include "access/xact.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
@@ -37,17 +38,24 @@ void RunInternalSql(Oid role, bool restricted, const char* sql, int nargs, Oid* 
   // settings from whatever the owner's objects execute.
   SetUserIdAndSecContext(role, saved_context | SECURITY_LOCAL_USERID_CHANGE |
                                    (restricted ? SECURITY_RESTRICTED_OPERATION : 0));
-  int level = PinInternalSearchPath();
+  // In parallel mode (a final function under a parallel plan: the
+  // `dataset` check) PostgreSQL forbids setting parameters, and no new
+  // parallel plan can start anyway; the statements dperm runs there spell
+  // every name with its schema, which the pinned path only backs up.
+  bool parallel = IsInParallelMode();
+  int level = parallel ? 0 : PinInternalSearchPath();
   // Serial plans only: the release context (g_release) lives in this
   // backend, and a parallel worker running the final function would not see it.
-  set_config_option("max_parallel_workers_per_gather", "0", PGC_USERSET, PGC_S_SESSION,
-                    GUC_ACTION_SAVE, true, 0, false);
-  set_config_option("force_parallel_mode", "off", PGC_USERSET, PGC_S_SESSION,
-                    GUC_ACTION_SAVE, true, 0, false);
+  if (!parallel) {
+    set_config_option("max_parallel_workers_per_gather", "0", PGC_USERSET, PGC_S_SESSION,
+                      GUC_ACTION_SAVE, true, 0, false);
+    set_config_option("force_parallel_mode", "off", PGC_USERSET, PGC_S_SESSION,
+                      GUC_ACTION_SAVE, true, 0, false);
+  }
   // On an error the transaction's abort restores the identity and settings.
   if (SPI_execute_with_args(sql, nargs, types, args, nulls, read_only, 0) != expected)
     elog(ERROR, "dperm: could not run \"%s\"", sql);
-  AtEOXact_GUC(true, level);
+  if (!parallel) AtEOXact_GUC(true, level);
   SetUserIdAndSecContext(saved_user, saved_context);
 }
 
