@@ -107,19 +107,20 @@
 // exp(-T/(2 sqrt k))). T depends on (L, beta, l2, lambda, sigma, n, dim)
 // only; the plan reports it as `iterations` and T n as
 // `gradient_evaluations`, and Train does exactly that work on every table.
-// What still depends on the data is the time of each floating-point
-// operation (exp and log1p in the logistic loss take an argument-dependent
-// number of cycles, and denormals are slow on some CPUs): a residual
-// channel of a few percent per evaluation at most, not a count
-// (docs/timing.md measures it). The privacy theorem is for the exact
+// What still depends on the data is the latency of single floating-point
+// operations (exp, division, exact zeros and denormals in the loss's
+// gradient): a residual channel, not a count. docs/timing.md measures it:
+// 19% on a crafted pair with the noise off (every iterate exactly 0 on one
+// table), within 1% with the release's noise and on BANK. The privacy theorem is for the exact
 // minimiser w*; like every implementation of objective perturbation, dperm
 // releases this approximation without noise covering the residual (at most
 // tol/mu_P, ~1e-10 relative, now with a guaranteed count instead of a
 // test). Algorithm objective_approx covers its solver's error with output
 // noise. (dperm 0.4.0 used damped Newton with Armijo backtracking for dim
-// <= 64, which is faster -- BANK: 0.35 s against the fixed count's time in
-// docs/timing.md -- but has no public iteration bound for the logistic
-// loss, which is not self-concordant.)
+// <= 64, which is faster -- BANK, epsilon = 1: 168 ms per release against
+// 452 ms for the fixed T = 587, docs/timing.md -- but stopped at a gradient
+// test and has no public iteration bound for the logistic loss, which is
+// not self-concordant.)
 #include "dperm/objective_perturbation.hpp"
 
 #include <algorithm>
