@@ -204,6 +204,12 @@ Plan ObjectiveApprox::MakePlan(const Options& options, LossKind loss, int64_t n,
   p.sensitivity = 2 * r;
   p.sensitivity_rule = "2 r: the released point and a neighbour's are each within r of their exact minimiser, given it";
   p.rdp_curve = ObjectivePerturbationCurve(2 * p.L / sigma1, eps_j, 2 * r / sigma2);
+  // The ledger must not compose this curve: the certificate's failure event
+  // (the 1e-3 delta share, above) is a total-variation term no RDP curve
+  // carries, so summed curves converted at a relation's delta budget would
+  // drop it. The release is charged its full (epsilon, delta) by basic sums
+  // instead; the curve above serves only the calibration.
+  p.has_rdp = false;
   p.expected_noise_sq = ExpectedNoiseSq(NoiseKind::kGaussian, p.dim, sigma2);
   if (!std::isfinite(sigma1) || !std::isfinite(p.expected_noise_sq))
     ThrowInvalid("epsilon " + FormatNumber(o.epsilon) + " is too small: the noise scale overflows",

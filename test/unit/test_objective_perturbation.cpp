@@ -196,7 +196,12 @@ TEST(ObjectiveApproxPlan, RadiusSigmasAndEvaluations) {
       const double delta_curve = 0.999 * delta;  // 1e-3 delta pays for the certificate's failure
       double kappa1 = 2 * L / p.objective_noise, ratio = 2 * r / p.noise_scale;
       std::vector<double> curve = Curve(kappa1, eps_j, ratio);
-      std::vector<double> stored = dperm::ReleaseRdpCurve(p);
+      // The ledger gets no curve (the failure event is outside it): the
+      // release composes by basic sums of its full (epsilon, delta).
+      EXPECT_FALSE(p.has_rdp);
+      EXPECT_TRUE(dperm::ReleaseRdpCurve(p).empty());
+      const std::vector<double>& stored = p.rdp_curve;
+      ASSERT_EQ(stored.size(), curve.size());
       for (size_t i = 0; i < curve.size(); i++) EXPECT_NEAR(stored[i], curve[i], 1e-8 * curve[i]);
       double spent = dperm::RdpToEpsilon(dperm::LedgerOrders(), stored, delta);
       EXPECT_LE(spent, eps * (1 + 1e-12));
