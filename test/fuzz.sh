@@ -12,23 +12,4 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 . test/server_log.sh
-find_server_log || { echo "fuzz: cannot find the server log" >&2; exit 1; }
-log_start=$(wc -c < "$log")
-echo "fuzz: server log $log"
-
-workdir=$(mktemp -d -t dperm-fuzz.XXXXXX)
-start=$(date +%s)
-status=0
-FUZZ_WORKDIR=$workdir /usr/bin/python3 test/fuzz_sql.py || status=$?
-
-# Anything the server logged during the run that means a crash.
-printf "fuzz: "
-check_server_log "$log_start" || status=1
-echo "fuzz: total runtime $(( $(date +%s) - start )) s"
-if [ $status = 0 ]; then
-  rm -rf "$workdir"
-  echo "fuzz: ok"
-else
-  echo "fuzz: FAILED (statement files kept in $workdir)"
-fi
-exit $status
+run_fuzz_with_log fuzz test/fuzz_sql.py "statement files"

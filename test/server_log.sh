@@ -49,3 +49,26 @@ check_server_log() {
     return 1
   fi
 }
+
+# Runs the Python fuzz driver $2 (FUZZ_WORKDIR set to a fresh folder) and
+# checks the server log for crashes; messages start with "$1:". The folder,
+# holding the driver's $3, is kept when the run fails. Returns the status.
+run_fuzz_with_log() {
+  local name=$1 driver=$2 kept=$3 status=0 log_start workdir start
+  find_server_log || { echo "$name: cannot find the server log" >&2; return 1; }
+  log_start=$(wc -c < "$log")
+  echo "$name: server log $log"
+  workdir=$(mktemp -d -t "dperm-$name.XXXXXX")
+  start=$(date +%s)
+  FUZZ_WORKDIR=$workdir /usr/bin/python3 "$driver" || status=$?
+  printf "%s: " "$name"
+  check_server_log "$log_start" || status=1
+  echo "$name: total runtime $(( $(date +%s) - start )) s"
+  if [ $status = 0 ]; then
+    rm -rf "$workdir"
+    echo "$name: ok"
+  else
+    echo "$name: FAILED ($kept kept in $workdir)"
+  fi
+  return $status
+}
