@@ -7,7 +7,9 @@
 // on ROLLBACK although the client has seen the model. The worker commits the
 // charge before the model is computed, so neither happens. The check and the
 // charge are atomic across sessions: the worker locks the budget rows of the
-// relations (SELECT ... FOR UPDATE) before summing the ledger.
+// relations (SELECT ... FOR UPDATE) before summing the ledger. How the
+// request reaches the worker (a persistent writer with
+// shared_preload_libraries, else a dynamic worker) is in ledger_writer.cpp.
 #include "dperm/plan.hpp"
 
 #include <cmath>
