@@ -1,8 +1,8 @@
 # dperm: PGXS build of a C++17 extension (pgvector-style Makefile).
 EXTENSION = dperm
-EXTVERSION = 0.4.0
+EXTVERSION = 0.5.0
 MODULE_big = dperm
-DATA = dperm--0.1.0.sql dperm--0.1.0--0.2.0.sql dperm--0.2.0--0.3.0.sql dperm--0.3.0--0.4.0.sql
+DATA = dperm--0.1.0.sql dperm--0.1.0--0.2.0.sql dperm--0.2.0--0.3.0.sql dperm--0.3.0--0.4.0.sql dperm--0.4.0--0.5.0.sql
 
 CORE_SRCS = $(sort $(wildcard src/core/*.cpp))
 PG_SRCS = $(sort $(wildcard src/pg/*.cpp))
@@ -11,7 +11,7 @@ OBJS = $(CORE_OBJS) $(PG_SRCS:.cpp=.o)
 
 # pg_regress schedule: one file per feature; test/check_schedule.sh checks it
 # against sql/*.sql.
-REGRESS = options model explain logreg huber sanitise budgets ledger rdp_ledger accountant protect parallel errors softmax algorithms erm utility
+REGRESS = options model explain logreg huber sanitise budgets ledger rdp_ledger accountant protect parallel errors softmax algorithms erm utility security
 REGRESS_OPTS = --load-extension=dperm
 
 EIGEN_CFLAGS ?= -I/usr/include/eigen3

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ALTER EXTENSION dperm UPDATE from 0.1.0 (to the default version) keeps budgets (as 'basic'), the
-# ledger and models, and brings the functions of 0.2.0 to 0.4.0 (softmax models work after the
+# ledger and models, and brings the functions of 0.2.0 to 0.5.0 (softmax models work after the
 # upgrade). The current library also serves the 0.1.0 catalog until the update. Run inside
 # pg_virtualenv.
 set -euo pipefail
@@ -21,7 +21,9 @@ check() {  # name, query, expected
 # the new library under the 0.1.0 catalog: dp_coefficients has two columns there
 check old_catalog "SELECT count(*) || ' ' || count(coefficient) FROM models, dp_coefficients(m)" "3 3"
 psql_q -d dperm_upgrade -c "ALTER EXTENSION dperm UPDATE" >/dev/null
-check version "SELECT extversion FROM pg_extension WHERE extname = 'dperm'" "0.4.0"
+check version "SELECT extversion FROM pg_extension WHERE extname = 'dperm'" "0.5.0"
+# 0.5.0: the SECURITY DEFINER budget_spent searches pg_temp last
+check definer_path "SELECT proconfig::text FROM pg_proc WHERE proname = 'budget_spent'" "{\"search_path=pg_catalog, pg_temp\"}"
 check budget_kept "SELECT accounting || ' ' || epsilon FROM dperm.budgets" "basic 1"
 check ledger_kept "SELECT count(*) || ' ' || bool_and(rdp IS NULL) FROM dperm.ledger" "1 true"
 check status "SELECT epsilon_spent || ' ' || epsilon_remaining FROM dperm.budget_status" "0.4 0.6"

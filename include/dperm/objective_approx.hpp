@@ -26,17 +26,14 @@ double SvrgStepSize(double row_smoothness);
 struct SvrgResult {
   Eigen::VectorXd w;
   int64_t epochs = 0;                // SVRG epochs run
-  int64_t gradient_steps = 0;        // full-gradient steps of the fallback
   int64_t gradient_evaluations = 0;  // per-row gradients, full gradients as n
   bool certified = false;            // ||grad P(w)|| <= tolerance
 };
 
-// From w = 0: SVRG epochs (Option II) on P until ||grad P(w)|| <= tolerance
-// at an epoch's snapshot, at most 4 planned_epochs + 20 epochs; then, if
-// needed, full-gradient descent with step 1/(beta + strong) until the test
-// passes or the iteration bound of its linear rate is spent.
-SvrgResult SolveToCertificate(const PerturbedObjective& f, double beta,
-                              double tolerance, int64_t planned_epochs,
-                              SecureRng& rng);
+// From w = 0: exactly `epochs` SVRG epochs (Option II) on P, then one full
+// gradient for the certificate ||grad P(w)|| <= tolerance. No early exit:
+// the work depends only on `epochs`, n, dim and the RNG's draws.
+SvrgResult SvrgFixedEpochs(const PerturbedObjective& f, double beta,
+                           double tolerance, int64_t epochs, SecureRng& rng);
 
 }  // namespace dperm

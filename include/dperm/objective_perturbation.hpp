@@ -1,7 +1,8 @@
 // Objective perturbation (Bassily, Feldman, Talwar & Thakurta, NeurIPS 2019,
 // Section 5, Algorithm 2), and the pieces objective_approx shares with it:
 // the loss check (Assumption 5.1), lambda (Theorems 5.2 and 5.3), the RDP
-// curve of the exact minimiser, and the perturbed objective with its solvers.
+// curve of the exact minimiser, and the perturbed objective with its
+// fixed-length solver.
 // The derivations are at the top of objective_perturbation.cpp.
 #pragma once
 #include "dperm/mechanism.hpp"
@@ -53,11 +54,11 @@ std::vector<double> ObjectivePerturbationCurve(double kappa,
                                                double output_ratio);
 
 // The largest kappa = 2L/sigma whose curve, with an output release of
-// ratio output_share * kappa (0: none), converts to p's (epsilon, delta)
+// ratio output_share * kappa (0: none), converts to (p's epsilon, delta)
 // (Balle et al. 2020, Thm 21). Refuses an epsilon the Jacobian term alone
 // already uses up.
 double CalibrateObjectiveKappa(const Plan& p, double jacobian_epsilon,
-                               double output_share);
+                               double output_share, double delta);
 
 // log E[exp(t R)] for R ~ Rayleigh(1), t >= 0:
 // log(1 + t sqrt(2 pi) exp(t^2/2) Phi(t)).
@@ -82,16 +83,23 @@ class PerturbedObjective {
   Eigen::VectorXd b_over_n_;
 };
 
-enum class PerturbedSolver { kNewton, kAccelerated };
+// G0 = L + sigma (sqrt(dim) + 10)/n: a public bound on ||grad P(0)|| =
+// ||grad F(0) + b/n|| that fails with probability < 2e-22 over b.
+double PerturbedGradientBound(double L, double sigma, int dim, int64_t n);
 
-// A point with ||grad|| <= tolerance of the perturbed objective, from w = 0:
-// damped Newton (dense Hessian) or Nesterov's accelerated gradient for
-// strongly convex functions (step 1/smoothness), each until the gradient
-// test passes; Newton falls back to the accelerated method if it stalls.
-// `smoothness` bounds the Hessian's largest eigenvalue. Returns false if
-// the iteration bound the theory gives was exhausted first (floating point).
-bool MinimisePerturbed(const PerturbedObjective& f, double smoothness,
-                       double tolerance, PerturbedSolver solver,
-                       Eigen::VectorXd& w);
+// The number T of accelerated gradient steps that takes a `strong`-strongly
+// convex, `smooth`-smooth P from w = 0 to within `distance` of its
+// minimiser when ||grad P(0)|| <= gradient_bound (Bubeck 2015, Thm 3.18):
+// ceil(sqrt(S/mu) log((mu + S) G^2 / (mu^3 D^2))), 0 if that is <= 0.
+int64_t AcceleratedSteps(double strong, double smooth, double gradient_bound,
+                         double distance);
+
+// Exactly `steps` steps of Nesterov's accelerated gradient for strongly
+// convex functions (step 1/smoothness, constant momentum) from w = 0,
+// returning y_T: one full gradient per step, no line search and no early
+// exit, so the work does not depend on the data. `smoothness` bounds the
+// Hessian's largest eigenvalue.
+Eigen::VectorXd MinimisePerturbed(const PerturbedObjective& f,
+                                  double smoothness, int64_t steps);
 
 }  // namespace dperm

@@ -61,6 +61,9 @@ struct Options {
 };
 
 // Validates the entries and returns the options; throws Error naming the key.
+// The smallest epsilon a release may ask for (README "Trust model").
+constexpr double kMinEpsilon = 1e-3;
+
 Options ParseOptions(const OptionEntry* entries, int n_entries);
 
 // Checks the options that depend on the model: dp_softmax needs `classes`

@@ -1,6 +1,8 @@
 // Validation of training options (DESIGN.md section 1, "Option keys").
 #include "dperm/options.hpp"
 
+#include "dperm/plan_common.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -187,6 +189,13 @@ Options ParseOptions(const OptionEntry* entries, int n_entries) {
   if (!has_epsilon)
     ThrowInvalid("option \"epsilon\" is required",
                  "Pass dp_options(epsilon => 1.0) or '{\"epsilon\": 1}'::jsonb.");
+  // Below the floor a release is almost pure noise, yet still shows its
+  // exact n and d and costs (almost) nothing: a free count, not a model.
+  if (o.epsilon < kMinEpsilon)
+    ThrowInvalid("option \"epsilon\" must be at least " + FormatNumber(kMinEpsilon) + ", not " +
+                     FormatNumber(o.epsilon),
+                 "Releases below epsilon = " + FormatNumber(kMinEpsilon) +
+                     " reveal nothing but their exact row count; dperm refuses them.");
   return o;
 }
 

@@ -30,6 +30,12 @@ extern "C" {
 namespace dperm::pg {
 namespace {
 
+// A row-dependent error found while reading the rows. It is not raised at
+// once (it would tell the caller something about the rows for free): the
+// rest of the rows are skipped, and the final function charges the release
+// before it raises the error.
+enum DeferredError : int32 { kNoError = 0, kRaggedRow = 1, kMultiDimRow = 2, kOptionsDiffer = 3 };
+
 // Aggregate state; plain data, lives in the aggregate memory context.
 struct RowState {
   int32 loss;          // LossKind
@@ -39,10 +45,13 @@ struct RowState {
   double* rows;        // capacity * (d + 1) doubles
   Jsonb* options_raw;  // the options as given, to check every row agrees
   Options options;
+  int32 deferred;      // DeferredError
+  int32 deferred_dim;  // the offending row's dimension
+  bool impute;         // dperm.train: rows with NULLs are imputed, never skipped
 };
 
 const uint32 kSerialMagic = 0x4450524d;  // "DPRM"
-const uint32 kSerialVersion = 1;
+const uint32 kSerialVersion = 2;
 
 // Header of the serialised state; options jsonb and rows follow.
 struct SerialHeader {
@@ -52,7 +61,9 @@ struct SerialHeader {
   int32 d;
   int64 n;
   uint32 options_size;
-  uint32 padding;
+  int32 deferred;
+  int32 deferred_dim;
+  int32 impute;
 };
 
 Size RowBytes(int64 rows, int32 d) {
@@ -78,11 +89,15 @@ RowState* NewState(MemoryContext context, LossKind loss, Jsonb* options) {
   st->d = -1;
   st->options = ParseOptionsJsonb(options).options;
   // Checked before any row is read: dp_softmax's transition needs K, and an
-  // option error must not depend on whether rows arrive.
+  // option error must not depend on the rows.
   const Options& o = st->options;
   RunCore([&] { CheckOptionsForLoss(o, loss); });
+  CheckSeedAllowed(o);
   st->options_raw = static_cast<Jsonb*>(MemoryContextAlloc(context, VARSIZE(options)));
   memcpy(st->options_raw, options, VARSIZE(options));
+  // dperm.train: the dimension is the column's public shape, read before.
+  st->impute = OidIsValid(g_release.caller);
+  if (st->impute) st->d = g_release.dimension;
   return st;
 }
 
@@ -90,20 +105,20 @@ bool SameOptions(const Jsonb* a, const Jsonb* b) {
   return VARSIZE(a) == VARSIZE(b) && memcmp(a, b, VARSIZE(a)) == 0;
 }
 
-void CheckSameOptions(const RowState* st, const Jsonb* options) {
-  if (!SameOptions(st->options_raw, options))
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("dperm options must be the same for every row of an aggregate")));
+void Defer(RowState* st, DeferredError error, int dim) {
+  if (st->deferred != kNoError) return;
+  st->deferred = error;
+  st->deferred_dim = dim;
 }
 
-void SetDimension(RowState* st, int d) {
+// Sets the dimension on the first row (the public shape: the coefficient
+// cap applies to it at once); false when a later row disagrees.
+bool SetDimension(RowState* st, int d) {
   if (st->d < 0) {
+    CheckCoefficientCount(static_cast<LossKind>(st->loss), d, st->options);
     st->d = d;
-  } else if (st->d != d) {
-    ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-                    errmsg("features have %d dimensions, expected %d", d, st->d),
-                    errdetail("Every row of a training aggregate needs the same number of features.")));
   }
+  return st->d == d;
 }
 
 // Room for `more` rows in the buffer (doubling, huge allocations allowed).
@@ -119,13 +134,11 @@ void Reserve(MemoryContext context, RowState* st, int64 more) {
   st->capacity = capacity;
 }
 
-// Reads a float8[] row into `out` (d values); NULL elements become NaN and
-// are then sanitised like NaN.
-double* ReadFeatures(ArrayType* array, int* d) {
-  if (ARR_NDIM(array) > 1)
-    ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-                    errmsg("features must be a one-dimensional array, not %d-dimensional",
-                           ARR_NDIM(array))));
+// Reads a float8[] row (NULL elements become NaN and are then sanitised
+// like NaN); *ndim > 1 means a multi-dimensional array, which is not read.
+double* ReadFeatures(ArrayType* array, int* d, int* ndim) {
+  *ndim = ARR_NDIM(array);
+  if (*ndim > 1) return nullptr;
   int n = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
   *d = n;
   if (!ARR_HASNULL(array)) return reinterpret_cast<double*>(ARR_DATA_PTR(array));
@@ -153,8 +166,26 @@ bool KeepRow(FunctionCallInfo fcinfo, LabelRule rule, const RowState* st) {
   return k >= 0 && k < st->options.classes;
 }
 
-// One transition: skip NULL rows (and classes out of range), else clip and
-// append.
+// The stored label of a row. Under dperm.train (st->impute) every row of a
+// protected relation is kept, so that n is the relation's row count whatever
+// columns and options the analyst picks; a NULL label is imputed as a NaN
+// one (logistic: negative; Huber: 0), a NULL class as class 0, and a class
+// outside 0 .. K-1 is clamped into it, as features are clipped.
+double StoredLabel(FunctionCallInfo fcinfo, LabelRule rule, const RowState* st) {
+  bool null_label = PG_ARGISNULL(2);
+  switch (rule) {
+    case LabelRule::kBoolean: return !null_label && PG_GETARG_BOOL(2) ? 1.0 : -1.0;
+    case LabelRule::kLogisticFloat: return LogisticLabel(null_label ? NAN : PG_GETARG_FLOAT8(2));
+    case LabelRule::kHuberTarget: return HuberTarget(null_label ? NAN : PG_GETARG_FLOAT8(2));
+    case LabelRule::kClass:
+      return null_label ? 0 : Max(0, Min(st->options.classes - 1, PG_GETARG_INT32(2)));
+  }
+  return 0;
+}
+
+// One transition: skip NULL rows (and classes out of range) or, under
+// dperm.train, impute them; else clip and append. A row-dependent error is
+// deferred to the final function, which charges before raising it.
 Datum Transition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule,
                  const char* name) {
   MemoryContext context = AggregateContext(fcinfo, name);
@@ -165,24 +196,56 @@ Datum Transition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule,
   RowState* st = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<RowState*>(PG_GETARG_POINTER(0));
   if (st == nullptr)
     st = NewState(context, loss, options);
-  else
-    CheckSameOptions(st, options);
-  if (!KeepRow(fcinfo, rule, st)) PG_RETURN_POINTER(st);
+  else if (!SameOptions(st->options_raw, options))
+    Defer(st, kOptionsDiffer, 0);
+  if (st->deferred != kNoError) PG_RETURN_POINTER(st);
+  if (!st->impute && !KeepRow(fcinfo, rule, st)) PG_RETURN_POINTER(st);
 
-  int d;
-  double* x = ReadFeatures(PG_GETARG_ARRAYTYPE_P(1), &d);
-  SetDimension(st, d);
+  int d = st->d, ndim = 1;
+  double* x = nullptr;
+  if (!PG_ARGISNULL(1)) {
+    x = ReadFeatures(PG_GETARG_ARRAYTYPE_P(1), &d, &ndim);
+  } else {  // imputed: the zero vector of the public dimension
+    x = static_cast<double*>(palloc0(sizeof(double) * Max(d, 1)));
+  }
+  if (ndim > 1) {
+    Defer(st, kMultiDimRow, ndim);
+    PG_RETURN_POINTER(st);
+  }
+  if (!SetDimension(st, d)) {
+    Defer(st, kRaggedRow, d);
+    PG_RETURN_POINTER(st);
+  }
   Reserve(context, st, 1);
   double* row = st->rows + st->n * (d + 1);
   ClipRow(x, d, st->options.feature_bound, row);
-  switch (rule) {
-    case LabelRule::kBoolean: row[d] = PG_GETARG_BOOL(2) ? 1.0 : -1.0; break;
-    case LabelRule::kLogisticFloat: row[d] = LogisticLabel(PG_GETARG_FLOAT8(2)); break;
-    case LabelRule::kHuberTarget: row[d] = HuberTarget(PG_GETARG_FLOAT8(2)); break;
-    case LabelRule::kClass: row[d] = PG_GETARG_INT32(2); break;  // 0 .. K-1 (KeepRow)
-  }
+  row[d] = StoredLabel(fcinfo, rule, st);
   st->n++;
   PG_RETURN_POINTER(st);
+}
+
+// The deferred error of a state, as it is raised after the charge.
+void DescribeDeferred(const RowState* st, CoreError* error) {
+  error->raised = true;
+  switch (st->deferred) {
+    case kRaggedRow:
+      error->sqlstate = ERRCODE_ARRAY_SUBSCRIPT_ERROR;
+      snprintf(error->message, sizeof error->message,
+               "features have %d dimensions, expected %d", st->deferred_dim, st->d);
+      strlcpy(error->hint, "Every row of a training aggregate needs the same number of features.",
+              sizeof error->hint);
+      break;
+    case kMultiDimRow:
+      error->sqlstate = ERRCODE_ARRAY_SUBSCRIPT_ERROR;
+      snprintf(error->message, sizeof error->message,
+               "features must be a one-dimensional array, not %d-dimensional", st->deferred_dim);
+      break;
+    default:
+      error->sqlstate = ERRCODE_INVALID_PARAMETER_VALUE;
+      strlcpy(error->message, "dperm options must be the same for every row of an aggregate",
+              sizeof error->message);
+      break;
+  }
 }
 
 // ISO 8601 UTC time of the release.
@@ -238,11 +301,13 @@ DPERM_FUNCTION(dperm_combine) {
     a->n = a->capacity = 0;
     a->options_raw = static_cast<Jsonb*>(MemoryContextAlloc(context, VARSIZE(b->options_raw)));
     memcpy(a->options_raw, b->options_raw, VARSIZE(b->options_raw));
-  } else {
-    CheckSameOptions(a, b->options_raw);
+  } else if (!SameOptions(a->options_raw, b->options_raw)) {
+    Defer(a, kOptionsDiffer, 0);
   }
-  if (b->n > 0) {
-    SetDimension(a, b->d);
+  if (b->deferred != kNoError) Defer(a, static_cast<DeferredError>(b->deferred), b->deferred_dim);
+  a->impute = a->impute || b->impute;
+  if (a->deferred == kNoError && b->n > 0 && !SetDimension(a, b->d)) Defer(a, kRaggedRow, b->d);
+  if (a->deferred == kNoError && b->n > 0) {
     Reserve(context, a, b->n);
     memcpy(a->rows + a->n * (a->d + 1), b->rows, RowBytes(b->n, b->d));
     a->n += b->n;
@@ -255,7 +320,8 @@ DPERM_FUNCTION(dperm_serialize) {
   AggregateContext(fcinfo, "dperm_serialize");
   RowState* st = reinterpret_cast<RowState*>(PG_GETARG_POINTER(0));
   SerialHeader h = {kSerialMagic, kSerialVersion, st->loss, st->d, st->n,
-                    static_cast<uint32>(MAXALIGN(VARSIZE(st->options_raw))), 0};
+                    static_cast<uint32>(MAXALIGN(VARSIZE(st->options_raw))), st->deferred,
+                    st->deferred_dim, st->impute ? 1 : 0};
   Size rows = st->n > 0 ? RowBytes(st->n, st->d) : 0;
   Size size = VARHDRSZ + sizeof h + h.options_size + rows;
   bytea* out = static_cast<bytea*>(palloc0(size));
@@ -277,7 +343,8 @@ DPERM_FUNCTION(dperm_deserialize) {
   if (size < sizeof h) ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("dperm state too short")));
   memcpy(&h, p, sizeof h);
   if (h.magic != kSerialMagic || h.version != kSerialVersion || h.n < 0 || h.d < -1 ||
-      (h.n > 0 && h.d < 0) || h.options_size < VARHDRSZ ||
+      (h.n > 0 && h.d < 0) || h.options_size < VARHDRSZ || h.deferred < kNoError ||
+      h.deferred > kOptionsDiffer ||
       size != sizeof h + h.options_size + (h.n > 0 ? RowBytes(h.n, h.d) : 0))
     ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dperm aggregate state")));
   Jsonb* options = static_cast<Jsonb*>(palloc(h.options_size));
@@ -286,6 +353,9 @@ DPERM_FUNCTION(dperm_deserialize) {
     ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dperm aggregate state")));
   RowState* st = NewState(CurrentMemoryContext, static_cast<LossKind>(h.loss), options);
   st->d = h.d;
+  st->deferred = h.deferred;
+  st->deferred_dim = h.deferred_dim;
+  st->impute = h.impute != 0;
   if (h.n > 0) {
     st->rows = static_cast<double*>(palloc_extended(RowBytes(h.n, h.d), MCXT_ALLOC_HUGE));
     memcpy(st->rows, p + sizeof h + h.options_size, RowBytes(h.n, h.d));
@@ -294,37 +364,84 @@ DPERM_FUNCTION(dperm_deserialize) {
   PG_RETURN_POINTER(st);
 }
 
+namespace dperm::pg {
+namespace {
+
+// Charges a release that failed after reading the rows, then raises its
+// error: the error depends on the rows, so it is paid for like a model.
+[[noreturn]] void ChargeAndRaise(const CoreError& failure, const Options& o, LossKind loss,
+                                 const RowState* st, const Oid* relations, int n_relations) {
+  ChargeRequest charge = {o.has_algorithm ? AlgorithmName(o.algorithm) : "none",
+                          "none (the release failed after reading the rows)",
+                          LossName(loss),
+                          "replace_one",
+                          o.epsilon,
+                          o.delta,
+                          st->n,
+                          Max(st->d, 0),
+                          nullptr,
+                          0,
+                          o.has_seed};
+  ChargeRelease(charge, relations, n_relations);
+  ereport(ERROR, (errcode(failure.sqlstate), errmsg("%s", failure.message),
+                  errdetail("The release was charged epsilon = %g and delta = %g in dperm.ledger: "
+                            "this error depends on the rows read.",
+                            o.epsilon, o.delta),
+                  failure.hint[0] ? errhint("%s", failure.hint) : 0));
+  pg_unreachable();
+}
+
+}  // namespace
+}  // namespace dperm::pg
+
 // Final: plan from public inputs, charge the ledger, train, release.
 DPERM_FUNCTION(dperm_final) {
   AggregateContext(fcinfo, "dperm_final");
   if (PG_ARGISNULL(0)) PG_RETURN_NULL();  // no rows at all
   RowState* st = reinterpret_cast<RowState*>(PG_GETARG_POINTER(0));
-  if (st->n == 0) PG_RETURN_NULL();  // only NULL rows: nothing is released
+  // Only skipped rows: nothing is released (under dperm.train no row is
+  // skipped, so this means an empty relation, whose n = 0 is public).
+  if (st->n == 0 && st->deferred == kNoError) PG_RETURN_NULL();
   ParsedOptions parsed = ParseOptionsJsonb(st->options_raw);
   const dperm::Options& o = parsed.options;
-  if (o.n_feature_names >= 0 && o.n_feature_names != st->d)
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("feature_names has %d names, but the rows have %d features",
-                           o.n_feature_names, st->d)));
-  if (o.has_seed && !g_allow_seed)
-    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                    errmsg("option \"seed\" requires dperm.allow_seed = on"),
-                    errhint("dperm.allow_seed is a superuser-only setting for tests: "
-                            "seeded models are reproducible and not private.")));
   LossKind loss = static_cast<LossKind>(st->loss);
   int n_relations = 0;
   Oid* relations = RelationsRead(fcinfo, parsed.dataset, &n_relations);
 
+  // From here on every outcome depends on the rows: a failure is charged
+  // before it is raised (ChargeAndRaise), a success before it is computed.
+  CoreError failure;
   PgBox<dperm::Plan> plan(CurrentMemoryContext);
   PgBox<std::vector<double>> curve(CurrentMemoryContext);
-  RunCore([&] {
-    plan.Emplace(dperm::PlanRelease(o, loss, st->n, st->d));
-    curve.Emplace(dperm::ReleaseRdpCurve(*plan));
-  });
+  if (st->deferred != kNoError) {
+    DescribeDeferred(st, &failure);
+  } else if (o.n_feature_names >= 0 && o.n_feature_names != st->d) {
+    failure.raised = true;
+    failure.sqlstate = ERRCODE_INVALID_PARAMETER_VALUE;
+    snprintf(failure.message, sizeof failure.message,
+             "feature_names has %d names, but the rows have %d features", o.n_feature_names, st->d);
+  } else {
+    CaptureCore([&] {
+      plan.Emplace(dperm::PlanRelease(o, loss, st->n, st->d));
+      curve.Emplace(dperm::ReleaseRdpCurve(*plan));
+    }, &failure);
+  }
+  if (failure.raised && failure.sqlstate == ERRCODE_QUERY_CANCELED) ReportCoreError(failure);
+  if (failure.raised) ChargeAndRaise(failure, o, loss, st, relations, n_relations);
 
   // Charged before the model is computed: a refused release trains nothing.
-  ChargeRelease(*plan, curve->data(), static_cast<int>(curve->size()), relations,
-                n_relations, o.has_seed);
+  ChargeRequest charge = {AlgorithmName(plan->algorithm),
+                          NoiseName(plan->noise),
+                          LossName(plan->loss),
+                          NeighborsName(plan->neighbors),
+                          o.epsilon,
+                          o.delta,
+                          plan->n,
+                          plan->d,
+                          curve->data(),
+                          static_cast<int>(curve->size()),
+                          o.has_seed};
+  ChargeRelease(charge, relations, n_relations);
 
   uint8 key[32];
   if (!o.has_seed && !pg_strong_random(key, sizeof key))

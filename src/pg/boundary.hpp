@@ -52,6 +52,19 @@ void RunCore(Body&& body) {
   if (error.raised) ReportCoreError(error);
 }
 
+// Runs `body` (phase 2) and records any exception in `error` without
+// reporting it; returns whether the body completed. The caller reports later.
+template <typename Body>
+bool CaptureCore(Body&& body, CoreError* error) {
+  try {
+    body();
+    return true;
+  } catch (...) {
+    CaptureCurrentException(error);
+    return false;
+  }
+}
+
 // A C++ object kept in a PostgreSQL memory context across phases: the memory
 // is allocated in phase 1, the object built in phase 2 (Emplace), and its
 // destructor runs when the context is reset or deleted, so an ereport that

@@ -10,6 +10,7 @@ extern "C" {
 #include "funcapi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 }
 
 namespace dperm::pg {
@@ -62,13 +63,19 @@ DPERM_FUNCTION(dperm_budget_spent) {
   desc = BlessTupleDesc(desc);
 
   MemoryContext outer = CurrentMemoryContext;  // survives SPI_finish
+  // SECURITY DEFINER (the totals need every role's ledger rows): the
+  // statement resolves no name a caller could define (kInternalSearchPath,
+  // qualified types and operators).
   SPI_connect();
+  int guc_level = PinInternalSearchPath();
   Oid types[1] = {OIDOID};
   Datum args[1] = {ObjectIdGetDatum(relid)};
   if (SPI_execute_with_args(
-          "SELECT epsilon, delta, rdp FROM dperm.ledger WHERE $1::regclass = ANY (relations)",
+          "SELECT epsilon, delta, rdp FROM dperm.ledger"
+          " WHERE $1::pg_catalog.regclass OPERATOR(pg_catalog.=) ANY (relations)",
           1, types, args, nullptr, true, 0) != SPI_OK_SELECT)
     elog(ERROR, "could not read dperm.ledger");
+  AtEOXact_GUC(true, guc_level);
   int64 n = static_cast<int64>(SPI_processed);
   // The release being checked, if any: a curve or a non-zero epsilon/delta.
   bool has_extra = PG_NARGS() > 5 &&

@@ -6,6 +6,7 @@
 #include "boundary.hpp"
 
 extern "C" {
+#include "nodes/pg_list.h"
 #include "utils/jsonb.h"
 }
 
@@ -14,9 +15,54 @@ namespace dperm::pg {
 // dperm.allow_seed: the superuser-only setting that lets `seed` work.
 extern bool g_allow_seed;
 
-// The role a release is made for: set by dperm.train while it trains as the
-// catalog owner on an analyst's behalf; InvalidOid means the current user.
-extern Oid g_release_role;
+// dperm.max_coefficients: the most coefficients one release may have,
+// checked from the options and the public shape before the rows are read.
+extern int g_max_coefficients;
+
+// A release dperm.train makes on an analyst's behalf while it reads a
+// protected relation as the relation's owner (caller = InvalidOid: the
+// aggregate was called directly, for the current user).
+struct ReleaseContext {
+  Oid caller = InvalidOid;   // recorded in the ledger; `dataset` is checked for them
+  int dimension = -1;        // the public shape d of the features column
+  Oid dataset = InvalidOid;  // the `dataset` option, resolved under the caller's search_path
+};
+extern ReleaseContext g_release;
+
+// The role a release is charged to and recorded under.
+Oid ReleasingRole();
+
+// search_path of every statement dperm runs internally: "pg_catalog, pg_temp".
+extern const char* const kInternalSearchPath;
+
+// Pins search_path to kInternalSearchPath; returns the GUC nest level to
+// pass to AtEOXact_GUC.
+int PinInternalSearchPath();
+
+// Runs `sql` through SPI (connected by the caller) as `role`, restricted
+// (SECURITY_RESTRICTED_OPERATION) if asked, with search_path pinned and
+// serial plans; checks that SPI returns `expected`. The caller's identity
+// and settings come back on return, or on abort.
+void RunInternalSql(Oid role, bool restricted, const char* sql, int nargs, Oid* types,
+                    Datum* args, const char* nulls, int expected, bool read_only);
+
+// RunInternalSql as the bootstrap superuser, for dperm's own catalog.
+void RunAsCatalogOwner(const char* sql, int nargs, Oid* types, Datum* args, const char* nulls,
+                       int expected, bool read_only);
+
+// The nearest of `relid` and its inheritance/partition ancestors that is
+// protected (dperm.protected), or InvalidOid; *allowed says whether `role`
+// may train on it. Needs an SPI connection.
+Oid ProtectionOf(Oid relid, Oid role, bool* allowed);
+
+// Every inheritance or partition ancestor of `relid`, nearest first.
+List* AncestorsOf(Oid relid);
+
+// Resolves and checks the `dataset` option for `role`: it must name a
+// relation that is not a system catalog and that `role` may read (SELECT on
+// the table or a column, or an analyst of the protected relation). Returns
+// its OID. Needs an SPI connection.
+Oid CheckDataset(const char* dataset, Oid role);
 
 // Options read from a jsonb value; `dataset` and `feature_names` stay as
 // palloc'd strings for the boundary's own use.
@@ -34,6 +80,13 @@ char* JsonbText(Jsonb* value);
 
 // Loss named in SQL ("logistic", "huber" or "softmax"), or an error.
 LossKind ParseLossName(const char* name);
+
+// Refuses a release whose coefficient count (from the options and the
+// features' dimension d, the public shape) exceeds dperm.max_coefficients.
+void CheckCoefficientCount(LossKind loss, int d, const Options& options);
+
+// Refuses the seed option unless dperm.allow_seed is on.
+void CheckSeedAllowed(const Options& options);
 
 }  // namespace dperm::pg
 
@@ -53,16 +106,31 @@ Datum MakeModelDatum(LossKind loss, int d, int classes, bool fit_intercept,
 
 // Relations whose rows the aggregate call in `fcinfo` reads: every relation
 // of the executing statement's range table (DESIGN.md section 3, item 4),
-// plus the `dataset` option's relation when given. Returns a palloc'd array.
+// plus the `dataset` option's relation when given (CheckDataset), plus the
+// inheritance and partition ancestors of each. Returns a palloc'd array.
 Oid* RelationsRead(FunctionCallInfo fcinfo, const char* dataset, int* count);
 
-// Charges a release to the ledger before the model is computed: checks the
-// budgets of `relations`, refuses with an ERROR if one would be overspent,
-// and appends the ledger row, in a transaction of its own (a background
-// worker), so the charge is atomic across sessions and survives a rollback
-// of the caller. `rdp` is the release's curve on LedgerOrders() (n_rdp = 0:
-// none). Returns the ledger row's id.
-int64 ChargeRelease(const Plan& plan, const double* rdp, int n_rdp,
-                    const Oid* relations, int n_relations, bool seeded);
+// What a ledger row records about one release.
+struct ChargeRequest {
+  const char* algorithm;
+  const char* mechanism;
+  const char* loss;
+  const char* neighbors;
+  double epsilon;
+  double delta;
+  int64 n;
+  int32 d;
+  const double* rdp;  // the release's curve on LedgerOrders(), or nullptr
+  int n_rdp;
+  bool seeded;
+};
+
+// Charges a release to the ledger before anything that depends on the rows
+// reaches the caller: checks the budgets of `relations`, refuses with an
+// ERROR if one would be overspent, and appends the ledger row, in a
+// transaction of its own (a background worker), so the charge is atomic
+// across sessions and survives a rollback of the caller. Returns the ledger
+// row's id.
+int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_relations);
 
 }  // namespace dperm::pg

@@ -10,8 +10,6 @@
 // relations (SELECT ... FOR UPDATE) before summing the ledger. How the
 // request reaches the worker (a persistent writer with
 // shared_preload_libraries, else a dynamic worker) is in ledger_writer.cpp.
-#include "dperm/plan.hpp"
-
 #include <cmath>
 
 #include "dperm_pg.hpp"
@@ -70,9 +68,10 @@ void SpentAfter(bool legacy_catalog, Datum relid, const char* accounting, double
   char nulls[6] = {' ', ' ', ' ', n_rdp > 0 ? ' ' : 'n', ' ', ' '};
   if (SPI_execute_with_args(
           legacy_catalog
-              ? "SELECT coalesce(sum(epsilon), 0) + $5, coalesce(sum(delta), 0) + $6"
-                "  FROM dperm.ledger WHERE $1::regclass = ANY (relations)"
-              : "SELECT epsilon, delta FROM dperm.budget_spent($1::regclass, $2, $3, $4, $5, $6)",
+              ? "SELECT COALESCE(pg_catalog.sum(epsilon), 0) OPERATOR(pg_catalog.+) $5,"
+                "       COALESCE(pg_catalog.sum(delta), 0) OPERATOR(pg_catalog.+) $6"
+                "  FROM dperm.ledger WHERE $1::pg_catalog.regclass OPERATOR(pg_catalog.=) ANY (relations)"
+              : "SELECT epsilon, delta FROM dperm.budget_spent($1::pg_catalog.regclass, $2, $3, $4, $5, $6)",
           6, types, args, nulls, false, 1) != SPI_OK_SELECT ||
       SPI_processed != 1)
     elog(ERROR, "could not compute the spent budget of relation %u", DatumGetObjectId(relid));
@@ -91,12 +90,12 @@ bool WithinBudgets(LedgerRequest* req) {
   // Lock the budgets in a fixed order so concurrent charges serialise.
   if (SPI_execute_with_args(
           req->legacy_catalog
-              ? "SELECT b.relation::oid, b.relation::text, b.epsilon, b.delta, 'basic'"
-                "  FROM dperm.budgets b WHERE b.relation::oid = ANY ($1)"
-                "  ORDER BY b.relation::oid FOR UPDATE"
-              : "SELECT b.relation::oid, b.relation::text, b.epsilon, b.delta, b.accounting"
-                "  FROM dperm.budgets b WHERE b.relation::oid = ANY ($1)"
-                "  ORDER BY b.relation::oid FOR UPDATE",
+              ? "SELECT b.relation::pg_catalog.oid, b.relation::pg_catalog.text, b.epsilon, b.delta, 'basic'"
+                "  FROM dperm.budgets b WHERE b.relation::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1)"
+                "  ORDER BY b.relation::pg_catalog.oid FOR UPDATE"
+              : "SELECT b.relation::pg_catalog.oid, b.relation::pg_catalog.text, b.epsilon, b.delta, b.accounting"
+                "  FROM dperm.budgets b WHERE b.relation::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1)"
+                "  ORDER BY b.relation::pg_catalog.oid FOR UPDATE",
           1, argtypes, args, nullptr, false, 0) != SPI_OK_SELECT)
     elog(ERROR, "could not read dperm.budgets");
   SPITupleTable* budgets = SPI_tuptable;
@@ -165,21 +164,25 @@ void AppendLedgerRow(LedgerRequest* req) {
           req->legacy_catalog
               ? "INSERT INTO dperm.ledger (released_at, role, relations, relation_names,"
                 "  algorithm, mechanism, loss, neighbors, epsilon, delta, n, d, seeded, query)"
-                " SELECT $1, $2::name, $3::regclass[],"
-                "  ARRAY(SELECT coalesce(format('%I.%I', ns.nspname, c.relname), u.relid::text)"
-                "          FROM unnest($3) WITH ORDINALITY u(relid, i)"
-                "          LEFT JOIN pg_class c ON c.oid = u.relid"
-                "          LEFT JOIN pg_namespace ns ON ns.oid = c.relnamespace ORDER BY u.i),"
+                " SELECT $1, $2::pg_catalog.name, $3::pg_catalog.regclass[],"
+                "  ARRAY(SELECT COALESCE(pg_catalog.format('%I.%I', ns.nspname, c.relname),"
+                "                                   u.relid::pg_catalog.text)"
+                "          FROM pg_catalog.unnest($3) WITH ORDINALITY u(relid, i)"
+                "          LEFT JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) u.relid"
+                "          LEFT JOIN pg_catalog.pg_namespace ns ON ns.oid OPERATOR(pg_catalog.=) c.relnamespace"
+                "         ORDER BY u.i),"
                 "  $4, $5, $6, $7, $8, $9, $10, $11, $12, $13"
                 " RETURNING id"
               :
           "INSERT INTO dperm.ledger (released_at, role, relations, relation_names,"
           "  algorithm, mechanism, loss, neighbors, epsilon, delta, n, d, seeded, query, rdp)"
-          " SELECT $1, $2::name, $3::regclass[],"
-          "  ARRAY(SELECT coalesce(format('%I.%I', ns.nspname, c.relname), u.relid::text)"
-          "          FROM unnest($3) WITH ORDINALITY u(relid, i)"
-          "          LEFT JOIN pg_class c ON c.oid = u.relid"
-          "          LEFT JOIN pg_namespace ns ON ns.oid = c.relnamespace ORDER BY u.i),"
+          " SELECT $1, $2::pg_catalog.name, $3::pg_catalog.regclass[],"
+          "  ARRAY(SELECT COALESCE(pg_catalog.format('%I.%I', ns.nspname, c.relname),"
+          "                                   u.relid::pg_catalog.text)"
+          "          FROM pg_catalog.unnest($3) WITH ORDINALITY u(relid, i)"
+          "          LEFT JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) u.relid"
+          "          LEFT JOIN pg_catalog.pg_namespace ns ON ns.oid OPERATOR(pg_catalog.=) c.relnamespace"
+          "         ORDER BY u.i),"
           "  $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14"
           " RETURNING id",
           14, types, args, nulls, false, 1) != SPI_OK_INSERT_RETURNING ||
@@ -188,16 +191,6 @@ void AppendLedgerRow(LedgerRequest* req) {
   bool isnull;
   req->ledger_id = DatumGetInt64(
       SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-}
-
-// Runs the catalog's SQL with search_path = pg_catalog, so that no object a
-// user created can stand in for a built-in while we act as superuser.
-// Returns the GUC nest level to pass to AtEOXact_GUC.
-int PinSearchPath() {
-  int level = NewGUCNestLevel();
-  set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
-                    GUC_ACTION_SAVE, true, 0, false);
-  return level;
 }
 
 // The writer waits at most this long for a budget row. Charges hold it for
@@ -210,7 +203,7 @@ const char* const kBudgetLockTimeout = "5s";
 // True when the database still has dperm 0.1.0's SQL objects (the library
 // was upgraded, ALTER EXTENSION dperm UPDATE not yet run).
 bool CatalogIsLegacy() {
-  if (SPI_execute("SELECT extversion FROM pg_extension WHERE extname = 'dperm'", true, 1) !=
+  if (SPI_execute("SELECT extversion FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'dperm'", true, 1) !=
           SPI_OK_SELECT ||
       SPI_processed != 1)
     elog(ERROR, "dperm is not installed in this database");
@@ -224,33 +217,9 @@ void CopyText(char* dst, size_t size, const char* src) {
 
 }  // namespace
 
-Oid* RelationsRead(FunctionCallInfo fcinfo, const char* dataset, int* count) {
-  List* relids = NIL;
-  if (fcinfo->context != nullptr && IsA(fcinfo->context, AggState)) {
-    EState* estate = reinterpret_cast<AggState*>(fcinfo->context)->ss.ps.state;
-    ListCell* lc;
-    foreach (lc, estate->es_range_table) {
-      RangeTblEntry* rte = lfirst_node(RangeTblEntry, lc);
-      if (rte->rtekind == RTE_RELATION) relids = list_append_unique_oid(relids, rte->relid);
-    }
-  }
-  // `dataset` adds a relation to charge; it never removes inferred ones.
-  if (dataset != nullptr)
-    relids = list_append_unique_oid(
-        relids, DatumGetObjectId(DirectFunctionCall1(regclassin, CStringGetDatum(dataset))));
-  if (list_length(relids) > kMaxRelations)
-    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                    errmsg("a release may read at most %d relations", kMaxRelations)));
-  Oid* out = static_cast<Oid*>(palloc(sizeof(Oid) * Max(list_length(relids), 1)));
-  int i = 0;
-  ListCell* lc;
-  foreach (lc, relids) out[i++] = lfirst_oid(lc);
-  *count = i;
-  return out;
-}
-
-int64 ChargeRelease(const Plan& plan, const double* rdp, int n_rdp,
-                    const Oid* relations, int n_relations, bool seeded) {
+int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_relations) {
+  const double* rdp = charge.rdp;
+  int n_rdp = charge.n_rdp;
   // A standby cannot write the ledger, so it cannot release.
   if (RecoveryInProgress())
     ereport(ERROR, (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
@@ -265,18 +234,18 @@ int64 ChargeRelease(const Plan& plan, const double* rdp, int n_rdp,
   req->magic = kLedgerRequestMagic;
   req->backend_procno = MyProc->pgprocno;
   req->database = MyDatabaseId;
-  Oid role = OidIsValid(g_release_role) ? g_release_role : GetUserId();
+  Oid role = ReleasingRole();
   CopyText(req->role, sizeof req->role, GetUserNameFromId(role, false));
   req->released_at = GetCurrentTimestamp();
-  CopyText(req->algorithm, sizeof req->algorithm, AlgorithmName(plan.algorithm));
-  CopyText(req->mechanism, sizeof req->mechanism, NoiseName(plan.noise));
-  CopyText(req->loss, sizeof req->loss, LossName(plan.loss));
-  CopyText(req->neighbors, sizeof req->neighbors, NeighborsName(plan.neighbors));
-  req->epsilon = plan.options.epsilon;
-  req->delta = plan.options.delta;
-  req->n = plan.n;
-  req->d = plan.d;
-  req->seeded = seeded;
+  CopyText(req->algorithm, sizeof req->algorithm, charge.algorithm);
+  CopyText(req->mechanism, sizeof req->mechanism, charge.mechanism);
+  CopyText(req->loss, sizeof req->loss, charge.loss);
+  CopyText(req->neighbors, sizeof req->neighbors, charge.neighbors);
+  req->epsilon = charge.epsilon;
+  req->delta = charge.delta;
+  req->n = charge.n;
+  req->d = charge.d;
+  req->seeded = charge.seeded;
   req->n_relations = n_relations;
   memcpy(req->relations, relations, sizeof(Oid) * n_relations);
   req->n_rdp = n_rdp;
@@ -324,7 +293,7 @@ void ServeLedgerRequest(LedgerRequest* req) {
   {
     SPI_connect();
     PushActiveSnapshot(GetTransactionSnapshot());
-    int guc_level = PinSearchPath();
+    int guc_level = PinInternalSearchPath();
     req->legacy_catalog = CatalogIsLegacy();
     set_config_option("lock_timeout", kBudgetLockTimeout, PGC_USERSET, PGC_S_SESSION,
                       GUC_ACTION_SAVE, true, 0, false);
@@ -388,37 +357,27 @@ DPERM_FUNCTION(dperm_set_budget) {
                     errmsg("unknown accounting \"%s\"", accounting),
                     errhint("Valid values: rdp (Renyi DP composition, the default), basic (sums).")));
   // The catalog is writable by its owner only: write as the bootstrap
-  // superuser once the ownership check has passed. An error restores the
-  // caller's identity on abort.
-  Oid saved_user;
-  int saved_context;
-  GetUserIdAndSecContext(&saved_user, &saved_context);
-  SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
-                         saved_context | SECURITY_LOCAL_USERID_CHANGE |
-                             SECURITY_RESTRICTED_OPERATION);
+  // superuser once the ownership check has passed (search_path pinned, every
+  // name qualified). An error restores the caller's identity on abort.
   Oid types[5] = {OIDOID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID};
   Datum args[5] = {ObjectIdGetDatum(relid), Float8GetDatum(epsilon), Float8GetDatum(delta),
-                   CStringGetTextDatum(GetUserNameFromId(saved_user, false)),
+                   CStringGetTextDatum(GetUserNameFromId(GetUserId(), false)),
                    accounting != nullptr ? CStringGetTextDatum(accounting) : (Datum)0};
   char nulls[5] = {' ', ' ', ' ', ' ', accounting != nullptr ? ' ' : 'n'};
-  int guc_level = PinSearchPath();
   SPI_connect();
   const char* sql =
       has_accounting
           ? "INSERT INTO dperm.budgets (relation, epsilon, delta, set_by, set_at, accounting)"
-            " VALUES ($1::regclass, $2, $3, $4::name, now(), coalesce($5, 'rdp'))"
+            " VALUES ($1::pg_catalog.regclass, $2, $3, $4::pg_catalog.name, pg_catalog.now(),"
+            "         COALESCE($5, 'rdp'))"
             " ON CONFLICT (relation) DO UPDATE SET epsilon = excluded.epsilon,"
             "   delta = excluded.delta, set_by = excluded.set_by, set_at = excluded.set_at,"
-            "   accounting = coalesce($5, budgets.accounting)"
+            "   accounting = COALESCE($5, budgets.accounting)"
           : "INSERT INTO dperm.budgets (relation, epsilon, delta, set_by, set_at)"
-            " VALUES ($1::regclass, $2, $3, $4::name, now())"
+            " VALUES ($1::pg_catalog.regclass, $2, $3, $4::pg_catalog.name, pg_catalog.now())"
             " ON CONFLICT (relation) DO UPDATE SET epsilon = excluded.epsilon,"
             "   delta = excluded.delta, set_by = excluded.set_by, set_at = excluded.set_at";
-  if (SPI_execute_with_args(sql, has_accounting ? 5 : 4, types, args, nulls, false, 0) !=
-      SPI_OK_INSERT)
-    elog(ERROR, "could not write dperm.budgets");
+  RunAsCatalogOwner(sql, has_accounting ? 5 : 4, types, args, nulls, SPI_OK_INSERT, false);
   SPI_finish();
-  AtEOXact_GUC(true, guc_level);
-  SetUserIdAndSecContext(saved_user, saved_context);
   PG_RETURN_VOID();
 }

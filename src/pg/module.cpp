@@ -15,7 +15,8 @@ void _PG_init(void);
 namespace dperm::pg {
 
 bool g_allow_seed = false;
-Oid g_release_role = InvalidOid;
+int g_max_coefficients = 1000000;
+ReleaseContext g_release;
 
 namespace {
 // True when a cancel or termination is pending: the interrupts that end a
@@ -34,6 +35,14 @@ void _PG_init(void) {
       "Seeded releases are reproducible and therefore not private; they are "
       "marked \"private\": false.",
       &dperm::pg::g_allow_seed, false, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+  DefineCustomIntVariable(
+      "dperm.max_coefficients",
+      "The most coefficients one release may have.",
+      "Checked from the options and the features' dimension before training: "
+      "a softmax model has classes * (d + 1) coefficients, and its training "
+      "holds several copies of them.",
+      &dperm::pg::g_max_coefficients, 1000000, 1, INT_MAX, PGC_SUSET, 0, nullptr, nullptr,
+      nullptr);
   DefineCustomIntVariable(
       "dperm.ledger_wait_timeout",
       "How long a release waits for a ledger writer to take its charge.",

@@ -1,13 +1,16 @@
-// Protected relations (DESIGN.md trust model): the owner of a table protects
+// Protected relations (DESIGN.md section 6): the owner of a table protects
 // it; analysts then lose direct SELECT and train through dperm.train, which
-// reads the table as the catalog owner, charges it, and returns only a
-// private model.
+// reads the table as its owner, charges it, and returns only a private model.
 //
 // dperm.train is a C function rather than a SECURITY DEFINER one so that it
 // knows its caller: it checks the caller, records them as the releasing role
-// in the ledger, and switches to the catalog owner only around the one query
-// it builds itself (identifiers quoted, search_path pinned to pg_catalog).
+// in the ledger, and switches identity only around the queries it builds
+// itself: as the relation's owner under SECURITY_RESTRICTED_OPERATION to
+// read it (row-level security applies as it does to the owner), as the
+// bootstrap superuser for dperm's own catalog; identifiers quoted, types,
+// functions and operators qualified, search_path = pg_catalog, pg_temp.
 #include "dperm/options.hpp"
+#include "dperm/train.hpp"
 
 #include "dperm_pg.hpp"
 
@@ -15,9 +18,11 @@ extern "C" {
 #include "access/htup_details.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -28,45 +33,6 @@ extern "C" {
 
 namespace dperm::pg {
 namespace {
-
-// Runs `sql` through SPI as the bootstrap superuser with search_path =
-// pg_catalog; the caller's identity comes back on return or on abort.
-void RunAsCatalogOwner(const char* sql, int nargs, Oid* types, Datum* args,
-                       const char* nulls, int expected, bool read_only) {
-  Oid saved_user;
-  int saved_context;
-  GetUserIdAndSecContext(&saved_user, &saved_context);
-  SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
-                         saved_context | SECURITY_LOCAL_USERID_CHANGE);
-  int level = NewGUCNestLevel();
-  set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
-                    GUC_ACTION_SAVE, true, 0, false);
-  // Serial plans only: the release's role (g_release_role) lives in this
-  // backend, and a parallel worker running the final function would not see it.
-  set_config_option("max_parallel_workers_per_gather", "0", PGC_USERSET, PGC_S_SESSION,
-                    GUC_ACTION_SAVE, true, 0, false);
-  set_config_option("force_parallel_mode", "off", PGC_USERSET, PGC_S_SESSION,
-                    GUC_ACTION_SAVE, true, 0, false);
-  if (SPI_execute_with_args(sql, nargs, types, args, nulls, read_only, 0) != expected)
-    elog(ERROR, "dperm: could not run \"%s\"", sql);
-  AtEOXact_GUC(true, level);
-  SetUserIdAndSecContext(saved_user, saved_context);
-}
-
-// The protection row of a relation: found, and whether `role` may train.
-bool ProtectedFor(Oid relid, Oid role, bool* allowed) {
-  Oid types[2] = {OIDOID, OIDOID};
-  Datum args[2] = {ObjectIdGetDatum(relid), ObjectIdGetDatum(role)};
-  RunAsCatalogOwner(
-      "SELECT p.analysts IS NULL OR EXISTS (SELECT 1 FROM unnest(p.analysts) a"
-      "   WHERE pg_has_role($2, a::oid, 'MEMBER'))"
-      "  FROM dperm.protected p WHERE p.relation = $1::regclass",
-      2, types, args, nullptr, SPI_OK_SELECT, true);
-  if (SPI_processed == 0) return false;
-  bool isnull;
-  *allowed = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-  return true;
-}
 
 // The type of a column of `relid` named exactly `name` (not dropped, not a
 // system column), or an error naming both.
@@ -79,68 +45,222 @@ Oid ColumnType(Oid relid, const char* name) {
   return get_atttype(relid, attnum);
 }
 
-}  // namespace
-}  // namespace dperm::pg
-
-using namespace dperm::pg;
-
-// dperm.protect(relation regclass, analysts regrole[] DEFAULT NULL): the
-// owner (or a superuser) revokes every direct privilege on the relation and
-// its columns from everyone but the owner, and lets `analysts` (NULL: every
-// role) train on it through dperm.train.
-DPERM_FUNCTION(dperm_protect) {
-  if (PG_ARGISNULL(0))
-    ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("relation must not be NULL")));
-  Oid relid = PG_GETARG_OID(0);
-  char* name = get_rel_name(relid);
-  if (name == nullptr)
+// Locks `relid` against concurrent DDL for the rest of the transaction and
+// checks, now, that it is a table, a partitioned table or a materialized
+// view (a table can become a view through a "_RETURN" rule). Returns its
+// name and owner.
+char* LockReadableRelation(Oid relid, Oid* owner) {
+  LockRelationOid(relid, AccessShareLock);
+  HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+  if (!HeapTupleIsValid(tuple))
     ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
                     errmsg("relation with OID %u does not exist", relid)));
-  char kind = get_rel_relkind(relid);
+  Form_pg_class form = reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple));
+  char kind = form->relkind;
+  char* name = pstrdup(NameStr(form->relname));
+  *owner = form->relowner;
+  ReleaseSysCache(tuple);
   if (kind != RELKIND_RELATION && kind != RELKIND_PARTITIONED_TABLE && kind != RELKIND_MATVIEW)
     ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
                     errmsg("%s is not a table or materialized view", name),
-                    errhint("Protect the tables a view reads instead.")));
-  if (!pg_class_ownercheck(relid, GetUserId()))
-    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                    errmsg("must be owner of relation %s to protect it", name)));
-  SPI_connect();
-  // Revoke table and column privileges of every grantee but the owner
-  // (grants made by any grantor: CASCADE), then record the protection.
-  Oid types[3] = {OIDOID, REGROLEARRAYOID, TEXTOID};
-  Datum args[3] = {ObjectIdGetDatum(relid), PG_ARGISNULL(1) ? (Datum)0 : PG_GETARG_DATUM(1),
-                   CStringGetTextDatum(GetUserNameFromId(GetUserId(), false))};
-  char nulls[3] = {' ', PG_ARGISNULL(1) ? 'n' : ' ', ' '};
+                    errhint("dperm protects and reads tables, partitioned tables and materialized "
+                            "views; protect the tables a view reads instead.")));
+  return name;
+}
+
+Datum OidArrayDatum(List* oids) {
+  Datum* values = static_cast<Datum*>(palloc(sizeof(Datum) * Max(list_length(oids), 1)));
+  int i = 0;
+  ListCell* lc;
+  foreach (lc, oids) values[i++] = ObjectIdGetDatum(lfirst_oid(lc));
+  return PointerGetDatum(construct_array(values, i, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
+}
+
+// The views and materialized views that read one of `relations` (directly
+// or through other views) and whose rows a role other than `owner` can
+// still read once the relations' own privileges are revoked: every
+// materialized view another role owns or may SELECT (it holds a copy of the
+// rows), and every view that runs with its owner's rights where that owner is
+// `owner` or a superuser and another role may SELECT it. A comma-separated
+// list, or nullptr. Needs an SPI connection.
+char* ExposingViews(List* relations, Oid owner) {
+  Oid types[2] = {OIDARRAYOID, OIDOID};
+  Datum args[2] = {OidArrayDatum(relations), ObjectIdGetDatum(owner)};
   RunAsCatalogOwner(
-      "SELECT format('REVOKE ALL ON %s FROM %s CASCADE', $1::regclass,"
-      "              CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(r.rolname) END)"
-      "  FROM pg_class c, aclexplode(c.relacl) a LEFT JOIN pg_roles r ON r.oid = a.grantee"
-      " WHERE c.oid = $1 AND a.grantee <> c.relowner"
+      "WITH RECURSIVE readers(oid) AS ("
+      "  SELECT r.ev_class FROM pg_catalog.pg_depend d"
+      "    JOIN pg_catalog.pg_rewrite r ON r.oid OPERATOR(pg_catalog.=) d.objid"
+      "   WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass"
+      "     AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
+      "     AND d.refobjid OPERATOR(pg_catalog.=) ANY ($1)"
+      "     AND r.ev_class OPERATOR(pg_catalog.<>) ALL ($1)"
+      "  UNION"
+      "  SELECT r.ev_class FROM readers v"
+      "    JOIN pg_catalog.pg_depend d ON d.refobjid OPERATOR(pg_catalog.=) v.oid"
+      "     AND d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass"
+      "     AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
+      "    JOIN pg_catalog.pg_rewrite r ON r.oid OPERATOR(pg_catalog.=) d.objid"
+      "   WHERE r.ev_class OPERATOR(pg_catalog.<>) v.oid)"
+      " SELECT pg_catalog.string_agg(c.oid::pg_catalog.regclass::pg_catalog.text, ', '"
+      "                              ORDER BY c.oid::pg_catalog.regclass::pg_catalog.text)"
+      "   FROM readers v JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) v.oid"
+      "  WHERE (c.relkind OPERATOR(pg_catalog.=) 'm' AND c.relowner OPERATOR(pg_catalog.<>) $2)"
+      "     OR ((c.relkind OPERATOR(pg_catalog.=) 'm'"
+      "          OR c.relowner OPERATOR(pg_catalog.=) $2"
+      "          OR (SELECT a.rolsuper FROM pg_catalog.pg_authid a"
+      "               WHERE a.oid OPERATOR(pg_catalog.=) c.relowner))"
+      "         AND EXISTS (SELECT 1 FROM pg_catalog.aclexplode(c.relacl) g"
+      "                      WHERE g.grantee OPERATOR(pg_catalog.<>) $2"
+      "                        AND g.privilege_type OPERATOR(pg_catalog.=) 'SELECT'))",
+      2, types, args, nullptr, SPI_OK_SELECT, true);
+  bool isnull;
+  Datum list = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+  return isnull ? nullptr : TextDatumGetCString(list);
+}
+
+// Revokes every table and column privilege on `relid` from every grantee but
+// its owner (grants made by any grantor: CASCADE). Needs an SPI connection.
+void RevokeAll(Oid relid) {
+  Oid types[1] = {OIDOID};
+  Datum args[1] = {ObjectIdGetDatum(relid)};
+  RunAsCatalogOwner(
+      "SELECT pg_catalog.format('REVOKE ALL ON %s FROM %s CASCADE', $1::pg_catalog.regclass,"
+      "         CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'"
+      "              ELSE pg_catalog.quote_ident(r.rolname) END)"
+      "  FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a"
+      "  LEFT JOIN pg_catalog.pg_authid r ON r.oid OPERATOR(pg_catalog.=) a.grantee"
+      " WHERE c.oid OPERATOR(pg_catalog.=) $1 AND a.grantee OPERATOR(pg_catalog.<>) c.relowner"
       " UNION"
-      " SELECT format('REVOKE ALL (%I) ON %s FROM %s CASCADE', t.attname, $1::regclass,"
-      "              CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(r.rolname) END)"
-      "  FROM pg_attribute t JOIN pg_class c ON c.oid = t.attrelid,"
-      "       aclexplode(t.attacl) a LEFT JOIN pg_roles r ON r.oid = a.grantee"
-      " WHERE t.attrelid = $1 AND a.grantee <> c.relowner",
+      " SELECT pg_catalog.format('REVOKE ALL (%I) ON %s FROM %s CASCADE', t.attname,"
+      "         $1::pg_catalog.regclass,"
+      "         CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'"
+      "              ELSE pg_catalog.quote_ident(r.rolname) END)"
+      "  FROM pg_catalog.pg_attribute t"
+      "  JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.attrelid,"
+      "       pg_catalog.aclexplode(t.attacl) a"
+      "  LEFT JOIN pg_catalog.pg_authid r ON r.oid OPERATOR(pg_catalog.=) a.grantee"
+      " WHERE t.attrelid OPERATOR(pg_catalog.=) $1 AND a.grantee OPERATOR(pg_catalog.<>) c.relowner",
       1, types, args, nullptr, SPI_OK_SELECT, true);
   uint64 n = SPI_processed;
   SPITupleTable* revokes = SPI_tuptable;
   for (uint64 i = 0; i < n; i++)
     RunAsCatalogOwner(SPI_getvalue(revokes->vals[i], revokes->tupdesc, 1), 0, nullptr, nullptr,
                       nullptr, SPI_OK_UTILITY, false);
-  RunAsCatalogOwner(
-      "INSERT INTO dperm.protected (relation, analysts, protected_by, protected_at)"
-      " VALUES ($1::regclass, $2, $3::name, now())"
-      " ON CONFLICT (relation) DO UPDATE SET analysts = excluded.analysts,"
-      "   protected_by = excluded.protected_by, protected_at = excluded.protected_at",
-      3, types, args, nulls, SPI_OK_INSERT, false);
+}
+
+// The label cast of each loss: to the exact argument type of dperm's
+// aggregate, so that no other function of that name can be a better match,
+// and only casts that cannot fail on a value (an error would depend on the
+// data).
+struct TrainTarget {
+  const char* aggregate;
+  const char* label_cast;
+};
+
+TrainTarget TargetFor(dperm::LossKind loss, Oid label_type, const char* label,
+                      const char* loss_name) {
+  bool ok;
+  const char* types;
+  TrainTarget t;
+  switch (loss) {
+    case dperm::LossKind::kLogistic:
+      ok = label_type == FLOAT8OID || label_type == BOOLOID;
+      types = "boolean or float8";
+      t = {"dp_logreg", label_type == BOOLOID ? "pg_catalog.bool" : "pg_catalog.float8"};
+      break;
+    case dperm::LossKind::kHuber:
+      ok = label_type == FLOAT8OID;
+      types = "float8";
+      t = {"dp_huber", "pg_catalog.float8"};
+      break;
+    default:  // softmax: a class index; smallint widens to integer
+      ok = label_type == INT4OID || label_type == INT2OID;
+      types = "integer or smallint";
+      t = {"dp_softmax", "pg_catalog.int4"};
+      break;
+  }
+  if (!ok)
+    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                    errmsg("column \"%s\" has type %s; %s needs %s", label,
+                           format_type_be(label_type), loss_name, types)));
+  return t;
+}
+
+// The coefficients a release of this loss, shape and options would have.
+int64 CoefficientCount(dperm::LossKind loss, int d, const dperm::Options& o) {
+  int64 per_class = int64(d) + (o.fit_intercept ? 1 : 0);
+  return loss == dperm::LossKind::kSoftmax ? per_class * o.classes : per_class;
+}
+
+}  // namespace
+
+void CheckCoefficientCount(dperm::LossKind loss, int d, const dperm::Options& o) {
+  int64 count = CoefficientCount(loss, d, o);
+  if (count > g_max_coefficients)
+    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                    errmsg("the release would have " INT64_FORMAT " coefficients, more than "
+                           "dperm.max_coefficients = %d", count, g_max_coefficients),
+                    errhint("Fewer classes or features; a superuser can raise dperm.max_coefficients.")));
+}
+
+void CheckSeedAllowed(const dperm::Options& o) {
+  if (o.has_seed && !g_allow_seed)
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                    errmsg("option \"seed\" requires dperm.allow_seed = on"),
+                    errhint("dperm.allow_seed is a superuser-only setting for tests: "
+                            "seeded models are reproducible and not private.")));
+}
+
+}  // namespace dperm::pg
+
+using namespace dperm::pg;
+
+// dperm.protect(relation regclass, analysts regrole[] DEFAULT NULL): the
+// owner (or a superuser) revokes every direct privilege on the relation, its
+// partitions and inheritance children, and their columns from everyone but
+// their owners, and lets `analysts` (NULL: every role) train on them through
+// dperm.train. Refused while a view or materialized view exposes the rows.
+DPERM_FUNCTION(dperm_protect) {
+  if (PG_ARGISNULL(0))
+    ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("relation must not be NULL")));
+  Oid relid = PG_GETARG_OID(0);
+  Oid owner;
+  char* name = LockReadableRelation(relid, &owner);
+  if (!pg_class_ownercheck(relid, GetUserId()))
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                    errmsg("must be owner of relation %s to protect it", name)));
+  // The relation first, then every partition and inheritance child.
+  List* family = find_all_inheritors(relid, AccessShareLock, nullptr);
+  SPI_connect();
+  char* views = ExposingViews(family, owner);
+  if (views != nullptr)
+    ereport(ERROR, (errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+                    errmsg("cannot protect %s: views or materialized views expose its rows", name),
+                    errdetail("Other roles can read the rows of %s through: %s.", name, views),
+                    errhint("Revoke SELECT on them from every other role, drop them, or make the "
+                            "views security_invoker; then protect %s again.", name)));
+  Oid types[3] = {OIDOID, REGROLEARRAYOID, TEXTOID};
+  Datum args[3] = {(Datum)0, PG_ARGISNULL(1) ? (Datum)0 : PG_GETARG_DATUM(1),
+                   CStringGetTextDatum(GetUserNameFromId(GetUserId(), false))};
+  char nulls[3] = {' ', PG_ARGISNULL(1) ? 'n' : ' ', ' '};
+  ListCell* lc;
+  foreach (lc, family) {
+    RevokeAll(lfirst_oid(lc));
+    args[0] = ObjectIdGetDatum(lfirst_oid(lc));
+    RunAsCatalogOwner(
+        "INSERT INTO dperm.protected (relation, analysts, protected_by, protected_at)"
+        " VALUES ($1::pg_catalog.regclass, $2, $3::pg_catalog.name, pg_catalog.now())"
+        " ON CONFLICT (relation) DO UPDATE SET analysts = excluded.analysts,"
+        "   protected_by = excluded.protected_by, protected_at = excluded.protected_at",
+        3, types, args, nulls, SPI_OK_INSERT, false);
+  }
   SPI_finish();
   PG_RETURN_VOID();
 }
 
 // dperm.train(relation regclass, features text, label text, loss text,
 // options jsonb) -> dp_model: a private release from a protected relation,
-// charged to it and recorded under the caller's name.
+// charged to it (and its ancestors) and recorded under the caller's name.
 DPERM_FUNCTION(dperm_train) {
   Oid relid = PG_GETARG_OID(0);
   char* features = text_to_cstring(PG_GETARG_TEXT_PP(1));
@@ -148,14 +268,12 @@ DPERM_FUNCTION(dperm_train) {
   char* loss_name = text_to_cstring(PG_GETARG_TEXT_PP(3));
   Datum options = PG_GETARG_DATUM(4);
   Oid caller = GetUserId();
-  char* name = get_rel_name(relid);
-  if (name == nullptr)
-    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
-                    errmsg("relation with OID %u does not exist", relid)));
+  Oid owner;
+  char* name = LockReadableRelation(relid, &owner);
   dperm::LossKind loss = ParseLossName(loss_name);
   SPI_connect();
   bool allowed = false;
-  if (!ProtectedFor(relid, caller, &allowed))
+  if (!OidIsValid(ProtectionOf(relid, caller, &allowed)))
     ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                     errmsg("relation %s is not protected by dperm", name),
                     errhint("dperm.train reads protected relations only; train with dp_logreg, "
@@ -170,58 +288,62 @@ DPERM_FUNCTION(dperm_train) {
   if (feature_type != FLOAT8ARRAYOID)
     ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
                     errmsg("column \"%s\" must be float8[], not %s", features, format_type_be(feature_type))));
-  // The label types each aggregate takes without a cast that could fail on
-  // a value (an error would depend on the data).
-  bool label_ok;
-  const char* label_types;
-  const char* aggregate;
-  switch (loss) {
-    case dperm::LossKind::kLogistic:
-      label_ok = label_type == FLOAT8OID || label_type == BOOLOID;
-      label_types = "boolean or float8";
-      aggregate = "dp_logreg";
-      break;
-    case dperm::LossKind::kHuber:
-      label_ok = label_type == FLOAT8OID;
-      label_types = "float8";
-      aggregate = "dp_huber";
-      break;
-    default:  // softmax: a class index; smallint widens to integer
-      label_ok = label_type == INT4OID || label_type == INT2OID;
-      label_types = "integer or smallint";
-      aggregate = "dp_softmax";
-      break;
-  }
-  if (!label_ok)
-    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
-                    errmsg("column \"%s\" has type %s; %s needs %s", label, format_type_be(label_type),
-                           loss_name, label_types)));
-  // Everything in the query is an identifier we quote or a parameter; the
-  // aggregates live in the extension's schema.
-  RunAsCatalogOwner(
-      "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace"
-      " WHERE e.extname = 'dperm'",
-      0, nullptr, nullptr, nullptr, SPI_OK_SELECT, true);
+  TrainTarget target = TargetFor(loss, label_type, label, loss_name);
+  // Everything that depends on the options only fails here, before a row
+  // is read, and costs nothing.
+  ParsedOptions parsed = ParseOptionsJsonb(DatumGetJsonbP(options));
+  RunCore([&] { dperm::CheckOptionsForLoss(parsed.options, loss); });
+  CheckSeedAllowed(parsed.options);
+  ReleaseContext release;
+  release.caller = caller;
+  if (parsed.dataset != nullptr) release.dataset = CheckDataset(parsed.dataset, caller);
+
+  char* qualified = psprintf("%s.%s", quote_identifier(get_namespace_name(get_rel_namespace(relid))),
+                             quote_identifier(name));
+  // The public shape, read as the owner: n, the relation's row count (every
+  // row is kept, NULLs imputed, so n does not depend on the columns or
+  // options chosen), and d, the dimension of the features column (the model
+  // shows both anyway). With them the whole plan is checked here, before a
+  // row is read: only a row of another shape can still fail later, charged.
+  RunInternalSql(owner, true,
+                 psprintf("SELECT pg_catalog.count(*),"
+                          " (SELECT pg_catalog.array_length(%s, 1) FROM %s WHERE %s IS NOT NULL LIMIT 1)"
+                          " FROM %s",
+                          quote_identifier(features), qualified, quote_identifier(features), qualified),
+                 0, nullptr, nullptr, nullptr, SPI_OK_SELECT, true);
+  bool isnull;
+  int64 n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+  Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+  release.dimension = isnull ? 0 : DatumGetInt32(d);
+  CheckCoefficientCount(loss, release.dimension, parsed.options);
+  if (n > 0)
+    RunCore([&] { dperm::PlanRelease(parsed.options, loss, n, release.dimension); });
+
+  // dperm's own aggregate, by schema and exact argument types.
+  RunAsCatalogOwner("SELECT e.extnamespace FROM pg_catalog.pg_extension e"
+                    " WHERE e.extname OPERATOR(pg_catalog.=) 'dperm'",
+                    0, nullptr, nullptr, nullptr, SPI_OK_SELECT, true);
   if (SPI_processed != 1) elog(ERROR, "dperm is not installed in this database");
-  char* schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-  char* sql = psprintf("SELECT %s.%s(%s, %s, $1) FROM %s.%s", quote_identifier(schema),
-                       aggregate,
-                       quote_identifier(features), quote_identifier(label),
-                       quote_identifier(get_namespace_name(get_rel_namespace(relid))),
-                       quote_identifier(name));
+  bool schema_null;
+  Oid schema = DatumGetObjectId(
+      SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &schema_null));
+  char* sql = psprintf("SELECT %s.%s(%s::pg_catalog.float8[], %s::%s, $1::pg_catalog.jsonb) FROM %s",
+                       quote_identifier(get_namespace_name(schema)), target.aggregate,
+                       quote_identifier(features), quote_identifier(label), target.label_cast,
+                       qualified);
   Oid types[1] = {JSONBOID};
   Datum args[1] = {options};
   Datum model = (Datum)0;
-  bool isnull = true;
+  isnull = true;
   PG_TRY();
   {
-    g_release_role = caller;
-    RunAsCatalogOwner(sql, 1, types, args, nullptr, SPI_OK_SELECT, false);
-    g_release_role = InvalidOid;
+    g_release = release;
+    RunInternalSql(owner, true, sql, 1, types, args, nullptr, SPI_OK_SELECT, false);
+    g_release = ReleaseContext();
   }
   PG_CATCH();
   {
-    g_release_role = InvalidOid;
+    g_release = ReleaseContext();
     PG_RE_THROW();
   }
   PG_END_TRY();

@@ -148,11 +148,19 @@ TEST(ParseOptions, EpsilonRequired) {
   ExpectRejected({Null("epsilon")}, "\"epsilon\" is required");
 }
 
+// Below dperm::kMinEpsilon a release would show its exact n at no measurable cost
+// (README "Trust model"): refused, with the floor in the message.
+TEST(Options, EpsilonBelowTheFloorIsRejected) {
+  ExpectRejected({Num("epsilon", 1e-150)}, "at least 0.001");
+  ExpectRejected({Num("epsilon", dperm::kMinEpsilon * 0.999)}, "epsilon");
+  EXPECT_EQ(Parse({Num("epsilon", 1e-3)}).epsilon, 1e-3);
+}
+
 // epsilon must be a finite number > 0: 0, negatives, NaN and +-inf fail.
 TEST(ParseOptions, EpsilonRange) {
   for (double bad : {0.0, -0.0, -1.0, kNaN, kInf, -kInf})
     ExpectRejected({Num("epsilon", bad)}, "epsilon");
-  EXPECT_EQ(Parse({Num("epsilon", 1e-9)}).epsilon, 1e-9);
+  EXPECT_EQ(Parse({Num("epsilon", dperm::kMinEpsilon)}).epsilon, dperm::kMinEpsilon);
   EXPECT_EQ(Parse({Num("epsilon", 1e6)}).epsilon, 1e6);
 }
 

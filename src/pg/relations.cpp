@@ -1,0 +1,145 @@
+// Which relations a release reads and is charged to (DESIGN.md section 3,
+// item 4), protection lookups, and the `dataset` option's checks.
+#include "dperm_pg.hpp"
+
+extern "C" {
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/catalog.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "nodes/execnodes.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+}
+
+namespace dperm::pg {
+namespace {
+
+const int kMaxRelations = 256;
+
+// Whether `role` is listed as an analyst of the protected relation `relid`
+// (a NULL list admits every role). Needs an SPI connection.
+bool FindProtection(Oid relid, Oid role, bool* allowed) {
+  Oid types[2] = {OIDOID, OIDOID};
+  Datum args[2] = {ObjectIdGetDatum(relid), ObjectIdGetDatum(role)};
+  RunAsCatalogOwner(
+      "SELECT p.analysts IS NULL OR EXISTS (SELECT 1 FROM pg_catalog.unnest(p.analysts) a"
+      "   WHERE pg_catalog.pg_has_role($2, a::pg_catalog.oid, 'MEMBER'))"
+      "  FROM dperm.protected p WHERE p.relation::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
+      2, types, args, nullptr, SPI_OK_SELECT, true);
+  if (SPI_processed == 0) return false;
+  bool isnull;
+  *allowed = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+  return true;
+}
+
+}  // namespace
+
+Oid ReleasingRole() { return OidIsValid(g_release.caller) ? g_release.caller : GetUserId(); }
+
+List* AncestorsOf(Oid relid) {
+  List* ancestors = NIL;
+  List* pending = list_make1_oid(relid);
+  Relation inherits = table_open(InheritsRelationId, AccessShareLock);
+  while (pending != NIL) {
+    Oid child = linitial_oid(pending);
+    pending = list_delete_first(pending);
+    ScanKeyData key;
+    ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber, F_OIDEQ,
+                ObjectIdGetDatum(child));
+    SysScanDesc scan = systable_beginscan(inherits, InheritsRelidSeqnoIndexId, true, nullptr, 1, &key);
+    HeapTuple tuple;
+    while (HeapTupleIsValid(tuple = systable_getnext(scan))) {
+      Oid parent = reinterpret_cast<Form_pg_inherits>(GETSTRUCT(tuple))->inhparent;
+      if (parent != relid && !list_member_oid(ancestors, parent)) {
+        ancestors = lappend_oid(ancestors, parent);
+        pending = lappend_oid(pending, parent);
+      }
+    }
+    systable_endscan(scan);
+  }
+  table_close(inherits, AccessShareLock);
+  return ancestors;
+}
+
+Oid ProtectionOf(Oid relid, Oid role, bool* allowed) {
+  if (FindProtection(relid, role, allowed)) return relid;
+  ListCell* lc;
+  foreach (lc, AncestorsOf(relid))
+    if (FindProtection(lfirst_oid(lc), role, allowed)) return lfirst_oid(lc);
+  return InvalidOid;
+}
+
+Oid CheckDataset(const char* dataset, Oid role) {
+  Oid relid = DatumGetObjectId(DirectFunctionCall1(regclassin, CStringGetDatum(dataset)));
+  Oid nsp = get_rel_namespace(relid);
+  char* nsp_name = get_namespace_name(nsp);
+  // A catalog is nobody's dataset: charging it would only let anyone spend
+  // a budget an administrator set there.
+  if (IsCatalogRelationOid(relid) || IsCatalogNamespace(nsp) || IsToastNamespace(nsp) ||
+      (nsp_name != nullptr && strcmp(nsp_name, "information_schema") == 0))
+    ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+                    errmsg("option \"dataset\" cannot name the system relation %s", dataset),
+                    errhint("dataset names a relation whose rows reach the aggregate through a function.")));
+  // Only what the releasing role may read: otherwise anyone could spend
+  // anyone's budget.
+  bool readable = pg_class_aclcheck(relid, role, ACL_SELECT) == ACLCHECK_OK ||
+                  pg_attribute_aclcheck_all(relid, role, ACL_SELECT, ACLMASK_ANY) == ACLCHECK_OK;
+  bool analyst = false;
+  if (!readable && OidIsValid(ProtectionOf(relid, role, &analyst)) && analyst) readable = true;
+  if (!readable)
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                    errmsg("option \"dataset\" names %s, which role %s may not read", dataset,
+                           GetUserNameFromId(role, false)),
+                    errhint("dataset charges a release to a relation the releasing role can SELECT, "
+                            "or to a protected relation it is an analyst of.")));
+  return relid;
+}
+
+Oid* RelationsRead(FunctionCallInfo fcinfo, const char* dataset, int* count) {
+  List* relids = NIL;
+  if (fcinfo->context != nullptr && IsA(fcinfo->context, AggState)) {
+    EState* estate = reinterpret_cast<AggState*>(fcinfo->context)->ss.ps.state;
+    ListCell* lc;
+    foreach (lc, estate->es_range_table) {
+      RangeTblEntry* rte = lfirst_node(RangeTblEntry, lc);
+      if (rte->rtekind == RTE_RELATION) relids = list_append_unique_oid(relids, rte->relid);
+    }
+  }
+  // `dataset` adds a relation to charge; it never removes inferred ones.
+  // dperm.train resolved it under the caller's search_path already.
+  if (OidIsValid(g_release.dataset)) {
+    relids = list_append_unique_oid(relids, g_release.dataset);
+  } else if (dataset != nullptr) {
+    SPI_connect();
+    relids = list_append_unique_oid(relids, CheckDataset(dataset, ReleasingRole()));
+    SPI_finish();
+  }
+  // A budget on a parent covers releases that read its partitions or
+  // inheritance children directly.
+  int read = list_length(relids);
+  for (int i = 0; i < read; i++) {
+    ListCell* lc;
+    foreach (lc, AncestorsOf(list_nth_oid(relids, i)))
+      relids = list_append_unique_oid(relids, lfirst_oid(lc));
+  }
+  if (list_length(relids) > kMaxRelations)
+    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                    errmsg("a release may read at most %d relations", kMaxRelations)));
+  Oid* out = static_cast<Oid*>(palloc(sizeof(Oid) * Max(list_length(relids), 1)));
+  int i = 0;
+  ListCell* lc;
+  foreach (lc, relids) out[i++] = lfirst_oid(lc);
+  *count = i;
+  return out;
+}
+
+}  // namespace dperm::pg
