@@ -143,6 +143,18 @@ bool WithinBudgets(LedgerRequest* req) {
   return true;
 }
 
+// The first values of a ledger row: time, role, relations ($3, an oid[])
+// and their names as schema.name (the OID where the relation is gone).
+#define LEDGER_ROW_HEAD                                                                  \
+  " SELECT $1, $2::pg_catalog.name, $3::pg_catalog.regclass[],"                         \
+  "  ARRAY(SELECT COALESCE(pg_catalog.format('%I.%I', ns.nspname, c.relname),"          \
+  "                        u.relid::pg_catalog.text)"                                   \
+  "          FROM pg_catalog.unnest($3) WITH ORDINALITY u(relid, i)"                    \
+  "          LEFT JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) u.relid"   \
+  "          LEFT JOIN pg_catalog.pg_namespace ns"                                      \
+  "                 ON ns.oid OPERATOR(pg_catalog.=) c.relnamespace"                    \
+  "         ORDER BY u.i),"
+
 // Appends the ledger row; its id goes back to the caller.
 void AppendLedgerRow(LedgerRequest* req) {
   Oid types[14] = {TIMESTAMPTZOID, TEXTOID, OIDARRAYOID, TEXTOID, TEXTOID,
@@ -164,25 +176,13 @@ void AppendLedgerRow(LedgerRequest* req) {
           req->legacy_catalog
               ? "INSERT INTO dperm.ledger (released_at, role, relations, relation_names,"
                 "  algorithm, mechanism, loss, neighbors, epsilon, delta, n, d, seeded, query)"
-                " SELECT $1, $2::pg_catalog.name, $3::pg_catalog.regclass[],"
-                "  ARRAY(SELECT COALESCE(pg_catalog.format('%I.%I', ns.nspname, c.relname),"
-                "                                   u.relid::pg_catalog.text)"
-                "          FROM pg_catalog.unnest($3) WITH ORDINALITY u(relid, i)"
-                "          LEFT JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) u.relid"
-                "          LEFT JOIN pg_catalog.pg_namespace ns ON ns.oid OPERATOR(pg_catalog.=) c.relnamespace"
-                "         ORDER BY u.i),"
+                LEDGER_ROW_HEAD
                 "  $4, $5, $6, $7, $8, $9, $10, $11, $12, $13"
                 " RETURNING id"
               :
           "INSERT INTO dperm.ledger (released_at, role, relations, relation_names,"
           "  algorithm, mechanism, loss, neighbors, epsilon, delta, n, d, seeded, query, rdp)"
-          " SELECT $1, $2::pg_catalog.name, $3::pg_catalog.regclass[],"
-          "  ARRAY(SELECT COALESCE(pg_catalog.format('%I.%I', ns.nspname, c.relname),"
-          "                                   u.relid::pg_catalog.text)"
-          "          FROM pg_catalog.unnest($3) WITH ORDINALITY u(relid, i)"
-          "          LEFT JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) u.relid"
-          "          LEFT JOIN pg_catalog.pg_namespace ns ON ns.oid OPERATOR(pg_catalog.=) c.relnamespace"
-          "         ORDER BY u.i),"
+          LEDGER_ROW_HEAD
           "  $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14"
           " RETURNING id",
           14, types, args, nulls, false, 1) != SPI_OK_INSERT_RETURNING ||
