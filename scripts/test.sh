@@ -44,6 +44,17 @@ for check in test/dump_restore.sh test/concurrent_charges.sh test/upgrade.sh \
     regress_failed=$((regress_failed + 1)); regress_status=1
   fi
 done
+# Releases while parallel query holds every worker slot (max_worker_processes
+# = 8), without preload (the release waits for a slot) and with
+# shared_preload_libraries = dperm (the persistent ledger writer).
+for preload in "" "-o shared_preload_libraries=dperm"; do
+  # shellcheck disable=SC2086  # $preload is two words or none
+  if pg_virtualenv -o max_worker_processes=8 $preload bash test/worker_slots.sh; then
+    script_passed=$((script_passed + 1))
+  else
+    regress_failed=$((regress_failed + 1)); regress_status=1
+  fi
+done
 [ -f results/utility_figures.txt ] && { echo "BANK utility figures:"; cat results/utility_figures.txt; }
 [ -f results/algorithms_figures.txt ] && { echo "SGD-family utility figures (BANK, WINE):"; cat results/algorithms_figures.txt; }
 echo "unit tests passed: ${unit_passed:-0}; pg_regress tests: $regress_passed of $regress_total; script checks: $script_passed"

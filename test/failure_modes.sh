@@ -218,7 +218,10 @@ holder=$!
 sleep 0.3
 PGAPPNAME=fm_lockwait psql -X -At -d $DB -c "$SHORT_RELEASE" >"$out/lockwait.out" 2>&1 &
 client=$!
-writers="SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'dperm ledger writer'"
+# Ledger writers at work: a dynamic one while it runs; the persistent one
+# (shared_preload_libraries = dperm) while it serves a charge.
+writers="SELECT count(*) FROM pg_stat_activity WHERE (backend_type = 'dperm ledger writer'
+           OR backend_type = 'dperm persistent ledger writer' AND state = 'active')"
 for _ in $(seq 1 40); do
   [ "$(psql_q -d $DB -c "$writers AND wait_event_type = 'Lock'")" = 1 ] && break
   sleep 0.05

@@ -7,10 +7,13 @@
 // on ROLLBACK although the client has seen the model. The worker commits the
 // charge before the model is computed, so neither happens. The check and the
 // charge are atomic across sessions: the worker locks the budget rows of the
-// relations (SELECT ... FOR UPDATE) before summing the ledger.
+// relations (SELECT ... FOR UPDATE) before summing the ledger. How the
+// request reaches the worker (a persistent writer with
+// shared_preload_libraries, else a dynamic worker) is in ledger_writer.cpp.
 #include <cmath>
 
 #include "dperm_pg.hpp"
+#include "ledger_writer.hpp"
 
 extern "C" {
 #include "access/xact.h"
@@ -21,9 +24,8 @@ extern "C" {
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
 #include "pgstat.h"
-#include "postmaster/bgworker.h"
 #include "storage/dsm.h"
-#include "storage/ipc.h"
+#include "storage/proc.h"
 #include "tcop/tcopprot.h"
 #include "utils/acl.h"
 #include "utils/array.h"
@@ -32,48 +34,13 @@ extern "C" {
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
-
-PGDLLEXPORT void dperm_ledger_worker_main(Datum arg);
 }
 
 namespace dperm::pg {
 namespace {
 
-const int kMaxRelations = 256;
-const int kMaxOrders = 64;
 // SQLSTATE of a refused release: class DP (dperm), "budget exceeded".
 const int kBudgetExceeded = MAKE_SQLSTATE('D', 'P', '0', '0', '1');
-
-enum LedgerStatus { kPending = 0, kCharged = 1, kRefused = 2, kFailed = 3 };
-
-// The request and the worker's answer, in a dynamic shared memory segment.
-struct LedgerRequest {
-  Oid database;
-  char role[NAMEDATALEN];
-  TimestampTz released_at;
-  char algorithm[64];
-  char mechanism[64];
-  char loss[64];
-  char neighbors[64];
-  double epsilon;
-  double delta;
-  int64 n;
-  int32 d;
-  bool seeded;
-  int32 n_relations;
-  Oid relations[kMaxRelations];
-  int32 n_rdp;                  // 0: the release has no RDP curve
-  double rdp[kMaxOrders];       // its curve on the ledger's orders
-  bool legacy_catalog;          // set by the worker: 0.1.0 SQL objects
-  // Written by the worker.
-  int32 status;
-  int32 sqlstate;
-  int64 ledger_id;
-  char message[1024];
-  char detail[1024];
-  char hint[512];
-  char query[FLEXIBLE_ARRAY_MEMBER];
-};
 
 Datum Float8Array(const double* values, int n) {
   Datum* datums = static_cast<Datum*>(palloc(sizeof(Datum) * Max(n, 1)));
@@ -264,6 +231,8 @@ int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_rel
   dsm_segment* seg = dsm_create(size, 0);
   LedgerRequest* req = static_cast<LedgerRequest*>(dsm_segment_address(seg));
   memset(req, 0, size);
+  req->magic = kLedgerRequestMagic;
+  req->backend_procno = MyProc->pgprocno;
   req->database = MyDatabaseId;
   Oid role = ReleasingRole();
   CopyText(req->role, sizeof req->role, GetUserNameFromId(role, false));
@@ -283,38 +252,9 @@ int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_rel
   if (n_rdp > 0) memcpy(req->rdp, rdp, sizeof(double) * n_rdp);
   strcpy(req->query, query);
 
-  BackgroundWorker worker;
-  memset(&worker, 0, sizeof worker);
-  worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-  worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-  worker.bgw_restart_time = BGW_NEVER_RESTART;
-  strlcpy(worker.bgw_library_name, "dperm", BGW_MAXLEN);
-  strlcpy(worker.bgw_function_name, "dperm_ledger_worker_main", BGW_MAXLEN);
-  strlcpy(worker.bgw_name, "dperm ledger writer", BGW_MAXLEN);
-  strlcpy(worker.bgw_type, "dperm ledger writer", BGW_MAXLEN);
-  worker.bgw_main_arg = UInt32GetDatum(dsm_segment_handle(seg));
-  worker.bgw_notify_pid = MyProcPid;
-  BackgroundWorkerHandle* handle;
-  if (!RegisterDynamicBackgroundWorker(&worker, &handle))
-    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_RESOURCES),
-                    errmsg("could not start the dperm ledger writer"),
-                    errhint("Every release is charged by a background worker; raise max_worker_processes.")));
-  // If the wait is interrupted (cancel, timeout), withdraw the writer: one
-  // that has not started frees its slot; one that has loses only its
-  // uncommitted charge, and no model is released either way.
-  BgwHandleStatus status;
-  PG_TRY();
-  {
-    status = WaitForBackgroundWorkerShutdown(handle);
-  }
-  PG_CATCH();
-  {
-    TerminateBackgroundWorker(handle);
-    PG_RE_THROW();
-  }
-  PG_END_TRY();
-  if (status == BGWH_POSTMASTER_DIED)
-    ereport(FATAL, (errcode(ERRCODE_ADMIN_SHUTDOWN), errmsg("postmaster exited during a dperm release")));
+  // The writer answers in the segment; an error or cancel while waiting
+  // detaches it with the transaction's resources.
+  SubmitLedgerRequest(seg, req);
 
   int result = req->status;
   int sqlstate = req->sqlstate;
@@ -341,23 +281,11 @@ int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_rel
   return id;
 }
 
-}  // namespace dperm::pg
-
-using namespace dperm::pg;
-
-// Entry point of the ledger writer: one request, one transaction.
-void dperm_ledger_worker_main(Datum arg) {
-  pqsignal(SIGTERM, die);
-  BackgroundWorkerUnblockSignals();
-  dsm_segment* seg = dsm_attach(DatumGetUInt32(arg));
-  if (seg == nullptr)
-    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                    errmsg("dperm ledger writer: the request is gone")));
-  LedgerRequest* req = static_cast<LedgerRequest*>(dsm_segment_address(seg));
-  // The catalog is writable by its owner only; the worker writes for the
-  // releasing role, which it records in the row.
-  BackgroundWorkerInitializeConnectionByOid(req->database, BOOTSTRAP_SUPERUSERID, 0);
-  pgstat_report_appname("dperm ledger writer");
+// One request, one transaction (both writers of ledger_writer.cpp). The
+// writer is connected as the bootstrap superuser: the catalog is writable by
+// its owner only; the worker writes for the releasing role, which it records
+// in the row.
+void ServeLedgerRequest(LedgerRequest* req) {
   SetCurrentStatementStartTimestamp();
   StartTransactionCommand();
   MemoryContext context = CurrentMemoryContext;
@@ -388,9 +316,11 @@ void dperm_ledger_worker_main(Datum arg) {
     AbortCurrentTransaction();
   }
   PG_END_TRY();
-  dsm_detach(seg);
-  proc_exit(0);
 }
+
+}  // namespace dperm::pg
+
+using namespace dperm::pg;
 
 // dperm.set_budget(relation regclass, epsilon float8, delta float8,
 // accounting text): the owner of a relation (or a superuser) sets its total

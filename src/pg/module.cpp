@@ -2,6 +2,7 @@
 #include "dperm/mechanism.hpp"
 
 #include "dperm_pg.hpp"
+#include "ledger_writer.hpp"
 
 extern "C" {
 #include "miscadmin.h"
@@ -42,6 +43,17 @@ void _PG_init(void) {
       "holds several copies of them.",
       &dperm::pg::g_max_coefficients, 1000000, 1, INT_MAX, PGC_SUSET, 0, nullptr, nullptr,
       nullptr);
+  DefineCustomIntVariable(
+      "dperm.ledger_wait_timeout",
+      "How long a release waits for a ledger writer to take its charge.",
+      "Without shared_preload_libraries = dperm: how long to wait for a free "
+      "background worker slot; with it: how long to wait for the persistent "
+      "ledger writer to take the request. Then the release fails with "
+      "SQLSTATE 53000 and no model. 0 fails at once.",
+      &dperm::pg::g_ledger_wait_timeout_ms, 30000, 0, INT_MAX, PGC_USERSET, GUC_UNIT_MS,
+      nullptr, nullptr, nullptr);
   MarkGUCPrefixReserved("dperm");
+  // With shared_preload_libraries = dperm: the persistent ledger writer.
+  dperm::pg::InitPersistentLedgerWriter();
   dperm::SetInterruptProbe(&dperm::pg::InterruptIsPending);
 }

@@ -1,0 +1,80 @@
+// The ledger writer's transport: the request a release hands to the writer,
+// and how it gets there (ledger_writer.cpp). The writer's transaction itself
+// (budget check and ledger row) is ServeLedgerRequest in ledger.cpp.
+#pragma once
+
+#include "boundary.hpp"
+
+extern "C" {
+#include "datatype/timestamp.h"
+#include "storage/dsm.h"
+}
+
+namespace dperm::pg {
+
+// Must be at least relations.cpp's limit of relations per release.
+const int kMaxRelations = 256;
+const int kMaxOrders = 64;
+// Marks a dynamic shared memory segment as a ledger request ("DPLR").
+const uint32 kLedgerRequestMagic = 0x44504c52;
+
+enum LedgerStatus { kPending = 0, kCharged = 1, kRefused = 2, kFailed = 3 };
+
+// The request and the writer's answer, in a dynamic shared memory segment.
+struct LedgerRequest {
+  uint32 magic;                 // kLedgerRequestMagic
+  uint64 request_id;            // the persistent writer's queue entry (0: none)
+  int backend_procno;           // the releasing backend, whose latch is set when done
+  Oid database;
+  char role[NAMEDATALEN];
+  TimestampTz released_at;
+  char algorithm[64];
+  char mechanism[64];
+  char loss[64];
+  char neighbors[64];
+  double epsilon;
+  double delta;
+  int64 n;
+  int32 d;
+  bool seeded;
+  int32 n_relations;
+  Oid relations[kMaxRelations];
+  int32 n_rdp;                  // 0: the release has no RDP curve
+  double rdp[kMaxOrders];       // its curve on the ledger's orders
+  bool legacy_catalog;          // set by the worker: 0.1.0 SQL objects
+  // Written by the worker.
+  uint64 claimed_by;            // generation of the persistent writer serving it
+  int32 status;
+  int32 sqlstate;
+  int64 ledger_id;
+  char message[1024];
+  char detail[1024];
+  char hint[512];
+  // Set (after a write barrier) once status and the fields above are final.
+  volatile int32 done;
+  char query[FLEXIBLE_ARRAY_MEMBER];
+};
+
+// Checks the budgets and appends the ledger row of `req` in a transaction of
+// its own, as the bootstrap superuser, in a process connected to
+// req->database; leaves status (and ledger_id or the error) in `req`. Never
+// raises: an error aborts the transaction and is recorded as kFailed.
+void ServeLedgerRequest(LedgerRequest* req);
+
+// Hands the request in `seg` to a ledger writer and waits until it is
+// served (req->done). Uses the persistent writer when dperm is in
+// shared_preload_libraries, otherwise a dynamic background worker (waiting
+// up to dperm.ledger_wait_timeout for a free slot). Raises 53000 when no
+// writer takes the request in time; a cancel while waiting raises as usual
+// (the writer may still charge the release: at worst a failed training is
+// charged).
+void SubmitLedgerRequest(dsm_segment* seg, LedgerRequest* req);
+
+// With shared_preload_libraries = dperm: reserves the request queue in
+// shared memory and registers the persistent writer. Called from _PG_init.
+void InitPersistentLedgerWriter();
+
+// dperm.ledger_wait_timeout in milliseconds.
+extern int g_ledger_wait_timeout_ms;
+
+}  // namespace dperm::pg
