@@ -12,7 +12,7 @@ extern "C" {
 
 namespace dperm::pg {
 
-// Must be at least relations.cpp's limit of relations per release.
+// The most relations one release may be charged to (RelationsRead refuses more).
 const int kMaxRelations = 256;
 const int kMaxOrders = 64;
 // Marks a dynamic shared memory segment as a ledger request ("DPLR").

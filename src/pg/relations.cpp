@@ -1,6 +1,7 @@
 // Which relations a release reads and is charged to (DESIGN.md section 3,
 // item 4), protection lookups, and the `dataset` option's checks.
 #include "dperm_pg.hpp"
+#include "ledger_writer.hpp"
 
 extern "C" {
 #include "access/genam.h"
@@ -22,8 +23,6 @@ extern "C" {
 
 namespace dperm::pg {
 namespace {
-
-const int kMaxRelations = 256;
 
 // Whether `role` is listed as an analyst of the protected relation `relid`
 // (a NULL list admits every role). Needs an SPI connection.
