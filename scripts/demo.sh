@@ -10,7 +10,7 @@ sudo=""
 [ "$(id -u)" = 0 ] || sudo="sudo"
 make -s -j"$(nproc)"
 $sudo make -s install
-pg_virtualenv -o max_worker_processes=16 bash -c '
+pg_virtualenv -t -o max_worker_processes=16 bash -c '
   set -e
   python3 bench/load_datasets.py --load bank
   psql -X -v ON_ERROR_STOP=1 -f bench/demo.sql'

@@ -20,9 +20,10 @@ unit_passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\..*/\1/p' "$unit_log"
 make -s install
 regress_status=0
 regress_log=$(mktemp)
-# A fresh cluster; max_worker_processes leaves room for the ledger writer
+# A fresh cluster (-t: a temporary one of its own, which never collides
+# with another 15/regress, even as root); max_worker_processes leaves room for the ledger writer
 # next to parallel query workers.
-pg_virtualenv -o max_worker_processes=16 -o max_parallel_workers=8 \
+pg_virtualenv -t -o max_worker_processes=16 -o max_parallel_workers=8 \
   make -s installcheck 2>&1 | tee "$regress_log" || regress_status=$?
 if [ $regress_status != 0 ]; then
   [ -f regression.diffs ] && head -300 regression.diffs
@@ -38,7 +39,7 @@ regress_total=$((regress_passed + regress_failed))
 for check in test/dump_restore.sh test/concurrent_charges.sh test/upgrade.sh \
              test/failure_modes.sh test/pgbench_charges.sh test/fuzz.sh \
              test/fuzz_model.sh; do
-  if pg_virtualenv -o max_worker_processes=40 bash "$check"; then
+  if pg_virtualenv -t -o max_worker_processes=40 bash "$check"; then
     script_passed=$((script_passed + 1))
   else
     regress_failed=$((regress_failed + 1)); regress_status=1
@@ -49,7 +50,7 @@ done
 # shared_preload_libraries = dperm (the persistent ledger writer).
 for preload in "" "-o shared_preload_libraries=dperm"; do
   # shellcheck disable=SC2086  # $preload is two words or none
-  if pg_virtualenv -o max_worker_processes=8 $preload bash test/worker_slots.sh; then
+  if pg_virtualenv -t -o max_worker_processes=8 $preload bash test/worker_slots.sh; then
     script_passed=$((script_passed + 1))
   else
     regress_failed=$((regress_failed + 1)); regress_status=1
