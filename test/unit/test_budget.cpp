@@ -1,0 +1,110 @@
+// ComposeCharges: the budget arithmetic every release is checked against
+// (README "Budgets and the ledger"). Expected values come from the sums and
+// from RdpToEpsilon (tested against the reference vectors in test_rdp.cpp),
+// never from ComposeCharges itself.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "dperm/budget.hpp"
+#include "dperm/rdp.hpp"
+
+namespace {
+
+using dperm::Charge;
+using dperm::ComposeCharges;
+using dperm::LedgerOrders;
+using dperm::RdpToEpsilon;
+using dperm::Spent;
+
+// The RDP curve of a Gaussian release with sensitivity/sigma = ratio
+// (Mironov 2017, Prop. 7): alpha ratio^2 / 2.
+std::vector<double> GaussianCurve(double ratio) {
+  std::vector<double> curve;
+  for (double a : LedgerOrders()) curve.push_back(a * ratio * ratio / 2);
+  return curve;
+}
+
+TEST(ComposeCharges, BasicAccountingSumsEpsilonAndDelta) {
+  std::vector<double> curve = GaussianCurve(0.5);
+  std::vector<Charge> charges = {{0.1, 1e-7, nullptr}, {0.25, 0, curve.data()}, {0.5, 2e-7, nullptr}};
+  Spent s = ComposeCharges(false, 1e-5, charges);
+  EXPECT_DOUBLE_EQ(s.epsilon, 0.85);
+  EXPECT_DOUBLE_EQ(s.delta, 3e-7);
+}
+
+TEST(ComposeCharges, NothingSpentIsZero) {
+  Spent basic = ComposeCharges(false, 1e-5, {});
+  Spent rdp = ComposeCharges(true, 1e-5, {});
+  EXPECT_EQ(basic.epsilon, 0);
+  EXPECT_EQ(rdp.epsilon, 0);
+  EXPECT_EQ(rdp.delta, 0);
+}
+
+// k Gaussian releases compose as one Gaussian with sigma / sqrt(k): the
+// summed curve converted at the whole delta budget.
+TEST(ComposeCharges, CurvesAddAndConvertAtTheDeltaBudget) {
+  const int k = 50;
+  const double ratio = 0.2, delta_budget = 1e-6;
+  std::vector<double> curve = GaussianCurve(ratio);
+  std::vector<Charge> charges(k, Charge{0.5, 1e-9, curve.data()});
+  Spent s = ComposeCharges(true, delta_budget, charges);
+  double expected = RdpToEpsilon(LedgerOrders(), GaussianCurve(ratio * std::sqrt(double(k))), delta_budget);
+  EXPECT_NEAR(s.epsilon, expected, 1e-9 * expected);
+  EXPECT_EQ(s.delta, delta_budget);
+  EXPECT_LT(s.epsilon, k * 0.5);  // far below the basic sum, 25
+}
+
+// Rows without a curve compose by sums and use up delta first; the curved
+// rows convert at the delta that is left.
+TEST(ComposeCharges, RowsWithoutACurveAreAddedAndTakeTheirDelta) {
+  const double delta_budget = 1e-5;
+  std::vector<double> curve = GaussianCurve(0.3);
+  std::vector<Charge> charges = {{1, 1e-6, curve.data()}, {1, 1e-6, curve.data()},
+                                 {0.4, 4e-6, nullptr}, {0.2, 0, nullptr}};
+  Spent s = ComposeCharges(true, delta_budget, charges);
+  double curved = RdpToEpsilon(LedgerOrders(), GaussianCurve(0.3 * std::sqrt(2.0)),
+                               delta_budget - 4e-6);
+  EXPECT_NEAR(s.epsilon, 0.6 + curved, 1e-9);
+  EXPECT_EQ(s.delta, delta_budget);
+}
+
+// With no delta left to convert at, RDP falls back to the basic sums.
+TEST(ComposeCharges, NoDeltaLeftFallsBackToSums) {
+  std::vector<double> curve = GaussianCurve(0.3);
+  std::vector<Charge> charges = {{1, 1e-6, curve.data()}, {0.5, 1e-5, nullptr}};
+  Spent s = ComposeCharges(true, 1e-5, charges);
+  EXPECT_DOUBLE_EQ(s.epsilon, 1.5);
+  EXPECT_DOUBLE_EQ(s.delta, 1e-5 + 1e-6);
+  Spent zero_budget = ComposeCharges(true, 0, {{1, 0, curve.data()}});
+  EXPECT_DOUBLE_EQ(zero_budget.epsilon, 1);
+}
+
+// Never worse than basic composition when the summed delta fits the budget:
+// one pure-DP release (curve min(eps, alpha eps^2/2)) is reported at its eps.
+TEST(ComposeCharges, NeverWorseThanBasicWhenItsDeltaFits) {
+  std::vector<double> pure;
+  for (double a : LedgerOrders()) pure.push_back(std::min(0.1, a * 0.1 * 0.1 / 2));
+  Spent s = ComposeCharges(true, 1e-6, {{0.1, 0, pure.data()}});
+  EXPECT_DOUBLE_EQ(s.epsilon, 0.1);
+  for (int k = 1; k <= 64; k *= 2) {
+    std::vector<Charge> charges(k, Charge{0.1, 0, pure.data()});
+    EXPECT_LE(ComposeCharges(true, 1e-6, charges).epsilon, 0.1 * k * (1 + 1e-12)) << k;
+  }
+}
+
+// A further release never lowers what was spent.
+TEST(ComposeCharges, SpendingIsMonotone) {
+  std::vector<double> curve = GaussianCurve(0.25);
+  std::vector<Charge> charges;
+  double previous = 0;
+  for (int i = 0; i < 40; i++) {
+    charges.push_back(i % 3 == 0 ? Charge{0.05, 0, nullptr} : Charge{0.3, 1e-8, curve.data()});
+    Spent s = ComposeCharges(true, 1e-5, charges);
+    EXPECT_GE(s.epsilon, previous * (1 - 1e-12)) << i;
+    previous = s.epsilon;
+  }
+}
+
+}  // namespace
