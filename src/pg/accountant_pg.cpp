@@ -44,13 +44,6 @@ double* ReadDoubles(ArrayType* array, const char* what, int* n) {
   return out;
 }
 
-Datum DoublesArray(const double* values, int n) {
-  Datum* datums = static_cast<Datum*>(palloc(sizeof(Datum) * Max(n, 1)));
-  for (int i = 0; i < n; i++) datums[i] = Float8GetDatum(values[i]);
-  return PointerGetDatum(construct_array(datums, n, FLOAT8OID, sizeof(float8),
-                                         FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-}
-
 // Epsilon of `steps` Poisson-subsampled Gaussian steps by the accountant.
 double Epsilon(Accounting a, double q, double sigma, int64 steps, double delta) {
   return a == Accounting::kRdp ? EpsilonPoissonSubsampledGaussianRdp(q, sigma, steps, delta)
@@ -86,7 +79,7 @@ DPERM_FUNCTION(dperm_rdp_subsampled_gaussian) {
         q, sigma, steps, std::vector<double>(orders, orders + n));
     std::copy(curve.begin(), curve.end(), out);
   });
-  return DoublesArray(out, n);
+  return Float8ArrayDatum(out, n);
 }
 
 // dperm.rdp_to_epsilon(orders, rdp, delta): improved conversion, best order

@@ -29,22 +29,15 @@ const double* CurveOrNull(ArrayType* array) {
 }
 
 }  // namespace
-
-// Returns the ledger's orders as a float8[] Datum.
-static Datum OrdersArray() {
-  const std::vector<double>& orders = LedgerOrders();
-  Datum* values = static_cast<Datum*>(palloc(sizeof(Datum) * orders.size()));
-  for (size_t i = 0; i < orders.size(); i++) values[i] = Float8GetDatum(orders[i]);
-  return PointerGetDatum(construct_array(values, static_cast<int>(orders.size()), FLOAT8OID,
-                                         sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-}
-
 }  // namespace dperm::pg
 
 using namespace dperm::pg;
 
 // dperm.rdp_orders(): the orders of the ledger's RDP curves.
-DPERM_FUNCTION(dperm_rdp_orders) { return OrdersArray(); }
+DPERM_FUNCTION(dperm_rdp_orders) {
+  const std::vector<double>& orders = dperm::LedgerOrders();
+  return Float8ArrayDatum(orders.data(), static_cast<int>(orders.size()));
+}
 
 // dperm.budget_spent(relation, accounting, delta_budget [, extra_rdp,
 // extra_epsilon, extra_delta]) -> (epsilon, delta, releases)

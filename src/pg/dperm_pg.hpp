@@ -75,6 +75,10 @@ struct ParsedOptions {
 // Validates `options` (errors name the key) and returns the parsed values.
 ParsedOptions ParseOptionsJsonb(Jsonb* options);
 
+// A float8[] or oid[] value of n elements (palloc'd).
+Datum Float8ArrayDatum(const double* values, int n);
+Datum OidArrayDatum(const Oid* oids, int n);
+
 // The jsonb as text, palloc'd.
 char* JsonbText(Jsonb* value);
 

@@ -42,18 +42,6 @@ namespace {
 // SQLSTATE of a refused release: class DP (dperm), "budget exceeded".
 const int kBudgetExceeded = MAKE_SQLSTATE('D', 'P', '0', '0', '1');
 
-Datum Float8Array(const double* values, int n) {
-  Datum* datums = static_cast<Datum*>(palloc(sizeof(Datum) * Max(n, 1)));
-  for (int i = 0; i < n; i++) datums[i] = Float8GetDatum(values[i]);
-  return PointerGetDatum(construct_array(datums, n, FLOAT8OID, sizeof(float8),
-                                         FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-}
-
-Datum OidArray(const Oid* oids, int n) {
-  Datum* values = static_cast<Datum*>(palloc(sizeof(Datum) * Max(n, 1)));
-  for (int i = 0; i < n; i++) values[i] = ObjectIdGetDatum(oids[i]);
-  return PointerGetDatum(construct_array(values, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
-}
 
 // What relation `relid` will have spent, under `accounting`, after a release
 // with this curve (nullptr: none), epsilon and delta. A 0.1.0 catalog (not yet
@@ -63,7 +51,7 @@ void SpentAfter(bool legacy_catalog, Datum relid, const char* accounting, double
                 double* spent_eps, double* spent_delta) {
   Oid types[6] = {OIDOID, TEXTOID, FLOAT8OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID};
   Datum args[6] = {relid, CStringGetTextDatum(accounting), Float8GetDatum(budget_delta),
-                   n_rdp > 0 ? Float8Array(rdp, n_rdp) : (Datum)0,
+                   n_rdp > 0 ? Float8ArrayDatum(rdp, n_rdp) : (Datum)0,
                    Float8GetDatum(epsilon), Float8GetDatum(delta)};
   char nulls[6] = {' ', ' ', ' ', n_rdp > 0 ? ' ' : 'n', ' ', ' '};
   if (SPI_execute_with_args(
@@ -86,7 +74,7 @@ void SpentAfter(bool legacy_catalog, Datum relid, const char* accounting, double
 bool WithinBudgets(LedgerRequest* req) {
   if (req->n_relations == 0) return true;
   Oid argtypes[1] = {OIDARRAYOID};
-  Datum args[1] = {OidArray(req->relations, req->n_relations)};
+  Datum args[1] = {OidArrayDatum(req->relations, req->n_relations)};
   // Lock the budgets in a fixed order so concurrent charges serialise.
   if (SPI_execute_with_args(
           req->legacy_catalog
@@ -162,13 +150,13 @@ void AppendLedgerRow(LedgerRequest* req) {
                    BOOLOID, TEXTOID, FLOAT8ARRAYOID};
   Datum args[14] = {
       TimestampTzGetDatum(req->released_at), CStringGetTextDatum(req->role),
-      OidArray(req->relations, req->n_relations),
+      OidArrayDatum(req->relations, req->n_relations),
       CStringGetTextDatum(req->algorithm), CStringGetTextDatum(req->mechanism),
       CStringGetTextDatum(req->loss), CStringGetTextDatum(req->neighbors),
       Float8GetDatum(req->epsilon), Float8GetDatum(req->delta),
       Int64GetDatum(req->n), Int32GetDatum(req->d), BoolGetDatum(req->seeded),
       CStringGetTextDatum(req->query),
-      req->n_rdp > 0 ? Float8Array(req->rdp, req->n_rdp) : (Datum)0};
+      req->n_rdp > 0 ? Float8ArrayDatum(req->rdp, req->n_rdp) : (Datum)0};
   char nulls[14] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ',
                     req->query[0] ? ' ' : 'n', req->n_rdp > 0 ? ' ' : 'n'};
   if (req->legacy_catalog) nulls[13] = 'n';  // 0.1.0 has no rdp column

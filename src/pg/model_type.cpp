@@ -396,10 +396,7 @@ DPERM_FUNCTION(dp_predict_proba) {
   double* x = PredictFeatures(fcinfo, 1, m->d);
   int classes;
   double* proba = ClassProbabilities(m, x, &classes);
-  Datum* values = static_cast<Datum*>(palloc(sizeof(Datum) * classes));
-  for (int k = 0; k < classes; k++) values[k] = Float8GetDatum(proba[k]);
-  PG_RETURN_ARRAYTYPE_P(construct_array(values, classes, FLOAT8OID, sizeof(float8),
-                                        FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+  return Float8ArrayDatum(proba, classes);
 }
 
 // dp_coefficients(model): one row per coefficient, the intercept first; a

@@ -68,14 +68,6 @@ char* LockReadableRelation(Oid relid, Oid* owner) {
   return name;
 }
 
-Datum OidArrayDatum(List* oids) {
-  Datum* values = static_cast<Datum*>(palloc(sizeof(Datum) * Max(list_length(oids), 1)));
-  int i = 0;
-  ListCell* lc;
-  foreach (lc, oids) values[i++] = ObjectIdGetDatum(lfirst_oid(lc));
-  return PointerGetDatum(construct_array(values, i, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
-}
-
 // The views and materialized views that read one of `relations` (directly
 // or through other views) and whose rows a role other than `owner` can
 // still read once the relations' own privileges are revoked: every
@@ -85,7 +77,11 @@ Datum OidArrayDatum(List* oids) {
 // list, or nullptr. Needs an SPI connection.
 char* ExposingViews(List* relations, Oid owner) {
   Oid types[2] = {OIDARRAYOID, OIDOID};
-  Datum args[2] = {OidArrayDatum(relations), ObjectIdGetDatum(owner)};
+  Oid* oids = static_cast<Oid*>(palloc(sizeof(Oid) * Max(list_length(relations), 1)));
+  int n = 0;
+  ListCell* lc;
+  foreach (lc, relations) oids[n++] = lfirst_oid(lc);
+  Datum args[2] = {OidArrayDatum(oids, n), ObjectIdGetDatum(owner)};
   RunAsCatalogOwner(
       "WITH RECURSIVE readers(oid) AS ("
       "  SELECT r.ev_class FROM pg_catalog.pg_depend d"
