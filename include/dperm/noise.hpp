@@ -19,6 +19,8 @@
 
 namespace dperm {
 
+struct Plan;
+
 // dim i.i.d. N(0, sigma^2) coordinates; sigma = 0 gives zeros. This is the
 // (ε,δ) branch of Zhang et al. 2017 Alg. 1 line 7 (density ∝ exp(−ε²‖z‖²/
 // (4 log(2/δ) Δ²)), i.e. sigma² = 2 log(2/δ) Δ²/ε²) and the Gaussian
@@ -105,5 +107,18 @@ void SnapDiscreteGaussian(SecureRng& rng, double grid, uint64_t sigma_sq_grid,
 // v <- g (round(v/g) + Z), Z_i i.i.d. discrete Laplace of scale t/s.
 void SnapDiscreteLaplace(SecureRng& rng, double grid, uint64_t t, uint64_t s,
                          double* v, int dim);
+
+// The plan's release: v (dim = plan.dim coordinates) snapped to plan.grid
+// with the plan's discrete noise (Gaussian: sigma = noise_scale; Laplace:
+// scale = noise_scale). Every mechanism's noise goes through here.
+void AddPlannedNoise(const Plan& plan, SecureRng& rng, double* v);
+
+// Fills p.grid, p.rounding_inflation, p.sampler and p.sensitivity (+=
+// sqrt(dim) grid) for a release whose noise scale is `noise_per_sensitivity`
+// times the (inflated) sensitivity; sets p.noise_scale accordingly. The
+// scale is linear in the sensitivity for every calibration dperm uses (the
+// RDP of CKS20 Thm 14 depends on Delta/sigma only; Laplace: scale =
+// sqrt(dim) Delta/eps), so inflating Delta and rescaling is exact.
+void SnapPlan(Plan& p, double noise_per_sensitivity);
 
 }  // namespace dperm

@@ -221,3 +221,52 @@ void SnapDiscreteLaplace(SecureRng& rng, double grid, uint64_t t, uint64_t s,
 }
 
 }  // namespace dperm
+
+// ---- The plan's release --------------------------------------------------
+#include "dperm/plan.hpp"
+
+namespace dperm {
+
+void SnapPlan(Plan& p, double noise_per_sensitivity) {
+  const double base = p.sensitivity;  // L2 sensitivity of the unrounded release
+  const double root_dim = std::sqrt(double(p.dim));
+  if (!(base > 0) || !(noise_per_sensitivity > 0) || !std::isfinite(noise_per_sensitivity))
+    throw Error(ErrorKind::kInternal, "SnapPlan: the plan has no sensitivity or noise");
+  double grid = SnapGrid(base, p.dim, noise_per_sensitivity * base);
+  double inflated = 0, scale = 0;
+  for (;;) {
+    // Rounding both neighbours' releases to the grid moves their difference
+    // by at most sqrt(dim) grid in L2 (noise.hpp: |e_i - e'_i| <= grid).
+    inflated = base + root_dim * grid;
+    scale = noise_per_sensitivity * inflated;
+    if (scale / grid <= 1048576.0) break;  // sigma <= 2^20 grid units
+    grid *= 2;
+  }
+  p.grid = grid;
+  p.rounding_inflation = root_dim * grid;
+  p.sensitivity = inflated;
+  p.sensitivity_rule += " + sqrt(dim) grid (rounding to the grid)";
+  p.noise_scale = scale;
+  p.sampler = p.noise == NoiseKind::kLaplace
+                  ? "discrete Laplace per coordinate (Canonne, Kamath & Steinke 2020, Alg. 2), snapped to the grid"
+                  : "discrete Gaussian (Canonne, Kamath & Steinke 2020, Alg. 3), snapped to the grid";
+}
+
+void AddPlannedNoise(const Plan& plan, SecureRng& rng, double* v) {
+  // noise_scale = 0 only in tests that measure the noiseless output (no
+  // plan sets it): the release is left as it is, like GaussianNoise(0).
+  if (plan.noise_scale == 0) return;
+  if (!(plan.grid > 0) || !(plan.noise_scale > 0))
+    throw Error(ErrorKind::kInternal, "AddPlannedNoise: the plan has no grid or no noise");
+  if (plan.noise == NoiseKind::kGaussian) {
+    SnapDiscreteGaussian(rng, plan.grid, GridSigmaSq(plan.noise_scale, plan.grid), v, plan.dim);
+  } else if (plan.noise == NoiseKind::kLaplace) {
+    uint64_t t, s;
+    GridLaplaceScale(plan.noise_scale, plan.grid, t, s);
+    SnapDiscreteLaplace(rng, plan.grid, t, s, v, plan.dim);
+  } else {
+    throw Error(ErrorKind::kInternal, "AddPlannedNoise: no secure sampler for this noise");
+  }
+}
+
+}  // namespace dperm
