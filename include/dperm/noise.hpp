@@ -3,17 +3,23 @@
 // and 7). The noise scale is calibrated by the caller (the mechanism / Plan);
 // these functions only sample.
 //
-// Known limitation: the samplers use IEEE doubles, so, like every
-// floating-point Laplace/Gaussian sampler, they are exposed to the
-// least-significant-bit attack of Mironov (CCS 2012); no snapping is applied.
+// GaussianNoise and LaplaceVectorNoise use IEEE doubles, so, like every
+// floating-point sampler, they are exposed to the least-significant-bit
+// attack of Mironov (CCS 2012). Releases use the secure samplers below
+// instead (integer arithmetic only, outputs on a grid 2^k Z); the two
+// floating-point samplers remain for noise that is never released directly
+// (objective perturbation's linear term).
 #pragma once
 
 #include "dperm/core.hpp"
 #include "dperm/random.hpp"
 
 #include <Eigen/Dense>
+#include <cstdint>
 
 namespace dperm {
+
+struct Plan;
 
 // dim i.i.d. N(0, sigma^2) coordinates; sigma = 0 gives zeros. This is the
 // (ε,δ) branch of Zhang et al. 2017 Alg. 1 line 7 (density ∝ exp(−ε²‖z‖²/
@@ -26,5 +32,93 @@ Eigen::VectorXd GaussianNoise(SecureRng& rng, int dim, double sigma);
 // direction uniform on the sphere; E‖z‖² = dim(dim+1)·scale². scale = 0 gives
 // zeros.
 Eigen::VectorXd LaplaceVectorNoise(SecureRng& rng, int dim, double scale);
+
+// ---- Secure (exact, integer-only) samplers -------------------------------
+// Canonne, Kamath & Steinke, "The Discrete Gaussian for Differential
+// Privacy", NeurIPS 2020 (CKS20). Every draw uses only integer arithmetic on
+// ChaCha20 words: no floating-point value ever influences the distribution.
+
+// Bernoulli(exp(-num/den)), den >= 1 (CKS20 Algorithm 1; for num/den > 1
+// the product of floor(num/den) Bernoulli(exp(-1)) and one
+// Bernoulli(exp(-frac))).
+bool BernoulliExpNeg(SecureRng& rng, unsigned __int128 num, unsigned __int128 den);
+
+// The discrete Laplace distribution on Z with scale t/s (t, s >= 1):
+// P[Y = y] ∝ exp(-|y| s / t) (CKS20 Algorithm 2). Needs t, s <= 2^32.
+int64_t DiscreteLaplace(SecureRng& rng, uint64_t t, uint64_t s);
+
+// The discrete Gaussian N_Z(0, sigma^2) with sigma^2 = num/den exactly:
+// P[Y = y] ∝ exp(-y^2 / (2 sigma^2)) (CKS20 Algorithm 3: discrete Laplace
+// proposals of scale t = floor(sigma) + 1, accepted with probability
+// exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2))). Needs 1 <= num, den <= 2^62 and
+// 2 num den t^2 < 2^127. A proposal with |Y| t den >= 2^63 (probability
+// below exp(-2^21) for every sigma the plans use) throws rather than
+// overflow: it can only abort a release, never change its distribution.
+int64_t DiscreteGaussian(SecureRng& rng, uint64_t num, uint64_t den);
+
+// ---- Snapping: releases on the grid g Z^dim, g = 2^k ---------------------
+// A release of v + noise becomes g (round(v/g) + Z), Z integer noise of
+// scale sigma/g, so every released coordinate is an exact multiple of g and
+// carries no floating-point artefact of the noise (the defence of Mironov
+// 2012 §5, with exact discrete noise in place of snapping's clamp+round of
+// a float sample).
+//
+// Sensitivity of the rounded query (stated here, used by every plan). Let
+// r(v) = g round(v/g), nearest rounding per coordinate, so r(v) = v + e with
+// |e_i| <= g/2. For neighbours, r(v) - r(v') = (v - v') + (e - e') and
+// |e_i - e'_i| <= g, hence
+//   ||r(v) - r(v')||_2 <= ||v - v'||_2 + sqrt(dim) g   (triangle inequality),
+//   ||r(v) - r(v')||_1 <= ||v - v'||_1 + dim g.
+// The issue proposed sqrt(dim) 2^(k-1) = sqrt(dim) g/2: that bounds one
+// vector's rounding error ||e||, not the difference of two. It is wrong:
+// dim = 1, v = g/2 - t, v' = g/2 + t round to 0 and g, a move of g for
+// ||v - v'|| = 2t -> 0, beyond 2t + g/2. So the inflation is sqrt(dim) g.
+// Coordinates are first clamped to [-2^52 g, 2^52 g] (coordinate-wise
+// clamping is non-expansive in every l_p norm, so the bound still holds) and
+// a NaN is read as 0, so the integer arithmetic cannot overflow.
+
+// Grid choice (k): the largest power of two g with
+//   g <= sensitivity / (2^10 sqrt(dim))   (the inflation sqrt(dim) g is at
+//                                           most 2^-10 of the sensitivity) and
+//   g <= sigma / 2^10                      (noise of >= 2^10 grid units),
+// raised, if needed, to the smallest power of two with sigma/g <= 2^20 (so
+// sigma^2 in grid units fits the 64-bit sampler; the inflation is then at
+// most sqrt(dim) sigma 2^-19, below 2^-9 sigma for dim <= 2^20).
+// `sensitivity` is the L2 sensitivity (Gaussian) or, for Laplace, the L2
+// sensitivity whose sqrt(dim) multiple is the L1 sensitivity.
+double SnapGrid(double sensitivity, int dim, double sigma);
+
+// sigma^2 in grid units, rounded up to an integer: ceil((sigma/g)^2). With
+// sigma/g >= 2^10 the rounding adds at most 2^-20 relative variance and only
+// ever adds noise (more noise is more private: the RDP of CKS20 Thm 14 falls
+// as sigma grows).
+uint64_t GridSigmaSq(double sigma, double grid);
+
+// The discrete Laplace scale in grid units as t/s with s = 2^10 and t =
+// ceil(2^10 scale/g) (rounded up: more noise).
+void GridLaplaceScale(double scale, double grid, uint64_t& t, uint64_t& s);
+
+// round(v_i/g) as an integer, after the clamp described above.
+int64_t GridRound(double v, double grid);
+
+// v <- g (round(v/g) + Z), Z_i ~ N_Z(0, sigma_sq_grid) i.i.d.
+void SnapDiscreteGaussian(SecureRng& rng, double grid, uint64_t sigma_sq_grid,
+                          double* v, int dim);
+// v <- g (round(v/g) + Z), Z_i i.i.d. discrete Laplace of scale t/s.
+void SnapDiscreteLaplace(SecureRng& rng, double grid, uint64_t t, uint64_t s,
+                         double* v, int dim);
+
+// The plan's release: v (dim = plan.dim coordinates) snapped to plan.grid
+// with the plan's discrete noise (Gaussian: sigma = noise_scale; Laplace:
+// scale = noise_scale). Every mechanism's noise goes through here.
+void AddPlannedNoise(const Plan& plan, SecureRng& rng, double* v);
+
+// Fills p.grid, p.rounding_inflation, p.sampler and p.sensitivity (+=
+// sqrt(dim) grid) for a release whose noise scale is `noise_per_sensitivity`
+// times the (inflated) sensitivity; sets p.noise_scale accordingly. The
+// scale is linear in the sensitivity for every calibration dperm uses (the
+// RDP of CKS20 Thm 14 depends on Delta/sigma only; Laplace: scale =
+// sqrt(dim) Delta/eps), so inflating Delta and rescaling is exact.
+void SnapPlan(Plan& p, double noise_per_sensitivity);
 
 }  // namespace dperm

@@ -14,6 +14,9 @@ namespace dperm {
 enum class NoiseKind {
   kGaussian,       // (epsilon, delta)-DP: N(0, sigma^2 I)
   kLaplaceVector,  // epsilon-DP: density ~ exp(-||z|| / scale), scale = Delta/eps
+                   // (floating point; no plan uses it since snapping)
+  kLaplace,        // epsilon-DP: i.i.d. discrete Laplace per coordinate on the
+                   // grid, scale = sqrt(dim) Delta / eps (L1 sensitivity / eps)
 };
 const char* NoiseName(NoiseKind noise);
 
@@ -68,6 +71,13 @@ struct Plan {
   double noise_scale = 0;    // sigma (Gaussian) or Delta/epsilon (Laplace vector)
   std::string noise_rule;
   double expected_noise_sq = 0;  // E ||z||^2
+  // Snapping (noise.hpp): every noisy release is grid * (round(v/grid) + Z)
+  // with Z exact discrete noise (CKS20) of scale noise_scale/grid; grid is a
+  // power of two (0: no snapping). `sensitivity` above already includes the
+  // rounding term sqrt(dim) grid, `rounding_inflation`.
+  double grid = 0;
+  double rounding_inflation = 0;
+  std::string sampler;
   // Privacy cost in Renyi DP, for the ledger and dp_explain. A mechanism
   // whose cost is not one of the two shapes above (e.g. a composite of
   // Gaussian releases) fills rdp_curve itself, on LedgerOrders(); one with

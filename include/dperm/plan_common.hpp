@@ -40,12 +40,15 @@ int64_t CapIterations(Plan& p, double t, int64_t cap);
 // Appends a sentence to p.note.
 void AddNote(Plan& p, const std::string& note);
 
-// Output perturbation noise for p.sensitivity (set p.noisy_steps = 0):
-// delta = 0: density ~ exp(-eps ||z|| / Delta) (epsilon-DP for L2
-// sensitivity Delta; Zhang et al. 2017, Alg. 1 line 5). delta > 0: the
-// analytic Gaussian sigma (Balle & Wang 2018, Thm 8), or with accountant
-// 'paper' the paper's `paper_sigma`, raised to the analytic sigma if it would
-// not reach (epsilon, delta)-DP. Refuses a noise scale that overflows.
+// Output perturbation noise for p.sensitivity (set p.noisy_steps = 0). The
+// release is snapped to a grid (noise.hpp, SnapPlan): p.sensitivity grows by
+// the rounding term sqrt(dim) grid before the noise is calibrated.
+// delta = 0: i.i.d. discrete Laplace of scale sqrt(dim) Delta/eps per
+// coordinate (epsilon-DP at the L1 sensitivity sqrt(dim) Delta; CKS20 §2.2).
+// delta > 0: the discrete Gaussian with the smallest sigma whose RDP
+// alpha Delta^2/(2 sigma^2) (CKS20 Thm 14) converts to (epsilon, delta), or
+// with accountant 'paper' the paper's `paper_sigma` (scaled to the rounded
+// sensitivity) when that is larger. Refuses a noise scale that overflows.
 void PlanOutputNoise(Plan& p, double paper_sigma, const std::string& paper_rule);
 
 // Gradient perturbation: p.noisy_steps steps, each the mean gradient of

@@ -289,10 +289,7 @@ Eigen::VectorXd Bolton::Train(const Plan& plan, const Objective& objective,
       }
     }
   }
-  if (plan.noise == NoiseKind::kGaussian)
-    w += GaussianNoise(rng, plan.dim, plan.noise_scale);
-  else
-    w += LaplaceVectorNoise(rng, plan.dim, plan.noise_scale);
+  AddPlannedNoise(plan, rng, w.data());  // snapped discrete noise (noise.hpp)
   return w;
 }
 

@@ -30,7 +30,10 @@ std::string AccountingJson(const Plan& p) {
     // Full batch: each step is a plain Gaussian of sensitivity 2C, i.e. the
     // PLD accountant's rate-1 mechanism with multiplier z/2. Sampling
     // without replacement has no PLD accountant in dperm.
-    if (p.sampling == Sampling::kFullBatch && p.rdp_curve.empty())
+    // The PLD accountant models the continuous Gaussian; a snapped plan
+    // (discrete Gaussian, p.grid > 0) is accounted by its RDP curve only
+    // (CKS20 Thm 14).
+    if (p.sampling == Sampling::kFullBatch && p.rdp_curve.empty() && !(p.grid > 0))
       j.Key("pld").Number(EpsilonPoissonSubsampledGaussianPld(
           1.0, p.noise_multiplier / 2, p.noisy_steps, delta));
     j.EndObject();
@@ -43,7 +46,10 @@ std::string AccountingJson(const Plan& p) {
     // and by PLD (a Poisson rate of 1 is the plain Gaussian mechanism). A
     // mechanism with its own curve (e.g. objective perturbation) is not a
     // plain Gaussian release: only its curve speaks for it.
-    const bool plain = p.rdp_curve.empty();
+    // The analytic and PLD figures are exact for the continuous Gaussian
+    // only; a snapped release (discrete Gaussian) is stated by its RDP curve
+    // (CKS20 Thm 14), which is what calibrated it.
+    const bool plain = p.rdp_curve.empty() && !(p.grid > 0);
     if (plain)
       j.Key("analytic").Number(p.accountant == Accountant::kTight
                                    ? p.options.epsilon

@@ -56,3 +56,217 @@ Eigen::VectorXd LaplaceVectorNoise(SecureRng& rng, int dim, double scale) {
 }
 
 }  // namespace dperm
+
+// ---- Secure samplers (CKS20) ---------------------------------------------
+namespace dperm {
+namespace {
+
+using u128 = unsigned __int128;
+
+// Uniform on {0, ..., n-1}, n >= 1, for n up to 2^128 - 1: rejection from
+// the smallest power of two >= n (no modulo bias).
+u128 UniformBelow(SecureRng& rng, u128 n) {
+  if (n <= u128(UINT64_MAX)) return rng.UniformIndex(uint64_t(n));
+  int bits = 128;
+  while (bits > 64 && ((n - 1) >> (bits - 1)) == 0) --bits;
+  const u128 mask = bits == 128 ? ~u128(0) : ((u128(1) << bits) - 1);
+  for (;;) {
+    const u128 x = ((u128(rng.NextU64()) << 64) | rng.NextU64()) & mask;
+    if (x < n) return x;
+  }
+}
+
+// Bernoulli(num/den), 0 <= num <= den.
+bool BernoulliRatio(SecureRng& rng, u128 num, u128 den) {
+  return UniformBelow(rng, den) < num;
+}
+
+// Bernoulli(exp(-gamma)) for gamma = num/den in [0, 1] (CKS20 Algorithm 1,
+// first case): K <- 1; while Bernoulli(gamma/K): K <- K + 1; return K odd.
+// Bernoulli(gamma/K) is drawn as Bernoulli(num/den) AND Bernoulli(1/K),
+// independent, so no product num*K is formed.
+bool BernoulliExpNegUnit(SecureRng& rng, u128 num, u128 den) {
+  uint64_t k = 1;
+  for (;;) {
+    const bool a = BernoulliRatio(rng, num, den) && rng.UniformIndex(k) == 0;
+    if (!a) break;
+    ++k;
+  }
+  return (k & 1) == 1;
+}
+
+}  // namespace
+
+// CKS20 Algorithm 1: for gamma > 1, exp(-gamma) = exp(-1)^floor(gamma) *
+// exp(-(gamma - floor(gamma))), each factor an independent Bernoulli.
+bool BernoulliExpNeg(SecureRng& rng, u128 num, u128 den) {
+  if (den == 0) throw Error(ErrorKind::kInternal, "BernoulliExpNeg: zero denominator");
+  const u128 whole = num / den;
+  for (u128 i = 0; i < whole; ++i)
+    if (!BernoulliExpNegUnit(rng, 1, 1)) return false;
+  return BernoulliExpNegUnit(rng, num - whole * den, den);
+}
+
+// CKS20 Algorithm 2 (scale t/s): U uniform in {0..t-1} accepted with
+// probability exp(-U/t); V geometric with P[V >= v] = exp(-v); X = U + tV is
+// then geometric with P[X = x] ∝ exp(-x/t); Y = floor(X/s); a sign B, with
+// (B = 1, Y = 0) rejected so that 0 is not counted twice.
+int64_t DiscreteLaplace(SecureRng& rng, uint64_t t, uint64_t s) {
+  if (t < 1 || s < 1 || t > (uint64_t(1) << 32) || s > (uint64_t(1) << 32))
+    throw Error(ErrorKind::kInternal, "DiscreteLaplace: scale t/s out of range");
+  for (;;) {
+    const uint64_t u = rng.UniformIndex(t);
+    if (!BernoulliExpNeg(rng, u, t)) continue;
+    uint64_t v = 0;
+    while (BernoulliExpNeg(rng, 1, 1)) ++v;
+    // X = U + tV < 2^63: V >= 2^30 has probability exp(-2^30).
+    if (v >= (uint64_t(1) << 30))
+      throw Error(ErrorKind::kInternal, "DiscreteLaplace: geometric draw out of range");
+    const uint64_t x = u + t * v;
+    const int64_t y = int64_t(x / s);
+    const bool negative = (rng.NextU64() & 1) == 1;
+    if (negative && y == 0) continue;
+    return negative ? -y : y;
+  }
+}
+
+// CKS20 Algorithm 3 with sigma^2 = num/den: t = floor(sigma) + 1; Y discrete
+// Laplace of scale t; accept with probability exp(-(|Y| - sigma^2/t)^2 /
+// (2 sigma^2)) = exp(-(|Y| t den - num)^2 / (2 num den t^2)).
+int64_t DiscreteGaussian(SecureRng& rng, uint64_t num, uint64_t den) {
+  const uint64_t kMax = uint64_t(1) << 62;
+  if (num < 1 || den < 1 || num > kMax || den > kMax)
+    throw Error(ErrorKind::kInternal, "DiscreteGaussian: sigma^2 = num/den out of range");
+  // floor(sigma) = the largest f with f^2 den <= num (exact, from a double
+  // guess corrected in integers).
+  uint64_t f = uint64_t(std::sqrt(double(num) / double(den)));
+  while (f > 0 && u128(f) * f * den > num) --f;
+  while (u128(f + 1) * (f + 1) * den <= num) ++f;
+  const uint64_t t = f + 1;
+  // 2 num den t^2 < 2^127 keeps every product below in 128 bits.
+  const u128 nd = u128(num) * den;                    // < 2^124
+  const u128 tt = u128(t) * t;
+  if (tt != 0 && nd > (u128(1) << 126) / tt)
+    throw Error(ErrorKind::kInternal, "DiscreteGaussian: sigma too large for 128-bit arithmetic");
+  const u128 denom = 2 * nd * tt;
+  const u128 td = u128(t) * den;
+  for (;;) {
+    const int64_t y = DiscreteLaplace(rng, t, 1);
+    const uint64_t ay = uint64_t(y < 0 ? -y : y);
+    const u128 a = u128(ay) * td;  // |Y| t den
+    if (a >= (u128(1) << 63))
+      throw Error(ErrorKind::kInternal, "DiscreteGaussian: proposal out of range");
+    const u128 diff = a >= num ? a - num : u128(num) - a;  // < 2^63
+    if (BernoulliExpNeg(rng, diff * diff, denom)) return y;
+  }
+}
+
+namespace {
+const double kGridRatioMin = 1024.0;       // sigma/g >= 2^10 (and Delta/(g sqrt dim))
+const double kGridRatioMax = 1048576.0;    // sigma/g <= 2^20
+const double kClampUnits = 4503599627370496.0;  // 2^52 grid units
+
+// The largest power of two <= x (x > 0, finite).
+double FloorPow2(double x) {
+  int e;
+  std::frexp(x, &e);  // x = m 2^e, m in [0.5, 1)
+  return std::ldexp(1.0, e - 1);
+}
+}  // namespace
+
+double SnapGrid(double sensitivity, int dim, double sigma) {
+  if (!(sensitivity > 0) || !(sigma > 0) || !std::isfinite(sensitivity) ||
+      !std::isfinite(sigma) || dim < 1)
+    throw Error(ErrorKind::kInternal, "SnapGrid: sensitivity and sigma must be positive");
+  const double by_sensitivity = sensitivity / (kGridRatioMin * std::sqrt(double(dim)));
+  double g = FloorPow2(std::min(by_sensitivity, sigma / kGridRatioMin));
+  while (sigma / g > kGridRatioMax) g *= 2;
+  return g;
+}
+
+uint64_t GridSigmaSq(double sigma, double grid) {
+  const double units = sigma / grid;  // exact: grid is a power of two
+  if (!(units >= 1) || !(units <= kGridRatioMax * 2))
+    throw Error(ErrorKind::kInternal, "GridSigmaSq: sigma/grid out of range");
+  // units^2 < 2^42 is computed with relative error <= 2^-53; the next double
+  // up, then ceil, is >= the exact square.
+  return uint64_t(std::ceil(std::nextafter(units * units, HUGE_VAL)));
+}
+
+void GridLaplaceScale(double scale, double grid, uint64_t& t, uint64_t& s) {
+  const double units = scale / grid;
+  s = 1024;
+  if (!(units >= 1) || !(units * 1024 < 4294967296.0))
+    throw Error(ErrorKind::kInternal, "GridLaplaceScale: scale/grid out of range");
+  t = uint64_t(std::ceil(std::nextafter(units * 1024, HUGE_VAL)));
+}
+
+int64_t GridRound(double v, double grid) {
+  double u = v / grid;  // exact up to underflow: grid is a power of two
+  if (u != u) u = 0;    // NaN
+  u = std::min(std::max(u, -kClampUnits), kClampUnits);
+  return int64_t(std::round(u));
+}
+
+void SnapDiscreteGaussian(SecureRng& rng, double grid, uint64_t sigma_sq_grid,
+                          double* v, int dim) {
+  for (int i = 0; i < dim; ++i)
+    v[i] = grid * double(GridRound(v[i], grid) + DiscreteGaussian(rng, sigma_sq_grid, 1));
+}
+
+void SnapDiscreteLaplace(SecureRng& rng, double grid, uint64_t t, uint64_t s,
+                         double* v, int dim) {
+  for (int i = 0; i < dim; ++i)
+    v[i] = grid * double(GridRound(v[i], grid) + DiscreteLaplace(rng, t, s));
+}
+
+}  // namespace dperm
+
+// ---- The plan's release --------------------------------------------------
+#include "dperm/plan.hpp"
+
+namespace dperm {
+
+void SnapPlan(Plan& p, double noise_per_sensitivity) {
+  const double base = p.sensitivity;  // L2 sensitivity of the unrounded release
+  const double root_dim = std::sqrt(double(p.dim));
+  if (!(base > 0) || !(noise_per_sensitivity > 0) || !std::isfinite(noise_per_sensitivity))
+    throw Error(ErrorKind::kInternal, "SnapPlan: the plan has no sensitivity or noise");
+  double grid = SnapGrid(base, p.dim, noise_per_sensitivity * base);
+  double inflated = 0, scale = 0;
+  for (;;) {
+    // Rounding both neighbours' releases to the grid moves their difference
+    // by at most sqrt(dim) grid in L2 (noise.hpp: |e_i - e'_i| <= grid).
+    inflated = base + root_dim * grid;
+    scale = noise_per_sensitivity * inflated;
+    if (scale / grid <= 1048576.0) break;  // sigma <= 2^20 grid units
+    grid *= 2;
+  }
+  p.grid = grid;
+  p.rounding_inflation = root_dim * grid;
+  p.sensitivity = inflated;
+  p.sensitivity_rule += " + sqrt(dim) grid (rounding to the grid)";
+  p.noise_scale = scale;
+  p.sampler = p.noise == NoiseKind::kLaplace
+                  ? "discrete Laplace per coordinate (Canonne, Kamath & Steinke 2020, Alg. 2), snapped to the grid"
+                  : "discrete Gaussian (Canonne, Kamath & Steinke 2020, Alg. 3), snapped to the grid";
+}
+
+void AddPlannedNoise(const Plan& plan, SecureRng& rng, double* v) {
+  // noise_scale = 0 only in tests that measure the noiseless output (no
+  // plan sets it): the release is left as it is, like GaussianNoise(0).
+  if (plan.noise_scale == 0) return;
+  if (!(plan.grid > 0) || !(plan.noise_scale > 0))
+    throw Error(ErrorKind::kInternal, "AddPlannedNoise: the plan has no grid or no noise");
+  if (plan.noise == NoiseKind::kGaussian) {
+    SnapDiscreteGaussian(rng, plan.grid, GridSigmaSq(plan.noise_scale, plan.grid), v, plan.dim);
+  } else if (plan.noise == NoiseKind::kLaplace) {
+    uint64_t t, s;
+    GridLaplaceScale(plan.noise_scale, plan.grid, t, s);
+    SnapDiscreteLaplace(rng, plan.grid, t, s, v, plan.dim);
+  } else {
+    throw Error(ErrorKind::kInternal, "AddPlannedNoise: no secure sampler for this noise");
+  }
+}
+
+}  // namespace dperm

@@ -225,10 +225,7 @@ Eigen::VectorXd OutputGd::Train(const Plan& plan, const Objective& objective,
     if ((t & 15) == 0) CheckInterrupt();
     w -= plan.step_size * objective.Gradient(w);  // Algorithm 1, line 2
   }
-  if (plan.noise == NoiseKind::kGaussian)
-    w += GaussianNoise(rng, plan.dim, plan.noise_scale);
-  else
-    w += LaplaceVectorNoise(rng, plan.dim, plan.noise_scale);
+  AddPlannedNoise(plan, rng, w.data());  // snapped discrete noise (noise.hpp)
   return w;
 }
 

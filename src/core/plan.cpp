@@ -6,7 +6,12 @@
 namespace dperm {
 
 const char* NoiseName(NoiseKind noise) {
-  return noise == NoiseKind::kGaussian ? "gaussian" : "laplace_vector";
+  switch (noise) {
+    case NoiseKind::kGaussian: return "gaussian";
+    case NoiseKind::kLaplaceVector: return "laplace_vector";
+    case NoiseKind::kLaplace: return "laplace";
+  }
+  return "?";
 }
 
 const char* SamplingName(Sampling s) {
@@ -20,8 +25,15 @@ const char* SamplingName(Sampling s) {
 
 double ExpectedNoiseSq(NoiseKind noise, int dim, double scale) {
   double k = dim;
-  return noise == NoiseKind::kGaussian ? k * scale * scale
-                                       : k * (k + 1) * scale * scale;
+  switch (noise) {
+    case NoiseKind::kGaussian:  // discrete Gaussian: Var <= sigma^2 (CKS20 Cor. 9)
+      return k * scale * scale;
+    case NoiseKind::kLaplaceVector:
+      return k * (k + 1) * scale * scale;
+    case NoiseKind::kLaplace:  // discrete Laplace: Var <= 2 scale^2 per coordinate
+      return 2 * k * scale * scale;
+  }
+  return 0;
 }
 
 std::string PlanJson(const Plan& p, const char* extra_key, const char* extra_json) {
@@ -74,6 +86,11 @@ std::string PlanJson(const Plan& p, const char* extra_key, const char* extra_jso
   j.Key("noise_scale").Number(p.noise_scale);
   j.Key("noise_rule").String(p.noise_rule.c_str());
   j.Key("expected_noise_norm_sq").Number(p.expected_noise_sq);
+  if (p.grid > 0) {
+    j.Key("grid").Number(p.grid);
+    j.Key("rounding_inflation").Number(p.rounding_inflation);
+    j.Key("sampler").String(p.sampler.c_str());
+  }
   if (!p.note.empty()) j.Key("note").String(p.note.c_str());
   if (extra_key != nullptr) j.Key(extra_key).Raw(extra_json);
   j.EndObject();

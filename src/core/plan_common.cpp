@@ -8,6 +8,7 @@
 #include "dperm/analytic_gaussian.hpp"
 #include "dperm/budget.hpp"
 #include "dperm/calibrate.hpp"
+#include "dperm/noise.hpp"
 #include "dperm/rdp.hpp"
 
 namespace dperm {
@@ -103,23 +104,53 @@ Plan BasePlan(const Options& options, LossKind loss, Algorithm algorithm,
 void PlanOutputNoise(Plan& p, double paper_sigma, const std::string& paper_rule) {
   const Options& o = p.options;
   p.noisy_steps = 0;
+  const double base = p.sensitivity;  // L2 sensitivity before rounding
+  const double root_dim = std::sqrt(double(p.dim));
+  double per_unit = 0;  // noise scale per unit of (inflated) sensitivity
   if (o.delta == 0) {
-    p.noise = NoiseKind::kLaplaceVector;
-    p.noise_scale = p.sensitivity / o.epsilon;
-    p.noise_rule = "density ~ exp(-epsilon ||z|| / Delta): radius ~ Gamma(dim, Delta/epsilon), uniform direction";
+    // Per-coordinate discrete Laplace at the L1 sensitivity: the rounded
+    // release moves by ||.||_1 <= sqrt(dim) ||.||_2 <= sqrt(dim) Delta', so
+    // scale sqrt(dim) Delta'/epsilon gives epsilon-DP (the discrete Laplace /
+    // geometric mechanism: CKS20 §2.2; Ghosh, Roughgarden & Sundararajan
+    // 2009). Cost against the L2-Laplace vector density exp(-eps||z||/Delta)
+    // used before: E||z||^2 = 2 dim^2 (Delta/eps)^2 instead of dim (dim + 1)
+    // (Delta/eps)^2, a factor 2 dim/(dim + 1) (1 at dim 1, -> 2).
+    p.noise = NoiseKind::kLaplace;
+    per_unit = root_dim / o.epsilon;
+    p.noise_rule = "i.i.d. discrete Laplace of scale sqrt(dim) Delta / epsilon (L1 sensitivity <= sqrt(dim) Delta)";
   } else {
     p.noise = NoiseKind::kGaussian;
-    double analytic = AnalyticGaussianSigma(o.epsilon, o.delta, p.sensitivity);
+    // The discrete Gaussian's privacy: for an integer-valued query with
+    // L2 sensitivity Delta (in grid units), N_Z(0, sigma^2) per coordinate
+    // is (1/2)(Delta/sigma)^2-concentrated DP, i.e. RDP alpha Delta^2 /
+    // (2 sigma^2) at every order (CKS20 Theorem 14; the 1-D case is
+    // Theorem 4) -- the continuous Gaussian's curve, with no correction. The
+    // analytic Gaussian calibration (Balle & Wang) is an exact statement
+    // about the continuous law and is not proven for the discrete one, so
+    // sigma is the smallest whose RDP curve converts to (epsilon, delta)
+    // (Balle et al. 2020, Thm 21). z = sigma/Delta depends on neither.
+    const std::vector<double>& orders = LedgerOrders();
+    auto epsilon_of = [&](double z) {
+      std::vector<double> curve(orders.size());
+      for (size_t i = 0; i < orders.size(); i++) curve[i] = orders[i] / (2 * z * z);
+      return RdpToEpsilon(orders, curve, o.delta);
+    };
+    per_unit = CalibrateNoiseMultiplier(epsilon_of, o.epsilon);
+    p.noise_rule = "smallest sigma whose discrete-Gaussian RDP alpha Delta^2/(2 sigma^2) (Canonne, Kamath & Steinke 2020, Thm 14) gives (epsilon, delta)";
     if (p.accountant == Accountant::kPaper) {
-      p.noise_scale = std::max(paper_sigma, analytic);
-      p.noise_rule = paper_rule;
-      if (analytic > paper_sigma)
-        AddNote(p, "the paper's sigma is below the analytic Gaussian sigma at this epsilon; the analytic sigma is used");
-    } else {
-      p.noise_scale = analytic;
-      p.noise_rule = "analytic Gaussian mechanism (Balle & Wang 2018, Theorem 8)";
+      const double paper_per_unit = paper_sigma / base;
+      if (paper_per_unit >= per_unit) {
+        per_unit = paper_per_unit;
+        p.noise_rule = paper_rule + ", at the rounded sensitivity";
+      } else {
+        AddNote(p, "the paper's sigma does not reach (epsilon, delta) for the discrete Gaussian's RDP; the calibrated sigma is used");
+      }
     }
   }
+  if (!std::isfinite(per_unit * base))
+    ThrowInvalid("epsilon " + FormatNumber(o.epsilon) + " is too small: the noise scale overflows",
+                 "Use a larger epsilon.");
+  SnapPlan(p, per_unit);
   p.expected_noise_sq = ExpectedNoiseSq(p.noise, p.dim, p.noise_scale);
   // Refused while planning, before any charge: a release that cannot add
   // its noise would be charged and then fail.

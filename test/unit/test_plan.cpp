@@ -5,11 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <string>
 
 #include "dperm/analytic_gaussian.hpp"
+#include "dperm/budget.hpp"
+#include "dperm/rdp.hpp"
 #include "dperm/output_gd.hpp"
 #include "dperm/plan.hpp"
 #include "dperm/train.hpp"
@@ -75,9 +78,9 @@ TEST(PlanTight, StronglyConvexStepAndSensitivity) {
         EXPECT_DOUBLE_EQ(p.max_step_size, 2 / (c.beta + 2 * l2));
         ASSERT_GE(p.iterations, 1);
         double expected = TightSensitivity(c.L, l2, p.step_size, p.iterations, n);
-        EXPECT_NEAR(p.sensitivity, expected, 1e-12 * expected);
-        EXPECT_LE(p.sensitivity, 2 * c.L / (n * l2));
-        EXPECT_GT(p.sensitivity, 0.0);
+        EXPECT_NEAR((p.sensitivity - p.rounding_inflation), expected, 1e-12 * expected);
+        EXPECT_LE((p.sensitivity - p.rounding_inflation), 2 * c.L / (n * l2));
+        EXPECT_GT((p.sensitivity - p.rounding_inflation), 0.0);
       }
     }
   }
@@ -93,7 +96,7 @@ TEST(PlanTight, ConvexStepAndSensitivity) {
     Constants c = ConstantsFor(o, loss);
     EXPECT_DOUBLE_EQ(p.step_size, 1 / c.beta);
     EXPECT_DOUBLE_EQ(p.max_step_size, 2 / c.beta);
-    EXPECT_NEAR(p.sensitivity, 2 * p.step_size * c.L * double(p.iterations) / n,
+    EXPECT_NEAR((p.sensitivity - p.rounding_inflation), 2 * p.step_size * c.L * double(p.iterations) / n,
                 1e-12 * p.sensitivity);
   }
 }
@@ -163,7 +166,7 @@ TEST(PlanTight, DefaultIterationsCapped) {
   Plan p = PlanRelease(o, LossKind::kLogistic, 10000000, 3);
   EXPECT_EQ(p.iterations, 100000);
   EXPECT_NE(p.note.find("capped"), std::string::npos) << p.note;
-  EXPECT_NEAR(p.sensitivity, TightSensitivity(p.L, p.mu, p.step_size, 100000, p.n),
+  EXPECT_NEAR((p.sensitivity - p.rounding_inflation), TightSensitivity(p.L, p.mu, p.step_size, 100000, p.n),
               1e-10 * p.sensitivity);
 }
 
@@ -210,7 +213,7 @@ TEST(PlanTight, GivenIterationsAndStepUsed) {
     EXPECT_EQ(p.step_size, 0.25);
     EXPECT_EQ(p.iterations_rule, "given");
     double expected = TightSensitivity(p.L, l2, 0.25, 77, 321);
-    EXPECT_NEAR(p.sensitivity, expected, 1e-12 * expected);
+    EXPECT_NEAR((p.sensitivity - p.rounding_inflation), expected, 1e-12 * expected);
   }
 }
 
@@ -250,7 +253,7 @@ TEST(PlanPaper, StronglyConvexLemma3AndTheorem2) {
         SCOPED_TRACE("delta=" + std::to_string(delta) + " l2=" + std::to_string(l2));
         EXPECT_DOUBLE_EQ(p.step_size, 1 / (mu + beta_f));
         double lemma3 = 5 * c.L * (mu + beta_f) / (double(n) * mu * beta_f);
-        EXPECT_NEAR(p.sensitivity, lemma3, 1e-12 * lemma3);
+        EXPECT_NEAR((p.sensitivity - p.rounding_inflation), lemma3, 1e-12 * lemma3);
         double dim_term = delta > 0 ? dim * std::log(1 / delta) : double(dim) * dim;
         double T = (mu * mu + beta_f * beta_f) / (mu * beta_f) *
                    std::log(double(n) * n * eps * eps / dim_term);
@@ -280,7 +283,7 @@ TEST(PlanPaper, ConvexLemma2AndTheorem3) {
       double T = std::cbrt(c.beta * c.beta * double(n) * n * eps * eps / (c.L * c.L * dim_term));
       EXPECT_EQ(p.iterations, static_cast<int64_t>(std::ceil(T)));
       double lemma2 = 3 * c.L * double(p.iterations) * (1 / c.beta) / n;
-      EXPECT_NEAR(p.sensitivity, lemma2, 1e-12 * lemma2);
+      EXPECT_NEAR((p.sensitivity - p.rounding_inflation), lemma2, 1e-12 * lemma2);
     }
   }
 }
@@ -306,16 +309,16 @@ TEST(PlanPaper, TightIsSmallerThanPaper) {
       tight.iterations = pp.iterations;
       tight.step_size = pp.step_size;
       Plan pt = PlanRelease(tight, LossKind::kLogistic, 45211, 42);
-      EXPECT_LT(pt.sensitivity, pp.sensitivity) << "l2=" << l2;
+      EXPECT_LT((pt.sensitivity - pt.rounding_inflation), (pp.sensitivity - pp.rounding_inflation)) << "l2=" << l2;
       if (l2 == 0) {
-        EXPECT_NEAR(pt.sensitivity / pp.sensitivity, 2.0 / 3.0, 1e-12);
+        EXPECT_NEAR((pt.sensitivity - pt.rounding_inflation) / (pp.sensitivity - pp.rounding_inflation), 2.0 / 3.0, 1e-12);
       } else {
-        EXPECT_LE(pt.sensitivity / pp.sensitivity, 0.4 + 1e-12);
+        EXPECT_LE((pt.sensitivity - pt.rounding_inflation) / (pp.sensitivity - pp.rounding_inflation), 0.4 + 1e-12);
       }
       // The default plans as well.
       Plan pd = PlanRelease(Opts(1, 1e-6, l2, fit_intercept), LossKind::kLogistic, 45211, 42);
       if (l2 > 0) {
-        EXPECT_LT(pd.sensitivity, pp.sensitivity) << "l2=" << l2;
+        EXPECT_LT((pd.sensitivity - pd.rounding_inflation), (pp.sensitivity - pp.rounding_inflation)) << "l2=" << l2;
       }
     }
   }
@@ -326,8 +329,8 @@ TEST(PlanPaper, TightIsSmallerThanPaper) {
         PlanRelease(Opts(1, delta, 0.1, false, Accountant::kPaper), LossKind::kLogistic, 45211, 42);
     // Expected from the formulas: R = L = 1, beta = 1/4, beta_f = 0.35.
     double paper_expected = 5 * 1.0 * (0.1 + 0.35) / (45211 * 0.1 * 0.35);
-    EXPECT_NEAR(paper.sensitivity, paper_expected, 1e-12 * paper_expected);
-    double ratio = tight.sensitivity / paper.sensitivity;
+    EXPECT_NEAR((paper.sensitivity - paper.rounding_inflation), paper_expected, 1e-12 * paper_expected);
+    double ratio = (tight.sensitivity - tight.rounding_inflation) / (paper.sensitivity - paper.rounding_inflation);
     EXPECT_LT(ratio, 1.0);
     // At most (2 L/(n mu)) / Lemma 3 = 2 beta_f / (5 (mu + beta_f)) = 0.3111.
     EXPECT_LE(ratio, 2 * 0.35 / (5 * 0.45) + 1e-12);
@@ -339,42 +342,45 @@ TEST(PlanPaper, TightIsSmallerThanPaper) {
   }
 }
 
-// delta = 0: Laplace-vector noise with scale Delta/epsilon and
-// E||z||^2 = dim (dim + 1) scale^2 (radius ~ Gamma(dim, scale)).
-TEST(PlanNoise, PureDpUsesLaplaceVector) {
+// delta = 0: per-coordinate discrete Laplace at the L1 sensitivity
+// sqrt(dim) Delta (Delta includes the rounding term), E||z||^2 <= 2 dim b^2.
+TEST(PlanNoise, PureDpUsesDiscreteLaplace) {
   for (Accountant a : {Accountant::kTight, Accountant::kPaper}) {
     Options o = Opts(0.3, 0.0, 0.1, true, a);
     Plan p = PlanRelease(o, LossKind::kLogistic, 1000, 4);
-    EXPECT_EQ(p.noise, NoiseKind::kLaplaceVector);
-    EXPECT_DOUBLE_EQ(p.noise_scale, p.sensitivity / 0.3);
-    EXPECT_DOUBLE_EQ(p.expected_noise_sq, 5.0 * 6.0 * p.noise_scale * p.noise_scale);
+    EXPECT_EQ(p.noise, NoiseKind::kLaplace);
+    EXPECT_NEAR(p.noise_scale, std::sqrt(5.0) * p.sensitivity / 0.3, 1e-12 * p.noise_scale);
+    EXPECT_DOUBLE_EQ(p.expected_noise_sq, 2 * 5.0 * p.noise_scale * p.noise_scale);
   }
 }
 
-// delta > 0, tight: Gaussian noise with the analytic sigma for the plan's
-// sensitivity and E||z||^2 = dim sigma^2.
-TEST(PlanNoise, ApproximateDpUsesAnalyticGaussian) {
+// delta > 0, tight: the discrete Gaussian's sigma is the smallest whose RDP
+// alpha Delta^2/(2 sigma^2) (CKS20 Thm 14) converts to epsilon; it is a
+// little above the continuous law's analytic sigma.
+TEST(PlanNoise, ApproximateDpUsesDiscreteGaussianRdp) {
   for (double eps : {0.1, 1.0, 8.0}) {
     Options o = Opts(eps, 1e-5, 0.1);
     Plan p = PlanRelease(o, LossKind::kHuber, 1000, 4);
     EXPECT_EQ(p.noise, NoiseKind::kGaussian);
-    double sigma = dperm::AnalyticGaussianSigma(eps, 1e-5, p.sensitivity);
-    EXPECT_NEAR(p.noise_scale, sigma, 1e-12 * sigma);
-    EXPECT_NEAR(p.expected_noise_sq, 5 * sigma * sigma, 1e-12 * sigma * sigma);
-    // The analytic sigma meets delta: GaussianDelta(sigma) <= delta.
-    EXPECT_LE(dperm::GaussianDelta(p.noise_scale, eps, p.sensitivity), 1e-5);
+    const std::vector<double> curve = dperm::ReleaseRdpCurve(p);
+    EXPECT_NEAR(dperm::RdpToEpsilon(dperm::LedgerOrders(), curve, 1e-5), eps, 1e-6 * eps);
+    double analytic = dperm::AnalyticGaussianSigma(eps, 1e-5, p.sensitivity);
+    EXPECT_GE(p.noise_scale, analytic);
+    std::printf("[ info ] eps %g: discrete-Gaussian RDP sigma / analytic sigma = %.4f\n", eps,
+                p.noise_scale / analytic);
+    EXPECT_NEAR(p.expected_noise_sq, 5 * p.noise_scale * p.noise_scale,
+                1e-12 * p.noise_scale * p.noise_scale);
   }
 }
 
-// delta > 0, paper: sigma = sqrt(2 log(2/delta)) Delta/eps (Algorithm 1,
-// line 7), unless that is below the analytic sigma (large epsilon), when the
-// analytic one is used and the note says so.
-TEST(PlanNoise, PaperGaussianLine7OrAnalytic) {
+// delta > 0, paper: sigma = sqrt(2 log(2/delta)) Delta'/eps (Algorithm 1,
+// line 7, at the rounded sensitivity Delta'), unless that is below the
+// RDP-calibrated sigma, when the calibrated one is used with a note.
+TEST(PlanNoise, PaperGaussianLine7OrCalibrated) {
   {
     Options o = Opts(0.5, 1e-5, 0.1, true, Accountant::kPaper);
     Plan p = PlanRelease(o, LossKind::kLogistic, 1000, 4);
     double line7 = std::sqrt(2 * std::log(2 / 1e-5)) * p.sensitivity / 0.5;
-    ASSERT_GT(line7, dperm::AnalyticGaussianSigma(0.5, 1e-5, p.sensitivity));
     EXPECT_EQ(p.noise, NoiseKind::kGaussian);
     EXPECT_NEAR(p.noise_scale, line7, 1e-12 * line7);
     EXPECT_TRUE(p.note.empty()) << p.note;
@@ -383,10 +389,29 @@ TEST(PlanNoise, PaperGaussianLine7OrAnalytic) {
     Options o = Opts(1000, 0.5, 0.1, true, Accountant::kPaper);
     Plan p = PlanRelease(o, LossKind::kLogistic, 1000, 4);
     double line7 = std::sqrt(2 * std::log(2 / 0.5)) * p.sensitivity / 1000;
-    double analytic = dperm::AnalyticGaussianSigma(1000, 0.5, p.sensitivity);
-    ASSERT_GT(analytic, line7);
-    EXPECT_NEAR(p.noise_scale, analytic, 1e-12 * analytic);
+    EXPECT_GT(p.noise_scale, line7);
     EXPECT_FALSE(p.note.empty());
+  }
+}
+
+// Snapping in the plan: grid a power of two, inflation sqrt(dim) grid on top
+// of the derived sensitivity, at most 2^-10 of it (noise.hpp, SnapGrid).
+TEST(PlanNoise, SensitivityInflatedByRounding) {
+  for (double delta : {0.0, 1e-6}) {
+    for (double eps : {0.1, 1.0, 10.0}) {
+      Options o = Opts(eps, delta, 0.1);
+      Plan p = PlanRelease(o, LossKind::kLogistic, 1000, 40);
+      int e;
+      EXPECT_EQ(std::frexp(p.grid, &e), 0.5);
+      EXPECT_DOUBLE_EQ(p.rounding_inflation, std::sqrt(41.0) * p.grid);
+      const double base = p.sensitivity - p.rounding_inflation;
+      EXPECT_NEAR(base, 2 * p.L / (1000 * 0.1) * -std::expm1(double(p.iterations) * std::log1p(-p.step_size * 0.1)),
+                  1e-12 * base);
+      EXPECT_LE(p.rounding_inflation, base / 1024);
+      EXPECT_GE(p.noise_scale / p.grid, 1024.0);
+      EXPECT_LE(p.noise_scale / p.grid, 1048576.0);
+      EXPECT_FALSE(p.sampler.empty());
+    }
   }
 }
 

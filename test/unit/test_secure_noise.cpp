@@ -1,0 +1,245 @@
+// Unit tests for the exact integer samplers and snapping (noise.hpp, CKS20).
+// Goodness of fit: chi-square over >= 10^6 draws with fixed seeds against
+// the exact pmf, bins merged so that every expected count is >= 20.
+#include "dperm/noise.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <vector>
+
+namespace dperm {
+namespace {
+
+// Upper-tail p-value of a chi-square statistic with `df` degrees of freedom
+// (Wilson & Hilferty 1931 cube-root normal approximation).
+double ChiSquarePValue(double stat, double df) {
+  const double z = (std::cbrt(stat / df) - (1 - 2 / (9 * df))) / std::sqrt(2 / (9 * df));
+  return 0.5 * std::erfc(z / std::sqrt(2.0));
+}
+
+struct FitResult {
+  double stat = 0;
+  int df = 0;
+  double p = 0;
+  double mean = 0, var = 0, exact_var = 0;
+  double tail = 0, exact_tail = 0;  // P[|Y| >= tail_at]
+};
+
+// Draws `n` values, compares with the pmf w(y) (unnormalised, symmetric,
+// support |y| <= support) by chi-square over bins of width `width`, merged
+// from the tails inwards until each expected count is >= 20.
+FitResult Fit(const std::function<int64_t()>& draw, const std::function<long double(int64_t)>& w,
+              int64_t support, int64_t width, int64_t tail_at, int n) {
+  long double total = 0, m2 = 0, tail_mass = 0;
+  for (int64_t y = -support; y <= support; ++y) {
+    const long double p = w(y);
+    total += p;
+    m2 += p * (long double)y * y;
+    if (std::llabs(y) >= tail_at) tail_mass += p;
+  }
+  // bins: key floor(y / width)
+  std::map<int64_t, long double> expect;
+  for (int64_t y = -support; y <= support; ++y) {
+    const int64_t b = y >= 0 ? y / width : -((-y + width - 1) / width);
+    expect[b] += w(y) / total * n;
+  }
+  std::map<int64_t, double> observed;
+  FitResult r;
+  double sum = 0, sum2 = 0;
+  int64_t tails = 0;
+  for (int i = 0; i < n; ++i) {
+    const int64_t y = draw();
+    sum += double(y);
+    sum2 += double(y) * double(y);
+    if (std::llabs(y) >= tail_at) ++tails;
+    int64_t b = y >= 0 ? y / width : -((-y + width - 1) / width);
+    b = std::min(std::max(b, expect.begin()->first), expect.rbegin()->first);
+    observed[b] += 1;
+  }
+  // Merge bins from the left and from the right until expected >= 20.
+  std::vector<std::pair<long double, double>> bins;  // (expected, observed)
+  long double e_acc = 0;
+  double o_acc = 0;
+  for (const auto& kv : expect) {
+    e_acc += kv.second;
+    o_acc += observed[kv.first];
+    if (e_acc >= 20) {
+      bins.push_back({e_acc, o_acc});
+      e_acc = 0;
+      o_acc = 0;
+    }
+  }
+  if (!bins.empty()) {
+    bins.back().first += e_acc;
+    bins.back().second += o_acc;
+  }
+  for (const auto& b : bins) r.stat += double((b.second - b.first) * (b.second - b.first) / b.first);
+  r.df = int(bins.size()) - 1;
+  r.p = ChiSquarePValue(r.stat, r.df);
+  r.mean = sum / n;
+  r.var = sum2 / n - r.mean * r.mean;
+  r.exact_var = double(m2 / total);
+  r.tail = double(tails) / n;
+  r.exact_tail = double(tail_mass / total);
+  return r;
+}
+
+void Report(const char* what, const FitResult& r) {
+  std::printf("[ chi2     ] %s: chi2 = %.1f on %d df, p = %.3f; var %.6g (exact %.6g); "
+              "tail %.6g (exact %.6g)\n",
+              what, r.stat, r.df, r.p, r.var, r.exact_var, r.tail, r.exact_tail);
+}
+
+void ExpectGoodFit(const FitResult& r, int n) {
+  EXPECT_GT(r.p, 1e-4) << "chi2 " << r.stat << " on " << r.df << " df";
+  EXPECT_NEAR(r.mean, 0, 6 * std::sqrt(r.exact_var / n));
+  // Var of y^2 <= 3 var^2 for these light-tailed laws (Gaussian: 2 var^2;
+  // Laplace: 5 var^2), so allow 6 standard errors of a 5 var^2 variance.
+  EXPECT_NEAR(r.var, r.exact_var, 6 * std::sqrt(5.0 / n) * r.exact_var);
+  const double se = std::sqrt(r.exact_tail * (1 - r.exact_tail) / n);
+  EXPECT_NEAR(r.tail, r.exact_tail, 6 * se + 1e-9);
+}
+
+// sigma^2 = num/den; exact pmf ∝ exp(-y^2 den / (2 num)).
+void CheckDiscreteGaussian(uint64_t num, uint64_t den, uint64_t seed) {
+  const int n = 1000000;
+  SecureRng rng = SecureRng::FromSeed(seed);
+  const double sigma = std::sqrt(double(num) / double(den));
+  const int64_t support = int64_t(std::ceil(12 * sigma)) + 2;
+  const int64_t width = std::max<int64_t>(1, int64_t(sigma / 20));
+  const int64_t tail_at = std::max<int64_t>(1, int64_t(std::ceil(2 * sigma)));
+  FitResult r = Fit([&] { return DiscreteGaussian(rng, num, den); },
+                    [&](int64_t y) { return std::exp(-(long double)y * y * den / (2.0L * num)); },
+                    support, width, tail_at, n);
+  char what[80];
+  std::snprintf(what, sizeof what, "discrete Gaussian sigma = %g", sigma);
+  Report(what, r);
+  ExpectGoodFit(r, n);
+  // CKS20 Cor. 9: Var N_Z(0, sigma^2) <= sigma^2.
+  EXPECT_LE(r.exact_var, sigma * sigma * (1 + 1e-12));
+}
+
+TEST(DiscreteGaussian, MatchesExactPmf) {
+  CheckDiscreteGaussian(1, 4, 101);          // sigma = 0.5
+  CheckDiscreteGaussian(1, 1, 102);          // sigma = 1
+  CheckDiscreteGaussian(109, 10, 103);       // sigma^2 = 10.9
+  CheckDiscreteGaussian(1000000, 1, 104);    // sigma = 1000
+  CheckDiscreteGaussian(1099511627776ULL, 1, 105);  // sigma = 2^20, the grid's largest
+}
+
+// scale = t/s; exact pmf ∝ exp(-|y| s / t).
+void CheckDiscreteLaplace(uint64_t t, uint64_t s, uint64_t seed) {
+  const int n = 1000000;
+  SecureRng rng = SecureRng::FromSeed(seed);
+  const double scale = double(t) / double(s);
+  const int64_t support = int64_t(std::ceil(40 * scale)) + 2;
+  const int64_t width = std::max<int64_t>(1, int64_t(scale / 10));
+  const int64_t tail_at = std::max<int64_t>(1, int64_t(std::ceil(3 * scale)));
+  FitResult r = Fit([&] { return DiscreteLaplace(rng, t, s); },
+                    [&](int64_t y) { return std::exp(-(long double)std::llabs(y) * s / t); },
+                    support, width, tail_at, n);
+  char what[80];
+  std::snprintf(what, sizeof what, "discrete Laplace scale = %g", scale);
+  Report(what, r);
+  ExpectGoodFit(r, n);
+}
+
+TEST(DiscreteLaplace, MatchesExactPmf) {
+  CheckDiscreteLaplace(1, 2, 201);      // scale 0.5
+  CheckDiscreteLaplace(3, 2, 202);      // scale 1.5
+  CheckDiscreteLaplace(1000, 1, 203);   // scale 1000
+  CheckDiscreteLaplace(1024 * 2048 + 7, 1024, 204);  // a grid-style t/s
+}
+
+TEST(BernoulliExpNeg, Frequencies) {
+  SecureRng rng = SecureRng::FromSeed(301);
+  const int n = 1000000;
+  const std::pair<uint64_t, uint64_t> gammas[] = {{0, 1}, {3, 10}, {1, 1}, {5, 2}, {7, 1}};
+  for (const auto& g : gammas) {
+    int hits = 0;
+    for (int i = 0; i < n; ++i) hits += BernoulliExpNeg(rng, g.first, g.second);
+    const double p = std::exp(-double(g.first) / double(g.second));
+    EXPECT_NEAR(double(hits) / n, p, 6 * std::sqrt(p * (1 - p) / n) + 1e-12)
+        << g.first << "/" << g.second;
+  }
+  // 128-bit denominators: gamma = 1/2 written over 2^100.
+  const unsigned __int128 big = (unsigned __int128)1 << 100;
+  int hits = 0;
+  for (int i = 0; i < n; ++i) hits += BernoulliExpNeg(rng, big / 2, big);
+  EXPECT_NEAR(double(hits) / n, std::exp(-0.5), 6 * std::sqrt(0.25 / n));
+}
+
+TEST(Snapping, GridChoice) {
+  // Delta-bound: g <= Delta / (2^10 sqrt(dim)), largest power of two.
+  EXPECT_EQ(SnapGrid(1.0, 1, 100.0), std::ldexp(1.0, -10));
+  EXPECT_EQ(SnapGrid(1.0, 16, 100.0), std::ldexp(1.0, -12));
+  // sigma-bound: g <= sigma / 2^10.
+  EXPECT_EQ(SnapGrid(1.0, 1, 0.01), std::ldexp(1.0, -17));
+  // raised so that sigma/g <= 2^20 (huge dim).
+  const double g = SnapGrid(1.0, 100000000, 1.0);
+  EXPECT_LE(1.0 / g, 1048576.0);
+  EXPECT_GT(1.0 / g, 524288.0);
+  for (double delta : {1e-6, 0.3, 7.0})
+    for (int dim : {1, 5, 1000})
+      for (double sigma : {1e-3, 1.0, 50.0}) {
+        const double gg = SnapGrid(delta, dim, sigma);
+        int e;
+        EXPECT_EQ(std::frexp(gg, &e), 0.5);  // a power of two
+        EXPECT_GE(sigma / gg, 1024.0 / 2 - 1e-9);
+        EXPECT_LE(sigma / gg, 1048576.0);
+      }
+}
+
+TEST(Snapping, OutputsLieOnTheGrid) {
+  SecureRng rng = SecureRng::FromSeed(401);
+  const double grid = std::ldexp(1.0, -13);
+  Eigen::VectorXd v = Eigen::VectorXd::LinSpaced(50, -3.3, 2.7);
+  Eigen::VectorXd w = v;
+  SnapDiscreteGaussian(rng, grid, GridSigmaSq(0.5, grid), w.data(), 50);
+  for (int i = 0; i < 50; ++i) {
+    const double k = w[i] / grid;
+    EXPECT_EQ(k, std::round(k));
+    EXPECT_LT(std::fabs(w[i] - v[i]), 0.5 * 10);  // 10 sigma
+  }
+  Eigen::VectorXd l = v;
+  uint64_t t, s;
+  GridLaplaceScale(0.25, grid, t, s);
+  SnapDiscreteLaplace(rng, grid, t, s, l.data(), 50);
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(l[i] / grid, std::round(l[i] / grid));
+}
+
+TEST(Snapping, RoundingMovesNeighboursByAWholeGridStep) {
+  // The counterexample to the sqrt(dim) 2^(k-1): two values 2t apart
+  // straddling a rounding boundary land a full grid step g apart.
+  const double g = 0.125, t = 1e-6;
+  EXPECT_EQ(GridRound(g / 2 - t, g), 0);
+  EXPECT_EQ(GridRound(g / 2 + t, g), 1);
+  // and never more than |v - v'|/g + 1 steps apart (the sqrt(dim) g bound).
+  SecureRng rng = SecureRng::FromSeed(402);
+  for (int i = 0; i < 100000; ++i) {
+    const double a = 10 * (rng.Uniform01() - 0.5), b = a + 0.3 * (rng.Uniform01() - 0.5);
+    EXPECT_LE(std::fabs(double(GridRound(a, g) - GridRound(b, g))), std::fabs(a - b) / g + 1);
+  }
+  // NaN reads as 0; huge values are clamped to 2^52 grid units.
+  EXPECT_EQ(GridRound(std::nan(""), g), 0);
+  EXPECT_EQ(GridRound(1e300, g), int64_t(1) << 52);
+}
+
+TEST(Snapping, SigmaSqRoundsUp) {
+  const double grid = std::ldexp(1.0, -10);
+  const uint64_t a = GridSigmaSq(1.7, grid);
+  const double exact = (1.7 / grid) * (1.7 / grid);
+  EXPECT_GE(double(a), exact);
+  EXPECT_LE(double(a), exact + 2);
+  uint64_t t, s;
+  GridLaplaceScale(3.1, grid, t, s);
+  EXPECT_GE(double(t) / double(s), 3.1 / grid);
+  EXPECT_LE(double(t) / double(s), 3.1 / grid * (1 + 1e-6));
+}
+
+}  // namespace
+}  // namespace dperm
