@@ -32,10 +32,13 @@ SELECT releases_until_refused('survey_copy', 100) AS basic_releases;
 SELECT releases_until_refused('survey', 500) AS rdp_releases \gset
 SELECT :rdp_releases > 50 AS many_more, :rdp_releases < 500 AS still_bounded;
 
--- every release carries its curve on dperm.rdp_orders(): for Gaussian noise of
--- scale sigma on sensitivity Delta, alpha Delta^2 / (2 sigma^2)
+-- every release carries its curve on dperm.rdp_orders(): for (discrete)
+-- Gaussian noise of scale sigma on sensitivity Delta, alpha Delta^2 / (2 sigma^2),
+-- linear in alpha, with sigma the smallest that converts to the release's
+-- (0.1, 1e-8)
 SELECT cardinality(rdp) = cardinality(dperm.rdp_orders()) AS full_curve,
-       abs(rdp[4] - 2 * (dperm.gaussian_sigma(0.1, 1e-8)) ^ -2 / 2) < 1e-12 AS gaussian_curve
+       abs(rdp[4] / rdp[1] - (dperm.rdp_orders())[4] / (dperm.rdp_orders())[1]) < 1e-12
+         AND dperm.rdp_to_epsilon(dperm.rdp_orders(), rdp, 1e-8) BETWEEN 0.0999 AND 0.1 * (1 + 1e-12) AS gaussian_curve
   FROM dperm.ledger WHERE 'survey'::regclass = ANY (relations) ORDER BY id LIMIT 1;
 -- the status composes the curves: spent epsilon is the RDP conversion at the
 -- delta budget, and is at most the budget; the plain sum would be far above

@@ -123,8 +123,14 @@ void PlanOutputNoise(Plan& p, double paper_sigma, const std::string& paper_rule)
     // The discrete Gaussian's privacy: for an integer-valued query with
     // L2 sensitivity Delta (in grid units), N_Z(0, sigma^2) per coordinate
     // is (1/2)(Delta/sigma)^2-concentrated DP, i.e. RDP alpha Delta^2 /
-    // (2 sigma^2) at every order (CKS20 Theorem 14; the 1-D case is
-    // Theorem 4) -- the continuous Gaussian's curve, with no correction. The
+    // (2 sigma^2) at every order -- the continuous Gaussian's curve, with no
+    // correction. Argument: in one dimension an integer shift mu of
+    // N_Z(0, sigma^2) has Renyi divergence <= alpha mu^2/(2 sigma^2) (CKS20,
+    // the discrete Gaussian's concentrated-DP proposition, from its
+    // sub-Gaussian moment generating function); the coordinates are
+    // independent, and Renyi divergence adds over product distributions, so
+    // the sum is alpha ||mu||^2/(2 sigma^2) <= alpha Delta^2/(2 sigma^2)
+    // (CKS20 state this multivariate form as their Thm 14/15). The
     // analytic Gaussian calibration (Balle & Wang) is an exact statement
     // about the continuous law and is not proven for the discrete one, so
     // sigma is the smallest whose RDP curve converts to (epsilon, delta)
