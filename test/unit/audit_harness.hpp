@@ -250,30 +250,46 @@ inline bool Supports(Algorithm algorithm, LossKind loss) {
   return !objective || loss == LossKind::kLogistic;
 }
 
-// The audit's release of one algorithm and loss on n = 50 rows of d = 2
+// The audit's release of one algorithm and loss on n = 50 rows (rrpsgd: 10,
+// dp_svrg: 20) of d = 2
 // features (softmax: K = 3 classes), tight accountant, the algorithm's
 // default schedule except where noted. Output perturbation (output_gd,
-// bolton) fits an intercept and is audited with the searched pair; the
-// other methods drop the intercept column so that the canary's base rows
-// are inert (CanaryNeighbours). Option choices, all public and legal:
-//  * l2 = 0.1 (dp_svrg needs l2 > 0; it gets l2 = 1, which keeps its inner
-//    loop at m = 193 steps, and 2 epochs);
-//  * dp_accmd: radius 10 (the L1 ball), the other defaults;
-//  * delta > 0, except that output perturbation may ask delta = 0
-//    (Laplace-vector noise).
+// bolton) fits an intercept, has l2 = 0.1 and is audited with the searched
+// pair; the other methods drop the intercept column so that the canary's
+// base rows are inert (CanaryNeighbours). Option choices, all public and
+// legal, made where a default would leave the audit nothing to see:
+//  * the noisy methods run with l2 = 0: a contraction (1 - eta l2) per step
+//    weighs early steps' noise and signal unequally, and the final iterate
+//    then carries less than the composition of the steps;
+//  * dp_sgd: batch_size = n (q = 1: its default q = 1/2 and T = 1 at this n
+//    hide the canary in half the runs, which leaves a noise / 10 release
+//    hard to tell from an honest one);
+//  * rrpsgd: T = 1 (R = 1: one noisy step on one uniformly drawn row; with
+//    more steps the canary's one step drowns in the others' noise) and
+//    n = 10 rows, so that the canary is the drawn row in 1 run of 10;
+//  * dp_svrg (needs l2 > 0): n = 20, l2 = 1 (inner loop m = 193), one epoch, and
+//    like dp_svrg_pp batch_size = n (the canary's row term cancels in h_t,
+//    so only the snapshot part of svrg_common.cpp's split is attacked; full
+//    batches put the least noise on the part the canary does not reach);
+//  * dp_accmd: radius 10 (the L1 ball).
 inline Case AlgorithmCase(Algorithm algorithm, LossKind loss, double epsilon, double delta,
                           double noise_divisor = 1) {
   Case c;
   c.loss = loss;
+  const int n = algorithm == Algorithm::kRrpsgd ? 10 : algorithm == Algorithm::kDpSvrg ? 20 : 50;
+  c.n = n;
   Options& o = c.options;
   o.algorithm = algorithm;
   o.epsilon = epsilon;
   o.delta = delta;
-  o.l2 = 0.1;
   const bool output = algorithm == Algorithm::kOutputGd || algorithm == Algorithm::kBolton;
+  o.l2 = output ? 0.1 : 0.0;
   o.fit_intercept = output;
   if (loss == LossKind::kSoftmax) o.classes = 3;
-  if (algorithm == Algorithm::kDpSvrg) o.l2 = 1, o.iterations = 2;
+  if (algorithm == Algorithm::kDpSgd) o.batch_size = n;
+  if (algorithm == Algorithm::kRrpsgd) o.iterations = 1;
+  if (algorithm == Algorithm::kDpSvrg) o.l2 = 1, o.iterations = 1, o.batch_size = n;
+  if (algorithm == Algorithm::kDpSvrgPp) o.batch_size = n;
   if (algorithm == Algorithm::kDpAccmd) o.radius = 10;
   c.noise_divisor = noise_divisor;
   char buf[160];
