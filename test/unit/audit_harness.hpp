@@ -244,6 +244,13 @@ inline Case MakeCase(LossKind loss, double l2, Accountant accountant, double eps
   return c;
 }
 
+// The same release broken: its noise divided by divisor.
+inline Case Broken(Case c, double divisor) {
+  c.noise_divisor = divisor;
+  NameBroken(c);
+  return c;
+}
+
 // Whether the algorithm supports the loss (objective perturbation: logistic only).
 inline bool Supports(Algorithm algorithm, LossKind loss) {
   bool objective = algorithm == Algorithm::kObjective || algorithm == Algorithm::kObjectiveApprox;
