@@ -1,19 +1,23 @@
-// Full privacy audit of output_gd (bench/audit.sh writes docs/audit.md).
+// Full privacy audit of every algorithm (bench/audit.sh writes docs/audit.md).
 //
-// Every combination of loss (logistic, Huber), l2 (0.1, 0), accountant
-// (tight, paper) and noise (Gaussian at delta > 0, Laplace vector at
-// delta = 0) is audited twice with test/unit/audit_harness.hpp: as released
-// (epsilon_lb must stay <= epsilon) and with the noise divided by 10 (a
-// broken mechanism the audit must flag: epsilon_lb > epsilon). A broken case
-// not flagged at --runs is audited once more with 10x the runs and fresh
-// noise; both bounds are shown. Prints markdown; exits 1 when an honest case
-// exceeds its epsilon or a broken case stays unflagged.
+// Audited with test/unit/audit_harness.hpp, each twice: as released
+// (epsilon_lb must stay <= epsilon) and with the noise divided by --divisor
+// (a broken mechanism the audit must flag: epsilon_lb > epsilon):
+//  * every algorithm x every loss it supports (AlgorithmCase), delta > 0,
+//    plus output_gd and bolton at delta = 0 (Laplace-vector noise);
+//  * output_gd's variants: loss (logistic, Huber) x l2 (0.1, 0) x accountant
+//    (tight, paper) x noise (Gaussian, Laplace vector) (MakeCase).
+// A broken case not flagged at --runs is audited once more with --rerun
+// times the runs and fresh noise; both bounds are shown. Prints markdown;
+// exits 1 when an honest case exceeds its epsilon or a broken case stays
+// unflagged.
 //
 // Build (after make): g++ -std=c++17 -O2 -Iinclude -I/usr/include/eigen3
 //   bench/audit/audit_main.cpp src/core/*.o -o /tmp/dperm_audit
 // Usage: dperm_audit [--runs N] [--alpha A] [--epsilon E] [--delta D]
-//   [--divisor K] [--seed S] [--threads J]
+//   [--divisor K] [--rerun F] [--seed S] [--threads J]
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -31,6 +35,7 @@ struct Settings {
   int64_t runs = 100000;  // releases per side (half choose the test, half evaluate it)
   double alpha = 0.05;    // per audit: P(epsilon_lb > true epsilon) <= alpha
   double epsilon = 1, delta = 1e-5, divisor = 10;
+  int64_t rerun = 4;      // a broken case not flagged is audited again with rerun x runs
   uint64_t seed = 0;
   bool has_seed = false;
   int threads = 0;        // 0: all cores
@@ -53,6 +58,7 @@ Settings ParseArgs(int argc, char** argv) {
     else if (k == "--epsilon") s.epsilon = std::atof(v);
     else if (k == "--delta") s.delta = std::atof(v);
     else if (k == "--divisor") s.divisor = std::atof(v);
+    else if (k == "--rerun") s.rerun = std::atoll(v);
     else if (k == "--seed") s.seed = std::strtoull(v, nullptr, 10), s.has_seed = true;
     else if (k == "--threads") s.threads = std::atoi(v);
     else { std::fprintf(stderr, "unknown flag %s\n", k.c_str()); std::exit(2); }
@@ -66,31 +72,44 @@ Settings ParseArgs(int argc, char** argv) {
   return s;
 }
 
-// The 16 honest cases, in report order.
+// The honest cases, in report order: every algorithm x loss, output
+// perturbation at delta = 0, then output_gd's 16 variants.
 std::vector<Case> HonestCases(const Settings& s) {
   std::vector<Case> cases;
+  for (Algorithm a : AllAlgorithms())
+    for (LossKind loss : {LossKind::kLogistic, LossKind::kHuber, LossKind::kSoftmax})
+      if (Supports(a, loss)) cases.push_back(AlgorithmCase(a, loss, s.epsilon, s.delta));
+  for (Algorithm a : {Algorithm::kOutputGd, Algorithm::kBolton})
+    for (LossKind loss : {LossKind::kLogistic, LossKind::kHuber})
+      cases.push_back(AlgorithmCase(a, loss, s.epsilon, 0.0));
   for (LossKind loss : {LossKind::kLogistic, LossKind::kHuber})
     for (double l2 : {0.1, 0.0})
       for (Accountant acc : {Accountant::kTight, Accountant::kPaper})
-        for (double delta : {s.delta, 0.0}) cases.push_back(MakeCase(loss, l2, acc, s.epsilon, delta));
+        for (double delta : {s.delta, 0.0}) {
+          cases.push_back(MakeCase(loss, l2, acc, s.epsilon, delta));
+          cases.back().name = "output_gd " + cases.back().name;
+        }
   return cases;
 }
 
-// Audits every case on `threads` workers; case i uses seeds seed + 4i .. + 4i + 2.
+// Audits every case on `threads` workers (one case per worker; the runs of
+// a case stay on it); case i uses seeds seed + 4i .. + 4i + 2.
 std::vector<Row> AuditAll(const Settings& s, const std::vector<Case>& cases) {
   std::vector<Row> rows(cases.size());
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i = next++; i < cases.size(); i = next++) {
       Row& row = rows[i];
-      const Options& o = cases[i].options;
-      Case broken = MakeCase(cases[i].loss, o.l2, o.accountant, o.epsilon, o.delta, s.divisor);
+      Case broken = Broken(cases[i], s.divisor);
       row.honest = RunAudit(cases[i], s.runs, s.alpha, s.seed + 4 * i);
       row.broken = RunAudit(broken, s.runs, s.alpha, s.seed + 4 * i + 1);
       if (!(row.broken.test.epsilon_lb > s.epsilon)) {
         row.reran = true;
-        row.rerun = RunAudit(broken, 10 * s.runs, s.alpha, s.seed + 4 * i + 2);
+        row.rerun = RunAudit(broken, s.rerun * s.runs, s.alpha, s.seed + 4 * i + 2);
       }
+      std::fprintf(stderr, "%s: %.3f / %.3f (%.0f s)\n", cases[i].name.c_str(),
+                   row.honest.test.epsilon_lb, (row.reran ? row.rerun : row.broken).test.epsilon_lb,
+                   row.honest.seconds + row.broken.seconds + (row.reran ? row.rerun.seconds : 0));
     }
   };
   std::vector<std::thread> pool;
@@ -115,6 +134,20 @@ std::string TestText(const Test& t) {
   return buf;
 }
 
+// "yes" or a bold "**NO**".
+const char* YesNo(bool ok) { return ok ? "yes" : "**NO**"; }
+
+// Whether a row's broken release was flagged (first audit or rerun).
+bool Flagged(const Settings& s, const Row& r) {
+  return r.broken.test.epsilon_lb > s.epsilon || (r.reran && r.rerun.test.epsilon_lb > s.epsilon);
+}
+
+// The noise of a case, as text: "Gaussian", "Laplace vector", "objective".
+std::string NoiseText(const Plan& p) {
+  if (p.objective_noise > 0) return "objective + Gaussian";
+  return p.noise == NoiseKind::kGaussian ? "Gaussian" : "Laplace vector";
+}
+
 // Prints the markdown report; returns the number of failed checks.
 int Report(const Settings& s, const std::vector<Row>& rows, double seconds) {
   int honest_ok = 0, flagged = 0, flagged_rerun = 0;
@@ -122,72 +155,63 @@ int Report(const Settings& s, const std::vector<Row>& rows, double seconds) {
   for (const Row& r : rows) {
     honest_ok += r.honest.test.epsilon_lb <= s.epsilon;
     worst_ratio = std::max(worst_ratio, r.honest.test.epsilon_lb / s.epsilon);
-    bool first = r.broken.test.epsilon_lb > s.epsilon;
-    flagged += first || (r.reran && r.rerun.test.epsilon_lb > s.epsilon);
-    flagged_rerun += !first && r.reran && r.rerun.test.epsilon_lb > s.epsilon;
+    flagged += Flagged(s, r);
+    flagged_rerun += Flagged(s, r) && r.reran;
   }
   const int n = int(rows.size());
-  // Where the pair attains the plan's sensitivity the audit is limited only by
-  // the number of runs; elsewhere by the pair itself.
-  int attained = 0;
-  double attained_lb = 0, other_pair = 0;
-  for (const Row& r : rows) {
-    if (r.honest.pair.shift >= 0.999 * r.honest.plan.sensitivity) {
-      attained++;
-      attained_lb = std::max(attained_lb, r.honest.test.epsilon_lb / s.epsilon);
-    } else {
-      other_pair = std::max(other_pair, r.honest.pair_epsilon / s.epsilon);
-    }
-  }
-  std::printf("* Settings: n = 50 rows, d = 2 features (+ intercept), feature_bound 1, "
-              "epsilon = %g, delta = %g (Gaussian) or 0 (Laplace vector), default T and step; "
-              "%lld releases per side per audit (10x for a rerun); confidence 1 - alpha = %g per "
-              "audit; broken = noise scale / %g; seed %llu (`--seed %llu` replays this run); "
-              "%d threads; audits took %.0f s\n\n",
-              s.epsilon, s.delta, static_cast<long long>(s.runs), 1 - s.alpha, s.divisor,
-              static_cast<unsigned long long>(s.seed), static_cast<unsigned long long>(s.seed),
-              s.threads, seconds);
+  std::printf("* Settings: d = 2 features, feature_bound 1, epsilon = %g, delta = %g (Gaussian) or 0 "
+              "(Laplace vector), options per algorithm as in `AlgorithmCase` "
+              "(test/unit/audit_harness.hpp); %lld releases per side per audit, plus a pilot of a "
+              "quarter of that per side for the canary pairs (%lldx the runs for a rerun); "
+              "confidence 1 - alpha = %g per audit; broken = noise scale / %g; seed %llu "
+              "(`--seed %llu` replays this run); %d threads; audits took %.0f s\n\n",
+              s.epsilon, s.delta, static_cast<long long>(s.runs), static_cast<long long>(s.rerun),
+              1 - s.alpha, s.divisor, static_cast<unsigned long long>(s.seed),
+              static_cast<unsigned long long>(s.seed), s.threads, seconds);
   std::printf("**Honest: %d of %d audits have epsilon_lb <= epsilon** (largest epsilon_lb / "
               "epsilon = %.3f). **Broken (noise / %g): %d of %d flagged** (epsilon_lb > "
               "epsilon)%s.\n\n",
               honest_ok, n, worst_ratio, s.divisor, flagged, n,
-              flagged_rerun ? (", " + std::to_string(flagged_rerun) + " of them only by the 10x rerun").c_str() : "");
-  std::printf("The worst neighbours found attain the plan's sensitivity in %d of %d cases; "
-              "there the honest epsilon_lb reaches up to %.3f epsilon. In the other cases the "
-              "sensitivity analysis has slack no tried pair exposes: the exact epsilon of their "
-              "pair is at most %.3f epsilon, a ceiling for any audit of that pair.\n\n",
-              attained, n, attained_lb, other_pair);
+              flagged_rerun ? (", " + std::to_string(flagged_rerun) + " of them only by the rerun").c_str() : "");
   std::printf("## Results\n\n"
-              "*Δ*: the plan's L2 sensitivity. *shift*: ||w_T(D) − w_T(D')|| of the worst "
-              "neighbours found (noiseless). *pair ε*: the exact ε of the noise on that pair at "
-              "the case's δ (Gaussian: analytic Gaussian curve; Laplace vector: shift/scale), the "
-              "most any audit of this pair can show. *ε_lb*: the audit's lower bound "
-              "(Clopper–Pearson, %g%%).\n\n",
+              "*pair*: search = worst pair of the extreme-row search, exact means; canary = the "
+              "designed canary, pilot means (see Method). *Δ*: the plan's sensitivity (output "
+              "perturbation: of the output; noisy methods: of one step's noised quantity). "
+              "*shift*: ‖a − b‖, the distance of the two sides' mean outputs. *pair ε*: output "
+              "perturbation only, the exact ε of the noise on that pair at the case's δ, the most "
+              "any audit of this pair can show. *ε_lb*: the audit's lower bound "
+              "(Clopper–Pearson, %g%%). *runs*: releases per side (half choose the test, half "
+              "evaluate it).\n\n",
               100 * (1 - s.alpha));
-  std::printf("| case | T | Δ | shift / Δ | honest: pair ε | honest: ε_lb | ≤ ε | broken: pair ε "
-              "| broken: ε_lb | flagged | seconds |\n"
-              "|:---|---:|---:|---:|---:|---:|:---|---:|---:|:---|---:|\n");
+  std::printf("| algorithm, loss | noise | pair | T | Δ | shift | claimed ε | pair ε | honest ε_lb "
+              "| ε_lb / ε | ≤ ε | runs | broken ε_lb | flagged | seconds |\n"
+              "|:---|:---|:---|---:|---:|---:|---:|---:|---:|---:|:---|---:|---:|:---|---:|\n");
   for (const Row& r : rows) {
     const Result& h = r.honest;
     std::string blb = F3(r.broken.test.epsilon_lb);
-    if (r.reran) blb += " → " + F3(r.rerun.test.epsilon_lb) + " (10x runs)";
-    bool flag = r.broken.test.epsilon_lb > s.epsilon || (r.reran && r.rerun.test.epsilon_lb > s.epsilon);
-    std::printf("| %s | %lld | %.4g | %.3f | %s | **%s** | %s | %s | **%s** | %s | %.1f |\n",
-                h.audit_case.name.c_str(), static_cast<long long>(h.plan.iterations),
-                h.plan.sensitivity, h.pair.shift / h.plan.sensitivity, F3(h.pair_epsilon).c_str(),
-                F3(h.test.epsilon_lb).c_str(), h.test.epsilon_lb <= s.epsilon ? "yes" : "**NO**",
-                F3(r.broken.pair_epsilon).c_str(), blb.c_str(), flag ? "yes" : "**NO**",
-                h.seconds + r.broken.seconds + (r.reran ? r.rerun.seconds : 0));
+    if (r.reran)
+      blb += " → " + F3(r.rerun.test.epsilon_lb) + " (" + std::to_string(s.rerun) + "x runs)";
+    std::string pair_eps = std::isnan(h.pair_epsilon) ? "–" : F3(h.pair_epsilon);
+    std::printf("| %s | %s | %s | %lld | %.4g | %.4g | %g | %s | **%s** | %.3f | %s | %lld | **%s** "
+                "| %s | %.1f |\n",
+                h.audit_case.name.c_str(), NoiseText(h.plan).c_str(),
+                h.pilot_runs > 0 ? "canary" : "search", static_cast<long long>(h.plan.iterations),
+                h.plan.sensitivity, h.pair.shift, h.audit_case.options.epsilon, pair_eps.c_str(),
+                F3(h.test.epsilon_lb).c_str(), h.test.epsilon_lb / h.audit_case.options.epsilon,
+                YesNo(h.test.epsilon_lb <= s.epsilon), static_cast<long long>(s.runs), blb.c_str(),
+                YesNo(Flagged(s, r)), h.seconds + r.broken.seconds + (r.reran ? r.rerun.seconds : 0));
   }
   std::printf("\n## Neighbours and tests\n\n"
               "D = base + row in D, D' = base + row in D' (rows as (x1, x2; label)). *s*: the "
-              "statistic of a release (⟨w − a, u⟩ for Gaussian noise, ||w − a|| − ||w − b|| for "
-              "the Laplace vector). A test reads {event}: times under the dataset it favours vs "
-              "times under the other, of the evaluation runs per side. *calibration ε_lb*: the "
-              "same test's bound on the first half, where it was the best of ~3600 candidates: "
-              "biased upwards and not a valid bound (it can even exceed ε for an honest release), "
-              "which is why the reported bound comes from runs the choice never saw.\n\n"
-              "| case | base (49 rows) | row in D | row in D' | honest test | calibration ε_lb | "
+              "statistic of a release (⟨w − a, u⟩ for Gaussian output noise, ||w − a|| − "
+              "||w − b|| for the Laplace vector, ⟨w − a, S⁻¹(b − a)⟩ with pilot means and "
+              "covariance for the canary pairs). A test reads {event}: times under the dataset it "
+              "favours vs times under the other, of the evaluation runs per side. *calibration "
+              "ε_lb*: the same test's bound on the first half, where it was the best of ~3600 "
+              "candidates: biased upwards and not a valid bound (it can even exceed ε for an "
+              "honest release), which is why the reported bound comes from runs the choice never "
+              "saw.\n\n"
+              "| algorithm, loss | base | row in D | row in D' | honest test | calibration ε_lb | "
               "broken test |\n|:---|:---|:---|:---|:---|---:|:---|\n");
   for (const Row& r : rows) {
     const Result& h = r.honest;

@@ -23,16 +23,40 @@
 //        eps_lb = ln((p_num_low - delta) / p_den_high)
 //     is below the true epsilon with probability >= 1 - alpha: a mechanism
 //     whose eps_lb exceeds its claimed epsilon is not private as claimed.
+//
+// Two kinds of release (PairKind, chosen from the plan):
+//  * Output perturbation (output_gd, bolton: noisy_steps = 0, no objective
+//    noise): the noiseless output is deterministic, so step 1's search and
+//    the exact means a, b above apply.
+//  * Noisy iterations and objective perturbation (the other nine): noise
+//    enters inside the computation and the output is not Gaussian around a
+//    known mean. The pair is a designed canary (CanaryNeighbours): n - 1
+//    inert rows (features 0, no intercept column, so zero gradient for every
+//    w) and one row x = feature_bound e_1 whose two labels give gradients
+//    pointing in opposite directions (Huber targets +-10^6: -+huber_delta x
+//    for every w in reach, a difference of exactly 2L, the sensitivity the
+//    noise is calibrated for; logistic labels +-1 and softmax classes 0 / 1:
+//    a difference of exactly L, as no logistic or softmax pair can reach 2L
+//    at finite margins). The means a, b and the noise covariance S are
+//    estimated from a pilot set of runs per side, separate noise, never used
+//    by the test, and s = <w - a, S^-1 (b - a)> (Fisher's linear
+//    discriminant: the likelihood ratio for Gaussians of equal covariance).
+//
+// Broken releases (noise_divisor > 1) divide the plan's noise_scale and
+// objective_noise after planning: the mechanism runs as planned but with
+// less noise than its epsilon was charged for. Production code is unchanged.
 #pragma once
 #include <math.h>  // lgamma_r: std::lgamma writes the global signgam
 
 #include <algorithm>
 #include <chrono>
+#include <Eigen/Dense>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dperm/analytic_gaussian.hpp"
@@ -182,7 +206,7 @@ inline Test ChooseTest(const std::vector<double>& s_d, const std::vector<double>
 // Mechanism, neighbours and runs.
 
 // One audited release. noise_divisor > 1 breaks the mechanism on purpose: the
-// plan's noise scale is divided by it (as if the sensitivity had been).
+// plan's noise scales are divided by it (as if the sensitivity had been).
 struct Case {
   std::string name;
   LossKind loss = LossKind::kLogistic;
@@ -191,6 +215,14 @@ struct Case {
   int d = 2;
   double noise_divisor = 1;
 };
+
+// Appends ", noise / k (broken)" to a broken case's name.
+inline void NameBroken(Case& c) {
+  if (c.noise_divisor == 1) return;
+  char buf[64];
+  snprintf(buf, sizeof buf, ", noise / %g (broken)", c.noise_divisor);
+  c.name += buf;
+}
 
 // An output_gd case on n = 50 rows of d = 2 features (fit_intercept, feature
 // bound 1, default T and step), named like "huber l2=0.1 tight Gaussian".
@@ -208,11 +240,83 @@ inline Case MakeCase(LossKind loss, double l2, Accountant accountant, double eps
   snprintf(buf, sizeof buf, "%s l2=%g %s %s", LossName(loss), l2, AccountantName(accountant),
            delta > 0 ? "Gaussian" : "Laplace-vector");
   c.name = buf;
-  if (noise_divisor != 1) {
-    snprintf(buf, sizeof buf, ", noise / %g (broken)", noise_divisor);
-    c.name += buf;
-  }
+  NameBroken(c);
   return c;
+}
+
+// The same release broken: its noise divided by divisor.
+inline Case Broken(Case c, double divisor) {
+  c.noise_divisor = divisor;
+  NameBroken(c);
+  return c;
+}
+
+// Whether the algorithm supports the loss (objective perturbation: logistic only).
+inline bool Supports(Algorithm algorithm, LossKind loss) {
+  bool objective = algorithm == Algorithm::kObjective || algorithm == Algorithm::kObjectiveApprox;
+  return !objective || loss == LossKind::kLogistic;
+}
+
+// The audit's release of one algorithm and loss on n = 50 rows (rrpsgd: 10,
+// dp_svrg: 20) of d = 2
+// features (softmax: K = 3 classes), tight accountant, the algorithm's
+// default schedule except where noted. Output perturbation (output_gd,
+// bolton) fits an intercept, has l2 = 0.1 and is audited with the searched
+// pair; the other methods drop the intercept column so that the canary's
+// base rows are inert (CanaryNeighbours). Option choices, all public and
+// legal, made where a default would leave the audit nothing to see:
+//  * the noisy methods run with l2 = 0: a contraction (1 - eta l2) per step
+//    weighs early steps' noise and signal unequally, and the final iterate
+//    then carries less than the composition of the steps;
+//  * dp_sgd: batch_size = n (q = 1: its default q = 1/2 and T = 1 at this n
+//    hide the canary in half the runs, which leaves a noise / 10 release
+//    hard to tell from an honest one);
+//  * rrpsgd: T = 1 (R = 1: one noisy step on one uniformly drawn row; with
+//    more steps the canary's one step drowns in the others' noise) and
+//    n = 10 rows, so that the canary is the drawn row in 1 run of 10;
+//  * dp_svrg (needs l2 > 0): n = 20, l2 = 1 (inner loop m = 193), one epoch, and
+//    like dp_svrg_pp batch_size = n (the canary's row term cancels in h_t,
+//    so only the snapshot part of svrg_common.cpp's split is attacked; full
+//    batches put the least noise on the part the canary does not reach);
+//  * dp_accmd: radius 10 (the L1 ball).
+inline Case AlgorithmCase(Algorithm algorithm, LossKind loss, double epsilon, double delta,
+                          double noise_divisor = 1) {
+  Case c;
+  c.loss = loss;
+  const int n = algorithm == Algorithm::kRrpsgd ? 10 : algorithm == Algorithm::kDpSvrg ? 20 : 50;
+  c.n = n;
+  Options& o = c.options;
+  o.algorithm = algorithm;
+  o.epsilon = epsilon;
+  o.delta = delta;
+  const bool output = algorithm == Algorithm::kOutputGd || algorithm == Algorithm::kBolton;
+  o.l2 = output ? 0.1 : 0.0;
+  o.fit_intercept = output;
+  if (loss == LossKind::kSoftmax) o.classes = 3;
+  if (algorithm == Algorithm::kDpSgd) o.batch_size = n;
+  if (algorithm == Algorithm::kRrpsgd) o.iterations = 1;
+  if (algorithm == Algorithm::kDpSvrg) o.l2 = 1, o.iterations = 1, o.batch_size = n;
+  if (algorithm == Algorithm::kDpSvrgPp) o.batch_size = n;
+  if (algorithm == Algorithm::kDpAccmd) o.radius = 10;
+  c.noise_divisor = noise_divisor;
+  char buf[160];
+  snprintf(buf, sizeof buf, "%s %s%s", AlgorithmName(algorithm), LossName(loss),
+           delta > 0 ? "" : " Laplace-vector");
+  c.name = buf;
+  NameBroken(c);
+  return c;
+}
+
+// Whether the plan releases its noiseless output plus noise once (output
+// perturbation), so that the noiseless outputs are the exact means.
+inline bool OutputPerturbation(const Plan& plan) {
+  return plan.noisy_steps == 0 && plan.objective_noise == 0;
+}
+
+// Divides every noise scale of the plan by divisor (a broken release).
+inline void DivideNoise(Plan& plan, double divisor) {
+  plan.noise_scale /= divisor;
+  plan.objective_noise /= divisor;
 }
 
 // The output of the plan's training on rows without noise (w_T itself).
@@ -229,10 +333,12 @@ inline double Distance(const std::vector<double>& a, const std::vector<double>& 
   return std::sqrt(s);
 }
 
-// The chosen neighbours: rows of D and D' (stride d + 1) and their noiseless outputs.
+// The chosen neighbours: rows of D and D' (stride d + 1) and the means of
+// their outputs (noiseless outputs, or pilot means; see the top of the file).
 struct Neighbours {
   std::vector<double> rows_d, rows_dp;
-  std::vector<double> a, b;  // w_T(D), w_T(D')
+  std::vector<double> a, b;  // E w(D), E w(D')
+  std::vector<double> direction;  // s = <w - a, direction>; empty: (b - a)/||b - a||
   double shift = 0;          // ||a - b||
   std::string base, row_d, row_dp;  // what was chosen, for the report
 };
@@ -241,8 +347,18 @@ struct Neighbours {
 // loss for the whole run (|h'| = huber_delta, h'' = 0).
 constexpr double kFarTarget = 1e6;
 
+// The labels tried for a differing row: +-1 (logistic), -Y, 0, +Y (Huber),
+// every class (softmax).
+inline std::vector<double> CandidateLabels(const Plan& plan) {
+  if (plan.loss == LossKind::kLogistic) return {1.0, -1.0};
+  if (plan.loss == LossKind::kHuber) return {kFarTarget, 0.0, -kFarTarget};
+  std::vector<double> classes;
+  for (int k = 0; k < plan.classes; k++) classes.push_back(k);
+  return classes;
+}
+
 // Extreme rows (d features then label): features 0 or +-feature_bound on an
-// axis or a diagonal, crossed with labels +-1 (logistic) or -Y, 0, +Y (Huber).
+// axis or a diagonal, crossed with CandidateLabels.
 inline std::vector<std::vector<double>> ExtremeRows(const Plan& plan) {
   const int d = plan.d;
   const double fb = plan.options.feature_bound;
@@ -259,12 +375,9 @@ inline std::vector<std::vector<double>> ExtremeRows(const Plan& plan) {
         points.back()[0] = s1 * fb / std::sqrt(2.0);
         points.back()[1] = s2 * fb / std::sqrt(2.0);
       }
-  std::vector<double> labels = plan.loss == LossKind::kLogistic
-                                   ? std::vector<double>{1.0, -1.0}
-                                   : std::vector<double>{kFarTarget, 0.0, -kFarTarget};
   std::vector<std::vector<double>> rows;
   for (const auto& x : points)
-    for (double y : labels) {
+    for (double y : CandidateLabels(plan)) {
       rows.push_back(x);
       rows.back().push_back(y);
     }
@@ -306,8 +419,9 @@ inline std::vector<std::pair<std::string, std::vector<double>>> BaseSets(const P
                                                          1.0 / std::max(plan.d, 1)) /
                    std::max(std::sqrt(norm), 1e-300);
     for (int j = 0; j < plan.d; j++) m += (r[j] *= scale) * (j % 2 ? -1.0 : 1.0);
-    r[plan.d] = plan.loss == LossKind::kLogistic ? (m + 0.5 * normal(gen) > 0 ? 1.0 : -1.0)
-                                                 : m + 0.3 * normal(gen);
+    if (plan.loss == LossKind::kLogistic) r[plan.d] = m + 0.5 * normal(gen) > 0 ? 1.0 : -1.0;
+    else if (plan.loss == LossKind::kHuber) r[plan.d] = m + 0.3 * normal(gen);
+    else r[plan.d] = double(std::min(plan.classes - 1, int(std::fabs(m) * plan.classes)));
   }
   bases.emplace_back("synthetic sample", rows);
   return bases;
@@ -330,7 +444,7 @@ inline Neighbours WorstNeighbours(const Plan& plan) {
       for (size_t j = i + 1; j < candidates.size(); j++) {
         double shift = Distance(outputs[i], outputs[j]);
         if (shift > best.shift) {
-          best = {datasets[i], datasets[j], outputs[i], outputs[j], shift,
+          best = {datasets[i], datasets[j], outputs[i], outputs[j], {}, shift,
                   base_name, RowText(candidates[i]), RowText(candidates[j])};
         }
       }
@@ -338,10 +452,42 @@ inline Neighbours WorstNeighbours(const Plan& plan) {
   return best;
 }
 
+// The canary pair of the noisy methods (top of the file): n - 1 rows of
+// zero features, and x = feature_bound e_1 with labels +Y / -Y (Huber),
+// +1 / -1 (logistic) or classes 0 / 1 (softmax). The means are left to the
+// pilot runs.
+inline Neighbours CanaryNeighbours(const Plan& plan) {
+  const int stride = plan.d + 1;
+  const double base_label = plan.loss == LossKind::kLogistic ? 1.0 : 0.0;
+  std::vector<double> base(size_t(plan.n - 1) * stride, 0.0);
+  for (int64_t i = 0; i + 1 < plan.n; i++) base[size_t(i) * stride + plan.d] = base_label;
+  std::vector<double> row_d(stride, 0.0), row_dp(stride, 0.0);
+  row_d[0] = row_dp[0] = plan.options.feature_bound;
+  if (plan.loss == LossKind::kHuber) row_d[plan.d] = kFarTarget, row_dp[plan.d] = -kFarTarget;
+  else if (plan.loss == LossKind::kLogistic) row_d[plan.d] = 1, row_dp[plan.d] = -1;
+  else row_d[plan.d] = 0, row_dp[plan.d] = 1;
+  Neighbours pair;
+  pair.rows_d = pair.rows_dp = base;
+  pair.rows_d.insert(pair.rows_d.end(), row_d.begin(), row_d.end());
+  pair.rows_dp.insert(pair.rows_dp.end(), row_dp.begin(), row_dp.end());
+  std::vector<double> zero(stride, 0.0);
+  zero[plan.d] = base_label;
+  pair.base = std::to_string(plan.n - 1) + " x " + RowText(zero);
+  pair.row_d = RowText(row_d);
+  pair.row_dp = RowText(row_dp);
+  return pair;
+}
+
 // The test statistic of a released w: larger means "more like D'" (see the
 // top of this file).
-inline double Statistic(NoiseKind noise, const std::vector<double>& w,
-                        const std::vector<double>& a, const std::vector<double>& b) {
+inline double Statistic(NoiseKind noise, const std::vector<double>& w, const Neighbours& pair) {
+  const std::vector<double>& a = pair.a;
+  const std::vector<double>& b = pair.b;
+  if (!pair.direction.empty()) {
+    double s = 0;
+    for (size_t i = 0; i < w.size(); i++) s += (w[i] - a[i]) * pair.direction[i];
+    return s;
+  }
   if (noise == NoiseKind::kLaplaceVector) return Distance(w, a) - Distance(w, b);
   double dot = 0, norm = 0;
   for (size_t i = 0; i < w.size(); i++) {
@@ -351,19 +497,73 @@ inline double Statistic(NoiseKind noise, const std::vector<double>& w,
   return dot / std::sqrt(norm);
 }
 
-// Statistics of `runs` real releases of the plan on rows, noise from rng.
+// Independent noise streams per (seed, stream): the runs are split into
+// kChunks chunks of their own stream, so results do not depend on threads.
+constexpr int kChunks = 8;
+
+// f(w) of `runs` real releases of the plan on rows, on `threads` threads;
+// stream keys the noise (a distinct stream per side and purpose).
+template <typename F>
+std::vector<double> MapReleases(const Plan& plan, const std::vector<double>& rows, int64_t runs,
+                                uint64_t stream, int threads, F f) {
+  std::vector<double> out;
+  std::vector<std::vector<double>> parts(kChunks);
+  auto chunk = [&](int c) {
+    SecureRng rng = SecureRng::FromSeed(stream * kChunks + uint64_t(c));
+    int64_t begin = runs * c / kChunks, end = runs * (c + 1) / kChunks;
+    for (int64_t i = begin; i < end; i++) {
+      std::vector<double> v = f(TrainModel(plan, rows.data(), rng));
+      parts[c].insert(parts[c].end(), v.begin(), v.end());
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < std::max(threads, 1); t++)
+    pool.emplace_back([&, t] {
+      for (int c = t; c < kChunks; c += std::max(threads, 1)) chunk(c);
+    });
+  for (auto& t : pool) t.join();
+  for (auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+// Statistics of `runs` real releases of the plan on rows.
 inline std::vector<double> Release(const Plan& plan, const std::vector<double>& rows,
-                                   const Neighbours& pair, int64_t runs, SecureRng& rng) {
-  std::vector<double> s(static_cast<size_t>(runs));
-  for (auto& v : s) v = Statistic(plan.noise, TrainModel(plan, rows.data(), rng), pair.a, pair.b);
-  return s;
+                                   const Neighbours& pair, int64_t runs, uint64_t stream,
+                                   int threads) {
+  return MapReleases(plan, rows, runs, stream, threads, [&](const std::vector<double>& w) {
+    return std::vector<double>{Statistic(plan.noise, w, pair)};
+  });
+}
+
+// Pilot runs for the canary pair: the means a, b of each side's releases and
+// the discriminant direction S^-1 (b - a), S the pooled sample covariance
+// (slightly regularised so that a degenerate coordinate cannot blow it up).
+inline void PilotMeans(const Plan& plan, Neighbours& pair, int64_t runs, uint64_t stream,
+                       int threads) {
+  auto identity = [](const std::vector<double>& w) { return w; };
+  std::vector<double> wd = MapReleases(plan, pair.rows_d, runs, stream, threads, identity);
+  std::vector<double> wdp = MapReleases(plan, pair.rows_dp, runs, stream + 1, threads, identity);
+  const int dim = plan.dim;
+  Eigen::Map<const Eigen::MatrixXd> md(wd.data(), dim, runs), mdp(wdp.data(), dim, runs);
+  Eigen::VectorXd a = md.rowwise().mean(), b = mdp.rowwise().mean();
+  Eigen::MatrixXd cd = md.colwise() - a, cdp = mdp.colwise() - b;
+  Eigen::MatrixXd cov = (cd * cd.transpose() + cdp * cdp.transpose()) / double(2 * runs - 2);
+  cov.diagonal().array() += 1e-9 * std::max(cov.diagonal().maxCoeff(), 1e-300);
+  Eigen::VectorXd u = cov.ldlt().solve(b - a);
+  u /= std::max(u.norm(), 1e-300);
+  pair.a.assign(a.data(), a.data() + dim);
+  pair.b.assign(b.data(), b.data() + dim);
+  pair.direction.assign(u.data(), u.data() + dim);
+  pair.shift = (b - a).norm();
 }
 
 // The exact epsilon of the plan's noise on this pair at the plan's delta:
 // the most any test of this pair can show. Laplace vector: the privacy loss
 // (||z|| - ||z - shift||)/scale is at most shift/scale, attained along the
-// shift; Gaussian: the analytic Gaussian curve of Balle & Wang.
+// shift; Gaussian: the analytic Gaussian curve of Balle & Wang. Output
+// perturbation only (elsewhere the output is no single noise draw: NaN).
 inline double PairEpsilon(const Plan& plan, double shift) {
+  if (!OutputPerturbation(plan)) return std::nan("");
   if (plan.noise == NoiseKind::kLaplaceVector) return shift / plan.noise_scale;
   return GaussianEpsilon(plan.noise_scale, plan.options.delta, shift);
 }
@@ -374,26 +574,35 @@ struct Result {
   Plan plan;           // as run (noise already divided for a broken case)
   Neighbours pair;
   double pair_epsilon = 0;  // PairEpsilon: the ceiling of any audit of this pair
+  int64_t pilot_runs = 0;   // per side (canary pairs only)
   Test calibration;    // the test chosen on the first half
   Test test;           // the same test on the second half: the reported bound
   double seconds = 0;
 };
 
 // Audits one case: runs_per_side releases on each of D and D' (half to choose
-// the test, half to evaluate it) at confidence 1 - alpha; seed keys the two
-// noise streams.
-inline Result RunAudit(const Case& c, int64_t runs_per_side, double alpha, uint64_t seed) {
+// the test, half to evaluate it) at confidence 1 - alpha, after pilot_runs
+// releases per side to estimate the means (canary pairs only; default
+// runs_per_side / 4); seed keys the noise streams.
+inline Result RunAudit(const Case& c, int64_t runs_per_side, double alpha, uint64_t seed,
+                       int threads = 1, int64_t pilot_runs = 0) {
   auto start = std::chrono::steady_clock::now();
   Result r;
   r.audit_case = c;
   r.plan = PlanRelease(c.options, c.loss, c.n, c.d);
-  r.pair = WorstNeighbours(r.plan);  // the pair does not depend on the noise
-  r.plan.noise_scale /= c.noise_divisor;
+  const bool output = OutputPerturbation(r.plan);
+  if (output) r.pair = WorstNeighbours(r.plan);  // the pair does not depend on the noise
+  else r.pair = CanaryNeighbours(r.plan);
+  DivideNoise(r.plan, c.noise_divisor);
+  const uint64_t stream = 4 * seed;
+  if (!output) {
+    r.pilot_runs = pilot_runs > 0 ? pilot_runs : std::max<int64_t>(runs_per_side / 4, 100);
+    PilotMeans(r.plan, r.pair, r.pilot_runs, stream + 2, threads);
+  }
   r.pair_epsilon = PairEpsilon(r.plan, r.pair.shift);
-  SecureRng rng_d = SecureRng::FromSeed(2 * seed), rng_dp = SecureRng::FromSeed(2 * seed + 1);
   const int64_t half = runs_per_side / 2;
-  std::vector<double> s_d = Release(r.plan, r.pair.rows_d, r.pair, runs_per_side, rng_d);
-  std::vector<double> s_dp = Release(r.plan, r.pair.rows_dp, r.pair, runs_per_side, rng_dp);
+  std::vector<double> s_d = Release(r.plan, r.pair.rows_d, r.pair, runs_per_side, stream, threads);
+  std::vector<double> s_dp = Release(r.plan, r.pair.rows_dp, r.pair, runs_per_side, stream + 1, threads);
   std::vector<double> cal_d(s_d.begin(), s_d.begin() + half), cal_dp(s_dp.begin(), s_dp.begin() + half);
   std::vector<double> ev_d(s_d.begin() + half, s_d.end()), ev_dp(s_dp.begin() + half, s_dp.end());
   for (auto* v : {&cal_d, &cal_dp, &ev_d, &ev_dp}) std::sort(v->begin(), v->end());
