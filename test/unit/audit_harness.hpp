@@ -238,7 +238,7 @@ inline Case MakeCase(LossKind loss, double l2, Accountant accountant, double eps
   c.noise_divisor = noise_divisor;
   char buf[160];
   snprintf(buf, sizeof buf, "%s l2=%g %s %s", LossName(loss), l2, AccountantName(accountant),
-           delta > 0 ? "Gaussian" : "Laplace-vector");
+           delta > 0 ? "Gaussian" : "Laplace");
   c.name = buf;
   NameBroken(c);
   return c;
@@ -301,7 +301,7 @@ inline Case AlgorithmCase(Algorithm algorithm, LossKind loss, double epsilon, do
   c.noise_divisor = noise_divisor;
   char buf[160];
   snprintf(buf, sizeof buf, "%s %s%s", AlgorithmName(algorithm), LossName(loss),
-           delta > 0 ? "" : " Laplace-vector");
+           delta > 0 ? "" : " Laplace");
   c.name = buf;
   NameBroken(c);
   return c;
@@ -489,6 +489,13 @@ inline double Statistic(NoiseKind noise, const std::vector<double>& w, const Nei
     return s;
   }
   if (noise == NoiseKind::kLaplaceVector) return Distance(w, a) - Distance(w, b);
+  // Per-coordinate (discrete) Laplace: the log-likelihood ratio is
+  // (||w - a||_1 - ||w - b||_1)/scale.
+  if (noise == NoiseKind::kLaplace) {
+    double s = 0;
+    for (size_t i = 0; i < w.size(); i++) s += std::abs(w[i] - a[i]) - std::abs(w[i] - b[i]);
+    return s;
+  }
   double dot = 0, norm = 0;
   for (size_t i = 0; i < w.size(); i++) {
     dot += (w[i] - a[i]) * (b[i] - a[i]);
@@ -557,15 +564,22 @@ inline void PilotMeans(const Plan& plan, Neighbours& pair, int64_t runs, uint64_
   pair.shift = (b - a).norm();
 }
 
-// The exact epsilon of the plan's noise on this pair at the plan's delta:
-// the most any test of this pair can show. Laplace vector: the privacy loss
+// The epsilon of the plan's noise on this pair at the plan's delta: the
+// most any test of this pair can show. Laplace vector: the privacy loss
 // (||z|| - ||z - shift||)/scale is at most shift/scale, attained along the
-// shift; Gaussian: the analytic Gaussian curve of Balle & Wang. Output
-// perturbation only (elsewhere the output is no single noise draw: NaN).
-inline double PairEpsilon(const Plan& plan, double shift) {
+// shift; per-coordinate Laplace: ||b - a||_1/scale; Gaussian: the analytic
+// Gaussian curve of Balle & Wang (the snapped discrete Gaussian's exact
+// curve is within a rounding step of it). Output perturbation only
+// (elsewhere the output is no single noise draw: NaN).
+inline double PairEpsilon(const Plan& plan, const Neighbours& pair) {
   if (!OutputPerturbation(plan)) return std::nan("");
-  if (plan.noise == NoiseKind::kLaplaceVector) return shift / plan.noise_scale;
-  return GaussianEpsilon(plan.noise_scale, plan.options.delta, shift);
+  if (plan.noise == NoiseKind::kLaplaceVector) return pair.shift / plan.noise_scale;
+  if (plan.noise == NoiseKind::kLaplace) {
+    double l1 = 0;
+    for (size_t i = 0; i < pair.a.size(); i++) l1 += std::abs(pair.b[i] - pair.a[i]);
+    return l1 / plan.noise_scale;
+  }
+  return GaussianEpsilon(plan.noise_scale, plan.options.delta, pair.shift);
 }
 
 // Everything one audit found.
@@ -599,7 +613,7 @@ inline Result RunAudit(const Case& c, int64_t runs_per_side, double alpha, uint6
     r.pilot_runs = pilot_runs > 0 ? pilot_runs : std::max<int64_t>(runs_per_side / 4, 100);
     PilotMeans(r.plan, r.pair, r.pilot_runs, stream + 2, threads);
   }
-  r.pair_epsilon = PairEpsilon(r.plan, r.pair.shift);
+  r.pair_epsilon = PairEpsilon(r.plan, r.pair);
   const int64_t half = runs_per_side / 2;
   std::vector<double> s_d = Release(r.plan, r.pair.rows_d, r.pair, runs_per_side, stream, threads);
   std::vector<double> s_dp = Release(r.plan, r.pair.rows_dp, r.pair, runs_per_side, stream + 1, threads);
