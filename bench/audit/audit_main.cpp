@@ -4,9 +4,9 @@
 // (epsilon_lb must stay <= epsilon) and with the noise divided by --divisor
 // (a broken mechanism the audit must flag: epsilon_lb > epsilon):
 //  * every algorithm x every loss it supports (AlgorithmCase), delta > 0,
-//    plus output_gd and bolton at delta = 0 (Laplace-vector noise);
+//    plus output_gd and bolton at delta = 0 (per-coordinate discrete Laplace noise);
 //  * output_gd's variants: loss (logistic, Huber) x l2 (0.1, 0) x accountant
-//    (tight, paper) x noise (Gaussian, Laplace vector) (MakeCase).
+//    (tight, paper) x noise (Gaussian, Laplace) (MakeCase).
 // A broken case not flagged at --runs is audited once more with --rerun
 // times the runs and fresh noise; both bounds are shown. Prints markdown;
 // exits 1 when an honest case exceeds its epsilon or a broken case stays
@@ -142,10 +142,10 @@ bool Flagged(const Settings& s, const Row& r) {
   return r.broken.test.epsilon_lb > s.epsilon || (r.reran && r.rerun.test.epsilon_lb > s.epsilon);
 }
 
-// The noise of a case, as text: "Gaussian", "Laplace vector", "objective".
+// The noise of a case, as text: "Gaussian", "Laplace", "objective".
 std::string NoiseText(const Plan& p) {
   if (p.objective_noise > 0) return "objective + Gaussian";
-  return p.noise == NoiseKind::kGaussian ? "Gaussian" : "Laplace vector";
+  return p.noise == NoiseKind::kGaussian ? "Gaussian" : "Laplace";
 }
 
 // Prints the markdown report; returns the number of failed checks.
@@ -160,7 +160,7 @@ int Report(const Settings& s, const std::vector<Row>& rows, double seconds) {
   }
   const int n = int(rows.size());
   std::printf("* Settings: d = 2 features, feature_bound 1, epsilon = %g, delta = %g (Gaussian) or 0 "
-              "(Laplace vector), options per algorithm as in `AlgorithmCase` "
+              "(Laplace), options per algorithm as in `AlgorithmCase` "
               "(test/unit/audit_harness.hpp); %lld releases per side per audit, plus a pilot of a "
               "quarter of that per side for the canary pairs (%lldx the runs for a rerun); "
               "confidence 1 - alpha = %g per audit; broken = noise scale / %g; seed %llu "
@@ -204,7 +204,7 @@ int Report(const Settings& s, const std::vector<Row>& rows, double seconds) {
   std::printf("\n## Neighbours and tests\n\n"
               "D = base + row in D, D' = base + row in D' (rows as (x1, x2; label)). *s*: the "
               "statistic of a release (⟨w − a, u⟩ for Gaussian output noise, ||w − a|| − "
-              "||w − b|| for the Laplace vector, ⟨w − a, S⁻¹(b − a)⟩ with pilot means and "
+              "||w − b|| for the Laplace vector, ||w − a||₁ − ||w − b||₁ for the per-coordinate (discrete) Laplace of output_gd and bolton, ⟨w − a, S⁻¹(b − a)⟩ with pilot means and "
               "covariance for the canary pairs). A test reads {event}: times under the dataset it "
               "favours vs times under the other, of the evaluation runs per side. *calibration "
               "ε_lb*: the same test's bound on the first half, where it was the best of ~3600 "
