@@ -4,7 +4,7 @@
 # (test/fuzz_model.py); every accepted model is then used by every function
 # that reads one. No crash, no internal error (XX000/XX001/XX002).
 #
-#   pg_virtualenv -o max_worker_processes=16 bash test/fuzz_model.sh
+#   pg_virtualenv -t -o max_worker_processes=16 bash test/fuzz_model.sh
 #
 # Settings (environment): FUZZ_MODEL_N inputs (10000), FUZZ_MODEL_SEED,
 # FUZZ_MODEL_WORKERS psql sessions (4).

@@ -13,8 +13,8 @@
 #     successes x 0.01 and never exceed the budget.
 # With preload it also checks that no dynamic "dperm ledger writer" ever
 # ran. Prints the figures. Run inside pg_virtualenv, in both configurations:
-#   pg_virtualenv -o max_worker_processes=8 bash test/worker_slots.sh
-#   pg_virtualenv -o max_worker_processes=8 -o shared_preload_libraries=dperm bash test/worker_slots.sh
+#   pg_virtualenv -t -o max_worker_processes=8 bash test/worker_slots.sh
+#   pg_virtualenv -t -o max_worker_processes=8 -o shared_preload_libraries=dperm bash test/worker_slots.sh
 set -euo pipefail
 psql_q() { psql -X -q -v ON_ERROR_STOP=1 -At "$@"; }
 DB=dperm_worker_slots
