@@ -2,7 +2,7 @@
 EXTENSION = dperm
 EXTVERSION = 0.5.0
 MODULE_big = dperm
-DATA = dperm--0.1.0.sql dperm--0.1.0--0.2.0.sql dperm--0.2.0--0.3.0.sql dperm--0.3.0--0.4.0.sql dperm--0.4.0--0.5.0.sql
+DATA = dperm--0.1.0.sql dperm--0.1.0--0.2.0.sql dperm--0.2.0--0.3.0.sql dperm--0.3.0--0.4.0.sql dperm--0.4.0--0.5.0.sql dperm--0.5.0--0.6.0.sql
 
 CORE_SRCS = $(sort $(wildcard src/core/*.cpp))
 PG_SRCS = $(sort $(wildcard src/pg/*.cpp))
