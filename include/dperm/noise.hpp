@@ -12,6 +12,7 @@
 #pragma once
 
 #include "dperm/core.hpp"
+#include "dperm/plan.hpp"
 #include "dperm/random.hpp"
 
 #include <Eigen/Dense>
@@ -19,7 +20,6 @@
 
 namespace dperm {
 
-struct Plan;
 
 // dim i.i.d. N(0, sigma^2) coordinates; sigma = 0 gives zeros. This is the
 // (ε,δ) branch of Zhang et al. 2017 Alg. 1 line 7 (density ∝ exp(−ε²‖z‖²/
@@ -52,7 +52,7 @@ int64_t DiscreteLaplace(SecureRng& rng, uint64_t t, uint64_t s);
 // proposals of scale t = floor(sigma) + 1, accepted with probability
 // exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2))). Needs 1 <= num, den <= 2^62 and
 // 2 num den t^2 < 2^127. A proposal with |Y| t den >= 2^63 (probability
-// below exp(-2^21) for every sigma the plans use) throws rather than
+// at most exp(-128) for every sigma the plans use, MaxGridUnits) throws rather than
 // overflow: it can only abort a release, never change its distribution.
 int64_t DiscreteGaussian(SecureRng& rng, uint64_t num, uint64_t den);
 
@@ -81,15 +81,21 @@ int64_t DiscreteGaussian(SecureRng& rng, uint64_t num, uint64_t den);
 //   g <= sensitivity / (2^10 sqrt(dim))   (the inflation sqrt(dim) g is at
 //                                           most 2^-10 of the sensitivity) and
 //   g <= sigma / 2^10                      (noise of >= 2^10 grid units),
-// raised, if needed, to the smallest power of two with sigma/g <= 2^20 (so
-// sigma^2 in grid units fits the 64-bit sampler; the inflation is then at
-// most sqrt(dim) sigma 2^-19, below 2^-9 sigma for dim <= 2^20).
+// raised, if needed, to the smallest power of two with sigma/g <=
+// MaxGridUnits(noise): 2^28 for the discrete Gaussian (sigma^2 in grid units
+// fits its 64-bit sampler, and a proposal overflows |Y| t < 2^63 only with
+// probability exp(-128)), 2^20 for the discrete Laplace (t/s with s = 2^10
+// fits 32 bits). A raised grid's inflation is at most sqrt(dim) sigma 2^-27
+// (Gaussian) or 2^-19 (Laplace). The Gaussian cap is the higher because
+// noise far above one release's sensitivity is the rule for many-step
+// mechanisms (an SVRG snapshot gradient is released at every inner step).
 // `sensitivity` is the L2 sensitivity (Gaussian) or, for Laplace, the L2
 // sensitivity whose sqrt(dim) multiple is the L1 sensitivity.
-double SnapGrid(double sensitivity, int dim, double sigma);
+double MaxGridUnits(NoiseKind noise);
+double SnapGrid(double sensitivity, int dim, double sigma, NoiseKind noise);
 
-// sigma^2 in grid units, rounded up to an integer: ceil((sigma/g)^2). With
-// sigma/g >= 2^10 the rounding adds at most 2^-20 relative variance and only
+// sigma^2 in grid units, rounded up to an integer: ceil((sigma/g)^2);
+// needs 1 <= sigma/g <= 2^28. With sigma/g >= 2^10 the rounding adds at most 2^-20 relative variance and only
 // ever adds noise (more noise is more private: the RDP of CKS20 Thm 14 falls
 // as sigma grows).
 uint64_t GridSigmaSq(double sigma, double grid);

@@ -78,6 +78,9 @@ struct Plan {
   double grid = 0;
   double rounding_inflation = 0;
   std::string sampler;
+  // dp_svrg / dp_svrg_pp: the fraction f of sigma^2 on the snapshot part
+  // (the rest on the sampled part; svrg_common.cpp).
+  double noise_fraction = 0;
   // Privacy cost in Renyi DP, for the ledger and dp_explain. A mechanism
   // whose cost is not one of the two shapes above (e.g. a composite of
   // Gaussian releases) fills rdp_curve itself, on LedgerOrders(); one with

@@ -332,7 +332,8 @@ Eigen::VectorXd DpAccmd::Train(const Plan& plan, const Objective& objective, Sec
     x = tau * z + (1 - tau) * y;
     // The step's one release: the mean gradient plus N(0, sigma^2 I)
     // (Theorem 5.3); the l2 term's gradient is data-independent.
-    g = objective.Gradient(x) + GaussianNoise(rng, plan.dim, plan.noise_scale);
+    g = objective.Gradient(x);
+    AddPlannedNoise(plan, rng, g.data());  // snapped discrete Gaussian (noise.hpp)
     y = L1QuadraticStep(x, g, smooth, radius);
     z = MirrorArgmin(mirror, MirrorGradient(mirror, z) - alpha * g, radius);
   }

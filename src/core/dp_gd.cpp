@@ -47,6 +47,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dperm/noise.hpp"
 #include "dperm/plan_common.hpp"
 
 namespace dperm {
@@ -105,13 +106,11 @@ Plan DpGd::MakePlan(const Options& options, LossKind loss, int64_t n, int d) con
 Eigen::VectorXd DpGd::Train(const Plan& plan, const Objective& objective,
                             SecureRng& rng) const {
   const double eta = plan.step_size;
-  const double sigma = plan.noise_scale;
   Eigen::VectorXd x = Eigen::VectorXd::Zero(plan.dim);
   for (int64_t t = 0; t < plan.iterations; t++) {
     if ((t & 15) == 0) CheckInterrupt();
     Eigen::VectorXd g = objective.Gradient(x);  // grad F(x_{t-1}): mean loss gradient + l2 x
-    if (sigma > 0)
-      for (int j = 0; j < plan.dim; j++) g(j) += sigma * rng.Gaussian();  // + z_{t-1}
+    AddPlannedNoise(plan, rng, g.data());  // + z_{t-1}, snapped (noise.hpp)
     x -= eta * g;
     ProxL1(x, eta * objective.l1());  // identity when l1 = 0
   }

@@ -78,6 +78,8 @@ u128 UniformBelow(SecureRng& rng, u128 n) {
 
 // Bernoulli(num/den), 0 <= num <= den.
 bool BernoulliRatio(SecureRng& rng, u128 num, u128 den) {
+  if (num >= den) return true;  // probability 1: no draw
+  if (num == 0) return false;
   return UniformBelow(rng, den) < num;
 }
 
@@ -163,7 +165,6 @@ int64_t DiscreteGaussian(SecureRng& rng, uint64_t num, uint64_t den) {
 
 namespace {
 const double kGridRatioMin = 1024.0;       // sigma/g >= 2^10 (and Delta/(g sqrt dim))
-const double kGridRatioMax = 1048576.0;    // sigma/g <= 2^20
 const double kClampUnits = 4503599627370496.0;  // 2^52 grid units
 
 // The largest power of two <= x (x > 0, finite).
@@ -174,19 +175,27 @@ double FloorPow2(double x) {
 }
 }  // namespace
 
-double SnapGrid(double sensitivity, int dim, double sigma) {
+double MaxGridUnits(NoiseKind noise) {
+  return noise == NoiseKind::kLaplace ? 1048576.0 : 268435456.0;  // 2^20, 2^28
+}
+
+double SnapGrid(double sensitivity, int dim, double sigma, NoiseKind noise) {
   if (!(sensitivity > 0) || !(sigma > 0) || !std::isfinite(sensitivity) ||
       !std::isfinite(sigma) || dim < 1)
     throw Error(ErrorKind::kInternal, "SnapGrid: sensitivity and sigma must be positive");
   const double by_sensitivity = sensitivity / (kGridRatioMin * std::sqrt(double(dim)));
   double g = FloorPow2(std::min(by_sensitivity, sigma / kGridRatioMin));
-  while (sigma / g > kGridRatioMax) g *= 2;
+  while (sigma / g > MaxGridUnits(noise)) g *= 2;
   return g;
 }
 
 uint64_t GridSigmaSq(double sigma, double grid) {
   const double units = sigma / grid;  // exact: grid is a power of two
-  if (!(units >= 1) || !(units <= kGridRatioMax * 2))
+  // <= 2^28 units: sigma^2 <= 2^56 grid units, within DiscreteGaussian's
+  // limits (num <= 2^62; 2 num t^2 < 2^127 with t = floor(sigma) + 1), and a
+  // proposal reaches |Y| t >= 2^63 (the sampler's abort) only beyond 2^35 =
+  // 128 t, probability exp(-128) per draw.
+  if (!(units >= 1) || !(units <= MaxGridUnits(NoiseKind::kGaussian)))
     throw Error(ErrorKind::kInternal, "GridSigmaSq: sigma/grid out of range");
   // units^2 < 2^42 is computed with relative error <= 2^-53; the next double
   // up, then ceil, is >= the exact square.
@@ -232,14 +241,14 @@ void SnapPlan(Plan& p, double noise_per_sensitivity) {
   const double root_dim = std::sqrt(double(p.dim));
   if (!(base > 0) || !(noise_per_sensitivity > 0) || !std::isfinite(noise_per_sensitivity))
     throw Error(ErrorKind::kInternal, "SnapPlan: the plan has no sensitivity or noise");
-  double grid = SnapGrid(base, p.dim, noise_per_sensitivity * base);
+  double grid = SnapGrid(base, p.dim, noise_per_sensitivity * base, p.noise);
   double inflated = 0, scale = 0;
   for (;;) {
     // Rounding both neighbours' releases to the grid moves their difference
     // by at most sqrt(dim) grid in L2 (noise.hpp: |e_i - e'_i| <= grid).
     inflated = base + root_dim * grid;
     scale = noise_per_sensitivity * inflated;
-    if (scale / grid <= 1048576.0) break;  // sigma <= 2^20 grid units
+    if (scale / grid <= MaxGridUnits(p.noise)) break;
     grid *= 2;
   }
   p.grid = grid;

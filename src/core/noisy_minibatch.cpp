@@ -8,6 +8,7 @@
 
 #include "dperm/laplacian_smoothing.hpp"
 #include "dperm/mechanism.hpp"
+#include "dperm/noise.hpp"
 
 namespace dperm {
 
@@ -18,7 +19,7 @@ Eigen::VectorXd NoisyMinibatchSgd(const Plan& plan, const Objective& objective,
   if (objective.dim() != dim || objective.n() != n || m < 1 || m > n || T < 1 ||
       plan.noisy_steps != T)
     throw Error(ErrorKind::kInternal, "noisy mini-batch SGD: the plan does not fit the data");
-  const double eta = plan.step_size, l2 = objective.l2(), sigma = plan.noise_scale;
+  const double eta = plan.step_size, l2 = objective.l2();
   const LaplacianSmoother smoother(plan.ls_sigma);
   // Smoothing acts on each class block (one block for binary models).
   const int blocks = std::max(plan.classes, 1), block = dim / blocks;
@@ -36,9 +37,9 @@ Eigen::VectorXd NoisyMinibatchSgd(const Plan& plan, const Objective& objective,
     g.setZero();
     objective.AddRowGradients(w, batch.data(), m, g);
     g /= static_cast<double>(m);
-    // The noisy batch mean: the one release per step the accountant counts.
-    if (sigma > 0)
-      for (int j = 0; j < dim; j++) g[j] += sigma * rng.Gaussian();
+    // The noisy batch mean, snapped to the plan's grid with discrete
+    // Gaussian noise: the one release per step the accountant counts.
+    AddPlannedNoise(plan, rng, g.data());
     // The regulariser's gradient is the same on neighbouring datasets.
     if (l2 > 0) g += l2 * w;
     if (plan.ls_sigma > 0)

@@ -210,8 +210,16 @@ Plan ObjectiveApprox::MakePlan(const Options& options, LossKind loss, int64_t n,
   // drop it. The release is charged its full (epsilon, delta) by basic sums
   // instead; the curve above serves only the calibration.
   p.has_rdp = false;
-  p.expected_noise_sq = ExpectedNoiseSq(NoiseKind::kGaussian, p.dim, sigma2);
-  if (!std::isfinite(sigma1) || !std::isfinite(p.expected_noise_sq))
+  if (!std::isfinite(sigma1) || !std::isfinite(sigma2))
+    ThrowInvalid("epsilon " + FormatNumber(o.epsilon) + " is too small: the noise scale overflows",
+                 "Use a larger epsilon.");
+  // Step 3 is snapped (noise.hpp): given w*, the two neighbours' rounded
+  // points differ by at most ||w_S - w_S'||/g + sqrt(dim) <= 2r/g + sqrt(dim)
+  // grid units, so the output noise is calibrated to 2r + sqrt(dim) g at the
+  // same sigma_2/sensitivity ratio the curve above was computed with.
+  SnapPlan(p, sigma2 / (2 * r));
+  p.expected_noise_sq = ExpectedNoiseSq(NoiseKind::kGaussian, p.dim, p.noise_scale);
+  if (!std::isfinite(p.expected_noise_sq))
     ThrowInvalid("epsilon " + FormatNumber(o.epsilon) + " is too small: the noise scale overflows",
                  "Use a larger epsilon.");
   // SVRG's schedule (derivation above).
@@ -250,8 +258,10 @@ Eigen::VectorXd ObjectiveApprox::Train(const Plan& plan, const Objective& object
     throw Error(ErrorKind::kInternal,
                 "objective_approx: the solver did not reach its distance certificate after the planned epochs "
                 "(probability <= 1e-3 delta/(1 + e^epsilon)); nothing is released");
-  // Step 3: Gaussian noise for L2 sensitivity 2r.
-  return s.w + GaussianNoise(rng, plan.dim, plan.noise_scale);
+  // Step 3: discrete Gaussian noise for L2 sensitivity 2r (+ rounding),
+  // the point snapped to the plan's grid.
+  AddPlannedNoise(plan, rng, s.w.data());
+  return s.w;
 }
 
 }  // namespace dperm

@@ -207,7 +207,19 @@ void PlanGradientNoise(Plan& p, double paper_sigma, const std::string& paper_rul
                      " does not reach (epsilon, delta) under dperm's accountant; the calibrated sigma is used");
     }
   }
-  p.noise_multiplier = p.noise_scale / contribution;
+  if (!std::isfinite(p.noise_scale))
+    ThrowInvalid("epsilon " + FormatNumber(o.epsilon) + " is too small: the noise scale overflows",
+                 "Use a larger epsilon.");
+  // Snapping (noise.hpp): each step releases g (round(mean/g) + Z), Z
+  // discrete Gaussian. Rounding moves a replaced row's change of the mean by
+  // at most sqrt(dim) g more, so the per-row contribution becomes C' = C +
+  // sqrt(dim) g/2 (sensitivity 2C'), and sigma = z C' keeps the multiplier
+  // z the accountant was calibrated for. The subsampled analysis (WBK 2019
+  // Thm 9) takes any base mechanism's RDP curve; the discrete Gaussian's on
+  // an integer query of L2 sensitivity 2C'/g is alpha (2C')^2/(2 sigma^2)
+  // (CKS20 Thm 14), the continuous curve the calibration used.
+  SnapPlan(p, p.noise_scale / p.sensitivity);
+  p.noise_multiplier = p.noise_scale / (p.sensitivity / 2);
   p.expected_noise_sq = ExpectedNoiseSq(NoiseKind::kGaussian, p.dim, p.noise_scale);
   if (!std::isfinite(p.noise_scale) || !std::isfinite(p.expected_noise_sq))
     ThrowInvalid("epsilon " + FormatNumber(o.epsilon) + " is too small: the noise scale overflows",

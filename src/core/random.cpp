@@ -134,6 +134,7 @@ double SecureRng::Gaussian() {
 double SecureRng::Exponential() { return -std::log(Uniform01()); }
 
 uint64_t SecureRng::UniformIndex(uint64_t n) {
+  if (n <= 1) return 0;  // one outcome: no randomness needed
   // Accept k below the largest multiple of n that fits in 2^64.
   const uint64_t limit = n == 0 ? 0 : UINT64_MAX - (UINT64_MAX % n + 1) % n;
   for (;;) {

@@ -62,6 +62,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dperm/noise.hpp"
 #include "dperm/plan_common.hpp"
 
 namespace dperm {
@@ -165,7 +166,6 @@ Eigen::VectorXd Rrpsgd::Train(const Plan& plan, const Objective& objective,
                               SecureRng& rng) const {
   const int64_t rounds = DrawRandomRound(plan, rng);  // Algorithm 2, line 1
   const double eta = plan.step_size;
-  const double s = plan.noise_scale;
   const uint64_t n = static_cast<uint64_t>(objective.n());
   Eigen::VectorXd w = Eigen::VectorXd::Zero(plan.dim);
   Eigen::VectorXd g(plan.dim);
@@ -174,7 +174,7 @@ Eigen::VectorXd Rrpsgd::Train(const Plan& plan, const Objective& objective,
     const int64_t row = static_cast<int64_t>(rng.UniformIndex(n));  // xi ~ U(S)
     g.setZero();
     objective.AddRowGradients(w, &row, 1, g);
-    for (int j = 0; j < plan.dim; j++) g[j] += s * rng.Gaussian();  // z_t ~ N(0, s^2 I)
+    AddPlannedNoise(plan, rng, g.data());  // + z_t: discrete Gaussian of scale s, snapped
     g += objective.l2() * w;  // post-processing: not part of the noised gradient
     w -= eta * g;             // Algorithm 2, line 5
   }

@@ -117,6 +117,7 @@
 #include "dperm/budget.hpp"
 #include "dperm/calibrate.hpp"
 #include "dperm/mechanism.hpp"
+#include "dperm/noise.hpp"
 #include "dperm/plan_common.hpp"
 #include "dperm/rdp.hpp"
 
@@ -306,31 +307,63 @@ void PlanSvrgNoise(Plan& p, int64_t m, bool doubling, double paper_sigma,
   s.snapshot_sensitivity = 2 * p.L / double(p.n);  // (a): replace-one change of grad F
   s.row_range = SvrgRowRange(p);                   // (b): D
   SvrgSplit split = SvrgOptimalSplit(s, o.epsilon, o.delta);
+  // Snapping (noise.hpp). The two parts are released on one grid g as
+  // g (round(v~/g) + Z1) and g (round(h_t/g) + Z2), Z1 and Z2 independent
+  // discrete Gaussians of variance f sigma^2 and (1 - f) sigma^2 (grid
+  // units). Their sum is a post-processing of the pair, so the split
+  // argument above holds with discrete parts, each an integer query with
+  // the discrete Gaussian's RDP (CKS20 Thm 14, the continuous curve).
+  // Rounding moves each part's replace-one change by at most sqrt(dim) g:
+  // (a) 2G/n + sqrt(dim) g; (b) 2C + sqrt(dim) g, i.e. D + b sqrt(dim) g/2
+  // in place of D. The split f stays; sigma is recalibrated on the
+  // inflated sensitivities (the grid is at most 2^-10 of either, so sigma
+  // grows by at most ~0.1%).
+  const double f = split.fraction;
+  const double root_dim = std::sqrt(double(p.dim));
+  const double part_min = std::min(std::sqrt(f), std::sqrt(1 - f));
+  const double part_max = std::max(std::sqrt(f), std::sqrt(1 - f));
+  double grid = SnapGrid(std::min(s.snapshot_sensitivity, 2 * s.row_range / double(s.batch)),
+                         p.dim, part_min * split.sigma, NoiseKind::kGaussian);
+  SvrgSteps snapped = s;
   double sigma = split.sigma;
-  p.noise_rule = "smallest sigma whose RDP over all inner steps, with sigma^2 split " +
-                 FormatNumber(split.fraction) + " : " + FormatNumber(1 - split.fraction) +
-                 " between the snapshot gradient (Gaussian, Mironov 2017 Prop. 7) and the "
-                 "sampled gradient difference (Wang, Balle & Kasiviswanathan 2019, Thm 9), "
-                 "gives (epsilon, delta); derivation in svrg_common.cpp";
-  if (p.accountant == Accountant::kPaper) {
-    if (paper_sigma >= sigma) {
+  const std::string calibrated_rule =
+      "smallest sigma whose RDP over all inner steps, with sigma^2 split " + FormatNumber(f) +
+      " : " + FormatNumber(1 - f) +
+      " between the snapshot gradient (Gaussian, Mironov 2017 Prop. 7) and the "
+      "sampled gradient difference (Wang, Balle & Kasiviswanathan 2019, Thm 9), "
+      "gives (epsilon, delta) at the rounded sensitivities; derivation in svrg_common.cpp";
+  for (;;) {
+    snapped.snapshot_sensitivity = s.snapshot_sensitivity + root_dim * grid;
+    snapped.row_range = s.row_range + double(s.batch) * root_dim * grid / 2;
+    sigma = SvrgCalibrateSigma(snapped, f, o.epsilon, o.delta);
+    p.noise_rule = calibrated_rule;
+    if (p.accountant == Accountant::kPaper && paper_sigma >= sigma) {
+      // A larger sigma at the same f only lowers the curve.
       sigma = paper_sigma;
       p.noise_rule = paper_rule;
-    } else {
-      AddNote(p, "the paper's sigma " + FormatNumber(paper_sigma) +
-                     " does not reach (epsilon, delta) under dperm's accountant; the calibrated sigma is used");
     }
+    if (part_max * sigma / grid <= MaxGridUnits(NoiseKind::kGaussian)) break;  // each part
+    grid *= 2;
   }
-  p.rdp_curve = SvrgRdpCurve(s, sigma, split.fraction);
+  if (p.accountant == Accountant::kPaper && sigma != paper_sigma)
+    AddNote(p, "the paper's sigma " + FormatNumber(paper_sigma) +
+                   " does not reach (epsilon, delta) under dperm's accountant; the calibrated sigma is used");
+  p.rdp_curve = SvrgRdpCurve(snapped, sigma, f);
+  p.noise_fraction = f;
+  p.grid = grid;
+  p.rounding_inflation = root_dim * grid;
+  p.sampler = "two independent discrete Gaussians (Canonne, Kamath & Steinke 2020, Alg. 3), "
+              "variance fractions f and 1 - f, for the snapshot and the sampled part, each snapped to the grid";
   p.noisy_steps = steps;
   p.sampling = p.batch_size == p.n ? Sampling::kFullBatch : Sampling::kWithoutReplacement;
   p.sampling_rate = double(p.batch_size) / double(p.n);
   // The largest change of one step's v (before noise) under replace-one:
   // 2G/n through the snapshot plus 2D/b through the sampled rows.
-  p.sensitivity = 2 * s.row_range / double(p.batch_size) + s.snapshot_sensitivity;
+  p.sensitivity = 2 * snapped.row_range / double(p.batch_size) + snapped.snapshot_sensitivity;
   p.sensitivity_rule = "2 D / batch_size + 2 L / n: a replaced row moves the snapshot gradient by 2L/n "
                        "and, when sampled, the batch's gradient difference by 2D/b (D = " +
-                       FormatNumber(s.row_range) + ", the range of one row's gradient difference)";
+                       FormatNumber(s.row_range) + ", the range of one row's gradient difference)"
+                       " + 2 sqrt(dim) grid (each part rounded to the grid)";
   p.noise = NoiseKind::kGaussian;
   p.noise_scale = sigma;
   p.noise_multiplier = sigma / (p.sensitivity / 2);
@@ -372,7 +405,15 @@ Eigen::VectorXd RunSvrg(const Plan& p, const Objective& objective, SecureRng& rn
   const int dim = p.dim;
   Eigen::VectorXd snapshot = Eigen::VectorXd::Zero(dim);  // x~_0 = 0
   Eigen::VectorXd x = snapshot;
-  Eigen::VectorXd v(dim), at_x(dim), at_snapshot(dim), mean(dim);
+  Eigen::VectorXd v(dim), at_x(dim), at_snapshot(dim), mean(dim), noisy_full(dim);
+  // Variances of the two parts in grid units (PlanSvrgNoise's split).
+  uint64_t snapshot_sq = 0, sampled_sq = 0;
+  if (sigma > 0) {
+    if (!(p.grid > 0) || !(p.noise_fraction > 0 && p.noise_fraction < 1))
+      throw Error(ErrorKind::kInternal, "SVRG plan has no grid or no noise split");
+    snapshot_sq = GridSigmaSq(std::sqrt(p.noise_fraction) * sigma, p.grid);
+    sampled_sq = GridSigmaSq(std::sqrt(1 - p.noise_fraction) * sigma, p.grid);
+  }
   std::vector<int64_t> batch(size_t(b), 0), scratch;
   for (int64_t s = 1; s <= p.iterations; s++) {
     CheckInterrupt();
@@ -390,11 +431,15 @@ Eigen::VectorXd RunSvrg(const Plan& p, const Objective& objective, SecureRng& rn
       at_snapshot.setZero();
       objective.AddRowGradients(x, batch.data(), b, at_x);
       objective.AddRowGradients(snapshot, batch.data(), b, at_snapshot);
-      // v = grad f_i(x) - grad f_i(x~) + v~ + u (line 7; batch mean for b > 1)
-      v = full;
-      v += (at_x - at_snapshot) / double(b);
-      if (sigma > 0)
-        for (int j = 0; j < dim; j++) v(j) += sigma * rng.Gaussian();
+      // v = grad f_i(x) - grad f_i(x~) + v~ + u (line 7; batch mean for b > 1),
+      // u = u1 + u2 as the two snapped parts of PlanSvrgNoise.
+      v = (at_x - at_snapshot) / double(b);
+      noisy_full = full;
+      if (sigma > 0) {
+        SnapDiscreteGaussian(rng, p.grid, snapshot_sq, noisy_full.data(), dim);
+        SnapDiscreteGaussian(rng, p.grid, sampled_sq, v.data(), dim);
+      }
+      v += noisy_full;
       x -= eta * v;
       ProxElasticNet(x, eta, l1, l2);  // line 8: x = prox_{eta r}(x - eta v)
       mean += x;

@@ -14,6 +14,7 @@
 #include "dperm/train.hpp"
 #include "erm_reference.hpp"
 #include "test_helpers.hpp"
+#include "test_helpers.hpp"
 
 namespace {
 
@@ -109,10 +110,11 @@ TEST(DpGdPlan, TheoremsScheduleAndSigma) {
       EXPECT_EQ(p.batch_size, n);
       EXPECT_EQ(p.sampling, dperm::Sampling::kFullBatch);
       EXPECT_DOUBLE_EQ(p.sampling_rate, 1.0);
-      EXPECT_DOUBLE_EQ(p.sensitivity, 2 * c.L / n);
+      EXPECT_DOUBLE_EQ(p.sensitivity - p.rounding_inflation, 2 * c.L / n);
       double sigma = GaussianCompositionSigma(2 * c.L / n, p.iterations, eps, delta);
-      EXPECT_NEAR(p.noise_scale / sigma, 1.0, 1e-9);
-      EXPECT_NEAR(p.expected_noise_sq, dim * sigma * sigma, 1e-9 * dim * sigma * sigma);
+      EXPECT_NEAR(dperm::testing::ExpectSnappedNoise(p) / sigma, 1.0, 1e-9);
+      EXPECT_NEAR(p.expected_noise_sq, dim * p.noise_scale * p.noise_scale,
+                  1e-9 * dim * sigma * sigma);
 
       Plan q = PlanRelease([&] { Options x = o; x.accountant = Accountant::kPaper; return x; }(),
                            loss, n, d);
@@ -122,7 +124,7 @@ TEST(DpGdPlan, TheoremsScheduleAndSigma) {
       // At c = 1 Theorem 6.1 is below what (eps, delta) needs; the
       // calibrated sigma is used and the note says so.
       EXPECT_LT(paper, sigma);
-      EXPECT_NEAR(q.noise_scale / sigma, 1.0, 1e-9);
+      EXPECT_NEAR(dperm::testing::ExpectSnappedNoise(q) / sigma, 1.0, 1e-9);
       EXPECT_NE(q.note.find("does not reach"), std::string::npos) << q.note;
     }
   }
@@ -162,11 +164,15 @@ TEST(DpGdPlan, RdpCurveConvertsToEpsilon) {
   }
 }
 
-// dp_explain reports the same release by RDP and by PLD (full batch).
-TEST(DpGdPlan, ExplainHasRdpAndPld) {
+// dp_explain states the release by its RDP curve and the grid and sampler
+// of its snapped steps; no PLD figure, which would describe the continuous
+// Gaussian (explain.cpp).
+TEST(DpGdPlan, ExplainHasRdpGridAndSampler) {
   Plan p = PlanRelease(GdOpts(1, 1e-6, 0.1), LossKind::kLogistic, 5000, 4);
   std::string j = dperm::ExplainJson(p);
-  EXPECT_NE(j.find("\"pld\""), std::string::npos) << j;
+  EXPECT_EQ(j.find("\"pld\""), std::string::npos) << j;
+  EXPECT_NE(j.find("\"grid\":"), std::string::npos) << j;
+  EXPECT_NE(j.find("discrete Gaussian"), std::string::npos) << j;
   EXPECT_NE(j.find("\"rdp\""), std::string::npos) << j;
   EXPECT_NE(j.find("\"algorithm\":\"dp_gd\""), std::string::npos) << j;
 }

@@ -14,8 +14,10 @@
 
 #include "dperm/budget.hpp"
 #include "dperm/laplacian_smoothing.hpp"
+#include "dperm/noise.hpp"
 #include "dperm/rdp.hpp"
 #include "noisy_sgd_support.hpp"
+#include "test_helpers.hpp"
 
 namespace {
 
@@ -183,10 +185,12 @@ TEST(DpLssgdPlan, PaperDefaults) {
         EXPECT_EQ(p->iterations_rule.find("lowered"), std::string::npos) << p->iterations_rule;
         EXPECT_EQ(p->noisy_steps, p->iterations);
         EXPECT_NEAR(p->step_size, 1 / std::sqrt(T), 1e-15);
-        EXPECT_DOUBLE_EQ(p->sensitivity, 2 * G / b);  // proof of Theorem 1: 2G/b
+        EXPECT_DOUBLE_EQ(p->sensitivity - p->rounding_inflation, 2 * G / b);  // proof of Theorem 1: 2G/b
+        dperm::testing::ExpectSnappedNoise(*p);
         EXPECT_DOUBLE_EQ(p->sampling_rate, b / c.n);
       }
-      EXPECT_DOUBLE_EQ(paper.noise_scale, std::max(nu, tight.noise_scale));
+      const double want = std::max(nu, dperm::testing::ExpectSnappedNoise(tight));
+      EXPECT_NEAR(dperm::testing::ExpectSnappedNoise(paper), want, 1e-12 * want);
       // Theorem 1's condition, reported in the note.
       bool holds = c.eps * c.eps <= 5 * T * std::log(1 / delta) * b * b / (double(c.n) * c.n);
       EXPECT_NE(paper.note.find(holds ? "condition epsilon^2 <= 5 T log(1/delta) b^2 / n^2 holds"
@@ -310,13 +314,18 @@ TEST(DpLssgdTrain, StepsMatchAlgorithm1) {
     auto f = dperm::MakeObjective(p, rows.data());
     Eigen::VectorXd zero = Eigen::VectorXd::Zero(p.dim);
     dperm::SecureRng rng = dperm::SecureRng::FromSeed(8);
-    Eigen::VectorXd z(p.dim);
-    for (int j = 0; j < p.dim; j++) z[j] = p.noise_scale * rng.Gaussian();
-    Eigen::VectorXd w1 = -eta * DenseSmooth(sigma, f->LossGradient(zero) + z, d + 1);
+    // The batch mean gradient, snapped with the plan's discrete noise.
+    Eigen::VectorXd noisy = f->LossGradient(zero);
+    dperm::AddPlannedNoise(p, rng, noisy.data());
+    for (int j = 0; j < p.dim; j++) {
+      const double units = noisy[j] / p.grid;
+      EXPECT_EQ(units, std::round(units)) << "off the grid";
+    }
+    Eigen::VectorXd w1 = -eta * DenseSmooth(sigma, noisy, d + 1);
     EXPECT_LT((TrainSeeded(p, rows, 8) - w1).norm(), 1e-13);
     // Smoothing per block differs from smoothing the whole vector.
     if (loss == LossKind::kSoftmax) {
-      Eigen::VectorXd whole = -eta * DenseSmooth(sigma, f->LossGradient(zero) + z, p.dim);
+      Eigen::VectorXd whole = -eta * DenseSmooth(sigma, noisy, p.dim);
       EXPECT_GT((whole - w1).norm(), 1e-3);
     }
 

@@ -14,7 +14,9 @@
 #include "dperm/budget.hpp"
 #include "dperm/mechanism.hpp"
 #include "dperm/rdp.hpp"
+#include "dperm/noise.hpp"
 #include "noisy_sgd_support.hpp"
+#include "test_helpers.hpp"
 
 namespace {
 
@@ -77,12 +79,16 @@ TEST(DpSgdPlan, PaperDefaults) {
         EXPECT_DOUBLE_EQ(p->sampling_rate, m / n);
         EXPECT_DOUBLE_EQ(p->radius, M);
         EXPECT_NEAR(p->step_size, eta, 1e-15 * eta);
-        EXPECT_DOUBLE_EQ(p->sensitivity, 2 * L / m);  // a replaced row: 2L/m
-        EXPECT_NEAR(p->noise_multiplier, p->noise_scale * m / L, 1e-12 * p->noise_multiplier);
+        EXPECT_DOUBLE_EQ(p->sensitivity - p->rounding_inflation, 2 * L / m);  // a replaced row: 2L/m
+        // sigma before the rounding term, in units of C = L/m.
+        EXPECT_NEAR(p->noise_multiplier, dperm::testing::ExpectSnappedNoise(*p) * m / L,
+                    1e-12 * p->noise_multiplier);
         EXPECT_EQ(p->ls_sigma, 0);
         EXPECT_GT(p->noise_scale, 0);
       }
-      EXPECT_DOUBLE_EQ(paper.noise_scale, std::max(paper_sigma, tight.noise_scale));
+      const double paper_unrounded = dperm::testing::ExpectSnappedNoise(paper);
+      const double want = std::max(paper_sigma, dperm::testing::ExpectSnappedNoise(tight));
+      EXPECT_NEAR(paper_unrounded, want, 1e-12 * want);
       if (paper_sigma < tight.noise_scale) {
         EXPECT_NE(paper.note.find("calibrated sigma is used"), std::string::npos) << paper.note;
       }
@@ -110,7 +116,9 @@ TEST(DpSgdPlan, PaperSigmaUsedWhenLarger) {
   double L = std::sqrt(2.0);
   double paper_sigma = L * std::sqrt(8 * 100 * std::log(1e8)) / (n * 0.5);
   ASSERT_GT(paper_sigma, tight.noise_scale);
-  EXPECT_DOUBLE_EQ(p.noise_scale, paper_sigma);
+  // The paper's sigma, at the rounded sensitivity (snapping).
+  EXPECT_NEAR(dperm::testing::ExpectSnappedNoise(p), paper_sigma, 1e-12 * paper_sigma);
+  EXPECT_GT(p.noise_scale, paper_sigma);
   EXPECT_NE(p.noise_rule.find("Algorithm 1, line 1"), std::string::npos);
 }
 
@@ -215,9 +223,9 @@ TEST(DpSgdTrain, StepsMatchAlgorithm1) {
     auto f = dperm::MakeObjective(p, rows.data());
     Eigen::VectorXd zero = Eigen::VectorXd::Zero(p.dim);
     dperm::SecureRng rng = dperm::SecureRng::FromSeed(41);
-    Eigen::VectorXd z(p.dim);
-    for (int j = 0; j < p.dim; j++) z[j] = p.noise_scale * rng.Gaussian();
-    Eigen::VectorXd step = -0.7 * (f->LossGradient(zero) + z);
+    Eigen::VectorXd noisy = f->LossGradient(zero);  // the batch mean, snapped
+    dperm::AddPlannedNoise(p, rng, noisy.data());
+    Eigen::VectorXd step = -0.7 * noisy;
     ASSERT_GT(step.norm(), 0.2);  // the projection acts
     Eigen::VectorXd w1 = Project(step, 0.2);
     EXPECT_LT((TrainSeeded(p, rows, 41) - w1).norm(), 1e-13);

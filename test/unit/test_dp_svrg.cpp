@@ -105,14 +105,33 @@ void CheckNoise(const Plan& p, const Constants& c, double paper_sigma) {
   const double eps = p.options.epsilon, delta = p.options.delta;
   SvrgSteps s = StepsOf(p, c);
   dperm::SvrgSplit split = dperm::SvrgOptimalSplit(s, eps, delta);
-  EXPECT_DOUBLE_EQ(p.sensitivity, 2 * c.D / double(p.batch_size) + 2 * c.L / double(p.n));
+  // Snapping (svrg_common.cpp): both parts on one power-of-two grid g, each
+  // part's sensitivity inflated by sqrt(dim) g, at most 2^-10 of it.
+  const double g = p.grid, root = std::sqrt(double(p.dim));
+  int exponent = 0;
+  ASSERT_GT(g, 0.0);
+  EXPECT_EQ(std::frexp(g, &exponent), 0.5) << "grid " << g << " is not a power of two";
+  EXPECT_DOUBLE_EQ(p.rounding_inflation, root * g);
+  EXPECT_LE(root * g, std::min(2 * c.L / double(p.n), 2 * c.D / double(p.batch_size)) / 1024);
+  EXPECT_NE(p.sampler.find("two independent discrete Gaussians"), std::string::npos) << p.sampler;
+  EXPECT_DOUBLE_EQ(p.noise_fraction, split.fraction);
+  const double L_rounded = c.L + double(p.n) * root * g / 2;      // 2L'/n = 2L/n + sqrt(dim) g
+  const double D_rounded = c.D + double(p.batch_size) * root * g / 2;  // 2D'/b = 2D/b + sqrt(dim) g
+  EXPECT_NEAR(p.sensitivity, 2 * c.D / double(p.batch_size) + 2 * c.L / double(p.n) + 2 * root * g,
+              1e-12 * p.sensitivity);
   EXPECT_DOUBLE_EQ(p.sampling_rate, double(p.batch_size) / double(p.n));
   EXPECT_NEAR(p.noise_multiplier, p.noise_scale / (p.sensitivity / 2), 1e-12 * p.noise_multiplier);
   EXPECT_NEAR(p.expected_noise_sq, p.dim * p.noise_scale * p.noise_scale, 1e-9 * p.expected_noise_sq);
-  double expected_sigma = split.sigma;
-  if (p.accountant == Accountant::kPaper && paper_sigma >= split.sigma) expected_sigma = paper_sigma;
-  EXPECT_DOUBLE_EQ(p.noise_scale, expected_sigma);
-  std::vector<double> curve = ExpectedCurve(p.n, p.batch_size, p.noisy_steps, c.L, c.D,
+  SvrgSteps rounded = s;
+  rounded.snapshot_sensitivity = 2 * L_rounded / double(p.n);
+  rounded.row_range = D_rounded;
+  const double calibrated = dperm::SvrgCalibrateSigma(rounded, split.fraction, eps, delta);
+  double expected_sigma = calibrated;
+  if (p.accountant == Accountant::kPaper && paper_sigma >= calibrated) expected_sigma = paper_sigma;
+  EXPECT_NEAR(p.noise_scale, expected_sigma, 1e-12 * expected_sigma);
+  // The rounding costs at most ~0.2% of sigma.
+  EXPECT_LE(calibrated / split.sigma, 1 + 1.0 / 512);
+  std::vector<double> curve = ExpectedCurve(p.n, p.batch_size, p.noisy_steps, L_rounded, D_rounded,
                                             p.noise_scale, split.fraction);
   ASSERT_EQ(p.rdp_curve.size(), curve.size());
   for (size_t i = 0; i < curve.size(); i++)
@@ -121,7 +140,7 @@ void CheckNoise(const Plan& p, const Constants& c, double paper_sigma) {
   EXPECT_EQ(dperm::ReleaseRdpCurve(p), p.rdp_curve);
   double got = EpsilonOf(p.rdp_curve, delta);
   EXPECT_LE(got, eps);
-  if (p.noise_scale == split.sigma) {
+  if (p.noise_scale == calibrated) {
     EXPECT_GE(got, eps * (1 - 1e-6));
   }
 }

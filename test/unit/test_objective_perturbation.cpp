@@ -190,11 +190,14 @@ TEST(ObjectiveApproxPlan, RadiusSigmasAndEvaluations) {
       double mu = 2 * lambda + l2;
       double r = L / (40 * n * mu);
       EXPECT_NEAR(p.certificate_radius, r, 1e-14 * r);
-      EXPECT_NEAR(p.sensitivity, 2 * r, 1e-14 * r);
+      EXPECT_NEAR(p.sensitivity - p.rounding_inflation, 2 * r, 1e-14 * r);
+      // The output noise is snapped: sigma_2 before the rounding term.
+      const double sigma2 = dperm::testing::ExpectSnappedNoise(p);
       EXPECT_NEAR(p.solver_tolerance, mu * r / 2, 1e-14 * mu * r);
       double eps_j = std::log1p(beta / (n * mu));
       const double delta_curve = 0.999 * delta;  // 1e-3 delta pays for the certificate's failure
-      double kappa1 = 2 * L / p.objective_noise, ratio = 2 * r / p.noise_scale;
+      double kappa1 = 2 * L / p.objective_noise, ratio = 2 * r / sigma2;
+      EXPECT_NEAR(ratio, p.sensitivity / p.noise_scale, 1e-12 * ratio);  // kept by the rounding
       std::vector<double> curve = Curve(kappa1, eps_j, ratio);
       // The ledger gets no curve (the failure event is outside it): the
       // release composes by basic sums of its full (epsilon, delta).
@@ -210,7 +213,7 @@ TEST(ObjectiveApproxPlan, RadiusSigmasAndEvaluations) {
         EXPECT_GT(spent, 0.999 * eps);
         EXPECT_NEAR(ratio, kappa1 / 4, 1e-12 * kappa1);  // the output part's share
         // sigma_2 = sigma_1 / (10 n mu): a tenth of the objective noise's displacement.
-        EXPECT_NEAR(p.noise_scale, p.objective_noise / (10 * n * mu), 1e-12 * p.noise_scale);
+        EXPECT_NEAR(sigma2, p.objective_noise / (10 * n * mu), 1e-12 * sigma2);
       } else {
         double paper1 = std::sqrt(10 * std::log(2 / delta_curve)) * L / (eps / 2);
         double paper2 = std::sqrt(2 * std::log(2.5 / delta_curve)) * 2 * r / (eps / 2);
@@ -218,7 +221,7 @@ TEST(ObjectiveApproxPlan, RadiusSigmasAndEvaluations) {
                                         delta_curve) <= eps;
         if (fits) {
           EXPECT_NEAR(p.objective_noise, paper1, 1e-12 * paper1);
-          EXPECT_NEAR(p.noise_scale, paper2, 1e-12 * paper2);
+          EXPECT_NEAR(sigma2, paper2, 1e-12 * paper2);
         } else {
           EXPECT_NE(p.note.find("calibrated sigmas are used"), std::string::npos);
         }
@@ -455,7 +458,12 @@ TEST(ObjectiveApproxTrain, OutputNoiseHasPlannedScale) {
   double sum_sq = 0;
   Eigen::VectorXd mean = Eigen::VectorXd::Zero(p.dim);
   for (int s = 0; s < seeds; s++) {
-    Eigen::VectorXd z = Train(p, rows, 7000 + s) - Train(quiet, rows, 7000 + s);
+    const Eigen::VectorXd released = Train(p, rows, 7000 + s);
+    if (s < 10) {  // snapped: every coordinate an integer number of grid steps
+      for (int j = 0; j < p.dim; j++)
+        EXPECT_EQ(released[j] / p.grid, std::round(released[j] / p.grid)) << "off the grid";
+    }
+    Eigen::VectorXd z = released - Train(quiet, rows, 7000 + s);
     sum_sq += z.squaredNorm();
     mean += z;
   }

@@ -93,15 +93,18 @@ TEST(RrpsgdPlan, DefaultsFollowTheorems) {
       EXPECT_EQ(p.batch_size, 1);
       EXPECT_DOUBLE_EQ(p.sampling_rate, 1.0 / double(c.n));
       EXPECT_EQ(p.sampling, dperm::Sampling::kWithoutReplacement);
-      EXPECT_DOUBLE_EQ(p.sensitivity, 2 * k.L);
-      EXPECT_DOUBLE_EQ(p.noise_multiplier * k.L, p.noise_scale);
+      EXPECT_DOUBLE_EQ(p.sensitivity - p.rounding_inflation, 2 * k.L);
+      // The multiplier is in units of the unrounded contribution C = L.
+      const double unrounded = dperm::testing::ExpectSnappedNoise(p);
+      EXPECT_NEAR(p.noise_multiplier * k.L, unrounded, 1e-12 * unrounded);
       // The paper's per-coordinate noise, and the tight plan's.
       double paper_s = 2 * k.L * std::sqrt(std::log(3 * c.n / c.delta) * std::log(2 / c.delta)) / c.eps;
       Options ot = o;
       ot.accountant = Accountant::kTight;
       Plan tight = PlanRelease(ot, c.loss, c.n, c.d);
       if (acc == Accountant::kPaper) {
-        EXPECT_DOUBLE_EQ(p.noise_scale, std::max(paper_s, tight.noise_scale));
+        const double want = std::max(paper_s, dperm::testing::ExpectSnappedNoise(tight));
+        EXPECT_NEAR(unrounded, want, 1e-12 * want);
       }
       // The step.
       double beta_f = k.beta + c.l2;
@@ -128,7 +131,7 @@ TEST(RrpsgdPlan, PaperSigmaIsLargerAndUsed) {
   Plan paper = PlanRelease(RrOpts(0.5, 1e-6, 0, Accountant::kPaper), LossKind::kLogistic, n, 42);
   double L = std::sqrt(2.0);
   double paper_s = 2 * L * std::sqrt(std::log(3 * n / 1e-6) * std::log(2 / 1e-6)) / 0.5;
-  EXPECT_DOUBLE_EQ(paper.noise_scale, paper_s);
+  EXPECT_NEAR(dperm::testing::ExpectSnappedNoise(paper), paper_s, 1e-12 * paper_s);
   EXPECT_GT(paper.noise_scale, 2 * tight.noise_scale);
   EXPECT_NE(paper.noise_rule.find("Algorithm 2"), std::string::npos);
   // eps > 1 is outside Theorem 4: the plan says so.

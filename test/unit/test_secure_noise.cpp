@@ -128,7 +128,30 @@ TEST(DiscreteGaussian, MatchesExactPmf) {
   CheckDiscreteGaussian(1, 1, 102);          // sigma = 1
   CheckDiscreteGaussian(109, 10, 103);       // sigma^2 = 10.9
   CheckDiscreteGaussian(1000000, 1, 104);    // sigma = 1000
-  CheckDiscreteGaussian(1099511627776ULL, 1, 105);  // sigma = 2^20, the grid's largest
+  CheckDiscreteGaussian(1099511627776ULL, 1, 105);  // sigma = 2^20
+}
+
+// sigma = 2^28, the grid's largest (MaxGridUnits): an exact pmf table of
+// 24 sigma entries is out of reach, so moments and a two-sided tail against
+// N(0, sigma^2), which the discrete Gaussian matches to within exp(-2 pi^2
+// sigma^2) at this scale (Poisson summation; CKS20 §2). 10^6 draws; bounds
+// at 5 standard errors.
+TEST(DiscreteGaussian, LargestGridSigmaHasGaussianMoments) {
+  const int n = 1000000;
+  const double sigma = 268435456.0;
+  SecureRng rng = SecureRng::FromSeed(106);
+  double sum = 0, sum_sq = 0;
+  int beyond = 0;
+  for (int i = 0; i < n; ++i) {
+    const double y = double(DiscreteGaussian(rng, 72057594037927936ULL, 1)) / sigma;
+    sum += y;
+    sum_sq += y * y;
+    beyond += std::fabs(y) > 2;
+  }
+  EXPECT_NEAR(sum / n, 0.0, 5 / std::sqrt(double(n)));
+  EXPECT_NEAR(sum_sq / n, 1.0, 5 * std::sqrt(2.0 / n));
+  const double tail = std::erfc(2 / std::sqrt(2.0));  // P(|Z| > 2) = 0.0455
+  EXPECT_NEAR(double(beyond) / n, tail, 5 * std::sqrt(tail * (1 - tail) / n));
 }
 
 // scale = t/s; exact pmf ∝ exp(-|y| s / t).
@@ -174,24 +197,31 @@ TEST(BernoulliExpNeg, Frequencies) {
 }
 
 TEST(Snapping, GridChoice) {
+  const NoiseKind gauss = NoiseKind::kGaussian, laplace = NoiseKind::kLaplace;
   // Delta-bound: g <= Delta / (2^10 sqrt(dim)), largest power of two.
-  EXPECT_EQ(SnapGrid(1.0, 1, 100.0), std::ldexp(1.0, -10));
-  EXPECT_EQ(SnapGrid(1.0, 16, 100.0), std::ldexp(1.0, -12));
+  EXPECT_EQ(SnapGrid(1.0, 1, 100.0, gauss), std::ldexp(1.0, -10));
+  EXPECT_EQ(SnapGrid(1.0, 16, 100.0, laplace), std::ldexp(1.0, -12));
   // sigma-bound: g <= sigma / 2^10.
-  EXPECT_EQ(SnapGrid(1.0, 1, 0.01), std::ldexp(1.0, -17));
-  // raised so that sigma/g <= 2^20 (huge dim).
-  const double g = SnapGrid(1.0, 100000000, 1.0);
+  EXPECT_EQ(SnapGrid(1.0, 1, 0.01, gauss), std::ldexp(1.0, -17));
+  // raised so that sigma/g <= 2^20 (Laplace) or 2^30 (Gaussian): huge dim,
+  // or noise far above the sensitivity.
+  double g = SnapGrid(1.0, 100000000, 1.0, laplace);
   EXPECT_LE(1.0 / g, 1048576.0);
   EXPECT_GT(1.0 / g, 524288.0);
-  for (double delta : {1e-6, 0.3, 7.0})
-    for (int dim : {1, 5, 1000})
-      for (double sigma : {1e-3, 1.0, 50.0}) {
-        const double gg = SnapGrid(delta, dim, sigma);
-        int e;
-        EXPECT_EQ(std::frexp(gg, &e), 0.5);  // a power of two
-        EXPECT_GE(sigma / gg, 1024.0 / 2 - 1e-9);
-        EXPECT_LE(sigma / gg, 1048576.0);
-      }
+  EXPECT_EQ(SnapGrid(1.0, 100000000, 1.0, gauss), std::ldexp(1.0, -24));  // 2^-10/sqrt(1e8) -> 2^-24
+  g = SnapGrid(1e-9, 100, 1e3, gauss);
+  EXPECT_LE(1e3 / g, 268435456.0);
+  EXPECT_GT(1e3 / g, 134217728.0);
+  for (NoiseKind kind : {gauss, laplace})
+    for (double delta : {1e-6, 0.3, 7.0})
+      for (int dim : {1, 5, 1000})
+        for (double sigma : {1e-3, 1.0, 50.0}) {
+          const double gg = SnapGrid(delta, dim, sigma, kind);
+          int e;
+          EXPECT_EQ(std::frexp(gg, &e), 0.5);  // a power of two
+          EXPECT_GE(sigma / gg, 1024.0 / 2 - 1e-9);
+          EXPECT_LE(sigma / gg, MaxGridUnits(kind));
+        }
 }
 
 TEST(Snapping, OutputsLieOnTheGrid) {

@@ -1,0 +1,81 @@
+// The cost of snapping (noise.hpp) on BANK's public shape: every algorithm's
+// default plan at n = 45211, d = 42 (the bank-full table of ../shared/data),
+// epsilon = 1, delta = 1e-6. Snapping changes a release in two ways: the
+// sensitivity grows by the rounding term sqrt(dim) g, so sigma grows in
+// proportion, and the noiseless value moves by at most g/2 per coordinate.
+// Excess risk near the optimum is a quadratic form in the perturbation, so
+// its expected change is the change of E||perturbation||^2:
+//   (sigma^2 + (g/2)^2) / sigma_0^2 - 1,
+// sigma_0 the noise the same calibration gives without rounding. The issue
+// asked for < 1%; this is the bound for every noisy step and every release.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "dperm/mechanism.hpp"
+#include "dperm/options.hpp"
+#include "dperm/plan.hpp"
+#include "dperm/svrg_common.hpp"
+#include "dperm/train.hpp"
+
+namespace {
+
+using dperm::Algorithm;
+using dperm::LossKind;
+using dperm::Options;
+using dperm::Plan;
+
+const int64_t kBankRows = 45211;
+const int kBankFeatures = 42;
+
+// The noise the plan's calibration gives before the rounding term.
+double UnroundedSigma(const Plan& p) {
+  if (p.algorithm == Algorithm::kDpSvrg || p.algorithm == Algorithm::kDpSvrgPp) {
+    dperm::SvrgSteps s;
+    s.n = p.n;
+    s.batch = p.batch_size;
+    s.steps = p.noisy_steps;
+    s.snapshot_sensitivity = 2 * p.L / double(p.n);
+    s.row_range = dperm::SvrgRowRange(p);
+    return dperm::SvrgCalibrateSigma(s, p.noise_fraction, p.options.epsilon, p.options.delta);
+  }
+  const double base = p.sensitivity - p.rounding_inflation;
+  return p.noise_scale * base / p.sensitivity;
+}
+
+TEST(SnappingCost, BankDefaultsWithinOnePercent) {
+  for (Algorithm a : dperm::AllAlgorithms()) {
+    for (double l2 : {0.0, 0.01}) {
+      Options o;
+      o.epsilon = 1;
+      o.delta = 1e-6;
+      o.l2 = l2;
+      o.algorithm = a;
+      Plan p;
+      try {
+        p = dperm::PlanRelease(o, LossKind::kLogistic, kBankRows, kBankFeatures);
+      } catch (const dperm::Error&) {
+        continue;  // this algorithm needs other options (e.g. l2 > 0)
+      }
+      SCOPED_TRACE(std::string(dperm::AlgorithmName(a)) + " l2=" + std::to_string(l2));
+      if (a == Algorithm::kObjective) {
+        // The one release without a grid: its noise is inside the
+        // objective, and the density argument of objective perturbation
+        // does not survive a discrete b (README, Limitations).
+        EXPECT_EQ(p.grid, 0.0);
+        continue;
+      }
+      ASSERT_GT(p.grid, 0.0);
+      const double sigma0 = UnroundedSigma(p);
+      const double ratio = p.noise_scale / sigma0, half = p.grid / (2 * sigma0);
+      const double change = ratio * ratio + half * half - 1;
+      std::printf("[ info ] %s l2=%g: grid 2^%d, sigma/sigma0 - 1 = %.2e, E||z||^2 change %.2e\n",
+                  dperm::AlgorithmName(a), l2, int(std::log2(p.grid)), ratio - 1, change);
+      EXPECT_GE(ratio, 1.0);   // rounding never lowers the noise
+      EXPECT_LT(change, 0.01);
+    }
+  }
+}
+
+}  // namespace
