@@ -59,9 +59,11 @@ struct Plan {
   // Output perturbation (noisy_steps = 0): `sensitivity` is the L2
   // sensitivity of the noiseless output and the noise is added once.
   // Gradient perturbation (noisy_steps > 0): each of `noisy_steps` steps
-  // releases a batch's mean gradient plus N(0, noise_scale^2 I); a row adds at
-  // most C = sensitivity / 2 to that mean, so one replaced row moves it by at
-  // most `sensitivity` = 2C, and noise_multiplier = noise_scale / C.
+  // releases a batch's mean gradient, snapped to `grid`, plus discrete
+  // Gaussian noise of scale noise_scale (noise.hpp); a row adds at
+  // most C = sensitivity / 2 to that mean (rounding included: C = L/m +
+  // sqrt(dim) grid/2), so one replaced row moves it by at most
+  // `sensitivity` = 2C, and noise_multiplier = noise_scale / C.
   int64_t noisy_steps = 0;
   double sampling_rate = 1;  // batch_size / n
   double noise_multiplier = 0;
