@@ -1,6 +1,6 @@
-// The cost of snapping (noise.hpp) on BANK's public shape: every algorithm's
-// default plan at n = 45211, d = 42 (the bank-full table of ../shared/data),
-// epsilon = 1, delta = 1e-6. Snapping changes a release in two ways: the
+// The cost of snapping (noise.hpp) on the public shapes of BANK (logistic,
+// n = 45211, d = 42) and WINE (Huber, n = 6497, d = 12) of ../shared/data:
+// every algorithm's plan at epsilon = 1, delta = 1e-6, l2 in {0, 0.01}. Snapping changes a release in two ways: the
 // sensitivity grows by the rounding term sqrt(dim) g, so sigma grows in
 // proportion, and the noiseless value moves by at most g/2 per coordinate.
 // Excess risk near the optimum is a quadratic form in the perturbation, so
@@ -26,8 +26,14 @@ using dperm::LossKind;
 using dperm::Options;
 using dperm::Plan;
 
-const int64_t kBankRows = 45211;
-const int kBankFeatures = 42;
+struct Shape {
+  const char* name;
+  LossKind loss;
+  int64_t n;
+  int d;
+};
+const Shape kShapes[] = {{"bank", LossKind::kLogistic, 45211, 42},
+                         {"wine", LossKind::kHuber, 6497, 12}};
 
 // The noise the plan's calibration gives before the rounding term.
 double UnroundedSigma(const Plan& p) {
@@ -44,7 +50,8 @@ double UnroundedSigma(const Plan& p) {
   return p.noise_scale * base / p.sensitivity;
 }
 
-TEST(SnappingCost, BankDefaultsWithinOnePercent) {
+TEST(SnappingCost, BankAndWinePlansWithinOnePercent) {
+  for (const Shape& shape : kShapes)
   for (Algorithm a : dperm::AllAlgorithms()) {
     for (double l2 : {0.0, 0.01}) {
       Options o;
@@ -54,11 +61,11 @@ TEST(SnappingCost, BankDefaultsWithinOnePercent) {
       o.algorithm = a;
       Plan p;
       try {
-        p = dperm::PlanRelease(o, LossKind::kLogistic, kBankRows, kBankFeatures);
+        p = dperm::PlanRelease(o, shape.loss, shape.n, shape.d);
       } catch (const dperm::Error&) {
-        continue;  // this algorithm needs other options (e.g. l2 > 0)
+        continue;  // this algorithm needs other options (l2 > 0) or another loss
       }
-      SCOPED_TRACE(std::string(dperm::AlgorithmName(a)) + " l2=" + std::to_string(l2));
+      SCOPED_TRACE(std::string(shape.name) + " " + dperm::AlgorithmName(a) + " l2=" + std::to_string(l2));
       if (a == Algorithm::kObjective) {
         // The one release without a grid: its noise is inside the
         // objective, and the density argument of objective perturbation
@@ -70,8 +77,8 @@ TEST(SnappingCost, BankDefaultsWithinOnePercent) {
       const double sigma0 = UnroundedSigma(p);
       const double ratio = p.noise_scale / sigma0, half = p.grid / (2 * sigma0);
       const double change = ratio * ratio + half * half - 1;
-      std::printf("[ info ] %s l2=%g: grid 2^%d, sigma/sigma0 - 1 = %.2e, E||z||^2 change %.2e\n",
-                  dperm::AlgorithmName(a), l2, int(std::log2(p.grid)), ratio - 1, change);
+      std::printf("[ info ] %s %s l2=%g: grid 2^%d, sigma/sigma0 - 1 = %.2e, E||z||^2 change %.2e\n",
+                  shape.name, dperm::AlgorithmName(a), l2, int(std::log2(p.grid)), ratio - 1, change);
       EXPECT_GE(ratio, 1.0);   // rounding never lowers the noise
       EXPECT_LT(change, 0.01);
     }
