@@ -85,3 +85,14 @@ SELECT dperm.set_budget('visits', 0.7);
 RESET search_path;
 RESET ROLE;
 SELECT epsilon, set_by FROM dperm.budgets WHERE relation = 'visits'::regclass;
+
+-- the budget check reads the ledger through its GIN index on relations
+-- (relations @> ARRAY[r], not r = ANY (relations), which no index serves):
+-- a budgeted release must not scan every other relation's ledger rows
+BEGIN;
+SET LOCAL enable_seqscan = off;
+SELECT dp_logreg(features, sick, dp_options(epsilon => 0.1, l2 => 0.1)) IS NOT NULL AS released
+  FROM patients;
+SELECT seq_scan, idx_scan > 0 AS read_through_index
+  FROM pg_stat_xact_all_tables WHERE relid = 'dperm.ledger'::regclass;
+COMMIT;

@@ -65,7 +65,7 @@ DPERM_FUNCTION(dperm_budget_spent) {
   Datum args[1] = {ObjectIdGetDatum(relid)};
   if (SPI_execute_with_args(
           "SELECT epsilon, delta, rdp FROM dperm.ledger"
-          " WHERE $1::pg_catalog.regclass OPERATOR(pg_catalog.=) ANY (relations)",
+          " WHERE relations OPERATOR(pg_catalog.@>) ARRAY[$1::pg_catalog.regclass]",
           1, types, args, nullptr, true, 0) != SPI_OK_SELECT)
     elog(ERROR, "could not read dperm.ledger");
   AtEOXact_GUC(true, guc_level);

@@ -58,7 +58,7 @@ void SpentAfter(bool legacy_catalog, Datum relid, const char* accounting, double
           legacy_catalog
               ? "SELECT COALESCE(pg_catalog.sum(epsilon), 0) OPERATOR(pg_catalog.+) $5,"
                 "       COALESCE(pg_catalog.sum(delta), 0) OPERATOR(pg_catalog.+) $6"
-                "  FROM dperm.ledger WHERE $1::pg_catalog.regclass OPERATOR(pg_catalog.=) ANY (relations)"
+                "  FROM dperm.ledger WHERE relations OPERATOR(pg_catalog.@>) ARRAY[$1::pg_catalog.regclass]"
               : "SELECT epsilon, delta FROM dperm.budget_spent($1::pg_catalog.regclass, $2, $3, $4, $5, $6)",
           6, types, args, nulls, false, 1) != SPI_OK_SELECT ||
       SPI_processed != 1)
