@@ -19,6 +19,15 @@ extern bool g_allow_seed;
 // checked from the options and the public shape before the rows are read.
 extern int g_max_coefficients;
 
+// dperm.max_buffer (kB): the most row data an in-memory training aggregate
+// may buffer; dperm.train streams relations estimated to need more.
+extern int g_max_buffer_kb;
+
+// Refuses an in-memory release whose rows pass dperm.max_buffer (SQLSTATE
+// 54000, hint: dperm.train). Uncharged: it depends only on n and d, which
+// are public under replace-one neighbours (DESIGN.md section 4).
+[[noreturn]] void RaiseBufferRefusal();
+
 // A release dperm.train makes on an analyst's behalf while it reads a
 // protected relation as the relation's owner (caller = InvalidOid: the
 // aggregate was called directly, for the current user).

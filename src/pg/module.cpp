@@ -16,6 +16,7 @@ namespace dperm::pg {
 
 bool g_allow_seed = false;
 int g_max_coefficients = 1000000;
+int g_max_buffer_kb = 256 * 1024;
 ReleaseContext g_release;
 
 namespace {
@@ -43,6 +44,19 @@ void _PG_init(void) {
       "holds several copies of them.",
       &dperm::pg::g_max_coefficients, 1000000, 1, INT_MAX, PGC_SUSET, 0, nullptr, nullptr,
       nullptr);
+  // Superuser-only, like temp_file_limit: it bounds a backend's memory, a
+  // server resource, and a role that could raise it could make any backend
+  // allocate many gigabytes. It is not a privacy parameter (the refusal
+  // depends on n and d only); a role that wants streaming below the limit
+  // passes mode => 'streaming' to dperm.train.
+  DefineCustomIntVariable(
+      "dperm.max_buffer",
+      "The most row data an in-memory training aggregate may buffer.",
+      "dp_logreg, dp_huber and dp_softmax refuse (SQLSTATE 54000) when n (d + 1) "
+      "float8 values pass it; dperm.train streams over relations estimated to "
+      "need more.",
+      &dperm::pg::g_max_buffer_kb, 256 * 1024, 64, INT_MAX, PGC_SUSET, GUC_UNIT_KB, nullptr,
+      nullptr, nullptr);
   DefineCustomIntVariable(
       "dperm.ledger_wait_timeout",
       "How long a release waits for a ledger writer to take its charge.",
