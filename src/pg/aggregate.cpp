@@ -342,6 +342,8 @@ namespace {
 
 }  // namespace
 
+bool InMemoryFits(int64 n, int d) { return BufferFits(n, d); }
+
 void RaiseBufferRefusal() {
   ereport(ERROR,
           (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),

@@ -57,6 +57,18 @@ void _PG_init(void) {
       "need more.",
       &dperm::pg::g_max_buffer_kb, 256 * 1024, 64, INT_MAX, PGC_SUSET, GUC_UNIT_KB, nullptr,
       nullptr, nullptr);
+  // Not a user setting: dperm.train turns it on around each streaming pass
+  // (streaming.cpp) and the per-pass aggregates refuse without it. SUSET,
+  // so no other role can set it (a function's SET clause runs with its
+  // caller's rights); hidden, and refused in configuration files.
+  DefineCustomBoolVariable(
+      "dperm.internal_pass",
+      "On only while dperm.train runs a streaming pass.",
+      "The per-pass aggregates return exact gradient sums and refuse to run without it.",
+      &dperm::pg::g_internal_pass, false, PGC_SUSET,
+      GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE | GUC_DISALLOW_IN_AUTO_FILE |
+          GUC_NO_RESET_ALL,
+      nullptr, nullptr, nullptr);
   DefineCustomIntVariable(
       "dperm.ledger_wait_timeout",
       "How long a release waits for a ledger writer to take its charge.",
