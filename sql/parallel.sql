@@ -1,5 +1,10 @@
--- Parallel aggregation: the combine, serialise and deserialise functions let
--- workers share the scan, and the parallel model equals the serial one.
+-- Parallel query and the in-memory aggregates (issue 12). The aggregates are
+-- PARALLEL RESTRICTED with no combine function: shipping every buffered row
+-- from the workers to the leader made parallel plans slower than serial ones,
+-- so the aggregate always runs in the leader and is never partial. With the
+-- default parallel_tuple_cost the planner keeps the whole plan serial; when
+-- told that tuples are free it may still scan in parallel below the
+-- aggregate, and the model is the same.
 SET dperm.allow_seed = on;
 CREATE TABLE par AS
   SELECT i, ARRAY[0.5 * sin(i), 0.5 * cos(5 * i), 0.3 * sin(11 * i)] AS f,
@@ -7,12 +12,19 @@ CREATE TABLE par AS
     FROM generate_series(1, 200000) i;
 ANALYZE par;
 SET parallel_setup_cost = 0;
-SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 SET parallel_leader_participation = off;
+-- shipping rows costs more than training them in one backend: serial
 EXPLAIN (COSTS OFF)
   SELECT dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 0.1, seed => 1)) FROM par;
+SET parallel_tuple_cost = 0;
+-- free tuples: a parallel scan under the aggregate, never a Partial Aggregate
+EXPLAIN (COSTS OFF)
+  SELECT dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 0.1, seed => 1)) FROM par;
+SELECT p.proname, p.proparallel, a.aggcombinefn
+  FROM pg_proc p JOIN pg_aggregate a ON a.aggfnoid = p.oid
+ WHERE p.proname IN ('dp_logreg', 'dp_huber', 'dp_softmax') ORDER BY 1, 2;
 -- the workers really run (plan shape alone does not prove it)
 CREATE FUNCTION workers_launched(query text) RETURNS int LANGUAGE plpgsql AS $$
 DECLARE line text;
@@ -25,7 +37,7 @@ END $$;
 SELECT workers_launched('SELECT dp_logreg(f, y, dp_options(algorithm => ''output_gd'', epsilon => 1, l2 => 0.1, seed => 1)) FROM par') > 0 AS parallel;
 CREATE TABLE parallel_model AS
   SELECT dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 0.1, seed => 1)) AS m FROM par;
--- the leader's final function charged the ledger from a parallel plan
+-- the final function, in the leader, charged the ledger from a parallel plan
 SELECT n, epsilon, relation_names FROM dperm.ledger ORDER BY id DESC LIMIT 1;
 
 SET max_parallel_workers_per_gather = 0;
@@ -41,3 +53,30 @@ SELECT (p.m::jsonb->>'n')::int AS n,
   FROM parallel_model p, serial_model s;
 -- and the parallel model is accurate
 SELECT avg(((dp_predict(m, f) > 0.5) = y)::int) > 0.8 AS accurate FROM par, parallel_model;
+
+-- dperm.max_buffer caps the in-memory buffer: past it the aggregate refuses
+-- cleanly (54000, hint: dperm.train), uncharged, whatever the plan.
+SET max_parallel_workers_per_gather = 2;
+SHOW dperm.max_buffer;
+SET dperm.max_buffer = '4MB';  -- 200000 rows x 4 float8 = 6.1 MB
+SELECT count(*) AS ledger_rows_before FROM dperm.ledger \gset
+\set VERBOSITY sqlstate
+SELECT dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 0.1, seed => 1)) FROM par;
+\set VERBOSITY default
+SET max_parallel_workers_per_gather = 0;
+SELECT dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 0.1, seed => 1)) FROM par;
+-- a ragged row does not change the answer (the refusal depends on n and d only)
+INSERT INTO par VALUES (0, ARRAY[1, 2], true);
+SELECT dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 0.1, seed => 1)) FROM par;
+DELETE FROM par WHERE i = 0;
+SELECT count(*) = :ledger_rows_before AS nothing_charged FROM dperm.ledger;
+-- rows that fit still train
+SELECT (dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 0.1, seed => 1))::jsonb->>'n')::int AS n
+  FROM par WHERE i <= 100000;
+RESET dperm.max_buffer;
+-- an analyst cannot raise it
+CREATE ROLE regress_buffer_analyst;
+SET ROLE regress_buffer_analyst;
+SET dperm.max_buffer = '1TB';
+RESET ROLE;
+DROP ROLE regress_buffer_analyst;

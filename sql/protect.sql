@@ -51,9 +51,10 @@ SELECT dperm.set_budget('records', 100);
 SELECT dperm.protect('records');
 DELETE FROM dperm.ledger;
 UPDATE dperm.protected SET analysts = NULL;
--- and dperm.train reads protected relations only
+-- dperm.train reads an unprotected relation with the caller's own rights
+-- (issue 12): her own table is hers to train on
 CREATE TABLE regress_alice.own AS SELECT ARRAY[0.1, 0.2]::float8[] AS x, true AS y;
-SELECT dperm.train('regress_alice.own', 'x', 'y', 'logistic', dp_options(epsilon => 0.1));
+SELECT dperm.train('regress_alice.own', 'x', 'y', 'logistic', dp_options(epsilon => 0.1))::jsonb->>'n' AS n;
 SELECT dperm.train('regress_alice.v', 'x', 'sick', 'logistic', dp_options(epsilon => 0.1));
 RESET ROLE;
 

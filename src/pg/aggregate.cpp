@@ -5,9 +5,13 @@
 // contiguous buffer in the aggregate memory context (stride d + 1: the d
 // features, then the label, target or class index); the core views it with
 // Eigen::Map, no copy.
-// Combine appends, serialise/deserialise use a versioned bytea, so the
-// aggregates run under parallel query. The final function plans, charges the
-// ledger, then trains.
+// The buffer is capped by dperm.max_buffer; past it the rows are only
+// counted and the final function refuses (BufferRefusal). The aggregates are
+// PARALLEL RESTRICTED with no combine function: shipping every row from the
+// workers to the leader made a parallel plan slower than a serial one and
+// overflowed the 1 GB limit of a serialised state (issue 12); tables that do
+// not fit train by dperm.train's streaming mode (streaming.cpp). The final
+// function plans, charges the ledger, then trains.
 #include "dperm/budget.hpp"
 #include "dperm/model.hpp"
 #include "dperm/random.hpp"
@@ -21,9 +25,9 @@
 
 extern "C" {
 #include "catalog/pg_type.h"
-#include "libpq/pqformat.h"
 #include "port.h"
 #include "utils/array.h"
+#include "utils/guc.h"
 #include "utils/timestamp.h"
 }
 
@@ -41,6 +45,9 @@ struct RowState {
   int32 loss;          // LossKind
   int32 d;             // features per row, -1 until the first row
   int64 n;             // rows kept
+  int64 seen;          // rows the release would keep, counted even when not
+                       // buffered (past dperm.max_buffer, after a deferred error)
+  int32 shape_d;       // element count of the first counted features array, -1 before
   int64 capacity;      // rows the buffer holds
   double* rows;        // capacity * (d + 1) doubles
   Jsonb* options_raw;  // the options as given, to check every row agrees
@@ -48,22 +55,6 @@ struct RowState {
   int32 deferred;      // DeferredError
   int32 deferred_dim;  // the offending row's dimension
   bool impute;         // dperm.train: rows with NULLs are imputed, never skipped
-};
-
-const uint32 kSerialMagic = 0x4450524d;  // "DPRM"
-const uint32 kSerialVersion = 2;
-
-// Header of the serialised state; options jsonb and rows follow.
-struct SerialHeader {
-  uint32 magic;
-  uint32 version;
-  int32 loss;
-  int32 d;
-  int64 n;
-  uint32 options_size;
-  int32 deferred;
-  int32 deferred_dim;
-  int32 impute;
 };
 
 Size RowBytes(int64 rows, int32 d) {
@@ -87,6 +78,7 @@ RowState* NewState(MemoryContext context, LossKind loss, Jsonb* options) {
   RowState* st = static_cast<RowState*>(MemoryContextAllocZero(context, sizeof(RowState)));
   st->loss = static_cast<int32>(loss);
   st->d = -1;
+  st->shape_d = -1;
   st->options = ParseOptionsJsonb(options).options;
   // Checked before any row is read: dp_softmax's transition needs K, and an
   // option error must not depend on the rows.
@@ -97,7 +89,7 @@ RowState* NewState(MemoryContext context, LossKind loss, Jsonb* options) {
   memcpy(st->options_raw, options, VARSIZE(options));
   // dperm.train: the dimension is the column's public shape, read before.
   st->impute = OidIsValid(g_release.caller);
-  if (st->impute) st->d = g_release.dimension;
+  if (st->impute) st->d = st->shape_d = g_release.dimension;
   return st;
 }
 
@@ -121,12 +113,23 @@ bool SetDimension(RowState* st, int d) {
   return st->d == d;
 }
 
+// dperm.max_buffer in bytes.
+Size BufferLimit() { return static_cast<Size>(g_max_buffer_kb) * 1024; }
+
+// Whether `rows` rows of shape d (plus the label) fit under dperm.max_buffer.
+bool BufferFits(int64 rows, int32 d) {
+  return d < 0 || static_cast<double>(rows) * (d + 1) * sizeof(double) <=
+                      static_cast<double>(BufferLimit());
+}
+
 // Room for `more` rows in the buffer (doubling, huge allocations allowed).
 void Reserve(MemoryContext context, RowState* st, int64 more) {
   if (st->n + more <= st->capacity) return;
   // Start with up to 1024 rows, but no more than about 8 MB.
   int64 first = Max((int64)1, Min((int64)1024, (int64)(8 << 20) / (int64)RowBytes(1, st->d)));
   int64 capacity = Max(st->capacity * 2, Max(st->n + more, first));
+  // Never more than dperm.max_buffer (the caller checked that n + more fit).
+  capacity = Max(st->n + more, Min(capacity, (int64)(BufferLimit() / RowBytes(1, st->d))));
   Size bytes = RowBytes(capacity, st->d);
   st->rows = static_cast<double*>(
       st->rows == nullptr ? MemoryContextAllocHuge(context, bytes)
@@ -198,8 +201,22 @@ Datum Transition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule,
     st = NewState(context, loss, options);
   else if (!SameOptions(st->options_raw, options))
     Defer(st, kOptionsDiffer, 0);
-  if (st->deferred != kNoError) PG_RETURN_POINTER(st);
   if (!st->impute && !KeepRow(fcinfo, rule, st)) PG_RETURN_POINTER(st);
+  // Counted whatever happens next, so that the buffer refusal depends on
+  // (n, d) only, never on which rows are ragged (BufferRefusal).
+  st->seen++;
+  if (st->shape_d < 0 && !PG_ARGISNULL(1)) {
+    ArrayType* first = PG_GETARG_ARRAYTYPE_P(1);
+    st->shape_d = ArrayGetNItems(ARR_NDIM(first), ARR_DIMS(first));
+  }
+  if (st->deferred != kNoError || !BufferFits(st->seen, st->shape_d)) {
+    if (st->rows != nullptr) {  // past the cap: the rows are dropped, the count goes on
+      pfree(st->rows);
+      st->rows = nullptr;
+      st->capacity = 0;
+    }
+    PG_RETURN_POINTER(st);
+  }
 
   int d = st->d, ndim = 1;
   double* x = nullptr;
@@ -284,85 +301,17 @@ DPERM_FUNCTION(dperm_softmax_transition) {
   return Transition(fcinfo, LossKind::kSoftmax, LabelRule::kClass, "dp_softmax");
 }
 
-// Combine: append the rows of the second state to the first.
+// dperm.combine, dperm.serialize, dperm.deserialize: the support functions
+// of the aggregates up to 0.5.0, dropped by the 0.6.0 upgrade. Only the
+// replay of dperm--0.1.0.sql still needs their symbols.
 DPERM_FUNCTION(dperm_combine) {
-  MemoryContext context = AggregateContext(fcinfo, "dperm_combine");
-  RowState* a = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<RowState*>(PG_GETARG_POINTER(0));
-  RowState* b = PG_ARGISNULL(1) ? nullptr : reinterpret_cast<RowState*>(PG_GETARG_POINTER(1));
-  if (b == nullptr) {
-    if (a == nullptr) PG_RETURN_NULL();
-    PG_RETURN_POINTER(a);
-  }
-  if (a == nullptr) {
-    // The second state may live in a short-lived context: copy it.
-    a = static_cast<RowState*>(MemoryContextAllocZero(context, sizeof(RowState)));
-    *a = *b;
-    a->rows = nullptr;
-    a->n = a->capacity = 0;
-    a->options_raw = static_cast<Jsonb*>(MemoryContextAlloc(context, VARSIZE(b->options_raw)));
-    memcpy(a->options_raw, b->options_raw, VARSIZE(b->options_raw));
-  } else if (!SameOptions(a->options_raw, b->options_raw)) {
-    Defer(a, kOptionsDiffer, 0);
-  }
-  if (b->deferred != kNoError) Defer(a, static_cast<DeferredError>(b->deferred), b->deferred_dim);
-  a->impute = a->impute || b->impute;
-  if (a->deferred == kNoError && b->n > 0 && !SetDimension(a, b->d)) Defer(a, kRaggedRow, b->d);
-  if (a->deferred == kNoError && b->n > 0) {
-    Reserve(context, a, b->n);
-    memcpy(a->rows + a->n * (a->d + 1), b->rows, RowBytes(b->n, b->d));
-    a->n += b->n;
-  }
-  PG_RETURN_POINTER(a);
+  ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                  errmsg("dperm training aggregates no longer combine partial states"),
+                  errhint("ALTER EXTENSION dperm UPDATE, then train large tables with dperm.train.")));
+  PG_RETURN_NULL();
 }
-
-// Serialise: header, options jsonb, rows.
-DPERM_FUNCTION(dperm_serialize) {
-  AggregateContext(fcinfo, "dperm_serialize");
-  RowState* st = reinterpret_cast<RowState*>(PG_GETARG_POINTER(0));
-  SerialHeader h = {kSerialMagic, kSerialVersion, st->loss, st->d, st->n,
-                    static_cast<uint32>(MAXALIGN(VARSIZE(st->options_raw))), st->deferred,
-                    st->deferred_dim, st->impute ? 1 : 0};
-  Size rows = st->n > 0 ? RowBytes(st->n, st->d) : 0;
-  Size size = VARHDRSZ + sizeof h + h.options_size + rows;
-  bytea* out = static_cast<bytea*>(palloc0(size));
-  SET_VARSIZE(out, size);
-  char* p = VARDATA(out);
-  memcpy(p, &h, sizeof h);
-  memcpy(p + sizeof h, st->options_raw, VARSIZE(st->options_raw));
-  if (rows > 0) memcpy(p + sizeof h + h.options_size, st->rows, rows);
-  PG_RETURN_BYTEA_P(out);
-}
-
-// Deserialise, validating every size before use.
-DPERM_FUNCTION(dperm_deserialize) {
-  AggregateContext(fcinfo, "dperm_deserialize");
-  bytea* in = PG_GETARG_BYTEA_PP(0);
-  Size size = VARSIZE_ANY_EXHDR(in);
-  const char* p = VARDATA_ANY(in);
-  SerialHeader h;
-  if (size < sizeof h) ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("dperm state too short")));
-  memcpy(&h, p, sizeof h);
-  if (h.magic != kSerialMagic || h.version != kSerialVersion || h.n < 0 || h.d < -1 ||
-      (h.n > 0 && h.d < 0) || h.options_size < VARHDRSZ || h.deferred < kNoError ||
-      h.deferred > kOptionsDiffer ||
-      size != sizeof h + h.options_size + (h.n > 0 ? RowBytes(h.n, h.d) : 0))
-    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dperm aggregate state")));
-  Jsonb* options = static_cast<Jsonb*>(palloc(h.options_size));
-  memcpy(options, p + sizeof h, h.options_size);
-  if (VARSIZE(options) > h.options_size)
-    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dperm aggregate state")));
-  RowState* st = NewState(CurrentMemoryContext, static_cast<LossKind>(h.loss), options);
-  st->d = h.d;
-  st->deferred = h.deferred;
-  st->deferred_dim = h.deferred_dim;
-  st->impute = h.impute != 0;
-  if (h.n > 0) {
-    st->rows = static_cast<double*>(palloc_extended(RowBytes(h.n, h.d), MCXT_ALLOC_HUGE));
-    memcpy(st->rows, p + sizeof h + h.options_size, RowBytes(h.n, h.d));
-    st->n = st->capacity = h.n;
-  }
-  PG_RETURN_POINTER(st);
-}
+DPERM_FUNCTION(dperm_serialize) { return dperm_combine_body(fcinfo); }
+DPERM_FUNCTION(dperm_deserialize) { return dperm_combine_body(fcinfo); }
 
 namespace dperm::pg {
 namespace {
@@ -392,6 +341,23 @@ namespace {
 }
 
 }  // namespace
+
+bool InMemoryFits(int64 n, int d) { return BufferFits(n, d); }
+
+void RaiseBufferRefusal() {
+  ereport(ERROR,
+          (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+           errmsg("the rows do not fit in dperm.max_buffer (%s)",
+                  GetConfigOptionByName("dperm.max_buffer", nullptr, false)),
+           errdetail("dp_logreg, dp_huber and dp_softmax keep every row (d + 1 float8 values) in "
+                     "the backend's memory. Nothing was charged: whether n (d + 1) 8 bytes pass "
+                     "the limit depends only on n and d, which every release makes public."),
+           errhint("Train with dperm.train(relation, features, label, loss, options), which "
+                   "streams over the relation in constant memory; or a superuser can raise "
+                   "dperm.max_buffer.")));
+  pg_unreachable();
+}
+
 }  // namespace dperm::pg
 
 // Final: plan from public inputs, charge the ledger, train, release.
@@ -399,6 +365,7 @@ DPERM_FUNCTION(dperm_final) {
   AggregateContext(fcinfo, "dperm_final");
   if (PG_ARGISNULL(0)) PG_RETURN_NULL();  // no rows at all
   RowState* st = reinterpret_cast<RowState*>(PG_GETARG_POINTER(0));
+  if (!BufferFits(st->seen, st->shape_d)) RaiseBufferRefusal();
   // Only skipped rows: nothing is released (under dperm.train no row is
   // skipped, so this means an empty relation, whose n = 0 is public).
   if (st->n == 0 && st->deferred == kNoError) PG_RETURN_NULL();

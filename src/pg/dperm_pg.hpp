@@ -19,6 +19,22 @@ extern bool g_allow_seed;
 // checked from the options and the public shape before the rows are read.
 extern int g_max_coefficients;
 
+// dperm.max_buffer (kB): the most row data an in-memory training aggregate
+// may buffer; dperm.train streams relations estimated to need more.
+extern int g_max_buffer_kb;
+
+// Refuses an in-memory release whose rows pass dperm.max_buffer (SQLSTATE
+// 54000, hint: dperm.train). Uncharged: it depends only on n and d, which
+// are public under replace-one neighbours (DESIGN.md section 4).
+[[noreturn]] void RaiseBufferRefusal();
+
+// Whether n rows of d features fit in dperm.max_buffer (in-memory mode).
+bool InMemoryFits(int64 n, int d);
+
+// dperm.internal_pass: on only while dperm.train runs a streaming pass; the
+// per-pass aggregates refuse without it (pass_aggregate.cpp).
+extern bool g_internal_pass;
+
 // A release dperm.train makes on an analyst's behalf while it reads a
 // protected relation as the relation's owner (caller = InvalidOid: the
 // aggregate was called directly, for the current user).
@@ -43,8 +59,11 @@ int PinInternalSearchPath();
 // (SECURITY_RESTRICTED_OPERATION) if asked, with search_path pinned and
 // serial plans; checks that SPI returns `expected`. The caller's identity
 // and settings come back on return, or on abort.
+// allow_parallel: let the planner use parallel workers (streaming passes,
+// whose aggregates need no backend-local state); otherwise serial plans.
 void RunInternalSql(Oid role, bool restricted, const char* sql, int nargs, Oid* types,
-                    Datum* args, const char* nulls, int expected, bool read_only);
+                    Datum* args, const char* nulls, int expected, bool read_only,
+                    bool allow_parallel = false);
 
 // RunInternalSql as the bootstrap superuser, for dperm's own catalog.
 void RunAsCatalogOwner(const char* sql, int nargs, Oid* types, Datum* args, const char* nulls,
@@ -136,5 +155,26 @@ struct ChargeRequest {
 // across sessions and survives a rollback of the caller. Returns the ledger
 // row's id.
 int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_relations);
+
+// The relations a dperm.train release from `relid` is charged to, as the
+// in-memory query's range table gives them: the relation, its partitions and
+// inheritance children, `dataset` when valid, and every ancestor of each.
+Oid* TrainRelations(Oid relid, Oid dataset, int* count);
+
+// One streaming release of dperm.train (streaming.cpp), everything public
+// already checked: plans, charges `relations` once, then trains by passes of
+// `pass_sql` ($1 = w, $2 = spec) run as `reader`. NULL (*isnull) for n = 0.
+struct StreamingRequest {
+  Oid reader;
+  const char* pass_sql;
+  LossKind loss;
+  const ParsedOptions* parsed;
+  Jsonb* options;
+  int64 n;
+  int d;
+  const Oid* relations;
+  int n_relations;
+};
+Datum TrainStreamingRelease(const StreamingRequest& request, bool* isnull);
 
 }  // namespace dperm::pg

@@ -29,7 +29,8 @@ int PinInternalSearchPath() {
 }
 
 void RunInternalSql(Oid role, bool restricted, const char* sql, int nargs, Oid* types,
-                    Datum* args, const char* nulls, int expected, bool read_only) {
+                    Datum* args, const char* nulls, int expected, bool read_only,
+                    bool allow_parallel) {
   Oid saved_user;
   int saved_context;
   GetUserIdAndSecContext(&saved_user, &saved_context);
@@ -45,10 +46,13 @@ void RunInternalSql(Oid role, bool restricted, const char* sql, int nargs, Oid* 
   bool parallel = IsInParallelMode();
   int level = parallel ? 0 : PinInternalSearchPath();
   // Serial plans only: the release context (g_release) lives in this
-  // backend, and a parallel worker running the final function would not see it.
+  // backend, and a parallel worker running the final function would not see
+  // it. Streaming passes may go parallel: their aggregates read only their
+  // arguments and dperm.internal_pass, which workers inherit.
   if (!parallel) {
-    set_config_option("max_parallel_workers_per_gather", "0", PGC_USERSET, PGC_S_SESSION,
-                      GUC_ACTION_SAVE, true, 0, false);
+    if (!allow_parallel)
+      set_config_option("max_parallel_workers_per_gather", "0", PGC_USERSET, PGC_S_SESSION,
+                        GUC_ACTION_SAVE, true, 0, false);
     set_config_option("force_parallel_mode", "off", PGC_USERSET, PGC_S_SESSION,
                       GUC_ACTION_SAVE, true, 0, false);
   }

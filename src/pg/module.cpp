@@ -16,6 +16,7 @@ namespace dperm::pg {
 
 bool g_allow_seed = false;
 int g_max_coefficients = 1000000;
+int g_max_buffer_kb = 256 * 1024;
 ReleaseContext g_release;
 
 namespace {
@@ -43,6 +44,31 @@ void _PG_init(void) {
       "holds several copies of them.",
       &dperm::pg::g_max_coefficients, 1000000, 1, INT_MAX, PGC_SUSET, 0, nullptr, nullptr,
       nullptr);
+  // Superuser-only, like temp_file_limit: it bounds a backend's memory, a
+  // server resource, and a role that could raise it could make any backend
+  // allocate many gigabytes. It is not a privacy parameter (the refusal
+  // depends on n and d only); a role that wants streaming below the limit
+  // passes mode => 'streaming' to dperm.train.
+  DefineCustomIntVariable(
+      "dperm.max_buffer",
+      "The most row data an in-memory training aggregate may buffer.",
+      "dp_logreg, dp_huber and dp_softmax refuse (SQLSTATE 54000) when n (d + 1) "
+      "float8 values pass it; dperm.train streams over relations estimated to "
+      "need more.",
+      &dperm::pg::g_max_buffer_kb, 256 * 1024, 64, INT_MAX, PGC_SUSET, GUC_UNIT_KB, nullptr,
+      nullptr, nullptr);
+  // Not a user setting: dperm.train turns it on around each streaming pass
+  // (streaming.cpp) and the per-pass aggregates refuse without it. SUSET,
+  // so no other role can set it (a function's SET clause runs with its
+  // caller's rights); hidden, and refused in configuration files.
+  DefineCustomBoolVariable(
+      "dperm.internal_pass",
+      "On only while dperm.train runs a streaming pass.",
+      "The per-pass aggregates return exact gradient sums and refuse to run without it.",
+      &dperm::pg::g_internal_pass, false, PGC_SUSET,
+      GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE | GUC_DISALLOW_IN_AUTO_FILE |
+          GUC_NO_RESET_ALL,
+      nullptr, nullptr, nullptr);
   DefineCustomIntVariable(
       "dperm.ledger_wait_timeout",
       "How long a release waits for a ledger writer to take its charge.",

@@ -10,6 +10,7 @@
 // bootstrap superuser for dperm's own catalog; identifiers quoted, types,
 // functions and operators qualified, search_path = pg_catalog, pg_temp.
 #include "dperm/options.hpp"
+#include "dperm/pass.hpp"
 #include "dperm/train.hpp"
 
 #include "dperm_pg.hpp"
@@ -151,6 +152,7 @@ void RevokeAll(Oid relid) {
 struct TrainTarget {
   const char* aggregate;
   const char* label_cast;
+  const char* pass_aggregate;  // streaming mode's per-pass aggregate in schema dperm
 };
 
 TrainTarget TargetFor(dperm::LossKind loss, Oid label_type, const char* label,
@@ -162,17 +164,18 @@ TrainTarget TargetFor(dperm::LossKind loss, Oid label_type, const char* label,
     case dperm::LossKind::kLogistic:
       ok = label_type == FLOAT8OID || label_type == BOOLOID;
       types = "boolean or float8";
-      t = {"dp_logreg", label_type == BOOLOID ? "pg_catalog.bool" : "pg_catalog.float8"};
+      t = {"dp_logreg", label_type == BOOLOID ? "pg_catalog.bool" : "pg_catalog.float8",
+           "pass_logreg"};
       break;
     case dperm::LossKind::kHuber:
       ok = label_type == FLOAT8OID;
       types = "float8";
-      t = {"dp_huber", "pg_catalog.float8"};
+      t = {"dp_huber", "pg_catalog.float8", "pass_huber"};
       break;
     default:  // softmax: a class index; smallint widens to integer
       ok = label_type == INT4OID || label_type == INT2OID;
       types = "integer or smallint";
-      t = {"dp_softmax", "pg_catalog.int4"};
+      t = {"dp_softmax", "pg_catalog.int4", "pass_softmax"};
       break;
   }
   if (!ok)
@@ -254,31 +257,78 @@ DPERM_FUNCTION(dperm_protect) {
   PG_RETURN_VOID();
 }
 
+// How dperm.train reads the rows (issue 12).
+enum class TrainMode { kAuto, kInMemory, kStreaming };
+
+namespace dperm::pg {
+namespace {
+
+TrainMode ParseTrainMode(const char* mode) {
+  if (strcmp(mode, "auto") == 0) return TrainMode::kAuto;
+  if (strcmp(mode, "in_memory") == 0) return TrainMode::kInMemory;
+  if (strcmp(mode, "streaming") == 0) return TrainMode::kStreaming;
+  ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                  errmsg("unknown dperm.train mode \"%s\"", mode),
+                  errhint("Valid modes: auto, in_memory, streaming.")));
+  pg_unreachable();
+}
+
+// Whether `role` may read the two columns of `relid` (SELECT on the table,
+// or on both columns).
+bool MayReadColumns(Oid relid, Oid role, const char* features, const char* label) {
+  if (pg_class_aclcheck(relid, role, ACL_SELECT) == ACLCHECK_OK) return true;
+  return pg_attribute_aclcheck(relid, get_attnum(relid, features), role, ACL_SELECT) ==
+             ACLCHECK_OK &&
+         pg_attribute_aclcheck(relid, get_attnum(relid, label), role, ACL_SELECT) == ACLCHECK_OK;
+}
+
+}  // namespace
+}  // namespace dperm::pg
+
 // dperm.train(relation regclass, features text, label text, loss text,
-// options jsonb) -> dp_model: a private release from a protected relation,
-// charged to it (and its ancestors) and recorded under the caller's name.
+// options jsonb [, mode text]) -> dp_model: a private release from a
+// relation, charged to it (and its partitions and ancestors) and recorded
+// under the caller's name. A protected relation is read as its owner, by
+// the analysts the owner listed; any other relation with the caller's own
+// rights (SELECT on it or on both columns; row-level security as the caller
+// sees it). mode: 'in_memory' runs the training aggregate over the rows
+// (refused, uncharged, when n (d + 1) float8 pass dperm.max_buffer);
+// 'streaming' charges once and runs one pass of a per-pass aggregate per
+// gradient (output_gd, dp_gd, dp_accmd), in constant memory; 'auto' (the
+// 5-argument form) streams exactly when the rows would not fit.
 DPERM_FUNCTION(dperm_train) {
   Oid relid = PG_GETARG_OID(0);
   char* features = text_to_cstring(PG_GETARG_TEXT_PP(1));
   char* label = text_to_cstring(PG_GETARG_TEXT_PP(2));
   char* loss_name = text_to_cstring(PG_GETARG_TEXT_PP(3));
   Datum options = PG_GETARG_DATUM(4);
+  TrainMode mode = PG_NARGS() > 5 ? ParseTrainMode(text_to_cstring(PG_GETARG_TEXT_PP(5)))
+                                  : TrainMode::kAuto;
   Oid caller = GetUserId();
   Oid owner;
   char* name = LockReadableRelation(relid, &owner);
   dperm::LossKind loss = ParseLossName(loss_name);
   SPI_connect();
   bool allowed = false;
-  if (!OidIsValid(ProtectionOf(relid, caller, &allowed)))
-    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                    errmsg("relation %s is not protected by dperm", name),
-                    errhint("dperm.train reads protected relations only; train with dp_logreg, "
-                            "dp_huber or dp_softmax on relations you can read, or ask the owner to "
-                            "run dperm.protect.")));
-  if (!allowed)
-    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                    errmsg("role %s may not train on %s", GetUserNameFromId(caller, false), name),
-                    errhint("The owner lists the analysts of a protected relation with dperm.protect.")));
+  Oid reader;
+  if (OidIsValid(ProtectionOf(relid, caller, &allowed))) {
+    if (!allowed)
+      ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                      errmsg("role %s may not train on %s", GetUserNameFromId(caller, false), name),
+                      errhint("The owner lists the analysts of a protected relation with dperm.protect.")));
+    reader = owner;
+  } else {
+    // Not protected: read with the caller's own rights, as their own
+    // SELECT dp_logreg(...) FROM it would.
+    ColumnType(relid, features);
+    ColumnType(relid, label);
+    if (!MayReadColumns(relid, caller, features, label))
+      ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                      errmsg("permission denied for relation %s", name),
+                      errhint("dperm.train reads a relation with the caller's rights unless its "
+                              "owner protected it with dperm.protect and listed the caller.")));
+    reader = caller;
+  }
   Oid feature_type = ColumnType(relid, features);
   Oid label_type = ColumnType(relid, label);
   if (feature_type != FLOAT8ARRAYOID)
@@ -296,12 +346,12 @@ DPERM_FUNCTION(dperm_train) {
 
   char* qualified = psprintf("%s.%s", quote_identifier(get_namespace_name(get_rel_namespace(relid))),
                              quote_identifier(name));
-  // The public shape, read as the owner: n, the relation's row count (every
+  // The public shape, read as the reader: n, the relation's row count (every
   // row is kept, NULLs imputed, so n does not depend on the columns or
   // options chosen), and d, the dimension of the features column (the model
   // shows both anyway). With them the whole plan is checked here, before a
   // row is read: only a row of another shape can still fail later, charged.
-  RunInternalSql(owner, true,
+  RunInternalSql(reader, true,
                  psprintf("SELECT pg_catalog.count(*),"
                           " (SELECT pg_catalog.array_length(%s, 1) FROM %s WHERE %s IS NOT NULL LIMIT 1)"
                           " FROM %s",
@@ -312,8 +362,18 @@ DPERM_FUNCTION(dperm_train) {
   Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
   release.dimension = isnull ? 0 : DatumGetInt32(d);
   CheckCoefficientCount(loss, release.dimension, parsed.options);
+  // The mode depends on n and d only (public): the rows' buffer against
+  // dperm.max_buffer, as the aggregate itself would count it.
+  bool fits = InMemoryFits(n, release.dimension);
+  bool streaming = mode == TrainMode::kStreaming || (mode == TrainMode::kAuto && !fits);
+  if (!streaming && !fits) RaiseBufferRefusal();
   if (n > 0)
-    RunCore([&] { dperm::PlanRelease(parsed.options, loss, n, release.dimension); });
+    RunCore([&] {
+      if (streaming)
+        dperm::PlanStreamingRelease(parsed.options, loss, n, release.dimension);
+      else
+        dperm::PlanRelease(parsed.options, loss, n, release.dimension);
+    });
 
   // dperm's own aggregate, by schema and exact argument types.
   RunAsCatalogOwner("SELECT e.extnamespace FROM pg_catalog.pg_extension e"
@@ -323,28 +383,42 @@ DPERM_FUNCTION(dperm_train) {
   bool schema_null;
   Oid schema = DatumGetObjectId(
       SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &schema_null));
-  char* sql = psprintf("SELECT %s.%s(%s::pg_catalog.float8[], %s::%s, $1::pg_catalog.jsonb) FROM %s",
-                       quote_identifier(get_namespace_name(schema)), target.aggregate,
-                       quote_identifier(features), quote_identifier(label), target.label_cast,
-                       qualified);
-  Oid types[1] = {JSONBOID};
-  Datum args[1] = {options};
   Datum model = (Datum)0;
   isnull = true;
-  PG_TRY();
-  {
-    g_release = release;
-    RunInternalSql(owner, true, sql, 1, types, args, nullptr, SPI_OK_SELECT, false);
-    g_release = ReleaseContext();
+  if (streaming) {
+    // The per-pass aggregates live in dperm's own schema "dperm".
+    char* pass_sql = psprintf(
+        "SELECT dperm.%s(%s::pg_catalog.float8[], %s::%s, $1::pg_catalog.float8[],"
+        " $2::pg_catalog.float8[]) FROM %s",
+        target.pass_aggregate, quote_identifier(features), quote_identifier(label),
+        target.label_cast, qualified);
+    int n_relations = 0;
+    Oid* relations = TrainRelations(relid, release.dataset, &n_relations);
+    StreamingRequest request = {reader, pass_sql, loss, &parsed, DatumGetJsonbP(options),
+                                n, release.dimension, relations, n_relations};
+    model = TrainStreamingRelease(request, &isnull);
+  } else {
+    char* sql = psprintf("SELECT %s.%s(%s::pg_catalog.float8[], %s::%s, $1::pg_catalog.jsonb) FROM %s",
+                         quote_identifier(get_namespace_name(schema)), target.aggregate,
+                         quote_identifier(features), quote_identifier(label), target.label_cast,
+                         qualified);
+    Oid types[1] = {JSONBOID};
+    Datum args[1] = {options};
+    PG_TRY();
+    {
+      g_release = release;
+      RunInternalSql(reader, true, sql, 1, types, args, nullptr, SPI_OK_SELECT, false);
+      g_release = ReleaseContext();
+    }
+    PG_CATCH();
+    {
+      g_release = ReleaseContext();
+      PG_RE_THROW();
+    }
+    PG_END_TRY();
+    if (SPI_processed == 1)
+      model = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
   }
-  PG_CATCH();
-  {
-    g_release = ReleaseContext();
-    PG_RE_THROW();
-  }
-  PG_END_TRY();
-  if (SPI_processed == 1)
-    model = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
   if (!isnull) model = SPI_datumTransfer(model, false, -1);
   SPI_finish();
   if (isnull) PG_RETURN_NULL();

@@ -141,4 +141,24 @@ Oid* RelationsRead(FunctionCallInfo fcinfo, const char* dataset, int* count) {
   return out;
 }
 
+Oid* TrainRelations(Oid relid, Oid dataset, int* count) {
+  List* relids = find_all_inheritors(relid, AccessShareLock, nullptr);
+  if (OidIsValid(dataset)) relids = list_append_unique_oid(relids, dataset);
+  int read = list_length(relids);
+  for (int i = 0; i < read; i++) {
+    ListCell* lc;
+    foreach (lc, AncestorsOf(list_nth_oid(relids, i)))
+      relids = list_append_unique_oid(relids, lfirst_oid(lc));
+  }
+  if (list_length(relids) > kMaxRelations)
+    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                    errmsg("a release may read at most %d relations", kMaxRelations)));
+  Oid* out = static_cast<Oid*>(palloc(sizeof(Oid) * Max(list_length(relids), 1)));
+  int i = 0;
+  ListCell* lc;
+  foreach (lc, relids) out[i++] = lfirst_oid(lc);
+  *count = i;
+  return out;
+}
+
 }  // namespace dperm::pg

@@ -1,0 +1,105 @@
+// Streaming training (DESIGN.md section 5, issue 12): full-batch algorithms
+// whose every read of the data is a sum over all rows at one model w, taken
+// by one pass of a per-pass aggregate with a plain float8[] state, so that
+// memory does not grow with n and parallel workers share each pass.
+//
+// A pass returns [rows, sum_i f_i(w), sum_i grad f_i(w)] over the training
+// rows, each clipped and labelled exactly as the in-memory aggregate stores
+// them under dperm.train (rows.hpp). The mechanism is the same code as in
+// memory (Mechanism::Train over an Objective): PassObjective answers
+// LossValue and LossGradient with one pass each, so a seeded streaming model
+// equals the in-memory one up to the order of floating-point sums.
+#pragma once
+#include "dperm/core.hpp"
+#include "dperm/objective.hpp"
+#include "dperm/options.hpp"
+#include "dperm/plan.hpp"
+#include "dperm/random.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace dperm {
+
+// What a pass needs besides w: the public shape and options of the release.
+struct PassSpec {
+  LossKind loss = LossKind::kLogistic;
+  int d = 0;
+  bool fit_intercept = true;
+  double feature_bound = 1;
+  double huber_delta = 1;
+  int classes = 0;  // softmax: K; 0 for binary models
+  // Model coordinates: max(K, 1) (d + fit_intercept).
+  int dim() const;
+};
+
+// The spec of a plan's release.
+PassSpec PassSpecFor(const Plan& plan);
+
+// The spec as the float8[] the per-pass aggregates take, and back (false
+// when the values are not a valid spec).
+const int kPassSpecSize = 6;
+void EncodePassSpec(const PassSpec& spec, double* out);
+bool DecodePassSpec(const double* in, int size, PassSpec* spec);
+
+// A pass's state: [rows, loss sum, gradient sum (dim values)].
+inline int PassStateSize(const PassSpec& spec) { return 2 + spec.dim(); }
+
+// Adds one training row to `state`: x holds the d features already clipped
+// (ClipRow), `label` the stored label (+1/-1, Huber target, or class index
+// in 0 .. K-1). `scratch` holds max(K, 1) doubles. No allocation, no throw.
+void PassAddRow(const PassSpec& spec, const double* w, const double* x, double label,
+                double* state, double* scratch) noexcept;
+
+// Combine: into[i] += from[i].
+void PassCombine(double* into, const double* from, int size) noexcept;
+
+// Runs one pass at w and fills `state` (PassStateSize values). Implemented
+// by the boundary (an SPI query of the per-pass aggregate); may throw.
+class PassRunner {
+ public:
+  virtual ~PassRunner() = default;
+  virtual void Run(const Eigen::VectorXd& w, double* state) = 0;
+};
+
+// The regularised empirical risk F of the plan, every loss value or
+// gradient read by one pass. Methods that need single rows or the Hessian
+// (AddRowGradients, LossHessian) are not streamable and throw.
+class PassObjective final : public Objective {
+ public:
+  PassObjective(const Plan& plan, PassRunner& runner);
+  int dim() const override { return spec_.dim(); }
+  Eigen::Index n() const override { return n_; }
+  double LossValue(const Eigen::VectorXd& w) const override;
+  Eigen::VectorXd LossGradient(const Eigen::VectorXd& w) const override;
+  void AddRowGradients(const Eigen::VectorXd& w, const int64_t* rows, int64_t m,
+                       Eigen::VectorXd& sum) const override;
+  Eigen::MatrixXd LossHessian(const Eigen::VectorXd& w) const override;
+  int64_t passes() const { return passes_; }
+
+ private:
+  // One pass at w into state_, checked to have read all n rows.
+  void Pass(const Eigen::VectorXd& w) const;
+  PassSpec spec_;
+  Eigen::Index n_;
+  PassRunner* runner_;
+  mutable std::vector<double> state_;
+  mutable int64_t passes_ = 0;
+};
+
+// Whether an algorithm reads the data only through full-batch loss values
+// and gradients (output_gd, dp_gd, dp_accmd), so that it can stream.
+bool SupportsStreaming(Algorithm algorithm);
+
+// The plan of a streaming release: PlanRelease, except that when no
+// algorithm is given and the in-memory default cannot stream (bolton, for
+// l2 > 0) the default is output_gd, whose tight contraction needs few passes.
+// Throws (feature not supported) for a named algorithm that cannot stream.
+Plan PlanStreamingRelease(const Options& options, LossKind loss, int64_t n, int d);
+
+// Trains by the plan, every gradient a pass of `runner`; *passes is set to
+// the number of passes run.
+std::vector<double> TrainStreaming(const Plan& plan, PassRunner& runner, SecureRng& rng,
+                                   int64_t* passes);
+
+}  // namespace dperm

@@ -1,0 +1,135 @@
+-- dperm.train's streaming mode (issue 12): one charge, then one pass of a
+-- per-pass aggregate per gradient; the seeded model equals the in-memory one.
+SET dperm.allow_seed = on;
+SET max_parallel_workers_per_gather = 0;
+CREATE TABLE st AS
+  SELECT i,
+         CASE WHEN i % 97 = 0 THEN NULL
+              WHEN i % 89 = 0 THEN ARRAY[NULL, 'NaN', 1e300]::float8[]
+              ELSE ARRAY[sin(i), cos(3 * i), 0.5 * sin(7 * i)] END AS f,
+         CASE WHEN i % 83 = 0 THEN NULL ELSE sin(i) + cos(3 * i) > 0 END AS y,
+         CASE WHEN i % 83 = 0 THEN NULL ELSE sin(i) + 0.3 * cos(3 * i) END AS t,
+         CASE WHEN i % 79 = 0 THEN NULL WHEN i % 71 = 0 THEN 9
+              ELSE ((sin(i) > 0)::int + (cos(3 * i) > 0)::int) END AS k
+    FROM generate_series(1, 3000) i;
+ANALYZE st;
+
+-- max |coefficient difference| between two models
+CREATE FUNCTION model_gap(a dp_model, b dp_model) RETURNS float8 LANGUAGE sql AS $$
+  SELECT max(abs(x.coefficient - y.coefficient))
+    FROM dp_coefficients(a) x JOIN dp_coefficients(b) y
+      ON x.term = y.term AND x.class IS NOT DISTINCT FROM y.class $$;
+
+-- Same seed, same options: streaming = in memory, for each loss and
+-- full-batch algorithm (NULL rows imputed, NaN/huge values clipped alike).
+CREATE TABLE pairs (loss text, label text, options jsonb);
+INSERT INTO pairs VALUES
+  ('logistic', 'y', dp_options(epsilon => 1, algorithm => 'output_gd', l2 => 0.05, seed => 7)),
+  ('logistic', 'y', dp_options(epsilon => 1, algorithm => 'output_gd', seed => 7)),
+  ('logistic', 'y', dp_options(epsilon => 1, delta => 1e-6, algorithm => 'dp_gd', iterations => 60, seed => 7)),
+  ('logistic', 'y', dp_options(epsilon => 1, delta => 1e-6, algorithm => 'dp_gd', l1 => 0.001, iterations => 40, seed => 7)),
+  ('logistic', 't', dp_options(epsilon => 1, algorithm => 'output_gd', l2 => 0.05, seed => 7)),
+  ('huber', 't', dp_options(epsilon => 1, algorithm => 'output_gd', l2 => 0.05, seed => 7)),
+  ('huber', 't', dp_options(epsilon => 1, delta => 1e-6, algorithm => 'dp_gd', iterations => 60, seed => 7)),
+  ('huber', 't', dp_options(epsilon => 1, delta => 1e-6, algorithm => 'dp_accmd', iterations => 30, seed => 7)),
+  ('softmax', 'k', dp_options(epsilon => 1, algorithm => 'output_gd', l2 => 0.05, classes => 3, seed => 7)),
+  ('softmax', 'k', dp_options(epsilon => 1, delta => 1e-6, algorithm => 'dp_gd', iterations => 40, classes => 3, seed => 7));
+SELECT count(*) AS ledger_before FROM dperm.ledger \gset
+SELECT loss, label, options->>'algorithm' AS algorithm, m_mem::jsonb->>'n' AS n,
+       model_gap(m_mem, m_str) < 1e-9 AS same_model,
+       (m_mem::jsonb->'plan'->>'iterations') = (m_str::jsonb->'plan'->>'iterations') AS same_plan
+  FROM (SELECT loss, label, options,
+               dperm.train('st', 'f', label, loss, options, mode => 'in_memory') AS m_mem,
+               dperm.train('st', 'f', label, loss, options, mode => 'streaming') AS m_str
+          FROM pairs) r
+ ORDER BY 1, 2, 3, options::text;
+-- one ledger row per release, streaming or not
+SELECT count(*) - :ledger_before AS new_ledger_rows FROM dperm.ledger;
+SELECT n, d, algorithm, epsilon, relation_names FROM dperm.ledger ORDER BY id DESC LIMIT 1;
+
+-- auto: in memory while the rows fit in dperm.max_buffer, streaming above;
+-- without an algorithm and with l2 > 0 the in-memory default is bolton,
+-- which reads rows one by one; streaming's default is output_gd.
+SELECT dperm.train('st', 'f', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.05, seed => 1))::jsonb->>'algorithm' AS fits;
+SET dperm.max_buffer = '64kB';  -- 3000 rows x 4 float8 = 94 kB
+SELECT dperm.train('st', 'f', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.05, seed => 1))::jsonb->>'algorithm' AS too_big;
+SELECT (dperm.train('st', 'f', 'y', 'logistic', dp_options(epsilon => 1, seed => 1))::jsonb->>'n')::int AS n;
+-- forcing in_memory past the limit: refused before any row is read, uncharged
+SELECT count(*) AS ledger_before FROM dperm.ledger \gset
+SELECT dperm.train('st', 'f', 'y', 'logistic', dp_options(epsilon => 1, seed => 1), mode => 'in_memory');
+-- an algorithm that reads single rows cannot stream: refused, uncharged
+SELECT dperm.train('st', 'f', 'y', 'logistic', dp_options(epsilon => 1, algorithm => 'bolton', l2 => 0.1), mode => 'streaming');
+SELECT dperm.train('st', 'f', 'y', 'logistic', dp_options(epsilon => 1), mode => 'fast');
+SELECT count(*) = :ledger_before AS nothing_charged FROM dperm.ledger;
+RESET dperm.max_buffer;
+
+-- Parallel passes: the per-pass aggregate combines partial states
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+EXPLAIN (COSTS OFF)
+  SELECT dperm.pass_logreg(f, y, '{0,0,0,0}', '{0,3,1,1,1,0}') FROM st;
+CREATE TABLE big AS
+  SELECT i, ARRAY[sin(i), cos(3 * i), 0.5 * sin(7 * i)] AS f, sin(i) + cos(3 * i) > 0 AS y
+    FROM generate_series(1, 200000) i;
+ANALYZE big;
+SELECT model_gap(dperm.train('big', 'f', 'y', 'logistic', dp_options(epsilon => 1, algorithm => 'output_gd', l2 => 0.05, seed => 3), mode => 'streaming'),
+                 dperm.train('big', 'f', 'y', 'logistic', dp_options(epsilon => 1, algorithm => 'output_gd', l2 => 0.05, seed => 3), mode => 'in_memory'))
+       < 1e-9 AS parallel_same_model;
+SET max_parallel_workers_per_gather = 0;
+
+-- A row of another shape fails a streaming release after its charge
+INSERT INTO st VALUES (0, ARRAY[1, 2], true, 1, 1);
+SELECT count(*) AS ledger_before FROM dperm.ledger \gset
+SELECT dperm.train('st', 'f', 'y', 'logistic', dp_options(epsilon => 1, algorithm => 'output_gd', seed => 1), mode => 'streaming');
+SELECT count(*) - :ledger_before AS charged FROM dperm.ledger;
+DELETE FROM st WHERE i = 0;
+-- an empty relation releases nothing and charges nothing
+CREATE TABLE st_empty (f float8[], y boolean);
+SELECT dperm.train('st_empty', 'f', 'y', 'logistic', dp_options(epsilon => 1), mode => 'streaming') IS NULL AS empty;
+
+-- Attacks: the per-pass aggregates return exact gradients; no role can
+-- run them outside dperm.train's passes.
+CREATE ROLE regress_stream_eve LOGIN;
+GRANT SELECT ON st TO regress_stream_eve;
+SET ROLE regress_stream_eve;
+SELECT dperm.pass_logreg(f, y, '{0,0,0,0}', '{0,3,1,1,1,0}') FROM st;
+SET dperm.internal_pass = on;
+SELECT set_config('dperm.internal_pass', 'on', false);
+CREATE FUNCTION pg_temp.grads() RETURNS float8[] LANGUAGE sql
+  SET dperm.internal_pass = on
+  AS $$ SELECT dperm.pass_logreg(f, y, '{0,0,0,0}', '{0,3,1,1,1,0}') FROM public.st $$;
+SELECT dperm.pass_logreg_bool_step('{}', ARRAY[1, 2, 3]::float8[], true, '{0,0,0,0}', '{0,3,1,1,1,0}');
+-- dperm.train on a relation she can read: with her rights, charged, under her name
+SELECT (dperm.train('public.st', 'f', 'y', 'logistic', dp_options(epsilon => 1), mode => 'streaming')::jsonb->>'n')::int AS n;
+SELECT role, n, relation_names FROM dperm.ledger ORDER BY id DESC LIMIT 1;
+-- ... but not on one she cannot read
+SELECT dperm.train('public.big', 'f', 'y', 'logistic', dp_options(epsilon => 1), mode => 'streaming');
+RESET ROLE;
+-- row-level security as the caller sees it: she trains on her rows only
+ALTER TABLE st ENABLE ROW LEVEL SECURITY;
+CREATE POLICY eve_rows ON st FOR SELECT TO regress_stream_eve USING (i <= 1000);
+SET ROLE regress_stream_eve;
+SELECT (dperm.train('public.st', 'f', 'y', 'logistic', dp_options(epsilon => 1), mode => 'streaming')::jsonb->>'n')::int AS n_streaming,
+       (dperm.train('public.st', 'f', 'y', 'logistic', dp_options(epsilon => 1), mode => 'in_memory')::jsonb->>'n')::int AS n_in_memory;
+RESET ROLE;
+ALTER TABLE st DISABLE ROW LEVEL SECURITY;
+-- a protected relation streams as its owner, for its analysts
+CREATE ROLE regress_stream_owner;
+CREATE TABLE prot AS SELECT * FROM st;
+ALTER TABLE prot OWNER TO regress_stream_owner;
+SET ROLE regress_stream_owner;
+SELECT dperm.protect('prot', ARRAY['regress_stream_eve']::regrole[]);
+RESET ROLE;
+SET ROLE regress_stream_eve;
+SELECT * FROM public.prot LIMIT 1;
+SELECT model_gap(dperm.train('public.prot', 'f', 'y', 'logistic', dp_options(epsilon => 1, algorithm => 'output_gd', seed => 5), mode => 'streaming'),
+                 dperm.train('public.prot', 'f', 'y', 'logistic', dp_options(epsilon => 1, algorithm => 'output_gd', seed => 5), mode => 'in_memory'))
+       < 1e-9 AS protected_same_model;
+SELECT dperm.pass_logreg(f, y, '{0,0,0,0}', '{0,3,1,1,1,0}') FROM public.prot;
+RESET ROLE;
+DELETE FROM dperm.protected WHERE relation = 'prot'::regclass;
+DROP TABLE prot;
+DROP OWNED BY regress_stream_eve, regress_stream_owner;
+DROP ROLE regress_stream_eve, regress_stream_owner;

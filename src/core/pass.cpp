@@ -1,0 +1,199 @@
+// Per-pass sums and the streaming objective (pass.hpp).
+#include "dperm/pass.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "dperm/loss.hpp"
+#include "dperm/mechanism.hpp"
+#include "dperm/softmax.hpp"
+#include "dperm/train.hpp"
+
+namespace dperm {
+namespace {
+
+// Largest d and K a spec may carry (the plans' own caps are lower).
+const double kMaxSpecDim = 100000000;
+
+// Adds the gradient c x (and c for the intercept) of a binary row.
+void AddScaledRow(const PassSpec& s, double c, const double* x, double* grad) {
+  for (int j = 0; j < s.d; j++) grad[j] += c * x[j];
+  if (s.fit_intercept) grad[s.d] += c;
+}
+
+// <w, x> (+ b): the margin of a binary model, or one class's score.
+double Margin(const PassSpec& s, const double* w, const double* x) {
+  double m = 0;
+  for (int j = 0; j < s.d; j++) m += w[j] * x[j];
+  if (s.fit_intercept) m += w[s.d];
+  return m;
+}
+
+}  // namespace
+
+int PassSpec::dim() const { return (d + (fit_intercept ? 1 : 0)) * std::max(classes, 1); }
+
+PassSpec PassSpecFor(const Plan& plan) {
+  PassSpec s;
+  s.loss = plan.loss;
+  s.d = plan.d;
+  s.fit_intercept = plan.options.fit_intercept;
+  s.feature_bound = plan.options.feature_bound;
+  s.huber_delta = plan.options.huber_delta;
+  s.classes = plan.classes;
+  return s;
+}
+
+void EncodePassSpec(const PassSpec& s, double* out) {
+  out[0] = static_cast<double>(static_cast<int>(s.loss));
+  out[1] = s.d;
+  out[2] = s.fit_intercept ? 1 : 0;
+  out[3] = s.feature_bound;
+  out[4] = s.huber_delta;
+  out[5] = s.classes;
+}
+
+bool DecodePassSpec(const double* in, int size, PassSpec* s) {
+  if (size != kPassSpecSize) return false;
+  for (int i = 0; i < size; i++)
+    if (!std::isfinite(in[i])) return false;
+  if (in[0] != 0 && in[0] != 1 && in[0] != 2) return false;
+  if (in[1] < 0 || in[1] > kMaxSpecDim || in[1] != std::floor(in[1])) return false;
+  if (in[2] != 0 && in[2] != 1) return false;
+  if (!(in[3] > 0) || !(in[4] > 0)) return false;
+  if (in[5] < 0 || in[5] > kMaxSpecDim || in[5] != std::floor(in[5])) return false;
+  s->loss = static_cast<LossKind>(static_cast<int>(in[0]));
+  s->d = static_cast<int>(in[1]);
+  s->fit_intercept = in[2] == 1;
+  s->feature_bound = in[3];
+  s->huber_delta = in[4];
+  s->classes = static_cast<int>(in[5]);
+  if ((s->loss == LossKind::kSoftmax) != (s->classes >= 2)) return false;
+  double dim = (in[1] + in[2]) * std::max(in[5], 1.0);
+  return dim >= 1 && dim <= kMaxSpecDim;
+}
+
+void PassAddRow(const PassSpec& s, const double* w, const double* x, double label,
+                double* state, double* scratch) noexcept {
+  double* grad = state + 2;
+  state[0] += 1;
+  switch (s.loss) {
+    case LossKind::kLogistic: {
+      const LogisticLoss f;
+      double m = Margin(s, w, x);
+      state[1] += f.Value(m, label);
+      AddScaledRow(s, f.Derivative(m, label), x, grad);
+      break;
+    }
+    case LossKind::kHuber: {
+      const HuberLoss f(s.huber_delta);
+      double m = Margin(s, w, x);
+      state[1] += f.Value(m, label);
+      AddScaledRow(s, f.Derivative(m, label), x, grad);
+      break;
+    }
+    case LossKind::kSoftmax: {
+      // F_i = log sum_k exp(s_k) - s_y, gradient (p - e_y) (x) [x, 1], as
+      // SoftmaxObjective::LossValue and LossGradient compute it.
+      const int per_class = s.d + (s.fit_intercept ? 1 : 0);
+      const int y = static_cast<int>(label);
+      for (int k = 0; k < s.classes; k++) scratch[k] = Margin(s, w + k * per_class, x);
+      double top = scratch[0];
+      for (int k = 1; k < s.classes; k++) top = std::max(top, scratch[k]);
+      double sum = 0;
+      for (int k = 0; k < s.classes; k++) sum += std::exp(scratch[k] - top);
+      state[1] += top + std::log(sum) - scratch[y];
+      SoftmaxInPlace(scratch, s.classes);
+      scratch[y] -= 1;
+      for (int k = 0; k < s.classes; k++) AddScaledRow(s, scratch[k], x, grad + k * per_class);
+      break;
+    }
+  }
+}
+
+void PassCombine(double* into, const double* from, int size) noexcept {
+  for (int i = 0; i < size; i++) into[i] += from[i];
+}
+
+PassObjective::PassObjective(const Plan& plan, PassRunner& runner)
+    : Objective(plan.mu, plan.options.l1),
+      spec_(PassSpecFor(plan)),
+      n_(plan.n),
+      runner_(&runner),
+      state_(PassStateSize(spec_)) {}
+
+void PassObjective::Pass(const Eigen::VectorXd& w) const {
+  CheckInterrupt();
+  std::fill(state_.begin(), state_.end(), 0.0);
+  runner_->Run(w, state_.data());
+  passes_++;
+  // Every pass reads the rows of one snapshot, the n the plan was made for.
+  if (state_[0] != static_cast<double>(n_))
+    throw Error(ErrorKind::kInternal,
+                "a streaming pass read " + std::to_string(static_cast<int64_t>(state_[0])) +
+                    " rows, but the release was planned for n = " + std::to_string(n_),
+                "Every pass reads the snapshot of the statement; a row-level security policy "
+                "whose result changes between passes breaks that.");
+}
+
+double PassObjective::LossValue(const Eigen::VectorXd& w) const {
+  Pass(w);
+  return state_[1] / static_cast<double>(n_);
+}
+
+Eigen::VectorXd PassObjective::LossGradient(const Eigen::VectorXd& w) const {
+  Pass(w);
+  Eigen::VectorXd grad = Eigen::Map<const Eigen::VectorXd>(state_.data() + 2, dim());
+  grad /= static_cast<double>(n_);
+  return grad;
+}
+
+void PassObjective::AddRowGradients(const Eigen::VectorXd&, const int64_t*, int64_t,
+                                    Eigen::VectorXd&) const {
+  throw Error(ErrorKind::kFeatureNotSupported,
+              "streaming training reads full-batch sums only, not single rows");
+}
+
+Eigen::MatrixXd PassObjective::LossHessian(const Eigen::VectorXd&) const {
+  throw Error(ErrorKind::kFeatureNotSupported,
+              "streaming training has no Hessian pass yet");
+}
+
+bool SupportsStreaming(Algorithm a) {
+  return a == Algorithm::kOutputGd || a == Algorithm::kDpGd || a == Algorithm::kDpAccmd;
+}
+
+Plan PlanStreamingRelease(const Options& options, LossKind loss, int64_t n, int d) {
+  if (options.has_algorithm) {
+    if (!SupportsStreaming(options.algorithm))
+      throw Error(ErrorKind::kFeatureNotSupported,
+                  std::string("algorithm ") + AlgorithmName(options.algorithm) +
+                      " cannot train in streaming mode: it reads single rows",
+                  "Streaming mode runs output_gd, dp_gd and dp_accmd (one pass per gradient); "
+                  "or pass mode => 'in_memory' if the rows fit in dperm.max_buffer.");
+    return PlanRelease(options, loss, n, d);
+  }
+  std::string why;
+  Algorithm a = DefaultAlgorithm(loss, options, &why);
+  if (SupportsStreaming(a)) return PlanRelease(options, loss, n, d);
+  Options chosen = options;
+  chosen.algorithm = Algorithm::kOutputGd;
+  chosen.has_algorithm = true;
+  Plan p = MechanismFor(chosen.algorithm).MakePlan(chosen, loss, n, d);
+  p.algorithm_rule = std::string("default for ") + LossName(loss) +
+                     " in streaming mode with l2 > 0: output_gd (bolton reads rows one by "
+                     "one; output_gd's tight contraction needs few passes)";
+  return p;
+}
+
+std::vector<double> TrainStreaming(const Plan& plan, PassRunner& runner, SecureRng& rng,
+                                   int64_t* passes) {
+  if (!SupportsStreaming(plan.algorithm))
+    throw Error(ErrorKind::kInternal, "TrainStreaming: the plan's algorithm cannot stream");
+  PassObjective objective(plan, runner);
+  Eigen::VectorXd w = MechanismFor(plan.algorithm).Train(plan, objective, rng);
+  *passes = objective.passes();
+  return std::vector<double>(w.data(), w.data() + w.size());
+}
+
+}  // namespace dperm

@@ -1,0 +1,217 @@
+// The per-pass aggregates of streaming training (DESIGN.md section 5, issue
+// 12): dperm.pass_logreg, dperm.pass_huber, dperm.pass_softmax. For a model
+// w and a spec (the public shape and options, pass.hpp) passed as constants,
+// one scan returns [rows, loss sum, gradient sum] over the training rows,
+// clipped and labelled exactly as dp_logreg/dp_huber/dp_softmax store them
+// under dperm.train (every row kept, NULLs imputed). The state is a plain
+// float8[] and the combine function sums element-wise, so the aggregates are
+// PARALLEL SAFE and parallel workers share every pass.
+//
+// Exact gradients are not private, so the aggregates run only inside
+// dperm.train's passes: the driver turns on dperm.internal_pass, a
+// superuser-only setting no other role can set (not even through a
+// function's SET clause), around each pass, and every transition refuses
+// without it. EXECUTE privileges cannot do that job: a pass runs as the role
+// whose rights read the relation (its owner, or the caller for a relation
+// the caller may read), the same role the check would have to refuse. The
+// setting reaches parallel workers with the rest of the leader's settings.
+// Whatever else runs during a pass (an owner's row-level security function)
+// runs as that same role, on rows it may read anyway.
+#include "dperm/pass.hpp"
+#include "dperm/rows.hpp"
+
+#include <cmath>
+
+#include "dperm_pg.hpp"
+
+extern "C" {
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+}
+
+namespace dperm::pg {
+
+bool g_internal_pass = false;
+
+namespace {
+
+// How the label argument becomes the stored label (aggregate.cpp's
+// StoredLabel under dperm.train: NULLs imputed, classes clamped).
+enum class PassLabel { kBoolean, kLogisticFloat, kHuberTarget, kClass };
+
+// A float8[]'s values when it is one-dimensional with no NULLs, else nullptr.
+const double* PlainFloat8s(ArrayType* a, int* n) {
+  if (ARR_NDIM(a) > 1 || ARR_HASNULL(a) || ARR_ELEMTYPE(a) != FLOAT8OID) return nullptr;
+  *n = ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
+  return reinterpret_cast<const double*>(ARR_DATA_PTR(a));
+}
+
+// A zeroed float8[] of n elements in `context`.
+ArrayType* NewState(MemoryContext context, int n) {
+  Size bytes = ARR_OVERHEAD_NONULLS(1) + sizeof(double) * n;
+  ArrayType* a = static_cast<ArrayType*>(MemoryContextAllocZero(context, bytes));
+  SET_VARSIZE(a, bytes);
+  a->ndim = 1;
+  a->dataoffset = 0;
+  a->elemtype = FLOAT8OID;
+  ARR_DIMS(a)[0] = n;
+  ARR_LBOUND(a)[0] = 1;
+  return a;
+}
+
+// Per-call-site cache: the features buffer and softmax scratch.
+struct PassCache {
+  int d;
+  int classes;
+  double* x;        // d clipped features
+  double* raw;      // d raw features (NULL elements as NaN)
+  double* scratch;  // max(K, 1)
+};
+
+PassCache* CacheFor(FunctionCallInfo fcinfo, const PassSpec& spec) {
+  PassCache* c = static_cast<PassCache*>(fcinfo->flinfo->fn_extra);
+  if (c != nullptr && c->d == spec.d && c->classes == spec.classes) return c;
+  MemoryContext mcxt = fcinfo->flinfo->fn_mcxt;
+  c = static_cast<PassCache*>(MemoryContextAllocZero(mcxt, sizeof(PassCache)));
+  c->d = spec.d;
+  c->classes = spec.classes;
+  c->x = static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * Max(spec.d, 1)));
+  c->raw = static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * Max(spec.d, 1)));
+  c->scratch = static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * Max(spec.classes, 1)));
+  fcinfo->flinfo->fn_extra = c;
+  return c;
+}
+
+[[noreturn]] void BadArgument(const char* what) {
+  ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                  errmsg("invalid %s for a dperm per-pass aggregate", what)));
+  pg_unreachable();
+}
+
+// One transition: (state, features, label, w, spec).
+Datum PassTransition(FunctionCallInfo fcinfo, LossKind loss, PassLabel rule) {
+  MemoryContext context;
+  if (!AggCheckCallContext(fcinfo, &context))
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("dperm per-pass transition called in non-aggregate context")));
+  if (!g_internal_pass)
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                    errmsg("dperm per-pass aggregates run only inside dperm.train"),
+                    errdetail("They return exact, non-private gradient sums."),
+                    errhint("Train with dperm.train(relation, features, label, loss, options).")));
+  if (PG_ARGISNULL(0) || PG_ARGISNULL(3) || PG_ARGISNULL(4)) BadArgument("state, model or spec");
+  PassSpec spec;
+  int spec_size = 0, w_size = 0;
+  const double* spec_values = PlainFloat8s(PG_GETARG_ARRAYTYPE_P(4), &spec_size);
+  if (spec_values == nullptr || !DecodePassSpec(spec_values, spec_size, &spec) || spec.loss != loss)
+    BadArgument("spec");
+  const double* w = PlainFloat8s(PG_GETARG_ARRAYTYPE_P(3), &w_size);
+  if (w == nullptr || w_size != spec.dim()) BadArgument("model");
+  const int size = PassStateSize(spec);
+
+  ArrayType* state = PG_GETARG_ARRAYTYPE_P(0);
+  int state_size = 0;
+  double* sums = const_cast<double*>(PlainFloat8s(state, &state_size));
+  if (sums == nullptr || (state_size != 0 && state_size != size)) BadArgument("state");
+  if (state_size == 0) {  // the initial '{}': the sums live in the aggregate context
+    state = NewState(context, size);
+    sums = reinterpret_cast<double*>(ARR_DATA_PTR(state));
+  }
+  // Otherwise the state is this aggregate's own array, updated in place as
+  // float8_accum does.
+
+  PassCache* cache = CacheFor(fcinfo, spec);
+  const double* raw = cache->raw;
+  if (PG_ARGISNULL(1)) {  // imputed: the zero vector of the public dimension
+    memset(cache->raw, 0, sizeof(double) * spec.d);
+  } else {
+    ArrayType* features = PG_GETARG_ARRAYTYPE_P(1);
+    int nd = ARR_NDIM(features);
+    int n = nd == 0 ? 0 : ArrayGetNItems(nd, ARR_DIMS(features));
+    // The rows were charged for before this pass (dperm.train charges first),
+    // so a row of another shape is an error like the in-memory path's.
+    if (nd > 1)
+      ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+                      errmsg("features must be a one-dimensional array, not %d-dimensional", nd),
+                      errdetail("dperm.train charged the release before reading the rows.")));
+    if (n != spec.d)
+      ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+                      errmsg("features have %d dimensions, expected %d", n, spec.d),
+                      errdetail("dperm.train charged the release before reading the rows."),
+                      errhint("Every row of a training aggregate needs the same number of features.")));
+    if (!ARR_HASNULL(features)) {
+      raw = reinterpret_cast<const double*>(ARR_DATA_PTR(features));
+    } else {
+      Datum* values;
+      bool* nulls;
+      deconstruct_array(features, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+                        &values, &nulls, &n);
+      for (int i = 0; i < n; i++) cache->raw[i] = nulls[i] ? NAN : DatumGetFloat8(values[i]);
+    }
+  }
+  bool null_label = PG_ARGISNULL(2);
+  double label = 0;
+  switch (rule) {
+    case PassLabel::kBoolean: label = !null_label && PG_GETARG_BOOL(2) ? 1.0 : -1.0; break;
+    case PassLabel::kLogisticFloat: label = LogisticLabel(null_label ? NAN : PG_GETARG_FLOAT8(2)); break;
+    case PassLabel::kHuberTarget: label = HuberTarget(null_label ? NAN : PG_GETARG_FLOAT8(2)); break;
+    case PassLabel::kClass:
+      label = null_label ? 0 : Max(0, Min(spec.classes - 1, PG_GETARG_INT32(2)));
+      break;
+  }
+  // Plain loops over plain arrays; neither call allocates or throws.
+  ClipRow(raw, spec.d, spec.feature_bound, cache->x);
+  PassAddRow(spec, w, cache->x, label, sums, cache->scratch);
+  PG_RETURN_ARRAYTYPE_P(state);
+}
+
+}  // namespace
+}  // namespace dperm::pg
+
+using dperm::LossKind;
+using namespace dperm::pg;
+
+// dperm.pass_logreg(float8[], boolean, float8[], float8[]) transition.
+DPERM_FUNCTION(dperm_pass_logreg_bool_step) {
+  return PassTransition(fcinfo, LossKind::kLogistic, PassLabel::kBoolean);
+}
+
+// dperm.pass_logreg(float8[], float8, float8[], float8[]) transition.
+DPERM_FUNCTION(dperm_pass_logreg_float_step) {
+  return PassTransition(fcinfo, LossKind::kLogistic, PassLabel::kLogisticFloat);
+}
+
+// dperm.pass_huber(float8[], float8, float8[], float8[]) transition.
+DPERM_FUNCTION(dperm_pass_huber_step) {
+  return PassTransition(fcinfo, LossKind::kHuber, PassLabel::kHuberTarget);
+}
+
+// dperm.pass_softmax(float8[], int, float8[], float8[]) transition.
+DPERM_FUNCTION(dperm_pass_softmax_step) {
+  return PassTransition(fcinfo, LossKind::kSoftmax, PassLabel::kClass);
+}
+
+// Combine of the per-pass aggregates: element-wise sum ('{}' is the empty
+// state). Sums arrays only, so it needs no guard.
+DPERM_FUNCTION(dperm_pass_combine) {
+  MemoryContext context;
+  if (!AggCheckCallContext(fcinfo, &context))
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("dperm.pass_combine called in non-aggregate context")));
+  ArrayType* a = PG_GETARG_ARRAYTYPE_P(0);
+  ArrayType* b = PG_GETARG_ARRAYTYPE_P(1);
+  int na = 0, nb = 0;
+  const double* va = PlainFloat8s(a, &na);
+  const double* vb = PlainFloat8s(b, &nb);
+  if (va == nullptr || vb == nullptr || (na != 0 && nb != 0 && na != nb))
+    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dperm per-pass state")));
+  if (nb == 0) PG_RETURN_ARRAYTYPE_P(a);
+  if (na == 0) {  // b may live in a short-lived context: copy it
+    ArrayType* copy = NewState(context, nb);
+    memcpy(ARR_DATA_PTR(copy), vb, sizeof(double) * nb);
+    PG_RETURN_ARRAYTYPE_P(copy);
+  }
+  dperm::PassCombine(reinterpret_cast<double*>(ARR_DATA_PTR(a)), vb, na);
+  PG_RETURN_ARRAYTYPE_P(a);
+}
