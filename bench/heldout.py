@@ -220,7 +220,10 @@ def bench_dataset(name, args, driver, tmp, rows, algos, timing):
             for l2 in args.l2 + [None]:
                 C = 1.0 if l2 is None else 1.0 / (m * m * l2)
                 label = "defaults (C = 1)" if l2 is None else "at the same μ"
-                clf = SkLogistic(C=C, max_iter=2000).fit(Xtr, ytr)
+                # sklearn's own objective is C * sum l_i + ||w||^2 / 2: mu <=> C = 1/(n mu)
+                # (diffprivlib 0.6.5 on sklearn 1.2.1 scales it differently, above)
+                C_sk = 1.0 if l2 is None else 1.0 / (m * l2)
+                clf = SkLogistic(C=C_sk, max_iter=5000).fit(Xtr, ytr)
                 add(f"non-private sklearn, {label}", np.nan if l2 is None else l2, np.inf, s,
                     score(Xte @ clf.coef_[0] + clf.intercept_[0], te))
                 for eps in args.eps:
@@ -369,7 +372,8 @@ def build_markdown(df, args, timing, algos, meta):
     w("* **Non-private ceilings.** dperm's own objective (logistic or Huber with "
       "`huber_delta`, l2 on every coordinate, intercept included) at each l2, solved by damped "
       "Newton (`test/unit/reference_solvers.hpp`); scikit-learn `LogisticRegression` at the same "
-      "C values and at C = 1; scikit-learn OLS for regression.")
+      "μ (its objective is C·Σℓᵢ + ‖w‖²/2, so C = 1/(nμ); intercept not regularised) and at its "
+      "default C = 1; scikit-learn OLS for regression.")
     w("* **Baselines.** Classification: the training split's majority class (AUC 0.5; log-loss of "
       "the training base rate). Regression: the training mean (RMSE, R²; R² slightly below 0 "
       "because the test mean differs).")
@@ -512,7 +516,7 @@ def build_markdown(df, args, timing, algos, meta):
                     r.mse(r.values(ds, mth, l2, np.inf, m)) for m in metrics) + " |")
         if loss == "logistic":
             for l2 in L2:
-                w(f"| non-private sklearn, C = 1/(n²μ) | {fmt_l2(l2)} | " + " | ".join(
+                w(f"| non-private sklearn, C = 1/(nμ) | {fmt_l2(l2)} | " + " | ".join(
                     r.mse(r.values(ds, "non-private sklearn, at the same μ", l2, np.inf, m))
                     for m in metrics) + " |")
             w("| non-private sklearn, C = 1 | — | " + " | ".join(
