@@ -1,0 +1,160 @@
+// dperm's side of the held-out quality benchmark (bench/heldout.sh writes
+// docs/heldout.md): trains many configurations in one process and prints
+// the released coefficients; bench/heldout.py does the splits, the peers
+// and the metrics.
+//
+// Inputs (written by bench/heldout.py):
+//   DATA   binary: int64 n, int32 d, int32 loss (0 logistic, 1 Huber), then
+//          n rows of d + 1 doubles (features of norm <= 1, then the label:
+//          +-1 for logistic, the target for Huber) -- dperm's row layout;
+//   SPLITS binary: int32 splits, int64 m, then splits x m int64 row indices
+//          (each split's training rows, in order);
+//   stdin  one job a line: id split epsilon delta l2 huber_delta method seed
+//          method "default": PlanRelease with no algorithm (dperm's default
+//          rule) and SecureRng::FromSeed(seed) -- a seeded benchmark run,
+//          never a private release; "newton": the non-private minimiser of
+//          the same objective (damped Newton, test/unit/reference_solvers.hpp).
+// Output: one line a job, "id algorithm seconds w_1 ... w_dim" (the feature
+// weights, then the intercept), or "id ERROR message".
+//
+// Build (after make): g++ -std=c++17 -O2 -Iinclude -I/usr/include/eigen3
+//   bench/heldout/heldout_main.cpp src/core/*.o -o /tmp/dperm_heldout
+// Usage: dperm_heldout DATA SPLITS < jobs > results
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../../test/unit/reference_solvers.hpp"
+#include "dperm/options.hpp"
+#include "dperm/plan.hpp"
+#include "dperm/random.hpp"
+#include "dperm/train.hpp"
+
+namespace {
+
+using dperm::LossKind;
+
+[[noreturn]] void Die(const std::string& message) {
+  std::fprintf(stderr, "heldout_main: %s\n", message.c_str());
+  std::exit(2);
+}
+
+template <typename T>
+T ReadOne(std::FILE* f, const char* what) {
+  T v;
+  if (std::fread(&v, sizeof v, 1, f) != 1) Die(std::string("short read: ") + what);
+  return v;
+}
+
+struct Data {
+  int64_t n = 0;
+  int d = 0;
+  LossKind loss = LossKind::kLogistic;
+  std::vector<double> rows;  // n x (d + 1)
+};
+
+Data ReadData(const char* path) {
+  std::FILE* f = std::fopen(path, "rb");
+  if (f == nullptr) Die(std::string("cannot open ") + path);
+  Data data;
+  data.n = ReadOne<int64_t>(f, "n");
+  data.d = ReadOne<int32_t>(f, "d");
+  int32_t loss = ReadOne<int32_t>(f, "loss");
+  if (data.n <= 0 || data.d <= 0 || (loss != 0 && loss != 1)) Die("bad data header");
+  data.loss = loss == 0 ? LossKind::kLogistic : LossKind::kHuber;
+  data.rows.resize(size_t(data.n) * (data.d + 1));
+  if (std::fread(data.rows.data(), sizeof(double), data.rows.size(), f) != data.rows.size())
+    Die("short read: rows");
+  std::fclose(f);
+  return data;
+}
+
+std::vector<std::vector<int64_t>> ReadSplits(const char* path, int64_t n) {
+  std::FILE* f = std::fopen(path, "rb");
+  if (f == nullptr) Die(std::string("cannot open ") + path);
+  int32_t splits = ReadOne<int32_t>(f, "splits");
+  int64_t m = ReadOne<int64_t>(f, "m");
+  if (splits <= 0 || m <= 0 || m > n) Die("bad splits header");
+  std::vector<std::vector<int64_t>> out(splits, std::vector<int64_t>(m));
+  for (auto& s : out) {
+    if (std::fread(s.data(), sizeof(int64_t), m, f) != size_t(m)) Die("short read: splits");
+    for (int64_t i : s)
+      if (i < 0 || i >= n) Die("split index out of range");
+  }
+  std::fclose(f);
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) Die("usage: dperm_heldout DATA SPLITS < jobs");
+  const Data data = ReadData(argv[1]);
+  const auto splits = ReadSplits(argv[2], data.n);
+  const int stride = data.d + 1;
+
+  int current = -1;
+  std::vector<double> train;  // the current split's training rows
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.empty()) continue;
+    std::istringstream in(line);
+    std::string id, method;
+    int split = 0;
+    double epsilon = 0, delta = 0, l2 = 0, huber_delta = 1;
+    uint64_t seed = 0;
+    if (!(in >> id >> split >> epsilon >> delta >> l2 >> huber_delta >> method >> seed))
+      Die("bad job line: " + line);
+    if (split < 0 || split >= int(splits.size())) Die("bad split in: " + line);
+    if (split != current) {
+      const auto& idx = splits[split];
+      train.resize(idx.size() * stride);
+      for (size_t r = 0; r < idx.size(); r++)
+        std::memcpy(&train[r * stride], &data.rows[size_t(idx[r]) * stride],
+                    sizeof(double) * stride);
+      current = split;
+    }
+    dperm::Options o;
+    o.epsilon = epsilon;
+    o.delta = delta;
+    o.l2 = l2;
+    o.huber_delta = huber_delta;
+    o.fit_intercept = true;
+    o.feature_bound = 1;
+    o.has_algorithm = false;  // dperm's default rule
+    const int64_t m = int64_t(train.size() / stride);
+    auto start = std::chrono::steady_clock::now();
+    std::vector<double> w;
+    std::string name;
+    try {
+      dperm::Plan plan = dperm::PlanRelease(o, data.loss, m, data.d);
+      if (method == "default") {
+        dperm::SecureRng rng = dperm::SecureRng::FromSeed(seed);
+        w = dperm::TrainModel(plan, train.data(), rng);
+        name = dperm::AlgorithmName(plan.algorithm);
+      } else if (method == "newton") {
+        auto objective = dperm::MakeObjective(plan, train.data());
+        Eigen::VectorXd v = dperm::testing::NewtonMinimiser(*objective);
+        w.assign(v.data(), v.data() + v.size());
+        name = "newton";
+      } else {
+        Die("unknown method " + method);
+      }
+    } catch (const std::exception& e) {
+      std::printf("%s ERROR %s\n", id.c_str(), e.what());
+      std::fflush(stdout);
+      continue;
+    }
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("%s %s %.6f", id.c_str(), name.c_str(), seconds);
+    for (double v : w) std::printf(" %.17g", v);
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  return 0;
+}
