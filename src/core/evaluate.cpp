@@ -1,0 +1,37 @@
+// Private evaluation: bounded sums with discrete Laplace noise (evaluate.hpp
+// states the sensitivity and the mechanism).
+#include "dperm/evaluate.hpp"
+
+#include <cmath>
+
+#include "dperm/noise.hpp"
+
+namespace dperm {
+
+NoisySums ReleaseBoundedSums(const std::vector<double>& sums, const std::vector<double>& bounds,
+                             double epsilon, SecureRng& rng) {
+  const int m = static_cast<int>(sums.size());
+  if (m < 1 || bounds.size() != sums.size())
+    throw Error(ErrorKind::kInternal, "ReleaseBoundedSums: one bound per sum");
+  if (!(epsilon > 0) || !std::isfinite(epsilon)) ThrowInvalid("epsilon must be positive");
+  for (double b : bounds)
+    if (!(b > 0) || !std::isfinite(b)) ThrowInvalid("the bounds of the metrics must be positive");
+  // The grid: SnapGrid takes the L2 sensitivity whose sqrt(m) multiple is
+  // the L1 sensitivity m (noise.hpp), and the noise scale before rounding.
+  double grid = SnapGrid(std::sqrt(double(m)), m, m / epsilon);
+  NoisySums out;
+  // Delta_1 = m (1 + g): the sums' own sensitivity plus the rounding's.
+  out.l1_sensitivity = m * (1 + grid);
+  out.scale = out.l1_sensitivity / epsilon;  // Laplace mechanism: b = Delta_1 / epsilon
+  out.grid = grid;
+  uint64_t t, s;
+  GridLaplaceScale(out.scale, grid, t, s);  // rounded up: at least b
+  std::vector<double> u(m);
+  for (int i = 0; i < m; i++) u[i] = sums[i] / bounds[i];
+  SnapDiscreteLaplace(rng, grid, t, s, u.data(), m);
+  out.values.resize(m);
+  for (int i = 0; i < m; i++) out.values[i] = u[i] * bounds[i];
+  return out;
+}
+
+}  // namespace dperm
