@@ -257,11 +257,15 @@ char* TrainOnce(const ModelSpec& spec, MemoryContext context) {
     // against the catalog and quoted; dperm's aggregate by schema with the
     // exact argument types.
     dperm::LossKind loss = ParseLossName(spec.loss);
+    // Numeric arrays the caller can read are cast to float8[] as a direct
+    // aggregate call would (an error of the cast is the caller's own data).
     Oid feature_type = ColumnType(spec.relid, spec.features);
-    if (feature_type != FLOAT8ARRAYOID)
+    if (feature_type != FLOAT8ARRAYOID && feature_type != FLOAT4ARRAYOID &&
+        feature_type != NUMERICARRAYOID && feature_type != INT2ARRAYOID &&
+        feature_type != INT4ARRAYOID && feature_type != INT8ARRAYOID)
       ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
-                      errmsg("column \"%s\" must be float8[], not %s", spec.features,
-                             format_type_be(feature_type))));
+                      errmsg("column \"%s\" must be a numeric array (float8[], real[], numeric[], "
+                             "integer[]), not %s", spec.features, format_type_be(feature_type))));
     TrainTarget target = TargetFor(loss, ColumnType(spec.relid, spec.label), spec.label, spec.loss);
     char* schema = ExtensionSchema("dperm", upper);
     if (schema == nullptr) elog(ERROR, "dperm is not installed in this database");
@@ -346,10 +350,29 @@ int64 RunVersion(const ModelSpec& spec) {
   return RecordVersion(spec, model_text, g_last_charge_id, started, nullptr);
 }
 
+// The schema of pg_cron's functions and tables (its script creates schema
+// `cron`; the extension itself is recorded in another), or nullptr when
+// pg_cron is not installed. Needs SPI.
+char* CronSchema(MemoryContext context) {
+  RunAsCatalogOwner("SELECT n.nspname::pg_catalog.text FROM pg_catalog.pg_extension e"
+                    "  JOIN pg_catalog.pg_depend d"
+                    "    ON d.refobjid OPERATOR(pg_catalog.=) e.oid"
+                    "   AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass"
+                    "   AND d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass"
+                    "   AND d.deptype OPERATOR(pg_catalog.=) 'e'"
+                    "  JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) d.objid"
+                    "  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace"
+                    " WHERE e.extname OPERATOR(pg_catalog.=) 'pg_cron'"
+                    "   AND p.proname OPERATOR(pg_catalog.=) 'schedule' LIMIT 1",
+                    0, nullptr, nullptr, nullptr, SPI_OK_SELECT, true);
+  return SPI_processed == 0 ? nullptr
+                            : CopyValue(context, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+}
+
 // pg_cron's schema, or the error that says how to install it.
 char* RequireCron(MemoryContext context) {
   SPI_connect();
-  char* cron = ExtensionSchema("pg_cron", context);
+  char* cron = CronSchema(context);
   SPI_finish();
   if (cron == nullptr) {
     const char* db = get_database_name(MyDatabaseId);
@@ -510,7 +533,7 @@ DPERM_FUNCTION(dperm_drop_model) {
   SPI_connect();
   bool scheduled;
   int64 job = ScheduledJob(name, &scheduled);
-  char* cron = scheduled ? ExtensionSchema("pg_cron", context) : nullptr;
+  char* cron = scheduled ? CronSchema(context) : nullptr;
   if (cron != nullptr && job >= 0) UnscheduleJob(cron, job);
   DeleteSchedule(name);
   Oid types[1] = {TEXTOID};
@@ -601,7 +624,7 @@ DPERM_FUNCTION(dperm_unschedule_retraining) {
   if (!scheduled)
     ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
                     errmsg("model \"%s\" has no retraining schedule", name)));
-  char* cron = ExtensionSchema("pg_cron", context);
+  char* cron = CronSchema(context);
   if (cron != nullptr && job >= 0) UnscheduleJob(cron, job);
   DeleteSchedule(name);
   SPI_finish();
