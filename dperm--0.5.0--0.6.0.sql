@@ -223,3 +223,8 @@ BEGIN
   END IF;
 END $$;
 COMMENT ON FUNCTION dperm.retraining_forecast IS 'how many more retrainings of a model fit in the budgets it is charged to (NULL: no budget limits it), and when a scheduled model''s last one that fits runs';
+
+CREATE FUNCTION dperm.evaluate(name text, relation regclass, features text, label text,
+                               options jsonb)
+  RETURNS jsonb AS 'MODULE_PATHNAME', 'dperm_evaluate' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION dperm.evaluate IS 'a private estimate of a model''s accuracy and log-loss (classifiers) or RMSE (Huber) on a relation, charged to it and stored with the version';

@@ -248,6 +248,76 @@ SELECT count(*) AS temp_versions FROM dperm.models WHERE name = 'temp';
 SELECT count(*) > 0 AS charges_kept FROM dperm.ledger WHERE loss = 'huber';
 -- the name is free again, from version 1
 SELECT dperm.train_model('temp', 'mt', 'x', 't', 'huber', dp_options(epsilon => 0.1, l2 => 0.1));
+
+-- 8. Private evaluation: noisy clipped sums, charged to the relation read,
+-- stored with the version (durably, like a charge).
+CREATE TABLE holdout AS
+  SELECT i, ARRAY[sin(i) / 2, cos(i) / 2] AS x, sin(3 * i) > 0 AS y,
+         sin(i) + cos(2 * i) AS t, i % 3 AS k
+    FROM generate_series(201, 600) i;
+SELECT dperm.set_budget('holdout', 20, 1e-6);
+SELECT models_ledger_rows() AS ledger_before \gset
+SELECT e - 'evaluated_at' - 'ledger_id' - 'noise_scale' - 'grid' - 'accuracy' - 'log_loss' AS evaluation,
+       round((e->>'accuracy')::numeric, 2) AS accuracy, round((e->>'log_loss')::numeric, 2) AS log_loss
+  FROM dperm.evaluate('churn', 'holdout', 'x', 'y', '{"epsilon": 5, "seed": 3}') e;
+SELECT models_ledger_rows() - :ledger_before AS charged;
+SELECT algorithm, mechanism, loss, epsilon, delta, n, d, relation_names, cardinality(rdp) AS orders
+  FROM dperm.ledger ORDER BY id DESC LIMIT 1;
+-- the estimate is near the exact metrics (which the owner, who reads
+-- holdout, can compute directly: they are not private)
+WITH exact AS (
+  SELECT avg(((dp_predict(m.model, x) > 0.5) = y)::int) AS accuracy,
+         avg(least(-ln(CASE WHEN y THEN dp_predict(m.model, x) ELSE 1 - dp_predict(m.model, x) END), 10)) AS log_loss
+    FROM holdout, dperm.model('churn') m),
+  private AS (SELECT evaluation->0 AS e FROM dperm.models WHERE name = 'churn' AND version = 2)
+SELECT abs((e->>'accuracy')::float8 - accuracy) < 0.05 AS accuracy_close,
+       abs((e->>'log_loss')::float8 - log_loss) < 0.1 AS log_loss_close
+  FROM exact, private;
+-- stored with the version, newest first; a rollback keeps it (and its charge)
+BEGIN;
+SELECT (dperm.evaluate('churn', 'holdout', 'x', 'y', '{"epsilon": 1, "version": 1}'))->>'version' AS version;
+ROLLBACK;
+SELECT version, jsonb_array_length(evaluation) AS evaluations,
+       (evaluation->0->>'ledger_id')::bigint IN (SELECT id FROM dperm.ledger WHERE algorithm = 'evaluate') AS linked
+  FROM dperm.models WHERE name = 'churn' ORDER BY version;
+SELECT models_ledger_rows() - :ledger_before AS charged;
+-- Huber: the RMSE; softmax: accuracy and log-loss
+SELECT e ? 'rmse' AS rmse, e->>'residual_bound' AS bound, (e->>'rmse')::float8 >= 0 AS nonnegative
+  FROM dperm.evaluate('temp', 'holdout', 'x', 't', '{"epsilon": 1, "residual_bound": 2}') e;
+SELECT (e->>'accuracy')::float8 BETWEEN 0 AND 1 AS accuracy, (e->>'log_loss')::float8 >= 0 AS log_loss
+  FROM dperm.evaluate('kind', 'holdout', 'x', 'k', '{"epsilon": 1}') e;
+-- rows of another shape count as wrong, never raise (an error would depend on the rows)
+CREATE TABLE ragged AS SELECT * FROM holdout;
+UPDATE ragged SET x = ARRAY[1, 2, 3]::float8[] WHERE i % 2 = 0;
+UPDATE ragged SET x = NULL WHERE i % 5 = 0;
+SELECT (e->>'n')::int AS n, (e->>'accuracy')::float8 < 0.75 AS half_wrong
+  FROM dperm.evaluate('churn', 'ragged', 'x', 'y', '{"epsilon": 5}') e;
+-- refused like any release: DP001, no charge, nothing stored
+SELECT models_ledger_rows() AS ledger_before \gset
+SELECT dperm.evaluate('churn', 'holdout', 'x', 'y', '{"epsilon": 50}');
+SELECT models_ledger_rows() - :ledger_before AS charged_for_refusal;
+SELECT jsonb_array_length(evaluation) AS evaluations FROM dperm.models WHERE name = 'churn' AND version = 2;
+-- errors, free of charge
+SELECT dperm.evaluate('churn', 'holdout', 'x', 'y', '{"epsilon": 1, "colour": 1}');
+SELECT dperm.evaluate('churn', 'holdout', 'x', 'y', '{"delta": 1}');
+SELECT dperm.evaluate('churn', 'holdout', 'x', 'y', '{"epsilon": "1"}');
+SELECT dperm.evaluate('churn', 'holdout', 'x', 'y', '{"epsilon": 1, "loss_bound": 0}');
+SELECT dperm.evaluate('churn', 'holdout', 'x', 'k', '{"epsilon": 1}');
+SELECT dperm.evaluate('churn', 'holdout', 'i', 'y', '{"epsilon": 1}');
+SELECT dperm.evaluate('churn', 'holdout', 'x', 'y', '{"epsilon": 1, "version": 9}');
+SELECT dperm.evaluate('nope', 'holdout', 'x', 'y', '{"epsilon": 1}');
+SELECT models_ledger_rows() - :ledger_before AS charged_for_errors;
+RESET ROLE;
+-- analysts: alice evaluates her model on the protected pt (read as its
+-- owner, charged to pt under her name); not on what she may not read
+SET ROLE regress_models_alice;
+SELECT (e->>'n')::int AS n FROM dperm.evaluate('alice_pt', 'pt', 'x', 'y', '{"epsilon": 0.5}') e;
+SELECT role, algorithm, relation_names FROM dperm.ledger ORDER BY id DESC LIMIT 1;
+SELECT dperm.evaluate('alice_pt', 'holdout', 'x', 'y', '{"epsilon": 0.5}');
+SELECT dperm.evaluate('churn', 'mt', 'x', 'y', '{"epsilon": 0.5}');
+RESET ROLE;
+SET ROLE regress_models_mallory;
+SELECT dperm.evaluate('alice_pt', 'pt', 'x', 'y', '{"epsilon": 0.5}');
 RESET ROLE;
 
 DELETE FROM dperm.models WHERE owner::text LIKE 'regress_models_%';

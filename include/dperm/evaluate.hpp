@@ -32,4 +32,10 @@ struct NoisySums {
 NoisySums ReleaseBoundedSums(const std::vector<double>& sums, const std::vector<double>& bounds,
                              double epsilon, SecureRng& rng);
 
+// The ledger's RDP curve of an epsilon-DP release on LedgerOrders():
+// min(epsilon, alpha epsilon^2 / 2) (epsilon-DP implies (epsilon^2/2)-zCDP,
+// Bun & Steinke 2016, Prop. 1.4, and (alpha, epsilon)-RDP), as for every
+// pure-DP release in budget.cpp.
+std::vector<double> PureDpRdpCurve(double epsilon);
+
 }  // namespace dperm

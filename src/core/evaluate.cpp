@@ -2,8 +2,10 @@
 // states the sensitivity and the mechanism).
 #include "dperm/evaluate.hpp"
 
+#include <algorithm>
 #include <cmath>
 
+#include "dperm/budget.hpp"
 #include "dperm/noise.hpp"
 
 namespace dperm {
@@ -32,6 +34,12 @@ NoisySums ReleaseBoundedSums(const std::vector<double>& sums, const std::vector<
   out.values.resize(m);
   for (int i = 0; i < m; i++) out.values[i] = u[i] * bounds[i];
   return out;
+}
+
+std::vector<double> PureDpRdpCurve(double epsilon) {
+  std::vector<double> curve;
+  for (double a : LedgerOrders()) curve.push_back(std::min(epsilon, a * epsilon * epsilon / 2));
+  return curve;
 }
 
 }  // namespace dperm

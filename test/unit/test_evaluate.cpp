@@ -1,9 +1,11 @@
 // ReleaseBoundedSums (evaluate.hpp): outputs on the grid, unbiased, with the
 // spread of a Laplace of scale m (1 + g) / epsilon per normalised sum.
 #include "dperm/evaluate.hpp"
+#include "dperm/budget.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace dperm {
@@ -45,6 +47,13 @@ TEST(ReleaseBoundedSums, RefusesBadBounds) {
   EXPECT_THROW(ReleaseBoundedSums({1}, {0}, 1, rng), Error);
   EXPECT_THROW(ReleaseBoundedSums({1}, {1}, 0, rng), Error);
   EXPECT_THROW(ReleaseBoundedSums({1, 2}, {1}, 1, rng), Error);
+}
+
+TEST(PureDpRdpCurve, MinOfEpsilonAndZcdp) {
+  std::vector<double> curve = PureDpRdpCurve(0.5);
+  ASSERT_EQ(curve.size(), LedgerOrders().size());
+  for (size_t i = 0; i < curve.size(); i++)
+    EXPECT_DOUBLE_EQ(curve[i], std::min(0.5, LedgerOrders()[i] * 0.125));
 }
 
 }  // namespace
