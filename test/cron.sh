@@ -106,6 +106,14 @@ check quoted_command "$(psql_q -c "SELECT command FROM cron.job")" "SELECT dperm
 as_owner "SELECT dperm.drop_model('it''s')" >/dev/null
 check dropped_job "$(psql_q -c "SELECT count(*) FROM cron.job") $(psql_q -c "SELECT count(*) FROM dperm.models WHERE name = 'it''s'")" "0 0"
 
+# two long names with a common 100-byte prefix keep two jobs
+long=$(printf 'm%.0s' $(seq 1 100))
+as_owner "SELECT dperm.train_model('${long}_a', 't', 'x', 'y', 'logistic', dp_options(epsilon => 0.01, l2 => 0.1))" >/dev/null
+as_owner "SELECT dperm.train_model('${long}_b', 't', 'x', 'y', 'logistic', dp_options(epsilon => 0.01, l2 => 0.1))" >/dev/null
+as_owner "SELECT dperm.schedule_retraining('${long}_a', '0 3 * * *')" >/dev/null
+as_owner "SELECT dperm.schedule_retraining('${long}_b', '0 4 * * *')" >/dev/null
+check long_names "$(psql_q -c "SELECT string_agg(schedule, ',' ORDER BY schedule) FROM cron.job")" "0 3 * * *,0 4 * * *"
+
 psql -X -q -d postgres -c "DROP DATABASE $db WITH (FORCE)" >/dev/null 2>&1 || true
 [ $fail = 0 ] && echo "cron: ok"
 exit $fail

@@ -595,12 +595,13 @@ DPERM_FUNCTION(dperm_schedule_retraining) {
   bool scheduled;
   int64 old_job = ScheduledJob(name, &scheduled);
   if (scheduled && old_job >= 0) UnscheduleJob(cron, old_job);
+  // An unnamed job, known by its id: pg_cron's job names are per-role
+  // `name`s (63 bytes), which long model names could make collide.
   char* command = psprintf("SELECT dperm.retrain(%s)", quote_literal_cstr(name));
-  args[0] = CStringGetTextDatum(psprintf("dperm retrain %s", name));
-  args[1] = CStringGetTextDatum(schedule);
-  args[2] = CStringGetTextDatum(command);
+  args[0] = CStringGetTextDatum(schedule);
+  args[1] = CStringGetTextDatum(command);
   RunInternalSql(GetUserId(), false,
-                 psprintf("SELECT %s.schedule($1, $2, $3)", quote_identifier(cron)), 3, types,
+                 psprintf("SELECT %s.schedule($1, $2)", quote_identifier(cron)), 2, types,
                  args, nullptr, SPI_OK_SELECT, false);
   int64 job = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
   Oid stypes[5] = {TEXTOID, TEXTOID, INT8OID, INT4OID, TEXTOID};
