@@ -39,6 +39,7 @@ extern "C" {
 #include "storage/proc.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
@@ -391,6 +392,18 @@ char* RequireCron(MemoryContext context) {
                             "restart PostgreSQL, then run CREATE EXTENSION pg_cron in \"%s\".",
                             db, db)));
   }
+  // Installed but not loaded (removed from shared_preload_libraries), or
+  // the jobs would run in another database: nothing would ever run here.
+  const char* cron_db = GetConfigOption("cron.database_name", true, false);
+  const char* db = get_database_name(MyDatabaseId);
+  if (cron_db == nullptr || strcmp(cron_db, db) != 0)
+    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                    errmsg(cron_db == nullptr
+                               ? "pg_cron is installed in database \"%s\" but not loaded"
+                               : "pg_cron runs its jobs in database \"%s\", not in \"%s\"",
+                           cron_db == nullptr ? db : cron_db, db),
+                    errhint("Set shared_preload_libraries = 'pg_cron' and cron.database_name = "
+                            "'%s' in postgresql.conf and restart PostgreSQL.", db)));
   return cron;
 }
 
