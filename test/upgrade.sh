@@ -49,7 +49,10 @@ check models_dumped "SELECT count(*) FROM pg_extension, unnest(extconfig) c WHER
 check model_functions "SELECT count(*) FROM pg_proc WHERE pronamespace = 'dperm'::regnamespace AND proname IN ('train_model', 'retrain', 'model', 'predict', 'drop_model', 'schedule_retraining', 'unschedule_retraining', 'retraining_forecast', 'evaluate', 'cron_next_run')" "10"
 check train_model "SELECT dperm.train_model('m', 't', 'f', 'y', 'logistic', dp_options(epsilon => 0.05, l2 => 1))" "1"
 check retrain "SELECT dperm.retrain('m') || ' ' || (dperm.predict('m', ARRAY[0.1, 0.2]) BETWEEN 0 AND 1)" "2 true"
-check forecast "SELECT runs > 0 FROM dperm.retraining_forecast('m')" "t"
+# t's 0.1.0 budget (1, basic) is spent (0.4 + 0.5 + 2 x 0.05); doubled, 20 runs of 0.05 fit
+check forecast_spent "SELECT runs || ' ' || limiting_relation FROM dperm.retraining_forecast('m')" "0 t"
+psql_q -d dperm_upgrade -c "SELECT dperm.set_budget('t', 2)" >/dev/null
+check forecast "SELECT runs FROM dperm.retraining_forecast('m')" "20"
 dropdb dperm_upgrade
 [ $fail = 0 ] && echo "upgrade 0.1.0 -> $(psql -XAtc "select default_version from pg_available_extensions where name = 'dperm'"): ok"
 exit $fail
