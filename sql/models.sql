@@ -15,14 +15,14 @@ CREATE FUNCTION models_ledger_rows() RETURNS bigint LANGUAGE sql SECURITY DEFINE
 GRANT EXECUTE ON FUNCTION models_ledger_rows() TO PUBLIC;
 
 SET ROLE regress_models_owner;
-CREATE TABLE mt AS
+CREATE TABLE mdl_t AS
   SELECT i, ARRAY[sin(i) / 2, cos(i) / 2] AS x, sin(3 * i) > 0 AS y,
          sin(i) + cos(2 * i) AS t, i % 3 AS k
     FROM generate_series(1, 200) i;
-SELECT dperm.set_budget('mt', 10, 1e-5);
+SELECT dperm.set_budget('mdl_t', 10, 1e-5);
 
 -- 1. Train, retrain, read back. Each run is a version with its ledger row.
-SELECT dperm.train_model('churn', 'mt', 'x', 'y', 'logistic',
+SELECT dperm.train_model('churn', 'mdl_t', 'x', 'y', 'logistic',
                          dp_options(epsilon => 1, l2 => 0.1, seed => 1)) AS version;
 SELECT dperm.retrain('churn') AS version;
 SELECT name, version, status, owner, relation, relation_name, features, label, loss,
@@ -39,11 +39,11 @@ SELECT (dperm.model('churn')).version AS latest;
 SELECT abs(dperm.predict('churn', ARRAY[0.1, 0.2])
            - dp_predict((dperm.model('churn')).model, ARRAY[0.1, 0.2])) < 1e-12 AS predict_latest;
 SELECT dperm.predict('churn', ARRAY[0.1, 0.2], 1) BETWEEN 0 AND 1 AS predict_pinned;
-SELECT round(avg(dperm.predict('churn', x))::numeric, 3) BETWEEN 0 AND 1 AS predict_rows FROM mt;
+SELECT round(avg(dperm.predict('churn', x))::numeric, 3) BETWEEN 0 AND 1 AS predict_rows FROM mdl_t;
 
 -- Huber and softmax models; predict gives the prediction and the class.
-SELECT dperm.train_model('temp', 'mt', 'x', 't', 'huber', dp_options(epsilon => 1, l2 => 0.1));
-SELECT dperm.train_model('kind', 'mt', 'x', 'k', 'softmax',
+SELECT dperm.train_model('temp', 'mdl_t', 'x', 't', 'huber', dp_options(epsilon => 1, l2 => 0.1));
+SELECT dperm.train_model('kind', 'mdl_t', 'x', 'k', 'softmax',
                          dp_options(epsilon => 1, l2 => 0.1, classes => 3));
 SELECT dperm.predict('kind', ARRAY[0.1, 0.2]) IN (0, 1, 2) AS softmax_class,
        dperm.predict('temp', ARRAY[0.1, 0.2]) = dp_predict((dperm.model('temp')).model, ARRAY[0.1, 0.2]) AS huber;
@@ -55,14 +55,14 @@ SELECT runs, limiting_relation, epsilon_per_run, delta_per_run, version, cron_sc
 -- k runs fit and k + 1 do not, by the writer's own test (budget_spent)
 SELECT k, s.epsilon <= 10 AS fits FROM dperm.retraining_forecast('churn') f,
        LATERAL (VALUES (f.runs), (f.runs + 1)) AS r(k),
-       LATERAL dperm.budget_spent('mt', 'rdp', 1e-5,
+       LATERAL dperm.budget_spent('mdl_t', 'rdp', 1e-5,
          (SELECT array_agg(x * r.k) FROM unnest((dperm.model('churn')).rdp) x),
          f.epsilon_per_run * r.k, f.delta_per_run * r.k) s
  ORDER BY k;
 -- a forecast of k is followed by exactly k successful retrainings, then DP001
-CREATE TABLE small AS SELECT * FROM mt;
-SELECT dperm.set_budget('small', 1.5, 1e-6);
-SELECT dperm.train_model('small_m', 'small', 'x', 'y', 'logistic',
+CREATE TABLE mdl_small AS SELECT * FROM mdl_t;
+SELECT dperm.set_budget('mdl_small', 1.5, 1e-6);
+SELECT dperm.train_model('small_m', 'mdl_small', 'x', 'y', 'logistic',
                          dp_options(epsilon => 0.5, l2 => 0.1));
 SELECT runs AS forecast FROM dperm.retraining_forecast('small_m') \gset
 SELECT :forecast AS forecast;
@@ -74,11 +74,11 @@ SELECT models_ledger_rows() - :ledger_before AS charged_for_refusal;
 SELECT version, status, sqlstate, error, ledger_id FROM dperm.models
  WHERE name = 'small_m' AND status = 'failed';
 -- basic accounting: the sum rule (budget 3.2, three runs of 0.5 spent: 3 more fit)
-SELECT dperm.set_budget('small', 3.2, 0, 'basic');
+SELECT dperm.set_budget('mdl_small', 3.2, 0, 'basic');
 SELECT runs FROM dperm.retraining_forecast('small_m');
 -- no budget: nothing limits the runs
-CREATE TABLE free AS SELECT * FROM mt;
-SELECT dperm.train_model('free_m', 'free', 'x', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1));
+CREATE TABLE mdl_free AS SELECT * FROM mdl_t;
+SELECT dperm.train_model('free_m', 'mdl_free', 'x', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1));
 SELECT runs IS NULL AS unlimited, limiting_relation FROM dperm.retraining_forecast('free_m');
 
 -- Cron schedules, forecast in UTC as pg_cron 1.4 runs them.
@@ -89,9 +89,9 @@ SELECT dperm.cron_next_run('30 2 * * *', '2026-01-01 03:00+00', 2) AS nightly,
        dperm.cron_next_run('0 0 31 2 *', '2026-01-01 00:00+00') AS never;
 
 -- 3. Failed runs are versions with the error, and outlive a rollback.
-CREATE TABLE gone AS SELECT * FROM mt;
-SELECT dperm.train_model('gone_m', 'gone', 'x', 'y', 'logistic', dp_options(epsilon => 0.1, l2 => 0.1));
-DROP TABLE gone;
+CREATE TABLE mdl_gone AS SELECT * FROM mdl_t;
+SELECT dperm.train_model('gone_m', 'mdl_gone', 'x', 'y', 'logistic', dp_options(epsilon => 0.1, l2 => 0.1));
+DROP TABLE mdl_gone;
 SELECT dperm.retrain('gone_m');
 BEGIN;
 SELECT dperm.retrain('gone_m');
@@ -103,15 +103,15 @@ ROLLBACK;
 SELECT name, version, status, sqlstate, error, ledger_id IS NOT NULL AS charged
   FROM dperm.models WHERE name IN ('gone_m', 'temp') ORDER BY name, version;
 -- a changed column type
-CREATE TABLE changing AS SELECT * FROM mt;
-SELECT dperm.train_model('changing_m', 'changing', 'x', 'y', 'logistic', dp_options(epsilon => 0.1, l2 => 0.1));
-ALTER TABLE changing ALTER COLUMN y TYPE text;
+CREATE TABLE mdl_changing AS SELECT * FROM mdl_t;
+SELECT dperm.train_model('changing_m', 'mdl_changing', 'x', 'y', 'logistic', dp_options(epsilon => 0.1, l2 => 0.1));
+ALTER TABLE mdl_changing ALTER COLUMN y TYPE text;
 SELECT dperm.retrain('changing_m');
-ALTER TABLE changing DROP COLUMN x;
+ALTER TABLE mdl_changing DROP COLUMN x;
 SELECT dperm.retrain('changing_m');
 SELECT version, status, sqlstate, error FROM dperm.models WHERE name = 'changing_m' ORDER BY version;
 -- every version failed: no model to predict with
-SELECT dperm.train_model('bad_start', 'changing', 'i', 'y', 'logistic', dp_options(epsilon => 0.1));
+SELECT dperm.train_model('bad_start', 'mdl_changing', 'i', 'y', 'logistic', dp_options(epsilon => 0.1));
 SELECT dperm.model('bad_start');
 SELECT dperm.predict('bad_start', ARRAY[1.0]);
 SELECT dperm.predict('changing_m', ARRAY[1.0, 2.0], 3);
@@ -126,26 +126,26 @@ SELECT dperm.drop_model('nope');
 SELECT dperm.retraining_forecast('nope');
 SELECT dperm.schedule_retraining('nope', '0 3 * * *');
 SELECT dperm.unschedule_retraining('churn');
-SELECT dperm.train_model('', 'mt', 'x', 'y', 'logistic', dp_options(epsilon => 1));
-SELECT dperm.train_model('e1', 'mt', 'x', 'y', 'poisson', dp_options(epsilon => 1));
-SELECT dperm.train_model('e2', 'mt', 'nope', 'y', 'logistic', dp_options(epsilon => 1));
-SELECT dperm.train_model('e3', 'mt', 'x', 'y', 'logistic', '{"epsilon": 1, "colour": 2}');
-SELECT dperm.train_model('e4', 'mt', 'x', 'y', 'huber', dp_options(epsilon => 1, classes => 3));
+SELECT dperm.train_model('', 'mdl_t', 'x', 'y', 'logistic', dp_options(epsilon => 1));
+SELECT dperm.train_model('e1', 'mdl_t', 'x', 'y', 'poisson', dp_options(epsilon => 1));
+SELECT dperm.train_model('e2', 'mdl_t', 'nope', 'y', 'logistic', dp_options(epsilon => 1));
+SELECT dperm.train_model('e3', 'mdl_t', 'x', 'y', 'logistic', '{"epsilon": 1, "colour": 2}');
+SELECT dperm.train_model('e4', 'mdl_t', 'x', 'y', 'huber', dp_options(epsilon => 1, classes => 3));
 SELECT dperm.train_model('e5', 'no_such_table', 'x', 'y', 'logistic', dp_options(epsilon => 1));
 SELECT count(*) AS no_versions FROM dperm.models WHERE name LIKE 'e_' OR name = '';
 -- scheduling needs pg_cron (this cluster has none)
 SELECT dperm.schedule_retraining('churn', '0 3 * * *');
 RESET ROLE;
 
--- 5. Row-level security and ownership. Alice reads mt; mallory reads nothing.
+-- 5. Row-level security and ownership. Alice reads mdl_t; mallory reads nothing.
 SET ROLE regress_models_owner;
-GRANT SELECT ON mt TO regress_models_alice;
+GRANT SELECT ON mdl_t TO regress_models_alice;
 RESET ROLE;
 SET ROLE regress_models_alice;
-SELECT DISTINCT name FROM dperm.models WHERE relation = 'mt'::regclass ORDER BY name;
+SELECT DISTINCT name FROM dperm.models WHERE relation = 'mdl_t'::regclass ORDER BY name;
 SELECT dperm.retrain('churn');
 SELECT dperm.drop_model('churn');
-SELECT dperm.train_model('churn', 'mt', 'x', 'y', 'logistic', dp_options(epsilon => 1));
+SELECT dperm.train_model('churn', 'mdl_t', 'x', 'y', 'logistic', dp_options(epsilon => 1));
 SELECT dperm.predict('churn', ARRAY[0.1, 0.2]) BETWEEN 0 AND 1 AS alice_predicts;
 RESET ROLE;
 SET ROLE regress_models_mallory;
@@ -153,11 +153,11 @@ SELECT count(*) AS mallory_sees FROM dperm.models;
 SELECT dperm.retrain('churn');
 SELECT dperm.model('churn');
 SELECT dperm.predict('churn', ARRAY[0.1, 0.2]);
-SELECT dperm.train_model('churn', 'mt', 'x', 'y', 'logistic', dp_options(epsilon => 1));
+SELECT dperm.train_model('churn', 'mdl_t', 'x', 'y', 'logistic', dp_options(epsilon => 1));
 -- only dperm writes the catalog
 INSERT INTO dperm.models (name, version, status, owner, relation, relation_name, features,
   label, loss, options, trained_by, trained_at)
-  VALUES ('forged', 1, 'failed', 'regress_models_owner', 'mt', 'mt', 'x', 'y', 'logistic', '{}',
+  VALUES ('forged', 1, 'failed', 'regress_models_owner', 'mdl_t', 'mdl_t', 'x', 'y', 'logistic', '{}',
           'regress_models_owner', now());
 UPDATE dperm.models SET status = 'failed';
 DELETE FROM dperm.models;
@@ -167,12 +167,12 @@ RESET ROLE;
 -- Protected relations: training goes through dperm.train, as the analyst;
 -- the owner sees the analyst's model, mallory does not.
 SET ROLE regress_models_owner;
-CREATE TABLE pt AS SELECT * FROM mt;
-SELECT dperm.protect('pt', ARRAY['regress_models_alice']::regrole[]);
-SELECT dperm.set_budget('pt', 5, 1e-6);
+CREATE TABLE mdl_pt AS SELECT * FROM mdl_t;
+SELECT dperm.protect('mdl_pt', ARRAY['regress_models_alice']::regrole[]);
+SELECT dperm.set_budget('mdl_pt', 5, 1e-6);
 RESET ROLE;
 SET ROLE regress_models_alice;
-SELECT dperm.train_model('alice_pt', 'pt', 'x', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1));
+SELECT dperm.train_model('alice_pt', 'mdl_pt', 'x', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1));
 SELECT dperm.retrain('alice_pt');
 SELECT l.role, l.relation_names, l.n FROM dperm.models m JOIN dperm.ledger l ON l.id = m.ledger_id
  WHERE m.name = 'alice_pt' ORDER BY m.version;
@@ -184,7 +184,7 @@ RESET ROLE;
 SET ROLE regress_models_mallory;
 SELECT count(*) AS mallory_sees_pt FROM dperm.models WHERE name = 'alice_pt';
 -- not an analyst: the run fails, as a version of mallory's own, uncharged
-SELECT dperm.train_model('mallory_pt', 'pt', 'x', 'y', 'logistic', dp_options(epsilon => 1));
+SELECT dperm.train_model('mallory_pt', 'mdl_pt', 'x', 'y', 'logistic', dp_options(epsilon => 1));
 SELECT version, status, sqlstate, ledger_id FROM dperm.models WHERE name = 'mallory_pt';
 RESET ROLE;
 
@@ -247,35 +247,35 @@ SELECT dperm.drop_model('temp');
 SELECT count(*) AS temp_versions FROM dperm.models WHERE name = 'temp';
 SELECT count(*) > 0 AS charges_kept FROM dperm.ledger WHERE loss = 'huber';
 -- the name is free again, from version 1
-SELECT dperm.train_model('temp', 'mt', 'x', 't', 'huber', dp_options(epsilon => 0.1, l2 => 0.1));
+SELECT dperm.train_model('temp', 'mdl_t', 'x', 't', 'huber', dp_options(epsilon => 0.1, l2 => 0.1));
 
 -- 8. Private evaluation: noisy clipped sums, charged to the relation read,
 -- stored with the version (durably, like a charge).
-CREATE TABLE holdout AS
+CREATE TABLE mdl_holdout AS
   SELECT i, ARRAY[sin(i) / 2, cos(i) / 2] AS x, sin(3 * i) > 0 AS y,
          sin(i) + cos(2 * i) AS t, i % 3 AS k
     FROM generate_series(201, 600) i;
-SELECT dperm.set_budget('holdout', 20, 1e-6);
+SELECT dperm.set_budget('mdl_holdout', 20, 1e-6);
 SELECT models_ledger_rows() AS ledger_before \gset
 SELECT e - 'evaluated_at' - 'ledger_id' - 'noise_scale' - 'grid' - 'accuracy' - 'log_loss' AS evaluation,
        round((e->>'accuracy')::numeric, 2) AS accuracy, round((e->>'log_loss')::numeric, 2) AS log_loss
-  FROM dperm.evaluate('churn', 'holdout', 'x', 'y', '{"epsilon": 5, "seed": 3}') e;
+  FROM dperm.evaluate('churn', 'mdl_holdout', 'x', 'y', '{"epsilon": 5, "seed": 3}') e;
 SELECT models_ledger_rows() - :ledger_before AS charged;
 SELECT algorithm, mechanism, loss, epsilon, delta, n, d, relation_names, cardinality(rdp) AS orders
   FROM dperm.ledger ORDER BY id DESC LIMIT 1;
 -- the estimate is near the exact metrics (which the owner, who reads
--- holdout, can compute directly: they are not private)
+-- mdl_holdout, can compute directly: they are not private)
 WITH exact AS (
   SELECT avg(((dp_predict(m.model, x) > 0.5) = y)::int) AS accuracy,
          avg(least(-ln(CASE WHEN y THEN dp_predict(m.model, x) ELSE 1 - dp_predict(m.model, x) END), 10)) AS log_loss
-    FROM holdout, dperm.model('churn') m),
+    FROM mdl_holdout, dperm.model('churn') m),
   private AS (SELECT evaluation->0 AS e FROM dperm.models WHERE name = 'churn' AND version = 2)
 SELECT abs((e->>'accuracy')::float8 - accuracy) < 0.05 AS accuracy_close,
        abs((e->>'log_loss')::float8 - log_loss) < 0.1 AS log_loss_close
   FROM exact, private;
 -- stored with the version, newest first; a rollback keeps it (and its charge)
 BEGIN;
-SELECT (dperm.evaluate('churn', 'holdout', 'x', 'y', '{"epsilon": 1, "version": 1}'))->>'version' AS version;
+SELECT (dperm.evaluate('churn', 'mdl_holdout', 'x', 'y', '{"epsilon": 1, "version": 1}'))->>'version' AS version;
 ROLLBACK;
 SELECT version, jsonb_array_length(evaluation) AS evaluations,
        (evaluation->0->>'ledger_id')::bigint IN (SELECT id FROM dperm.ledger WHERE algorithm = 'evaluate') AS linked
@@ -283,41 +283,41 @@ SELECT version, jsonb_array_length(evaluation) AS evaluations,
 SELECT models_ledger_rows() - :ledger_before AS charged;
 -- Huber: the RMSE; softmax: accuracy and log-loss
 SELECT e ? 'rmse' AS rmse, e->>'residual_bound' AS bound, (e->>'rmse')::float8 >= 0 AS nonnegative
-  FROM dperm.evaluate('temp', 'holdout', 'x', 't', '{"epsilon": 1, "residual_bound": 2}') e;
+  FROM dperm.evaluate('temp', 'mdl_holdout', 'x', 't', '{"epsilon": 1, "residual_bound": 2}') e;
 SELECT (e->>'accuracy')::float8 BETWEEN 0 AND 1 AS accuracy, (e->>'log_loss')::float8 >= 0 AS log_loss
-  FROM dperm.evaluate('kind', 'holdout', 'x', 'k', '{"epsilon": 1}') e;
+  FROM dperm.evaluate('kind', 'mdl_holdout', 'x', 'k', '{"epsilon": 1}') e;
 -- rows of another shape count as wrong, never raise (an error would depend on the rows)
-CREATE TABLE ragged AS SELECT * FROM holdout;
-UPDATE ragged SET x = ARRAY[1, 2, 3]::float8[] WHERE i % 2 = 0;
-UPDATE ragged SET x = NULL WHERE i % 5 = 0;
+CREATE TABLE mdl_ragged AS SELECT * FROM mdl_holdout;
+UPDATE mdl_ragged SET x = ARRAY[1, 2, 3]::float8[] WHERE i % 2 = 0;
+UPDATE mdl_ragged SET x = NULL WHERE i % 5 = 0;
 SELECT (e->>'n')::int AS n, (e->>'accuracy')::float8 < 0.75 AS half_wrong
-  FROM dperm.evaluate('churn', 'ragged', 'x', 'y', '{"epsilon": 5}') e;
+  FROM dperm.evaluate('churn', 'mdl_ragged', 'x', 'y', '{"epsilon": 5}') e;
 -- refused like any release: DP001, no charge, nothing stored
 SELECT models_ledger_rows() AS ledger_before \gset
-SELECT dperm.evaluate('churn', 'holdout', 'x', 'y', '{"epsilon": 50}');
+SELECT dperm.evaluate('churn', 'mdl_holdout', 'x', 'y', '{"epsilon": 50}');
 SELECT models_ledger_rows() - :ledger_before AS charged_for_refusal;
 SELECT jsonb_array_length(evaluation) AS evaluations FROM dperm.models WHERE name = 'churn' AND version = 2;
 -- errors, free of charge
-SELECT dperm.evaluate('churn', 'holdout', 'x', 'y', '{"epsilon": 1, "colour": 1}');
-SELECT dperm.evaluate('churn', 'holdout', 'x', 'y', '{"delta": 1}');
-SELECT dperm.evaluate('churn', 'holdout', 'x', 'y', '{"epsilon": "1"}');
-SELECT dperm.evaluate('churn', 'holdout', 'x', 'y', '{"epsilon": 1, "loss_bound": 0}');
-SELECT dperm.evaluate('churn', 'holdout', 'x', 'k', '{"epsilon": 1}');
-SELECT dperm.evaluate('churn', 'holdout', 'i', 'y', '{"epsilon": 1}');
-SELECT dperm.evaluate('churn', 'holdout', 'x', 'y', '{"epsilon": 1, "version": 9}');
-SELECT dperm.evaluate('nope', 'holdout', 'x', 'y', '{"epsilon": 1}');
+SELECT dperm.evaluate('churn', 'mdl_holdout', 'x', 'y', '{"epsilon": 1, "colour": 1}');
+SELECT dperm.evaluate('churn', 'mdl_holdout', 'x', 'y', '{"delta": 1}');
+SELECT dperm.evaluate('churn', 'mdl_holdout', 'x', 'y', '{"epsilon": "1"}');
+SELECT dperm.evaluate('churn', 'mdl_holdout', 'x', 'y', '{"epsilon": 1, "loss_bound": 0}');
+SELECT dperm.evaluate('churn', 'mdl_holdout', 'x', 'k', '{"epsilon": 1}');
+SELECT dperm.evaluate('churn', 'mdl_holdout', 'i', 'y', '{"epsilon": 1}');
+SELECT dperm.evaluate('churn', 'mdl_holdout', 'x', 'y', '{"epsilon": 1, "version": 9}');
+SELECT dperm.evaluate('nope', 'mdl_holdout', 'x', 'y', '{"epsilon": 1}');
 SELECT models_ledger_rows() - :ledger_before AS charged_for_errors;
 RESET ROLE;
--- analysts: alice evaluates her model on the protected pt (read as its
--- owner, charged to pt under her name); not on what she may not read
+-- analysts: alice evaluates her model on the protected mdl_pt (read as its
+-- owner, charged to mdl_pt under her name); not on what she may not read
 SET ROLE regress_models_alice;
-SELECT (e->>'n')::int AS n FROM dperm.evaluate('alice_pt', 'pt', 'x', 'y', '{"epsilon": 0.5}') e;
+SELECT (e->>'n')::int AS n FROM dperm.evaluate('alice_pt', 'mdl_pt', 'x', 'y', '{"epsilon": 0.5}') e;
 SELECT role, algorithm, relation_names FROM dperm.ledger ORDER BY id DESC LIMIT 1;
-SELECT dperm.evaluate('alice_pt', 'holdout', 'x', 'y', '{"epsilon": 0.5}');
-SELECT dperm.evaluate('churn', 'mt', 'x', 'y', '{"epsilon": 0.5}');
+SELECT dperm.evaluate('alice_pt', 'mdl_holdout', 'x', 'y', '{"epsilon": 0.5}');
+SELECT dperm.evaluate('churn', 'mdl_t', 'x', 'y', '{"epsilon": 0.5}');
 RESET ROLE;
 SET ROLE regress_models_mallory;
-SELECT dperm.evaluate('alice_pt', 'pt', 'x', 'y', '{"epsilon": 0.5}');
+SELECT dperm.evaluate('alice_pt', 'mdl_pt', 'x', 'y', '{"epsilon": 0.5}');
 RESET ROLE;
 
 DELETE FROM dperm.models WHERE owner::text LIKE 'regress_models_%';
