@@ -132,7 +132,17 @@ SELECT dperm.train_model('e2', 'mdl_t', 'nope', 'y', 'logistic', dp_options(epsi
 SELECT dperm.train_model('e3', 'mdl_t', 'x', 'y', 'logistic', '{"epsilon": 1, "colour": 2}');
 SELECT dperm.train_model('e4', 'mdl_t', 'x', 'y', 'huber', dp_options(epsilon => 1, classes => 3));
 SELECT dperm.train_model('e5', 'no_such_table', 'x', 'y', 'logistic', dp_options(epsilon => 1));
+SELECT dperm.train_model('e6', 'mdl_t', 'x) FROM mdl_t; DROP TABLE mdl_t; --', 'y', 'logistic', dp_options(epsilon => 1));
+SELECT dperm.train_model('e7', 'mdl_t', 'x', 'y"', 'logistic', dp_options(epsilon => 1));
+SELECT dperm.train_model(repeat('e', 201), 'mdl_t', 'x', 'y', 'logistic', dp_options(epsilon => 1));
+SELECT dperm.train_model('e8', 'mdl_t', 'x', 'y', 'logistic', NULL) IS NULL AS strict;
+SELECT dperm.cron_next_run('* * * * *', now(), 0);
 SELECT count(*) AS no_versions FROM dperm.models WHERE name LIKE 'e_' OR name = '';
+-- any name is data: quotes and all
+SELECT dperm.train_model('it''s "odd"; --', 'mdl_t', 'x', 'y', 'logistic', dp_options(epsilon => 0.1, l2 => 0.1));
+SELECT dperm.retrain('it''s "odd"; --');
+SELECT dperm.predict('it''s "odd"; --', ARRAY[0.1, 0.2]) BETWEEN 0 AND 1 AS predicts;
+SELECT dperm.drop_model('it''s "odd"; --');
 -- scheduling needs pg_cron (this cluster has none)
 SELECT dperm.schedule_retraining('churn', '0 3 * * *');
 RESET ROLE;
