@@ -18,9 +18,11 @@ NoisySums ReleaseBoundedSums(const std::vector<double>& sums, const std::vector<
   if (!(epsilon > 0) || !std::isfinite(epsilon)) ThrowInvalid("epsilon must be positive");
   for (double b : bounds)
     if (!(b > 0) || !std::isfinite(b)) ThrowInvalid("the bounds of the metrics must be positive");
-  // The grid: SnapGrid takes the L2 sensitivity whose sqrt(m) multiple is
-  // the L1 sensitivity m (noise.hpp), and the noise scale before rounding.
-  double grid = SnapGrid(std::sqrt(double(m)), m, m / epsilon);
+  // The grid: the largest power of two g <= b0 / 2^10, b0 = m / epsilon the
+  // noise scale before rounding, so the noise spans about 2^10 grid units;
+  // the rounding adds m g to the L1 sensitivity (below). ldexp/ilogb give
+  // an exact power of two.
+  double grid = std::ldexp(1.0, std::ilogb(m / epsilon / 1024));
   NoisySums out;
   // Delta_1 = m (1 + g): the sums' own sensitivity plus the rounding's.
   out.l1_sensitivity = m * (1 + grid);
