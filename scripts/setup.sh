@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what dperm needs to build and test on Debian bookworm:
-# PostgreSQL 15 (server, headers, pg_virtualenv), a C++17 compiler, Eigen,
-# Boost.Math and GoogleTest. Idempotent; uses sudo when not root.
+# PostgreSQL 15 (server, headers, pg_virtualenv), pg_cron (scheduled
+# retraining, test/cron.sh), a C++17 compiler, Eigen, Boost.Math and GoogleTest. Idempotent; uses sudo when not root.
 set -euo pipefail
-packages=(postgresql-15 postgresql-server-dev-15 postgresql-common
+packages=(postgresql-15 postgresql-server-dev-15 postgresql-common postgresql-15-cron
           g++ make libeigen3-dev libboost-dev libboost-math-dev libgtest-dev
           python3 ca-certificates)
 missing=()

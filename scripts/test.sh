@@ -56,6 +56,15 @@ for preload in "" "-o shared_preload_libraries=dperm"; do
     regress_failed=$((regress_failed + 1)); regress_status=1
   fi
 done
+# Scheduled retraining with a real pg_cron (background-worker jobs, so no
+# password is needed for pg_cron's connections): a job every minute, a
+# refused run in cron.job_run_details, the forecast's count of runs.
+if pg_virtualenv -t -o shared_preload_libraries=pg_cron -o cron.database_name=dperm_cron \
+     -o cron.use_background_workers=on -o max_worker_processes=16 bash test/cron.sh; then
+  script_passed=$((script_passed + 1))
+else
+  regress_failed=$((regress_failed + 1)); regress_status=1
+fi
 [ -f results/utility_figures.txt ] && { echo "BANK utility figures:"; cat results/utility_figures.txt; }
 [ -f results/algorithms_figures.txt ] && { echo "SGD-family utility figures (BANK, WINE):"; cat results/algorithms_figures.txt; }
 echo "unit tests passed: ${unit_passed:-0}; pg_regress tests: $regress_passed of $regress_total; script checks: $script_passed"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Budgets and the ledger survive pg_dump and restore (they are extension
-# configuration tables), and still refer to the restored relations.
+# Budgets, the ledger, named models (every version, trained and failed) and
+# the dperm side of their schedules survive pg_dump and restore (they are
+# extension configuration tables), and still refer to the restored relations.
 # Run inside pg_virtualenv (scripts/test.sh does).
 set -euo pipefail
 psql_q() { psql -X -q -v ON_ERROR_STOP=1 -At "$@"; }
@@ -17,6 +18,19 @@ CREATE TABLE models AS SELECT dp_logreg(f, y, dp_options(epsilon => 0.25, l2 => 
 CREATE TABLE s AS SELECT ARRAY[0.3 * cos(i), 0.3 * sin(i)] AS f, i % 3 AS c FROM generate_series(1, 60) i;
 INSERT INTO models SELECT dp_softmax(f, c, dp_options(epsilon => 0.5, l2 => 1, classes => 3)) FROM s;
 SQL
+# named models: two trained versions and a failed one (one statement per
+# transaction: the ledger writer sees committed tables)
+psql_q -d dperm_dump_src -c "SELECT dperm.train_model('m', 't', 'f', 'y', 'logistic', dp_options(epsilon => 0.05, l2 => 1))" >/dev/null
+psql_q -d dperm_dump_src -c "SELECT dperm.retrain('m')" >/dev/null
+psql_q -d dperm_dump_src -c "CREATE TABLE gone AS SELECT * FROM t" >/dev/null
+psql_q -d dperm_dump_src -c "SELECT dperm.train_model('g', 'gone', 'f', 'y', 'logistic', dp_options(epsilon => 0.05, l2 => 1))" >/dev/null
+psql_q -d dperm_dump_src -c "DROP TABLE gone" >/dev/null
+psql_q -d dperm_dump_src -c "SELECT dperm.retrain('g')" >/dev/null 2>&1 || true
+# the dperm side of a schedule (pg_cron's job is pg_cron's to dump)
+psql_q -d dperm_dump_src -c "INSERT INTO dperm.model_schedules VALUES ('m', '0 3 * * *', 7, 1, current_user, now())" >/dev/null
+versions="SELECT name, version, status, relation, features, label, options, model::text, ledger_id, epsilon, rdp, relations, sqlstate, error FROM dperm.models ORDER BY name, version"
+versions_before=$(psql_q -d dperm_dump_src -c "$versions")
+schedules="SELECT name, cron_schedule, jobid FROM dperm.model_schedules"
 status="SELECT relation, epsilon_budget, delta_budget, epsilon_spent, delta_spent, releases FROM dperm.budget_status"
 before=$(psql_q -d dperm_dump_src -c "$status")
 model_before=$(psql_q -d dperm_dump_src -c "SELECT m::text, dp_predict_proba(m, ARRAY[0.1, 0.2]) FROM models")
@@ -25,13 +39,22 @@ pg_dump -d dperm_dump_src | psql_q -d dperm_dump_dst >/dev/null
 after=$(psql_q -d dperm_dump_dst -c "$status")
 model_after=$(psql_q -d dperm_dump_dst -c "SELECT m::text, dp_predict_proba(m, ARRAY[0.1, 0.2]) FROM models")
 ledger_after=$(psql_q -d dperm_dump_dst -c "SELECT count(*) FROM dperm.ledger")
+versions_after=$(psql_q -d dperm_dump_dst -c "$versions")
 fail=0
+[ "$versions_before" = "$versions_after" ] || { echo "dump/restore: model versions differ"; echo "before: $versions_before"; echo "after:  $versions_after"; fail=1; }
+[ "$(psql_q -d dperm_dump_dst -c "SELECT count(*) || ' ' || count(*) FILTER (WHERE status = 'failed') FROM dperm.models")" = "4 1" ] \
+  || { echo "dump/restore: expected 4 model versions, 1 failed"; fail=1; }
+[ "$(psql_q -d dperm_dump_dst -c "$schedules")" = "m|0 3 * * *|7" ] || { echo "dump/restore: schedule lost"; fail=1; }
+[ "$(psql_q -d dperm_dump_dst -c "SELECT dperm.predict('m', ARRAY[0.1, 0.2]) = dperm.predict('m', ARRAY[0.1, 0.2], 2)")" = t ] \
+  || { echo "dump/restore: restored model does not predict"; fail=1; }
 [ "$before" = "$after" ] || { echo "dump/restore: budget status differs"; echo "before: $before"; echo "after:  $after"; fail=1; }
 [ "$model_before" = "$model_after" ] || { echo "dump/restore: model differs"; fail=1; }
-[ "$ledger_after" = 4 ] || { echo "dump/restore: expected 4 ledger rows, got $ledger_after"; fail=1; }
+[ "$ledger_after" = 7 ] || { echo "dump/restore: expected 7 ledger rows, got $ledger_after"; fail=1; }
 # a release in the restored database is charged against the restored budget
 psql_q -d dperm_dump_dst -c "SELECT dp_logreg(f, y, dp_options(epsilon => 2, l2 => 1)) FROM t" >/dev/null 2>&1 \
   && { echo "dump/restore: an overspending release was not refused"; fail=1; }
+# the restored model retrains on the restored relation, as version 3
+[ "$(psql_q -d dperm_dump_dst -c "SELECT dperm.retrain('m')")" = 3 ] || { echo "dump/restore: retrain after restore failed"; fail=1; }
 dropdb dperm_dump_src; dropdb dperm_dump_dst
 [ $fail = 0 ] && echo "dump/restore: ok (budget status: $after)"
 exit $fail

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ALTER EXTENSION dperm UPDATE from 0.1.0 (to the default version) keeps budgets (as 'basic'), the
-# ledger and models, and brings the functions of 0.2.0 to 0.5.0 (softmax models work after the
-# upgrade). The current library also serves the 0.1.0 catalog until the update. Run inside
+# ledger and models, and brings the functions of 0.2.0 to 0.6.0 (softmax models work after the
+# upgrade; named models and their catalog exist). The current library also serves the 0.1.0 catalog until the update. Run inside
 # pg_virtualenv.
 set -euo pipefail
 psql_q() { psql -X -q -v ON_ERROR_STOP=1 -At "$@"; }
@@ -42,6 +42,17 @@ check softmax_model "SELECT (m::jsonb->>'classes') || ' ' || jsonb_array_length(
 check softmax_predict "SELECT cardinality(dp_predict_proba(m, ARRAY[0.1, 0.2])) || ' ' || (dp_predict_class(m, ARRAY[0.1, 0.2]) BETWEEN 0 AND 2) FROM softmax_models" "3 true"
 check softmax_coefficients "SELECT count(*) || ' ' || count(DISTINCT class) FROM softmax_models, dp_coefficients(m)" "9 3"
 check softmax_ledger "SELECT loss || ' ' || n FROM dperm.ledger ORDER BY id DESC LIMIT 1" "softmax 60"
+# 0.6.0: named models (catalog with row-level security, the functions), and
+# a model trained after the upgrade on the relation of 0.1.0
+check models_catalog "SELECT count(*) FROM pg_class WHERE oid IN ('dperm.models'::regclass, 'dperm.model_schedules'::regclass) AND relrowsecurity" "2"
+check models_dumped "SELECT count(*) FROM pg_extension, unnest(extconfig) c WHERE extname = 'dperm' AND c IN ('dperm.models'::regclass, 'dperm.model_schedules'::regclass)" "2"
+check model_functions "SELECT count(*) FROM pg_proc WHERE pronamespace = 'dperm'::regnamespace AND proname IN ('train_model', 'retrain', 'model', 'predict', 'drop_model', 'schedule_retraining', 'unschedule_retraining', 'retraining_forecast', 'evaluate', 'cron_next_run')" "10"
+check train_model "SELECT dperm.train_model('m', 't', 'f', 'y', 'logistic', dp_options(epsilon => 0.05, l2 => 1))" "1"
+check retrain "SELECT dperm.retrain('m') || ' ' || (dperm.predict('m', ARRAY[0.1, 0.2]) BETWEEN 0 AND 1)" "2 true"
+# t's 0.1.0 budget (1, basic) is spent (0.4 + 0.5 + 2 x 0.05); doubled, 20 runs of 0.05 fit
+check forecast_spent "SELECT runs || ' ' || limiting_relation FROM dperm.retraining_forecast('m')" "0 t"
+psql_q -d dperm_upgrade -c "SELECT dperm.set_budget('t', 2)" >/dev/null
+check forecast "SELECT runs FROM dperm.retraining_forecast('m')" "20"
 dropdb dperm_upgrade
 [ $fail = 0 ] && echo "upgrade 0.1.0 -> $(psql -XAtc "select default_version from pg_available_extensions where name = 'dperm'"): ok"
 exit $fail

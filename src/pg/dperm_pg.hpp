@@ -177,4 +177,21 @@ struct StreamingRequest {
 };
 Datum TrainStreamingRelease(const StreamingRequest& request, bool* isnull);
 
+// The ledger row of this backend's latest charge (ChargeRelease sets it;
+// models.cpp clears it before a training and reads it after).
+extern int64 g_last_charge_id;
+
+// Raises 42703 unless `relid` has a column named `name`
+// (dperm.train and dperm.train_model take column names); returns its type.
+Oid ColumnType(Oid relid, const char* name);
+
+// dperm's aggregate for a loss and the label cast to its exact argument
+// type, or a 42804 error if the label column's type does not fit the loss.
+struct TrainTarget {
+  const char* aggregate;
+  const char* label_cast;
+  const char* pass_aggregate;  // streaming mode's per-pass aggregate in schema dperm
+};
+TrainTarget TargetFor(LossKind loss, Oid label_type, const char* label, const char* loss_name);
+
 }  // namespace dperm::pg

@@ -37,6 +37,9 @@ extern "C" {
 }
 
 namespace dperm::pg {
+
+int64 g_last_charge_id = 0;
+
 namespace {
 
 // SQLSTATE of a refused release: class DP (dperm), "budget exceeded".
@@ -266,6 +269,7 @@ int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_rel
     ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
                     errmsg("the dperm ledger writer exited without recording the release"),
                     errhint("See the server log. No model was computed.")));
+  g_last_charge_id = id;
   return id;
 }
 
@@ -282,11 +286,16 @@ void ServeLedgerRequest(LedgerRequest* req) {
     SPI_connect();
     PushActiveSnapshot(GetTransactionSnapshot());
     int guc_level = PinInternalSearchPath();
-    req->legacy_catalog = CatalogIsLegacy();
     set_config_option("lock_timeout", kBudgetLockTimeout, PGC_USERSET, PGC_S_SESSION,
                       GUC_ACTION_SAVE, true, 0, false);
-    bool charge = WithinBudgets(req);
-    if (charge) AppendLedgerRow(req);
+    bool charge = true;
+    if (req->kind != kChargeRelease) {
+      ServeModelRecord(req);  // a dperm.models row, no charge
+    } else {
+      req->legacy_catalog = CatalogIsLegacy();
+      charge = WithinBudgets(req);
+      if (charge) AppendLedgerRow(req);
+    }
     AtEOXact_GUC(true, guc_level);
     SPI_finish();
     PopActiveSnapshot();

@@ -20,9 +20,15 @@ const uint32 kLedgerRequestMagic = 0x44504c52;
 
 enum LedgerStatus { kPending = 0, kCharged = 1, kRefused = 2, kFailed = 3 };
 
+// What a request asks the writer to do: charge a release (the default), or
+// write a row of dperm.models in a transaction of its own (models.cpp), so
+// that a version, failed or trained, outlives the caller's rollback.
+enum LedgerRequestKind { kChargeRelease = 0, kRecordModelVersion = 1, kRecordEvaluation = 2 };
+
 // The request and the writer's answer, in a dynamic shared memory segment.
 struct LedgerRequest {
   uint32 magic;                 // kLedgerRequestMagic
+  int32 kind;                   // LedgerRequestKind; records carry their row as JSON in query[]
   uint64 request_id;            // the persistent writer's queue entry (0: none)
   int backend_procno;           // the releasing backend, whose latch is set when done
   Oid database;
@@ -46,7 +52,7 @@ struct LedgerRequest {
   uint64 claimed_by;            // generation of the persistent writer serving it
   int32 status;
   int32 sqlstate;
-  int64 ledger_id;
+  int64 ledger_id;              // the ledger row; for records, the model version
   char message[1024];
   char detail[1024];
   char hint[512];
@@ -60,6 +66,11 @@ struct LedgerRequest {
 // req->database; leaves status (and ledger_id or the error) in `req`. Never
 // raises: an error aborts the transaction and is recorded as kFailed.
 void ServeLedgerRequest(LedgerRequest* req);
+
+// Writes the dperm.models row of a record request (kind != kChargeRelease),
+// inside the writer's transaction (SPI connected, search_path pinned);
+// leaves the version in req->ledger_id. Raises on failure. In models.cpp.
+void ServeModelRecord(LedgerRequest* req);
 
 // Hands the request in `seg` to a ledger writer and waits until it is
 // served (req->done). Uses the persistent writer when dperm is in

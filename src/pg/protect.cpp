@@ -35,17 +35,6 @@ extern "C" {
 namespace dperm::pg {
 namespace {
 
-// The type of a column of `relid` named exactly `name` (not dropped, not a
-// system column), or an error naming both.
-Oid ColumnType(Oid relid, const char* name) {
-  AttrNumber attnum = get_attnum(relid, name);
-  if (attnum <= 0)
-    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
-                    errmsg("column \"%s\" of relation %s does not exist", name, get_rel_name(relid)),
-                    errhint("dperm.train takes column names, not expressions.")));
-  return get_atttype(relid, attnum);
-}
-
 // Locks `relid` against concurrent DDL for the rest of the transaction and
 // checks, now, that it is a table, a partitioned table or a materialized
 // view (a table can become a view through a "_RETURN" rule). Returns its
@@ -145,16 +134,29 @@ void RevokeAll(Oid relid) {
                       nullptr, SPI_OK_UTILITY, false);
 }
 
+// The coefficients a release of this loss, shape and options would have.
+int64 CoefficientCount(dperm::LossKind loss, int d, const dperm::Options& o) {
+  int64 per_class = int64(d) + (o.fit_intercept ? 1 : 0);
+  return loss == dperm::LossKind::kSoftmax ? per_class * o.classes : per_class;
+}
+
+}  // namespace
+
+// The type of a column of `relid` named exactly `name` (not dropped, not a
+// system column), or an error naming both.
+Oid ColumnType(Oid relid, const char* name) {
+  AttrNumber attnum = get_attnum(relid, name);
+  if (attnum <= 0)
+    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
+                    errmsg("column \"%s\" of relation %s does not exist", name, get_rel_name(relid)),
+                    errhint("dperm.train takes column names, not expressions.")));
+  return get_atttype(relid, attnum);
+}
+
 // The label cast of each loss: to the exact argument type of dperm's
 // aggregate, so that no other function of that name can be a better match,
 // and only casts that cannot fail on a value (an error would depend on the
 // data).
-struct TrainTarget {
-  const char* aggregate;
-  const char* label_cast;
-  const char* pass_aggregate;  // streaming mode's per-pass aggregate in schema dperm
-};
-
 TrainTarget TargetFor(dperm::LossKind loss, Oid label_type, const char* label,
                       const char* loss_name) {
   bool ok;
@@ -184,14 +186,6 @@ TrainTarget TargetFor(dperm::LossKind loss, Oid label_type, const char* label,
                            format_type_be(label_type), loss_name, types)));
   return t;
 }
-
-// The coefficients a release of this loss, shape and options would have.
-int64 CoefficientCount(dperm::LossKind loss, int d, const dperm::Options& o) {
-  int64 per_class = int64(d) + (o.fit_intercept ? 1 : 0);
-  return loss == dperm::LossKind::kSoftmax ? per_class * o.classes : per_class;
-}
-
-}  // namespace
 
 void CheckCoefficientCount(dperm::LossKind loss, int d, const dperm::Options& o) {
   int64 count = CoefficientCount(loss, d, o);

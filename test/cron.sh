@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Scheduled retraining with a real pg_cron (issue 13): a job every minute
+# makes a new version within ~70 s; once the budget is nearly spent the
+# forecast says 0 and the next run fails in cron.job_run_details with
+# dperm's DP001 message, as a failed version, uncharged; a forecast of k is
+# followed by exactly k successful dperm.retrain calls, then a refusal.
+# Run inside a cluster with pg_cron preloaded (scripts/test.sh does):
+#   pg_virtualenv -t -o shared_preload_libraries=pg_cron \
+#     -o cron.database_name=dperm_cron -o cron.use_background_workers=on bash test/cron.sh
+set -euo pipefail
+db=dperm_cron
+psql_q() { psql -X -q -v ON_ERROR_STOP=1 -At -d "$db" "$@"; }
+as_owner() { psql_q -c "SET ROLE regress_cron_owner" -c "$1"; }
+fail=0
+check() {  # name, got, expected
+  if [ "$2" = "$3" ]; then echo "cron: $1: ok ($2)"; else echo "cron: $1: got '$2', expected '$3'"; fail=1; fi
+}
+# Polls `query` every 2 s until it returns 't', for up to $2 seconds; prints
+# the seconds waited, or "timeout".
+wait_for() {
+  local start=$SECONDS
+  while [ $((SECONDS - start)) -le "$2" ]; do
+    [ "$(psql_q -c "$1")" = t ] && { echo $((SECONDS - start)); return 0; }
+    sleep 2
+  done
+  echo timeout
+}
+
+dropdb --if-exists "$db" >/dev/null 2>&1 || true
+createdb "$db"
+# pg_cron's launcher connects to cron.database_name; it retries until the
+# database exists.
+psql_q >/dev/null <<'SQL'
+CREATE EXTENSION pg_cron;
+CREATE EXTENSION dperm;
+CREATE ROLE regress_cron_owner LOGIN;
+GRANT USAGE ON SCHEMA cron TO regress_cron_owner;
+GRANT CREATE ON SCHEMA public TO regress_cron_owner;
+SQL
+# (one statement per transaction: the ledger writer sees committed tables)
+as_owner "CREATE TABLE t AS SELECT ARRAY[sin(i) / 2, cos(i) / 2] AS x, sin(3 * i) > 0 AS y
+            FROM generate_series(1, 300) i" >/dev/null
+as_owner "SELECT dperm.set_budget('t', 100, 1e-5)" >/dev/null
+as_owner "SELECT dperm.train_model('nightly', 't', 'x', 'y', 'logistic', dp_options(epsilon => 0.5, l2 => 0.1))" >/dev/null
+
+# 1. A job every minute makes version 2 within ~70 s.
+job=$(as_owner "SELECT dperm.schedule_retraining('nightly', '* * * * *')")
+check job_command "$(psql_q -c "SELECT command || ' | ' || username FROM cron.job WHERE jobid = $job")" \
+  "SELECT dperm.retrain('nightly') | regress_cron_owner"
+check dperm_schedule "$(psql_q -c "SELECT cron_schedule || ' ' || (jobid = $job) FROM dperm.model_schedules WHERE name = 'nightly'")" \
+  "* * * * * true"
+# the forecast of a scheduled model: runs, and the minute of the last that fits
+check forecast_schedule "$(as_owner "SELECT runs > 1 AND next_run_at = date_trunc('minute', now()) + interval '1 minute'
+                                 AND last_run_at = next_run_at + (runs - 1) * interval '1 minute'
+                            FROM dperm.retraining_forecast('nightly')")" t
+waited=$(wait_for "SELECT EXISTS (SELECT 1 FROM dperm.models WHERE name = 'nightly' AND version = 2 AND status = 'trained')" 75)
+echo "cron: first scheduled version after ${waited} s"
+[ "$waited" != timeout ] && [ "$waited" -le 75 ] || { echo "cron: no scheduled version within 75 s"; fail=1; }
+check run_succeeded "$(psql_q -c "SELECT count(*) > 0 FROM cron.job_run_details WHERE jobid = $job AND status = 'succeeded'")" t
+check trained_by "$(psql_q -c "SELECT trained_by || ' ' || (ledger_id IS NOT NULL) FROM dperm.models WHERE name = 'nightly' AND version = 2")" \
+  "regress_cron_owner true"
+
+# 2. The budget nearly spent: the forecast says 0, the next run fails in
+# cron.job_run_details with DP001's message, is a failed version, and is
+# not charged.
+psql_q >/dev/null -c "SELECT dperm.set_budget('t', epsilon_spent + 0.1, delta_budget) FROM dperm.budget_status WHERE relation = 't'::regclass"
+check forecast_zero "$(as_owner "SELECT runs FROM dperm.retraining_forecast('nightly')")" 0
+ledger_before=$(psql_q -c "SELECT count(*) FROM dperm.ledger")
+since=$(psql_q -c "SELECT now()")
+waited=$(wait_for "SELECT EXISTS (SELECT 1 FROM cron.job_run_details WHERE jobid = $job AND start_time > '$since' AND status = 'failed')" 75)
+echo "cron: refused run after ${waited} s"
+message=$(psql_q -c "SELECT return_message FROM cron.job_run_details WHERE jobid = $job AND start_time > '$since' AND status = 'failed' ORDER BY start_time LIMIT 1")
+echo "cron: job_run_details.return_message: $message"
+check refused_message "$(echo "$message" | head -1)" "ERROR: privacy budget of relation public.t is exhausted"
+check failed_version "$(psql_q -c "SELECT status || ' ' || sqlstate || ' ' || (ledger_id IS NULL) || ' ' || error FROM dperm.models WHERE name = 'nightly' AND trained_at > '$since' ORDER BY version LIMIT 1")" \
+  "failed DP001 true privacy budget of relation public.t is exhausted"
+check no_charge "$(psql_q -c "SELECT count(*) - $ledger_before FROM dperm.ledger")" 0
+# schedule_retraining refuses a schedule under which fewer than min_runs fit
+refusal=$(as_owner "SELECT dperm.schedule_retraining('nightly', '0 3 * * *')" 2>&1 || true)
+check min_runs_refusal "$(echo "$refusal" | head -1)" \
+  "ERROR:  model \"nightly\": 0 more retrainings fit in the privacy budget of relation public.t, fewer than min_runs = 1"
+as_owner "SELECT dperm.unschedule_retraining('nightly')" >/dev/null
+check unscheduled "$(psql_q -c "SELECT count(*) FROM cron.job") $(psql_q -c "SELECT count(*) FROM dperm.model_schedules")" "0 0"
+
+# 3. A forecast of k runs is followed by exactly k successful retrainings.
+psql_q >/dev/null -c "SELECT dperm.set_budget('t', epsilon_spent + 1.6, delta_budget) FROM dperm.budget_status WHERE relation = 't'::regclass"
+k=$(as_owner "SELECT runs FROM dperm.retraining_forecast('nightly')")
+echo "cron: forecast k = $k runs"
+[ "$k" -ge 1 ] || { echo "cron: expected a forecast of at least one run"; fail=1; }
+ledger_before=$(psql_q -c "SELECT count(*) FROM dperm.ledger")
+ok=0
+for _ in $(seq 1 "$k"); do
+  as_owner "SELECT dperm.retrain('nightly')" >/dev/null 2>&1 && ok=$((ok + 1))
+done
+check k_runs_succeed "$ok" "$k"
+check forecast_after_k "$(as_owner "SELECT runs FROM dperm.retraining_forecast('nightly')")" 0
+refused=$(as_owner "SELECT dperm.retrain('nightly')" 2>&1 || true)
+check run_k_plus_one "$(echo "$refused" | head -1)" "ERROR:  privacy budget of relation public.t is exhausted"
+check charges "$(psql_q -c "SELECT count(*) - $ledger_before FROM dperm.ledger")" "$k"
+
+# 4. drop_model removes the model's job; a name with a quote is quoted.
+psql_q >/dev/null -c "SELECT dperm.set_budget('t', 1000, 1e-5)"
+as_owner "SELECT dperm.train_model('it''s', 't', 'x', 'y', 'logistic', dp_options(epsilon => 0.01, l2 => 0.1))" >/dev/null
+as_owner "SELECT dperm.schedule_retraining('it''s', '0 3 * * *')" >/dev/null
+check quoted_command "$(psql_q -c "SELECT command FROM cron.job")" "SELECT dperm.retrain('it''s')"
+as_owner "SELECT dperm.drop_model('it''s')" >/dev/null
+check dropped_job "$(psql_q -c "SELECT count(*) FROM cron.job") $(psql_q -c "SELECT count(*) FROM dperm.models WHERE name = 'it''s'")" "0 0"
+
+# two long names with a common 100-byte prefix keep two jobs
+long=$(printf 'm%.0s' $(seq 1 100))
+as_owner "SELECT dperm.train_model('${long}_a', 't', 'x', 'y', 'logistic', dp_options(epsilon => 0.01, l2 => 0.1))" >/dev/null
+as_owner "SELECT dperm.train_model('${long}_b', 't', 'x', 'y', 'logistic', dp_options(epsilon => 0.01, l2 => 0.1))" >/dev/null
+as_owner "SELECT dperm.schedule_retraining('${long}_a', '0 3 * * *')" >/dev/null
+as_owner "SELECT dperm.schedule_retraining('${long}_b', '0 4 * * *')" >/dev/null
+check long_names "$(psql_q -c "SELECT string_agg(schedule, ',' ORDER BY schedule) FROM cron.job")" "0 3 * * *,0 4 * * *"
+
+psql -X -q -d postgres -c "DROP DATABASE $db WITH (FORCE)" >/dev/null 2>&1 || true
+[ $fail = 0 ] && echo "cron: ok"
+exit $fail
