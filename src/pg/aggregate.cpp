@@ -397,18 +397,7 @@ DPERM_FUNCTION(dperm_final) {
   if (failure.raised) ChargeAndRaise(failure, o, loss, st, relations, n_relations);
 
   // Charged before the model is computed: a refused release trains nothing.
-  ChargeRequest charge = {AlgorithmName(plan->algorithm),
-                          NoiseName(plan->noise),
-                          LossName(plan->loss),
-                          NeighborsName(plan->neighbors),
-                          o.epsilon,
-                          o.delta,
-                          plan->n,
-                          plan->d,
-                          curve->data(),
-                          static_cast<int>(curve->size()),
-                          o.has_seed};
-  ChargeRelease(charge, relations, n_relations);
+  ChargeRelease(PlanCharge(*plan, o, *curve), relations, n_relations);
 
   uint8 key[32];
   if (!o.has_seed && !pg_strong_random(key, sizeof key))

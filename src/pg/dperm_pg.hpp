@@ -1,7 +1,10 @@
 // Declarations shared by the files of the boundary (src/pg). Include core
 // headers first, then this file.
 #pragma once
+#include <vector>
+
 #include "dperm/options.hpp"
+#include "dperm/plan.hpp"
 
 #include "boundary.hpp"
 
@@ -155,6 +158,12 @@ struct ChargeRequest {
 // across sessions and survives a rollback of the caller. Returns the ledger
 // row's id.
 int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_relations);
+
+// The ledger row of a planned release: its algorithm, noise, loss and
+// neighbours, the options' (epsilon, delta), the plan's n and d, and `curve`
+// (the release's RDP curve on LedgerOrders(); empty for none).
+ChargeRequest PlanCharge(const dperm::Plan& plan, const dperm::Options& o,
+                         const std::vector<double>& curve);
 
 // The relations a dperm.train release from `relid` is charged to, as the
 // in-memory query's range table gives them: the relation, its partitions and

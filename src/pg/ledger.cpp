@@ -208,6 +208,21 @@ void CopyText(char* dst, size_t size, const char* src) {
 
 }  // namespace
 
+ChargeRequest PlanCharge(const dperm::Plan& plan, const dperm::Options& o,
+                         const std::vector<double>& curve) {
+  return {dperm::AlgorithmName(plan.algorithm),
+          dperm::NoiseName(plan.noise),
+          dperm::LossName(plan.loss),
+          dperm::NeighborsName(plan.neighbors),
+          o.epsilon,
+          o.delta,
+          plan.n,
+          plan.d,
+          curve.empty() ? nullptr : curve.data(),
+          static_cast<int>(curve.size()),
+          o.has_seed};
+}
+
 int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_relations) {
   const double* rdp = charge.rdp;
   int n_rdp = charge.n_rdp;

@@ -103,6 +103,27 @@ Oid CheckDataset(const char* dataset, Oid role) {
   return relid;
 }
 
+// relids plus every ancestor of each (a budget on a parent covers releases
+// that read its partitions or inheritance children directly), as a palloc'd
+// array of at most kMaxRelations.
+static Oid* WithAncestors(List* relids, int* count) {
+  int read = list_length(relids);
+  for (int i = 0; i < read; i++) {
+    ListCell* lc;
+    foreach (lc, AncestorsOf(list_nth_oid(relids, i)))
+      relids = list_append_unique_oid(relids, lfirst_oid(lc));
+  }
+  if (list_length(relids) > kMaxRelations)
+    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                    errmsg("a release may read at most %d relations", kMaxRelations)));
+  Oid* out = static_cast<Oid*>(palloc(sizeof(Oid) * Max(list_length(relids), 1)));
+  int i = 0;
+  ListCell* lc;
+  foreach (lc, relids) out[i++] = lfirst_oid(lc);
+  *count = i;
+  return out;
+}
+
 Oid* RelationsRead(FunctionCallInfo fcinfo, const char* dataset, int* count) {
   List* relids = NIL;
   if (fcinfo->context != nullptr && IsA(fcinfo->context, AggState)) {
@@ -122,43 +143,13 @@ Oid* RelationsRead(FunctionCallInfo fcinfo, const char* dataset, int* count) {
     relids = list_append_unique_oid(relids, CheckDataset(dataset, ReleasingRole()));
     SPI_finish();
   }
-  // A budget on a parent covers releases that read its partitions or
-  // inheritance children directly.
-  int read = list_length(relids);
-  for (int i = 0; i < read; i++) {
-    ListCell* lc;
-    foreach (lc, AncestorsOf(list_nth_oid(relids, i)))
-      relids = list_append_unique_oid(relids, lfirst_oid(lc));
-  }
-  if (list_length(relids) > kMaxRelations)
-    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                    errmsg("a release may read at most %d relations", kMaxRelations)));
-  Oid* out = static_cast<Oid*>(palloc(sizeof(Oid) * Max(list_length(relids), 1)));
-  int i = 0;
-  ListCell* lc;
-  foreach (lc, relids) out[i++] = lfirst_oid(lc);
-  *count = i;
-  return out;
+  return WithAncestors(relids, count);
 }
 
 Oid* TrainRelations(Oid relid, Oid dataset, int* count) {
   List* relids = find_all_inheritors(relid, AccessShareLock, nullptr);
   if (OidIsValid(dataset)) relids = list_append_unique_oid(relids, dataset);
-  int read = list_length(relids);
-  for (int i = 0; i < read; i++) {
-    ListCell* lc;
-    foreach (lc, AncestorsOf(list_nth_oid(relids, i)))
-      relids = list_append_unique_oid(relids, lfirst_oid(lc));
-  }
-  if (list_length(relids) > kMaxRelations)
-    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                    errmsg("a release may read at most %d relations", kMaxRelations)));
-  Oid* out = static_cast<Oid*>(palloc(sizeof(Oid) * Max(list_length(relids), 1)));
-  int i = 0;
-  ListCell* lc;
-  foreach (lc, relids) out[i++] = lfirst_oid(lc);
-  *count = i;
-  return out;
+  return WithAncestors(relids, count);
 }
 
 }  // namespace dperm::pg

@@ -140,18 +140,7 @@ Datum TrainStreamingRelease(const StreamingRequest& r, bool* isnull) {
 
   // Charged before any row is read for training: one charge, the in-memory
   // path's, whatever the number of passes.
-  ChargeRequest charge = {AlgorithmName(plan->algorithm),
-                          NoiseName(plan->noise),
-                          LossName(plan->loss),
-                          NeighborsName(plan->neighbors),
-                          o.epsilon,
-                          o.delta,
-                          plan->n,
-                          plan->d,
-                          curve->data(),
-                          static_cast<int>(curve->size()),
-                          o.has_seed};
-  ChargeRelease(charge, r.relations, r.n_relations);
+  ChargeRelease(PlanCharge(*plan, o, *curve), r.relations, r.n_relations);
 
   dperm::PassSpec spec = dperm::PassSpecFor(*plan);
   double spec_values[dperm::kPassSpecSize];
