@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Check-and-charge is atomic across sessions: 8 concurrent releases of
 # epsilon = 0.3 against a budget of 1.0 — exactly 3 may succeed, and the
-# ledger must never exceed the budget. Run inside pg_virtualenv.
+# ledger must never exceed the budget. Run inside pg_virtualenv -t.
 set -euo pipefail
 psql_q() { psql -X -q -v ON_ERROR_STOP=1 -At "$@"; }
 dropdb --if-exists dperm_concurrency >/dev/null 2>&1 || true

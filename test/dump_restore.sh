@@ -2,7 +2,7 @@
 # Budgets, the ledger, named models (every version, trained and failed) and
 # the dperm side of their schedules survive pg_dump and restore (they are
 # extension configuration tables), and still refer to the restored relations.
-# Run inside pg_virtualenv (scripts/test.sh does).
+# Run inside pg_virtualenv -t (scripts/test.sh does).
 set -euo pipefail
 psql_q() { psql -X -q -v ON_ERROR_STOP=1 -At "$@"; }
 dropdb --if-exists dperm_dump_src >/dev/null 2>&1 || true

@@ -10,7 +10,7 @@
 # script reports how long the cancel took. A cancel while the charge waits for
 # a locked budget row ends the statement at once; the writer still charges.
 #
-# Run inside pg_virtualenv, as root or as the server's OS user:
+# Run inside pg_virtualenv -t, as root or as the server's OS user:
 #   pg_virtualenv -t -o max_worker_processes=40 bash test/failure_modes.sh
 #
 # Stopping and starting the server: pg_virtualenv makes a postgresql-common

@@ -10,7 +10,7 @@
 # pgbench reports no failed transaction, and no deadlock or lock timeout
 # happened (pg_stat_database and the server log).
 #
-# Run inside pg_virtualenv; each release briefly uses one background worker,
+# Run inside pg_virtualenv -t; each release briefly uses one background worker,
 # so max_worker_processes must exceed the clients by a margin:
 #   pg_virtualenv -t -o max_worker_processes=40 bash test/pgbench_charges.sh
 # CLIENTS and TRANSACTIONS (per client) may be set in the environment.

@@ -19,6 +19,7 @@
 #include "dperm/core.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace dperm {
@@ -73,6 +74,22 @@ class DiscretePld {
   std::vector<double> pmf_;
   double infinity_mass_;
 };
+
+// The pessimistic "connect-the-dots" PLD of a mechanism whose privacy
+// profile δ(ε) is known exactly: δ is sampled at ε_i = i·width for i in
+// [first, last] (a run of at most kPldMaxPoints points, else
+// InvalidParameter), made non-increasing against round-off, and turned
+// into the PLD whose profile is the piecewise-exponential interpolation
+// through those points:
+//   p_first = 1 − δ_first + (δ_{first+1} − δ_first)/(e^h − 1),
+//   p_i = ((δ_{i+1} − δ_i) − e^h(δ_i − δ_{i−1}))/(e^h − 1),
+//   p_last = (δ_last − δ_{last−1})/(e^{−h} − 1),  p(∞) = δ_last
+// (h = width; negative second-difference round-off is clipped to 0;
+// Doroshenko et al. 2022, Algorithm 1: δ is convex in e^ε, so the chords
+// through exact points never fall below it). Used
+// by the Poisson-subsampled Gaussian and by sampling without replacement.
+DiscretePld ConnectTheDotsPld(double width, double first, double last,
+                              const std::function<double(double)>& delta_at);
 
 // Which pair of neighbouring outputs a one-sided PLD describes
 // (dp_accounting's AdjacencyType). Remove: upper = (1−q)N(0,σ²) + qN(1,σ²),

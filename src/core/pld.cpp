@@ -287,4 +287,36 @@ DiscretePld DiscretePld::SelfCompose(int64_t times, double tail_mass_truncation)
   return DiscretePld(width_, offset_ * times + lo, std::move(probs), infinity_mass);
 }
 
+DiscretePld ConnectTheDotsPld(double width, double first, double last,
+                              const std::function<double(double)>& delta_at) {
+  const double h = width;
+  if (!std::isfinite(first) || !std::isfinite(last))
+    ThrowInvalid("PLD accounting: privacy loss range is not finite",
+                 "use a larger noise multiplier");
+  const double count = last - first + 1.0;
+  if (!(count <= static_cast<double>(kPldMaxPoints)))
+    ThrowInvalid("PLD accounting: one step needs " + Num(count) +
+                     " grid points, more than the limit of " + std::to_string(kPldMaxPoints),
+                 "use a coarser discretization or a larger noise multiplier");
+  const int64_t offset = static_cast<int64_t>(first);
+  const size_t n = static_cast<size_t>(count);
+  std::vector<double> deltas(n);
+  for (size_t i = 0; i < n; ++i) {
+    deltas[i] = delta_at(static_cast<double>(offset + static_cast<int64_t>(i)) * h);
+    if (i > 0) deltas[i] = std::min(deltas[i], deltas[i - 1]);  // round-off
+  }
+  std::vector<double> pmf(n);
+  if (n == 1) {
+    pmf[0] = 1.0 - deltas[0];
+  } else {
+    const double em1 = std::expm1(h), eh = std::exp(h);
+    pmf[0] = 1.0 - deltas[0] + (deltas[1] - deltas[0]) / em1;
+    for (size_t i = 1; i + 1 < n; ++i)
+      pmf[i] = ((deltas[i + 1] - deltas[i]) - (deltas[i] - deltas[i - 1]) * eh) / em1;
+    pmf[n - 1] = (deltas[n - 1] - deltas[n - 2]) / std::expm1(-h);
+    for (double& p : pmf) p = std::max(0.0, p);  // round-off in second differences
+  }
+  return DiscretePld(h, offset, std::move(pmf), deltas[n - 1]);
+}
+
 }  // namespace dperm

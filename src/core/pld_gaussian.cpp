@@ -151,10 +151,8 @@ double SubsampledGaussianDelta(double q, double sigma, PldAdjacency adjacency,
 // Pessimistic connect-the-dots (Doroshenko et al. 2022, Algorithm 1) on the
 // grid ε_i = i·h, i = 0..n, between the losses at the noise truncation points: δ(ε) is
 // convex in e^ε, so joining the exact points (e^{ε_i}, δ(ε_i)) by chords
-// gives a PLD whose δ is never below the true one. Its masses are
-//   p_0 = 1 − δ_0 + (δ_1 − δ_0)/(e^h − 1),
-//   p_i = ((δ_{i+1} − δ_i) − e^h (δ_i − δ_{i−1}))/(e^h − 1),
-//   p_n = (δ_n − δ_{n−1})/(e^{−h} − 1),  p(∞) = δ_n.
+// gives a PLD whose δ is never below the true one (masses:
+// ConnectTheDotsPld, pld.hpp).
 // The support ends where the noise leaves out ½e^{−50} of its mass on each
 // side (shifted by the sensitivity as dp_accounting does).
 DiscretePld SubsampledGaussianPld(double q, double sigma, PldAdjacency adjacency,
@@ -177,32 +175,9 @@ DiscretePld SubsampledGaussianPld(double q, double sigma, PldAdjacency adjacency
     ThrowInvalid(
         "PLD accounting: privacy loss range is not finite for sigma " + Num(sigma),
         "use a larger noise multiplier");
-  const double count = last - first + 1.0;
-  if (!(count <= static_cast<double>(kPldMaxPoints)))
-    ThrowInvalid("PLD accounting: one step needs " + Num(count) +
-                     " grid points, more than the limit of " +
-                     std::to_string(kPldMaxPoints),
-                 "use a coarser discretization or a larger noise multiplier");
-  const int64_t offset = static_cast<int64_t>(first);
-  const size_t n = static_cast<size_t>(count);
-  std::vector<double> deltas(n);
-  for (size_t i = 0; i < n; ++i) {
-    const double eps = static_cast<double>(offset + static_cast<int64_t>(i)) * h;
-    deltas[i] = SubsampledGaussianDelta(q, sigma, adjacency, eps);
-    if (i > 0) deltas[i] = std::min(deltas[i], deltas[i - 1]);  // round-off
-  }
-  std::vector<double> pmf(n);
-  if (n == 1) {
-    pmf[0] = 1.0 - deltas[0];
-  } else {
-    const double em1 = std::expm1(h), eh = std::exp(h);
-    pmf[0] = 1.0 - deltas[0] + (deltas[1] - deltas[0]) / em1;
-    for (size_t i = 1; i + 1 < n; ++i)
-      pmf[i] = ((deltas[i + 1] - deltas[i]) - (deltas[i] - deltas[i - 1]) * eh) / em1;
-    pmf[n - 1] = (deltas[n - 1] - deltas[n - 2]) / std::expm1(-h);
-    for (double& p : pmf) p = std::max(0.0, p);  // round-off in second differences
-  }
-  return DiscretePld(h, offset, std::move(pmf), deltas[n - 1]);
+  return ConnectTheDotsPld(h, first, last, [&](double eps) {
+    return SubsampledGaussianDelta(q, sigma, adjacency, eps);
+  });
 }
 
 // PLD accountant (dp_accounting's PLDAccountant for

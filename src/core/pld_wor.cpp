@@ -155,10 +155,7 @@ double LowerBoundEpsilon(double gamma, double s, std::int64_t steps, double delt
 }  // namespace
 
 // Pessimistic connect-the-dots of δ* on the grid ε_i = i·h over [−E, E]
-// (argument at the top of the file). The masses are as in
-// SubsampledGaussianPld (pld_gaussian.cpp): p_0 = 1 − δ_0 + (δ_1 − δ_0)/(e^h − 1),
-// p_i = ((δ_{i+1} − δ_i) − e^h(δ_i − δ_{i−1}))/(e^h − 1),
-// p_n = (δ_n − δ_{n−1})/(e^{−h} − 1), p(∞) = δ_n.
+// (argument at the top of the file): ConnectTheDotsPld (pld.hpp).
 DiscretePld WorGaussianPld(double gamma, double sigma, double discretization) {
   CheckMechanism(gamma, sigma);
   CheckComposition(1, discretization);
@@ -168,31 +165,8 @@ DiscretePld WorGaussianPld(double gamma, double sigma, double discretization) {
   if (!std::isfinite(first) || !std::isfinite(last))
     ThrowInvalid("PLD accounting: privacy loss range is not finite for sigma " + Num(sigma),
                  "use a larger noise multiplier");
-  const double count = last - first + 1.0;
-  if (!(count <= static_cast<double>(kPldMaxPoints)))
-    ThrowInvalid("PLD accounting: one step needs " + Num(count) +
-                     " grid points, more than the limit of " + std::to_string(kPldMaxPoints),
-                 "use a coarser discretization or a larger noise multiplier");
-  const std::int64_t offset = static_cast<std::int64_t>(first);
-  const size_t n = static_cast<size_t>(count);
-  std::vector<double> deltas(n);
-  for (size_t i = 0; i < n; ++i) {
-    deltas[i] =
-        SymmetricDelta(gamma, s, static_cast<double>(offset + static_cast<std::int64_t>(i)) * h);
-    if (i > 0) deltas[i] = std::min(deltas[i], deltas[i - 1]);  // round-off
-  }
-  std::vector<double> pmf(n);
-  if (n == 1) {
-    pmf[0] = 1.0 - deltas[0];
-  } else {
-    const double em1 = std::expm1(h), eh = std::exp(h);
-    pmf[0] = 1.0 - deltas[0] + (deltas[1] - deltas[0]) / em1;
-    for (size_t i = 1; i + 1 < n; ++i)
-      pmf[i] = ((deltas[i + 1] - deltas[i]) - (deltas[i] - deltas[i - 1]) * eh) / em1;
-    pmf[n - 1] = (deltas[n - 1] - deltas[n - 2]) / std::expm1(-h);
-    for (double& p : pmf) p = std::max(0.0, p);  // round-off in second differences
-  }
-  return DiscretePld(h, offset, std::move(pmf), deltas[n - 1]);
+  return ConnectTheDotsPld(h, first, last,
+                           [&](double eps) { return SymmetricDelta(gamma, s, eps); });
 }
 
 double EpsilonWorGaussianPld(double gamma, double sigma, std::int64_t steps, double delta,

@@ -265,6 +265,8 @@ void DescribeDeferred(const RowState* st, CoreError* error) {
   }
 }
 
+}  // namespace
+
 // ISO 8601 UTC time of the release.
 char* NowIso8601() {
   time_t now = timestamptz_to_time_t(GetCurrentTimestamp());
@@ -275,7 +277,6 @@ char* NowIso8601() {
   return out;
 }
 
-}  // namespace
 }  // namespace dperm::pg
 
 using dperm::LossKind;

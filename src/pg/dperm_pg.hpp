@@ -165,6 +165,10 @@ int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_rel
 ChargeRequest PlanCharge(const dperm::Plan& plan, const dperm::Options& o,
                          const std::vector<double>& curve);
 
+// The current time as ISO 8601 UTC ("2026-11-23T14:00:00Z"), palloc'd: a
+// model's created_at.
+char* NowIso8601();
+
 // The relations a dperm.train release from `relid` is charged to, as the
 // in-memory query's range table gives them: the relation, its partitions and
 // inheritance children, `dataset` when valid, and every ancestor of each.

@@ -10,8 +10,9 @@
 // Like dperm.train these are C functions, not SECURITY DEFINER ones: they
 // know their caller, train as the caller (dperm.train for protected
 // relations, dperm's aggregate on relations the caller reads), and switch
-// identity only for dperm's own catalog, with search_path = pg_catalog,
-// pg_temp and every name qualified (internal_sql.cpp). What a caller may see
+// identity only for dperm's own catalog, with search_path pinned to
+// "pg_catalog, pg_temp" (pg_temp last) and every name qualified
+// (internal_sql.cpp). What a caller may see
 // of dperm.models is decided by its row-level security policy, which the
 // lookups here run under (as the caller).
 #include "dperm/cron.hpp"

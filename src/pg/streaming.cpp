@@ -109,16 +109,6 @@ class SpiPassRunner final : public PassRunner {
   const PassQuery* query_;
 };
 
-// ISO 8601 UTC time of the release.
-char* NowIso8601() {
-  time_t now = timestamptz_to_time_t(GetCurrentTimestamp());
-  struct tm parts;
-  gmtime_r(&now, &parts);
-  char* out = static_cast<char*>(palloc(32));
-  strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &parts);
-  return out;
-}
-
 }  // namespace
 
 Datum TrainStreamingRelease(const StreamingRequest& r, bool* isnull) {
