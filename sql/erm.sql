@@ -56,12 +56,18 @@ SELECT algorithm, count(*) AS releases, bool_and((rdp IS NOT NULL) = (algorithm 
   FROM dperm.ledger WHERE algorithm IN (SELECT algorithm FROM erm_list) AND relation_names && ARRAY['public.erm_bank', 'public.erm_wine']
   GROUP BY algorithm ORDER BY algorithm;
 
--- Objective perturbation states its assumptions: the plan reports Theorem
--- 5.2's condition, and the losses outside Assumption 5.1 are refused.
-SELECT p->>'algorithm' AS algorithm, (p->>'objective_lambda')::float8 > 0 AS has_lambda,
-       p->>'note' LIKE '%beta <= epsilon n lambda holds%' AS condition_reported
-  FROM (SELECT dp_explain('logistic', 45211, 42, dp_options(epsilon => 1, delta => 1e-3, algorithm => a)) AS p
-          FROM unnest(ARRAY['objective', 'objective_approx']) a) s;
+-- Objective perturbation states its assumptions: the plan reports its
+-- privacy ridge (tight: the smallest keeping the Jacobian term <= epsilon/2,
+-- none once l2 does it; paper: Theorem 5.3 and Theorem 5.2's condition), and
+-- the losses outside Assumption 5.1 are refused.
+SELECT p->>'algorithm' AS algorithm, l2, acc, (p->>'objective_lambda')::float8 > 0 AS has_lambda,
+       p->>'note' ~ 'Jacobian term .*<= epsilon/2' AS ridge_rule_reported,
+       p->>'note' LIKE '%beta <= epsilon n lambda holds%' AS theorem_52_reported
+  FROM (SELECT a, l2, acc, dp_explain('logistic', 45211, 42,
+                 dp_options(epsilon => 1, delta => 1e-3, algorithm => a, l2 => l2, accountant => acc)) AS p
+          FROM unnest(ARRAY['objective', 'objective_approx']) a,
+               unnest(ARRAY[0, 1e-3]) l2, unnest(ARRAY['tight', 'paper']) acc) s
+ ORDER BY 1, 2, 3;
 SELECT dp_explain('huber', 6497, 12, dp_options(epsilon => 1, delta => 1e-3, algorithm => 'objective'));
 SELECT dp_explain('softmax', 100, 3, dp_options(epsilon => 1, delta => 1e-3, classes => 3, algorithm => 'objective_approx'));
 SELECT dp_explain('logistic', 100, 3, dp_options(epsilon => 1, algorithm => 'objective'));

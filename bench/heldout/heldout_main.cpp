@@ -13,7 +13,8 @@
 //          method "default": PlanRelease with no algorithm (dperm's default
 //          rule) and SecureRng::FromSeed(seed) -- a seeded benchmark run,
 //          never a private release; "newton": the non-private minimiser of
-//          the same objective (damped Newton, test/unit/reference_solvers.hpp).
+//          the same objective (damped Newton, test/unit/reference_solvers.hpp);
+//          "algo=NAME": like "default" with `algorithm => NAME`.
 // Output: one line a job, "id algorithm seconds w_1 ... w_dim" (the feature
 // weights, then the intercept), or "id ERROR message".
 //
@@ -127,6 +128,14 @@ int main(int argc, char** argv) {
     o.fit_intercept = true;
     o.feature_bound = 1;
     o.has_algorithm = false;  // dperm's default rule
+    if (method.rfind("algo=", 0) == 0) {
+      bool found = false;
+      for (dperm::Algorithm a : dperm::AllAlgorithms())
+        if (method.substr(5) == dperm::AlgorithmName(a)) o.algorithm = a, found = true;
+      if (!found) Die("unknown algorithm in: " + line);
+      o.has_algorithm = true;
+      method = "default";
+    }
     const int64_t m = int64_t(train.size() / stride);
     auto start = std::chrono::steady_clock::now();
     std::vector<double> w;

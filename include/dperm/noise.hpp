@@ -3,12 +3,11 @@
 // and 7). The noise scale is calibrated by the caller (the mechanism / Plan);
 // these functions only sample.
 //
-// GaussianNoise and LaplaceVectorNoise use IEEE doubles, so, like every
-// floating-point sampler, they are exposed to the least-significant-bit
-// attack of Mironov (CCS 2012). Releases use the secure samplers below
-// instead (integer arithmetic only, outputs on a grid 2^k Z); the two
-// floating-point samplers remain for noise that is never released directly
-// (objective perturbation's linear term).
+// Floating-point samplers are exposed to the least-significant-bit attack
+// of Mironov (CCS 2012), so dperm has none: every release uses the secure
+// samplers below (integer arithmetic only, outputs on a grid 2^k Z), and
+// objective perturbation's continuous linear term comes from the exact
+// normal sampler of exact_normal.hpp.
 #pragma once
 
 #include "dperm/core.hpp"
@@ -20,18 +19,6 @@
 
 namespace dperm {
 
-
-// dim i.i.d. N(0, sigma^2) coordinates; sigma = 0 gives zeros. This is the
-// (ε,δ) branch of Zhang et al. 2017 Alg. 1 line 7 (density ∝ exp(−ε²‖z‖²/
-// (4 log(2/δ) Δ²)), i.e. sigma² = 2 log(2/δ) Δ²/ε²) and the Gaussian
-// mechanism generally (Dwork & Roth 2014, Thm A.1; Balle & Wang 2018).
-Eigen::VectorXd GaussianNoise(SecureRng& rng, int dim, double sigma);
-
-// A sample from the density ∝ exp(−‖z‖₂/scale) on R^dim, scale = Δ/ε: the
-// ε-DP branch of Zhang et al. 2017 Alg. 1 line 5. Radius ~ Gamma(dim, scale),
-// direction uniform on the sphere; E‖z‖² = dim(dim+1)·scale². scale = 0 gives
-// zeros.
-Eigen::VectorXd LaplaceVectorNoise(SecureRng& rng, int dim, double scale);
 
 // ---- Secure (exact, integer-only) samplers -------------------------------
 // Canonne, Kamath & Steinke, "The Discrete Gaussian for Differential

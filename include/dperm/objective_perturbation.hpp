@@ -83,10 +83,6 @@ class PerturbedObjective {
   Eigen::VectorXd b_over_n_;
 };
 
-// G0 = L + sigma (sqrt(dim) + 10)/n: a public bound on ||grad P(0)|| =
-// ||grad F(0) + b/n|| that fails with probability < 2e-22 over b.
-double PerturbedGradientBound(double L, double sigma, int dim, int64_t n);
-
 // The number T of accelerated gradient steps that takes a `strong`-strongly
 // convex, `smooth`-smooth P from w = 0 to within `distance` of its
 // minimiser when ||grad P(0)|| <= gradient_bound (Bubeck 2015, Thm 3.18):

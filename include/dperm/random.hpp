@@ -36,11 +36,6 @@ class SecureRng {
   // Uniform on the open interval (0,1): k·2^-53 for 53 random bits k ≠ 0.
   double Uniform01();
 
-  // Standard normal N(0,1) by Box–Muller; the second value is cached.
-  double Gaussian();
-
-  // Exponential(1) as −log U, U in (0,1), so the result is finite and > 0.
-  double Exponential();
   // Uniform on {0, ..., n-1}, n >= 1, without modulo bias (rejection).
   uint64_t UniformIndex(uint64_t n);
 
@@ -52,8 +47,6 @@ class SecureRng {
   uint32_t counter_;
   uint8_t block_[64];
   int used_;  // bytes of block_ already handed out
-  bool has_spare_;
-  double spare_;
 };
 
 // m distinct indices drawn uniformly from {0, ..., n-1} (a uniformly random

@@ -6,7 +6,9 @@
 //
 //   1. b ~ N(0, sigma_1^2 I); P(w) = F(w) + lambda ||w||^2 + <b, w>/n exactly
 //      as in objective (objective_perturbation.cpp: lambda, loss checks,
-//      normalisation, and the RDP curve of the exact minimiser w*).
+//      normalisation, and the RDP curve of the exact minimiser w*). b is
+//      drawn exactly and rounded to sigma_1 2^-20 (objective_perturbation.cpp,
+//      "Secure noise"); r below grows by the rounding's effect on w*.
 //   2. Exactly K SVRG epochs on P from w = 0 (K from the plan: public),
 //      then the certificate ||grad P(w)|| <= mu_P r/2 at the last snapshot,
 //      mu_P = 2 lambda + l2 the strong convexity of P. Strong convexity
@@ -93,6 +95,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dperm/exact_normal.hpp"
 #include "dperm/noise.hpp"
 #include "dperm/plan_common.hpp"
 #include "dperm/rdp.hpp"
@@ -177,8 +180,8 @@ Plan ObjectiveApprox::MakePlan(const Options& options, LossKind loss, int64_t n,
   // Tight: the largest kappa_1 whose composed curve gives (epsilon, delta').
   double kappa = CalibrateObjectiveKappa(p, eps_j, kOutputShare, delta_curve);
   double sigma1 = 2 * p.L / kappa;
-  double sigma2 = 2 * r / (kOutputShare * kappa);
   p.noise_rule = "output noise for sensitivity 2r, sigma_2 = 8r/kappa_1; sigma_1 = 2L/kappa_1 with kappa_1 the largest whose RDP curve (exact minimiser + output noise) gives (epsilon, 0.999 delta) (0.001 delta covers the certificate's failure)";
+  double paper_output = 0;  // sigma_2 / (2r) of the even split, when it is used
   if (p.accountant == Accountant::kPaper) {
     double e = o.epsilon / 2, dl = delta_curve / 2;
     double paper1 = std::sqrt(10 * std::log(1 / dl)) * p.L / e;      // Algorithm 2, line 1
@@ -187,7 +190,7 @@ Plan ObjectiveApprox::MakePlan(const Options& options, LossKind loss, int64_t n,
         LedgerOrders(), ObjectivePerturbationCurve(2 * p.L / paper1, eps_j, 2 * r / paper2), delta_curve);
     if (eps_paper <= o.epsilon) {
       sigma1 = paper1;
-      sigma2 = paper2;
+      paper_output = paper2 / (2 * r);
       p.noise_rule = "(epsilon/2, delta'/2) each, delta' = 0.999 delta: sigma_1^2 = 10 L^2 log(2/delta')/(epsilon/2)^2 (Algorithm 2), sigma_2 = sqrt(2 log(2.5/delta')) 2r/(epsilon/2) (Gaussian mechanism)";
     } else {
       AddNote(p, "the even split's sigmas (" + FormatNumber(paper1) + ", " + FormatNumber(paper2) +
@@ -196,14 +199,22 @@ Plan ObjectiveApprox::MakePlan(const Options& options, LossKind loss, int64_t n,
     if (o.epsilon > 1 || o.delta > 1 / (double(n) * double(n)))
       AddNote(p, "Algorithm 2 assumes epsilon <= 1 and delta <= 1/n^2");
   }
+  // b's scale rounded up to 20 significant bits (exact_normal.hpp), and the
+  // radius grown by b's rounding (||b - b_exact||/(n mu_P), derivation in
+  // objective_perturbation.cpp, "Secure noise"): the certificate puts the
+  // point within r/2 of w*(b), so within r_b = r + rounding of w*(b_exact).
+  sigma1 = DyadicNoiseScale(sigma1);
+  const double r_b = r + ObjectiveNoiseRounding(sigma1, p.dim) / (double(n) * mu);
+  const double sigma2 = paper_output > 0 ? paper_output * 2 * r_b
+                                         : 2 * r_b / (kOutputShare * 2 * p.L / sigma1);
   p.objective_noise = sigma1;
-  p.certificate_radius = r;
+  p.certificate_radius = r_b;
   p.solver_tolerance = mu * r / 2;
   p.noise = NoiseKind::kGaussian;
   p.noise_scale = sigma2;
-  p.sensitivity = 2 * r;
-  p.sensitivity_rule = "2 r: the released point and a neighbour's are each within r of their exact minimiser, given it";
-  p.rdp_curve = ObjectivePerturbationCurve(2 * p.L / sigma1, eps_j, 2 * r / sigma2);
+  p.sensitivity = 2 * r_b;
+  p.sensitivity_rule = "2 r: the released point and a neighbour's are each within r of their exact minimiser, given it (r includes the rounding of b)";
+  p.rdp_curve = ObjectivePerturbationCurve(2 * p.L / sigma1, eps_j, 2 * r_b / sigma2);
   // The ledger must not compose this curve: the certificate's failure event
   // (the 1e-3 delta share, above) is a total-variation term no RDP curve
   // carries, so summed curves converted at a relation's delta budget would
@@ -217,7 +228,7 @@ Plan ObjectiveApprox::MakePlan(const Options& options, LossKind loss, int64_t n,
   // points differ by at most ||w_S - w_S'||/g + sqrt(dim) <= 2r/g + sqrt(dim)
   // grid units, so the output noise is calibrated to 2r + sqrt(dim) g at the
   // same sigma_2/sensitivity ratio the curve above was computed with.
-  SnapPlan(p, sigma2 / (2 * r));
+  SnapPlan(p, sigma2 / (2 * r_b));
   p.expected_noise_sq = ExpectedNoiseSq(NoiseKind::kGaussian, p.dim, p.noise_scale);
   if (!std::isfinite(p.expected_noise_sq))
     ThrowInvalid("epsilon " + FormatNumber(o.epsilon) + " is too small: the noise scale overflows",
@@ -227,7 +238,7 @@ Plan ObjectiveApprox::MakePlan(const Options& options, LossKind loss, int64_t n,
   const int64_t m = SvrgInnerSteps(smooth, mu);
   p.step_size = SvrgStepSize(smooth);
   p.max_step_size = p.step_size;
-  double g0 = p.L + sigma1 * std::sqrt(double(p.dim)) / double(n);
+  double g0 = p.L + (sigma1 * std::sqrt(double(p.dim)) + ObjectiveNoiseRounding(sigma1, p.dim)) / double(n);
   double gap0 = g0 * g0 / (2 * mu);
   double target = mu * mu * (r / 2) * (r / 2) / (2 * smooth);
   // Markov: P(gap_K > target) <= 2^-K gap0/target <= p_fail.
@@ -248,8 +259,9 @@ Plan ObjectiveApprox::MakePlan(const Options& options, LossKind loss, int64_t n,
 Eigen::VectorXd ObjectiveApprox::Train(const Plan& plan, const Objective& objective,
                                        SecureRng& rng) const {
   // Step 1: the perturbed objective of Algorithm 2.
+  // b drawn exactly and rounded to sigma_1 2^-20 (exact_normal.hpp).
   PerturbedObjective f(objective, plan.objective_lambda,
-                       GaussianNoise(rng, plan.dim, plan.objective_noise));
+                       ObjectiveNoise(rng, plan.dim, plan.objective_noise));
   // Step 2: the plan's K SVRG epochs, then the certificate ||w - w*|| <= r.
   // A failure (probability <= p_fail, covered by delta above) is raised
   // after the same fixed work; the budget was charged before training.

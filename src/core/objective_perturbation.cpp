@@ -37,14 +37,30 @@
 // dominated (bank, eps = 1: excess risk 0.089 at M = 1, 0.056 at M = 10;
 // adult 0.167 and 0.071). Raise l2 to regularise more.
 //
-// lambda (Theorem 5.3): lambda = (2L/M) sqrt(2/n + 4 dim log(1/delta) /
-// (eps^2 n^2)). The seed's extraction drops the factor in front of the
-// root; 2L/M is what the proof's bound (16 L^2 dim log(1/delta) /
-// (n^2 eps^2 lambda) from Lemma 5.4 plus 8 L^2/(lambda n) from Lemma 5.5,
-// plus lambda M^2) gives when optimised in lambda, and it matches the note
-// after the theorem ("beta <= 2 eps L sqrt(2n + 4 dim log(1/delta)/eps^2)/M"
-// is eps n lambda). Theorem 5.2 needs beta <= eps n lambda: the plan reports
-// beta/(eps n) and raises lambda to it when Theorem 5.3's value is smaller.
+// lambda, accountant => 'paper' (Theorem 5.3): lambda = (2L/M) sqrt(2/n +
+// 4 dim log(1/delta) / (eps^2 n^2)). The seed's extraction drops the factor
+// in front of the root; 2L/M is what the proof's bound (16 L^2 dim
+// log(1/delta) / (n^2 eps^2 lambda) from Lemma 5.4 plus 8 L^2/(lambda n)
+// from Lemma 5.5, plus lambda M^2) gives when optimised in lambda, and it
+// matches the note after the theorem ("beta <= 2 eps L sqrt(2n + 4 dim
+// log(1/delta)/eps^2)/M" is eps n lambda). Theorem 5.2 needs beta <= eps n
+// lambda: the plan reports beta/(eps n) and raises lambda to it when Theorem
+// 5.3's value is smaller. This lambda has a floor (2L/M) sqrt(2/n) that does
+// not fall with epsilon: 0.0023 on BANK at any epsilon, more ridge than a
+// user's l2 = 1e-3 (issue 16).
+//
+// lambda, accountant => 'tight' (the default): dperm's curve below holds for
+// every lambda >= 0 with 2 lambda + l2 > 0; lambda only trades the Jacobian
+// term eps_J = log(1 + beta/(n (2 lambda + l2))) against bias. dperm adds
+// the smallest ridge that keeps eps_J <= epsilon/2 -- the rule of
+// Chaudhuri, Monteleoni & Sarwate 2011 (JMLR), Algorithm 1 (no ridge when
+// the data term leaves enough of epsilon, else the ridge that makes the
+// Jacobian factor take a fixed share; their Delta = c/(n (e^{eps/4} - 1)) -
+// Lambda has eps/4 where this has eps/2 because their Jacobian factor
+// (1 + c/(n Lambda))^2 is squared and the rank-1 bound here is not):
+//   lambda = max(0, (beta/(n (exp(epsilon/2) - 1)) - l2)/2).
+// It falls like 1/(n epsilon) and is 0 when l2 >= beta/(n (e^{eps/2} - 1))
+// (BANK, epsilon = 1: l2 >= 2.4e-5).
 //
 // Privacy, accountant => 'paper': Theorem 5.2 (restating KST12, Thm 2) with
 // Algorithm 2's sigma^2 = 10 L^2 log(1/delta)/eps^2, used as long as dperm's
@@ -95,32 +111,53 @@
 // ||grad P(0)||/mu_P. grad P(0) = grad F(0) + b/n has norm <= G := L +
 // ||b||/n. T must not depend on b either: given the output w*, b =
 // g_S(w*) is a function of the data, so a count that revealed ||b|| would
-// reveal ||g_S(w*)||. dperm bounds ||b|| by the public sigma (sqrt(dim) +
-// 10): ||.|| is 1-Lipschitz, so P(||b|| > E||b|| + 10 sigma) <= exp(-50)
-// < 2e-22 (Gaussian concentration; E||b|| <= sigma sqrt(dim)). With G0 = L
-// + sigma (sqrt(dim) + 10)/n and the distance target D = tol/mu_P,
+// reveal ||g_S(w*)||. The exact sampler never returns a coordinate beyond
+// 256 sigma (exact_normal.hpp), so ||b|| <= 256 sigma sqrt(dim) for every
+// b it returns. With G0 = L + 256 sigma sqrt(dim)/n and the distance target
+// D = tol/mu_P,
 //   T = ceil(sqrt(k) log((mu_P + S) G0^2 / (mu_P^3 D^2)))
-// guarantees ||y_T - w*|| <= D = tol/mu_P, tol = 1e-10 (L + sigma
+// guarantees ||y_T - w*(b)|| <= D = tol/mu_P, tol = 1e-10 (L + sigma
 // sqrt(dim)/n) (the scale of P's gradient terms, a public number), for
-// every table and every b except that 2e-22 tail (where the bound holds
-// with ||b|| in place of its bound: a larger residual, still shrunk by
-// exp(-T/(2 sqrt k))). T depends on (L, beta, l2, lambda, sigma, n, dim)
-// only; the plan reports it as `iterations` and T n as
-// `gradient_evaluations`, and Train does exactly that work on every table.
-// What still depends on the data is the latency of single floating-point
-// operations (exp, division, exact zeros and denormals in the loss's
-// gradient): a residual channel, not a count. docs/timing.md measures it:
-// 19% on a crafted pair with the noise off (every iterate exactly 0 on one
-// table), within 1% with the release's noise and on BANK. The privacy theorem is for the exact
-// minimiser w*; like every implementation of objective perturbation, dperm
-// releases this approximation without noise covering the residual (at most
-// tol/mu_P, ~1e-10 relative, now with a guaranteed count instead of a
-// test). Algorithm objective_approx covers its solver's error with output
-// noise. (dperm 0.4.0 used damped Newton with Armijo backtracking for dim
-// <= 64, which is faster -- BANK, epsilon = 1: 168 ms per release against
-// 452 ms for the fixed T = 587, docs/timing.md -- but stopped at a gradient
-// test and has no public iteration bound for the logistic loss, which is
-// not self-concordant.)
+// every table and every b (in exact arithmetic; double rounding in T
+// gradient steps is many orders below tol). T depends on (L, beta, l2,
+// lambda, sigma, n, dim) only; the plan reports it as `iterations` and T n
+// as `gradient_evaluations`, and Train does exactly that work on every
+// table. What still depends on the data is the latency of single
+// floating-point operations (exp, division, exact zeros and denormals in
+// the loss's gradient): a residual channel, not a count. docs/timing.md
+// measures it: 19% on a crafted pair with the noise off (every iterate
+// exactly 0 on one table), within 1% with the release's noise and on BANK.
+// (dperm 0.4.0 used damped Newton with Armijo backtracking for dim <= 64,
+// which is faster -- BANK, epsilon = 1: 168 ms per release against 452 ms
+// for the fixed T = 587, docs/timing.md -- but stopped at a gradient test
+// and has no public iteration bound for the logistic loss, which is not
+// self-concordant.)
+//
+// Secure noise (issue 11). The theorem above is for a continuous b and the
+// exact minimiser; dperm computes neither, and covers both gaps the way
+// objective_approx.cpp covers its solver's:
+//  * b is drawn exactly (Karney 2016, Algorithm N, on ChaCha20 bits; no
+//    floating-point sampler) as b_exact = sigma X, X ~ N(0, I), and the
+//    solver is given b = sigma round(X 2^20) 2^-20, a deterministic function
+//    of b_exact with ||b - b_exact|| <= sigma sqrt(dim) 2^-21 (sigma rounded
+//    up to 20 significant bits, so b is exact in doubles). Minimisers of P
+//    for two linear terms differ by at most their difference over n mu_P
+//    (strong convexity), so the released point y_T satisfies
+//      ||y_T - w*(b_exact)|| <= r := tol/mu_P + sigma sqrt(dim) 2^-21/(n mu_P),
+//    for every table, every b_exact the sampler returns.
+//  * Given w* = w*(b_exact) (objective perturbation, the curve above), y_T
+//    is a deterministic function of (S, w*): neighbours give points within
+//    2r of each other. Releasing y_T + z with z discrete Gaussian noise for
+//    sensitivity 2r, snapped to a grid (noise.hpp, SnapPlan: sensitivity
+//    2r + sqrt(dim) g), is a Gaussian mechanism composed adaptively with w*
+//    (Mironov 2017, Props. 1 and 7; CKS20 Thm 14 for the discrete noise):
+//    the RDP curve adds alpha kappa_2^2/2 with kappa_2 = kappa/16 (1/256 of
+//    the Gaussian term), and sigma is calibrated against that sum. The
+//    output noise is about 32 r/kappa, far below the displacement ||b||/(n
+//    mu_P) that b itself causes.
+//  * The one event outside the argument: a draw of |X_i| >= 256 is refused
+//    (nothing released), probability < dim 10^-14000, a function of the
+//    CSPRNG alone; it adds that to delta, which no double can represent.
 #include "dperm/objective_perturbation.hpp"
 
 #include <algorithm>
@@ -129,6 +166,7 @@
 
 #include "dperm/budget.hpp"
 #include "dperm/calibrate.hpp"
+#include "dperm/exact_normal.hpp"
 #include "dperm/noise.hpp"
 #include "dperm/plan_common.hpp"
 #include "dperm/rdp.hpp"
@@ -140,9 +178,12 @@ namespace {
 const double kNormBound = 10.0;
 // The solver's tolerance relative to the scale of P's gradient terms.
 const double kRelativeTolerance = 1e-10;
-// Standard deviations above E||b|| covered by the public bound on ||b||
-// (tail probability exp(-kNoiseTail^2/2) < 2e-22).
-const double kNoiseTail = 10;
+// The output noise's ratio to the objective noise's: kappa_2 = kappa/16, so
+// it adds 1/256 to the Gaussian term of the RDP curve.
+const double kOutputShare = 1.0 / 16;
+// accountant => 'tight': the share of epsilon the Jacobian term may take
+// before a privacy ridge is added (Chaudhuri et al. 2011, Algorithm 1).
+const double kJacobianShare = 0.5;
 
 }  // namespace
 
@@ -180,6 +221,18 @@ void PlanObjectiveLambda(Plan& p) {
   const double eps = p.options.epsilon, delta = p.options.delta;
   const double n = double(p.n), dim = double(p.dim);
   p.norm_bound = kNormBound;
+  if (p.accountant == Accountant::kTight) {
+    // The smallest ridge keeping eps_J <= epsilon/2 (derivation above):
+    //   2 lambda + l2 >= beta / (n (exp(epsilon/2) - 1)).
+    const double needed = p.beta / (n * std::expm1(kJacobianShare * eps));
+    const double lambda = std::max(0.0, (needed - p.mu) / 2);
+    AddNote(p, lambda > 0
+                   ? "lambda = (beta/(n (exp(epsilon/2) - 1)) - l2)/2 = " + FormatNumber(lambda) +
+                         ": the smallest ridge keeping the Jacobian term log(1 + beta/(n (2 lambda + l2))) <= epsilon/2"
+                   : "lambda = 0: l2 alone keeps the Jacobian term log(1 + beta/(n l2)) <= epsilon/2");
+    p.objective_lambda = lambda;
+    return;
+  }
   // Theorem 5.3: lambda = (2L/M) sqrt(2/n + 4 dim log(1/delta)/(eps^2 n^2)).
   double lambda = 2 * p.L / p.norm_bound *
                   std::sqrt(2 / n + 4 * dim * std::log(1 / delta) / (eps * eps * n * n));
@@ -275,10 +328,6 @@ Eigen::MatrixXd PerturbedObjective::Hessian(const Eigen::VectorXd& w) const {
   return h;
 }
 
-double PerturbedGradientBound(double L, double sigma, int dim, int64_t n) {
-  return L + sigma * (std::sqrt(double(dim)) + kNoiseTail) / double(n);
-}
-
 int64_t AcceleratedSteps(double strong, double smooth, double gradient_bound, double distance) {
   // Bubeck 2015, Thm 3.18 with ||w*|| <= G/mu and ||y - w*||^2 <= 2 gap/mu.
   const double k = smooth / strong;
@@ -313,17 +362,21 @@ Plan ObjectivePerturbation::MakePlan(const Options& options, LossKind loss, int6
   Plan p = BasePlan(options, loss, a, n, d);
   PlanObjectiveLambda(p);
   const double eps_j = JacobianEpsilon(p);
-  // sigma: the smallest one whose RDP curve (derivation above) gives
-  // (epsilon, delta); 'paper': Algorithm 2, line 1, if dperm's curve covers it.
-  double kappa = CalibrateObjectiveKappa(p, eps_j, 0, p.options.delta);
+  // sigma: the smallest one whose RDP curve (derivation above, with the
+  // output noise of "Secure noise" composed in) gives (epsilon, delta);
+  // 'paper': Algorithm 2, line 1, if dperm's curve covers it.
+  double kappa = CalibrateObjectiveKappa(p, eps_j, kOutputShare, p.options.delta);
   double sigma = 2 * p.L / kappa;
-  p.noise_rule = "smallest sigma whose RDP curve (exact minimiser: Jacobian term + Rayleigh-tailed Gaussian term) gives (epsilon, delta)";
+  p.noise_rule = "sigma_1 = 2L/kappa with kappa the largest whose RDP curve (exact minimiser: Jacobian term + Rayleigh-tailed Gaussian term; plus the output noise at ratio kappa/16) gives (epsilon, delta); output noise sigma_2 = 32 r/kappa for sensitivity 2r";
   if (p.accountant == Accountant::kPaper) {
     const Options& o = p.options;
     double paper = std::sqrt(10 * std::log(1 / o.delta)) * p.L / o.epsilon;
-    if (paper >= sigma) {
+    double k_paper = 2 * p.L / paper;
+    double eps_paper = RdpToEpsilon(
+        LedgerOrders(), ObjectivePerturbationCurve(k_paper, eps_j, kOutputShare * k_paper), o.delta);
+    if (paper >= sigma && eps_paper <= o.epsilon) {
       sigma = paper;
-      p.noise_rule = "sigma^2 = 10 L^2 log(1/delta) / epsilon^2 (Algorithm 2, line 1)";
+      p.noise_rule = "sigma_1^2 = 10 L^2 log(1/delta) / epsilon^2 (Algorithm 2, line 1); output noise sigma_2 = 32 r/kappa, kappa = 2L/sigma_1";
     } else {
       AddNote(p, "Algorithm 2's sigma " + FormatNumber(paper) +
                      " does not reach (epsilon, delta) under dperm's accountant; the calibrated sigma is used");
@@ -331,39 +384,57 @@ Plan ObjectivePerturbation::MakePlan(const Options& options, LossKind loss, int6
     if (o.epsilon > 1 || o.delta > 1 / (double(n) * double(n)))
       AddNote(p, "Algorithm 2 assumes epsilon <= 1 and delta <= 1/n^2");
   }
-  p.noise = NoiseKind::kGaussian;
-  p.noise_scale = sigma;
+  // b's scale, rounded up to 20 significant bits (exact_normal.hpp): the
+  // curve below is computed at the rounded sigma, which only lowers it.
+  sigma = DyadicNoiseScale(sigma);
+  kappa = 2 * p.L / sigma;
   p.objective_noise = sigma;
-  p.sensitivity = 2 * p.L;
-  p.sensitivity_rule = "2 L: a replaced row moves the noise b that yields a given minimiser by at most 2L (KST12, Thm 2)";
-  p.rdp_curve = ObjectivePerturbationCurve(2 * p.L / sigma, eps_j, 0);
-  p.expected_noise_sq = ExpectedNoiseSq(NoiseKind::kGaussian, p.dim, sigma);
-  if (!std::isfinite(p.noise_scale) || !std::isfinite(p.expected_noise_sq))
+  if (!std::isfinite(sigma))
     ThrowInvalid("epsilon " + FormatNumber(p.options.epsilon) + " is too small: the noise scale overflows",
                  "Use a larger epsilon.");
   p.solver_tolerance = kRelativeTolerance * (p.L + sigma * std::sqrt(double(p.dim)) / double(n));
   // The fixed schedule (derivation above): T accelerated steps reach
-  // ||w - w*|| <= solver_tolerance / mu_P on every table.
+  // ||w - w*(b)|| <= solver_tolerance / mu_P on every table, for every b
+  // the sampler can return (||b|| <= ObjectiveNoiseNormBound).
   const double strong = PerturbedStrongConvexity(p), smooth = p.beta + strong;
-  p.iterations = AcceleratedSteps(strong, smooth, PerturbedGradientBound(p.L, sigma, p.dim, n),
-                                  p.solver_tolerance / strong);
+  const double gradient_bound = p.L + ObjectiveNoiseNormBound(sigma, p.dim) / double(n);
+  p.iterations = AcceleratedSteps(strong, smooth, gradient_bound, p.solver_tolerance / strong);
   p.step_size = 1 / smooth;
   p.max_step_size = p.step_size;
   p.gradient_evaluations = p.iterations * n;
   p.iterations_rule =
       "exactly T accelerated gradient steps, T = ceil(sqrt(S/mu) log((mu + S) G^2/(mu^3 D^2))) "
-      "(Bubeck 2015, Thm 3.18), S = beta + mu, mu = 2 lambda + l2, G = L + sigma (sqrt(dim) + 10)/n "
-      "bounds ||grad P(0)|| but with probability < 2e-22, D = solver_tolerance/mu; no early exit";
+      "(Bubeck 2015, Thm 3.18), S = beta + mu, mu = 2 lambda + l2, G = L + 256 sigma_1 sqrt(dim)/n "
+      "bounds ||grad P(0)|| for every b the exact sampler returns, D = solver_tolerance/mu; no early exit";
+  // Secure noise (derivation above): the released point is within r of the
+  // exact minimiser w*(b_exact); the output noise covers 2r, snapped.
+  const double r = p.solver_tolerance / strong +
+                   ObjectiveNoiseRounding(sigma, p.dim) / (double(n) * strong);
+  p.certificate_radius = r;
+  p.noise = NoiseKind::kGaussian;
+  p.sensitivity = 2 * r;
+  p.sensitivity_rule = "2 r: given the exact minimiser w*, the released point of each neighbour is within r = solver_tolerance/mu + ||b - b_exact||/(n mu) of it (KST12, Thm 2 bounds w* itself: a replaced row moves the b that yields it by at most 2L)";
+  const double sigma2 = 2 * r / (kOutputShare * kappa);
+  p.rdp_curve = ObjectivePerturbationCurve(kappa, eps_j, kOutputShare * kappa);
+  SnapPlan(p, sigma2 / (2 * r));
+  p.expected_noise_sq = ExpectedNoiseSq(NoiseKind::kGaussian, p.dim, sigma);  // E||b||^2
+  if (!std::isfinite(p.noise_scale) || !std::isfinite(p.expected_noise_sq))
+    ThrowInvalid("epsilon " + FormatNumber(p.options.epsilon) + " is too small: the noise scale overflows",
+                 "Use a larger epsilon.");
   return p;
 }
 
 Eigen::VectorXd ObjectivePerturbation::Train(const Plan& plan, const Objective& objective,
                                              SecureRng& rng) const {
-  // Algorithm 2, line 1: b ~ N(0, sigma^2 I); line 2: the minimiser of P.
+  // Algorithm 2, line 1: b ~ N(0, sigma^2 I), drawn exactly and rounded to
+  // sigma 2^-20; line 2: the minimiser of P.
   PerturbedObjective f(objective, plan.objective_lambda,
-                       GaussianNoise(rng, plan.dim, plan.objective_noise));
+                       ObjectiveNoise(rng, plan.dim, plan.objective_noise));
   // The plan's fixed number of steps, whatever the table (no early exit).
-  return MinimisePerturbed(f, plan.beta + f.strong_convexity(), plan.iterations);
+  Eigen::VectorXd w = MinimisePerturbed(f, plan.beta + f.strong_convexity(), plan.iterations);
+  // The output noise for sensitivity 2r, snapped to the plan's grid.
+  AddPlannedNoise(plan, rng, w.data());
+  return w;
 }
 
 }  // namespace dperm

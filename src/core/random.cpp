@@ -70,8 +70,7 @@ void ChaCha20Block(const uint32_t key[8], uint32_t counter,
 
 // Keys the stream; the first block is produced lazily on first use.
 SecureRng::SecureRng(const std::array<uint8_t, 32>& key)
-    : nonce_{0, 0, 0}, counter_(0), block_{}, used_(64), has_spare_(false),
-      spare_(0.0) {
+    : nonce_{0, 0, 0}, counter_(0), block_{}, used_(64) {
   for (int i = 0; i < 8; ++i) key_[i] = LoadLe32(key.data() + 4 * i);
 }
 
@@ -108,30 +107,13 @@ uint64_t SecureRng::NextU64() {
 }
 
 // Top 53 bits as k·2^-53, redrawing k = 0, so the value lies in (0,1) and both
-// log U and 1/U stay finite in the samplers below.
+// log U and 1/U stay finite.
 double SecureRng::Uniform01() {
   for (;;) {
     const uint64_t k = NextU64() >> 11;
     if (k != 0) return double(k) * 0x1.0p-53;
   }
 }
-
-// Box–Muller (Box & Muller 1958): two independent N(0,1) from two uniforms;
-// U1 in (0,1) keeps sqrt(−2 log U1) finite.
-double SecureRng::Gaussian() {
-  if (has_spare_) {
-    has_spare_ = false;
-    return spare_;
-  }
-  const double r = std::sqrt(-2.0 * std::log(Uniform01()));
-  const double theta = kTwoPi * Uniform01();
-  spare_ = r * std::sin(theta);
-  has_spare_ = true;
-  return r * std::cos(theta);
-}
-
-// Exponential(1) by inversion: −log U with U in (0,1).
-double SecureRng::Exponential() { return -std::log(Uniform01()); }
 
 uint64_t SecureRng::UniformIndex(uint64_t n) {
   if (n <= 1) return 0;  // one outcome: no randomness needed

@@ -60,6 +60,7 @@
 #include <vector>
 
 #include "dperm/analytic_gaussian.hpp"
+#include "dperm/exact_normal.hpp"
 #include "dperm/options.hpp"
 #include "dperm/plan.hpp"
 #include "dperm/random.hpp"
@@ -316,7 +317,8 @@ inline bool OutputPerturbation(const Plan& plan) {
 // Divides every noise scale of the plan by divisor (a broken release).
 inline void DivideNoise(Plan& plan, double divisor) {
   plan.noise_scale /= divisor;
-  plan.objective_noise /= divisor;
+  // b's sampler needs a scale of 20 significant bits (exact_normal.hpp).
+  plan.objective_noise = dperm::DyadicNoiseScale(plan.objective_noise / divisor);
 }
 
 // The output of the plan's training on rows without noise (w_T itself).

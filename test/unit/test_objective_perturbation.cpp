@@ -19,6 +19,7 @@
 #include "dperm/noise.hpp"
 #include "dperm/objective_approx.hpp"
 #include "dperm/objective_perturbation.hpp"
+#include "dperm/exact_normal.hpp"
 #include "dperm/plan.hpp"
 #include "dperm/random.hpp"
 #include "dperm/rdp.hpp"
@@ -100,57 +101,81 @@ std::vector<double> Curve(double kappa, double eps_j, double ratio) {
   return c;
 }
 
-// objective: lambda (Theorem 5.3), the Theorem 5.2 check, sigma (tight:
-// calibrated on the curve; paper: Algorithm 2's when the curve covers it).
+// objective: lambda (tight: the smallest ridge keeping the Jacobian term
+// <= epsilon/2, Chaudhuri et al. 2011's rule; paper: Theorem 5.3 and the
+// Theorem 5.2 check), sigma_1 (tight: calibrated on the curve with the
+// output noise composed in; paper: Algorithm 2's when the curve covers it),
+// b's dyadic scale, the output noise for 2r, and the fixed schedule.
 TEST(ObjectivePerturbationPlan, LambdaSigmaAndCurve) {
   const int64_t n = 2000;
   const int d = 9;
   const double L = std::sqrt(2.0), beta = 0.5, delta = 1e-6;
   for (Accountant acc : {Accountant::kTight, Accountant::kPaper}) {
     for (double eps : {0.5, 1.0, 4.0}) {
-      for (double l2 : {0.0, 0.01}) {
+      for (double l2 : {0.0, 1e-4, 0.01}) {
         Plan p = PlanRelease(ObjOpts(Algorithm::kObjective, eps, delta, l2, acc),
                              LossKind::kLogistic, n, d);
         SCOPED_TRACE("eps=" + std::to_string(eps) + " l2=" + std::to_string(l2) +
                      (acc == Accountant::kPaper ? " paper" : " tight"));
-        double lambda = Theorem53Lambda(L, n, d + 1, eps, delta);
-        ASSERT_GE(lambda, beta / (eps * n));  // Theorem 5.2's condition holds here
-        EXPECT_NEAR(p.objective_lambda, lambda, 1e-14 * lambda);
-        EXPECT_EQ(p.norm_bound, kM);
-        EXPECT_NE(p.note.find("beta <= epsilon n lambda holds"), std::string::npos) << p.note;
-        double eps_j = std::log1p(beta / (n * (2 * lambda + l2)));
+        double lambda;
+        if (acc == Accountant::kTight) {
+          // 2 lambda + l2 >= beta/(n (e^{eps/2} - 1)), lambda >= 0.
+          lambda = std::max(0.0, (beta / (n * (std::exp(eps / 2) - 1)) - l2) / 2);
+          if (lambda > 0) {
+            EXPECT_NEAR(std::log1p(beta / (n * (2 * lambda + l2))), eps / 2, 1e-12);
+          }
+        } else {
+          lambda = Theorem53Lambda(L, n, d + 1, eps, delta);
+          ASSERT_GE(lambda, beta / (eps * n));  // Theorem 5.2's condition holds here
+          EXPECT_NE(p.note.find("beta <= epsilon n lambda holds"), std::string::npos) << p.note;
+        }
+        EXPECT_NEAR(p.objective_lambda, lambda, 1e-14 * lambda + 1e-300);
+        const double mu = 2 * lambda + l2;
+        double eps_j = std::log1p(beta / (n * mu));
         EXPECT_NEAR(dperm::JacobianEpsilon(p), eps_j, 1e-15);
-        double kappa = 2 * L / p.noise_scale;
-        std::vector<double> curve = Curve(kappa, eps_j, 0);
+        // b's scale has at most 20 significant bits (exact_normal.hpp).
+        const double sigma = p.objective_noise;
+        EXPECT_EQ(dperm::DyadicNoiseScale(sigma), sigma);
+        double kappa = 2 * L / sigma;
+        // The output noise: r = tol/mu + ||b rounding||/(n mu), snapped at
+        // the ratio kappa/16.
+        EXPECT_NEAR(p.solver_tolerance, 1e-10 * (L + sigma * std::sqrt(10.0) / n), 1e-25);
+        const double r = p.solver_tolerance / mu + sigma * std::sqrt(10.0) * std::ldexp(1.0, -21) / (n * mu);
+        EXPECT_NEAR(p.certificate_radius, r, 1e-12 * r);
+        EXPECT_NEAR(p.sensitivity - p.rounding_inflation, 2 * r, 1e-12 * r);
+        const double sigma2 = dperm::testing::ExpectSnappedNoise(p);
+        EXPECT_NEAR(2 * r / sigma2, kappa / 16, 1e-9 * kappa);
+        std::vector<double> curve = Curve(kappa, eps_j, kappa / 16);
         std::vector<double> stored = dperm::ReleaseRdpCurve(p);
         ASSERT_EQ(stored.size(), curve.size());
         for (size_t i = 0; i < curve.size(); i++) EXPECT_NEAR(stored[i], curve[i], 1e-8 * curve[i]);
         double spent = dperm::RdpToEpsilon(dperm::LedgerOrders(), stored, delta);
         EXPECT_LE(spent, eps * (1 + 1e-12));
-        Options tight = ObjOpts(Algorithm::kObjective, eps, delta, l2);
-        double tight_sigma = PlanRelease(tight, LossKind::kLogistic, n, d).noise_scale;
         double paper_sigma = std::sqrt(10 * std::log(1 / delta)) * L / eps;
         if (acc == Accountant::kTight) {
           EXPECT_GT(spent, 0.999 * eps);
-          EXPECT_LT(tight_sigma, paper_sigma);
         } else {
-          EXPECT_DOUBLE_EQ(p.noise_scale, std::max(paper_sigma, tight_sigma));
+          double k_p = 2 * L / paper_sigma;
+          bool fits = dperm::RdpToEpsilon(dperm::LedgerOrders(), Curve(k_p, eps_j, k_p / 16), delta) <= eps;
+          if (fits) {
+            EXPECT_EQ(sigma, dperm::DyadicNoiseScale(paper_sigma));
+          } else {
+            EXPECT_NE(p.note.find("calibrated sigma is used"), std::string::npos) << p.note;
+          }
         }
         EXPECT_TRUE(p.has_rdp);
         EXPECT_EQ(p.noisy_steps, 0);
-        EXPECT_DOUBLE_EQ(p.sensitivity, 2 * L);
-        EXPECT_DOUBLE_EQ(p.objective_noise, p.noise_scale);
-        EXPECT_NEAR(p.solver_tolerance, 1e-10 * (L + p.noise_scale * std::sqrt(10.0) / n), 1e-25);
         // The fixed schedule: T = ceil(sqrt(S/mu) log((mu + S) G^2/(mu^3 D^2)))
-        // (Bubeck 2015, Thm 3.18), G = L + sigma (sqrt(dim) + 10)/n, D = tol/mu.
-        double mu = 2 * lambda + l2, S = beta + mu;
-        double G = L + p.noise_scale * (std::sqrt(10.0) + 10) / n, D = p.solver_tolerance / mu;
+        // (Bubeck 2015, Thm 3.18), G = L + 256 sigma sqrt(dim)/n (the exact
+        // sampler's bound on ||b||), D = tol/mu.
+        double S = beta + mu;
+        double G = L + 256 * sigma * std::sqrt(10.0) / n, D = p.solver_tolerance / mu;
         double T = std::ceil(std::sqrt(S / mu) * std::log((mu + S) * G * G / (mu * mu * mu * D * D)));
         EXPECT_EQ(p.iterations, static_cast<int64_t>(T));
         EXPECT_EQ(p.gradient_evaluations, p.iterations * n);
         EXPECT_NE(p.iterations_rule.find("no early exit"), std::string::npos);
         std::cout << "[ info ] objective eps=" << eps << " l2=" << l2 << " lambda=" << lambda
-                  << " sigma=" << p.noise_scale << " (Alg. 2: " << paper_sigma << ")\n";
+                  << " sigma=" << sigma << " (Alg. 2: " << paper_sigma << ") T=" << p.iterations << "\n";
       }
     }
   }
@@ -160,7 +185,7 @@ TEST(ObjectivePerturbationPlan, LambdaSigmaAndCurve) {
 // below beta/(eps n) the plan raises it and says so.
 TEST(ObjectivePerturbationPlan, LambdaRaisedToTheorem52) {
   // Logistic with feature_bound 100: R^2 = 10001, beta = R^2/4, L = R.
-  Options o = ObjOpts(Algorithm::kObjective, 0.1, 1e-3);
+  Options o = ObjOpts(Algorithm::kObjective, 0.1, 1e-3, 0, Accountant::kPaper);
   o.feature_bound = 100;
   const int64_t n = 100;
   Plan p = PlanRelease(o, LossKind::kLogistic, n, 1);
@@ -185,18 +210,24 @@ TEST(ObjectiveApproxPlan, RadiusSigmasAndEvaluations) {
       Plan p = PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, eps, delta, l2, acc),
                            LossKind::kLogistic, n, d);
       SCOPED_TRACE("eps=" + std::to_string(eps) + (acc == Accountant::kPaper ? " paper" : " tight"));
-      double lambda = Theorem53Lambda(L, n, d + 1, eps, delta);
-      EXPECT_NEAR(p.objective_lambda, lambda, 1e-14 * lambda);
+      double lambda = acc == Accountant::kPaper
+                          ? Theorem53Lambda(L, n, d + 1, eps, delta)
+                          : std::max(0.0, (beta / (n * (std::exp(eps / 2) - 1)) - l2) / 2);
+      EXPECT_NEAR(p.objective_lambda, lambda, 1e-14 * lambda + 1e-300);
       double mu = 2 * lambda + l2;
       double r = L / (40 * n * mu);
-      EXPECT_NEAR(p.certificate_radius, r, 1e-14 * r);
-      EXPECT_NEAR(p.sensitivity - p.rounding_inflation, 2 * r, 1e-14 * r);
+      // b's rounding (sigma_1 2^-20 per coordinate) moves the minimiser by
+      // at most sigma_1 sqrt(dim) 2^-21/(n mu): the radius grows by it.
+      EXPECT_EQ(dperm::DyadicNoiseScale(p.objective_noise), p.objective_noise);
+      const double r_b = r + p.objective_noise * std::sqrt(double(d + 1)) * std::ldexp(1.0, -21) / (n * mu);
+      EXPECT_NEAR(p.certificate_radius, r_b, 1e-14 * r);
+      EXPECT_NEAR(p.sensitivity - p.rounding_inflation, 2 * r_b, 1e-14 * r);
       // The output noise is snapped: sigma_2 before the rounding term.
       const double sigma2 = dperm::testing::ExpectSnappedNoise(p);
       EXPECT_NEAR(p.solver_tolerance, mu * r / 2, 1e-14 * mu * r);
       double eps_j = std::log1p(beta / (n * mu));
       const double delta_curve = 0.999 * delta;  // 1e-3 delta pays for the certificate's failure
-      double kappa1 = 2 * L / p.objective_noise, ratio = 2 * r / sigma2;
+      double kappa1 = 2 * L / p.objective_noise, ratio = 2 * r_b / sigma2;
       EXPECT_NEAR(ratio, p.sensitivity / p.noise_scale, 1e-12 * ratio);  // kept by the rounding
       std::vector<double> curve = Curve(kappa1, eps_j, ratio);
       // The ledger gets no curve (the failure event is outside it): the
@@ -212,16 +243,18 @@ TEST(ObjectiveApproxPlan, RadiusSigmasAndEvaluations) {
       if (acc == Accountant::kTight) {
         EXPECT_GT(spent, 0.999 * eps);
         EXPECT_NEAR(ratio, kappa1 / 4, 1e-12 * kappa1);  // the output part's share
-        // sigma_2 = sigma_1 / (10 n mu): a tenth of the objective noise's displacement.
-        EXPECT_NEAR(sigma2, p.objective_noise / (10 * n * mu), 1e-12 * sigma2);
+        // sigma_2 = sigma_1 / (10 n mu) (r_b/r): a tenth of the objective
+        // noise's displacement.
+        EXPECT_NEAR(sigma2, p.objective_noise / (10 * n * mu) * (r_b / r), 1e-12 * sigma2);
       } else {
         double paper1 = std::sqrt(10 * std::log(2 / delta_curve)) * L / (eps / 2);
         double paper2 = std::sqrt(2 * std::log(2.5 / delta_curve)) * 2 * r / (eps / 2);
+        const double paper2_b = paper2 * r_b / r;  // the same ratio, at the grown radius
         bool fits = dperm::RdpToEpsilon(dperm::LedgerOrders(), Curve(2 * L / paper1, eps_j, 2 * r / paper2),
                                         delta_curve) <= eps;
         if (fits) {
-          EXPECT_NEAR(p.objective_noise, paper1, 1e-12 * paper1);
-          EXPECT_NEAR(sigma2, paper2, 1e-12 * paper2);
+          EXPECT_EQ(p.objective_noise, dperm::DyadicNoiseScale(paper1));
+          EXPECT_NEAR(sigma2, paper2_b, 1e-12 * paper2);
         } else {
           EXPECT_NE(p.note.find("calibrated sigmas are used"), std::string::npos);
         }
@@ -231,8 +264,9 @@ TEST(ObjectiveApproxPlan, RadiusSigmasAndEvaluations) {
       // SVRG: K = ceil(log2(gap0/(target p_fail))), p_fail = 1e-3 delta/(1 + e^eps)
       // (Markov), expected evaluations K (n + m - 1) + n.
       double smooth = beta + mu;
-      int64_t m = static_cast<int64_t>(std::ceil(50 * smooth / mu));
-      double g0 = L + p.objective_noise * std::sqrt(double(d + 1)) / n;
+      int64_t m = dperm::SvrgInnerSteps(p.beta + mu, mu);  // p.beta: R^2/4 with R = sqrt 2 in doubles
+      EXPECT_NEAR(double(m), std::ceil(50 * smooth / mu), 1.0);
+      double g0 = L + p.objective_noise * std::sqrt(double(d + 1)) * (1 + std::ldexp(1.0, -21)) / n;
       double gap0 = g0 * g0 / (2 * mu);
       double target = mu * mu * (r / 2) * (r / 2) / (2 * smooth);
       double p_fail = 1e-3 * delta / (1 + std::exp(eps));
@@ -354,7 +388,7 @@ TEST(ObjectivePerturbationTrain, NoiselessIsRegularisedMinimiser) {
     // The noisy problem: the plan's T steps reach the exact (Newton)
     // minimiser within tolerance / strong convexity.
     SecureRng rng = SecureRng::FromSeed(3);
-    Eigen::VectorXd b = dperm::GaussianNoise(rng, p.dim, p.objective_noise);
+    Eigen::VectorXd b = dperm::ObjectiveNoise(rng, p.dim, p.objective_noise);
     dperm::PerturbedObjective pf(*prob.f, p.objective_lambda, b);
     Eigen::VectorXd exact = NewtonMinimiser(*prob.f_total, b / n);
     Eigen::VectorXd v = dperm::MinimisePerturbed(pf, p.beta + pf.strong_convexity(), p.iterations);
@@ -378,7 +412,7 @@ TEST(ObjectiveApproxTrain, CertificateHolds) {
     int64_t used = 0;
     for (uint64_t seed = 1; seed <= 4; seed++) {
       SecureRng rng = SecureRng::FromSeed(seed);
-      Eigen::VectorXd b = dperm::GaussianNoise(rng, p.dim, p.objective_noise);
+      Eigen::VectorXd b = dperm::ObjectiveNoise(rng, p.dim, p.objective_noise);
       dperm::PerturbedObjective pf(*prob.f, p.objective_lambda, b);
       dperm::SvrgResult s = dperm::SvrgFixedEpochs(pf, p.beta, p.solver_tolerance, p.iterations, rng);
       ASSERT_TRUE(s.certified);
@@ -408,7 +442,7 @@ TEST(ObjectiveApproxTrain, UncertifiedIsNotReleased) {
   Plan p = PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, 1.0, 1e-5), LossKind::kLogistic, n, d);
   Perturbed prob(p, rows);
   SecureRng rng = SecureRng::FromSeed(9);
-  Eigen::VectorXd b = dperm::GaussianNoise(rng, p.dim, p.objective_noise);
+  Eigen::VectorXd b = dperm::ObjectiveNoise(rng, p.dim, p.objective_noise);
   dperm::PerturbedObjective pf(*prob.f, p.objective_lambda, b);
   dperm::SvrgResult s = dperm::SvrgFixedEpochs(pf, p.beta, p.solver_tolerance, 1, rng);
   EXPECT_FALSE(s.certified);
@@ -445,6 +479,31 @@ TEST(ObjectivePerturbationTrain, ObjectiveNoiseHasPlannedScale) {
   double sigma = p.objective_noise;
   EXPECT_NEAR(sum_sq / seeds / (p.dim * sigma * sigma), 1.0, 0.05);
   EXPECT_LT(mean.lpNorm<Eigen::Infinity>(), 5 * sigma / std::sqrt(double(seeds)));
+}
+
+// objective: the released point is the solver's point for the same b plus
+// the planned output noise, snapped to the plan's grid (issue 11).
+TEST(ObjectivePerturbationTrain, ReleaseIsSnappedWithPlannedOutputNoise) {
+  const int n = 80, d = 4, seeds = 1500;
+  std::vector<double> rows = LogisticRows(n, d, 23);
+  Plan p = PlanRelease(ObjOpts(Algorithm::kObjective, 1.0, 1e-5, 0.1), LossKind::kLogistic, n, d);
+  Perturbed prob(p, rows);
+  double sum_sq = 0;
+  for (int s = 0; s < seeds; s++) {
+    const Eigen::VectorXd released = Train(p, rows, 9000 + s);
+    for (int j = 0; j < p.dim; j++)
+      ASSERT_EQ(released[j] / p.grid, std::round(released[j] / p.grid)) << "off the grid";
+    SecureRng rng = SecureRng::FromSeed(9000 + s);  // Train draws b first
+    dperm::PerturbedObjective f(*prob.f, p.objective_lambda,
+                                dperm::ObjectiveNoise(rng, p.dim, p.objective_noise));
+    const Eigen::VectorXd solved = dperm::MinimisePerturbed(f, p.beta + f.strong_convexity(), p.iterations);
+    sum_sq += (released - solved).squaredNorm();
+  }
+  // E||z + rounding||^2 ~ dim (sigma_2^2 + g^2/12); 5 standard errors.
+  const double expect = p.dim * (p.noise_scale * p.noise_scale + p.grid * p.grid / 12);
+  EXPECT_NEAR(sum_sq / seeds, expect, 5 * std::sqrt(2.0 / (p.dim * seeds)) * expect);
+  // The output noise is far below the objective noise's displacement.
+  EXPECT_LT(p.noise_scale, 1e-3 * p.objective_noise / (n * (2 * p.objective_lambda + p.mu)));
 }
 
 // objective_approx: the output noise z = released - (noise-off release
@@ -601,13 +660,14 @@ TEST(ObjectivePerturbationTiming, FixedScheduleReachesTolerance) {
     double worst = 0, worst_approx = 0;
     for (uint64_t seed = 1; seed <= 6; seed++) {
       SecureRng rng = SecureRng::FromSeed(seed);
-      Eigen::VectorXd b = dperm::GaussianNoise(rng, p.dim, p.objective_noise);
+      Eigen::VectorXd b = dperm::ObjectiveNoise(rng, p.dim, p.objective_noise);
       Eigen::VectorXd exact = NewtonMinimiser(*prob.f_total, b / n);
-      // Train draws the same b first from the same seed.
-      Eigen::VectorXd w = Train(p, rows, seed);
+      // The solver alone (Train adds the output noise after it).
+      dperm::PerturbedObjective pf0(*prob.f, p.objective_lambda, b);
+      Eigen::VectorXd w = dperm::MinimisePerturbed(pf0, p.beta + pf0.strong_convexity(), p.iterations);
       worst = std::max(worst, (w - exact).norm() / (p.solver_tolerance / strong));
       SecureRng rng2 = SecureRng::FromSeed(seed);
-      Eigen::VectorXd b2 = dperm::GaussianNoise(rng2, q.dim, q.objective_noise);
+      Eigen::VectorXd b2 = dperm::ObjectiveNoise(rng2, q.dim, q.objective_noise);
       dperm::PerturbedObjective pf(*prob.f, q.objective_lambda, b2);
       dperm::SvrgResult sv = dperm::SvrgFixedEpochs(pf, q.beta, q.solver_tolerance, q.iterations, rng2);
       ASSERT_TRUE(sv.certified);

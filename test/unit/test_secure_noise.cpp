@@ -2,6 +2,7 @@
 // Goodness of fit: chi-square over >= 10^6 draws with fixed seeds against
 // the exact pmf, bins merged so that every expected count is >= 20.
 #include "dperm/noise.hpp"
+#include "dperm/exact_normal.hpp"
 
 #include <gtest/gtest.h>
 
@@ -269,6 +270,61 @@ TEST(Snapping, SigmaSqRoundsUp) {
   GridLaplaceScale(3.1, grid, t, s);
   EXPECT_GE(double(t) / double(s), 3.1 / grid);
   EXPECT_LE(double(t) / double(s), 3.1 / grid * (1 + 1e-6));
+}
+
+// Karney's Algorithm N, rounded to 2^-b: P[K = m] = Phi((m + 1/2) 2^-b) -
+// Phi((m - 1/2) 2^-b) exactly. 10^6 draws per b; b = 0 also checks the
+// integer part and the sign (cells straddle integers), b = 5 the fraction's
+// leading bits.
+void CheckRoundedNormal(int bits, uint64_t seed) {
+  const int n = 1000000;
+  SecureRng rng = SecureRng::FromSeed(seed);
+  const long double h = std::ldexp(1.0L, -bits);
+  auto cdf = [](long double t) { return 0.5L * std::erfc(-t / std::sqrt(2.0L)); };
+  const int64_t scale = int64_t(1) << bits;
+  FitResult r = Fit([&] { return RoundedExactNormal(rng, bits); },
+                    [&](int64_t m) { return cdf((m + 0.5L) * h) - cdf((m - 0.5L) * h); },
+                    9 * scale, std::max<int64_t>(1, scale / 8), 2 * scale, n);
+  char what[80];
+  std::snprintf(what, sizeof what, "exact normal rounded to 2^-%d", bits);
+  Report(what, r);
+  ExpectGoodFit(r, n);
+}
+
+TEST(ExactNormal, RoundedMatchesNormalCellMasses) {
+  CheckRoundedNormal(0, 501);
+  CheckRoundedNormal(2, 502);
+  CheckRoundedNormal(5, 503);
+}
+
+TEST(ExactNormal, ObjectiveNoiseIsExactOnItsGrid) {
+  // sigma is rounded up to <= 20 significant bits, by < 2^-19 relative.
+  for (double sigma : {1.0, 0.1, 9.123456789, 12345.678, 3e-7}) {
+    const double s = DyadicNoiseScale(sigma);
+    EXPECT_GE(s, sigma);
+    EXPECT_LE(s, sigma * (1 + std::ldexp(1.0, -19)));
+    int e = 0;
+    const double mant = std::ldexp(std::frexp(s, &e), kObjectiveNoiseBits);
+    EXPECT_EQ(mant, std::floor(mant)) << sigma;
+    EXPECT_EQ(DyadicNoiseScale(s), s);
+  }
+  SecureRng rng = SecureRng::FromSeed(504);
+  const double sigma = DyadicNoiseScale(7.77);
+  const int dim = 200000;
+  const Eigen::VectorXd b = ObjectiveNoise(rng, dim, sigma);
+  double sum_sq = 0;
+  for (int i = 0; i < dim; ++i) {
+    // every coordinate is sigma 2^-20 times an integer
+    const double units = std::ldexp(b[i] / sigma, kObjectiveNoiseBits);
+    ASSERT_EQ(units, std::round(units)) << b[i];
+    sum_sq += b[i] * b[i];
+  }
+  // E b_i^2 = sigma^2 (1 + 2^-40/12): 5 standard errors of 2 sigma^4/dim.
+  EXPECT_NEAR(sum_sq / dim, sigma * sigma, 5 * std::sqrt(2.0 / dim) * sigma * sigma);
+  EXPECT_LE(b.norm(), ObjectiveNoiseNormBound(sigma, dim));
+  EXPECT_DOUBLE_EQ(ObjectiveNoiseRounding(sigma, 4), sigma * 2 * std::ldexp(1.0, -21));
+  // A sigma that is not dyadic is refused (it would make sigma K inexact).
+  EXPECT_THROW(ObjectiveNoise(rng, 3, 0.1), Error);
 }
 
 }  // namespace
