@@ -30,7 +30,9 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/dperm-citus.XXXXXX")
 [ "$(id -u)" = 0 ] && chown postgres: "$work"
 cleanup() {
   for node in "$work"/n*; do
-    [ -f "$node/postmaster.pid" ] && as_pg "$bindir/pg_ctl" -s -D "$node" -m immediate stop || true
+    if [ -f "$node/postmaster.pid" ]; then
+      as_pg "$bindir/pg_ctl" -s -D "$node" -m immediate stop || true
+    fi
   done
   rm -rf "$work"
 }
@@ -233,8 +235,8 @@ expect_error 0 analyst "unsupported aggregate function dp_logreg" \
 for q in "FROM pts" "FROM pts WHERE id = 5" "FROM pts GROUP BY id LIMIT 1"; do
   out=$(psql_on 0 analyst -c "SELECT dp_logreg(features, label, $opts) IS NOT NULL $q" 2>&1) &&
     fail "dp_logreg $q succeeded"
-  grep -q "0A000: dp_logreg cannot read a Citus distributed table or its shards" <<<"$out" &&
-    grep -q "HINT:  Train with dperm.train" <<<"$out" || fail "dp_logreg $q: $out"
+  { grep -q "0A000: dp_logreg cannot read a Citus distributed table or its shards" <<<"$out" &&
+      grep -q "HINT:  Train with dperm.train" <<<"$out"; } || fail "dp_logreg $q: $out"
   echo "ok: refused with a hint at dperm.train: dp_logreg $q"
 done
 # A shard of a table on worker 1 (its name there).

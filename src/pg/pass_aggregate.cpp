@@ -69,6 +69,7 @@ ArrayType* NewState(MemoryContext context, int n) {
 struct PassCache {
   int d;
   int classes;
+  int dim;  // model coordinates (d, classes and fit_intercept)
   double* x;        // d clipped features
   double* raw;      // d raw features (NULL elements as NaN)
   double* scratch;  // max(K, 1)
@@ -80,11 +81,13 @@ struct PassCache {
 
 PassCache* CacheFor(FunctionCallInfo fcinfo, const PassSpec& spec) {
   PassCache* c = static_cast<PassCache*>(fcinfo->flinfo->fn_extra);
-  if (c != nullptr && c->d == spec.d && c->classes == spec.classes) return c;
+  if (c != nullptr && c->d == spec.d && c->classes == spec.classes && c->dim == spec.dim())
+    return c;
   MemoryContext mcxt = fcinfo->flinfo->fn_mcxt;
   c = static_cast<PassCache*>(MemoryContextAllocZero(mcxt, sizeof(PassCache)));
   c->d = spec.d;
   c->classes = spec.classes;
+  c->dim = spec.dim();
   c->x = static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * Max(spec.d, 1)));
   c->raw = static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * Max(spec.d, 1)));
   c->scratch = static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * Max(spec.classes, 1)));
