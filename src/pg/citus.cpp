@@ -112,6 +112,12 @@ void PassMac(const double* spec, double expires, const double* w, int dim, uint8
   pg_hmac_free(ctx);
 }
 
+// Word i of a MAC (big-endian), exact in a float8 and in its text form.
+double MacWord(const uint8 mac[32], int i) {
+  return static_cast<double>((uint32(mac[4 * i]) << 24) | (uint32(mac[4 * i + 1]) << 16) |
+                             (uint32(mac[4 * i + 2]) << 8) | uint32(mac[4 * i + 3]));
+}
+
 double NowUnixSeconds() {
   return static_cast<double>(GetCurrentTimestamp() / USECS_PER_SEC +
                              (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY);
@@ -146,10 +152,7 @@ void SignPass(const double* spec, const double* w, int dim, double* token) {
   uint8 mac[32];
   PassMac(spec, expires, w, dim, mac);
   token[0] = expires;
-  // Eight 32-bit words, each exact in a float8 (and in its text form).
-  for (int i = 0; i < 8; i++)
-    token[1 + i] = static_cast<double>((uint32(mac[4 * i]) << 24) | (uint32(mac[4 * i + 1]) << 16) |
-                                       (uint32(mac[4 * i + 2]) << 8) | uint32(mac[4 * i + 3]));
+  for (int i = 0; i < 8; i++) token[1 + i] = MacWord(mac, i);
 }
 
 PassTokenCheck CheckPassToken(const double* spec, const double* token, const double* w, int dim) {
@@ -158,11 +161,7 @@ PassTokenCheck CheckPassToken(const double* spec, const double* token, const dou
   uint8 mac[32];
   PassMac(spec, token[0], w, dim, mac);
   uint32 diff = 0;  // compared in constant time
-  for (int i = 0; i < 8; i++) {
-    uint32 word = (uint32(mac[4 * i]) << 24) | (uint32(mac[4 * i + 1]) << 16) |
-                  (uint32(mac[4 * i + 2]) << 8) | uint32(mac[4 * i + 3]);
-    diff |= static_cast<uint32>(static_cast<double>(word) != token[1 + i]);
-  }
+  for (int i = 0; i < 8; i++) diff |= static_cast<uint32>(MacWord(mac, i) != token[1 + i]);
   if (diff != 0) return PassTokenCheck::kBadMac;
   return token[0] < NowUnixSeconds() ? PassTokenCheck::kExpired : PassTokenCheck::kValid;
 }
