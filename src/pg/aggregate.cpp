@@ -197,8 +197,11 @@ Datum Transition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule,
                     errmsg("dperm options must not be NULL")));
   Jsonb* options = PG_GETARG_JSONB_P(3);
   RowState* st = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<RowState*>(PG_GETARG_POINTER(0));
-  if (st == nullptr)
+  if (st == nullptr) {
+    // Before the first row is kept: not on a Citus table or shard (citus.cpp).
+    RefuseCitusRelations(RangeTableRelations(fcinfo), name);
     st = NewState(context, loss, options);
+  }
   else if (!SameOptions(st->options_raw, options))
     Defer(st, kOptionsDiffer, 0);
   if (!st->impute && !KeepRow(fcinfo, rule, st)) PG_RETURN_POINTER(st);

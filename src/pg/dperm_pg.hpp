@@ -38,6 +38,26 @@ bool InMemoryFits(int64 n, int d);
 // per-pass aggregates refuse without it (pass_aggregate.cpp).
 extern bool g_internal_pass;
 
+// Citus (citus.cpp, docs/citus.md). dperm.pass_key: the secret, the same
+// on every node, under which dperm.train signs the passes Citus runs on the
+// workers (superuser-only, postgresql.conf); empty: not configured.
+extern char* g_pass_key;
+bool PassKeyConfigured();
+// Whether `relid` is a Citus table (false when Citus is not installed).
+// Needs an SPI connection.
+bool IsCitusTable(Oid relid);
+// Refuses (0A000, hint dperm.train) when `relids` holds a Citus table or
+// shard: the in-memory aggregates do not run there.
+void RefuseCitusRelations(List* relids, const char* aggregate);
+// A pass token: [expiry (Unix seconds), eight 32-bit words of the HMAC],
+// appended to the pass spec's kPassSpecSize values.
+const int kPassTokenSize = 9;
+// Signs a pass: `spec` holds kPassSpecSize values, w dim values; writes
+// kPassTokenSize values to `token`. Needs dperm.pass_key.
+void SignPass(const double* spec, const double* w, int dim, double* token);
+enum class PassTokenCheck { kValid, kNoKey, kBadMac, kExpired };
+PassTokenCheck CheckPassToken(const double* spec, const double* token, const double* w, int dim);
+
 // A release dperm.train makes on an analyst's behalf while it reads a
 // protected relation as the relation's owner (caller = InvalidOid: the
 // aggregate was called directly, for the current user).
@@ -135,6 +155,8 @@ Datum MakeModelDatum(LossKind loss, int d, int classes, bool fit_intercept,
 // plus the `dataset` option's relation when given (CheckDataset), plus the
 // inheritance and partition ancestors of each. Returns a palloc'd array.
 Oid* RelationsRead(FunctionCallInfo fcinfo, const char* dataset, int* count);
+// The relations in the range table of the query running aggregate `fcinfo`.
+List* RangeTableRelations(FunctionCallInfo fcinfo);
 
 // What a ledger row records about one release.
 struct ChargeRequest {
@@ -187,6 +209,7 @@ struct StreamingRequest {
   int d;
   const Oid* relations;
   int n_relations;
+  bool sign_passes;  // a Citus table: every pass carries a token (citus.cpp)
 };
 Datum TrainStreamingRelease(const StreamingRequest& request, bool* isnull);
 

@@ -25,6 +25,12 @@ namespace {
 bool InterruptIsPending() {
   return InterruptPending && (QueryCancelPending || ProcDiePending);
 }
+// dperm.pass_key: empty (not configured) or at least 32 characters.
+bool CheckPassKey(char** value, void**, GucSource) {
+  if (*value == nullptr || (*value)[0] == '\0' || strlen(*value) >= 32) return true;
+  GUC_check_errdetail("dperm.pass_key needs at least 32 characters.");
+  return false;
+}
 }  // namespace
 
 }  // namespace dperm::pg
@@ -69,6 +75,16 @@ void _PG_init(void) {
       GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE | GUC_DISALLOW_IN_AUTO_FILE |
           GUC_NO_RESET_ALL,
       nullptr, nullptr, nullptr);
+  // The secret of the Citus pass tokens (citus.cpp): set in postgresql.conf
+  // (or ALTER SYSTEM) on every node, never per database or role, whose
+  // settings pg_db_role_setting shows every role. Readable by superusers
+  // (and pg_read_all_settings) only.
+  DefineCustomStringVariable(
+      "dperm.pass_key",
+      "Secret under which dperm.train signs the streaming passes Citus runs on workers.",
+      "The same value, at least 32 characters, on the coordinator and every worker.",
+      &dperm::pg::g_pass_key, "", PGC_SIGHUP,
+      GUC_SUPERUSER_ONLY | GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE, &dperm::pg::CheckPassKey, nullptr, nullptr);
   DefineCustomIntVariable(
       "dperm.ledger_wait_timeout",
       "How long a release waits for a ledger writer to take its charge.",

@@ -17,6 +17,11 @@
 // setting reaches parallel workers with the rest of the leader's settings.
 // Whatever else runs during a pass (an owner's row-level security function)
 // runs as that same role, on rows it may read anyway.
+//
+// On a Citus worker the setting is not there (Citus runs the transitions
+// over its own connections): there a pass runs only when its spec carries a
+// valid token, which dperm.train signs under the nodes' shared secret
+// dperm.pass_key (citus.cpp explains why, and what else was weighed).
 #include "dperm/pass.hpp"
 #include "dperm/rows.hpp"
 
@@ -64,23 +69,68 @@ ArrayType* NewState(MemoryContext context, int n) {
 struct PassCache {
   int d;
   int classes;
+  int dim;  // model coordinates (d, classes and fit_intercept)
   double* x;        // d clipped features
   double* raw;      // d raw features (NULL elements as NaN)
   double* scratch;  // max(K, 1)
+  // The spec (with its token) and w of the last pass whose token verified:
+  // every row of a pass repeats them, so the HMAC is computed once a pass.
+  double* signed_args;  // kPassSpecSize + kPassTokenSize + dim values
+  bool has_signed;
 };
 
 PassCache* CacheFor(FunctionCallInfo fcinfo, const PassSpec& spec) {
   PassCache* c = static_cast<PassCache*>(fcinfo->flinfo->fn_extra);
-  if (c != nullptr && c->d == spec.d && c->classes == spec.classes) return c;
+  if (c != nullptr && c->d == spec.d && c->classes == spec.classes && c->dim == spec.dim())
+    return c;
   MemoryContext mcxt = fcinfo->flinfo->fn_mcxt;
   c = static_cast<PassCache*>(MemoryContextAllocZero(mcxt, sizeof(PassCache)));
   c->d = spec.d;
   c->classes = spec.classes;
+  c->dim = spec.dim();
   c->x = static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * Max(spec.d, 1)));
   c->raw = static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * Max(spec.d, 1)));
   c->scratch = static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * Max(spec.classes, 1)));
+  c->signed_args = static_cast<double*>(
+      MemoryContextAlloc(mcxt, sizeof(double) * (kPassSpecSize + kPassTokenSize + spec.dim())));
   fcinfo->flinfo->fn_extra = c;
   return c;
+}
+
+[[noreturn]] void RefuseOutsideTrain(const char* detail, const char* hint) {
+  ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                  errmsg("dperm per-pass aggregates run only inside dperm.train"),
+                  errdetail("%s", detail), errhint("%s", hint)));
+  pg_unreachable();
+}
+
+// Outside dperm.internal_pass (a Citus worker): the pass runs only under a
+// valid token for exactly this spec and w (citus.cpp); `token` follows
+// the spec's kPassSpecSize values.
+void CheckSignedPass(PassCache* cache, const PassSpec& spec, const double* spec_values,
+                     const double* token, const double* w) {
+  const int dim = spec.dim();
+  double* saved = cache->signed_args;
+  if (cache->has_signed &&
+      memcmp(saved, spec_values, sizeof(double) * (kPassSpecSize + kPassTokenSize)) == 0 &&
+      memcmp(saved + kPassSpecSize + kPassTokenSize, w, sizeof(double) * dim) == 0)
+    return;
+  switch (CheckPassToken(spec_values, token, w, dim)) {
+    case PassTokenCheck::kValid: break;
+    case PassTokenCheck::kNoKey:
+      RefuseOutsideTrain("The pass carries a token, but dperm.pass_key is not set on this node.",
+                         "Set dperm.pass_key to the same secret in postgresql.conf on the "
+                         "coordinator and every worker, and reload.");
+    case PassTokenCheck::kExpired:
+      RefuseOutsideTrain("The pass's token has expired.",
+                         "The nodes' clocks must agree within an hour.");
+    case PassTokenCheck::kBadMac:
+      RefuseOutsideTrain("The pass's token does not verify under this node's dperm.pass_key.",
+                         "dperm.pass_key must be the same on the coordinator and every worker.");
+  }
+  memcpy(saved, spec_values, sizeof(double) * (kPassSpecSize + kPassTokenSize));
+  memcpy(saved + kPassSpecSize + kPassTokenSize, w, sizeof(double) * dim);
+  cache->has_signed = true;
 }
 
 [[noreturn]] void BadArgument(const char* what) {
@@ -95,19 +145,26 @@ Datum PassTransition(FunctionCallInfo fcinfo, LossKind loss, PassLabel rule) {
   if (!AggCheckCallContext(fcinfo, &context))
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                     errmsg("dperm per-pass transition called in non-aggregate context")));
-  if (!g_internal_pass)
-    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                    errmsg("dperm per-pass aggregates run only inside dperm.train"),
-                    errdetail("They return exact, non-private gradient sums."),
-                    errhint("Train with dperm.train(relation, features, label, loss, options).")));
+  if (!g_internal_pass && (PG_ARGISNULL(3) || PG_ARGISNULL(4)))
+    RefuseOutsideTrain("They return exact, non-private gradient sums.",
+                       "Train with dperm.train(relation, features, label, loss, options).");
   if (PG_ARGISNULL(0) || PG_ARGISNULL(3) || PG_ARGISNULL(4)) BadArgument("state, model or spec");
   PassSpec spec;
   int spec_size = 0, w_size = 0;
+  // The spec: kPassSpecSize values, then a pass token when dperm.train
+  // signed the pass (a Citus table).
   const double* spec_values = PlainFloat8s(PG_GETARG_ARRAYTYPE_P(4), &spec_size);
-  if (spec_values == nullptr || !DecodePassSpec(spec_values, spec_size, &spec) || spec.loss != loss)
+  bool has_token = spec_size == kPassSpecSize + kPassTokenSize;
+  if (!g_internal_pass && (spec_values == nullptr || !has_token))
+    RefuseOutsideTrain("They return exact, non-private gradient sums.",
+                       "Train with dperm.train(relation, features, label, loss, options).");
+  if (spec_values == nullptr || (spec_size != kPassSpecSize && !has_token) ||
+      !DecodePassSpec(spec_values, kPassSpecSize, &spec) || spec.loss != loss)
     BadArgument("spec");
   const double* w = PlainFloat8s(PG_GETARG_ARRAYTYPE_P(3), &w_size);
   if (w == nullptr || w_size != spec.dim()) BadArgument("model");
+  PassCache* cache = CacheFor(fcinfo, spec);
+  if (!g_internal_pass) CheckSignedPass(cache, spec, spec_values, spec_values + kPassSpecSize, w);
   const int size = PassStateSize(spec);
 
   ArrayType* state = PG_GETARG_ARRAYTYPE_P(0);
@@ -121,7 +178,6 @@ Datum PassTransition(FunctionCallInfo fcinfo, LossKind loss, PassLabel rule) {
   // Otherwise the state is this aggregate's own array, updated in place as
   // float8_accum does.
 
-  PassCache* cache = CacheFor(fcinfo, spec);
   const double* raw = cache->raw;
   if (PG_ARGISNULL(1)) {  // imputed: the zero vector of the public dimension
     memset(cache->raw, 0, sizeof(double) * spec.d);

@@ -346,10 +346,12 @@ DPERM_FUNCTION(dperm_train) {
   // shows both anyway). With them the whole plan is checked here, before a
   // row is read: only a row of another shape can still fail later, charged.
   RunInternalSql(reader, true,
-                 psprintf("SELECT pg_catalog.count(*),"
-                          " (SELECT pg_catalog.array_length(%s, 1) FROM %s WHERE %s IS NOT NULL LIMIT 1)"
-                          " FROM %s",
-                          quote_identifier(features), qualified, quote_identifier(features), qualified),
+                 // Two scalar subqueries, not a subquery beside count(*): Citus
+                 // plans each of them on a distributed relation (it cannot push
+                 // a target-list subquery down beside an aggregate).
+                 psprintf("SELECT (SELECT pg_catalog.count(*) FROM %s),"
+                          " (SELECT pg_catalog.array_length(%s, 1) FROM %s WHERE %s IS NOT NULL LIMIT 1)",
+                          qualified, quote_identifier(features), qualified, quote_identifier(features)),
                  0, nullptr, nullptr, nullptr, SPI_OK_SELECT, true);
   bool isnull;
   int64 n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -359,7 +361,23 @@ DPERM_FUNCTION(dperm_train) {
   // The mode depends on n and d only (public): the rows' buffer against
   // dperm.max_buffer, as the aggregate itself would count it.
   bool fits = InMemoryFits(n, release.dimension);
-  bool streaming = mode == TrainMode::kStreaming || (mode == TrainMode::kAuto && !fits);
+  // A Citus table streams: the in-memory aggregates do not run on one
+  // (RefuseCitusRelations), the per-pass aggregates split into O(d) partial
+  // sums per shard. Whether a relation is distributed is catalog data.
+  bool distributed = IsCitusTable(relid);
+  if (distributed && mode == TrainMode::kInMemory)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("%s is a Citus distributed table; dperm.train reads it only in "
+                           "streaming mode", name),
+                    errhint("Use mode => 'streaming' or 'auto'.")));
+  if (distributed && !PassKeyConfigured())
+    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                    errmsg("dperm.pass_key is not set: the workers could not verify the passes "
+                           "over the distributed table %s", name),
+                    errhint("Set dperm.pass_key to the same secret (at least 32 characters) in "
+                            "postgresql.conf on the coordinator and every worker, and reload. "
+                            "Nothing was charged.")));
+  bool streaming = mode == TrainMode::kStreaming || (mode == TrainMode::kAuto && (!fits || distributed));
   if (!streaming && !fits) RaiseBufferRefusal();
   if (n > 0)
     RunCore([&] {
@@ -389,7 +407,7 @@ DPERM_FUNCTION(dperm_train) {
     int n_relations = 0;
     Oid* relations = TrainRelations(relid, release.dataset, &n_relations);
     StreamingRequest request = {reader, pass_sql, loss, &parsed, DatumGetJsonbP(options),
-                                n, release.dimension, relations, n_relations};
+                                n, release.dimension, relations, n_relations, distributed};
     model = TrainStreamingRelease(request, &isnull);
   } else {
     char* sql = psprintf("SELECT %s.%s(%s::pg_catalog.float8[], %s::%s, $1::pg_catalog.jsonb) FROM %s",

@@ -124,7 +124,7 @@ static Oid* WithAncestors(List* relids, int* count) {
   return out;
 }
 
-Oid* RelationsRead(FunctionCallInfo fcinfo, const char* dataset, int* count) {
+List* RangeTableRelations(FunctionCallInfo fcinfo) {
   List* relids = NIL;
   if (fcinfo->context != nullptr && IsA(fcinfo->context, AggState)) {
     EState* estate = reinterpret_cast<AggState*>(fcinfo->context)->ss.ps.state;
@@ -134,6 +134,11 @@ Oid* RelationsRead(FunctionCallInfo fcinfo, const char* dataset, int* count) {
       if (rte->rtekind == RTE_RELATION) relids = list_append_unique_oid(relids, rte->relid);
     }
   }
+  return relids;
+}
+
+Oid* RelationsRead(FunctionCallInfo fcinfo, const char* dataset, int* count) {
+  List* relids = RangeTableRelations(fcinfo);
   // `dataset` adds a relation to charge; it never removes inferred ones.
   // dperm.train resolved it under the caller's search_path already.
   if (OidIsValid(g_release.dataset)) {

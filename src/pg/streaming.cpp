@@ -47,6 +47,8 @@ struct PassQuery {
   Oid reader;
   const char* sql;
   Datum spec;            // float8[] (kPassSpecSize values)
+  const double* spec_values;  // the same values; signed per pass when `sign`
+  bool sign;             // a Citus table: each pass carries a token for its w
   int state_size;
   MemoryContext scratch; // reset after every pass
   MemoryContext outer;   // where a caught error is copied to
@@ -63,6 +65,12 @@ ErrorData* RunPassGuarded(const PassQuery* q, const double* w, int dim, double* 
     MemoryContextSwitchTo(q->scratch);
     Oid types[2] = {FLOAT8ARRAYOID, FLOAT8ARRAYOID};
     Datum args[2] = {Float8ArrayDatum(w, dim), q->spec};
+    if (q->sign) {  // the spec, then this pass's token (citus.cpp)
+      double signed_spec[kPassSpecSize + kPassTokenSize];
+      memcpy(signed_spec, q->spec_values, sizeof(double) * kPassSpecSize);
+      SignPass(signed_spec, w, dim, signed_spec + kPassSpecSize);
+      args[1] = Float8ArrayDatum(signed_spec, kPassSpecSize + kPassTokenSize);
+    }
     // dperm.internal_pass on for this pass only (pass_aggregate.cpp).
     int level = NewGUCNestLevel();
     set_config_option("dperm.internal_pass", "on", PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE,
@@ -139,6 +147,8 @@ Datum TrainStreamingRelease(const StreamingRequest& r, bool* isnull) {
   query.reader = r.reader;
   query.sql = r.pass_sql;
   query.spec = Float8ArrayDatum(spec_values, dperm::kPassSpecSize);
+  query.spec_values = spec_values;
+  query.sign = r.sign_passes;
   query.state_size = dperm::PassStateSize(spec);
   query.scratch = AllocSetContextCreate(CurrentMemoryContext, "dperm streaming pass",
                                         ALLOCSET_DEFAULT_SIZES);
