@@ -3,8 +3,9 @@
 # bench/audit/audit_main.cpp against the core objects, runs it and writes
 # docs/audit.md (and stdout). Extra arguments go to the audit program
 # (--runs N, default 100000 per side; --alpha A, --epsilon E, --delta D,
-# --divisor K, --rerun F, --seed S, --threads J). Exits non-zero when an honest case exceeds its epsilon or a
-# broken case is not flagged (the report is written either way).
+# --divisor K, --rerun F, --seed S, --threads J, --only ALGO,ALGO). Exits non-zero when an honest case exceeds its epsilon or a
+# broken case is not flagged (the report is written either way). AUDIT_OUT
+# names another report file (for a partial run with --only).
 # Usage: bash bench/audit.sh [--runs 100000] [--seed S]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,13 +28,14 @@ rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] && rev="$rev (with uncommitted changes)"
 
 mkdir -p docs
+report=${AUDIT_OUT:-docs/audit.md}
 {
   cat <<EOF
 # dperm privacy audit: empirical lower bounds on epsilon
 
 A statistical test of the claim "this release is (ε, δ)-DP", in the spirit of Google's DP stochastic tester and of Jagielski, Ullman & Oprea, *Auditing Differentially Private Machine Learning: How Private is Private SGD?* (NeurIPS 2020). It cannot prove privacy; it can catch a mechanism that spends more than it claims. The same harness runs in CI, reduced (\`test/unit/test_audit.cpp\`, part of \`make unit\`).
 
-* Command: \`bash bench/audit.sh $*\` (compiles \`bench/audit/audit_main.cpp\` against \`src/core/*.o\`; harness \`test/unit/audit_harness.hpp\`)
+* Command: \`${AUDIT_OUT:+AUDIT_OUT=$AUDIT_OUT }bash bench/audit.sh $*\` (compiles \`bench/audit/audit_main.cpp\` against \`src/core/*.o\`; harness \`test/unit/audit_harness.hpp\`)
 * Date: $(date '+%Y-%m-%d %H:%M %Z')
 * Machine: ${cpu:-unknown}, $(nproc) CPUs, ${mem}; ${os}, Linux $(uname -r)
 * Software: $(g++ --version | head -1); dperm commit ${rev}
@@ -62,7 +64,7 @@ An honest ε_lb below ε is expected; an ε_lb above ε in an honest row would b
 
 EOF
   cat "$out"
-} > docs/audit.md
-chmod 644 docs/audit.md
-cat docs/audit.md
+} > "$report"
+chmod 644 "$report"
+cat "$report"
 exit $status

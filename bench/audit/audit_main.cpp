@@ -15,7 +15,9 @@
 // Build (after make): g++ -std=c++17 -O2 -Iinclude -I/usr/include/eigen3
 //   bench/audit/audit_main.cpp src/core/*.o -o /tmp/dperm_audit
 // Usage: dperm_audit [--runs N] [--alpha A] [--epsilon E] [--delta D]
-//   [--divisor K] [--rerun F] [--seed S] [--threads J]
+//   [--divisor K] [--rerun F] [--seed S] [--threads J] [--only A,B]
+// --only keeps the cases whose algorithm (the first word of the case's
+// name) is one of the comma-separated names.
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -35,6 +37,7 @@ struct Settings {
   int64_t runs = 100000;  // releases per side (half choose the test, half evaluate it)
   double alpha = 0.05;    // per audit: P(epsilon_lb > true epsilon) <= alpha
   double epsilon = 1, delta = 1e-5, divisor = 10;
+  std::string only;  // ",a,b," or empty: every algorithm
   int64_t rerun = 4;      // a broken case not flagged is audited again with rerun x runs
   uint64_t seed = 0;
   bool has_seed = false;
@@ -61,6 +64,7 @@ Settings ParseArgs(int argc, char** argv) {
     else if (k == "--rerun") s.rerun = std::atoll(v);
     else if (k == "--seed") s.seed = std::strtoull(v, nullptr, 10), s.has_seed = true;
     else if (k == "--threads") s.threads = std::atoi(v);
+    else if (k == "--only") s.only = "," + std::string(v) + ",";
     else { std::fprintf(stderr, "unknown flag %s\n", k.c_str()); std::exit(2); }
   }
   if (argc % 2 == 0) { std::fprintf(stderr, "flag %s needs a value\n", argv[argc - 1]); std::exit(2); }
@@ -89,6 +93,12 @@ std::vector<Case> HonestCases(const Settings& s) {
           cases.push_back(MakeCase(loss, l2, acc, s.epsilon, delta));
           cases.back().name = "output_gd " + cases.back().name;
         }
+  if (!s.only.empty()) {
+    std::vector<Case> kept;
+    for (const Case& c : cases)
+      if (s.only.find("," + c.name.substr(0, c.name.find(' ')) + ",") != std::string::npos) kept.push_back(c);
+    cases.swap(kept);
+  }
   return cases;
 }
 

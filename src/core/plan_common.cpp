@@ -101,6 +101,24 @@ Plan BasePlan(const Options& options, LossKind loss, Algorithm algorithm,
   return p;
 }
 
+PureNoiseSq PureNoiseComparison(int dim) {
+  // K-norm mechanisms (Hardt & Talwar 2010): density exp(-eps ||z||_K / s)
+  // on R^dim has ||z||_K ~ Gamma(dim, s) and z/||z||_K distributed by the
+  // cone measure of the boundary of K, so E||z||^2 = dim (dim + 1) s^2
+  // E||u||^2 with E||u||^2 = (dim + 2)/dim E_{x uniform in K} ||x||^2.
+  // Each K must contain the L2 ball of radius Delta:
+  //  * L2 ball: E||u||^2 = 1: dim (dim + 1);
+  //  * L1 ball of radius sqrt(dim) Delta = i.i.d. Laplace of scale
+  //    sqrt(dim) Delta/eps: 2 dim dim;
+  //  * cube of half-side Delta: E||u||^2 = (dim + 2)/3: dim (dim + 1)(dim + 2)/3.
+  // The packing lower bound (Hardt & Talwar 2010, Sec. 4: 2^Omega(dim)
+  // outputs Delta/2 apart inside the ball) puts every epsilon-DP mechanism
+  // for the ball at Omega(dim^2) (Delta/eps)^2: none avoids dim^2, and the
+  // per-coordinate Laplace is within 2 dim/(dim + 1) of the L2-Laplace.
+  const double d = double(dim);
+  return {2 * d * d, d * (d + 1), d * (d + 1) * (d + 2) / 3};
+}
+
 void PlanOutputNoise(Plan& p, double paper_sigma, const std::string& paper_rule) {
   const Options& o = p.options;
   p.noisy_steps = 0;
@@ -118,6 +136,11 @@ void PlanOutputNoise(Plan& p, double paper_sigma, const std::string& paper_rule)
     p.noise = NoiseKind::kLaplace;
     per_unit = root_dim / o.epsilon;
     p.noise_rule = "i.i.d. discrete Laplace of scale sqrt(dim) Delta / epsilon (L1 sensitivity <= sqrt(dim) Delta)";
+    const PureNoiseSq c = PureNoiseComparison(p.dim);
+    AddNote(p, "pure epsilon-DP noise, E||z||^2 in units of (Delta/epsilon)^2: per-coordinate Laplace (used) " +
+                   FormatNumber(c.coordinate) + ", L2-Laplace " + FormatNumber(c.l2) +
+                   " (no exact lattice sampler), Linf-Laplace " + FormatNumber(c.linf) +
+                   "; every epsilon-DP release of an L2 ball grows like dim^2 (packing lower bound)");
   } else {
     p.noise = NoiseKind::kGaussian;
     // The discrete Gaussian's privacy: for an integer-valued query with

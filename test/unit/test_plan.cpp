@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <random>
 #include <string>
 
 #include "dperm/analytic_gaussian.hpp"
@@ -15,6 +16,7 @@
 #include "dperm/rdp.hpp"
 #include "dperm/output_gd.hpp"
 #include "dperm/plan.hpp"
+#include "dperm/plan_common.hpp"
 #include "dperm/train.hpp"
 #include "test_helpers.hpp"
 
@@ -522,4 +524,44 @@ TEST(DefaultAlgorithm, FollowsTheRecommendationTable) {
   Plan p = PlanRelease(named, LossKind::kLogistic, 1000, 5);
   EXPECT_EQ(p.algorithm, dperm::Algorithm::kDpSgd);
   EXPECT_TRUE(p.algorithm_rule.empty());
+}
+
+// Issue 16, item 4: the pure epsilon-DP comparison. The K-norm formulas
+// dim (dim + 1) s^2 E||u||^2 are checked by simulation (Gamma(dim) radius
+// times the cone measure of the boundary, which is the radial projection of
+// a uniform point of K), and the plan states the comparison and uses the
+// smallest noise dperm can sample exactly.
+TEST(PureNoiseComparison, KNormFormulasAndThePlan) {
+  const int dim = 5, draws = 200000;
+  const dperm::PureNoiseSq c = dperm::PureNoiseComparison(dim);
+  EXPECT_DOUBLE_EQ(c.coordinate, 2.0 * dim * dim);
+  EXPECT_DOUBLE_EQ(c.l2, double(dim) * (dim + 1));
+  std::mt19937_64 gen(77);
+  std::gamma_distribution<double> radius(dim, 1.0);
+  std::uniform_real_distribution<double> cube(-1, 1);
+  double l2 = 0, linf = 0;
+  for (int i = 0; i < draws; i++) {
+    double sup = 0, sq = 0;
+    std::vector<double> x(dim);
+    for (double& v : x) {
+      v = cube(gen);
+      sup = std::max(sup, std::fabs(v));
+      sq += v * v;
+    }
+    const double r = radius(gen);
+    linf += r * r * sq / (sup * sup);
+    l2 += r * r;  // a direction on the L2 sphere has norm 1
+  }
+  EXPECT_NEAR(l2 / draws, c.l2, 0.02 * c.l2);
+  EXPECT_NEAR(linf / draws, c.linf, 0.02 * c.linf);
+  for (int d : {1, 2, 3, 10, 69}) {
+    const dperm::PureNoiseSq k = dperm::PureNoiseComparison(d);
+    EXPECT_LE(k.coordinate, k.linf * (1 + 1e-12)) << d;   // never worse than Linf
+    EXPECT_LE(k.coordinate, 2 * k.l2) << d;                // within 2x of L2
+  }
+  Options o = dperm::testing::Opts(1.0, 0.0, 0.1);
+  o.algorithm = dperm::Algorithm::kOutputGd;
+  Plan p = PlanRelease(o, LossKind::kLogistic, 1000, 68);
+  EXPECT_EQ(p.noise, NoiseKind::kLaplace);
+  EXPECT_NE(p.note.find("per-coordinate Laplace (used) 9522"), std::string::npos) << p.note;
 }
