@@ -36,7 +36,8 @@ std::string Shortest(double v) {
 // unless hi_open); hi = INFINITY means no upper bound.
 double Number(const OptionEntry& e, double lo, bool lo_open, double hi,
               bool hi_open = false, const std::string& hint = "") {
-  Expect(e, OptionEntry::Kind::kNumber, "a finite number");
+  if (e.kind != OptionEntry::Kind::kNumber)
+    ThrowInvalid(std::string("option \"") + e.key + "\" must be a finite number", hint);
   double v = e.number;
   bool ok = std::isfinite(v) && (lo_open ? v > lo : v >= lo) &&
             (hi_open ? v < hi : v <= hi);
