@@ -27,7 +27,8 @@ DROP FUNCTION dperm.serialize(internal);
 DROP FUNCTION dperm.deserialize(bytea, internal);
 
 -- Per-pass aggregates of dperm.train's streaming mode: for a model w and a
--- spec (loss, d, fit_intercept, feature_bound, huber_delta, classes) given
+-- spec (loss, d, fit_intercept, feature_bound, huber_delta, classes,
+-- target_bound) given
 -- as constants, one scan returns {rows, loss sum, gradient sum...} over the
 -- rows clipped and labelled as dperm.train's in-memory path stores them.
 -- A plain float8[] state with an element-wise combine: parallel workers
@@ -299,3 +300,45 @@ CREATE FUNCTION dperm.evaluate(name text, relation regclass, features text, labe
                                options jsonb)
   RETURNS jsonb AS 'MODULE_PATHNAME', 'dperm_evaluate' LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION dperm.evaluate IS 'a private estimate of a model''s accuracy and log-loss (classifiers) or RMSE (Huber) on a relation, charged to it and stored with the version';
+
+-- ==== Huber defaults from public scales (issue 16, item 3) ====
+
+-- dp_options gains `target_bound` (B: the public bound on |target|; dp_huber
+-- clips targets to [-B, B], and the default huber_delta is 0.1 B). A new
+-- argument changes the signature: drop and re-create (appended last, so
+-- positional calls keep their meaning).
+DROP FUNCTION dp_options(float8, float8, text, float8, float8, boolean, float8, float8, float8,
+                         bigint, float8, bigint, float8, text, text, text, bigint, text[], int);
+-- Builds the options of a release with named arguments; NULL means default.
+CREATE FUNCTION dp_options(
+    epsilon float8,
+    delta float8 DEFAULT 0,
+    algorithm text DEFAULT NULL,
+    l2 float8 DEFAULT NULL,
+    l1 float8 DEFAULT NULL,
+    fit_intercept boolean DEFAULT NULL,
+    feature_bound float8 DEFAULT NULL,
+    huber_delta float8 DEFAULT NULL,
+    radius float8 DEFAULT NULL,
+    iterations bigint DEFAULT NULL,
+    step_size float8 DEFAULT NULL,
+    batch_size bigint DEFAULT NULL,
+    ls_sigma float8 DEFAULT NULL,
+    accountant text DEFAULT NULL,
+    neighbors text DEFAULT NULL,
+    dataset text DEFAULT NULL,
+    seed bigint DEFAULT NULL,
+    feature_names text[] DEFAULT NULL,
+    classes int DEFAULT NULL,
+    target_bound float8 DEFAULT NULL)
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN dperm.check_options(jsonb_strip_nulls(jsonb_build_object(
+    'epsilon', epsilon, 'delta', delta, 'algorithm', algorithm, 'l2', l2,
+    'l1', l1, 'fit_intercept', fit_intercept, 'feature_bound', feature_bound,
+    'huber_delta', huber_delta, 'radius', radius, 'iterations', iterations,
+    'step_size', step_size, 'batch_size', batch_size, 'ls_sigma', ls_sigma,
+    'accountant', accountant, 'neighbors', neighbors, 'dataset', dataset,
+    'seed', seed, 'feature_names', feature_names, 'classes', classes,
+    'target_bound', target_bound)));
+COMMENT ON FUNCTION dp_options IS 'options of a private release (epsilon is required)';

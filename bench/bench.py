@@ -109,9 +109,11 @@ def gd(f, d, eta, T):
 
 
 def options(eps, l2, acc, extra=""):
-    """dp_options(...) SQL for one cell."""
+    """dp_options(...) SQL for one cell. huber_delta => 1 (the paper's setting,
+    and objective()'s; dperm's own default is 0.1 target_bound) is ignored by
+    dp_logreg."""
     return (f"dp_options(epsilon => {eps}, delta => {DELTA}, l2 => {l2}, "
-            f"fit_intercept => false, accountant => '{acc}'{extra})")
+            f"fit_intercept => false, huber_delta => 1, accountant => '{acc}'{extra})")
 
 
 def releases(table, agg, eps, l2, acc, seeds):

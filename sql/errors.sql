@@ -40,6 +40,7 @@ CREATE TABLE tiny AS SELECT ARRAY[0.1, 0.2]::float8[] AS f, true AS y;
 SELECT dperm.set_budget('tiny', 0.5);
 SELECT sqlstate_of($$SELECT dp_logreg(f, y, '{"epsilon": 1}') FROM (VALUES (ARRAY[1.0]::float8[], true), (ARRAY[1.0, 2.0], true)) v(f, y)$$) AS dimension,
        sqlstate_of($$SELECT dp_logreg(f, y, '{"epsilon": -1}') FROM tiny$$) AS bad_option,
+       sqlstate_of($$SELECT dp_options(epsilon => 1, target_bound => -1)$$) AS bad_target_bound,
        sqlstate_of($$SELECT dp_logreg(f, y, '{"epsilon": 1}') FROM tiny$$) AS budget,
        sqlstate_of($$SELECT dp_logreg(f, y, '{"epsilon": 0.1, "seed": 1}') FROM tiny$$) AS seed,
        sqlstate_of($$SELECT dp_logreg(f, y, '{"epsilon": 0.1}') OVER () FROM tiny$$) AS window;

@@ -3,7 +3,7 @@ SELECT dp_options(epsilon => 1);
 SELECT dp_options(epsilon => 0.5, delta => 1e-6, l2 => 0.1, fit_intercept => false,
                   feature_bound => 2, huber_delta => 0.5, iterations => 50,
                   step_size => 0.1, accountant => 'paper', neighbors => 'replace_one',
-                  feature_names => ARRAY['a', 'b']);
+                  feature_names => ARRAY['a', 'b'], target_bound => 10);
 -- a literal jsonb is accepted too
 SELECT dperm.check_options('{"epsilon": 2, "l2": 0.5}');
 -- errors: every option is validated, messages name the key
@@ -18,6 +18,9 @@ SELECT dp_options(epsilon => 1, delta => -0.1);
 SELECT dp_options(epsilon => 1, l2 => -1);
 SELECT dp_options(epsilon => 1, feature_bound => 0);
 SELECT dp_options(epsilon => 1, huber_delta => -2);
+SELECT dp_options(epsilon => 1, target_bound => -1);
+SELECT dp_options(epsilon => 1, target_bound => 0);
+SELECT dp_options(epsilon => 1, target_bound => 'NaN');
 SELECT dp_options(epsilon => 1, iterations => 0);
 SELECT dp_options(epsilon => 1, step_size => 0);
 SELECT dp_options(epsilon => 1, algorithm => 'newton');

@@ -35,6 +35,29 @@ SELECT near((SELECT coefs(dp_logreg(f, y, dp_options(algorithm => 'output_gd', e
      , (SELECT coefs(dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 1, seed => 7)))
        FROM (VALUES (ARRAY[NULL, 0.5]::float8[], true)) v(f, y))) AS null_element_is_zero;
 
+-- Huber targets outside [-target_bound, target_bound] (default 1) are
+-- clipped to it, never an error: the model equals the one trained on the
+-- clipped targets by hand, and a larger target_bound keeps more of them.
+-- huber_delta => 100 keeps every residual in the quadratic zone, where the
+-- gradient depends on the target (with a small huber_delta the gradient is
+-- +-huber_delta for all these targets alike, and the test could not fail).
+CREATE TABLE wild_targets AS
+  SELECT ARRAY[0.3 * i, 0.1]::float8[] AS f, t, c1, c10
+    FROM (VALUES (1, 5::float8, 1::float8, 5::float8), (2, -1e300, -1, -10),
+                 (3, 'infinity', 1, 10), (4, 0.5, 0.5, 0.5), (5, 'NaN', 0, 0)) v(i, t, c1, c10);
+CREATE FUNCTION huber_coefs(target_bound float8, clipped text) RETURNS float8[] LANGUAGE plpgsql AS $$
+DECLARE r float8[];
+BEGIN
+  EXECUTE format('SELECT coefs(dp_huber(f, %I, dp_options(algorithm => ''output_gd'', epsilon => 1, l2 => 1, '
+                 'huber_delta => 100, seed => 7, target_bound => $1))) FROM wild_targets', clipped)
+    INTO r USING target_bound;
+  RETURN r;
+END $$;
+-- (target_bound NULL: not given, the default 1)
+SELECT near(huber_coefs(NULL, 't'), huber_coefs(NULL, 'c1')) AS clipped_to_default_bound,
+       near(huber_coefs(10, 't'), huber_coefs(10, 'c10')) AS clipped_to_given_bound,
+       near(huber_coefs(NULL, 't'), huber_coefs(10, 't')) AS bound_ignored;
+
 -- NULL rows (features or label) are skipped: n counts the others
 SELECT (dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 1, seed => 7))::jsonb->>'n')::int AS n
   FROM (VALUES (ARRAY[0.1, 0.2]::float8[], true), (NULL, true), (ARRAY[0.1, 0.2], NULL), (ARRAY[0.3, 0.1], false)) v(f, y);

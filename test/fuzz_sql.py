@@ -181,7 +181,8 @@ def to_json(v):
 
 OPTION_KEYS = ["epsilon", "delta", "algorithm", "l2", "l1", "fit_intercept", "feature_bound",
                "huber_delta", "radius", "iterations", "step_size", "batch_size", "ls_sigma",
-               "accountant", "neighbors", "dataset", "seed", "feature_names", "classes"]
+               "accountant", "neighbors", "dataset", "seed", "feature_names", "classes",
+               "target_bound"]
 UNKNOWN_KEYS = ["bogus", "Epsilon", "", " epsilon", "epsilon\u0301", "ε", "x" * 300, "l2 ", "EPSILON"]
 HOSTILE_NUMBERS = ["0", "-0", "-0.0", "1", "-1", "0.5", "2", "1e-300", "1e-320", "5e-324", "1e-400",
                    "1e308", "1.7976931348623157e308", "1e309", "1e400", "-1e308", "-1e400",
@@ -225,6 +226,8 @@ def valid_options(r, d=3, softmax=False):
         o["feature_bound"] = r.choice([0.5, 1, 2, 1e150])
     if r.random() < 0.1:
         o["huber_delta"] = r.choice([0.1, 1, 10])
+    if r.random() < 0.1:
+        o["target_bound"] = r.choice([0.5, 1, 100, 1e150])
     if r.random() < 0.1:
         o["accountant"] = r.choice(["tight", "paper"])
     if r.random() < 0.1:

@@ -53,6 +53,8 @@ check retrain "SELECT dperm.retrain('m') || ' ' || (dperm.predict('m', ARRAY[0.1
 check forecast_spent "SELECT runs || ' ' || limiting_relation FROM dperm.retraining_forecast('m')" "0 t"
 psql_q -d dperm_upgrade -c "SELECT dperm.set_budget('t', 2)" >/dev/null
 check forecast "SELECT runs FROM dperm.retraining_forecast('m')" "20"
+# 0.6.0: dp_options takes target_bound; the Huber default huber_delta follows it
+check target_bound "SELECT p->>'target_bound' || ' ' || (p->>'huber_delta') FROM dp_explain('huber', 100, 2, dp_options(epsilon => 1, target_bound => 5)) p" "5 0.5"
 dropdb dperm_upgrade
 [ $fail = 0 ] && echo "upgrade 0.1.0 -> $(psql -XAtc "select default_version from pg_available_extensions where name = 'dperm'"): ok"
 exit $fail

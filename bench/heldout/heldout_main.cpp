@@ -10,6 +10,7 @@
 //   SPLITS binary: int32 splits, int64 m, then splits x m int64 row indices
 //          (each split's training rows, in order);
 //   stdin  one job a line: id split epsilon delta l2 huber_delta method seed
+//          (huber_delta 0: not given, dperm's default from target_bound = 1)
 //          method "default": PlanRelease with no algorithm (dperm's default
 //          rule) and SecureRng::FromSeed(seed) -- a seeded benchmark run,
 //          never a private release; "newton": the non-private minimiser of
@@ -107,7 +108,7 @@ int main(int argc, char** argv) {
     std::istringstream in(line);
     std::string id, method;
     int split = 0;
-    double epsilon = 0, delta = 0, l2 = 0, huber_delta = 1;
+    double epsilon = 0, delta = 0, l2 = 0, huber_delta = 0;
     uint64_t seed = 0;
     if (!(in >> id >> split >> epsilon >> delta >> l2 >> huber_delta >> method >> seed))
       Die("bad job line: " + line);

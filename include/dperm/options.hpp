@@ -45,7 +45,8 @@ struct Options {
   double l1 = 0;
   bool fit_intercept = true;
   double feature_bound = 1;  // rows are clipped to this L2 norm
-  double huber_delta = 1;
+  double huber_delta = 0;    // 0: not given: HuberDelta derives it from target_bound
+  double target_bound = 1;   // B: Huber targets are clipped to [-B, B]
   double radius = 0;         // 0: not given
   int64_t iterations = 0;    // 0: plan chooses
   double step_size = 0;      // 0: plan chooses
@@ -63,6 +64,20 @@ struct Options {
 // Validates the entries and returns the options; throws Error naming the key.
 // The smallest epsilon a release may ask for (README "Trust model").
 constexpr double kMinEpsilon = 1e-3;
+
+// The default huber_delta is kHuberDeltaPerTargetBound * target_bound: the
+// Huber loss is quadratic for residuals up to a tenth of the public target
+// scale B and linear beyond. The constant was chosen by held-out R² on the
+// regression sets of ../shared/data (docs/heldout.md, "Huber default
+// huber_delta"; generator bench/huber_delta_sweep.py). Only public inputs
+// enter (an option and a constant), so L = huber_delta R (plan_common.hpp)
+// stays a public constant.
+constexpr double kHuberDeltaPerTargetBound = 0.1;
+
+// The Huber loss's delta: the option when given, else
+// kHuberDeltaPerTargetBound * target_bound. BasePlan stores it in
+// plan.options.huber_delta, which every later reader uses.
+double HuberDelta(const Options& options);
 
 Options ParseOptions(const OptionEntry* entries, int n_entries);
 

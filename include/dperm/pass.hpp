@@ -27,7 +27,8 @@ struct PassSpec {
   int d = 0;
   bool fit_intercept = true;
   double feature_bound = 1;
-  double huber_delta = 1;
+  double huber_delta = 1;   // the plan's effective huber_delta
+  double target_bound = 1;  // Huber targets are clipped to [-B, B] (rows.hpp)
   int classes = 0;  // softmax: K; 0 for binary models
   // Model coordinates: max(K, 1) (d + fit_intercept).
   int dim() const;
@@ -38,7 +39,7 @@ PassSpec PassSpecFor(const Plan& plan);
 
 // The spec as the float8[] the per-pass aggregates take, and back (false
 // when the values are not a valid spec).
-const int kPassSpecSize = 6;
+const int kPassSpecSize = 7;
 void EncodePassSpec(const PassSpec& spec, double* out);
 bool DecodePassSpec(const double* in, int size, PassSpec* spec);
 

@@ -34,7 +34,8 @@ struct Plan {
   std::string algorithm_rule;  // why this algorithm, when the user did not name one
   Accountant accountant = Accountant::kTight;
   Neighbors neighbors = Neighbors::kReplaceOne;
-  Options options;
+  Options options;      // as given, except huber_delta: the effective value (BasePlan)
+  std::string huber_delta_rule;  // Huber: where huber_delta came from
 
   int64_t n = 0;       // rows: public under replace-one neighbours
   int d = 0;           // features per row

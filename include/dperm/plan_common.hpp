@@ -15,7 +15,12 @@ namespace dperm {
 //  * Rows are clipped to ||x|| <= feature_bound, so a training row with its
 //    intercept column has norm <= R = sqrt(feature_bound^2 + fit_intercept).
 //  * Logistic: L = R, beta = R^2/4; Huber: L = huber_delta R, beta = R^2
-//    (loss.hpp: L = R max|f'|, beta = R^2 max f'').
+//    (loss.hpp: L = R max|f'|, beta = R^2 max f''), with the effective
+//    huber_delta (HuberDelta: the option, or a constant times target_bound),
+//    which the plan's options then carry. Clipping targets to
+//    [-target_bound, target_bound] (rows.hpp) changes neither constant:
+//    |h'(r)| <= huber_delta and h'' <= 1 for every residual r, whatever the
+//    target.
 //  * Softmax cross-entropy of W (K x dim): grad = (p - e_y) x^T, whose
 //    Frobenius norm is ||p - e_y|| ||x|| <= sqrt(2) R (||p - e_y||^2 =
 //    (1 - p_y)^2 + sum_{k != y} p_k^2 <= 2 (1 - p_y)^2 <= 2); the Hessian is

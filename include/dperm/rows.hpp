@@ -21,8 +21,11 @@ void ClipRow(const double* in, int d, double feature_bound, double* out) noexcep
 double LogisticLabel(double value) noexcept;
 
 // Target of a Huber row: NaN becomes 0 and values are clamped to
-// [-1e150, 1e150], which keeps every loss value finite; the Huber gradient is
-// bounded by huber_delta whatever the target, so this changes no constant.
-double HuberTarget(double value) noexcept;
+// [-target_bound, target_bound] (the public option, <= 1e150, which keeps
+// every loss value finite). This is sanitising, not a sensitivity argument:
+// the Huber gradient is bounded by huber_delta whatever the target, so the
+// clamp changes no constant (plan_common.hpp); it only keeps outliers beyond
+// the public scale from pulling the model.
+double HuberTarget(double value, double target_bound) noexcept;
 
 }  // namespace dperm

@@ -79,6 +79,7 @@ std::string ModelJson(const Plan& plan, const std::vector<double>& w,
   j.Key("feature_bound").Number(plan.options.feature_bound);
   j.Key("fit_intercept").Bool(plan.options.fit_intercept);
   j.Key("huber_delta").Number(plan.options.huber_delta);
+  j.Key("target_bound").Number(plan.options.target_bound);
   j.EndObject();
   j.Key("plan").Raw(PlanJson(plan).c_str());
   j.Key("options").Raw(meta.options_json);

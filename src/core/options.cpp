@@ -35,8 +35,9 @@ std::string Shortest(double v) {
 // A finite number above lo (or at lo unless lo_open) and below hi (or at hi
 // unless hi_open); hi = INFINITY means no upper bound.
 double Number(const OptionEntry& e, double lo, bool lo_open, double hi,
-              bool hi_open = false) {
-  Expect(e, OptionEntry::Kind::kNumber, "a finite number");
+              bool hi_open = false, const std::string& hint = "") {
+  if (e.kind != OptionEntry::Kind::kNumber)
+    ThrowInvalid(std::string("option \"") + e.key + "\" must be a finite number", hint);
   double v = e.number;
   bool ok = std::isfinite(v) && (lo_open ? v > lo : v >= lo) &&
             (hi_open ? v < hi : v <= hi);
@@ -44,7 +45,7 @@ double Number(const OptionEntry& e, double lo, bool lo_open, double hi,
     std::string range = std::string(lo_open ? "> " : ">= ") + Shortest(lo);
     if (std::isfinite(hi)) range += std::string(hi_open ? " and < " : " and <= ") + Shortest(hi);
     ThrowInvalid(std::string("option \"") + e.key + "\" is " + Shortest(v) +
-                 ", must be " + range);
+                 ", must be " + range, hint);
   }
   return v;
 }
@@ -107,7 +108,7 @@ void CheckFeatureNames(const OptionEntry& e) {
 const std::vector<std::string>& OptionKeys() {
   static const std::vector<std::string> keys = {
       "epsilon", "delta", "algorithm", "l2", "l1", "fit_intercept",
-      "feature_bound", "huber_delta", "radius", "iterations", "step_size",
+      "feature_bound", "huber_delta", "target_bound", "radius", "iterations", "step_size",
       "batch_size", "ls_sigma", "accountant", "neighbors", "dataset", "seed",
       "feature_names", "classes"};
   return keys;
@@ -155,6 +156,11 @@ Options ParseOptions(const OptionEntry* entries, int n_entries) {
       o.feature_bound = Number(e, 0, true, 1e150);
     } else if (key == "huber_delta") {
       o.huber_delta = Number(e, 0, true, 1e150);
+    } else if (key == "target_bound") {
+      o.target_bound = Number(e, 0, true, 1e150, false,
+                              "target_bound is the public bound B on |target|: dp_huber clips "
+                              "targets to [-B, B]. Pass B >= the largest |target| you expect, "
+                              "e.g. 1 for targets scaled to [0, 1].");
     } else if (key == "radius") {
       o.radius = Number(e, 0, true, 1e150);
     } else if (key == "iterations") {
@@ -197,6 +203,11 @@ Options ParseOptions(const OptionEntry* entries, int n_entries) {
                  "Releases below epsilon = " + FormatNumber(kMinEpsilon) +
                      " reveal nothing but their exact row count; dperm refuses them.");
   return o;
+}
+
+double HuberDelta(const Options& options) {
+  return options.huber_delta > 0 ? options.huber_delta
+                                 : kHuberDeltaPerTargetBound * options.target_bound;
 }
 
 void CheckOptionsForLoss(const Options& options, LossKind loss) {

@@ -40,6 +40,7 @@ PassSpec PassSpecFor(const Plan& plan) {
   s.fit_intercept = plan.options.fit_intercept;
   s.feature_bound = plan.options.feature_bound;
   s.huber_delta = plan.options.huber_delta;
+  s.target_bound = plan.options.target_bound;
   s.classes = plan.classes;
   return s;
 }
@@ -51,6 +52,7 @@ void EncodePassSpec(const PassSpec& s, double* out) {
   out[3] = s.feature_bound;
   out[4] = s.huber_delta;
   out[5] = s.classes;
+  out[6] = s.target_bound;
 }
 
 bool DecodePassSpec(const double* in, int size, PassSpec* s) {
@@ -60,7 +62,7 @@ bool DecodePassSpec(const double* in, int size, PassSpec* s) {
   if (in[0] != 0 && in[0] != 1 && in[0] != 2) return false;
   if (in[1] < 0 || in[1] > kMaxSpecDim || in[1] != std::floor(in[1])) return false;
   if (in[2] != 0 && in[2] != 1) return false;
-  if (!(in[3] > 0) || !(in[4] > 0)) return false;
+  if (!(in[3] > 0) || !(in[4] > 0) || !(in[6] > 0)) return false;
   if (in[5] < 0 || in[5] > kMaxSpecDim || in[5] != std::floor(in[5])) return false;
   s->loss = static_cast<LossKind>(static_cast<int>(in[0]));
   s->d = static_cast<int>(in[1]);
@@ -68,6 +70,7 @@ bool DecodePassSpec(const double* in, int size, PassSpec* s) {
   s->feature_bound = in[3];
   s->huber_delta = in[4];
   s->classes = static_cast<int>(in[5]);
+  s->target_bound = in[6];
   if ((s->loss == LossKind::kSoftmax) != (s->classes >= 2)) return false;
   double dim = (in[1] + in[2]) * std::max(in[5], 1.0);
   return dim >= 1 && dim <= kMaxSpecDim;

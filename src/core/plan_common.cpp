@@ -69,6 +69,16 @@ Plan BasePlan(const Options& options, LossKind loss, Algorithm algorithm,
   p.accountant = options.accountant;
   p.neighbors = options.neighbors;
   p.options = options;
+  // The effective huber_delta (the option, or the rule of options.hpp from
+  // the public target_bound), stored once here so that every reader of
+  // plan.options -- L below, the mechanisms, the streaming pass spec, the
+  // model's JSON and dp_explain -- sees the same value.
+  p.options.huber_delta = HuberDelta(options);
+  if (loss == LossKind::kHuber)
+    p.huber_delta_rule = options.huber_delta > 0
+                             ? "given"
+                             : "default: " + FormatNumber(kHuberDeltaPerTargetBound) +
+                                   " target_bound (README, Options)";
   p.n = n;
   p.d = d;
   p.classes = loss == LossKind::kSoftmax ? options.classes : 0;
@@ -88,7 +98,7 @@ Plan BasePlan(const Options& options, LossKind loss, Algorithm algorithm,
       p.beta = p.R * p.R / 4;
       break;
     case LossKind::kHuber:  // |h'| <= huber_delta, h'' <= 1
-      p.L = options.huber_delta * p.R;
+      p.L = p.options.huber_delta * p.R;
       p.beta = p.R * p.R;
       break;
     case LossKind::kSoftmax:  // derivation in plan_common.hpp

@@ -44,9 +44,9 @@ void ClipRow(const double* in, int d, double feature_bound, double* out) noexcep
 
 double LogisticLabel(double value) noexcept { return value > 0 ? 1.0 : -1.0; }
 
-double HuberTarget(double value) noexcept {
+double HuberTarget(double value, double target_bound) noexcept {
   if (std::isnan(value)) return 0.0;
-  return std::clamp(value, -1e150, 1e150);
+  return std::clamp(value, -target_bound, target_bound);
 }
 
 }  // namespace dperm

@@ -83,9 +83,10 @@ void RejectUnusedOptions(const Options& o) {
   if (o.ls_sigma >= 0) RejectOption(a, "ls_sigma", "it does no Laplacian smoothing");
 }
 
-// h_delta(1): the Huber loss of a zero prediction for a target of size 1.
-double HuberAtOne(double delta) {
-  return delta >= 1 ? 0.5 : delta * (1 - delta / 2);
+// h_delta(B): the Huber loss of a zero prediction for a target of size B,
+// the largest a clipped target can have (rows.hpp).
+double HuberAtBound(double delta, double bound) {
+  return bound <= delta ? bound * bound / 2 : delta * (bound - delta / 2);
 }
 
 }  // namespace
@@ -100,7 +101,9 @@ double RrpsgdDistanceBound(const Plan& p) {
   switch (p.loss) {
     case LossKind::kLogistic: f0 = std::log(2.0); break;  // log(1 + e^0)
     case LossKind::kSoftmax: f0 = std::log(double(p.classes)); break;  // uniform p
-    case LossKind::kHuber: f0 = HuberAtOne(p.options.huber_delta); break;  // stand-in
+    case LossKind::kHuber:  // every target is clipped to [-target_bound, target_bound]
+      f0 = HuberAtBound(p.options.huber_delta, p.options.target_bound);
+      break;
   }
   return std::sqrt(2 * f0 / (p.beta + p.mu));
 }

@@ -179,7 +179,8 @@ double StoredLabel(FunctionCallInfo fcinfo, LabelRule rule, const RowState* st) 
   switch (rule) {
     case LabelRule::kBoolean: return !null_label && PG_GETARG_BOOL(2) ? 1.0 : -1.0;
     case LabelRule::kLogisticFloat: return LogisticLabel(null_label ? NAN : PG_GETARG_FLOAT8(2));
-    case LabelRule::kHuberTarget: return HuberTarget(null_label ? NAN : PG_GETARG_FLOAT8(2));
+    case LabelRule::kHuberTarget:
+      return HuberTarget(null_label ? NAN : PG_GETARG_FLOAT8(2), st->options.target_bound);
     case LabelRule::kClass:
       return null_label ? 0 : Max(0, Min(st->options.classes - 1, PG_GETARG_INT32(2)));
   }
@@ -423,5 +424,6 @@ DPERM_FUNCTION(dperm_final) {
   });
   explicit_bzero(key, sizeof key);
   PG_RETURN_DATUM(MakeModelDatum(loss, st->d, plan->classes, o.fit_intercept,
-                                 o.feature_bound, o.huber_delta, w->data(), json->c_str()));
+                                 o.feature_bound, plan->options.huber_delta, w->data(),
+                                 json->c_str()));
 }

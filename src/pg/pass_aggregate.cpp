@@ -211,7 +211,9 @@ Datum PassTransition(FunctionCallInfo fcinfo, LossKind loss, PassLabel rule) {
   switch (rule) {
     case PassLabel::kBoolean: label = !null_label && PG_GETARG_BOOL(2) ? 1.0 : -1.0; break;
     case PassLabel::kLogisticFloat: label = LogisticLabel(null_label ? NAN : PG_GETARG_FLOAT8(2)); break;
-    case PassLabel::kHuberTarget: label = HuberTarget(null_label ? NAN : PG_GETARG_FLOAT8(2)); break;
+    case PassLabel::kHuberTarget:
+      label = HuberTarget(null_label ? NAN : PG_GETARG_FLOAT8(2), spec.target_bound);
+      break;
     case PassLabel::kClass:
       label = null_label ? 0 : Max(0, Min(spec.classes - 1, PG_GETARG_INT32(2)));
       break;

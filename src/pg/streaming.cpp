@@ -192,7 +192,7 @@ Datum TrainStreamingRelease(const StreamingRequest& r, bool* isnull) {
        AlgorithmName(plan->algorithm), passes);
   *isnull = false;
   return MakeModelDatum(r.loss, r.d, plan->classes, o.fit_intercept, o.feature_bound,
-                        o.huber_delta, w->data(), json->c_str());
+                        plan->options.huber_delta, w->data(), json->c_str());
 }
 
 }  // namespace dperm::pg

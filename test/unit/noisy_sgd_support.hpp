@@ -28,6 +28,7 @@ inline const char* Name(LossKind loss) {
 inline Options SgdOpts(Algorithm algorithm, LossKind loss, double epsilon, double delta,
                        double l2, Accountant accountant = Accountant::kTight) {
   Options o;
+  o.huber_delta = 1;  // the Huber scale the tests' constants are written for
   o.algorithm = algorithm;
   o.epsilon = epsilon;
   o.delta = delta;

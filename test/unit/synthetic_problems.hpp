@@ -18,7 +18,7 @@ inline Constants ConstantsFor(const dperm::Options& o, dperm::LossKind loss) {
   double R = std::sqrt(o.feature_bound * o.feature_bound + (o.fit_intercept ? 1 : 0));
   switch (loss) {
     case dperm::LossKind::kLogistic: return {R, R * R / 4};
-    case dperm::LossKind::kHuber: return {o.huber_delta * R, R * R};
+    case dperm::LossKind::kHuber: return {dperm::HuberDelta(o) * R, R * R};
     case dperm::LossKind::kSoftmax: return {std::sqrt(2.0) * R, R * R / 2};
   }
   return {0, 0};

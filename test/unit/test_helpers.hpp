@@ -9,10 +9,13 @@
 
 namespace dperm::testing {
 
-// Options of an output_gd release with the settings the tests vary.
+// Options of an output_gd release with the settings the tests vary, and
+// huber_delta = 1, the Huber scale the tests' constants are written for
+// (PlanConstants.DefaultHuberDeltaFollowsTargetBound tests the default).
 inline Options Opts(double epsilon, double delta, double l2, bool fit_intercept = true,
                     Accountant accountant = Accountant::kTight) {
   Options o;
+  o.huber_delta = 1;
   o.epsilon = epsilon;
   o.delta = delta;
   o.l2 = l2;

@@ -95,7 +95,9 @@ TEST(ParseOptions, Defaults) {
   EXPECT_EQ(o.l1, 0.0);
   EXPECT_TRUE(o.fit_intercept);
   EXPECT_EQ(o.feature_bound, 1.0);
-  EXPECT_EQ(o.huber_delta, 1.0);
+  EXPECT_EQ(o.huber_delta, 0.0);  // not given: derived from target_bound
+  EXPECT_EQ(o.target_bound, 1.0);
+  EXPECT_EQ(dperm::HuberDelta(o), 0.1);
   EXPECT_EQ(o.radius, 0.0);
   EXPECT_EQ(o.iterations, 0);
   EXPECT_EQ(o.step_size, 0.0);
@@ -113,7 +115,8 @@ TEST(ParseOptions, ReadsEveryOption) {
   std::vector<const char*> names = {"age", "income"};
   Options o = Parse({Num("epsilon", 2), Num("delta", 1e-6), Str("algorithm", "output_gd"),
                      Num("l2", 0.1), Num("l1", 0.01), Bool("fit_intercept", false),
-                     Num("feature_bound", 3), Num("huber_delta", 0.5), Num("radius", 4),
+                     Num("feature_bound", 3), Num("huber_delta", 0.5),
+                     Num("target_bound", 6), Num("radius", 4),
                      Num("iterations", 250), Num("step_size", 0.7), Num("batch_size", 64),
                      Num("ls_sigma", 0.2), Str("accountant", "paper"),
                      Str("neighbors", "replace_one"), Str("dataset", "bank"),
@@ -125,6 +128,9 @@ TEST(ParseOptions, ReadsEveryOption) {
   EXPECT_FALSE(o.fit_intercept);
   EXPECT_EQ(o.feature_bound, 3.0);
   EXPECT_EQ(o.huber_delta, 0.5);
+  EXPECT_EQ(o.target_bound, 6.0);
+  EXPECT_EQ(dperm::HuberDelta(o), 0.5);  // a given huber_delta wins
+  EXPECT_DOUBLE_EQ(dperm::HuberDelta(Parse({Num("epsilon", 1), Num("target_bound", 6)})), 0.6);
   EXPECT_EQ(o.radius, 4.0);
   EXPECT_EQ(o.iterations, 250);
   EXPECT_EQ(o.step_size, 0.7);
@@ -227,6 +233,15 @@ TEST(ParseOptions, NumericRanges) {
   ExpectRejected({Num("epsilon", 1), Num("feature_bound", 0)}, "feature_bound");
   ExpectRejected({Num("epsilon", 1), Num("feature_bound", kNaN)}, "feature_bound");
   ExpectRejected({Num("epsilon", 1), Num("huber_delta", -1)}, "huber_delta");
+  for (double bad : {0.0, -1.0, kNaN, kInf, 1e151})
+    ExpectRejected({Num("epsilon", 1), Num("target_bound", bad)}, "target_bound");
+  try {
+    Parse({Num("epsilon", 1), Num("target_bound", -2)});
+    ADD_FAILURE() << "target_bound -2 accepted";
+  } catch (const dperm::Error& e) {
+    EXPECT_EQ(e.kind(), dperm::ErrorKind::kInvalidParameter);
+    EXPECT_NE(e.hint().find("clips targets to [-B, B]"), std::string::npos) << e.hint();
+  }
   ExpectRejected({Num("epsilon", 1), Num("step_size", 0)}, "step_size");
   ExpectRejected({Num("epsilon", 1), Num("batch_size", 1.5)}, "batch_size");
   ExpectRejected({Num("epsilon", 1), Num("seed", 0.5)}, "seed");
@@ -280,7 +295,7 @@ TEST(ParseOptions, EveryDocumentedKeyIsAccepted) {
     else e = Num(key.c_str(), 1);
     EXPECT_NO_THROW(Parse({Num("epsilon", 1), e})) << key;
   }
-  EXPECT_EQ(dperm::OptionKeys().size(), 19u);
+  EXPECT_EQ(dperm::OptionKeys().size(), 20u);
 }
 
 }  // namespace

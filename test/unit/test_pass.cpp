@@ -31,7 +31,7 @@ std::vector<double> MakeRows(LossKind loss, int n, int d, int classes, double bo
     dperm::ClipRow(raw.data(), d, bound, row);
     double s = std::sin(0.37 * i) + std::cos(1.1 * i);
     if (loss == LossKind::kLogistic) row[d] = dperm::LogisticLabel(s);
-    else if (loss == LossKind::kHuber) row[d] = dperm::HuberTarget(3 * s);
+    else if (loss == LossKind::kHuber) row[d] = dperm::HuberTarget(3 * s, Options().target_bound);
     else row[d] = i % classes;
   }
   return rows;
@@ -117,6 +117,7 @@ TEST(Pass, SpecRoundTripsAndRejectsBadValues) {
   s.fit_intercept = false;
   s.feature_bound = 2.5;
   s.huber_delta = 0.5;
+  s.target_bound = 7.5;
   double v[dperm::kPassSpecSize];
   dperm::EncodePassSpec(s, v);
   PassSpec back;
@@ -124,13 +125,20 @@ TEST(Pass, SpecRoundTripsAndRejectsBadValues) {
   EXPECT_EQ(back.d, 7);
   EXPECT_EQ(back.classes, 4);
   EXPECT_EQ(back.dim(), 28);
+  EXPECT_EQ(back.huber_delta, 0.5);
+  EXPECT_EQ(back.target_bound, 7.5);
   EXPECT_FALSE(dperm::DecodePassSpec(v, dperm::kPassSpecSize - 1, &back));
-  double bad[dperm::kPassSpecSize] = {0, 3, 1, 1, 1, 2};  // logistic with classes
+  static_assert(dperm::kPassSpecSize == 7, "the specs below list every field");
+  double good[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 1};  // Huber, d = 3
+  EXPECT_TRUE(dperm::DecodePassSpec(good, dperm::kPassSpecSize, &back));
+  double bad[dperm::kPassSpecSize] = {0, 3, 1, 1, 1, 2, 1};  // logistic with classes
   EXPECT_FALSE(dperm::DecodePassSpec(bad, dperm::kPassSpecSize, &back));
-  double nan[dperm::kPassSpecSize] = {0, NAN, 1, 1, 1, 0};
+  double nan[dperm::kPassSpecSize] = {0, NAN, 1, 1, 1, 0, 1};
   EXPECT_FALSE(dperm::DecodePassSpec(nan, dperm::kPassSpecSize, &back));
-  double neg[dperm::kPassSpecSize] = {1, 3, 1, -1, 1, 0};
+  double neg[dperm::kPassSpecSize] = {1, 3, 1, -1, 1, 0, 1};
   EXPECT_FALSE(dperm::DecodePassSpec(neg, dperm::kPassSpecSize, &back));
+  double no_bound[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 0};  // target_bound 0
+  EXPECT_FALSE(dperm::DecodePassSpec(no_bound, dperm::kPassSpecSize, &back));
 }
 
 TEST(Pass, DefaultsAndRefusals) {

@@ -14,7 +14,9 @@
 #include "dperm/analytic_gaussian.hpp"
 #include "dperm/budget.hpp"
 #include "dperm/rdp.hpp"
+#include "dperm/model.hpp"
 #include "dperm/output_gd.hpp"
+#include "dperm/pass.hpp"
 #include "dperm/plan.hpp"
 #include "dperm/plan_common.hpp"
 #include "dperm/train.hpp"
@@ -39,7 +41,7 @@ struct Constants {
 Constants ConstantsFor(const Options& o, LossKind loss) {
   double R = std::sqrt(o.feature_bound * o.feature_bound + (o.fit_intercept ? 1 : 0));
   if (loss == LossKind::kLogistic) return {R, R, R * R / 4};
-  return {R, o.huber_delta * R, R * R};
+  return {R, dperm::HuberDelta(o) * R, R * R};
 }
 
 // The tight sensitivity of T steps of GD with step eta, written from the
@@ -443,6 +445,66 @@ TEST(PlanConstants, FromOptions) {
     EXPECT_EQ(ph.d, 2);
     EXPECT_EQ(ph.dim, fit_intercept ? 3 : 2);
   }
+}
+
+// The default huber_delta is 0.1 target_bound (options.hpp; chosen by
+// held-out R², docs/heldout.md "Huber default huber_delta"), a given
+// huber_delta wins, and every reader of the plan sees the effective value:
+// L = huber_delta R for every algorithm that trains Huber models, the
+// streaming pass spec, dp_explain's JSON and the model's preprocessing.
+TEST(PlanConstants, DefaultHuberDeltaFollowsTargetBound) {
+  EXPECT_EQ(dperm::kHuberDeltaPerTargetBound, 0.1);
+  for (double B : {0.25, 1.0, 40.0}) {
+    for (double given : {0.0, 0.7}) {  // 0: not given
+      const double expected = given > 0 ? given : 0.1 * B;
+      int huber_plans = 0;
+      for (dperm::Algorithm a : dperm::AllAlgorithms()) {
+        Options o = Opts(1, 1e-6, 0.1);
+        o.algorithm = a;
+        o.target_bound = B;
+        o.huber_delta = given;
+        o.feature_bound = 2;
+        Plan p;
+        try {
+          p = PlanRelease(o, LossKind::kHuber, 5000, 3);
+        } catch (const dperm::Error&) {
+          continue;  // objective perturbation refuses Huber
+        }
+        huber_plans++;
+        EXPECT_DOUBLE_EQ(p.options.huber_delta, expected) << dperm::AlgorithmName(a);
+        EXPECT_DOUBLE_EQ(p.L, expected * std::sqrt(5.0)) << dperm::AlgorithmName(a);
+        EXPECT_EQ(p.options.target_bound, B);
+        EXPECT_EQ(p.huber_delta_rule.rfind(given > 0 ? "given" : "default", 0), 0u)
+            << p.huber_delta_rule;
+      }
+      EXPECT_GE(huber_plans, 8);
+
+      Options o = Opts(1, 1e-6, 0);
+      o.has_algorithm = false;
+      o.target_bound = B;
+      o.huber_delta = given;
+      Plan p = PlanRelease(o, LossKind::kHuber, 5000, 3);  // dp_gd, the all-defaults call
+      std::string json = dperm::PlanJson(p);
+      EXPECT_EQ(JsonNumber(json, "huber_delta"), p.options.huber_delta);
+      EXPECT_EQ(JsonNumber(json, "target_bound"), B);
+      EXPECT_NE(json.find("\"huber_delta_rule\""), std::string::npos);
+      std::vector<double> w(4, 0.0);
+      std::string model = dperm::ModelJson(p, w, dperm::ModelMeta());
+      const std::string preprocessing = model.substr(model.find("\"preprocessing\""));
+      EXPECT_EQ(JsonNumber(preprocessing, "huber_delta"), p.options.huber_delta);
+      EXPECT_EQ(JsonNumber(preprocessing, "target_bound"), B);
+      dperm::PassSpec spec = dperm::PassSpecFor(dperm::PlanStreamingRelease(o, LossKind::kHuber, 5000, 3));
+      EXPECT_DOUBLE_EQ(spec.huber_delta, expected);
+      EXPECT_EQ(spec.target_bound, B);
+    }
+  }
+  // Logistic and softmax models carry a positive huber_delta too (the
+  // model's preprocessing must read back), though no Huber constant.
+  Options lo = Opts(1, 0, 0.1);
+  lo.huber_delta = 0;  // not given
+  Plan pl = PlanRelease(lo, LossKind::kLogistic, 100, 2);
+  EXPECT_DOUBLE_EQ(pl.options.huber_delta, 0.1);
+  EXPECT_TRUE(pl.huber_delta_rule.empty());
 }
 
 // Options output_gd has no use for are rejected, naming the option: l1 > 0,

@@ -179,18 +179,27 @@ TEST(LogisticLabel, SignRule) {
   EXPECT_EQ(dperm::LogisticLabel(kNaN), -1.0);
 }
 
-// HuberTarget: NaN -> 0, +-inf and huge values clamped to +-1e150, ordinary
-// values unchanged.
+// HuberTarget: NaN -> 0, values outside [-B, B] (+-inf included) clamped to
+// +-B for the largest B the option allows (1e150) and for B = 1 (the
+// default), ordinary values unchanged.
 TEST(HuberTarget, SanitisesAndClamps) {
-  EXPECT_EQ(dperm::HuberTarget(kNaN), 0.0);
-  EXPECT_EQ(dperm::HuberTarget(kInf), 1e150);
-  EXPECT_EQ(dperm::HuberTarget(-kInf), -1e150);
-  EXPECT_EQ(dperm::HuberTarget(1e200), 1e150);
-  EXPECT_EQ(dperm::HuberTarget(-1e151), -1e150);
-  EXPECT_EQ(dperm::HuberTarget(1e150), 1e150);
-  EXPECT_EQ(dperm::HuberTarget(2.5), 2.5);
-  EXPECT_EQ(dperm::HuberTarget(-7e10), -7e10);
-  EXPECT_EQ(dperm::HuberTarget(0.0), 0.0);
+  EXPECT_EQ(dperm::HuberTarget(kNaN, 1e150), 0.0);
+  EXPECT_EQ(dperm::HuberTarget(kInf, 1e150), 1e150);
+  EXPECT_EQ(dperm::HuberTarget(-kInf, 1e150), -1e150);
+  EXPECT_EQ(dperm::HuberTarget(1e200, 1e150), 1e150);
+  EXPECT_EQ(dperm::HuberTarget(-1e151, 1e150), -1e150);
+  EXPECT_EQ(dperm::HuberTarget(1e150, 1e150), 1e150);
+  EXPECT_EQ(dperm::HuberTarget(2.5, 1e150), 2.5);
+  EXPECT_EQ(dperm::HuberTarget(-7e10, 1e150), -7e10);
+  EXPECT_EQ(dperm::HuberTarget(0.0, 1e150), 0.0);
+  EXPECT_EQ(dperm::HuberTarget(kNaN, 1), 0.0);
+  EXPECT_EQ(dperm::HuberTarget(kInf, 1), 1.0);
+  EXPECT_EQ(dperm::HuberTarget(-kInf, 1), -1.0);
+  EXPECT_EQ(dperm::HuberTarget(2.5, 1), 1.0);
+  EXPECT_EQ(dperm::HuberTarget(-7e10, 1), -1.0);
+  EXPECT_EQ(dperm::HuberTarget(0.25, 1), 0.25);
+  EXPECT_EQ(dperm::HuberTarget(-1, 1), -1.0);
+  EXPECT_EQ(dperm::HuberTarget(0.25, 0.2), 0.2);
 }
 
 }  // namespace
