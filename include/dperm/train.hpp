@@ -15,10 +15,16 @@ namespace dperm {
 // options only, and a sentence saying why. The choice follows the
 // benchmark in docs/algorithms.md (README, "Choosing an algorithm"):
 //   l1 > 0            -> dp_gd (the only proximal method that is competitive)
+//   logistic, delta > 0, 0 < n l2 <= 100 (and objective's fixed schedule
+//                        within 2e8 row gradients)
+//                     -> objective (best held-out AUC at small l2,
+//                        docs/heldout.md: output perturbation's noise ~1/(n l2)
+//                        leaves a near-constant model there)
 //   l2 > 0            -> bolton (lowest excess risk on all five datasets)
 //   l2 = 0, delta > 0 -> dp_gd (lowest on four of five)
 //   l2 = 0, delta = 0 -> output_gd (dp_gd needs delta > 0)
-Algorithm DefaultAlgorithm(LossKind loss, const Options& options, std::string* why);
+Algorithm DefaultAlgorithm(LossKind loss, const Options& options, int64_t n, int d,
+                           std::string* why);
 
 // The plan of the options' algorithm (or the default one) for n rows of d
 // features.

@@ -177,7 +177,7 @@ Plan PlanStreamingRelease(const Options& options, LossKind loss, int64_t n, int 
     return PlanRelease(options, loss, n, d);
   }
   std::string why;
-  Algorithm a = DefaultAlgorithm(loss, options, &why);
+  Algorithm a = DefaultAlgorithm(loss, options, n, d, &why);
   if (SupportsStreaming(a)) return PlanRelease(options, loss, n, d);
   Options chosen = options;
   chosen.algorithm = Algorithm::kOutputGd;

@@ -575,10 +575,33 @@ TEST(DefaultAlgorithm, FollowsTheRecommendationTable) {
       Options o = Opts(1, c.delta, c.l2);
       o.l1 = c.l1;
       o.has_algorithm = false;
-      Plan p = PlanRelease(o, loss, 1000, 5);
+      Plan p = PlanRelease(o, loss, 10000, 5);  // n l2 = 1000: no objective
       EXPECT_EQ(p.algorithm, c.expected) << c.delta << " " << c.l2 << " " << c.l1;
       EXPECT_NE(p.algorithm_rule.find("default for"), std::string::npos);
       EXPECT_EQ(p.options.algorithm, c.expected);
+    }
+  }
+  // Small l2 (n l2 <= 100), logistic, delta > 0, no l1: objective, unless
+  // its fixed schedule would pass 2e8 row gradients.
+  struct Small { LossKind loss; double delta, l2, l1; int64_t n; dperm::Algorithm expected; };
+  const Small small[] = {
+      {LossKind::kLogistic, 1e-6, 1e-3, 0, 10000, dperm::Algorithm::kObjective},
+      {LossKind::kLogistic, 1e-6, 1e-2, 0, 10000, dperm::Algorithm::kObjective},   // n l2 = 100
+      {LossKind::kLogistic, 1e-6, 1e-2, 0, 10001, dperm::Algorithm::kBolton},      // n l2 > 100
+      {LossKind::kHuber, 1e-6, 1e-3, 0, 10000, dperm::Algorithm::kBolton},
+      {LossKind::kLogistic, 0, 1e-3, 0, 10000, dperm::Algorithm::kBolton},
+      {LossKind::kLogistic, 1e-6, 1e-3, 0.01, 10000, dperm::Algorithm::kDpGd},
+      {LossKind::kLogistic, 1e-6, 1e-5, 0, 1000000, dperm::Algorithm::kBolton},    // T n > 2e8
+  };
+  for (const Small& c : small) {
+    Options o = Opts(1, c.delta, c.l2);
+    o.l1 = c.l1;
+    o.has_algorithm = false;
+    Plan p = PlanRelease(o, c.loss, c.n, 5);
+    EXPECT_EQ(p.algorithm, c.expected) << c.delta << " " << c.l2 << " " << c.l1 << " " << c.n;
+    if (c.expected == dperm::Algorithm::kObjective) {
+      EXPECT_NE(p.algorithm_rule.find("n l2 <= 100"), std::string::npos) << p.algorithm_rule;
+      EXPECT_LE(double(p.gradient_evaluations), 2e8);
     }
   }
   Options named = Opts(1, 1e-3, 0.1);
