@@ -5,7 +5,8 @@
 # (in the same session and transaction, not only when the backend exits);
 # another role does not see it (pg_read_all_stats does); and no
 # pg_stat_progress_* view lists it.
-#   (a) dperm.train, forced streaming, on a 200k-row table (parallel passes)
+#   (a) dperm.train, forced streaming, on a 200k-row table, parallel passes
+#       (the calibration run and the cancelled one in (c) are serial)
 #   (b) the in-memory aggregate called directly, and dperm.train in memory
 #   (c) cancel (top level, and caught in a PL/pgSQL block), a budget
 #       refusal and a row-dependent error inside a savepoint, a cursor
@@ -37,6 +38,7 @@ trap cleanup EXIT
 dropdb --if-exists $DB >/dev/null 2>&1 || true
 createdb $DB
 psql_q >/dev/null <<SQL
+SET client_min_messages = warning;
 CREATE EXTENSION dperm;
 DROP ROLE IF EXISTS $ALICE; DROP ROLE IF EXISTS $BOB; DROP ROLE IF EXISTS $STATS;
 CREATE ROLE $ALICE LOGIN PASSWORD '$pw';
@@ -128,7 +130,13 @@ iter_us=$(( ($(now_ms) - t0) * 1000 / 400 + 1 ))
 ITERS=$(( 4000000 / iter_us > 1000 ? 4000000 / iter_us : 1000 ))
 
 # ------------------------------------------------------------ (a) streaming
-start_bg a "" "BEGIN;
+# Parallel passes: the workers read most rows, and the leader reports
+# their rows at the end of each pass.
+PARALLEL="SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;"
+gathers=$(psql_q -c "$PARALLEL" -c "EXPLAIN (COSTS OFF) SELECT dperm.pass_logreg(f, y, '{0,0,0,0,0,0}', '{0,5,1,1,1,0}') FROM big" | grep -c Gather || true)
+[ "$gathers" -gt 0 ] || fail "(a) streaming: the pass's plan is not parallel"
+start_bg a "" "$PARALLEL
+BEGIN;
 SELECT 'model: ' || (dperm.train('big', 'f', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.05, algorithm => 'output_gd', iterations => $PASSES), mode => 'streaming') IS NOT NULL);
 $OWN_ROWS
 COMMIT;"
@@ -268,6 +276,6 @@ wait $bg_job || true
 [ "$copy_seen" = 1 ] && [ "$copy_after" = 1 ] && [ "$dperm_rows" = 0 ] ||
   fail "COPY: pg_stat_progress_copy rows $copy_seen then $copy_after, dperm.progress rows $dperm_rows"
 
-echo "progress: ok (streaming: $PASSES passes of ~${pass_ms} ms, seen $a_row;" \
+echo "progress: ok (streaming: $PASSES passes of ~${pass_ms} ms (parallel), seen $a_row;" \
      "in memory: $ITERS iterations, seen $b_row; rows end on success, cancel, caught cancel," \
      "refusal, row error, cursor close; other roles see nothing; no pg_stat_progress_* row)"
