@@ -72,8 +72,8 @@ ErrorData* RunPassGuarded(const PassQuery* q, const double* w, int dim, double* 
       SignPass(signed_spec, w, dim, signed_spec + kPassSpecSize);
       args[1] = Float8ArrayDatum(signed_spec, kPassSpecSize + kPassTokenSize);
     }
+    ProgressStartPass();  // dperm.progress
     // dperm.internal_pass on for this pass only (pass_aggregate.cpp).
-    ProgressStartPass();
     int level = NewGUCNestLevel();
     set_config_option("dperm.internal_pass", "on", PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE,
                       true, 0, false);
