@@ -9,7 +9,7 @@
 // VACUUM with a magic number in parameter 0, so its rows also appear in
 // pg_stat_progress_vacuum (relid set, phase NULL) for every DBA and
 // monitoring tool that reads that view — and so would dperm's in any of the
-// six system views (README "Progress"). dperm writes the command type
+// six system views (README "Progress of a release", measured). dperm writes the command type
 // kProgressCommand = 7 instead, which no pg_stat_get_progress_info name
 // selects: no pg_stat_progress_* view lists dperm's rows, and
 // dperm.progress_info() reads the slots itself, with the same permission
@@ -22,16 +22,18 @@
 // Ending. A release's row ends on every path: the code that began it ends
 // it when the release returns; a transaction (or subtransaction) that aborts
 // — an error, a cancel, statement_timeout — ends it in the transaction
-// callbacks below, as does the end of the transaction; an in-memory
-// aggregate whose final function never runs (a LIMIT stops a grouped scan)
-// ends it when its memory context is reset (aggregate.cpp).
+// callbacks below, as does the end of the transaction (PostgreSQL's abort
+// clears the slot too, but only the callbacks reset this backend's state:
+// without them it would never report again); an in-memory aggregate whose
+// final function never runs (a LIMIT stops a grouped scan) ends it when its
+// memory context is reset (aggregate.cpp).
 //
 // What the view shows: the relation and the options' algorithm (public:
 // the caller names them), the phase, the pass and the passes planned (from
 // the plan, which depends on the options, n and d only), and rows_read,
 // which reaches n: public under replace-one neighbours (README "n is
-// public"), and shown only to the releasing role, members of it and
-// pg_read_all_stats. No model value, gradient or loss is ever written here.
+// public"), and shown only to roles with the privileges of the releasing
+// session's role, and to pg_read_all_stats. No model value, gradient or loss is ever written here.
 #include "progress.hpp"
 
 extern "C" {
@@ -115,8 +117,7 @@ uint64 ProgressBegin(Oid relid, LossKind loss) noexcept {
     return 0;
   static uint64 generations = 0;
   pgstat_progress_start_command(kProgressCommand, relid);
-  ProgressState fresh;
-  g_progress = fresh;
+  g_progress = ProgressState();
   g_progress.active = true;
   g_progress.generation = ++generations;
   g_progress.subxact = GetCurrentSubTransactionId();
