@@ -11,7 +11,7 @@ OBJS = $(CORE_OBJS) $(PG_SRCS:.cpp=.o)
 
 # pg_regress schedule: one file per feature; test/check_schedule.sh checks it
 # against sql/*.sql.
-REGRESS = options model explain logreg huber sanitise budgets ledger rdp_ledger accountant protect parallel errors softmax algorithms erm utility security streaming models
+REGRESS = options model explain logreg huber sanitise budgets ledger rdp_ledger accountant protect parallel errors softmax algorithms erm utility security streaming progress models
 REGRESS_OPTS = --load-extension=dperm
 
 EIGEN_CFLAGS ?= -I/usr/include/eigen3

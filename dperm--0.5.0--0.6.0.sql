@@ -74,6 +74,32 @@ CREATE FUNCTION dperm.train(relation regclass, features text, label text, loss t
   RETURNS dp_model AS 'MODULE_PATHNAME', 'dperm_train' LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION dperm.train(regclass, text, text, text, jsonb) IS 'a private model from a relation the caller may read, or a protected one they are an analyst of (columns by name; loss logistic, huber or softmax), charged to it; streams when the rows pass dperm.max_buffer';
 COMMENT ON FUNCTION dperm.train(regclass, text, text, text, jsonb, text) IS 'dperm.train with a mode: auto, in_memory or streaming';
+-- ==== progress of releases (issue 12) ====
+-- One row per backend training a release (dperm.train, or dp_logreg,
+-- dp_huber and dp_softmax called directly), updated per pass and every
+-- 100000 rows read; from the backends' progress slots, which no
+-- pg_stat_progress_* view lists (src/pg/progress.cpp). Like
+-- pg_stat_progress_*, a role sees the rows of backends whose role's
+-- privileges it has, and pg_read_all_stats sees every row. relation is
+-- named in the database it belongs to (relid elsewhere).
+CREATE FUNCTION dperm.progress_info(OUT pid int, OUT datid oid, OUT relid oid, OUT loss text,
+                                    OUT mode text, OUT algorithm text, OUT phase text,
+                                    OUT pass int, OUT passes_planned int, OUT rows_read bigint,
+                                    OUT started_at timestamptz)
+  RETURNS SETOF record AS 'MODULE_PATHNAME', 'dperm_progress_info'
+  LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+CREATE VIEW dperm.progress AS
+  SELECT p.pid, p.datid, d.datname, p.relid,
+         CASE WHEN d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
+              THEN p.relid::pg_catalog.regclass END AS relation,
+         p.loss, p.mode, p.algorithm, p.phase, p.pass, p.passes_planned, p.rows_read,
+         p.started_at
+    FROM dperm.progress_info() p
+    LEFT JOIN pg_catalog.pg_database d ON d.oid OPERATOR(pg_catalog.=) p.datid;
+GRANT SELECT ON dperm.progress TO PUBLIC;
+COMMENT ON FUNCTION dperm.progress_info() IS 'the dperm releases in progress that the caller may see (see the view dperm.progress)';
+COMMENT ON VIEW dperm.progress IS 'one row per backend training a dperm release: relation, algorithm, phase, pass of passes_planned, rows read';
+
 -- ==== models and scheduled retraining (issue 13) ====
 -- Named models: one row per training run (version), trained or failed,
 -- written only by dperm's C functions through the ledger writer (a

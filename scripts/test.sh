@@ -35,10 +35,12 @@ regress_total=$((regress_passed + regress_failed))
 # charges are atomic; the upgrade from 0.1.0 keeps everything; no failure
 # (rollback, cancel, kill, crash) loses a charge; 16 pgbench clients never
 # overspend; hostile inputs never crash, corrupt or leak; hostile dp_model
-# values (text, jsonb, binary COPY) never crash or raise internal errors.
+# values (text, jsonb, binary COPY) never crash or raise internal errors;
+# dperm.progress shows a running release to its role only and never
+# outlives it (success, error, cancel).
 for check in test/dump_restore.sh test/concurrent_charges.sh test/upgrade.sh \
              test/failure_modes.sh test/pgbench_charges.sh test/fuzz.sh \
-             test/fuzz_model.sh; do
+             test/fuzz_model.sh test/progress.sh; do
   if pg_virtualenv -t -o max_worker_processes=40 bash "$check"; then
     script_passed=$((script_passed + 1))
   else

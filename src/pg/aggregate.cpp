@@ -22,6 +22,7 @@
 #include <ctime>
 
 #include "dperm_pg.hpp"
+#include "progress.hpp"
 
 extern "C" {
 #include "catalog/pg_type.h"
@@ -55,6 +56,9 @@ struct RowState {
   int32 deferred;      // DeferredError
   int32 deferred_dim;  // the offending row's dimension
   bool impute;         // dperm.train: rows with NULLs are imputed, never skipped
+  bool reports;        // counts its rows in dperm.progress (StartProgress)
+  uint64 progress;     // the dperm.progress row it began itself, or 0
+  int64 read;          // rows read while it reports
 };
 
 Size RowBytes(int64 rows, int32 d) {
@@ -91,6 +95,36 @@ RowState* NewState(MemoryContext context, LossKind loss, Jsonb* options) {
   st->impute = OidIsValid(g_release.caller);
   if (st->impute) st->d = st->shape_d = g_release.dimension;
   return st;
+}
+
+// Ends the dperm.progress row of a state whose final function did not.
+void EndStateProgress(void* arg) { ProgressEnd(static_cast<RowState*>(arg)->progress); }
+
+// dperm.progress for a new state. Under dperm.train its rows count in the
+// row dperm.train began; called directly, the aggregate begins a row of its
+// own on `relid`, the statement's first relation (unless the backend
+// reports something else), ended by the final function or, should that
+// never run (a LIMIT that stops a grouped scan), when the aggregate's memory
+// is reset.
+void StartProgress(MemoryContext context, RowState* st, Oid relid) {
+  if (st->impute) {
+    st->reports = g_progress.active;
+  } else {
+    st->progress = ProgressBegin(relid, static_cast<LossKind>(st->loss));
+    st->reports = st->progress != 0;
+    if (!st->reports) return;
+    MemoryContextCallback* end = static_cast<MemoryContextCallback*>(
+        MemoryContextAlloc(context, sizeof(MemoryContextCallback)));
+    end->func = EndStateProgress;
+    end->arg = st;
+    MemoryContextRegisterResetCallback(context, end);
+    ProgressSetMode(ProgressMode::kInMemory);
+  }
+  if (!st->reports) return;
+  if (st->options.has_algorithm) ProgressSetAlgorithm(st->options.algorithm);
+  ProgressSetPassesPlanned(1);  // the rows are read once, then trained on in memory
+  ProgressSetPhase(ProgressPhase::kReadingRows);
+  ProgressStartPass();
 }
 
 bool SameOptions(const Jsonb* a, const Jsonb* b) {
@@ -200,11 +234,17 @@ Datum Transition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule,
   RowState* st = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<RowState*>(PG_GETARG_POINTER(0));
   if (st == nullptr) {
     // Before the first row is kept: not on a Citus table or shard (citus.cpp).
-    RefuseCitusRelations(RangeTableRelations(fcinfo), name);
+    List* relids = RangeTableRelations(fcinfo);
+    RefuseCitusRelations(relids, name);
     st = NewState(context, loss, options);
-  }
-  else if (!SameOptions(st->options_raw, options))
+    StartProgress(context, st, relids == NIL ? InvalidOid : linitial_oid(relids));
+  } else if (!SameOptions(st->options_raw, options)) {
     Defer(st, kOptionsDiffer, 0);
+  }
+  if (st->reports) {
+    st->read++;
+    ProgressCountRow();
+  }
   if (!st->impute && !KeepRow(fcinfo, rule, st)) PG_RETURN_POINTER(st);
   // Counted whatever happens next, so that the buffer refusal depends on
   // (n, d) only, never on which rows are ragged (BufferRefusal).
@@ -370,6 +410,7 @@ DPERM_FUNCTION(dperm_final) {
   AggregateContext(fcinfo, "dperm_final");
   if (PG_ARGISNULL(0)) PG_RETURN_NULL();  // no rows at all
   RowState* st = reinterpret_cast<RowState*>(PG_GETARG_POINTER(0));
+  if (st->reports) ProgressEndPass(st->read);
   if (!BufferFits(st->seen, st->shape_d)) RaiseBufferRefusal();
   // Only skipped rows: nothing is released (under dperm.train no row is
   // skipped, so this means an empty relation, whose n = 0 is public).
@@ -399,10 +440,13 @@ DPERM_FUNCTION(dperm_final) {
     }, &failure);
   }
   if (failure.raised && failure.sqlstate == ERRCODE_QUERY_CANCELED) ReportCoreError(failure);
+  if (st->reports) ProgressSetPhase(ProgressPhase::kCharging);
   if (failure.raised) ChargeAndRaise(failure, o, loss, st, relations, n_relations);
 
   // Charged before the model is computed: a refused release trains nothing.
+  if (st->reports) ProgressSetAlgorithm(plan->algorithm);
   ChargeRelease(PlanCharge(*plan, o, *curve), relations, n_relations);
+  if (st->reports) ProgressSetPhase(ProgressPhase::kTraining);
 
   uint8 key[32];
   if (!o.has_seed && !pg_strong_random(key, sizeof key))
@@ -423,7 +467,8 @@ DPERM_FUNCTION(dperm_final) {
     json.Emplace(dperm::ModelJson(*plan, *w, meta));
   });
   explicit_bzero(key, sizeof key);
-  PG_RETURN_DATUM(MakeModelDatum(loss, st->d, plan->classes, o.fit_intercept,
-                                 o.feature_bound, plan->options.huber_delta, w->data(),
-                                 json->c_str()));
+  Datum model = MakeModelDatum(loss, st->d, plan->classes, o.fit_intercept, o.feature_bound,
+                               plan->options.huber_delta, w->data(), json->c_str());
+  ProgressEnd(st->progress);  // a row of its own (under dperm.train, dperm.train ends it)
+  PG_RETURN_DATUM(model);
 }

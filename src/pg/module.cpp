@@ -3,6 +3,7 @@
 
 #include "dperm_pg.hpp"
 #include "ledger_writer.hpp"
+#include "progress.hpp"
 
 extern "C" {
 #include "miscadmin.h"
@@ -98,4 +99,6 @@ void _PG_init(void) {
   // With shared_preload_libraries = dperm: the persistent ledger writer.
   dperm::pg::InitPersistentLedgerWriter();
   dperm::SetInterruptProbe(&dperm::pg::InterruptIsPending);
+  // dperm.progress: a release's row ends with its (sub)transaction.
+  dperm::pg::InitProgress();
 }

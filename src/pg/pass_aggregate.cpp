@@ -28,6 +28,7 @@
 #include <cmath>
 
 #include "dperm_pg.hpp"
+#include "progress.hpp"
 
 extern "C" {
 #include "catalog/pg_type.h"
@@ -178,6 +179,7 @@ Datum PassTransition(FunctionCallInfo fcinfo, LossKind loss, PassLabel rule) {
   // Otherwise the state is this aggregate's own array, updated in place as
   // float8_accum does.
 
+  ProgressCountRow();  // dperm.progress; in the leader only (workers never report)
   const double* raw = cache->raw;
   if (PG_ARGISNULL(1)) {  // imputed: the zero vector of the public dimension
     memset(cache->raw, 0, sizeof(double) * spec.d);

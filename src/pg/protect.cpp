@@ -14,6 +14,7 @@
 #include "dperm/train.hpp"
 
 #include "dperm_pg.hpp"
+#include "progress.hpp"
 
 extern "C" {
 #include "access/htup_details.h"
@@ -340,6 +341,10 @@ DPERM_FUNCTION(dperm_train) {
 
   char* qualified = psprintf("%s.%s", quote_identifier(get_namespace_name(get_rel_namespace(relid))),
                              quote_identifier(name));
+  // dperm.progress: this release's row, ended below or by the transaction
+  // callbacks should anything raise (progress.cpp).
+  uint64 progress = ProgressBegin(relid, loss);
+  ProgressSetPhase(ProgressPhase::kCountingRows);
   // The public shape, read as the reader: n, the relation's row count (every
   // row is kept, NULLs imputed, so n does not depend on the columns or
   // options chosen), and d, the dimension of the features column (the model
@@ -379,6 +384,7 @@ DPERM_FUNCTION(dperm_train) {
                             "Nothing was charged.")));
   bool streaming = mode == TrainMode::kStreaming || (mode == TrainMode::kAuto && (!fits || distributed));
   if (!streaming && !fits) RaiseBufferRefusal();
+  ProgressSetMode(streaming ? ProgressMode::kStreaming : ProgressMode::kInMemory);
   if (n > 0)
     RunCore([&] {
       if (streaming)
@@ -433,6 +439,7 @@ DPERM_FUNCTION(dperm_train) {
   }
   if (!isnull) model = SPI_datumTransfer(model, false, -1);
   SPI_finish();
+  ProgressEnd(progress);
   if (isnull) PG_RETURN_NULL();
   PG_RETURN_DATUM(model);
 }

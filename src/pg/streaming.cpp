@@ -24,6 +24,7 @@
 #include <ctime>
 
 #include "dperm_pg.hpp"
+#include "progress.hpp"
 
 extern "C" {
 #include "catalog/pg_type.h"
@@ -71,6 +72,7 @@ ErrorData* RunPassGuarded(const PassQuery* q, const double* w, int dim, double* 
       SignPass(signed_spec, w, dim, signed_spec + kPassSpecSize);
       args[1] = Float8ArrayDatum(signed_spec, kPassSpecSize + kPassTokenSize);
     }
+    ProgressStartPass();  // dperm.progress
     // dperm.internal_pass on for this pass only (pass_aggregate.cpp).
     int level = NewGUCNestLevel();
     set_config_option("dperm.internal_pass", "on", PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE,
@@ -88,6 +90,8 @@ ErrorData* RunPassGuarded(const PassQuery* q, const double* w, int dim, double* 
       elog(ERROR, "dperm: a streaming pass returned a malformed state");
     // n = 0: no row was read; the core then reports the row count.
     if (n > 0) memcpy(state, ARR_DATA_PTR(a), sizeof(double) * n);
+    // dperm.progress: the pass's rows, the workers' included.
+    ProgressEndPass(n > 0 ? static_cast<int64>(state[0]) : 0);
     SPI_freetuptable(SPI_tuptable);
     MemoryContextSwitchTo(caller);
     MemoryContextReset(q->scratch);
@@ -136,9 +140,15 @@ Datum TrainStreamingRelease(const StreamingRequest& r, bool* isnull) {
                     errmsg("feature_names has %d names, but the rows have %d features",
                            o.n_feature_names, r.d)));
 
+  // dperm.progress: the mechanisms that stream (output_gd, dp_gd, dp_accmd)
+  // take one full-batch gradient, so one pass, per iteration.
+  ProgressSetAlgorithm(plan->algorithm);
+  ProgressSetPassesPlanned(plan->iterations);
+  ProgressSetPhase(ProgressPhase::kCharging);
   // Charged before any row is read for training: one charge, the in-memory
   // path's, whatever the number of passes.
   ChargeRelease(PlanCharge(*plan, o, *curve), r.relations, r.n_relations);
+  ProgressSetPhase(ProgressPhase::kTraining);
 
   dperm::PassSpec spec = dperm::PassSpecFor(*plan);
   double spec_values[dperm::kPassSpecSize];
