@@ -131,6 +131,10 @@ const int64_t kMaxTotalSteps = int64_t(1) << 40;
 // The split's fraction grid: k/20, k = 1..19, then golden section around
 // the best grid point down to this width.
 const int kGridPoints = 19;
+
+// SvrgChooseBatch: the inner steps of a default schedule read at most this
+// many passes over the data (b K <= 32 n: about a second on BANK).
+const double kSvrgMaxInnerPasses = 32;
 const double kFractionTolerance = 1e-4;
 
 // The curve with the noise given as z = sigma / C, C = D/b (the sampled
@@ -214,7 +218,8 @@ double SvrgCalibrateSigma(const SvrgSteps& s, double fraction, double epsilon,
   return sigma;
 }
 
-SvrgSplit SvrgOptimalSplit(const SvrgSteps& s, double epsilon, double delta) {
+SvrgSplit SvrgOptimalSplit(const SvrgSteps& s, double epsilon, double delta,
+                           bool refine) {
   CheckSteps(s);
   SvrgSplit best;
   best.sigma = std::numeric_limits<double>::infinity();
@@ -232,6 +237,7 @@ SvrgSplit SvrgOptimalSplit(const SvrgSteps& s, double epsilon, double delta) {
     ThrowInvalid("epsilon " + FormatNumber(epsilon) +
                      " is not reachable by any noise for this many inner steps",
                  "Use a larger epsilon or delta, or fewer iterations.");
+  if (!refine) return best;
   // Golden section on the bracket around the best grid point. The result
   // is the best point evaluated, so never worse than the grid.
   double lo = std::max(best.fraction - h, kFractionTolerance);
@@ -288,12 +294,45 @@ void SvrgCheckOptions(const Options& o, Algorithm a) {
 }
 
 int64_t SvrgBatch(const Options& o, int64_t n, Algorithm a) {
-  if (o.batch_size <= 0) return 1;  // Algorithms 1 and 2: one row per inner step
   if (o.batch_size > n)
     ThrowInvalid(std::string("batch_size ") + std::to_string(o.batch_size) +
                  " exceeds the number of rows n = " + std::to_string(n) + " (algorithm " +
                  AlgorithmName(a) + ")");
   return o.batch_size;
+}
+
+double SvrgNoiseError(const Plan& p, bool doubling, int64_t batch, const SvrgCandidate& c) {
+  SvrgSteps s;
+  s.n = p.n;
+  s.batch = batch;
+  s.steps = SvrgTotalSteps(c.epochs, c.m, doubling);
+  s.snapshot_sensitivity = 2 * p.L / double(p.n);
+  s.row_range = SvrgRowRange(p);
+  double sigma;
+  try {
+    sigma = SvrgOptimalSplit(s, p.options.epsilon, p.options.delta, /*refine=*/false).sigma;
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kInvalidParameter) throw;
+    return std::numeric_limits<double>::infinity();  // epsilon not reachable at this b
+  }
+  return c.noise_weight * sigma * sigma * double(p.dim);
+}
+
+SvrgBatchChoice SvrgChooseBatch(const Plan& p, bool doubling,
+                                const std::function<SvrgCandidate(int64_t)>& schedule) {
+  SvrgBatchChoice best;
+  best.noise_error = std::numeric_limits<double>::infinity();
+  for (int64_t b = 1; b <= p.n; b *= 2) {
+    const SvrgCandidate c = schedule(b);
+    if (c.m < 1 || c.epochs < 1) continue;
+    if (doubling && c.epochs > 39) continue;  // SvrgTotalSteps' limit
+    if (!doubling && c.m > kMaxTotalSteps / c.epochs) continue;
+    const double steps = double(SvrgTotalSteps(c.epochs, c.m, doubling));
+    if (b > 1 && double(b) * steps > kSvrgMaxInnerPasses * double(p.n)) break;
+    const double error = SvrgNoiseError(p, doubling, b, c);
+    if (error < best.noise_error) best = {b, error};
+  }
+  return best;
 }
 
 void PlanSvrgNoise(Plan& p, int64_t m, bool doubling, double paper_sigma,
