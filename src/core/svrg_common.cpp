@@ -132,9 +132,12 @@ const int64_t kMaxTotalSteps = int64_t(1) << 40;
 // the best grid point down to this width.
 const int kGridPoints = 19;
 
-// SvrgChooseBatch: the inner steps of a default schedule read at most this
-// many passes over the data (b K <= 32 n: about a second on BANK).
+// SvrgChooseBatch: the inner steps of a default schedule read at most
+// max(32 n, 2^22) rows (b K): about a second on BANK (d = 42). The floor
+// 2^22 serves small n with a large condition number beta/mu, whose epochs
+// need m ~ 2 beta/mu steps whatever n.
 const double kSvrgMaxInnerPasses = 32;
+const double kSvrgMinInnerRows = 4194304;
 const double kFractionTolerance = 1e-4;
 
 // The curve with the noise given as z = sigma / C, C = D/b (the sampled
@@ -328,7 +331,7 @@ SvrgBatchChoice SvrgChooseBatch(const Plan& p, bool doubling,
     if (doubling && c.epochs > 39) continue;  // SvrgTotalSteps' limit
     if (!doubling && c.m > kMaxTotalSteps / c.epochs) continue;
     const double steps = double(SvrgTotalSteps(c.epochs, c.m, doubling));
-    if (b > 1 && double(b) * steps > kSvrgMaxInnerPasses * double(p.n)) break;
+    if (b > 1 && double(b) * steps > std::max(kSvrgMaxInnerPasses * double(p.n), kSvrgMinInnerRows)) break;
     const double error = SvrgNoiseError(p, doubling, b, c);
     if (error < best.noise_error) best = {b, error};
   }
