@@ -12,9 +12,12 @@
 // Regulariser: r = l1 ||.||_1 + l2/2 ||.||^2 in the proximal step (l2 may be
 // 0: no strong convexity is needed), so L_smooth = beta, the loss's.
 //
-// Schedule (Theorem 4.4, constants made explicit):
-//  * eta = 1/(13 L) (the theorem's choice, also the largest step_size
-//    accepted);
+// Schedule (Theorem 4.4, constants made explicit; b rows per inner step):
+//  * b: batch_size, else SvrgChooseBatch (svrg_common.cpp, "THE BATCH
+//    SIZE") among the b that keep the epochs of b = 16 (below);
+//  * eta = 1/(13 L) for b = 1 (the theorem's choice, also the largest
+//    step_size accepted), min(b/(13 L), 1/L) for b rows (the variance term
+//    shrinks by 1/b, as for DP-SVRG in dp_svrg.cpp);
 //  * m = Theta(L): m = max(1, ceil(L)) (constant 1; with rows of norm <= 1
 //    that is 1 for logistic and softmax, 2 for Huber). Larger m buys little:
 //    on BANK (eps = 1, delta = 1e-6) m = 1, 16, 256 gave mean excess risk
@@ -22,7 +25,11 @@
 //    the snapshots (T full gradients) do most of the optimisation;
 //  * T = ceil(log2(n eps / (sqrt(dim ln(1/delta)) G))), at least 1: Theorem
 //    4.4's T = O(log(n eps / (sqrt(p) G sqrt(ln(1/delta))))) with constant 1,
-//    base 2 since the epochs double. The iterations option overrides T.
+//    base 2 since the epochs double; capped where the b K rows of inner
+//    steps would pass 16 passes over the data. Batches of b >= 13 rows all
+//    take the full step 1/L, so they progress alike per inner step; a
+//    larger batch is a candidate only when the cap leaves it the epochs of
+//    b = 16. The iterations option overrides T.
 // The run has K = m (2^{T+1} - 2) noisy inner steps.
 //
 // Privacy: svrg_common.cpp (the split analysis). Theorem 4.3's sigma^2 =

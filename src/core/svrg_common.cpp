@@ -78,21 +78,34 @@
 // contain loss gradients only, and the smoothness in Theorems 4.2/4.4 is the
 // loss's beta.
 //
-// MINI-BATCHES (a dperm extension). The paper uses b = 1. With batch_size
-// => b the inner steps average b rows and (b) uses gamma = b/n, C = D/b.
+// MINI-BATCHES (a dperm extension). The paper uses b = 1. With b rows the
+// inner steps average b rows and (b) uses gamma = b/n, C = D/b.
 // Subsampling amplifies only steps that are noisy enough (z of order 1):
 // with b = 1 that forces noise of order D on every inner step whatever
 // epsilon (a row sampled once must be protected by that one step: with
-// delta = 1e-6 the chance that it is ever sampled is far above delta), which
-// is why b > 1 helps a lot. The epoch length m keeps the b = 1 value of
-// Theorem 4.2's inequality (4) (the inner estimate's variance only shrinks
-// with b). Measured on BANK (n = 45211, d = 42, logistic, eps = 1,
-// delta = 1e-6, mean excess risk over 3 seeds): DP-SVRG at l2 = 0.01
-// (T = 21, m = 9601, K = 201621) has sigma = 2.18 and excess 0.73 with
-// b = 1, sigma = 0.40 and excess 0.024 with b = 16; DP-SVRG++ at l2 = 0
-// (T = 11, m = 1, K = 4094) has sigma = 2.11 and excess 1.7 with b = 1,
-// sigma = 0.063 and excess 0.053 with b = 64 (0.050 of which is its
-// optimisation error). DP-GD reaches 0.0011 at l2 = 0.01.
+// delta = 1e-6 the chance that it is ever sampled is far above delta). That
+// is why the paper's one-row defaults were worse than the zero model (BANK,
+// l2 = 0.01, eps = 1: DP-SVRG sigma = 2.18, excess 0.57 against 0.34 for
+// w = 0) and did not converge even at eps = 1e5 (sigma 0.65: K = 5e5
+// one-row steps cost that much), while their noiseless runs converge to
+// 1e-15. The schedules (dp_svrg.cpp, dp_svrg_pp.cpp) let the step grow with
+// b (the inner estimate's variance shrinks by 1/b), so the epochs shorten.
+//
+// THE BATCH SIZE (SvrgChooseBatch; utility only, public inputs only). A
+// noisy prox-SVRG epoch adds about eta dim sigma^2 / (2 (1 - 3a)) to the
+// expected error bound (the noise's share of E||v_t - grad F||^2 in the
+// proof of Xiao & Zhang 2014, Thm 3.1, with a = 8 L eta / b as in
+// dp_svrg.cpp), so the plan predicts the noise error as noise_weight
+// sigma^2 dim, noise_weight = eta/(1 - 3a) (DP-SVRG) or eta (DP-SVRG++),
+// with sigma the calibrated noise of the K steps at that b (the split
+// analysis below, at the unrounded sensitivities and the fraction grid).
+// It tries b = 1, 2, 4, ... while the inner steps read at most
+// max(32 n, 2^22) rows, and keeps the b with the least predicted error.
+// sigma(b) first falls (amplification sets in once z ~ 1), then jumps
+// (WBK's floor, below), which the search sees; the prediction ranks the
+// candidates (it overstates the measured error about tenfold). Measured
+// on BANK, l2 = 0.01, eps = 1: b = 256 chosen; b = 16, 64, 256, 1024 gave
+// excess 0.068, 0.028, 0.019, 3.4 at T = 21.
 //
 // A LIMIT OF THE BOUND. WBK's Theorem 9 has a floor for the Gaussian: its
 // terms j >= 3 carry min{2, (e^{eps(inf)} - 1)^j} = 2 however large the
