@@ -10,6 +10,7 @@
 
 #include <Eigen/Dense>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -49,7 +50,10 @@ struct SvrgSplit {
   double fraction = 0;
   double sigma = 0;
 };
-SvrgSplit SvrgOptimalSplit(const SvrgSteps& s, double epsilon, double delta);
+// refine = false stops at the grid (SvrgNoiseError's search: within a few
+// per cent of the refined sigma).
+SvrgSplit SvrgOptimalSplit(const SvrgSteps& s, double epsilon, double delta,
+                           bool refine = true);
 
 // Total inner steps of `epochs` epochs whose first has m inner steps:
 // T m (DP-SVRG) or m (2^{T+1} - 2) when epochs double (DP-SVRG++, m_s = 2^s m).
@@ -62,6 +66,33 @@ void SvrgCheckOptions(const Options& o, Algorithm a);
 
 // Rows per inner step: the batch_size option or 1 (Algorithms 1 and 2).
 int64_t SvrgBatch(const Options& o, int64_t n, Algorithm a);
+
+// A schedule at one batch size, for SvrgChooseBatch: T epochs whose first
+// has m inner steps (m = 0: this batch size is not possible), and the
+// weight w of sigma^2 in the noise error w sigma^2 dim the schedule is
+// expected to leave (svrg_common.cpp, "THE BATCH SIZE").
+struct SvrgCandidate {
+  int64_t epochs = 0;
+  int64_t m = 0;
+  double noise_weight = 0;
+};
+
+// The default batch size: among b = 1, 2, 4, ... <= n whose inner steps read
+// at most kSvrgMaxInnerPasses passes over the data (b K <= that n; b = 1
+// always qualifies), the one whose schedule minimises noise_weight sigma^2,
+// sigma the calibrated noise (SvrgOptimalSplit) of its K steps. Public
+// inputs only: n, dim, L, D, epsilon, delta and the schedules.
+// noise_weight sigma^2 dim for the schedule c at batch size b, sigma the
+// calibrated noise of its K steps (SvrgOptimalSplit); +inf when epsilon is
+// out of reach.
+double SvrgNoiseError(const Plan& p, bool doubling, int64_t batch, const SvrgCandidate& c);
+
+struct SvrgBatchChoice {
+  int64_t batch = 1;
+  double noise_error = 0;  // noise_weight sigma^2 dim of that schedule
+};
+SvrgBatchChoice SvrgChooseBatch(const Plan& p, bool doubling,
+                                const std::function<SvrgCandidate(int64_t)>& schedule);
 
 // Fills the noise part of a plan whose schedule (iterations = T epochs,
 // batch_size = b, step_size, epoch length m) is set: noisy_steps = K,

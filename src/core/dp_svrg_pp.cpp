@@ -12,9 +12,12 @@
 // Regulariser: r = l1 ||.||_1 + l2/2 ||.||^2 in the proximal step (l2 may be
 // 0: no strong convexity is needed), so L_smooth = beta, the loss's.
 //
-// Schedule (Theorem 4.4, constants made explicit):
-//  * eta = 1/(13 L) (the theorem's choice, also the largest step_size
-//    accepted);
+// Schedule (Theorem 4.4, constants made explicit; b rows per inner step):
+//  * b: batch_size, else SvrgChooseBatch (svrg_common.cpp, "THE BATCH
+//    SIZE") among the b that keep the epochs of b = 16 (below);
+//  * eta = 1/(13 L) for b = 1 (the theorem's choice, also the largest
+//    step_size accepted), min(b/(13 L), 1/L) for b rows (the variance term
+//    shrinks by 1/b, as for DP-SVRG in dp_svrg.cpp);
 //  * m = Theta(L): m = max(1, ceil(L)) (constant 1; with rows of norm <= 1
 //    that is 1 for logistic and softmax, 2 for Huber). Larger m buys little:
 //    on BANK (eps = 1, delta = 1e-6) m = 1, 16, 256 gave mean excess risk
@@ -22,7 +25,11 @@
 //    the snapshots (T full gradients) do most of the optimisation;
 //  * T = ceil(log2(n eps / (sqrt(dim ln(1/delta)) G))), at least 1: Theorem
 //    4.4's T = O(log(n eps / (sqrt(p) G sqrt(ln(1/delta))))) with constant 1,
-//    base 2 since the epochs double. The iterations option overrides T.
+//    base 2 since the epochs double; capped where the b K rows of inner
+//    steps would pass 16 passes over the data. Batches of b >= 13 rows all
+//    take the full step 1/L, so they progress alike per inner step; a
+//    larger batch is a candidate only when the cap leaves it the epochs of
+//    b = 16. The iterations option overrides T.
 // The run has K = m (2^{T+1} - 2) noisy inner steps.
 //
 // Privacy: svrg_common.cpp (the split analysis). Theorem 4.3's sigma^2 =
@@ -49,36 +56,56 @@ Plan DpSvrgPp::MakePlan(const Options& options, LossKind loss, int64_t n,
   const Algorithm a = Algorithm::kDpSvrgPp;
   SvrgCheckOptions(options, a);
   Plan p = BasePlan(options, loss, a, n, d);
-  p.batch_size = SvrgBatch(options, n, a);
   const double smooth = p.beta;  // L of Theorem 4.4: the loss's smoothness (r is in the prox)
-  p.max_step_size = 1 / (13 * smooth);  // Theorem 4.4: eta = 1/(13 L)
-  p.step_size = options.step_size > 0 ? options.step_size : p.max_step_size;
-  CheckStepSize(p, "1/(13 beta), Theorem 4.4");
   // Theorem 4.4: m = Theta(L); constant 1.
   const int64_t m = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(smooth)));
   const double G = p.L;
   const double eps = options.epsilon, delta = options.delta;
+  double ratio = double(n) * eps / (std::sqrt(p.dim * std::log(1 / delta)) * G);
+  const int64_t paper_epochs =
+      std::max<int64_t>(1, static_cast<int64_t>(std::ceil(std::log2(std::max(ratio, 1.0)))));
+  // The schedule at batch size b: eta = min(b/(13 L), 1/L) and the epochs
+  // T, capped where the b m (2^(T+1) - 2) rows of inner steps would pass
+  // kMaxDefaultInnerPasses passes over the data (utility only: fewer steps
+  // cost no privacy).
+  auto step = [&](int64_t batch) {
+    return options.step_size > 0 ? options.step_size
+                                 : std::min(double(batch) / (13 * smooth), 1 / smooth);
+  };
+  auto epochs = [&](int64_t batch) {
+    if (options.iterations > 0) return options.iterations;
+    const double budget = kMaxDefaultInnerPasses * double(n);
+    int64_t t = std::min<int64_t>(paper_epochs, 39);
+    while (t > 1 && double(batch) * double(m) * (std::ldexp(1.0, int(t + 1)) - 2) > budget) t--;
+    return t;
+  };
+  if (options.batch_size > 0) {
+    p.batch_size = SvrgBatch(options, n, a);
+  } else {
+    // Batches of b >= 13 rows take the full step 1/L, so they progress
+    // alike per inner step; a larger batch qualifies only when it keeps the
+    // epochs of b = 16 (the budget, not the paper's T, would cut them).
+    const int64_t min_epochs = epochs(std::min<int64_t>(16, n));
+    p.batch_size = SvrgChooseBatch(p, /*doubling=*/true, [&](int64_t batch) {
+      const int64_t t = epochs(batch);
+      return t < min_epochs ? SvrgCandidate{} : SvrgCandidate{t, m, step(batch)};
+    }).batch;
+  }
+  const double b = double(p.batch_size);
+  // Theorem 4.4: eta = 1/(13 L) for one row; 1/L with b >= 13 rows.
+  p.max_step_size = std::min(b, 13.0) / (13 * smooth);
+  p.step_size = step(p.batch_size);
+  CheckStepSize(p, "min(batch_size, 13)/(13 beta): Theorem 4.4, 1/beta for mini-batches");
   if (options.iterations > 0) {
     p.iterations = options.iterations;
     p.iterations_rule = "given (epochs)";
   } else {
-    double ratio = double(n) * eps / (std::sqrt(p.dim * std::log(1 / delta)) * G);
-    p.iterations = std::max<int64_t>(
-        1, static_cast<int64_t>(std::ceil(std::log2(std::max(ratio, 1.0)))));
+    p.iterations = epochs(p.batch_size);
     p.iterations_rule = "T = ceil(log2(n eps / (sqrt(dim ln(1/delta)) L))) epochs (Theorem 4.4, constant 1)";
-    // The inner steps m (2^(T+1) - 2) double with each epoch: a large
-    // epsilon would ask for billions. The default stops where they would
-    // pass kMaxDefaultInnerPasses passes over the data (utility only:
-    // fewer steps cost no privacy).
-    const double budget = kMaxDefaultInnerPasses * double(n);
-    int64_t capped = p.iterations;
-    while (capped > 1 && double(m) * (std::ldexp(1.0, int(capped + 1)) - 2) > budget) capped--;
-    if (capped < p.iterations) {
-      AddNote(p, "epochs capped at " + std::to_string(capped) + " (at most " +
+    if (p.iterations < paper_epochs)
+      AddNote(p, "epochs capped at " + std::to_string(p.iterations) + " (at most " +
                      FormatNumber(kMaxDefaultInnerPasses) +
                      " passes of inner steps); pass iterations => ... to run longer");
-      p.iterations = capped;
-    }
   }
   // Theorem 4.3, c = 1: sigma^2 = G^2 2^T m ln(2/delta) / (n^2 eps^2).
   double paper = G * std::sqrt(std::ldexp(double(m), int(std::min<int64_t>(p.iterations, 1000))) *

@@ -78,21 +78,34 @@
 // contain loss gradients only, and the smoothness in Theorems 4.2/4.4 is the
 // loss's beta.
 //
-// MINI-BATCHES (a dperm extension). The paper uses b = 1. With batch_size
-// => b the inner steps average b rows and (b) uses gamma = b/n, C = D/b.
+// MINI-BATCHES (a dperm extension). The paper uses b = 1. With b rows the
+// inner steps average b rows and (b) uses gamma = b/n, C = D/b.
 // Subsampling amplifies only steps that are noisy enough (z of order 1):
 // with b = 1 that forces noise of order D on every inner step whatever
 // epsilon (a row sampled once must be protected by that one step: with
-// delta = 1e-6 the chance that it is ever sampled is far above delta), which
-// is why b > 1 helps a lot. The epoch length m keeps the b = 1 value of
-// Theorem 4.2's inequality (4) (the inner estimate's variance only shrinks
-// with b). Measured on BANK (n = 45211, d = 42, logistic, eps = 1,
-// delta = 1e-6, mean excess risk over 3 seeds): DP-SVRG at l2 = 0.01
-// (T = 21, m = 9601, K = 201621) has sigma = 2.18 and excess 0.73 with
-// b = 1, sigma = 0.40 and excess 0.024 with b = 16; DP-SVRG++ at l2 = 0
-// (T = 11, m = 1, K = 4094) has sigma = 2.11 and excess 1.7 with b = 1,
-// sigma = 0.063 and excess 0.053 with b = 64 (0.050 of which is its
-// optimisation error). DP-GD reaches 0.0011 at l2 = 0.01.
+// delta = 1e-6 the chance that it is ever sampled is far above delta). That
+// is why the paper's one-row defaults were worse than the zero model (BANK,
+// l2 = 0.01, eps = 1: DP-SVRG sigma = 2.18, excess 0.57 against 0.34 for
+// w = 0) and did not converge even at eps = 1e5 (sigma 0.65: K = 5e5
+// one-row steps cost that much), while their noiseless runs converge to
+// 1e-15. The schedules (dp_svrg.cpp, dp_svrg_pp.cpp) let the step grow with
+// b (the inner estimate's variance shrinks by 1/b), so the epochs shorten.
+//
+// THE BATCH SIZE (SvrgChooseBatch; utility only, public inputs only). A
+// noisy prox-SVRG epoch adds about eta dim sigma^2 / (2 (1 - 3a)) to the
+// expected error bound (the noise's share of E||v_t - grad F||^2 in the
+// proof of Xiao & Zhang 2014, Thm 3.1, with a = 8 L eta / b as in
+// dp_svrg.cpp), so the plan predicts the noise error as noise_weight
+// sigma^2 dim, noise_weight = eta/(1 - 3a) (DP-SVRG) or eta (DP-SVRG++),
+// with sigma the calibrated noise of the K steps at that b (the split
+// analysis below, at the unrounded sensitivities and the fraction grid).
+// It tries b = 1, 2, 4, ... while the inner steps read at most
+// max(32 n, 2^22) rows, and keeps the b with the least predicted error.
+// sigma(b) first falls (amplification sets in once z ~ 1), then jumps
+// (WBK's floor, below), which the search sees; the prediction ranks the
+// candidates (it overstates the measured error about tenfold). Measured
+// on BANK, l2 = 0.01, eps = 1: b = 256 chosen; b = 16, 64, 256, 1024 gave
+// excess 0.068, 0.028, 0.019, 3.4 at T = 21.
 //
 // A LIMIT OF THE BOUND. WBK's Theorem 9 has a floor for the Gaussian: its
 // terms j >= 3 carry min{2, (e^{eps(inf)} - 1)^j} = 2 however large the
@@ -131,6 +144,13 @@ const int64_t kMaxTotalSteps = int64_t(1) << 40;
 // The split's fraction grid: k/20, k = 1..19, then golden section around
 // the best grid point down to this width.
 const int kGridPoints = 19;
+
+// SvrgChooseBatch: the inner steps of a default schedule read at most
+// max(32 n, 2^22) rows (b K): about a second on BANK (d = 42). The floor
+// 2^22 serves small n with a large condition number beta/mu, whose epochs
+// need m ~ 2 beta/mu steps whatever n.
+const double kSvrgMaxInnerPasses = 32;
+const double kSvrgMinInnerRows = 4194304;
 const double kFractionTolerance = 1e-4;
 
 // The curve with the noise given as z = sigma / C, C = D/b (the sampled
@@ -214,7 +234,8 @@ double SvrgCalibrateSigma(const SvrgSteps& s, double fraction, double epsilon,
   return sigma;
 }
 
-SvrgSplit SvrgOptimalSplit(const SvrgSteps& s, double epsilon, double delta) {
+SvrgSplit SvrgOptimalSplit(const SvrgSteps& s, double epsilon, double delta,
+                           bool refine) {
   CheckSteps(s);
   SvrgSplit best;
   best.sigma = std::numeric_limits<double>::infinity();
@@ -232,6 +253,7 @@ SvrgSplit SvrgOptimalSplit(const SvrgSteps& s, double epsilon, double delta) {
     ThrowInvalid("epsilon " + FormatNumber(epsilon) +
                      " is not reachable by any noise for this many inner steps",
                  "Use a larger epsilon or delta, or fewer iterations.");
+  if (!refine) return best;
   // Golden section on the bracket around the best grid point. The result
   // is the best point evaluated, so never worse than the grid.
   double lo = std::max(best.fraction - h, kFractionTolerance);
@@ -288,12 +310,45 @@ void SvrgCheckOptions(const Options& o, Algorithm a) {
 }
 
 int64_t SvrgBatch(const Options& o, int64_t n, Algorithm a) {
-  if (o.batch_size <= 0) return 1;  // Algorithms 1 and 2: one row per inner step
   if (o.batch_size > n)
     ThrowInvalid(std::string("batch_size ") + std::to_string(o.batch_size) +
                  " exceeds the number of rows n = " + std::to_string(n) + " (algorithm " +
                  AlgorithmName(a) + ")");
   return o.batch_size;
+}
+
+double SvrgNoiseError(const Plan& p, bool doubling, int64_t batch, const SvrgCandidate& c) {
+  SvrgSteps s;
+  s.n = p.n;
+  s.batch = batch;
+  s.steps = SvrgTotalSteps(c.epochs, c.m, doubling);
+  s.snapshot_sensitivity = 2 * p.L / double(p.n);
+  s.row_range = SvrgRowRange(p);
+  double sigma;
+  try {
+    sigma = SvrgOptimalSplit(s, p.options.epsilon, p.options.delta, /*refine=*/false).sigma;
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kInvalidParameter) throw;
+    return std::numeric_limits<double>::infinity();  // epsilon not reachable at this b
+  }
+  return c.noise_weight * sigma * sigma * double(p.dim);
+}
+
+SvrgBatchChoice SvrgChooseBatch(const Plan& p, bool doubling,
+                                const std::function<SvrgCandidate(int64_t)>& schedule) {
+  SvrgBatchChoice best;
+  best.noise_error = std::numeric_limits<double>::infinity();
+  for (int64_t b = 1; b <= p.n; b *= 2) {
+    const SvrgCandidate c = schedule(b);
+    if (c.m < 1 || c.epochs < 1) continue;
+    if (doubling && c.epochs > 39) continue;  // SvrgTotalSteps' limit
+    if (!doubling && c.m > kMaxTotalSteps / c.epochs) continue;
+    const double steps = double(SvrgTotalSteps(c.epochs, c.m, doubling));
+    if (b > 1 && double(b) * steps > std::max(kSvrgMaxInnerPasses * double(p.n), kSvrgMinInnerRows)) break;
+    const double error = SvrgNoiseError(p, doubling, b, c);
+    if (error < best.noise_error) best = {b, error};
+  }
+  return best;
 }
 
 void PlanSvrgNoise(Plan& p, int64_t m, bool doubling, double paper_sigma,

@@ -145,10 +145,12 @@ void CheckNoise(const Plan& p, const Constants& c, double paper_sigma) {
   }
 }
 
-// Algorithm 1's schedule: eta = 1/(48 beta) by default (at most 1/(12 beta),
-// Theorem 4.2), m the smallest epoch length satisfying inequality (4),
-// T = ceil(log2(n^2 eps^2/(dim L^2 ln(1/delta)))) epochs, K = T m inner steps
-// of one row; Theorem 4.1's sigma (c = 1) for 'paper'.
+// Algorithm 1's schedule with the paper's one-row steps (batch_size 1):
+// eta = 1/(48 beta) by default (at most 1/(12 beta), Theorem 4.2), m the
+// smallest epoch length satisfying inequality (4), T the epoch count in
+// 1..T0 = ceil(log2(n^2 eps^2/(dim L^2 ln(1/delta)))) minimising
+// E0 2^-T + T e1 (given here: iterations => T0), K = T m inner steps of one
+// row; Theorem 4.1's sigma (c = 1) for 'paper'.
 TEST(DpSvrgPlan, Algorithm1Schedule) {
   const int64_t n = 30000;
   const int d = 8;
@@ -158,9 +160,18 @@ TEST(DpSvrgPlan, Algorithm1Schedule) {
       SCOPED_TRACE(std::string(Name(loss)) + (acc == Accountant::kPaper ? " paper" : " tight"));
       Options o = SvrgOpts(Algorithm::kDpSvrg, eps, delta, l2, 0, loss);
       o.accountant = acc;
-      Plan p = PlanRelease(o, loss, n, d);
+      o.batch_size = 1;
       Constants c = ConstantsOf(loss);
       const int dim = (d + 1) * (loss == LossKind::kSoftmax ? 3 : 1);
+      int64_t T = int64_t(std::ceil(std::log2(double(n) * n * eps * eps /
+                                              (dim * c.L * c.L * std::log(1 / delta)))));
+      Plan chosen = PlanRelease(o, loss, n, d);
+      EXPECT_GE(chosen.iterations, 1);
+      EXPECT_LE(chosen.iterations, T);
+      EXPECT_NE(chosen.iterations_rule.find("minimising E0 2^-T + T e1"), std::string::npos)
+          << chosen.iterations_rule;
+      o.iterations = T;
+      Plan p = PlanRelease(o, loss, n, d);
       EXPECT_DOUBLE_EQ(p.max_step_size, 1 / (12 * c.beta));
       const double eta = 1 / (48 * c.beta);
       EXPECT_DOUBLE_EQ(p.step_size, eta);
@@ -173,8 +184,6 @@ TEST(DpSvrgPlan, Algorithm1Schedule) {
       EXPECT_LE(lhs(double(m)), 0.5 + 1e-12);
       EXPECT_GT(lhs(double(m - 1)), 0.5);
       EXPECT_EQ(m, int64_t(std::ceil(192 * c.beta / l2 + 2.0 / 3)));
-      int64_t T = int64_t(std::ceil(std::log2(double(n) * n * eps * eps /
-                                              (dim * c.L * c.L * std::log(1 / delta)))));
       EXPECT_EQ(p.iterations, T);
       EXPECT_EQ(p.noisy_steps, T * m);
       EXPECT_EQ(p.batch_size, 1);
@@ -205,13 +214,13 @@ TEST(DpSvrgPlan, Overrides) {
   Constants c = ConstantsOf(LossKind::kLogistic);
   EXPECT_EQ(p.iterations, 7);
   EXPECT_DOUBLE_EQ(p.step_size, 0.05);
-  double a = 8 * c.beta * 0.05;
+  double a = 8 * c.beta * 0.05 / 16;  // (4) with the mini-batch's a = 8 beta eta / b
   int64_t m = int64_t(std::ceil((2 / (l2 * 0.05) + 2 * a) / (1 - 3 * a)));
   EXPECT_EQ(p.noisy_steps, 7 * m);
   EXPECT_EQ(p.batch_size, 16);
   CheckNoise(p, c, 0);
   // Mini-batches need less noise per step than single rows here.
-  o.batch_size = 0;
+  o.batch_size = 1;
   Plan one = PlanRelease(o, LossKind::kLogistic, n, 5);
   EXPECT_EQ(one.batch_size, 1);
   EXPECT_LT(p.noise_scale, one.noise_scale);
@@ -231,6 +240,7 @@ TEST(DpSvrgPpPlan, Algorithm2Schedule) {
                      (acc == Accountant::kPaper ? " paper" : " tight"));
         Options o = SvrgOpts(Algorithm::kDpSvrgPp, eps, delta, l2, 0.01, loss);
         o.accountant = acc;
+        o.batch_size = 1;  // the paper's one-row steps
         Plan p = PlanRelease(o, loss, n, d);
         Constants c = ConstantsOf(loss);
         const int dim = (d + 1) * (loss == LossKind::kSoftmax ? 3 : 1);
@@ -247,6 +257,44 @@ TEST(DpSvrgPpPlan, Algorithm2Schedule) {
         CheckNoise(p, c, paper);
       }
     }
+  }
+}
+
+// The default batch size (no batch_size given): a power of two whose
+// schedule (eta = min(b/(48 beta), 1/beta), m by (4) at a = 8 beta eta/b)
+// has the least predicted noise error eta/(1 - 3a) sigma^2 dim among all
+// powers of two within max(32 n, 2^22) rows of inner steps; its noise is far
+// below the one-row schedule's, and its plan passes CheckNoise.
+TEST(DpSvrgPlan, DefaultBatchMinimisesNoiseError) {
+  const int64_t n = 30000;
+  const int d = 8;
+  const double l2 = 0.05;
+  for (double eps : {0.3, 1.0, 10.0}) {
+    SCOPED_TRACE("eps " + std::to_string(eps));
+    Options o = SvrgOpts(Algorithm::kDpSvrg, eps, 1e-6, l2);
+    o.iterations = 4;
+    Plan p = PlanRelease(o, LossKind::kLogistic, n, d);
+    Constants c = ConstantsOf(LossKind::kLogistic);
+    int exponent = 0;
+    EXPECT_EQ(std::frexp(double(p.batch_size), &exponent), 0.5) << p.batch_size;
+    auto candidate = [&](int64_t b) {
+      const double eta = std::min(double(b) / (48 * c.beta), 1 / c.beta);
+      const double a = 8 * c.beta * eta / double(b);
+      const int64_t m = int64_t(std::ceil((2 / (l2 * eta) + 2 * a) / (1 - 3 * a)));
+      return dperm::SvrgCandidate{4, m, eta / (1 - 3 * a)};
+    };
+    EXPECT_EQ(p.noisy_steps, 4 * candidate(p.batch_size).m);
+    const double chosen = dperm::SvrgNoiseError(p, false, p.batch_size, candidate(p.batch_size));
+    int compared = 0;
+    for (int64_t b = 1; b <= n; b *= 2) {
+      if (double(b) * 4 * double(candidate(b).m) > std::max(32.0 * n, 4194304.0)) break;
+      EXPECT_LE(chosen, dperm::SvrgNoiseError(p, false, b, candidate(b))) << "b = " << b;
+      compared++;
+    }
+    EXPECT_GE(compared, 5);
+    CheckNoise(p, c, 0);
+    o.batch_size = 1;
+    EXPECT_LT(p.noise_scale, PlanRelease(o, LossKind::kLogistic, n, d).noise_scale / 4);
   }
 }
 
@@ -545,14 +593,30 @@ TEST(DpSvrgPlan, Errors) {
   ExpectInvalid(SvrgOpts(Algorithm::kDpSvrg, 1, 0, 0.1), "delta > 0");
   ExpectInvalid(SvrgOpts(Algorithm::kDpSvrgPp, 1, 0, 0.1), "delta > 0");
   Options o = SvrgOpts(Algorithm::kDpSvrg, 1, 1e-6, 0.1);
+  o.batch_size = 1;
   o.step_size = 1.01 / (12 * beta);  // above Theorem 4.2's bound
   ExpectInvalid(o, "exceeds");
   o.step_size = 1 / (20 * beta);  // within it, but (4) needs eta < 1/(24 beta)
   ExpectInvalid(o, "inequality (4)");
   o.step_size = 1 / (25 * beta);
   EXPECT_NO_THROW(PlanRelease(o, LossKind::kLogistic, 1000, 5));
+  // Mini-batches: up to 1/beta (b >= 12), and (4) needs eta < b/(24 beta).
+  o.batch_size = 64;
+  o.step_size = 1 / beta;
+  EXPECT_NO_THROW(PlanRelease(o, LossKind::kLogistic, 1000, 5));
+  o.step_size = 1.01 / beta;
+  ExpectInvalid(o, "exceeds");
+  o.batch_size = 16;
+  o.step_size = 0.7 / beta;  // below 1/beta, but (4) needs eta < 16/(24 beta)
+  ExpectInvalid(o, "inequality (4)");
   o = SvrgOpts(Algorithm::kDpSvrgPp, 1, 1e-6, 0);
+  o.batch_size = 1;
   o.step_size = 1.01 / (13 * beta);
+  ExpectInvalid(o, "exceeds");
+  o.batch_size = 13;
+  o.step_size = 1 / beta;
+  EXPECT_NO_THROW(PlanRelease(o, LossKind::kLogistic, 1000, 5));
+  o.step_size = 1.01 / beta;
   ExpectInvalid(o, "exceeds");
   for (Algorithm a : {Algorithm::kDpSvrg, Algorithm::kDpSvrgPp}) {
     o = SvrgOpts(a, 1, 1e-6, 0.1);
@@ -574,12 +638,15 @@ TEST(DpSvrgPlan, Errors) {
 // A tiny l2 would need epochs of ~1e9 steps: capped at max(1e5, 2n), with
 // a note; l2 = 0.002 needs m = 48001, not capped.
 TEST(DpSvrgPlan, EpochLengthCapped) {
+  Options o = SvrgOpts(Algorithm::kDpSvrg, 1, 1e-6, 1e-7);
+  o.batch_size = 1;
   for (int64_t n : {20000, 80000}) {
-    Plan p = PlanRelease(SvrgOpts(Algorithm::kDpSvrg, 1, 1e-6, 1e-7), LossKind::kLogistic, n, 4);
+    Plan p = PlanRelease(o, LossKind::kLogistic, n, 4);
     EXPECT_EQ(dperm::SvrgEpochLength(p, false), std::max<int64_t>(100000, 2 * n));
     EXPECT_NE(p.note.find("capped"), std::string::npos);
   }
-  Plan p = PlanRelease(SvrgOpts(Algorithm::kDpSvrg, 1, 1e-6, 0.002), LossKind::kLogistic, 20000, 4);
+  o.l2 = 0.002;
+  Plan p = PlanRelease(o, LossKind::kLogistic, 20000, 4);
   EXPECT_EQ(dperm::SvrgEpochLength(p, false), 48001);
   EXPECT_EQ(p.note.find("capped"), std::string::npos);
 }

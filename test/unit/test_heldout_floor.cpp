@@ -1,8 +1,7 @@
 // Held-out quality floors on real data (issue 15: "CI checks ... one held-out
 // accuracy floor per loss on a real dataset"); the full benchmark is
 // bench/heldout.sh -> docs/heldout.md. Each test loads a dataset of
-// $DPERM_SHARED/data through bench/load_datasets.py (the benches' one
-// preprocessing, run as a child process like sql/utility.sql does), splits
+// $DPERM_SHARED/data (real_datasets.hpp), splits
 // it 70/30 with a fixed seed, trains dperm's default (no algorithm given:
 // DefaultAlgorithm) on the 70 % with a seeded generator and scores the 30 %.
 #include <gtest/gtest.h>
@@ -17,61 +16,10 @@
 #include "dperm/plan.hpp"
 #include "dperm/random.hpp"
 #include "dperm/train.hpp"
-#include "reference_csv.hpp"
+#include "real_datasets.hpp"
 
 namespace dperm::testing {
 namespace {
-
-// A dataset as bench/load_datasets.py --copy prints it: rows of d features
-// (norm <= 1) and the label (+-1 for a boolean, the [0, 1] target otherwise),
-// in dperm's row layout (stride d + 1).
-struct Dataset {
-  int d = 0;
-  std::vector<double> rows;
-  int64_t n() const { return d == 0 ? 0 : int64_t(rows.size() / (d + 1)); }
-};
-
-Dataset LoadCopy(const std::string& name) {
-  const std::string cmd = "python3 bench/load_datasets.py --copy " + name +
-                          " --data-dir '" + SharedDir() + "/data/raw'";
-  Dataset out;
-  std::FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) {
-    ADD_FAILURE() << "cannot run " << cmd;
-    return out;
-  }
-  std::string line;
-  int c;
-  while (true) {
-    line.clear();
-    while ((c = std::fgetc(pipe)) != EOF && c != '\n') line.push_back(char(c));
-    if (line.empty()) {
-      if (c == EOF) break;
-      continue;
-    }
-    // "{f1,f2,...}\tlabel"
-    size_t close = line.find('}');
-    std::vector<double> row;
-    const char* p = line.c_str() + 1;
-    const char* end = line.c_str() + close;
-    while (p < end) {
-      char* next = nullptr;
-      row.push_back(std::strtod(p, &next));
-      p = next + 1;  // skip the comma
-    }
-    std::string label = line.substr(close + 2);
-    if (out.d == 0) out.d = int(row.size());
-    if (int(row.size()) != out.d) {
-      ADD_FAILURE() << "ragged row in " << name;
-      break;
-    }
-    out.rows.insert(out.rows.end(), row.begin(), row.end());
-    out.rows.push_back(label == "t" ? 1.0 : label == "f" ? -1.0 : std::strtod(label.c_str(), nullptr));
-    if (c == EOF) break;
-  }
-  EXPECT_EQ(pclose(pipe), 0) << cmd;
-  return out;
-}
 
 struct Split {
   std::vector<double> train, test;
