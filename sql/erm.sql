@@ -64,7 +64,7 @@ SELECT algorithm, count(*) AS releases, bool_and((rdp IS NOT NULL) = (algorithm 
 -- privacy ridge (tight: the smallest keeping the Jacobian term <= epsilon/2,
 -- none once l2 does it; paper: Theorem 5.3 and Theorem 5.2's condition), and
 -- the losses outside Assumption 5.1 are refused.
-SELECT p->>'algorithm' AS algorithm, l2, acc, (p->>'objective_lambda')::float8 > 0 AS has_lambda,
+SELECT p->>'algorithm' AS algorithm, l2, acc, coalesce((p->>'objective_lambda')::float8, 0) > 0 AS has_lambda,
        p->>'note' ~ 'Jacobian term .*<= epsilon/2' AS ridge_rule_reported,
        p->>'note' LIKE '%beta <= epsilon n lambda holds%' AS theorem_52_reported
   FROM (SELECT a, l2, acc, dp_explain('logistic', 45211, 42,
