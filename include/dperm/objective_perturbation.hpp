@@ -36,6 +36,10 @@ void PlanObjectiveLambda(Plan& p);
 // 2 lambda (from lambda ||w||^2) + l2.
 double PerturbedStrongConvexity(const Plan& p);
 
+// Prefixes the plan's sampler (set by SnapPlan for the output noise) with
+// the sampler of the linear term b.
+void DescribeObjectiveSampler(Plan& p);
+
 // log(1 + beta / (n (2 lambda + l2))): the bound on the log-ratio of the
 // Jacobian determinants of neighbouring datasets (rank-1 Hessians).
 double JacobianEpsilon(const Plan& p);

@@ -229,6 +229,7 @@ Plan ObjectiveApprox::MakePlan(const Options& options, LossKind loss, int64_t n,
   // grid units, so the output noise is calibrated to 2r + sqrt(dim) g at the
   // same sigma_2/sensitivity ratio the curve above was computed with.
   SnapPlan(p, sigma2 / (2 * r_b));
+  DescribeObjectiveSampler(p);
   p.expected_noise_sq = ExpectedNoiseSq(NoiseKind::kGaussian, p.dim, p.noise_scale);
   if (!std::isfinite(p.expected_noise_sq))
     ThrowInvalid("epsilon " + FormatNumber(o.epsilon) + " is too small: the noise scale overflows",

@@ -252,6 +252,11 @@ void PlanObjectiveLambda(Plan& p) {
 
 double PerturbedStrongConvexity(const Plan& p) { return 2 * p.objective_lambda + p.mu; }
 
+void DescribeObjectiveSampler(Plan& p) {
+  p.sampler = "b: exact normal (Karney 2016, Algorithm N) rounded to objective_noise 2^-20; output noise: " +
+              p.sampler;
+}
+
 double JacobianEpsilon(const Plan& p) {
   return std::log1p(p.beta / (double(p.n) * PerturbedStrongConvexity(p)));
 }
@@ -417,6 +422,7 @@ Plan ObjectivePerturbation::MakePlan(const Options& options, LossKind loss, int6
   const double sigma2 = 2 * r / (kOutputShare * kappa);
   p.rdp_curve = ObjectivePerturbationCurve(kappa, eps_j, kOutputShare * kappa);
   SnapPlan(p, sigma2 / (2 * r));
+  DescribeObjectiveSampler(p);
   p.expected_noise_sq = ExpectedNoiseSq(NoiseKind::kGaussian, p.dim, sigma);  // E||b||^2
   if (!std::isfinite(p.noise_scale) || !std::isfinite(p.expected_noise_sq))
     ThrowInvalid("epsilon " + FormatNumber(p.options.epsilon) + " is too small: the noise scale overflows",

@@ -145,6 +145,7 @@ TEST(ObjectivePerturbationPlan, LambdaSigmaAndCurve) {
         EXPECT_NEAR(p.sensitivity - p.rounding_inflation, 2 * r, 1e-12 * r);
         const double sigma2 = dperm::testing::ExpectSnappedNoise(p);
         EXPECT_NEAR(2 * r / sigma2, kappa / 16, 1e-9 * kappa);
+        EXPECT_NE(p.sampler.find("b: exact normal (Karney 2016"), std::string::npos) << p.sampler;
         std::vector<double> curve = Curve(kappa, eps_j, kappa / 16);
         std::vector<double> stored = dperm::ReleaseRdpCurve(p);
         ASSERT_EQ(stored.size(), curve.size());
