@@ -18,7 +18,7 @@ BEGIN
     EXIT WHEN k >= cap;
     BEGIN
       EXECUTE format('SELECT dp_logreg(f, y, %L) FROM %s',
-                     dp_options(epsilon => 0.1, delta => 1e-8, l2 => 0.1), rel);
+                     dp_options(epsilon => 0.1, delta => 1e-8, l2 => 0.1, algorithm => 'bolton'), rel);
     EXCEPTION WHEN SQLSTATE 'DP001' THEN
       RETURN k;
     END;
