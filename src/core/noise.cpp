@@ -187,6 +187,22 @@ void SnapPlan(Plan& p, double noise_per_sensitivity) {
   const double root_dim = std::sqrt(double(p.dim));
   if (!(base > 0) || !(noise_per_sensitivity > 0) || !std::isfinite(noise_per_sensitivity))
     throw Error(ErrorKind::kInternal, "SnapPlan: the plan has no sensitivity or noise");
+  // scale/grid = noise_per_sensitivity (base/grid + sqrt(dim)) falls to
+  // noise_per_sensitivity sqrt(dim) as the grid grows: below the cap some
+  // grid fits, at or above it none does (pure epsilon-DP in many
+  // coordinates at a small epsilon: sqrt(dim) sqrt(dim)/epsilon). Refused
+  // while planning, from public quantities, before any charge.
+  if (!(noise_per_sensitivity * root_dim < MaxGridUnits(p.noise))) {
+    std::ostringstream msg;
+    msg << "the noise for " << p.dim << " coordinates at epsilon " << p.options.epsilon
+        << " is too wide for dperm's exact "
+        << (p.noise == NoiseKind::kLaplace ? "discrete Laplace" : "discrete Gaussian")
+        << " sampler (more than " << MaxGridUnits(p.noise)
+        << " grid units per coordinate whatever the grid)";
+    ThrowInvalid(msg.str(), p.noise == NoiseKind::kLaplace
+                     ? "Use a larger epsilon, fewer features or classes, or delta > 0 (Gaussian noise)."
+                     : "Use a larger epsilon, or fewer features or classes.");
+  }
   double grid = SnapGrid(base, p.dim, noise_per_sensitivity * base, p.noise);
   double inflated = 0, scale = 0;
   for (;;) {

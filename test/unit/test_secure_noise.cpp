@@ -3,6 +3,7 @@
 // the exact pmf, bins merged so that every expected count is >= 20.
 #include "dperm/noise.hpp"
 #include "dperm/exact_normal.hpp"
+#include "dperm/train.hpp"
 
 #include <gtest/gtest.h>
 
@@ -325,6 +326,29 @@ TEST(ExactNormal, ObjectiveNoiseIsExactOnItsGrid) {
   EXPECT_DOUBLE_EQ(ObjectiveNoiseRounding(sigma, 4), sigma * 2 * std::ldexp(1.0, -21));
   // A sigma that is not dyadic is refused (it would make sigma K inexact).
   EXPECT_THROW(ObjectiveNoise(rng, 3, 0.1), Error);
+}
+
+// Pure epsilon-DP in many coordinates at a small epsilon needs more grid
+// units per coordinate than the exact sampler takes, whatever the grid
+// (sqrt(dim) sqrt(dim)/epsilon >= 2^20): refused while planning with an
+// invalid-parameter error, never a loop (the fuzz statement that found it:
+// dp_softmax, 100000 features, 3 classes, epsilon 0.1, delta 0).
+TEST(Snapping, TooWideNoiseIsRefusedWhilePlanning) {
+  Options o;
+  o.epsilon = 0.1;
+  o.delta = 0;
+  o.classes = 3;
+  o.fit_intercept = false;
+  o.has_algorithm = false;
+  try {
+    PlanRelease(o, LossKind::kSoftmax, 2, 100000);
+    ADD_FAILURE() << "planned";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidParameter);
+    EXPECT_NE(std::string(e.what()).find("too wide"), std::string::npos) << e.what();
+  }
+  o.epsilon = 1;  // 300000/1 < 2^20: plans
+  EXPECT_GT(PlanRelease(o, LossKind::kSoftmax, 2, 100000).grid, 0.0);
 }
 
 }  // namespace
