@@ -2,7 +2,7 @@
 # ALTER EXTENSION dperm UPDATE from 0.1.0 (to the default version) keeps budgets (as 'basic'), the
 # ledger and models, and brings the functions of 0.2.0 to 0.6.0 (softmax models work after the
 # upgrade; named models and their catalog exist). The current library also serves the 0.1.0 catalog until the update. Run inside
-# pg_virtualenv.
+# pg_virtualenv -t.
 set -euo pipefail
 psql_q() { psql -X -q -v ON_ERROR_STOP=1 -At "$@"; }
 dropdb --if-exists dperm_upgrade >/dev/null 2>&1 || true

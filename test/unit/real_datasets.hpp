@@ -1,13 +1,16 @@
-// The real datasets of $DPERM_SHARED/data in tests and benches: loaded
+// The real datasets of $DPERM_SHARED/data/raw in tests and benches: loaded
 // through bench/load_datasets.py (the benches' one preprocessing, run as a
 // child process like sql/utility.sql does; needs the repository root as the
-// working directory), in dperm's row layout.
+// working directory), in dperm's row layout. DPERM_SHARED (SharedDir(),
+// reference_csv.hpp) is the one variable that locates them; a missing
+// directory or dataset is a test failure naming the path and the variable.
 #pragma once
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -24,10 +27,20 @@ struct Dataset {
   int64_t n() const { return d == 0 ? 0 : int64_t(rows.size() / (d + 1)); }
 };
 
+// The folder of the raw dataset files.
+inline std::string RealDataDir() { return SharedDir() + "/data/raw"; }
+
+// Dataset `name` (a name load_datasets.py knows); an empty Dataset and a
+// test failure when it cannot be loaded.
 inline Dataset LoadCopy(const std::string& name) {
-  const std::string cmd = "python3 bench/load_datasets.py --copy " + name +
-                          " --data-dir '" + SharedDir() + "/data/raw'";
+  const std::string dir = RealDataDir();
   Dataset out;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    ADD_FAILURE() << "real dataset directory " << dir << " not found: " << SharedDirAdvice();
+    return out;
+  }
+  const std::string cmd = "python3 bench/load_datasets.py --copy " + name + " --data-dir '" + dir + "'";
   std::FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr) {
     ADD_FAILURE() << "cannot run " << cmd;
@@ -63,6 +76,8 @@ inline Dataset LoadCopy(const std::string& name) {
     if (c == EOF) break;
   }
   EXPECT_EQ(pclose(pipe), 0) << cmd;
+  if (out.n() == 0)
+    ADD_FAILURE() << "no rows of " << name << " read from " << dir << ": " << SharedDirAdvice();
   return out;
 }
 

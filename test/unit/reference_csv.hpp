@@ -21,6 +21,12 @@ inline std::string SharedDir() {
   return (env != nullptr && *env != '\0') ? env : "../shared";
 }
 
+// What a failure to find a shared file tells the reader to do.
+inline std::string SharedDirAdvice() {
+  return "set DPERM_SHARED to the shared folder (holding accounting/ and data/raw; "
+         "unset, it is ../shared from the repository root)";
+}
+
 // Splits one CSV line on commas (the reference files have no quoting).
 inline std::vector<std::string> SplitCsvLine(const std::string& line) {
   std::vector<std::string> out;
@@ -36,7 +42,7 @@ inline std::vector<std::string> SplitCsvLine(const std::string& line) {
 inline std::vector<CsvRow> ReadAccountingCsv(const std::string& name) {
   const std::string path = SharedDir() + "/accounting/" + name;
   std::ifstream file(path);
-  if (!file) ADD_FAILURE() << "cannot open reference file " << path;
+  if (!file) ADD_FAILURE() << "cannot open reference file " << path << ": " << SharedDirAdvice();
   std::vector<CsvRow> rows;
   std::string line;
   if (!std::getline(file, line)) return rows;

@@ -12,11 +12,13 @@
 #include <vector>
 
 #include "reference_csv.hpp"
+#include "test_helpers.hpp"
 
 namespace dperm {
 namespace {
 
 using Row = testing::CsvRow;
+using testing::ExpectInvalid;
 using testing::ReadAccountingCsv;
 
 // README.md tolerances: sigma relative 1e-6, sigma_classic relative 1e-12.
@@ -159,32 +161,23 @@ TEST(ClassicGaussianSigma, NotSmallerThanAnalyticForEpsilonAtMostOne) {
 TEST(AnalyticGaussianArguments, InvalidArgumentsThrow) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
-  auto expect_invalid = [](auto&& call) {
-    try {
-      call();
-      ADD_FAILURE() << "expected an Error";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::kInvalidParameter);
-      EXPECT_FALSE(std::string(e.what()).empty());
-    }
-  };
   for (double eps : {0.0, -1.0, nan, inf}) {
-    expect_invalid([&] { AnalyticGaussianSigma(eps, 1e-5); });
-    expect_invalid([&] { ClassicGaussianSigma(eps, 1e-5, 1.0); });
+    ExpectInvalid([&] { AnalyticGaussianSigma(eps, 1e-5); });
+    ExpectInvalid([&] { ClassicGaussianSigma(eps, 1e-5, 1.0); });
   }
   for (double delta : {0.0, 1.0, -0.1, 1.5, nan, inf}) {
-    expect_invalid([&] { AnalyticGaussianSigma(1.0, delta); });
-    expect_invalid([&] { ClassicGaussianSigma(1.0, delta, 1.0); });
+    ExpectInvalid([&] { AnalyticGaussianSigma(1.0, delta); });
+    ExpectInvalid([&] { ClassicGaussianSigma(1.0, delta, 1.0); });
   }
   for (double sens : {0.0, -2.0, nan, inf}) {
-    expect_invalid([&] { AnalyticGaussianSigma(1.0, 1e-5, sens); });
-    expect_invalid([&] { ClassicGaussianSigma(1.0, 1e-5, sens); });
-    expect_invalid([&] { GaussianDelta(1.0, 1.0, sens); });
+    ExpectInvalid([&] { AnalyticGaussianSigma(1.0, 1e-5, sens); });
+    ExpectInvalid([&] { ClassicGaussianSigma(1.0, 1e-5, sens); });
+    ExpectInvalid([&] { GaussianDelta(1.0, 1.0, sens); });
   }
   for (double sigma : {0.0, -1.0, nan, inf})
-    expect_invalid([&] { GaussianDelta(sigma, 1.0, 1.0); });
+    ExpectInvalid([&] { GaussianDelta(sigma, 1.0, 1.0); });
   for (double eps : {-1.0, nan, inf})
-    expect_invalid([&] { GaussianDelta(1.0, eps, 1.0); });
+    ExpectInvalid([&] { GaussianDelta(1.0, eps, 1.0); });
 }
 
 }  // namespace

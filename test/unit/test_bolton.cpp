@@ -271,13 +271,7 @@ TEST(BoltonPlan, AccountingConsistent) {
 // classes.
 TEST(BoltonPlan, Errors) {
   auto expect_invalid = [](const Options& o, LossKind loss, const std::string& word) {
-    try {
-      PlanRelease(o, loss, 100, 4);
-      ADD_FAILURE() << "accepted: " << word;
-    } catch (const dperm::Error& e) {
-      EXPECT_EQ(e.kind(), dperm::ErrorKind::kInvalidParameter);
-      EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
-    }
+    dperm::testing::ExpectInvalid(dperm::testing::Planning(o, loss, 100, 4), word);
   };
   Options o = BoOpts(1, 1e-6, 0.1);
   o.l1 = 0.5;

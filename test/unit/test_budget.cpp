@@ -94,6 +94,57 @@ TEST(ComposeCharges, NeverWorseThanBasicWhenItsDeltaFits) {
   }
 }
 
+// RDP accounting of a ledger with no curves is the basic sums, with their
+// own delta (not the budget's), even when that delta is over the budget.
+TEST(ComposeCharges, PlainOnlyLedgerIsTheSums) {
+  for (double delta_budget : {1e-5, 1e-6, 0.0}) {
+    Spent s = ComposeCharges(true, delta_budget, {{0.3, 2e-6, nullptr}, {0.2, 0, nullptr}});
+    EXPECT_DOUBLE_EQ(s.epsilon, 0.5) << delta_budget;
+    EXPECT_DOUBLE_EQ(s.delta, 2e-6) << delta_budget;
+  }
+}
+
+// min(basic, RDP): one Gaussian release (Delta/sigma = 0.3, recorded at
+// epsilon 0.5, delta 1e-6) converts to about 1.3 at delta 1e-5, more than its
+// recorded epsilon, so the basic pair is reported as it is, with its own
+// delta; at epsilon 5 recorded the conversion is smaller and is reported at
+// the whole delta budget.
+TEST(ComposeCharges, ReportsTheSmallerOfBasicAndRdp) {
+  const double delta_budget = 1e-5;
+  std::vector<double> curve = GaussianCurve(0.3);
+  const double converted = RdpToEpsilon(LedgerOrders(), curve, delta_budget);
+  ASSERT_GT(converted, 0.5);
+  ASSERT_LT(converted, 5);
+  Spent basic = ComposeCharges(true, delta_budget, {{0.5, 1e-6, curve.data()}});
+  EXPECT_DOUBLE_EQ(basic.epsilon, 0.5);
+  EXPECT_DOUBLE_EQ(basic.delta, 1e-6);
+  Spent rdp = ComposeCharges(true, delta_budget, {{5, 1e-6, curve.data()}});
+  EXPECT_NEAR(rdp.epsilon, converted, 1e-12 * converted);
+  EXPECT_EQ(rdp.delta, delta_budget);
+}
+
+// The basic pair is a bound at the delta budget only if its delta fits: a
+// smaller basic epsilon whose summed delta is over the budget is not
+// reported; the curve converted at the budget is.
+TEST(ComposeCharges, BasicOverTheDeltaBudgetIsNotReported) {
+  const double delta_budget = 1e-5;
+  std::vector<double> curve = GaussianCurve(0.3);
+  const double converted = RdpToEpsilon(LedgerOrders(), curve, delta_budget);
+  ASSERT_GT(converted, 0.5);
+  Spent s = ComposeCharges(true, delta_budget, {{0.5, 2e-5, curve.data()}});
+  EXPECT_NEAR(s.epsilon, converted, 1e-12 * converted);
+  EXPECT_EQ(s.delta, delta_budget);
+}
+
+// Plain rows whose delta is over the budget leave a negative delta to
+// convert at: the sums, as with none left.
+TEST(ComposeCharges, NegativeDeltaLeftFallsBackToSums) {
+  std::vector<double> curve = GaussianCurve(0.01);
+  Spent s = ComposeCharges(true, 1e-5, {{1, 0, curve.data()}, {0.5, 2e-5, nullptr}});
+  EXPECT_DOUBLE_EQ(s.epsilon, 1.5);
+  EXPECT_DOUBLE_EQ(s.delta, 2e-5);
+}
+
 // A further release never lowers what was spent.
 TEST(ComposeCharges, SpendingIsMonotone) {
   std::vector<double> curve = GaussianCurve(0.25);

@@ -14,11 +14,13 @@
 #include <vector>
 
 #include "reference_csv.hpp"
+#include "test_helpers.hpp"
 
 namespace dperm {
 namespace {
 
 using testing::CsvRow;
+using testing::ExpectInvalid;
 using testing::ReadAccountingCsv;
 
 // README: noise_multiplier within 1e-4 relative, best_order exact.
@@ -100,44 +102,32 @@ TEST(CalibrateNoiseMultiplier, StepFunctionGivesSafeSide) {
 }
 
 TEST(CalibrateNoiseMultiplier, UnreachableOrBadTargetsThrow) {
-  auto expect_invalid = [](auto&& call, const char* what) {
-    try {
-      call();
-      ADD_FAILURE() << "expected an Error: " << what;
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::kInvalidParameter) << what;
-      EXPECT_FALSE(std::string(e.what()).empty()) << what;
-    }
-  };
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
   // ε never drops to the target (it floors at 10).
-  expect_invalid(
+  ExpectInvalid(
       [] { CalibrateNoiseMultiplier([](double s) { return 10.0 + 1 / s; }, 5); },
-      "unreachable");
+      "is not reached by any noise multiplier");
   // ε already meets the target for any σ: the target does not constrain σ.
-  expect_invalid(
+  ExpectInvalid(
       [] { CalibrateNoiseMultiplier([](double) { return 0.0; }, 1.0); },
-      "unconstrained");
+      "is already met at noise multiplier");
   for (double target : {0.0, -1.0, nan, inf})
-    expect_invalid(
+    ExpectInvalid(
         [&] { CalibrateNoiseMultiplier([](double s) { return 1 / s; }, target); },
-        "target");
-  expect_invalid([] { CalibratePoissonSubsampledGaussianRdp(0.0, 10, 1, 1e-5); },
-                 "q = 0");
-  expect_invalid([] { CalibratePoissonSubsampledGaussianRdp(1.5, 10, 1, 1e-5); },
-                 "q > 1");
-  expect_invalid([] { CalibratePoissonSubsampledGaussianRdp(0.1, 0, 1, 1e-5); },
-                 "steps");
-  expect_invalid([] { CalibratePoissonSubsampledGaussianRdp(0.1, 10, 1, 1.0); },
-                 "delta");
+        "target epsilon must be");
+  ExpectInvalid([] { CalibratePoissonSubsampledGaussianRdp(0.0, 10, 1, 1e-5); },
+                "sampling rate q");
+  ExpectInvalid([] { CalibratePoissonSubsampledGaussianRdp(1.5, 10, 1, 1e-5); },
+                "sampling rate q");
+  ExpectInvalid([] { CalibratePoissonSubsampledGaussianRdp(0.1, 0, 1, 1e-5); },
+                "steps must be at least 1");
+  ExpectInvalid([] { CalibratePoissonSubsampledGaussianRdp(0.1, 10, 1, 1.0); },
+                "delta must be");
   // A NaN from the accountant is a broken invariant, not a user error.
-  try {
-    CalibrateNoiseMultiplier([nan](double) { return nan; }, 1.0);
-    ADD_FAILURE() << "expected an Error for NaN epsilon";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kInternal);
-  }
+  testing::ExpectError(ErrorKind::kInternal,
+                       [nan] { CalibrateNoiseMultiplier([nan](double) { return nan; }, 1.0); },
+                       "epsilon is NaN");
 }
 
 }  // namespace

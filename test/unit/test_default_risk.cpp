@@ -64,6 +64,7 @@ Dataset LoadProblemData(const std::string& name) {
 
 Problem MakeProblem(const std::string& name, LossKind loss, double l2) {
   Problem pr{name, loss, loss == LossKind::kSoftmax ? 3 : 0, l2, LoadProblemData(name)};
+  if (pr.data.n() == 0) return pr;  // LoadCopy has failed the test, naming the path
   // Any algorithm's plan gives the objective; output_gd plans every loss.
   Plan p = PlanRelease(DefaultOptions(pr, Algorithm::kOutputGd, 1), loss, pr.data.n(), pr.data.d);
   std::unique_ptr<Objective> f = MakeObjective(p, pr.data.rows.data());
@@ -184,6 +185,7 @@ double CheckCell(const Problem& pr, Algorithm a, double epsilon, double bound, c
 }
 
 void CheckDefaults(const Problem& pr) {
+  ASSERT_GT(pr.data.n(), 0) << "no data for " << pr.name;
   for (Algorithm a : AllAlgorithms()) {
     if (!Supports(a, pr.loss)) continue;
     SCOPED_TRACE(std::string(AlgorithmName(a)) + " " + LossName(pr.loss) + " on " + pr.name);
@@ -247,6 +249,7 @@ TEST(DefaultRiskTable, DISABLED_Print) {
     const std::string name = spec.substr(0, c1);
     Problem pr = MakeProblem(name, LossNamed(spec.substr(c1 + 1, c2 - c1 - 1)),
                              std::strtod(spec.substr(c2 + 1).c_str(), nullptr));
+    ASSERT_GT(pr.data.n(), 0) << "no data for " << name;
     std::printf("\n### %s, %s, l2 = %g (n = %lld, d = %d; zero model excess %.4g)\n\n", name.c_str(),
                 LossName(pr.loss), pr.l2, (long long)pr.data.n(), pr.data.d, pr.zero);
     std::printf("| algorithm |");

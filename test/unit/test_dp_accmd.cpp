@@ -34,6 +34,8 @@ using dperm::Options;
 using dperm::Plan;
 using dperm::PlanRelease;
 using dperm::SecureRng;
+using dperm::testing::ExpectInvalid;
+using dperm::testing::Planning;
 
 Options AccmdOpts(double epsilon, double delta, double radius, double l2 = 0,
                   Accountant accountant = Accountant::kTight) {
@@ -476,33 +478,23 @@ TEST(DpAccmdTrain, Softmax) {
   EXPECT_LE(w.lpNorm<1>(), 1.0 * (1 + 1e-12));
 }
 
-void ExpectInvalid(const Options& o, LossKind loss, const std::string& fragment) {
-  try {
-    PlanRelease(o, loss, 100, 3);
-    ADD_FAILURE() << "expected an error containing: " << fragment;
-  } catch (const dperm::Error& e) {
-    EXPECT_EQ(e.kind(), dperm::ErrorKind::kInvalidParameter);
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
-}
-
 TEST(DpAccmdPlan, RefusedOptions) {
   Options o = AccmdOpts(1.0, 1e-5, 1.0);
   Options bad = o;
   bad.l1 = 0.1;
-  ExpectInvalid(bad, LossKind::kLogistic, "\"l1\"");
+  ExpectInvalid(Planning(bad, LossKind::kLogistic, 100, 3), "\"l1\"");
   bad = o;
   bad.batch_size = 10;
-  ExpectInvalid(bad, LossKind::kLogistic, "\"batch_size\"");
+  ExpectInvalid(Planning(bad, LossKind::kLogistic, 100, 3), "\"batch_size\"");
   bad = o;
   bad.ls_sigma = 1;
-  ExpectInvalid(bad, LossKind::kLogistic, "\"ls_sigma\"");
+  ExpectInvalid(Planning(bad, LossKind::kLogistic, 100, 3), "\"ls_sigma\"");
   bad = o;
   bad.step_size = 0.1;
-  ExpectInvalid(bad, LossKind::kLogistic, "\"step_size\"");
+  ExpectInvalid(Planning(bad, LossKind::kLogistic, 100, 3), "\"step_size\"");
   bad = o;
   bad.delta = 0;
-  ExpectInvalid(bad, LossKind::kHuber, "delta > 0");
+  ExpectInvalid(Planning(bad, LossKind::kHuber, 100, 3), "delta > 0");
 }
 
 }  // namespace

@@ -14,7 +14,6 @@
 #include "dperm/train.hpp"
 #include "erm_reference.hpp"
 #include "test_helpers.hpp"
-#include "test_helpers.hpp"
 
 namespace {
 
@@ -27,6 +26,7 @@ using dperm::Plan;
 using dperm::PlanRelease;
 using dperm::SecureRng;
 using dperm::testing::ErmRows;
+using dperm::testing::ExpectInvalid;
 using dperm::testing::FistaMinimiser;
 using dperm::testing::NewtonMinimiser;
 using dperm::testing::SubgradientResidual;
@@ -270,30 +270,21 @@ TEST(DpGdTrain, NoiseHasPlannedScale) {
   EXPECT_LT(mean.lpNorm<Eigen::Infinity>(), 5 * p.noise_scale / std::sqrt(double(seeds)));
 }
 
-void ExpectInvalid(const Options& o, const std::string& part) {
-  try {
-    PlanRelease(o, LossKind::kLogistic, 1000, 5);
-    ADD_FAILURE() << "no error; expected one mentioning " << part;
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), dperm::ErrorKind::kInvalidParameter);
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-  }
-}
-
 TEST(DpGdPlan, Errors) {
-  ExpectInvalid(GdOpts(1, 0, 0.1), "delta > 0");
+  auto plan = [](const Options& o) { return dperm::testing::Planning(o, LossKind::kLogistic, 1000, 5); };
+  ExpectInvalid(plan(GdOpts(1, 0, 0.1)), "delta > 0");
   Options o = GdOpts(1, 1e-6, 0.1);
   o.step_size = 1 / (ConstantsOf(LossKind::kLogistic).beta + 0.1) * 1.01;
-  ExpectInvalid(o, "step_size");
+  ExpectInvalid(plan(o), "step_size");
   o = GdOpts(1, 1e-6, 0.1);
   o.batch_size = 10;
-  ExpectInvalid(o, "batch_size");
+  ExpectInvalid(plan(o), "batch_size");
   o = GdOpts(1, 1e-6, 0.1);
   o.radius = 3;
-  ExpectInvalid(o, "radius");
+  ExpectInvalid(plan(o), "radius");
   o = GdOpts(1, 1e-6, 0.1);
   o.ls_sigma = 1;
-  ExpectInvalid(o, "ls_sigma");
+  ExpectInvalid(plan(o), "ls_sigma");
   // The largest step is accepted.
   o = GdOpts(1, 1e-6, 0.1);
   o.step_size = 1 / (ConstantsOf(LossKind::kLogistic).beta + 0.1);

@@ -26,6 +26,7 @@ using dperm::LossKind;
 using dperm::Options;
 using dperm::Plan;
 using dperm::PlanRelease;
+using dperm::testing::ExpectInvalid;
 using dperm::testing::Name;
 using dperm::testing::NewtonMinimiser;
 using dperm::testing::Noiseless;
@@ -391,36 +392,26 @@ TEST(DpSgdTrain, DeterministicForASeed) {
   EXPECT_NE(TrainSeeded(p, rows, 77), TrainSeeded(p, rows, 78));
 }
 
-// The message of the error a plan throws ("" if none).
-std::string PlanError(const Options& o, LossKind loss = LossKind::kLogistic, int64_t n = 1000) {
-  try {
-    PlanRelease(o, loss, n, 4);
-  } catch (const dperm::Error& e) {
-    EXPECT_EQ(e.kind(), dperm::ErrorKind::kInvalidParameter);
-    return e.what();
-  }
-  return "";
-}
-
 TEST(DpSgdPlan, Errors) {
+  auto plan = [](const Options& o, LossKind loss) { return dperm::testing::Planning(o, loss, 1000, 4); };
   Options o = Opts(LossKind::kLogistic, 1, 0, 0);
-  EXPECT_NE(PlanError(o).find("needs delta > 0"), std::string::npos);
+  ExpectInvalid(plan(o, LossKind::kLogistic), "needs delta > 0");
   o = Opts(LossKind::kLogistic, 1, 1e-6, 0);
   o.l1 = 0.1;
-  EXPECT_NE(PlanError(o).find("\"l1\" does not apply to algorithm dp_sgd"), std::string::npos);
+  ExpectInvalid(plan(o, LossKind::kLogistic), "\"l1\" does not apply to algorithm dp_sgd");
   o = Opts(LossKind::kLogistic, 1, 1e-6, 0);
   o.ls_sigma = 1;
-  EXPECT_NE(PlanError(o).find("\"ls_sigma\" does not apply"), std::string::npos);
+  ExpectInvalid(plan(o, LossKind::kLogistic), "\"ls_sigma\" does not apply");
   o.ls_sigma = 0;  // given as 0 is still given
-  EXPECT_NE(PlanError(o).find("\"ls_sigma\""), std::string::npos);
+  ExpectInvalid(plan(o, LossKind::kLogistic), "\"ls_sigma\"");
   o = Opts(LossKind::kLogistic, 1, 1e-6, 0);
   o.batch_size = 1001;
-  EXPECT_NE(PlanError(o).find("batch_size 1001 must be between 1 and n = 1000"), std::string::npos);
+  ExpectInvalid(plan(o, LossKind::kLogistic), "batch_size 1001 must be between 1 and n = 1000");
   o = Opts(LossKind::kSoftmax, 1, 1e-6, 0);
   o.classes = 0;
-  EXPECT_NE(PlanError(o, LossKind::kSoftmax).find("classes"), std::string::npos);
+  ExpectInvalid(plan(o, LossKind::kSoftmax), "classes");
   // A valid plan for each loss throws nothing.
-  for (LossKind loss : kLosses) EXPECT_EQ(PlanError(Opts(loss, 1, 1e-6, 0), loss), "");
+  for (LossKind loss : kLosses) EXPECT_NO_THROW(PlanRelease(Opts(loss, 1, 1e-6, 0), loss, 1000, 4));
 }
 
 }  // namespace

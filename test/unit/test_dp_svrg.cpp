@@ -35,6 +35,7 @@ using dperm::PlanRelease;
 using dperm::SecureRng;
 using dperm::SvrgSteps;
 using dperm::testing::ErmRows;
+using dperm::testing::ExpectInvalid;
 using dperm::testing::FistaMinimiser;
 using dperm::testing::SubgradientResidual;
 using dperm::testing::ToVector;
@@ -574,30 +575,18 @@ TEST(DpSvrgPlan, ExplainUsesOwnCurve) {
   EXPECT_EQ(j.find("\"pld\""), std::string::npos) << j;
 }
 
-void ExpectInvalid(const Options& o, const std::string& part, const std::string& hint_part = "") {
-  try {
-    PlanRelease(o, LossKind::kLogistic, 1000, 5);
-    ADD_FAILURE() << "no error; expected one mentioning " << part;
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), dperm::ErrorKind::kInvalidParameter);
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-    if (!hint_part.empty()) {
-      EXPECT_NE(e.hint().find(hint_part), std::string::npos) << e.hint();
-    }
-  }
-}
-
 TEST(DpSvrgPlan, Errors) {
+  auto plan = [](const Options& o) { return dperm::testing::Planning(o, LossKind::kLogistic, 1000, 5); };
   const double beta = ConstantsOf(LossKind::kLogistic).beta;
-  ExpectInvalid(SvrgOpts(Algorithm::kDpSvrg, 1, 1e-6, 0), "l2 > 0", "dp_svrg_pp");
-  ExpectInvalid(SvrgOpts(Algorithm::kDpSvrg, 1, 0, 0.1), "delta > 0");
-  ExpectInvalid(SvrgOpts(Algorithm::kDpSvrgPp, 1, 0, 0.1), "delta > 0");
+  ExpectInvalid(plan(SvrgOpts(Algorithm::kDpSvrg, 1, 1e-6, 0)), "l2 > 0", "dp_svrg_pp");
+  ExpectInvalid(plan(SvrgOpts(Algorithm::kDpSvrg, 1, 0, 0.1)), "delta > 0");
+  ExpectInvalid(plan(SvrgOpts(Algorithm::kDpSvrgPp, 1, 0, 0.1)), "delta > 0");
   Options o = SvrgOpts(Algorithm::kDpSvrg, 1, 1e-6, 0.1);
   o.batch_size = 1;
   o.step_size = 1.01 / (12 * beta);  // above Theorem 4.2's bound
-  ExpectInvalid(o, "exceeds");
+  ExpectInvalid(plan(o), "exceeds");
   o.step_size = 1 / (20 * beta);  // within it, but (4) needs eta < 1/(24 beta)
-  ExpectInvalid(o, "inequality (4)");
+  ExpectInvalid(plan(o), "inequality (4)");
   o.step_size = 1 / (25 * beta);
   EXPECT_NO_THROW(PlanRelease(o, LossKind::kLogistic, 1000, 5));
   // Mini-batches: up to 1/beta (b >= 12), and (4) needs eta < b/(24 beta).
@@ -605,34 +594,34 @@ TEST(DpSvrgPlan, Errors) {
   o.step_size = 1 / beta;
   EXPECT_NO_THROW(PlanRelease(o, LossKind::kLogistic, 1000, 5));
   o.step_size = 1.01 / beta;
-  ExpectInvalid(o, "exceeds");
+  ExpectInvalid(plan(o), "exceeds");
   o.batch_size = 16;
   o.step_size = 0.7 / beta;  // below 1/beta, but (4) needs eta < 16/(24 beta)
-  ExpectInvalid(o, "inequality (4)");
+  ExpectInvalid(plan(o), "inequality (4)");
   o = SvrgOpts(Algorithm::kDpSvrgPp, 1, 1e-6, 0);
   o.batch_size = 1;
   o.step_size = 1.01 / (13 * beta);
-  ExpectInvalid(o, "exceeds");
+  ExpectInvalid(plan(o), "exceeds");
   o.batch_size = 13;
   o.step_size = 1 / beta;
   EXPECT_NO_THROW(PlanRelease(o, LossKind::kLogistic, 1000, 5));
   o.step_size = 1.01 / beta;
-  ExpectInvalid(o, "exceeds");
+  ExpectInvalid(plan(o), "exceeds");
   for (Algorithm a : {Algorithm::kDpSvrg, Algorithm::kDpSvrgPp}) {
     o = SvrgOpts(a, 1, 1e-6, 0.1);
     o.radius = 2;
-    ExpectInvalid(o, "radius");
+    ExpectInvalid(plan(o), "radius");
     o = SvrgOpts(a, 1, 1e-6, 0.1);
     o.ls_sigma = 0.5;
-    ExpectInvalid(o, "ls_sigma");
+    ExpectInvalid(plan(o), "ls_sigma");
     o = SvrgOpts(a, 1, 1e-6, 0.1);
     o.batch_size = 1001;
-    ExpectInvalid(o, "batch_size");
+    ExpectInvalid(plan(o), "batch_size");
   }
   // Too many doubling epochs.
   o = SvrgOpts(Algorithm::kDpSvrgPp, 1, 1e-6, 0);
   o.iterations = 45;
-  ExpectInvalid(o, "inner steps");
+  ExpectInvalid(plan(o), "inner steps");
 }
 
 // A tiny l2 would need epochs of ~1e9 steps: capped at max(1e5, 2n), with

@@ -3,8 +3,13 @@
 #include "dperm/noise.hpp"
 #include "dperm/options.hpp"
 #include "dperm/plan.hpp"
+#include "dperm/train.hpp"
 
 #include <cmath>
+#include <exception>
+#include <string>
+#include <utility>
+
 #include <gtest/gtest.h>
 
 namespace dperm::testing {
@@ -39,6 +44,48 @@ inline double ExpectSnappedNoise(const Plan& p) {
   EXPECT_LE(p.noise_scale / p.grid, MaxGridUnits(p.noise));
   EXPECT_NE(p.sampler.find("discrete"), std::string::npos) << p.sampler;
   return p.noise_scale * base / p.sensitivity;
+}
+
+// Calls `call`, which must throw a dperm::Error of `kind` with a non-empty
+// message containing `message_part` and a hint containing `hint_part` (an
+// empty part matches any text). Anything else is a test failure. Returns the
+// message ("" when none was thrown). Failures are reported at this file: give
+// a loop's case with SCOPED_TRACE.
+template <class Call>
+std::string ExpectError(ErrorKind kind, Call&& call, const std::string& message_part = "",
+                        const std::string& hint_part = "") {
+  try {
+    std::forward<Call>(call)();
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(e.kind(), kind) << "message: " << message;
+    EXPECT_FALSE(message.empty());
+    EXPECT_NE(message.find(message_part), std::string::npos)
+        << "message: " << message << "\nexpected it to contain: " << message_part;
+    EXPECT_NE(e.hint().find(hint_part), std::string::npos)
+        << "hint: " << e.hint() << "\nexpected it to contain: " << hint_part;
+    return message;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "threw a std::exception, not a dperm::Error: " << e.what();
+    return "";
+  } catch (...) {
+    ADD_FAILURE() << "threw something other than a dperm::Error";
+    return "";
+  }
+  ADD_FAILURE() << "no error; expected one containing \"" << message_part << "\"";
+  return "";
+}
+
+// ExpectError for the common case: a bad option or argument (SQLSTATE 22023).
+template <class Call>
+std::string ExpectInvalid(Call&& call, const std::string& message_part = "",
+                          const std::string& hint_part = "") {
+  return ExpectError(ErrorKind::kInvalidParameter, std::forward<Call>(call), message_part, hint_part);
+}
+
+// The call PlanRelease(o, loss, n, d), for ExpectInvalid.
+inline auto Planning(const Options& o, LossKind loss, int64_t n, int d) {
+  return [=] { PlanRelease(o, loss, n, d); };
 }
 
 }  // namespace dperm::testing

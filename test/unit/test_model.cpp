@@ -16,6 +16,7 @@
 #include "dperm/model.hpp"
 #include "dperm/softmax.hpp"
 #include "dperm/train.hpp"
+#include "test_helpers.hpp"
 
 namespace {
 
@@ -479,12 +480,8 @@ TEST(ModelJson, LargeModelsCheckForInterrupts) {
   Plan large = MakePlan(LossKind::kLogistic, true, 5000);
   Plan many_classes = MakePlan(LossKind::kSoftmax, true, 1, 3000);  // 6000 numbers
   for (const Plan* p : {&large, &many_classes}) {
-    try {
-      ModelJson(*p, std::vector<double>(p->dim, 0.5), meta);
-      ADD_FAILURE() << "no interrupt check";
-    } catch (const dperm::Error& e) {
-      EXPECT_EQ(e.kind(), dperm::ErrorKind::kCancelled);
-    }
+    dperm::testing::ExpectError(dperm::ErrorKind::kCancelled,
+                                [&] { ModelJson(*p, std::vector<double>(p->dim, 0.5), meta); });
   }
   dperm::SetInterruptProbe(nullptr);
 }

@@ -31,7 +31,9 @@ using dperm::Options;
 using dperm::Plan;
 using dperm::PlanRelease;
 
+using dperm::testing::ExpectInvalid;
 using dperm::testing::Opts;
+using dperm::testing::Planning;
 
 // Public constants for a loss: {R, L, beta} from feature_bound and
 // fit_intercept (R = sqrt(feature_bound^2 + fit_intercept)).
@@ -190,12 +192,9 @@ TEST(PlanSteps, TooLargeStepRejected) {
   for (const Case& c : cases) {
     Options o = Opts(1, 1e-5, c.l2, true, c.accountant);
     o.step_size = c.max_step * 1.001;
-    try {
-      PlanRelease(o, LossKind::kLogistic, 1000, 3);
-      ADD_FAILURE() << "step " << o.step_size << " accepted (l2=" << c.l2 << ")";
-    } catch (const dperm::Error& e) {
-      EXPECT_EQ(e.kind(), dperm::ErrorKind::kInvalidParameter);
-      EXPECT_NE(std::string(e.what()).find("step_size"), std::string::npos) << e.what();
+    {
+      SCOPED_TRACE("step " + std::to_string(o.step_size) + " l2=" + std::to_string(c.l2));
+      ExpectInvalid(Planning(o, LossKind::kLogistic, 1000, 3), "step_size");
     }
     // A step just under the limit is accepted and used.
     o.step_size = c.max_step * 0.999;
@@ -521,13 +520,7 @@ TEST(PlanOptions, UnsupportedOptionsRejected) {
   for (const Case& c : cases) {
     Options o = Opts(1, 0, 0.1);
     c.set(o);
-    try {
-      PlanRelease(o, LossKind::kLogistic, 100, 3);
-      ADD_FAILURE() << c.key << " accepted";
-    } catch (const dperm::Error& e) {
-      EXPECT_EQ(e.kind(), dperm::ErrorKind::kInvalidParameter);
-      EXPECT_NE(std::string(e.what()).find(c.key), std::string::npos) << e.what();
-    }
+    ExpectInvalid(Planning(o, LossKind::kLogistic, 100, 3), c.key);
   }
   // l1 = 0 is the default and is fine.
   EXPECT_NO_THROW(PlanRelease(Opts(1, 0, 0.1), LossKind::kLogistic, 100, 3));

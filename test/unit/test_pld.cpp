@@ -19,11 +19,13 @@
 #include <vector>
 
 #include "reference_csv.hpp"
+#include "test_helpers.hpp"
 
 namespace dperm {
 namespace {
 
 using Row = testing::CsvRow;
+using testing::ExpectInvalid;
 using testing::ReadAccountingCsv;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -277,37 +279,28 @@ TEST(DiscretePld, SelfComposeMatchesRepeatedComposition) {
 // memory limit, refused before allocating.
 TEST(PldAccountant, InvalidArgumentsThrow) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  auto expect_invalid = [](auto&& call, const std::string& fragment) {
-    try {
-      call();
-      ADD_FAILURE() << "no error; expected one mentioning " << fragment;
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::kInvalidParameter) << e.what();
-      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-    }
-  };
   auto eps = [](double q, double s, int64_t k, double d, double h) {
     return [=] { EpsilonPoissonSubsampledGaussianPld(q, s, k, d, h); };
   };
-  expect_invalid(eps(0.0, 1, 1, 1e-5, 1e-4), "q");
-  expect_invalid(eps(1.5, 1, 1, 1e-5, 1e-4), "q");
-  expect_invalid(eps(nan, 1, 1, 1e-5, 1e-4), "q");
-  expect_invalid(eps(0.1, 0, 1, 1e-5, 1e-4), "sigma");
-  expect_invalid(eps(0.1, -1, 1, 1e-5, 1e-4), "sigma");
-  expect_invalid(eps(0.1, kInf, 1, 1e-5, 1e-4), "sigma");
-  expect_invalid(eps(0.1, 1, 0, 1e-5, 1e-4), "steps");
-  expect_invalid(eps(0.1, 1, 1, 0.0, 1e-4), "delta");
-  expect_invalid(eps(0.1, 1, 1, 1.0, 1e-4), "delta");
-  expect_invalid(eps(0.1, 1, 1, nan, 1e-4), "delta");
-  expect_invalid(eps(0.1, 1, 1, 1e-5, 0.0), "discretization");
-  expect_invalid(eps(0.1, 1, 1, 1e-5, nan), "discretization");
-  expect_invalid(eps(0.1, 1, 1, 1e-5, 1e-9), "limit");           // one step too fine
-  expect_invalid(eps(1.0, 1, 1000000000, 1e-5, 1e-4), "limit");  // window too wide
-  expect_invalid([] { DeltaPoissonSubsampledGaussianPld(0.1, 1, 1, -1.0); }, "epsilon");
-  expect_invalid([] { DiscretePld(0.1, 0, {}, 0.0); }, "empty");
-  expect_invalid([] { DiscretePld(0.1, 0, {-0.1}, 0.0); }, ">= 0");
-  expect_invalid([] { DiscretePld(0.1, 0, {1.0}, 0.0).GetEpsilon(1.5); }, "delta");
-  expect_invalid([] { DiscretePld(0.1, 0, {1.0}, 0.0).SelfCompose(0); }, "times");
+  ExpectInvalid(eps(0.0, 1, 1, 1e-5, 1e-4), "q");
+  ExpectInvalid(eps(1.5, 1, 1, 1e-5, 1e-4), "q");
+  ExpectInvalid(eps(nan, 1, 1, 1e-5, 1e-4), "q");
+  ExpectInvalid(eps(0.1, 0, 1, 1e-5, 1e-4), "sigma");
+  ExpectInvalid(eps(0.1, -1, 1, 1e-5, 1e-4), "sigma");
+  ExpectInvalid(eps(0.1, kInf, 1, 1e-5, 1e-4), "sigma");
+  ExpectInvalid(eps(0.1, 1, 0, 1e-5, 1e-4), "steps");
+  ExpectInvalid(eps(0.1, 1, 1, 0.0, 1e-4), "delta");
+  ExpectInvalid(eps(0.1, 1, 1, 1.0, 1e-4), "delta");
+  ExpectInvalid(eps(0.1, 1, 1, nan, 1e-4), "delta");
+  ExpectInvalid(eps(0.1, 1, 1, 1e-5, 0.0), "discretization");
+  ExpectInvalid(eps(0.1, 1, 1, 1e-5, nan), "discretization");
+  ExpectInvalid(eps(0.1, 1, 1, 1e-5, 1e-9), "limit");           // one step too fine
+  ExpectInvalid(eps(1.0, 1, 1000000000, 1e-5, 1e-4), "limit");  // window too wide
+  ExpectInvalid([] { DeltaPoissonSubsampledGaussianPld(0.1, 1, 1, -1.0); }, "epsilon");
+  ExpectInvalid([] { DiscretePld(0.1, 0, {}, 0.0); }, "empty");
+  ExpectInvalid([] { DiscretePld(0.1, 0, {-0.1}, 0.0); }, ">= 0");
+  ExpectInvalid([] { DiscretePld(0.1, 0, {1.0}, 0.0).GetEpsilon(1.5); }, "delta");
+  ExpectInvalid([] { DiscretePld(0.1, 0, {1.0}, 0.0).SelfCompose(0); }, "times");
 }
 
 }  // namespace

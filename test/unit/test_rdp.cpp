@@ -15,26 +15,16 @@
 #include <vector>
 
 #include "reference_csv.hpp"
+#include "test_helpers.hpp"
 
 namespace dperm {
 namespace {
 
 using testing::CsvRow;
+using testing::ExpectInvalid;
 using testing::ReadAccountingCsv;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// Every invalid input is a kInvalidParameter error with a message.
-template <class Call>
-void ExpectInvalid(Call&& call, const std::string& what) {
-  try {
-    call();
-    ADD_FAILURE() << "expected an Error for " << what;
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kInvalidParameter) << what;
-    EXPECT_FALSE(std::string(e.what()).empty()) << what;
-  }
-}
 
 // README: pass if |x − rdp| ≤ max(1e-6·rdp, 1e-13·steps) on every row.
 TEST(RdpPoissonSubsampledGaussian, MatchesEveryReferenceRow) {
@@ -312,66 +302,66 @@ TEST(RdpArguments, InvalidArgumentsThrow) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const std::vector<double> orders = {2.0, 4.0}, rdp = {0.1, 0.2};
   for (double sigma : {0.0, -1.0, nan, kInf}) {
-    ExpectInvalid([&] { RdpGaussian(sigma, 2.0); }, "RdpGaussian sigma");
+    ExpectInvalid([&] { RdpGaussian(sigma, 2.0); }, "sigma/sensitivity must be");
     ExpectInvalid([&] { RdpPoissonSubsampledGaussian(0.1, sigma, 2.0); },
-                  "Poisson sigma");
+                  "noise multiplier sigma");
     ExpectInvalid([&] { RdpSampledWithoutReplacementGaussian(0.1, sigma, 2); },
-                  "WBK sigma");
+                  "noise multiplier sigma");
     ExpectInvalid(
         [&] { EpsilonPoissonSubsampledGaussianRdp(0.1, sigma, 10, 1e-5); },
-        "epsilon sigma");
+        "noise multiplier sigma");
   }
   for (double q : {-0.1, 1.5, nan, kInf}) {
     ExpectInvalid([&] { RdpPoissonSubsampledGaussian(q, 1.0, 2.0); },
-                  "Poisson q");
+                  "sampling rate q");
     ExpectInvalid([&] { RdpSampledWithoutReplacementGaussian(q, 1.0, 2.0); },
-                  "WBK gamma");
+                  "sampling fraction gamma");
   }
   ExpectInvalid([&] { RdpSampledWithoutReplacementGaussian(0.0, 1.0, 2.0); },
-                "WBK gamma 0");
+                "sampling fraction gamma");
   for (double order : {1.0, 0.5, -2.0, nan, kInf, 2e5}) {
     ExpectInvalid([&] { RdpPoissonSubsampledGaussian(0.1, 1.0, order); },
-                  "Poisson order");
+                  "RDP order");
     ExpectInvalid(
         [&] { RdpSampledWithoutReplacementGaussian(0.1, 1.0, order); },
-        "WBK order");
+        "RDP order");
   }
   for (double order : {1.0, 0.5, nan, kInf}) {
-    ExpectInvalid([&] { RdpGaussian(1.0, order); }, "Gaussian order");
+    ExpectInvalid([&] { RdpGaussian(1.0, order); }, "RDP order");
     ExpectInvalid([&] { RdpToEpsilon({order, 4.0}, rdp, 1e-5); },
-                  "conversion order");
+                  "RDP order");
     ExpectInvalid([&] { RdpToEpsilonClassic({order, 4.0}, rdp, 1e-5); },
-                  "classic conversion order");
+                  "RDP order");
   }
   for (double delta : {0.0, 1.0, -1e-5, 2.0, nan}) {
     ExpectInvalid([&] { RdpToEpsilon(orders, rdp, delta); }, "delta");
     ExpectInvalid([&] { RdpToEpsilonClassic(orders, rdp, delta); }, "delta");
     ExpectInvalid(
         [&] { EpsilonPoissonSubsampledGaussianRdp(0.1, 1.0, 10, delta); },
-        "epsilon delta");
+        "delta must be");
   }
   for (double bad : {-1e-9, nan}) {
-    ExpectInvalid([&] { RdpToEpsilon(orders, {0.1, bad}, 1e-5); }, "rdp");
+    ExpectInvalid([&] { RdpToEpsilon(orders, {0.1, bad}, 1e-5); }, "RDP values must be >= 0");
     ExpectInvalid([&] { RdpToEpsilonClassic(orders, {bad, 0.1}, 1e-5); },
-                  "rdp");
-    ExpectInvalid([&] { ComposeRdp({{0.1, bad}}); }, "compose rdp");
-    ExpectInvalid([&] { SelfComposeRdp({bad}, 2); }, "self-compose rdp");
+                  "RDP values must be >= 0");
+    ExpectInvalid([&] { ComposeRdp({{0.1, bad}}); }, "RDP values must be >= 0");
+    ExpectInvalid([&] { SelfComposeRdp({bad}, 2); }, "RDP values must be >= 0");
   }
-  ExpectInvalid([&] { RdpToEpsilon({2.0}, rdp, 1e-5); }, "length mismatch");
+  ExpectInvalid([&] { RdpToEpsilon({2.0}, rdp, 1e-5); }, "differ in length");
   ExpectInvalid([&] { RdpToEpsilonClassic({}, {}, 1e-5); }, "empty");
-  ExpectInvalid([&] { ComposeRdp({}); }, "no curves");
-  ExpectInvalid([&] { ComposeRdp({{0.1}, {0.1, 0.2}}); }, "ragged curves");
-  ExpectInvalid([&] { SelfComposeRdp({0.1}, 0); }, "times 0");
+  ExpectInvalid([&] { ComposeRdp({}); }, "no RDP curves");
+  ExpectInvalid([&] { ComposeRdp({{0.1}, {0.1, 0.2}}); }, "differ in length");
+  ExpectInvalid([&] { SelfComposeRdp({0.1}, 0); }, "steps must be at least 1");
   for (std::int64_t steps : {0, -3}) {
     ExpectInvalid(
         [&] { EpsilonPoissonSubsampledGaussianRdp(0.1, 1.0, steps, 1e-5); },
         "steps");
     ExpectInvalid(
         [&] { RdpPoissonSubsampledGaussianCurve(0.1, 1.0, steps, orders); },
-        "curve steps");
+        "steps must be at least 1");
   }
   ExpectInvalid([&] { RdpPoissonSubsampledGaussianCurve(0.1, 1.0, 1, {}); },
-                "curve orders");
+                "order list is empty");
 }
 
 // --- Sampling without replacement (Wang, Balle & Kasiviswanathan 2019) ---

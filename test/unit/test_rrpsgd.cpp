@@ -187,13 +187,7 @@ TEST(RrpsgdPlan, GivenOptionsUsed) {
 // weights would not be positive), and softmax without classes.
 TEST(RrpsgdPlan, Errors) {
   auto expect_invalid = [](const Options& o, LossKind loss, const std::string& word) {
-    try {
-      PlanRelease(o, loss, 1000, 4);
-      ADD_FAILURE() << "accepted: " << word;
-    } catch (const dperm::Error& e) {
-      EXPECT_EQ(e.kind(), dperm::ErrorKind::kInvalidParameter);
-      EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
-    }
+    dperm::testing::ExpectInvalid(dperm::testing::Planning(o, loss, 1000, 4), word);
   };
   expect_invalid(RrOpts(1, 0, 0.1), LossKind::kLogistic, "delta");
   Options o = RrOpts(1, 1e-6, 0.1);
