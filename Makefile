@@ -45,13 +45,17 @@ $(UNIT_OBJS): override CPPFLAGS := -Iinclude $(EIGEN_CFLAGS)
 test/unit/run_unit_tests: $(UNIT_OBJS) $(CORE_OBJS)
 	$(CXX) -o $@ $^ -lgtest -lgtest_main -pthread
 
-.PHONY: unit core-guard
+.PHONY: unit core-guard check-includes
 unit: test/unit/run_unit_tests
 	DPERM_SHARED=$(or $(DPERM_SHARED),../shared) ./test/unit/run_unit_tests
 
 # Proves the fence: a core file that includes postgres.h must not compile.
 core-guard:
 	bash test/core_guard.sh
+
+# No include cycle between the core's modules (header + same-named .cpp).
+check-includes:
+	bash test/check_includes.sh
 
 -include $(wildcard src/core/*.d src/pg/*.d test/unit/*.d)
 

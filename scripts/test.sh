@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every dperm test: the core guard, the GoogleTest
-# unit tests (no server), then the pg_regress suite against a throwaway
-# PostgreSQL 15 cluster (pg_virtualenv), including the BANK utility test.
+# Sets up, builds and runs every dperm test: the core guard, the schedule and
+# include-cycle checks, the GoogleTest unit tests (no server), then the
+# pg_regress suite against a throwaway PostgreSQL 15 cluster (pg_virtualenv),
+# including the BANK utility test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DPERM_SHARED=${DPERM_SHARED:-$(cd .. && pwd)/shared}
@@ -11,7 +12,8 @@ make -s clean
 make -j"$(nproc)" DPERM_WERROR=1
 bash test/core_guard.sh
 bash test/check_schedule.sh
-script_passed=2
+bash test/check_includes.sh
+script_passed=3
 
 unit_log=$(mktemp)
 make -s unit DPERM_WERROR=1 | tee "$unit_log"

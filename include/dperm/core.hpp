@@ -39,6 +39,9 @@ class Error : public std::runtime_error {
   std::string hint_;
 };
 
+// A number for messages: 6 significant digits in printf's %g form.
+std::string FormatNumber(double v);
+
 [[noreturn]] inline void ThrowInvalid(const std::string& message,
                                       const std::string& hint = "") {
   throw Error(ErrorKind::kInvalidParameter, message, hint);

@@ -6,6 +6,8 @@
 
 #include <Eigen/Dense>
 
+#include <memory>
+
 namespace dperm {
 
 using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -58,6 +60,9 @@ class HuberLoss final : public Loss {
  private:
   double delta_;
 };
+
+// The margin loss of a binary model (logistic, Huber), from its options.
+std::unique_ptr<Loss> MakeLoss(LossKind kind, const Options& options);
 
 // Regularised empirical risk of a binary linear model over rows viewed in
 // place: F(w) = 1/n sum_i f(<w, x_i> + b, y_i) + l2/2 ||w||^2, where w holds

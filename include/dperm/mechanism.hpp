@@ -1,14 +1,14 @@
 // A mechanism is one private training algorithm: it plans from public inputs
-// and trains by following its plan. One class per file; MechanismFor is the
-// registry (a new algorithm is a new file plus one line there).
+// and trains by following its plan. One class per file; MechanismFor
+// (registry.hpp) is the registry (a new algorithm is a new file plus one line
+// there). Training loops probe for interrupts (interrupt.hpp).
 #pragma once
 #include "dperm/core.hpp"
+#include "dperm/interrupt.hpp"
 #include "dperm/loss.hpp"
 #include "dperm/objective.hpp"
 #include "dperm/plan.hpp"
 #include "dperm/random.hpp"
-
-#include <memory>
 
 namespace dperm {
 
@@ -22,18 +22,5 @@ class Mechanism {
   virtual Eigen::VectorXd Train(const Plan& plan, const Objective& objective,
                                 SecureRng& rng) const = 0;
 };
-
-const Mechanism& MechanismFor(Algorithm algorithm);
-
-// The margin loss of a binary model (logistic, Huber), from its options.
-std::unique_ptr<Loss> MakeLoss(LossKind kind, const Options& options);
-
-// Cooperative cancellation: the boundary installs a function that reports a
-// pending interrupt; long loops call CheckInterrupt(), which throws
-// Error(kCancelled) so that the boundary can raise the real interrupt once no
-// C++ object is alive.
-using InterruptProbe = bool (*)();
-void SetInterruptProbe(InterruptProbe probe);
-void CheckInterrupt();
 
 }  // namespace dperm

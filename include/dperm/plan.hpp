@@ -110,11 +110,6 @@ struct Plan {
 std::string PlanJson(const Plan& plan, const char* extra_key = nullptr,
                      const char* extra_json = nullptr);
 
-// dp_explain's answer: the plan plus its "accounting": the noise multiplier,
-// the release's RDP curve on the ledger's orders, and epsilon at the
-// requested delta under each accountant (analytic Gaussian, RDP, PLD).
-std::string ExplainJson(const Plan& plan);
-
 // E||z||^2 of the noise: dim sigma^2 for Gaussian noise; dim (dim + 1) scale^2
 // for the Laplace-vector noise, whose radius is Gamma(dim, scale).
 double ExpectedNoiseSq(NoiseKind noise, int dim, double scale);

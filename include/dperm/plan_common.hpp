@@ -29,9 +29,6 @@ namespace dperm {
 Plan BasePlan(const Options& options, LossKind loss, Algorithm algorithm,
               int64_t n, int d);
 
-// Shortest readable form of a number for messages.
-std::string FormatNumber(double v);
-
 // Refuses an option the algorithm does not use, naming both.
 [[noreturn]] void RejectOption(Algorithm algorithm, const char* key,
                                const std::string& why);
@@ -76,9 +73,5 @@ PureNoiseSq PureNoiseComparison(int dim);
 // `paper_sigma` when that is at least the calibrated one, otherwise the
 // calibrated sigma with a note. Needs delta > 0.
 void PlanGradientNoise(Plan& p, double paper_sigma, const std::string& paper_rule);
-
-// The RDP of one gradient-perturbation step at `order` for a plan's sampling
-// rate and noise multiplier (WBK Thm 9, replace-one).
-double GradientStepRdp(const Plan& p, double order);
 
 }  // namespace dperm

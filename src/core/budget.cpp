@@ -4,10 +4,19 @@
 #include <algorithm>
 #include <cmath>
 
-#include "dperm/plan_common.hpp"
 #include "dperm/rdp.hpp"
 
 namespace dperm {
+
+namespace {
+
+// The RDP of one gradient-perturbation step at `order` for a plan's sampling
+// rate and noise multiplier (WBK 2019, Thm 9, replace-one).
+double GradientStepRdp(const Plan& p, double order) {
+  return RdpSampledWithoutReplacementGaussian(p.sampling_rate, p.noise_multiplier, order);
+}
+
+}  // namespace
 
 const std::vector<double>& LedgerOrders() {
   static const std::vector<double> orders = StandardOrders();

@@ -1,5 +1,7 @@
 // dp_explain's accounting section: what the planned release costs under each
 // accountant dperm has.
+#include "dperm/explain.hpp"
+
 #include <cmath>
 
 #include "dperm/analytic_gaussian.hpp"

@@ -1,4 +1,4 @@
-// Logistic and Huber losses and the regularised empirical risk.
+// Logistic and Huber losses, the margin loss by kind, and the regularised empirical risk.
 #include "dperm/loss.hpp"
 
 #include <cmath>
@@ -100,6 +100,15 @@ Eigen::MatrixXd LinearObjective::LossHessian(const Eigen::VectorXd& w) const {
   Eigen::MatrixXd h = rows.transpose() * c.asDiagonal() * rows;
   h /= static_cast<double>(n());
   return h;
+}
+
+std::unique_ptr<Loss> MakeLoss(LossKind kind, const Options& options) {
+  switch (kind) {
+    case LossKind::kLogistic: return std::make_unique<LogisticLoss>();
+    case LossKind::kHuber: return std::make_unique<HuberLoss>(options.huber_delta);
+    case LossKind::kSoftmax: break;  // not a margin loss: see softmax.hpp
+  }
+  throw Error(ErrorKind::kInternal, "MakeLoss: no margin loss for softmax");
 }
 
 }  // namespace dperm

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dperm/interrupt.hpp"
 #include "dperm/json.hpp"
-#include "dperm/mechanism.hpp"
 #include "dperm/rows.hpp"
 #include "dperm/softmax.hpp"
 

@@ -6,8 +6,8 @@
 #include <limits>
 #include <vector>
 
+#include "dperm/interrupt.hpp"
 #include "dperm/laplacian_smoothing.hpp"
-#include "dperm/mechanism.hpp"
 #include "dperm/noise.hpp"
 
 namespace dperm {

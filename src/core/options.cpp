@@ -1,8 +1,6 @@
 // Validation of training options (DESIGN.md section 1, "Option keys").
 #include "dperm/options.hpp"
 
-#include "dperm/plan_common.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

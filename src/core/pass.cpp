@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "dperm/loss.hpp"
-#include "dperm/mechanism.hpp"
+#include "dperm/registry.hpp"
 #include "dperm/softmax.hpp"
 #include "dperm/train.hpp"
 

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "dperm/analytic_gaussian.hpp"
 #include "dperm/budget.hpp"
@@ -19,13 +18,6 @@ namespace {
 const int64_t kMaxFeatures = 100000000;
 
 }  // namespace
-
-std::string FormatNumber(double v) {
-  std::ostringstream s;
-  s.precision(6);
-  s << v;
-  return s.str();
-}
 
 void RejectOption(Algorithm algorithm, const char* key, const std::string& why) {
   ThrowInvalid(std::string("option \"") + key + "\" does not apply to algorithm " +
@@ -196,10 +188,6 @@ void PlanOutputNoise(Plan& p, double paper_sigma, const std::string& paper_rule)
   if (!std::isfinite(p.noise_scale) || !std::isfinite(p.expected_noise_sq))
     ThrowInvalid("epsilon " + FormatNumber(o.epsilon) + " is too small: the noise scale overflows",
                  "Use a larger epsilon.");
-}
-
-double GradientStepRdp(const Plan& p, double order) {
-  return RdpSampledWithoutReplacementGaussian(p.sampling_rate, p.noise_multiplier, order);
 }
 
 void PlanGradientNoise(Plan& p, double paper_sigma, const std::string& paper_rule) {

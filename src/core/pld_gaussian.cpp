@@ -1,7 +1,7 @@
 // The PLD of the Poisson-subsampled Gaussian mechanism under add/remove-one
 // neighbours, discretised by pessimistic connect-the-dots (Doroshenko et al.,
 // PETS 2022), and the PLD accountant built on it.
-#include "dperm/mechanism.hpp"  // CheckInterrupt
+#include "dperm/interrupt.hpp"
 #include "dperm/numeric_util.hpp"
 #include "dperm/pld.hpp"
 

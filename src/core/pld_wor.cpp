@@ -28,7 +28,7 @@
 
 #include "dperm/budget.hpp"
 #include "dperm/calibrate.hpp"
-#include "dperm/mechanism.hpp"  // CheckInterrupt
+#include "dperm/interrupt.hpp"
 #include "dperm/numeric_util.hpp"
 #include "dperm/rdp.hpp"
 #include "dperm/rdp_wor.hpp"

@@ -2,8 +2,7 @@
 // composition, and conversion to (ε, δ)-DP.
 #include "dperm/rdp.hpp"
 
-#include "dperm/mechanism.hpp"
-
+#include "dperm/interrupt.hpp"
 #include "dperm/numeric_util.hpp"
 #include "dperm/rdp_poisson.hpp"
 

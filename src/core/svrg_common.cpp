@@ -129,7 +129,7 @@
 
 #include "dperm/budget.hpp"
 #include "dperm/calibrate.hpp"
-#include "dperm/mechanism.hpp"
+#include "dperm/interrupt.hpp"
 #include "dperm/noise.hpp"
 #include "dperm/plan_common.hpp"
 #include "dperm/rdp.hpp"

@@ -1,7 +1,8 @@
 // Planning and training entry points.
 #include "dperm/train.hpp"
 
-#include "dperm/mechanism.hpp"
+#include "dperm/loss.hpp"
+#include "dperm/registry.hpp"
 #include "dperm/softmax.hpp"
 
 namespace dperm {

@@ -1,4 +1,5 @@
 // dp_explain: the plan training would follow, without reading any data.
+#include "dperm/explain.hpp"
 #include "dperm/train.hpp"
 
 #include "dperm_pg.hpp"

@@ -1,5 +1,8 @@
 // Module load: magic block, settings, and the core's interrupt probe.
-#include "dperm/mechanism.hpp"
+#include "dperm/interrupt.hpp"
+
+#include <climits>
+#include <cstring>
 
 #include "dperm_pg.hpp"
 #include "ledger_writer.hpp"

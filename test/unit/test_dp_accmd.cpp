@@ -17,7 +17,7 @@
 
 #include "dperm/budget.hpp"
 #include "dperm/dp_accmd.hpp"
-#include "dperm/mechanism.hpp"
+#include "dperm/registry.hpp"
 #include "dperm/plan.hpp"
 #include "dperm/random.hpp"
 #include "dperm/rdp.hpp"

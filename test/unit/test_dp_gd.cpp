@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dperm/budget.hpp"
+#include "dperm/explain.hpp"
 #include "dperm/mechanism.hpp"
 #include "dperm/plan.hpp"
 #include "dperm/rdp.hpp"

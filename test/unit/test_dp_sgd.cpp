@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "dperm/budget.hpp"
-#include "dperm/mechanism.hpp"
+#include "dperm/registry.hpp"
 #include "dperm/rdp.hpp"
 #include "dperm/noise.hpp"
 #include "noisy_sgd_support.hpp"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "dperm/mechanism.hpp"
+#include "dperm/interrupt.hpp"
 #include "dperm/model.hpp"
 #include "dperm/softmax.hpp"
 #include "dperm/train.hpp"

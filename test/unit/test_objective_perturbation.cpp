@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "dperm/budget.hpp"
+#include "dperm/explain.hpp"
 #include "dperm/mechanism.hpp"
 #include "dperm/noise.hpp"
 #include "dperm/objective_approx.hpp"

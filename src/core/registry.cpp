@@ -1,5 +1,5 @@
-// The mechanism registry, losses by kind, and cooperative cancellation.
-#include "dperm/mechanism.hpp"
+// The mechanism registry: one line per algorithm.
+#include "dperm/registry.hpp"
 
 #include "dperm/bolton.hpp"
 #include "dperm/dp_accmd.hpp"
@@ -41,26 +41,6 @@ const Mechanism& MechanismFor(Algorithm algorithm) {
     case Algorithm::kObjectiveApprox: return objective_approx;
   }
   throw Error(ErrorKind::kInternal, "unknown algorithm");
-}
-
-std::unique_ptr<Loss> MakeLoss(LossKind kind, const Options& options) {
-  switch (kind) {
-    case LossKind::kLogistic: return std::make_unique<LogisticLoss>();
-    case LossKind::kHuber: return std::make_unique<HuberLoss>(options.huber_delta);
-    case LossKind::kSoftmax: break;  // not a margin loss: see softmax.hpp
-  }
-  throw Error(ErrorKind::kInternal, "MakeLoss: no margin loss for softmax");
-}
-
-namespace {
-InterruptProbe g_probe = nullptr;
-}
-
-void SetInterruptProbe(InterruptProbe probe) { g_probe = probe; }
-
-void CheckInterrupt() {
-  if (g_probe != nullptr && g_probe())
-    throw Error(ErrorKind::kCancelled, "training was interrupted");
 }
 
 }  // namespace dperm

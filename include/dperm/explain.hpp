@@ -1,0 +1,15 @@
+// dp_explain's answer. Apart from plan.hpp: it reads every accountant
+// (budget, RDP, PLD, analytic Gaussian), each of which depends on the plan.
+#pragma once
+#include "dperm/plan.hpp"
+
+#include <string>
+
+namespace dperm {
+
+// The plan plus its "accounting": the noise multiplier, the release's RDP
+// curve on the ledger's orders, and epsilon at the requested delta under
+// each accountant (analytic Gaussian, RDP, PLD).
+std::string ExplainJson(const Plan& plan);
+
+}  // namespace dperm
