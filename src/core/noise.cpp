@@ -185,7 +185,14 @@ namespace dperm {
 void SnapPlan(Plan& p, double noise_per_sensitivity) {
   const double base = p.sensitivity;  // L2 sensitivity of the unrounded release
   const double root_dim = std::sqrt(double(p.dim));
-  if (!(base > 0) || !(noise_per_sensitivity > 0) || !std::isfinite(noise_per_sensitivity))
+  // A sensitivity that underflows to 0 comes from extreme public options
+  // (e.g. step_size => 5e-324 makes a few steps move nothing): refused as
+  // such while planning, before any charge. Anything else is a bug.
+  if (base == 0)
+    ThrowInvalid("the release's sensitivity underflows to 0 with these options",
+                 "Use a larger step_size (or less extreme bounds).");
+  if (!(base > 0) || !std::isfinite(base) || !(noise_per_sensitivity > 0) ||
+      !std::isfinite(noise_per_sensitivity))
     throw Error(ErrorKind::kInternal, "SnapPlan: the plan has no sensitivity or noise");
   // scale/grid = noise_per_sensitivity (base/grid + sqrt(dim)) falls to
   // noise_per_sensitivity sqrt(dim) as the grid grows: below the cap some

@@ -349,6 +349,20 @@ TEST(Snapping, TooWideNoiseIsRefusedWhilePlanning) {
   }
   o.epsilon = 1;  // 300000/1 < 2^20: plans
   EXPECT_GT(PlanRelease(o, LossKind::kSoftmax, 2, 100000).grid, 0.0);
+  // A sensitivity that underflows to 0 (the fuzz: dp_huber, no features,
+  // step_size 5e-324) is an invalid option, not an internal error.
+  Options tiny;
+  tiny.epsilon = 1;
+  tiny.delta = 0;
+  tiny.step_size = 5e-324;
+  tiny.has_algorithm = false;
+  try {
+    PlanRelease(tiny, LossKind::kHuber, 100, 0);
+    ADD_FAILURE() << "planned";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidParameter) << e.what();
+    EXPECT_NE(std::string(e.what()).find("underflows to 0"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
