@@ -280,7 +280,7 @@ def main():
              f"- tree: {git_state()}",
              f"- load average at start: {' '.join(open('/proc/loadavg').read().split()[:3])}",
              f"- server: {version}",
-             f"- settings: pg_virtualenv defaults plus max_worker_processes=16; "
+             f"- settings: pg_virtualenv -t defaults plus max_worker_processes=16; "
              f"`max_parallel_workers_per_gather` = {psql('SHOW max_parallel_workers_per_gather')[0]}",
              f"- cells: ε ∈ {EPSILONS}, δ = {DELTA}, fit_intercept => false, "
              f"{a.seeds} seeded releases per cell (seeds 1..{a.seeds}, the same in every cell)"]

@@ -13,7 +13,7 @@
 # Run inside pg_virtualenv -t, as root or as the server's OS user:
 #   pg_virtualenv -t -o max_worker_processes=40 bash test/failure_modes.sh
 #
-# Stopping and starting the server: pg_virtualenv makes a postgresql-common
+# Stopping and starting the server: pg_virtualenv -t makes a postgresql-common
 # cluster (15/regress) whose configuration lives outside the data directory
 # (under $PG_CLUSTER_CONF_ROOT with -t) and whose log file pg_lsclusters knows.
 # pg_ctlcluster finds both and, run as root, switches to the cluster's owner

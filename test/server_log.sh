@@ -7,7 +7,7 @@
 #   ... run the test ...
 #   check_server_log "$log_start" || status=1
 
-# The server log: pg_virtualenv starts the cluster with its stderr in a file
+# The server log: pg_virtualenv -t starts the cluster with its stderr in a file
 # (-l); find it from the postmaster's stderr, else pg_current_logfile()
 # (logging_collector), else pg_virtualenv's log directory.
 find_server_log() {
