@@ -1,17 +1,18 @@
 # dperm: PGXS build of a C++17 extension (pgvector-style Makefile).
 EXTENSION = dperm
-EXTVERSION = 0.5.0
 MODULE_big = dperm
-DATA = dperm--0.1.0.sql dperm--0.1.0--0.2.0.sql dperm--0.2.0--0.3.0.sql dperm--0.3.0--0.4.0.sql dperm--0.4.0--0.5.0.sql dperm--0.5.0--0.6.0.sql
+# The complete script of the current version (dperm.control's
+# default_version), the 0.1.0 one and the upgrade chain between them.
+DATA = $(wildcard dperm--*.sql)
 
 CORE_SRCS = $(sort $(wildcard src/core/*.cpp))
 PG_SRCS = $(sort $(wildcard src/pg/*.cpp))
 CORE_OBJS = $(CORE_SRCS:.cpp=.o)
 OBJS = $(CORE_OBJS) $(PG_SRCS:.cpp=.o)
 
-# pg_regress schedule: one file per feature; test/check_schedule.sh checks it
-# against sql/*.sql.
-REGRESS = options model explain logreg huber sanitise budgets ledger rdp_ledger accountant protect parallel errors softmax algorithms erm utility security streaming progress models
+# pg_regress schedule: every sql/X.sql, in name order (each file sets up what
+# it needs, so no file depends on another having run).
+REGRESS = $(sort $(basename $(notdir $(wildcard sql/*.sql))))
 REGRESS_OPTS = --load-extension=dperm
 
 EIGEN_CFLAGS ?= -I/usr/include/eigen3
@@ -58,7 +59,3 @@ check-includes:
 	bash test/check_includes.sh
 
 -include $(wildcard src/core/*.d src/pg/*.d test/unit/*.d)
-
-.PHONY: print-regress
-print-regress:
-	@echo $(REGRESS)
