@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
+# CREATE EXTENSION dperm (the complete script of the default version) gives the same catalog as
+# installing each older version and updating (the end of this file). And
 # ALTER EXTENSION dperm UPDATE from 0.1.0 (to the default version) keeps budgets (as 'basic'), the
 # ledger and models, and brings the functions of 0.2.0 to 0.6.0 (softmax models work after the
 # upgrade; named models and their catalog exist). The current library also serves the 0.1.0 catalog until the update. Run inside
 # pg_virtualenv -t.
 set -euo pipefail
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 psql_q() { psql -X -q -v ON_ERROR_STOP=1 -At "$@"; }
 dropdb --if-exists dperm_upgrade >/dev/null 2>&1 || true
 createdb dperm_upgrade
@@ -57,4 +62,78 @@ check forecast "SELECT runs FROM dperm.retraining_forecast('m')" "20"
 check target_bound "SELECT p->>'target_bound' || ' ' || (p->>'huber_delta') FROM dp_explain('huber', 100, 2, dp_options(epsilon => 1, target_bound => 5)) p" "5 0.5"
 dropdb dperm_upgrade
 [ $fail = 0 ] && echo "upgrade 0.1.0 -> $(psql -XAtc "select default_version from pg_available_extensions where name = 'dperm'"): ok"
+
+# ---- one source of truth: the complete install script (dperm--X.sql for the
+# default version) and every upgrade path give the same catalog. Each
+# database's extension objects are dumped with pg_dump --binary-upgrade (the
+# only mode that dumps an extension's members: definitions, comments, ACLs,
+# policies, ownership), without the OIDs it pins, and cut into one block per
+# object ("-- Name: ...; Type: ...") so that dump order does not matter; the
+# extension's configuration tables (pg_dump's data list) are compared too.
+catalog_of() {  # database -> the sorted object blocks on stdout
+  { pg_dump --binary-upgrade --schema-only --no-owner -d "$1" \
+      | grep -v -e 'binary_upgrade_set_next_' -e 'binary_upgrade_create_empty_extension' \
+                -e 'binary_upgrade_set_missing_value' -e '^-- set missing value.$' -e "^WHERE oid = '[0-9]*';" \
+                -e '^SET ' -e '^SELECT pg_catalog.set_config' -e '^-- Dumped ' -e '^\\\(un\)\?restrict '
+    psql_q -d "$1" -c "SELECT '-- Name: extconfig; Type: EXTENSION CONFIG', c::regclass::text, extcondition[i]
+                         FROM pg_extension, unnest(extconfig) WITH ORDINALITY u(c, i)
+                        WHERE extname = 'dperm' ORDER BY 2"
+  } | python3 -c '
+import sys
+blocks, cur = {}, []
+name = "(preamble)"
+for line in sys.stdin.read().splitlines():
+    if line.startswith("-- Name: "):
+        blocks.setdefault(name, []).append("\n".join(cur).strip())
+        name, cur = line, []
+    elif line.strip() and line.strip() != "--":
+        cur.append(line)
+blocks.setdefault(name, []).append("\n".join(cur).strip())
+for name in sorted(blocks):
+    for body in sorted(blocks[name]):
+        print(name); print(body); print()
+'
+}
+compared=""
+default_version=$(psql_q -d postgres -c "SELECT default_version FROM pg_available_extensions WHERE name = 'dperm'")
+dropdb --if-exists dperm_fresh >/dev/null 2>&1 || true
+createdb dperm_fresh
+psql_q -d dperm_fresh -c "CREATE EXTENSION dperm" >/dev/null
+got=$(psql_q -d dperm_fresh -c "SELECT extversion FROM pg_extension WHERE extname = 'dperm'")
+[ "$got" = "$default_version" ] || { echo "upgrade: CREATE EXTENSION dperm installed $got, not $default_version"; fail=1; }
+catalog_of dperm_fresh > "$tmp/fresh.catalog"
+grep -q 'Name: budgets; Type: TABLE' "$tmp/fresh.catalog" || { echo "upgrade: the catalog dump lists no dperm.budgets"; fail=1; }
+for from in $(ls dperm--*.sql | sed -n 's/^dperm--\([0-9.]*\)--[0-9.]*\.sql$/\1/p' | sort -uV); do
+  [ "$from" = "$default_version" ] && continue
+  db=dperm_from_${from//./_}
+  dropdb --if-exists "$db" >/dev/null 2>&1 || true
+  createdb "$db"
+  psql_q -d "$db" -c "CREATE EXTENSION dperm VERSION '$from'" -c "ALTER EXTENSION dperm UPDATE" >/dev/null
+  catalog_of "$db" > "$tmp/$db.catalog"
+  if ! diff -u "$tmp/fresh.catalog" "$tmp/$db.catalog" > "$tmp/$db.diff"; then
+    echo "upgrade: CREATE EXTENSION dperm ($default_version) and $from -> ALTER EXTENSION UPDATE differ in:"
+    # the objects whose blocks differ (the block header above each change)
+    python3 - "$tmp/fresh.catalog" "$tmp/$db.catalog" <<'PY'
+import sys
+def blocks(path):
+    out, name = {}, None
+    for line in open(path).read().split("\n"):
+        if line.startswith("-- Name: "): name = line; out.setdefault(name, [])
+        elif name: out[name].append(line)
+    return out
+a, b = blocks(sys.argv[1]), blocks(sys.argv[2])
+for name in sorted(set(a) | set(b)):
+    if a.get(name) != b.get(name):
+        where = "only in the fresh install" if name not in b else "only after the upgrade" if name not in a else "different"
+        print("  " + name[3:] + " (" + where + ")")
+PY
+    head -80 "$tmp/$db.diff"
+    fail=1
+  fi
+  dropdb "$db"
+  compared="$compared $from"
+done
+dropdb dperm_fresh
+[ -n "$compared" ] || { echo "upgrade: no older version to compare with"; fail=1; }
+[ $fail = 0 ] && echo "upgrade: CREATE EXTENSION dperm ($default_version) gives the catalog of the upgrade from each of:$compared"
 exit $fail

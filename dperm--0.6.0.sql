@@ -1,0 +1,571 @@
+-- dperm 0.6.0, complete: what CREATE EXTENSION dperm installs. Older
+-- databases reach the same catalog through dperm--0.1.0.sql and the upgrade
+-- scripts; test/upgrade.sh checks that both give the same objects (a change
+-- to the current version goes into this file AND into
+-- dperm--0.5.0--0.6.0.sql).
+\echo Use "CREATE EXTENSION dperm" to load this file. \quit
+
+CREATE SCHEMA dperm;
+COMMENT ON SCHEMA dperm IS 'dperm catalog: privacy budgets and the ledger of releases';
+
+-- ---------------------------------------------------------------- options
+
+CREATE FUNCTION dperm.check_options(options jsonb) RETURNS jsonb
+  AS 'MODULE_PATHNAME', 'dperm_check_options'
+  LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.check_options(jsonb) IS 'validates dperm options and returns them';
+
+-- Builds the options of a release with named arguments; NULL means default.
+CREATE FUNCTION dp_options(
+    epsilon float8,
+    delta float8 DEFAULT 0,
+    algorithm text DEFAULT NULL,
+    l2 float8 DEFAULT NULL,
+    l1 float8 DEFAULT NULL,
+    fit_intercept boolean DEFAULT NULL,
+    feature_bound float8 DEFAULT NULL,
+    huber_delta float8 DEFAULT NULL,
+    radius float8 DEFAULT NULL,
+    iterations bigint DEFAULT NULL,
+    step_size float8 DEFAULT NULL,
+    batch_size bigint DEFAULT NULL,
+    ls_sigma float8 DEFAULT NULL,
+    accountant text DEFAULT NULL,
+    neighbors text DEFAULT NULL,
+    dataset text DEFAULT NULL,
+    seed bigint DEFAULT NULL,
+    feature_names text[] DEFAULT NULL,
+    classes int DEFAULT NULL,
+    target_bound float8 DEFAULT NULL)
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN dperm.check_options(jsonb_strip_nulls(jsonb_build_object(
+    'epsilon', epsilon, 'delta', delta, 'algorithm', algorithm, 'l2', l2,
+    'l1', l1, 'fit_intercept', fit_intercept, 'feature_bound', feature_bound,
+    'huber_delta', huber_delta, 'radius', radius, 'iterations', iterations,
+    'step_size', step_size, 'batch_size', batch_size, 'ls_sigma', ls_sigma,
+    'accountant', accountant, 'neighbors', neighbors, 'dataset', dataset,
+    'seed', seed, 'feature_names', feature_names, 'classes', classes,
+    'target_bound', target_bound)));
+COMMENT ON FUNCTION dp_options IS 'options of a private release (epsilon is required)';
+
+-- ---------------------------------------------------------------- dp_model
+
+CREATE TYPE dp_model;
+CREATE FUNCTION dp_model_in(cstring) RETURNS dp_model
+  AS 'MODULE_PATHNAME' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_model_out(dp_model) RETURNS cstring
+  AS 'MODULE_PATHNAME' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_model_recv(internal) RETURNS dp_model
+  AS 'MODULE_PATHNAME' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION dp_model_send(dp_model) RETURNS bytea
+  AS 'MODULE_PATHNAME' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+CREATE TYPE dp_model (
+  INPUT = dp_model_in, OUTPUT = dp_model_out,
+  RECEIVE = dp_model_recv, SEND = dp_model_send,
+  INTERNALLENGTH = VARIABLE, ALIGNMENT = double, STORAGE = extended);
+COMMENT ON TYPE dp_model IS 'a released differentially private model; its text form is JSON';
+
+CREATE CAST (dp_model AS jsonb) WITH INOUT AS ASSIGNMENT;
+CREATE CAST (jsonb AS dp_model) WITH INOUT;
+
+-- Probability (logistic) or prediction (Huber), with training's clipping.
+CREATE FUNCTION dp_predict(model dp_model, features float8[]) RETURNS float8
+  AS 'MODULE_PATHNAME' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+-- One row per coefficient: intercept first, then x1.. or the feature names;
+-- softmax models list class 0's rows, then class 1's, ...
+CREATE FUNCTION dp_coefficients(model dp_model, OUT term text, OUT coefficient float8, OUT class int)
+  RETURNS SETOF record
+  AS 'MODULE_PATHNAME' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE ROWS 50;
+
+-- The most likely class: argmax of the class probabilities (binary logistic
+-- models: 1 when p > 0.5, else 0), with training's clipping.
+CREATE FUNCTION dp_predict_class(model dp_model, features float8[]) RETURNS int
+  AS 'MODULE_PATHNAME' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_predict_class IS 'the most likely class of a softmax or logistic model';
+
+-- The class probabilities, class 0 first (binary logistic models: {1 - p, p}).
+CREATE FUNCTION dp_predict_proba(model dp_model, features float8[]) RETURNS float8[]
+  AS 'MODULE_PATHNAME' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_predict_proba IS 'the class probabilities of a softmax or logistic model';
+
+-- The plan of a release, without reading any data.
+CREATE FUNCTION dp_explain(loss text, n bigint, d int, options jsonb) RETURNS jsonb
+  AS 'MODULE_PATHNAME' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+-- ---------------------------------------------------------------- aggregates
+
+CREATE FUNCTION dperm.logreg_bool_transition(internal, float8[], boolean, jsonb)
+  RETURNS internal AS 'MODULE_PATHNAME', 'dperm_logreg_bool_transition'
+  LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+CREATE FUNCTION dperm.logreg_float_transition(internal, float8[], float8, jsonb)
+  RETURNS internal AS 'MODULE_PATHNAME', 'dperm_logreg_float_transition'
+  LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+CREATE FUNCTION dperm.huber_transition(internal, float8[], float8, jsonb)
+  RETURNS internal AS 'MODULE_PATHNAME', 'dperm_huber_transition'
+  LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+CREATE FUNCTION dperm.softmax_transition(internal, float8[], int, jsonb)
+  RETURNS internal AS 'MODULE_PATHNAME', 'dperm_softmax_transition'
+  LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+-- The final function charges the ledger (through a background worker) and
+-- trains: it is volatile, and runs in the leader only.
+CREATE FUNCTION dperm.final(internal) RETURNS dp_model
+  AS 'MODULE_PATHNAME', 'dperm_final' LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+-- The in-memory aggregates stay in the leader: PARALLEL RESTRICTED, and no
+-- combine function (shipping buffered rows to the leader made parallel plans
+-- slower than serial ones). Their buffer is capped by dperm.max_buffer;
+-- larger relations train with dperm.train's streaming mode, whose per-pass
+-- aggregates are the parallel ones. Rows whose class is NULL or outside
+-- 0 .. K-1 (K = the classes option) are skipped like NULL rows.
+CREATE AGGREGATE dp_logreg(features float8[], label boolean, options jsonb) (
+  SFUNC = dperm.logreg_bool_transition, STYPE = internal, FINALFUNC = dperm.final,
+  PARALLEL = RESTRICTED);
+CREATE AGGREGATE dp_logreg(features float8[], label float8, options jsonb) (
+  SFUNC = dperm.logreg_float_transition, STYPE = internal, FINALFUNC = dperm.final,
+  PARALLEL = RESTRICTED);
+CREATE AGGREGATE dp_huber(features float8[], target float8, options jsonb) (
+  SFUNC = dperm.huber_transition, STYPE = internal, FINALFUNC = dperm.final,
+  PARALLEL = RESTRICTED);
+CREATE AGGREGATE dp_softmax(features float8[], class int, options jsonb) (
+  SFUNC = dperm.softmax_transition, STYPE = internal, FINALFUNC = dperm.final,
+  PARALLEL = RESTRICTED);
+COMMENT ON AGGREGATE dp_logreg(float8[], boolean, jsonb) IS 'differentially private logistic regression';
+COMMENT ON AGGREGATE dp_logreg(float8[], float8, jsonb) IS 'differentially private logistic regression (label > 0 is positive)';
+COMMENT ON AGGREGATE dp_huber(float8[], float8, jsonb) IS 'differentially private Huber regression';
+COMMENT ON AGGREGATE dp_softmax(float8[], int, jsonb) IS 'differentially private multinomial (softmax) logistic regression over classes 0 .. K-1';
+
+-- Per-pass aggregates of dperm.train's streaming mode: for a model w and a
+-- spec (loss, d, fit_intercept, feature_bound, huber_delta, classes,
+-- target_bound) given
+-- as constants, one scan returns {rows, loss sum, gradient sum...} over the
+-- rows clipped and labelled as dperm.train's in-memory path stores them.
+-- A plain float8[] state with an element-wise combine: parallel workers
+-- share each pass. They refuse to run outside dperm.train's passes (the
+-- superuser-only setting dperm.internal_pass): exact gradients are not
+-- private.
+CREATE FUNCTION dperm.pass_logreg_bool_step(float8[], float8[], boolean, float8[], float8[])
+  RETURNS float8[] AS 'MODULE_PATHNAME', 'dperm_pass_logreg_bool_step'
+  LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+CREATE FUNCTION dperm.pass_logreg_float_step(float8[], float8[], float8, float8[], float8[])
+  RETURNS float8[] AS 'MODULE_PATHNAME', 'dperm_pass_logreg_float_step'
+  LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+CREATE FUNCTION dperm.pass_huber_step(float8[], float8[], float8, float8[], float8[])
+  RETURNS float8[] AS 'MODULE_PATHNAME', 'dperm_pass_huber_step'
+  LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+CREATE FUNCTION dperm.pass_softmax_step(float8[], float8[], int, float8[], float8[])
+  RETURNS float8[] AS 'MODULE_PATHNAME', 'dperm_pass_softmax_step'
+  LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+CREATE FUNCTION dperm.pass_combine(float8[], float8[]) RETURNS float8[]
+  AS 'MODULE_PATHNAME', 'dperm_pass_combine' LANGUAGE C STRICT PARALLEL SAFE;
+CREATE AGGREGATE dperm.pass_logreg(features float8[], label boolean, w float8[], spec float8[]) (
+  SFUNC = dperm.pass_logreg_bool_step, STYPE = float8[], INITCOND = '{}',
+  COMBINEFUNC = dperm.pass_combine, PARALLEL = SAFE);
+CREATE AGGREGATE dperm.pass_logreg(features float8[], label float8, w float8[], spec float8[]) (
+  SFUNC = dperm.pass_logreg_float_step, STYPE = float8[], INITCOND = '{}',
+  COMBINEFUNC = dperm.pass_combine, PARALLEL = SAFE);
+CREATE AGGREGATE dperm.pass_huber(features float8[], target float8, w float8[], spec float8[]) (
+  SFUNC = dperm.pass_huber_step, STYPE = float8[], INITCOND = '{}',
+  COMBINEFUNC = dperm.pass_combine, PARALLEL = SAFE);
+CREATE AGGREGATE dperm.pass_softmax(features float8[], class int, w float8[], spec float8[]) (
+  SFUNC = dperm.pass_softmax_step, STYPE = float8[], INITCOND = '{}',
+  COMBINEFUNC = dperm.pass_combine, PARALLEL = SAFE);
+COMMENT ON AGGREGATE dperm.pass_logreg(float8[], boolean, float8[], float8[]) IS 'dperm.train internal: one streaming pass (rows, loss sum, gradient sum)';
+COMMENT ON AGGREGATE dperm.pass_logreg(float8[], float8, float8[], float8[]) IS 'dperm.train internal: one streaming pass (rows, loss sum, gradient sum)';
+COMMENT ON AGGREGATE dperm.pass_huber(float8[], float8, float8[], float8[]) IS 'dperm.train internal: one streaming pass (rows, loss sum, gradient sum)';
+COMMENT ON AGGREGATE dperm.pass_softmax(float8[], int, float8[], float8[]) IS 'dperm.train internal: one streaming pass (rows, loss sum, gradient sum)';
+
+-- ------------------------------------------------------------ accountant
+-- Poisson sampling, add/remove neighbours, L2 sensitivity 1 (the setting of
+-- TensorFlow Privacy, Opacus and dp_accounting), unless stated otherwise.
+
+CREATE FUNCTION dperm.gaussian_sigma(epsilon float8, delta float8, sensitivity float8 DEFAULT 1)
+  RETURNS float8 AS 'MODULE_PATHNAME', 'dperm_gaussian_sigma'
+  LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.gaussian_sigma IS 'smallest sigma of an (epsilon, delta)-DP Gaussian mechanism (analytic Gaussian, Balle & Wang 2018)';
+
+CREATE FUNCTION dperm.rdp_subsampled_gaussian(q float8, noise_multiplier float8, steps bigint, orders float8[])
+  RETURNS float8[] AS 'MODULE_PATHNAME', 'dperm_rdp_subsampled_gaussian'
+  LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.rdp_subsampled_gaussian IS 'RDP of steps Poisson-subsampled Gaussian steps at the given orders (Mironov, Talwar, Zhang 2019)';
+
+CREATE FUNCTION dperm.rdp_to_epsilon(orders float8[], rdp float8[], delta float8)
+  RETURNS float8 AS 'MODULE_PATHNAME', 'dperm_rdp_to_epsilon'
+  LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.rdp_to_epsilon IS 'epsilon at delta of an RDP curve, best order, improved conversion (Balle et al. 2020)';
+
+CREATE FUNCTION dperm.epsilon_subsampled_gaussian(q float8, noise_multiplier float8, steps bigint, delta float8,
+                                                   accountant text DEFAULT 'rdp')
+  RETURNS float8 AS 'MODULE_PATHNAME', 'dperm_epsilon_subsampled_gaussian'
+  LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.epsilon_subsampled_gaussian IS 'epsilon of steps Poisson-subsampled Gaussian steps, by the rdp or pld accountant';
+
+CREATE FUNCTION dperm.calibrate_noise_multiplier(q float8, steps bigint, epsilon float8, delta float8,
+                                                  accountant text DEFAULT 'rdp')
+  RETURNS float8 AS 'MODULE_PATHNAME', 'dperm_calibrate_noise_multiplier'
+  LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.calibrate_noise_multiplier IS 'smallest noise multiplier whose accounted epsilon is at most the target';
+
+-- The fixed grid of Renyi orders of the ledger's curves.
+CREATE FUNCTION dperm.rdp_orders() RETURNS float8[] AS 'MODULE_PATHNAME', 'dperm_rdp_orders'
+  LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.rdp_orders IS 'the Renyi orders of the RDP curves in dperm.ledger.rdp';
+
+-- ---------------------------------------------------------------- catalog
+
+CREATE TABLE dperm.budgets (
+  relation regclass PRIMARY KEY,
+  epsilon float8 NOT NULL CHECK (epsilon >= 0 AND epsilon < 'infinity'),
+  delta float8 NOT NULL DEFAULT 0 CHECK (delta >= 0 AND delta < 1),
+  set_by name NOT NULL DEFAULT current_user,
+  set_at timestamptz NOT NULL DEFAULT now(),
+  accounting text NOT NULL DEFAULT 'rdp' CHECK (accounting IN ('rdp', 'basic')));
+COMMENT ON TABLE dperm.budgets IS 'total privacy budget of each relation, set by its owner';
+
+CREATE TABLE dperm.ledger (
+  id bigserial PRIMARY KEY,
+  released_at timestamptz NOT NULL,
+  role name NOT NULL,
+  relations regclass[] NOT NULL,
+  relation_names text[] NOT NULL,
+  algorithm text NOT NULL,
+  mechanism text NOT NULL,
+  loss text NOT NULL,
+  neighbors text NOT NULL,
+  epsilon float8 NOT NULL,
+  delta float8 NOT NULL,
+  n bigint NOT NULL,
+  d int NOT NULL,
+  seeded boolean NOT NULL,
+  query text,
+  rdp float8[]);
+CREATE INDEX ledger_relations ON dperm.ledger USING gin (relations);
+COMMENT ON TABLE dperm.ledger IS 'one row per release, written before the model is returned';
+COMMENT ON COLUMN dperm.ledger.rdp IS 'the release''s RDP curve on dperm.rdp_orders(); NULL when none is known';
+
+SELECT pg_catalog.pg_extension_config_dump('dperm.budgets', '');
+SELECT pg_catalog.pg_extension_config_dump('dperm.ledger', '');
+SELECT pg_catalog.pg_extension_config_dump('dperm.ledger_id_seq', '');
+
+-- Spent epsilon and delta of a relation under an accounting, optionally with
+-- one more release. Reads every ledger row (the view and the ledger writer
+-- need totals, not the caller's own rows).
+CREATE FUNCTION dperm.budget_spent(relation regclass, accounting text, delta_budget float8,
+                                   extra_rdp float8[] DEFAULT NULL, extra_epsilon float8 DEFAULT 0,
+                                   extra_delta float8 DEFAULT 0,
+                                   OUT epsilon float8, OUT delta float8, OUT releases bigint)
+  AS 'MODULE_PATHNAME', 'dperm_budget_spent'
+  LANGUAGE C CALLED ON NULL INPUT STABLE SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp;
+
+-- accounting NULL keeps a budget's accounting ('rdp' for a new budget).
+CREATE FUNCTION dperm.set_budget(relation regclass, epsilon float8, delta float8 DEFAULT 0,
+                                 accounting text DEFAULT NULL)
+  RETURNS void AS 'MODULE_PATHNAME', 'dperm_set_budget' LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+COMMENT ON FUNCTION dperm.set_budget IS 'sets the total privacy budget of a relation (its owner or a superuser); accounting rdp (default) or basic';
+
+CREATE VIEW dperm.budget_status AS
+SELECT b.relation,
+       b.accounting,
+       b.epsilon AS epsilon_budget,
+       b.delta AS delta_budget,
+       s.epsilon AS epsilon_spent,
+       s.delta AS delta_spent,
+       greatest(b.epsilon - s.epsilon, 0) AS epsilon_remaining,
+       greatest(b.delta - s.delta, 0) AS delta_remaining,
+       s.releases
+  FROM dperm.budgets b,
+       LATERAL dperm.budget_spent(b.relation, b.accounting, b.delta) s;
+COMMENT ON VIEW dperm.budget_status IS 'spent and remaining privacy budget per relation, under its accounting';
+GRANT SELECT ON dperm.budget_status TO PUBLIC;
+
+-- Everyone reads budgets; each role sees its own ledger rows (members of
+-- pg_read_all_stats see all); only the extension writes.
+ALTER TABLE dperm.ledger ENABLE ROW LEVEL SECURITY;
+CREATE POLICY ledger_own_rows ON dperm.ledger FOR SELECT
+  USING (role = current_user OR pg_has_role('pg_read_all_stats', 'MEMBER'));
+GRANT USAGE ON SCHEMA dperm TO PUBLIC;
+GRANT SELECT ON dperm.budgets, dperm.ledger TO PUBLIC;
+
+-- ---------------------------------------------------------------- protected relations
+
+-- A protected relation: its owner revoked every direct privilege (analysts
+-- cannot SELECT it) and lets `analysts` (NULL: every role) train on it
+-- through dperm.train, which charges it.
+CREATE TABLE dperm.protected (
+  relation regclass PRIMARY KEY,
+  analysts regrole[],
+  protected_by name NOT NULL,
+  protected_at timestamptz NOT NULL DEFAULT now());
+COMMENT ON TABLE dperm.protected IS 'relations readable only through dperm.train';
+SELECT pg_catalog.pg_extension_config_dump('dperm.protected', '');
+GRANT SELECT ON dperm.protected TO PUBLIC;
+
+CREATE FUNCTION dperm.protect(relation regclass, analysts regrole[] DEFAULT NULL)
+  RETURNS void AS 'MODULE_PATHNAME', 'dperm_protect' LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+COMMENT ON FUNCTION dperm.protect IS 'the owner revokes direct access to a relation, its partitions and inheritance children; analysts then train through dperm.train';
+
+-- dperm.train reads any relation the caller may read (protected ones as
+-- their owner), and takes a mode: 'auto' (the 5-argument form: stream when
+-- the rows would pass dperm.max_buffer), 'in_memory' or 'streaming'.
+CREATE FUNCTION dperm.train(relation regclass, features text, label text, loss text, options jsonb)
+  RETURNS dp_model AS 'MODULE_PATHNAME', 'dperm_train' LANGUAGE C STRICT VOLATILE;
+CREATE FUNCTION dperm.train(relation regclass, features text, label text, loss text, options jsonb,
+                            mode text)
+  RETURNS dp_model AS 'MODULE_PATHNAME', 'dperm_train' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION dperm.train(regclass, text, text, text, jsonb) IS 'a private model from a relation the caller may read, or a protected one they are an analyst of (columns by name; loss logistic, huber or softmax), charged to it; streams when the rows pass dperm.max_buffer';
+COMMENT ON FUNCTION dperm.train(regclass, text, text, text, jsonb, text) IS 'dperm.train with a mode: auto, in_memory or streaming';
+
+-- ---------------------------------------------------------------- progress
+-- One row per backend training a release (dperm.train, or dp_logreg,
+-- dp_huber and dp_softmax called directly), updated per pass and every
+-- 100000 rows read; from the backends' progress slots, which no
+-- pg_stat_progress_* view lists (src/pg/progress.cpp). Like
+-- pg_stat_progress_*, a role sees the rows of backends whose role's
+-- privileges it has, and pg_read_all_stats sees every row. relation is
+-- named in the database it belongs to (relid elsewhere).
+CREATE FUNCTION dperm.progress_info(OUT pid int, OUT datid oid, OUT relid oid, OUT loss text,
+                                    OUT mode text, OUT algorithm text, OUT phase text,
+                                    OUT pass int, OUT passes_planned int, OUT rows_read bigint,
+                                    OUT started_at timestamptz)
+  RETURNS SETOF record AS 'MODULE_PATHNAME', 'dperm_progress_info'
+  LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+CREATE VIEW dperm.progress AS
+  SELECT p.pid, p.datid, d.datname, p.relid,
+         CASE WHEN d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
+              THEN p.relid::pg_catalog.regclass END AS relation,
+         p.loss, p.mode, p.algorithm, p.phase, p.pass, p.passes_planned, p.rows_read,
+         p.started_at
+    FROM dperm.progress_info() p
+    LEFT JOIN pg_catalog.pg_database d ON d.oid OPERATOR(pg_catalog.=) p.datid;
+GRANT SELECT ON dperm.progress TO PUBLIC;
+COMMENT ON FUNCTION dperm.progress_info() IS 'the dperm releases in progress that the caller may see (see the view dperm.progress)';
+COMMENT ON VIEW dperm.progress IS 'one row per backend training a dperm release: relation, algorithm, phase, pass of passes_planned, rows read';
+
+-- ---------------------------------------------------------------- named models and scheduled retraining
+-- Named models: one row per training run (version), trained or failed,
+-- written only by dperm's C functions through the ledger writer (a
+-- transaction of its own: a version outlives the caller's rollback, like a
+-- charge). README "Retraining on a schedule".
+CREATE TABLE dperm.models (
+  name text NOT NULL,
+  version int NOT NULL,
+  status text NOT NULL CHECK (status IN ('trained', 'failed')),
+  owner name NOT NULL,
+  relation regclass NOT NULL,
+  relation_name text NOT NULL,
+  features text NOT NULL,
+  label text NOT NULL,
+  loss text NOT NULL,
+  options jsonb NOT NULL,
+  model dp_model,
+  ledger_id bigint,
+  epsilon float8,
+  delta float8,
+  rdp float8[],
+  relations regclass[],
+  trained_by name NOT NULL,
+  trained_at timestamptz NOT NULL,
+  error text,
+  error_detail text,
+  sqlstate text,
+  evaluation jsonb,
+  PRIMARY KEY (name, version),
+  CHECK ((status = 'trained') = (model IS NOT NULL)));
+COMMENT ON TABLE dperm.models IS 'one row per training run of a named model: its specification, the released model or the error, and the ledger row it was charged by';
+COMMENT ON COLUMN dperm.models.owner IS 'the role the model belongs to (who created it with dperm.train_model)';
+COMMENT ON COLUMN dperm.models.ledger_id IS 'the dperm.ledger row of the run''s charge (NULL: not charged)';
+COMMENT ON COLUMN dperm.models.rdp IS 'the charge''s RDP curve, epsilon, delta and relations, copied from the ledger row (dperm.retraining_forecast composes them)';
+COMMENT ON COLUMN dperm.models.evaluation IS 'private evaluations (dperm.evaluate), newest first';
+SELECT pg_catalog.pg_extension_config_dump('dperm.models', '');
+
+-- The dperm side of a pg_cron schedule (the job itself is pg_cron's).
+CREATE TABLE dperm.model_schedules (
+  name text PRIMARY KEY,
+  cron_schedule text NOT NULL,
+  jobid bigint,
+  min_runs int NOT NULL,
+  scheduled_by name NOT NULL,
+  scheduled_at timestamptz NOT NULL);
+COMMENT ON TABLE dperm.model_schedules IS 'the pg_cron job that retrains each scheduled model';
+SELECT pg_catalog.pg_extension_config_dump('dperm.model_schedules', '');
+
+-- Each role sees its own models and those of relations it may train on:
+-- relations it can SELECT (owners included) and protected relations it is an
+-- analyst of. A schedule is visible with its model.
+ALTER TABLE dperm.models ENABLE ROW LEVEL SECURITY;
+CREATE POLICY models_visible ON dperm.models FOR SELECT USING (
+  owner OPERATOR(pg_catalog.=) CURRENT_USER
+  OR pg_catalog.has_table_privilege(relation::pg_catalog.oid, 'SELECT')
+  OR EXISTS (SELECT 1 FROM dperm.protected p
+              WHERE p.relation OPERATOR(pg_catalog.=) models.relation
+                AND (p.analysts IS NULL
+                     OR EXISTS (SELECT 1 FROM pg_catalog.unnest(p.analysts) a
+                                 WHERE pg_catalog.pg_has_role(a::pg_catalog.oid, 'MEMBER')))));
+ALTER TABLE dperm.model_schedules ENABLE ROW LEVEL SECURITY;
+CREATE POLICY model_schedules_visible ON dperm.model_schedules FOR SELECT USING (
+  EXISTS (SELECT 1 FROM dperm.models m WHERE m.name OPERATOR(pg_catalog.=) model_schedules.name));
+GRANT SELECT ON dperm.models, dperm.model_schedules TO PUBLIC;
+
+CREATE FUNCTION dperm.train_model(name text, relation regclass, features text, label text,
+                                  loss text, options jsonb)
+  RETURNS int AS 'MODULE_PATHNAME', 'dperm_train_model' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION dperm.train_model IS 'trains a new version of a named model (dperm.train for protected relations, as the caller otherwise); returns the version';
+
+CREATE FUNCTION dperm.retrain(name text)
+  RETURNS int AS 'MODULE_PATHNAME', 'dperm_retrain' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION dperm.retrain IS 'trains the next version of a model from its latest specification (owner only); a failed run is recorded as a failed version';
+
+CREATE FUNCTION dperm.drop_model(name text)
+  RETURNS void AS 'MODULE_PATHNAME', 'dperm_drop_model' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION dperm.drop_model IS 'drops every version of a model and its schedule (owner only); the ledger keeps the charges';
+
+CREATE FUNCTION dperm.schedule_retraining(name text, cron_schedule text, min_runs int DEFAULT 1)
+  RETURNS bigint AS 'MODULE_PATHNAME', 'dperm_schedule_retraining' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION dperm.schedule_retraining IS 'a pg_cron job that runs dperm.retrain(name) on a cron schedule; refused when fewer than min_runs runs fit in the budget';
+
+CREATE FUNCTION dperm.unschedule_retraining(name text)
+  RETURNS void AS 'MODULE_PATHNAME', 'dperm_unschedule_retraining' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION dperm.unschedule_retraining IS 'removes a model''s pg_cron job';
+
+CREATE FUNCTION dperm.cron_next_run(cron_schedule text, after timestamptz, k bigint DEFAULT 1)
+  RETURNS timestamptz AS 'MODULE_PATHNAME', 'dperm_cron_next_run'
+  LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.cron_next_run IS 'the k-th run of a cron schedule after a time (UTC, as pg_cron 1.4); NULL when it cannot be forecast';
+
+-- A version of a model the caller may see: the latest trained one by
+-- default, or the given version (trained or failed).
+CREATE FUNCTION dperm.model(name text, version int DEFAULT NULL) RETURNS dperm.models
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  r dperm.models;
+BEGIN
+  IF $2 IS NULL THEN
+    SELECT * INTO r FROM dperm.models m WHERE m.name = $1 AND m.status = 'trained'
+     ORDER BY m.version DESC LIMIT 1;
+  ELSE
+    SELECT * INTO r FROM dperm.models m WHERE m.name = $1 AND m.version = $2;
+  END IF;
+  IF FOUND THEN
+    RETURN r;
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM dperm.models m WHERE m.name = $1) THEN
+    RAISE EXCEPTION 'model "%" does not exist', $1 USING ERRCODE = 'undefined_object',
+      HINT = 'dperm.train_model creates a model; dperm.models lists the models you may see.';
+  ELSIF $2 IS NULL THEN
+    RAISE EXCEPTION 'model "%" has no trained version', $1
+      USING ERRCODE = 'object_not_in_prerequisite_state',
+      HINT = 'Every run failed: see status and error in dperm.models.';
+  END IF;
+  RAISE EXCEPTION 'model "%" has no version %', $1, $2 USING ERRCODE = 'undefined_object';
+END $$;
+COMMENT ON FUNCTION dperm.model IS 'a version of a named model: the latest trained one, or the given version';
+
+-- Predictions of a version (the latest trained one by default):
+-- logistic: the probability; Huber: the prediction; softmax: the class.
+CREATE FUNCTION dperm.predict(name text, features float8[], version int DEFAULT NULL)
+  RETURNS float8
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  r dperm.models := dperm.model($1, $3);
+BEGIN
+  IF r.status <> 'trained' THEN
+    RAISE EXCEPTION 'version % of model "%" failed: %', r.version, $1, r.error
+      USING ERRCODE = 'object_not_in_prerequisite_state';
+  END IF;
+  IF r.loss = 'softmax' THEN
+    RETURN @extschema@.dp_predict_class(r.model, $2);
+  END IF;
+  RETURN @extschema@.dp_predict(r.model, $2);
+END $$;
+COMMENT ON FUNCTION dperm.predict IS 'prediction of a named model (latest trained version, or a pinned one): probability, Huber prediction or softmax class';
+
+-- How many more runs with this charge (RDP curve, epsilon, delta) fit in a
+-- relation's budget under its accounting: the largest k such that the ledger
+-- composed with k copies of the charge (k times the curve, k epsilon, k
+-- delta: dperm.budget_spent composes one extra charge, and k identical
+-- charges compose to exactly that) stays within the budget, by the ledger
+-- writer's own test. Capped at 1000000.
+CREATE FUNCTION dperm.runs_that_fit(relation regclass, accounting text, epsilon_budget float8,
+                                    delta_budget float8, rdp float8[], epsilon float8,
+                                    delta float8)
+  RETURNS bigint
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  lo bigint := 0;
+  hi bigint := 1;
+  mid bigint;
+  cap constant bigint := 1000000;
+BEGIN
+  IF NOT dperm.charges_fit($1, $2, $3, $4, $5, $6, $7, 0) THEN
+    RETURN 0;
+  END IF;
+  WHILE hi < cap AND dperm.charges_fit($1, $2, $3, $4, $5, $6, $7, hi) LOOP
+    lo := hi;
+    hi := hi * 2;
+  END LOOP;
+  IF hi >= cap THEN
+    IF dperm.charges_fit($1, $2, $3, $4, $5, $6, $7, cap) THEN
+      RETURN cap;
+    END IF;
+    hi := cap;
+  END IF;
+  -- lo fits, hi does not
+  WHILE hi - lo > 1 LOOP
+    mid := (lo + hi) / 2;
+    IF dperm.charges_fit($1, $2, $3, $4, $5, $6, $7, mid) THEN lo := mid; ELSE hi := mid; END IF;
+  END LOOP;
+  RETURN lo;
+END $$;
+
+-- Whether k more charges fit (the test of the ledger writer, ledger.cpp
+-- WithinBudgets: spent <= budget with a relative slack of 1e-12).
+CREATE FUNCTION dperm.charges_fit(relation regclass, accounting text, epsilon_budget float8,
+                                  delta_budget float8, rdp float8[], epsilon float8,
+                                  delta float8, k bigint)
+  RETURNS boolean
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT s.epsilon <= $3 * (1 + 1e-12) AND s.delta <= $4 * (1 + 1e-12)
+    FROM dperm.budget_spent($1, $2, $4,
+           (SELECT array_agg(x * $8 ORDER BY i) FROM unnest($5) WITH ORDINALITY u(x, i)),
+           $6 * $8, $7 * $8) s
+$$;
+
+CREATE FUNCTION dperm.retraining_forecast(name text,
+    OUT runs bigint, OUT last_run_at timestamptz, OUT next_run_at timestamptz,
+    OUT cron_schedule text, OUT limiting_relation regclass, OUT epsilon_per_run float8,
+    OUT delta_per_run float8, OUT version int)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  m dperm.models := dperm.model($1);
+  b record;
+  k bigint;
+BEGIN
+  epsilon_per_run := m.epsilon;
+  delta_per_run := m.delta;
+  version := m.version;
+  FOR b IN SELECT bu.relation, bu.accounting, bu.epsilon, bu.delta FROM dperm.budgets bu
+            WHERE bu.relation = ANY (coalesce(m.relations, ARRAY[m.relation]))
+            ORDER BY bu.relation::oid LOOP
+    k := dperm.runs_that_fit(b.relation, b.accounting, b.epsilon, b.delta, m.rdp,
+                             coalesce(m.epsilon, 0), coalesce(m.delta, 0));
+    IF runs IS NULL OR k < runs THEN
+      runs := k;
+      limiting_relation := b.relation;
+    END IF;
+  END LOOP;
+  SELECT s.cron_schedule INTO cron_schedule FROM dperm.model_schedules s WHERE s.name = $1;
+  IF cron_schedule IS NOT NULL THEN
+    next_run_at := dperm.cron_next_run(cron_schedule, now(), 1);
+    IF runs > 0 THEN
+      last_run_at := dperm.cron_next_run(cron_schedule, now(), runs);
+    END IF;
+  END IF;
+END $$;
+COMMENT ON FUNCTION dperm.retraining_forecast IS 'how many more retrainings of a model fit in the budgets it is charged to (NULL: no budget limits it), and when a scheduled model''s last one that fits runs';
+
+CREATE FUNCTION dperm.evaluate(name text, relation regclass, features text, label text,
+                               options jsonb)
+  RETURNS jsonb AS 'MODULE_PATHNAME', 'dperm_evaluate' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION dperm.evaluate IS 'a private estimate of a model''s accuracy and log-loss (classifiers) or RMSE (Huber) on a relation, charged to it and stored with the version';
