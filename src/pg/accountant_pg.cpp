@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "dperm_pg.hpp"
+#include "arrays.hpp"
 
 extern "C" {
 #include "catalog/pg_type.h"

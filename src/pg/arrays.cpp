@@ -1,5 +1,5 @@
 // float8[] and oid[] values from C arrays: the one place dperm builds them.
-#include "dperm_pg.hpp"
+#include "arrays.hpp"
 
 extern "C" {
 #include "catalog/pg_type.h"

@@ -1,13 +1,20 @@
-// dperm.budget_spent and dperm.rdp_orders: the ledger composed under a
-// relation's accounting (basic sums or Renyi DP).
+// Budgets: dperm.set_budget (the owner sets a relation's total budget), and
+// dperm.budget_spent and dperm.rdp_orders (the ledger composed under a
+// relation's accounting: basic sums or Renyi DP).
+#include <cmath>
+
 #include "dperm/budget.hpp"
 
-#include "dperm_pg.hpp"
+#include "arrays.hpp"
+#include "internal_sql.hpp"
 
 extern "C" {
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/lsyscache.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -103,4 +110,64 @@ DPERM_FUNCTION(dperm_budget_spent) {
   Datum values[3] = {Float8GetDatum(spent.epsilon), Float8GetDatum(spent.delta), Int64GetDatum(n)};
   bool nulls[3] = {false, false, false};
   PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}
+
+// dperm.set_budget(relation regclass, epsilon float8, delta float8,
+// accounting text): the owner of a relation (or a superuser) sets its total
+// privacy budget and how releases compose against it.
+DPERM_FUNCTION(dperm_set_budget) {
+  for (int i = 0; i < 3; i++)
+    if (PG_ARGISNULL(i))
+      ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                      errmsg("relation, epsilon and delta of a budget must not be NULL")));
+  Oid relid = PG_GETARG_OID(0);
+  double epsilon = PG_GETARG_FLOAT8(1);
+  double delta = PG_GETARG_FLOAT8(2);
+  // The 0.1.0 declaration has three arguments: its budgets compose by sums.
+  // NULL keeps the budget's accounting ('rdp' for a new one).
+  bool has_accounting = PG_NARGS() > 3;
+  char* accounting = !has_accounting ? pstrdup("basic")
+                     : PG_ARGISNULL(3) ? nullptr
+                                       : text_to_cstring(PG_GETARG_TEXT_PP(3));
+  char* name = get_rel_name(relid);
+  if (name == nullptr)
+    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
+                    errmsg("relation with OID %u does not exist", relid)));
+  if (!pg_class_ownercheck(relid, GetUserId()))
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                    errmsg("must be owner of relation %s to set its privacy budget", name)));
+  if (!std::isfinite(epsilon) || epsilon < 0)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("budget epsilon must be finite and >= 0, not %g", epsilon)));
+  if (!(delta >= 0 && delta < 1))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("budget delta must be in [0, 1), not %g", delta)));
+  if (accounting != nullptr && strcmp(accounting, "rdp") != 0 && strcmp(accounting, "basic") != 0)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("unknown accounting \"%s\"", accounting),
+                    errhint("Valid values: rdp (Renyi DP composition, the default), basic (sums).")));
+  // The catalog is writable by its owner only: write as the bootstrap
+  // superuser once the ownership check has passed (search_path pinned, every
+  // name qualified). An error restores the caller's identity on abort.
+  Oid types[5] = {OIDOID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID};
+  Datum args[5] = {ObjectIdGetDatum(relid), Float8GetDatum(epsilon), Float8GetDatum(delta),
+                   CStringGetTextDatum(GetUserNameFromId(GetUserId(), false)),
+                   accounting != nullptr ? CStringGetTextDatum(accounting) : (Datum)0};
+  char nulls[5] = {' ', ' ', ' ', ' ', accounting != nullptr ? ' ' : 'n'};
+  SPI_connect();
+  const char* sql =
+      has_accounting
+          ? "INSERT INTO dperm.budgets (relation, epsilon, delta, set_by, set_at, accounting)"
+            " VALUES ($1::pg_catalog.regclass, $2, $3, $4::pg_catalog.name, pg_catalog.now(),"
+            "         COALESCE($5, 'rdp'))"
+            " ON CONFLICT (relation) DO UPDATE SET epsilon = excluded.epsilon,"
+            "   delta = excluded.delta, set_by = excluded.set_by, set_at = excluded.set_at,"
+            "   accounting = COALESCE($5, budgets.accounting)"
+          : "INSERT INTO dperm.budgets (relation, epsilon, delta, set_by, set_at)"
+            " VALUES ($1::pg_catalog.regclass, $2, $3, $4::pg_catalog.name, pg_catalog.now())"
+            " ON CONFLICT (relation) DO UPDATE SET epsilon = excluded.epsilon,"
+            "   delta = excluded.delta, set_by = excluded.set_by, set_at = excluded.set_at";
+  RunAsCatalogOwner(sql, has_accounting ? 5 : 4, types, args, nulls, SPI_OK_INSERT, false);
+  SPI_finish();
+  PG_RETURN_VOID();
 }

@@ -40,7 +40,9 @@
 
 #include <cmath>
 
-#include "dperm_pg.hpp"
+#include "arrays.hpp"
+#include "citus.hpp"
+#include "internal_sql.hpp"
 
 extern "C" {
 #include "catalog/pg_type.h"

@@ -2,7 +2,7 @@
 #include "dperm/explain.hpp"
 #include "dperm/train.hpp"
 
-#include "dperm_pg.hpp"
+#include "options_pg.hpp"
 
 extern "C" {
 #include "utils/builtins.h"

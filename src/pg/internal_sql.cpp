@@ -7,7 +7,8 @@
 // therefore runs with search_path = "pg_catalog, pg_temp" (pg_temp explicitly
 // last) and spells dperm's own objects with their schema; functions and
 // operators are never looked up in pg_temp.
-#include "dperm_pg.hpp"
+#include "internal_sql.hpp"
+#include "relations.hpp"
 
 extern "C" {
 #include "catalog/pg_authid.h"
@@ -28,17 +29,18 @@ int PinInternalSearchPath() {
   return level;
 }
 
-void RunInternalSql(Oid role, bool restricted, const char* sql, int nargs, Oid* types,
+void RunInternalSql(Oid role, const char* sql, int nargs, Oid* types,
                     Datum* args, const char* nulls, int expected, bool read_only,
                     bool allow_parallel) {
   Oid saved_user;
   int saved_context;
   GetUserIdAndSecContext(&saved_user, &saved_context);
-  // SECURITY_RESTRICTED_OPERATION, as VACUUM and ANALYZE use when they run
-  // a table owner's code: no SET ROLE, no temporary objects, no lasting
-  // settings from whatever the owner's objects execute.
+  // One set of flags for every identity switch: SECURITY_RESTRICTED_OPERATION,
+  // as VACUUM and ANALYZE use when they run a table owner's code: no SET
+  // ROLE, no temporary objects, no lasting settings from whatever the
+  // statement's objects execute, whoever `role` is.
   SetUserIdAndSecContext(role, saved_context | SECURITY_LOCAL_USERID_CHANGE |
-                                   (restricted ? SECURITY_RESTRICTED_OPERATION : 0));
+                                   SECURITY_RESTRICTED_OPERATION);
   // In parallel mode (a final function under a parallel plan: the
   // `dataset` check) PostgreSQL forbids setting parameters, and no new
   // parallel plan can start anyway; the statements dperm runs there spell
@@ -65,7 +67,7 @@ void RunInternalSql(Oid role, bool restricted, const char* sql, int nargs, Oid* 
 
 void RunAsCatalogOwner(const char* sql, int nargs, Oid* types, Datum* args, const char* nulls,
                        int expected, bool read_only) {
-  RunInternalSql(BOOTSTRAP_SUPERUSERID, false, sql, nargs, types, args, nulls, expected,
+  RunInternalSql(BOOTSTRAP_SUPERUSERID, sql, nargs, types, args, nulls, expected,
                  read_only);
 }
 

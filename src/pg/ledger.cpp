@@ -1,49 +1,28 @@
-// The privacy ledger: which relations a release read, the budget check, and
-// the ledger row, written by a background worker in a transaction of its own.
-//
-// Why a worker (DESIGN.md section 3, item 4): the final function of a
-// parallel plan runs while the leader is in parallel mode, where PostgreSQL
-// refuses writes; and a row written in the caller's transaction would vanish
-// on ROLLBACK although the client has seen the model. The worker commits the
-// charge before the model is computed, so neither happens. The check and the
-// charge are atomic across sessions: the worker locks the budget rows of the
-// relations (SELECT ... FOR UPDATE) before summing the ledger. How the
-// request reaches the worker (a persistent writer with
-// shared_preload_libraries, else a dynamic worker) is in ledger_writer.cpp.
-#include <cmath>
-
-#include "dperm_pg.hpp"
+// The ledger writer's transaction (DESIGN.md section 3, item 4): the budget
+// check and the ledger row of one release, in a transaction of its own, as
+// the bootstrap superuser. The check and the charge are atomic across
+// sessions: the writer locks the budget rows of the relations (SELECT ...
+// FOR UPDATE) before summing the ledger. Why a separate writer, and what a
+// release sends it, is in charge.cpp; how the request reaches it (a
+// persistent writer with shared_preload_libraries, else a dynamic worker) is
+// in ledger_writer.cpp.
+#include "arrays.hpp"
+#include "internal_sql.hpp"
 #include "ledger_writer.hpp"
 
 extern "C" {
 #include "access/xact.h"
-#include "access/xlog.h"
-#include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
-#include "miscadmin.h"
-#include "nodes/execnodes.h"
-#include "pgstat.h"
-#include "storage/dsm.h"
-#include "storage/proc.h"
-#include "tcop/tcopprot.h"
-#include "utils/acl.h"
-#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
-#include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 }
 
 namespace dperm::pg {
 
-int64 g_last_charge_id = 0;
-
 namespace {
-
-// SQLSTATE of a refused release: class DP (dperm), "budget exceeded".
-const int kBudgetExceeded = MAKE_SQLSTATE('D', 'P', '0', '0', '1');
 
 
 // What relation `relid` will have spent, under `accounting`, after a release
@@ -208,86 +187,6 @@ void CopyText(char* dst, size_t size, const char* src) {
 
 }  // namespace
 
-ChargeRequest PlanCharge(const dperm::Plan& plan, const dperm::Options& o,
-                         const std::vector<double>& curve) {
-  return {dperm::AlgorithmName(plan.algorithm),
-          dperm::NoiseName(plan.noise),
-          dperm::LossName(plan.loss),
-          dperm::NeighborsName(plan.neighbors),
-          o.epsilon,
-          o.delta,
-          plan.n,
-          plan.d,
-          curve.empty() ? nullptr : curve.data(),
-          static_cast<int>(curve.size()),
-          o.has_seed};
-}
-
-int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_relations) {
-  const double* rdp = charge.rdp;
-  int n_rdp = charge.n_rdp;
-  // A standby cannot write the ledger, so it cannot release.
-  if (RecoveryInProgress())
-    ereport(ERROR, (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-                    errmsg("dperm cannot release a model during recovery"),
-                    errhint("Every release is charged to the ledger first; train on the primary.")));
-  if (n_rdp > kMaxOrders) elog(ERROR, "too many Renyi orders in a ledger curve");
-  const char* query = debug_query_string != nullptr ? debug_query_string : "";
-  Size size = offsetof(LedgerRequest, query) + strlen(query) + 1;
-  dsm_segment* seg = dsm_create(size, 0);
-  LedgerRequest* req = static_cast<LedgerRequest*>(dsm_segment_address(seg));
-  memset(req, 0, size);
-  req->magic = kLedgerRequestMagic;
-  req->backend_procno = MyProc->pgprocno;
-  req->database = MyDatabaseId;
-  Oid role = ReleasingRole();
-  CopyText(req->role, sizeof req->role, GetUserNameFromId(role, false));
-  req->released_at = GetCurrentTimestamp();
-  CopyText(req->algorithm, sizeof req->algorithm, charge.algorithm);
-  CopyText(req->mechanism, sizeof req->mechanism, charge.mechanism);
-  CopyText(req->loss, sizeof req->loss, charge.loss);
-  CopyText(req->neighbors, sizeof req->neighbors, charge.neighbors);
-  req->epsilon = charge.epsilon;
-  req->delta = charge.delta;
-  req->n = charge.n;
-  req->d = charge.d;
-  req->seeded = charge.seeded;
-  req->n_relations = n_relations;
-  memcpy(req->relations, relations, sizeof(Oid) * n_relations);
-  req->n_rdp = n_rdp;
-  if (n_rdp > 0) memcpy(req->rdp, rdp, sizeof(double) * n_rdp);
-  strcpy(req->query, query);
-
-  // The writer answers in the segment; an error or cancel while waiting
-  // detaches it with the transaction's resources.
-  SubmitLedgerRequest(seg, req);
-
-  int result = req->status;
-  int sqlstate = req->sqlstate;
-  int64 id = req->ledger_id;
-  char* message = pstrdup(req->message);
-  char* detail = pstrdup(req->detail);
-  char* hint = pstrdup(req->hint);
-  dsm_detach(seg);
-  if (result == kRefused)
-    ereport(ERROR, (errcode(kBudgetExceeded), errmsg("%s", message),
-                    errdetail("%s", detail), errhint("%s", hint)));
-  if (result == kFailed && sqlstate == ERRCODE_LOCK_NOT_AVAILABLE)
-    ereport(ERROR, (errcode(sqlstate),
-                    errmsg("the privacy budget of a relation this release reads is locked by an uncommitted transaction"),
-                    errhint("If this transaction changed the budget with dperm.set_budget, commit it first. "
-                            "The release was not charged and no model was computed.")));
-  if (result == kFailed)
-    ereport(ERROR, (errcode(sqlstate), errmsg("dperm ledger writer failed: %s", message),
-                    errhint("The release was not charged and no model was computed.")));
-  if (result != kCharged)
-    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
-                    errmsg("the dperm ledger writer exited without recording the release"),
-                    errhint("See the server log. No model was computed.")));
-  g_last_charge_id = id;
-  return id;
-}
-
 // One request, one transaction (both writers of ledger_writer.cpp). The
 // writer is connected as the bootstrap superuser: the catalog is writable by
 // its owner only; the worker writes for the releasing role, which it records
@@ -331,65 +230,3 @@ void ServeLedgerRequest(LedgerRequest* req) {
 }
 
 }  // namespace dperm::pg
-
-using namespace dperm::pg;
-
-// dperm.set_budget(relation regclass, epsilon float8, delta float8,
-// accounting text): the owner of a relation (or a superuser) sets its total
-// privacy budget and how releases compose against it.
-DPERM_FUNCTION(dperm_set_budget) {
-  for (int i = 0; i < 3; i++)
-    if (PG_ARGISNULL(i))
-      ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-                      errmsg("relation, epsilon and delta of a budget must not be NULL")));
-  Oid relid = PG_GETARG_OID(0);
-  double epsilon = PG_GETARG_FLOAT8(1);
-  double delta = PG_GETARG_FLOAT8(2);
-  // The 0.1.0 declaration has three arguments: its budgets compose by sums.
-  // NULL keeps the budget's accounting ('rdp' for a new one).
-  bool has_accounting = PG_NARGS() > 3;
-  char* accounting = !has_accounting ? pstrdup("basic")
-                     : PG_ARGISNULL(3) ? nullptr
-                                       : text_to_cstring(PG_GETARG_TEXT_PP(3));
-  char* name = get_rel_name(relid);
-  if (name == nullptr)
-    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
-                    errmsg("relation with OID %u does not exist", relid)));
-  if (!pg_class_ownercheck(relid, GetUserId()))
-    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                    errmsg("must be owner of relation %s to set its privacy budget", name)));
-  if (!std::isfinite(epsilon) || epsilon < 0)
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("budget epsilon must be finite and >= 0, not %g", epsilon)));
-  if (!(delta >= 0 && delta < 1))
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("budget delta must be in [0, 1), not %g", delta)));
-  if (accounting != nullptr && strcmp(accounting, "rdp") != 0 && strcmp(accounting, "basic") != 0)
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("unknown accounting \"%s\"", accounting),
-                    errhint("Valid values: rdp (Renyi DP composition, the default), basic (sums).")));
-  // The catalog is writable by its owner only: write as the bootstrap
-  // superuser once the ownership check has passed (search_path pinned, every
-  // name qualified). An error restores the caller's identity on abort.
-  Oid types[5] = {OIDOID, FLOAT8OID, FLOAT8OID, TEXTOID, TEXTOID};
-  Datum args[5] = {ObjectIdGetDatum(relid), Float8GetDatum(epsilon), Float8GetDatum(delta),
-                   CStringGetTextDatum(GetUserNameFromId(GetUserId(), false)),
-                   accounting != nullptr ? CStringGetTextDatum(accounting) : (Datum)0};
-  char nulls[5] = {' ', ' ', ' ', ' ', accounting != nullptr ? ' ' : 'n'};
-  SPI_connect();
-  const char* sql =
-      has_accounting
-          ? "INSERT INTO dperm.budgets (relation, epsilon, delta, set_by, set_at, accounting)"
-            " VALUES ($1::pg_catalog.regclass, $2, $3, $4::pg_catalog.name, pg_catalog.now(),"
-            "         COALESCE($5, 'rdp'))"
-            " ON CONFLICT (relation) DO UPDATE SET epsilon = excluded.epsilon,"
-            "   delta = excluded.delta, set_by = excluded.set_by, set_at = excluded.set_at,"
-            "   accounting = COALESCE($5, budgets.accounting)"
-          : "INSERT INTO dperm.budgets (relation, epsilon, delta, set_by, set_at)"
-            " VALUES ($1::pg_catalog.regclass, $2, $3, $4::pg_catalog.name, pg_catalog.now())"
-            " ON CONFLICT (relation) DO UPDATE SET epsilon = excluded.epsilon,"
-            "   delta = excluded.delta, set_by = excluded.set_by, set_at = excluded.set_at";
-  RunAsCatalogOwner(sql, has_accounting ? 5 : 4, types, args, nulls, SPI_OK_INSERT, false);
-  SPI_finish();
-  PG_RETURN_VOID();
-}

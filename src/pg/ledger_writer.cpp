@@ -1,5 +1,5 @@
 // How a release's charge reaches a ledger writer, a process with a
-// transaction of its own (ledger.cpp says why one is needed).
+// transaction of its own (charge.cpp says why one is needed).
 //
 // Two transports, one transaction (ServeLedgerRequest):
 //

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstddef>
 
-#include "dperm_pg.hpp"
+#include "arrays.hpp"
+#include "model_type.hpp"
+#include "options_pg.hpp"
 
 extern "C" {
 #include "catalog/pg_type.h"

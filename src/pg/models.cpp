@@ -19,7 +19,12 @@
 #include "dperm/evaluate.hpp"
 #include "dperm/options.hpp"
 
-#include "dperm_pg.hpp"
+#include "charge.hpp"
+#include "internal_sql.hpp"
+#include "module.hpp"
+#include "options_pg.hpp"
+#include "protect.hpp"
+#include "relations.hpp"
 #include "ledger_writer.hpp"
 
 #include <array>
@@ -51,7 +56,7 @@ extern "C" {
 namespace dperm::pg {
 namespace {
 
-// SQLSTATE of a budget refusal (ledger.cpp raises the same for releases).
+// SQLSTATE of a budget refusal (charge.cpp raises the same for releases).
 const int kBudgetExceeded = MAKE_SQLSTATE('D', 'P', '0', '0', '1');
 
 // The specification of a model: what retrain trains again.
@@ -83,7 +88,7 @@ char* CopyValue(MemoryContext context, HeapTuple row, TupleDesc desc, int column
 bool LookupModel(const char* name, ModelSpec* spec, MemoryContext context) {
   Oid types[1] = {TEXTOID};
   Datum args[1] = {CStringGetTextDatum(name)};
-  RunInternalSql(GetUserId(), false,
+  RunInternalSql(GetUserId(),
                  "SELECT m.owner::pg_catalog.text, m.relation::pg_catalog.oid, m.relation_name,"
                  "       m.features, m.label, m.loss, m.options::pg_catalog.text"
                  "  FROM dperm.models m WHERE m.name OPERATOR(pg_catalog.=) $1"
@@ -258,7 +263,7 @@ char* TrainOnce(const ModelSpec& spec, MemoryContext context) {
   if (is_protected) {
     // dperm.train checks the analyst, the columns and the options, and reads
     // the relation as its owner.
-    RunInternalSql(caller, false,
+    RunInternalSql(caller,
                    "SELECT dperm.train($1::pg_catalog.regclass, $2, $3, $4, $5::pg_catalog.jsonb)",
                    5, types, args, nullptr, SPI_OK_SELECT, false);
   } else {
@@ -286,7 +291,7 @@ char* TrainOnce(const ModelSpec& spec, MemoryContext context) {
         quote_identifier(get_rel_name(spec.relid)));
     Oid jtypes[1] = {TEXTOID};
     Datum jargs[1] = {CStringGetTextDatum(spec.options)};
-    RunInternalSql(caller, false, sql, 1, jtypes, jargs, nullptr, SPI_OK_SELECT, false);
+    RunInternalSql(caller, sql, 1, jtypes, jargs, nullptr, SPI_OK_SELECT, false);
   }
   bool isnull = true;
   Datum model = (Datum)0;
@@ -413,7 +418,7 @@ char* RequireCron(MemoryContext context) {
 void UnscheduleJob(const char* cron, int64 jobid) {
   Oid types[1] = {INT8OID};
   Datum args[1] = {Int64GetDatum(jobid)};
-  RunInternalSql(GetUserId(), false,
+  RunInternalSql(GetUserId(),
                  psprintf("SELECT %s.unschedule(j.jobid) FROM %s.job j"
                           " WHERE j.jobid OPERATOR(pg_catalog.=) $1",
                           quote_identifier(cron), quote_identifier(cron)),
@@ -583,7 +588,7 @@ DPERM_FUNCTION(dperm_schedule_retraining) {
   // The forecast, as the caller.
   Oid types[3] = {TEXTOID, TEXTOID, TEXTOID};
   Datum args[3] = {CStringGetTextDatum(name), (Datum)0, (Datum)0};
-  RunInternalSql(GetUserId(), false,
+  RunInternalSql(GetUserId(),
                  "SELECT f.runs, f.limiting_relation::pg_catalog.text, f.epsilon_per_run,"
                  "       f.delta_per_run FROM dperm.retraining_forecast($1) f",
                  1, types, args, nullptr, SPI_OK_SELECT, true);
@@ -614,7 +619,7 @@ DPERM_FUNCTION(dperm_schedule_retraining) {
   char* command = psprintf("SELECT dperm.retrain(%s)", quote_literal_cstr(name));
   args[0] = CStringGetTextDatum(schedule);
   args[1] = CStringGetTextDatum(command);
-  RunInternalSql(GetUserId(), false,
+  RunInternalSql(GetUserId(),
                  psprintf("SELECT %s.schedule($1, $2)", quote_identifier(cron)), 2, types,
                  args, nullptr, SPI_OK_SELECT, false);
   int64 job = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -797,7 +802,7 @@ DPERM_FUNCTION(dperm_evaluate) {
   SPI_connect();
   Oid vtypes[2] = {TEXTOID, INT4OID};
   Datum vargs[2] = {CStringGetTextDatum(name), Int32GetDatum(o.version)};
-  RunInternalSql(caller, false,
+  RunInternalSql(caller,
                  "SELECT m.version, m.loss, m.model,"
                  "       ((m.model::pg_catalog.jsonb) OPERATOR(pg_catalog.->>) 'd')::pg_catalog.int4,"
                  "       COALESCE(((m.model::pg_catalog.jsonb) OPERATOR(pg_catalog.->>) 'classes')"
@@ -837,7 +842,6 @@ DPERM_FUNCTION(dperm_evaluate) {
   bool allowed = false;
   Oid protected_rel = ProtectionOf(relid, caller, &allowed);
   Oid reader = caller;
-  bool restricted = false;
   if (OidIsValid(protected_rel)) {
     if (!allowed)
       ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -847,7 +851,6 @@ DPERM_FUNCTION(dperm_evaluate) {
     if (!HeapTupleIsValid(tuple)) elog(ERROR, "relation %u vanished", relid);
     reader = reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relowner;
     ReleaseSysCache(tuple);
-    restricted = true;
   } else if (pg_class_aclcheck(relid, caller, ACL_SELECT) != ACLCHECK_OK) {
     ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                     errmsg("permission denied for table %s", relname),
@@ -864,7 +867,7 @@ DPERM_FUNCTION(dperm_evaluate) {
   const char* ext = quote_identifier(schema);
 
   // n, public: every row counts.
-  RunInternalSql(reader, restricted, psprintf("SELECT pg_catalog.count(*) FROM %s", qualified), 0,
+  RunInternalSql(reader, psprintf("SELECT pg_catalog.count(*) FROM %s", qualified), 0,
                  nullptr, nullptr, nullptr, SPI_OK_SELECT, true);
   int64 n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
   if (n == 0)
@@ -931,7 +934,7 @@ DPERM_FUNCTION(dperm_evaluate) {
   double bound = huber ? o.residual_bound : o.loss_bound;
   Oid stypes[3] = {model_type, INT4OID, FLOAT8OID};
   Datum sargs[3] = {model, Int32GetDatum(d), Float8GetDatum(bound)};
-  RunInternalSql(reader, restricted, sql, 3, stypes, sargs, nullptr, SPI_OK_SELECT, true);
+  RunInternalSql(reader, sql, 3, stypes, sargs, nullptr, SPI_OK_SELECT, true);
   double sums[2];
   sums[0] = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
   sums[1] = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));

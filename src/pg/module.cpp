@@ -4,7 +4,10 @@
 #include <climits>
 #include <cstring>
 
-#include "dperm_pg.hpp"
+#include "citus.hpp"
+#include "module.hpp"
+#include "pass_aggregate.hpp"
+#include "relations.hpp"
 #include "ledger_writer.hpp"
 #include "progress.hpp"
 
@@ -21,7 +24,6 @@ namespace dperm::pg {
 bool g_allow_seed = false;
 int g_max_coefficients = 1000000;
 int g_max_buffer_kb = 256 * 1024;
-ReleaseContext g_release;
 
 namespace {
 // True when a cancel or termination is pending: the interrupts that end a

@@ -2,7 +2,7 @@
 // checker.
 #include "dperm/options.hpp"
 
-#include "dperm_pg.hpp"
+#include "options_pg.hpp"
 
 extern "C" {
 #include "nodes/pg_list.h"

@@ -13,7 +13,15 @@
 #include "dperm/pass.hpp"
 #include "dperm/train.hpp"
 
-#include "dperm_pg.hpp"
+#include "aggregate.hpp"
+#include "arrays.hpp"
+#include "citus.hpp"
+#include "internal_sql.hpp"
+#include "module.hpp"
+#include "options_pg.hpp"
+#include "protect.hpp"
+#include "relations.hpp"
+#include "streaming.hpp"
 #include "progress.hpp"
 
 extern "C" {
@@ -350,7 +358,7 @@ DPERM_FUNCTION(dperm_train) {
   // options chosen), and d, the dimension of the features column (the model
   // shows both anyway). With them the whole plan is checked here, before a
   // row is read: only a row of another shape can still fail later, charged.
-  RunInternalSql(reader, true,
+  RunInternalSql(reader,
                  // Two scalar subqueries, not a subquery beside count(*): Citus
                  // plans each of them on a distributed relation (it cannot push
                  // a target-list subquery down beside an aggregate).
@@ -425,7 +433,7 @@ DPERM_FUNCTION(dperm_train) {
     PG_TRY();
     {
       g_release = release;
-      RunInternalSql(reader, true, sql, 1, types, args, nullptr, SPI_OK_SELECT, false);
+      RunInternalSql(reader, sql, 1, types, args, nullptr, SPI_OK_SELECT, false);
       g_release = ReleaseContext();
     }
     PG_CATCH();

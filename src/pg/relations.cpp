@@ -1,6 +1,7 @@
 // Which relations a release reads and is charged to (DESIGN.md section 3,
 // item 4), protection lookups, and the `dataset` option's checks.
-#include "dperm_pg.hpp"
+#include "internal_sql.hpp"
+#include "relations.hpp"
 #include "ledger_writer.hpp"
 
 extern "C" {
@@ -22,6 +23,8 @@ extern "C" {
 }
 
 namespace dperm::pg {
+
+ReleaseContext g_release;
 namespace {
 
 // Whether `role` is listed as an analyst of the protected relation `relid`

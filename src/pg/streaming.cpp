@@ -77,7 +77,7 @@ ErrorData* RunPassGuarded(const PassQuery* q, const double* w, int dim, double* 
     int level = NewGUCNestLevel();
     set_config_option("dperm.internal_pass", "on", PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE,
                       true, 0, false);
-    RunInternalSql(q->reader, true, q->sql, 2, types, args, nullptr, SPI_OK_SELECT, true,
+    RunInternalSql(q->reader, q->sql, 2, types, args, nullptr, SPI_OK_SELECT, true,
                    /*allow_parallel=*/true);
     AtEOXact_GUC(true, level);
     if (SPI_processed != 1) elog(ERROR, "dperm: a streaming pass returned no row");

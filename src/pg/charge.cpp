@@ -1,0 +1,123 @@
+// Charging a release to the privacy ledger: the request a release hands to
+// the ledger writer, and the answer it raises or returns.
+//
+// Why a writer of its own (DESIGN.md section 3, item 4): the final function
+// of a parallel plan runs while the leader is in parallel mode, where
+// PostgreSQL refuses writes; and a row written in the caller's transaction
+// would vanish on ROLLBACK although the client has seen the model. The
+// writer commits the charge before the model is computed, so neither
+// happens. Its transaction (budget check and ledger row) is in ledger.cpp;
+// the transport in ledger_writer.cpp.
+#include "dperm/options.hpp"
+#include "dperm/plan.hpp"
+
+#include "charge.hpp"
+#include "ledger_writer.hpp"
+#include "relations.hpp"
+
+extern "C" {
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "storage/dsm.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "utils/acl.h"
+#include "utils/timestamp.h"
+}
+
+namespace dperm::pg {
+
+int64 g_last_charge_id = 0;
+
+namespace {
+
+// SQLSTATE of a refused release: class DP (dperm), "budget exceeded".
+const int kBudgetExceeded = MAKE_SQLSTATE('D', 'P', '0', '0', '1');
+
+void CopyText(char* dst, size_t size, const char* src) {
+  strlcpy(dst, src != nullptr ? src : "", size);
+}
+
+}  // namespace
+
+ChargeRequest PlanCharge(const dperm::Plan& plan, const dperm::Options& o,
+                         const std::vector<double>& curve) {
+  return {dperm::AlgorithmName(plan.algorithm),
+          dperm::NoiseName(plan.noise),
+          dperm::LossName(plan.loss),
+          dperm::NeighborsName(plan.neighbors),
+          o.epsilon,
+          o.delta,
+          plan.n,
+          plan.d,
+          curve.empty() ? nullptr : curve.data(),
+          static_cast<int>(curve.size()),
+          o.has_seed};
+}
+
+int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_relations) {
+  const double* rdp = charge.rdp;
+  int n_rdp = charge.n_rdp;
+  // A standby cannot write the ledger, so it cannot release.
+  if (RecoveryInProgress())
+    ereport(ERROR, (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+                    errmsg("dperm cannot release a model during recovery"),
+                    errhint("Every release is charged to the ledger first; train on the primary.")));
+  if (n_rdp > kMaxOrders) elog(ERROR, "too many Renyi orders in a ledger curve");
+  const char* query = debug_query_string != nullptr ? debug_query_string : "";
+  Size size = offsetof(LedgerRequest, query) + strlen(query) + 1;
+  dsm_segment* seg = dsm_create(size, 0);
+  LedgerRequest* req = static_cast<LedgerRequest*>(dsm_segment_address(seg));
+  memset(req, 0, size);
+  req->magic = kLedgerRequestMagic;
+  req->backend_procno = MyProc->pgprocno;
+  req->database = MyDatabaseId;
+  Oid role = ReleasingRole();
+  CopyText(req->role, sizeof req->role, GetUserNameFromId(role, false));
+  req->released_at = GetCurrentTimestamp();
+  CopyText(req->algorithm, sizeof req->algorithm, charge.algorithm);
+  CopyText(req->mechanism, sizeof req->mechanism, charge.mechanism);
+  CopyText(req->loss, sizeof req->loss, charge.loss);
+  CopyText(req->neighbors, sizeof req->neighbors, charge.neighbors);
+  req->epsilon = charge.epsilon;
+  req->delta = charge.delta;
+  req->n = charge.n;
+  req->d = charge.d;
+  req->seeded = charge.seeded;
+  req->n_relations = n_relations;
+  memcpy(req->relations, relations, sizeof(Oid) * n_relations);
+  req->n_rdp = n_rdp;
+  if (n_rdp > 0) memcpy(req->rdp, rdp, sizeof(double) * n_rdp);
+  strcpy(req->query, query);
+
+  // The writer answers in the segment; an error or cancel while waiting
+  // detaches it with the transaction's resources.
+  SubmitLedgerRequest(seg, req);
+
+  int result = req->status;
+  int sqlstate = req->sqlstate;
+  int64 id = req->ledger_id;
+  char* message = pstrdup(req->message);
+  char* detail = pstrdup(req->detail);
+  char* hint = pstrdup(req->hint);
+  dsm_detach(seg);
+  if (result == kRefused)
+    ereport(ERROR, (errcode(kBudgetExceeded), errmsg("%s", message),
+                    errdetail("%s", detail), errhint("%s", hint)));
+  if (result == kFailed && sqlstate == ERRCODE_LOCK_NOT_AVAILABLE)
+    ereport(ERROR, (errcode(sqlstate),
+                    errmsg("the privacy budget of a relation this release reads is locked by an uncommitted transaction"),
+                    errhint("If this transaction changed the budget with dperm.set_budget, commit it first. "
+                            "The release was not charged and no model was computed.")));
+  if (result == kFailed)
+    ereport(ERROR, (errcode(sqlstate), errmsg("dperm ledger writer failed: %s", message),
+                    errhint("The release was not charged and no model was computed.")));
+  if (result != kCharged)
+    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
+                    errmsg("the dperm ledger writer exited without recording the release"),
+                    errhint("See the server log. No model was computed.")));
+  g_last_charge_id = id;
+  return id;
+}
+
+}  // namespace dperm::pg

@@ -1,0 +1,47 @@
+// Charging a release to the ledger (charge.cpp): the request a release sends
+// to the ledger writer, and the answer.
+#pragma once
+
+#include <vector>
+
+#include "dperm/options.hpp"
+#include "dperm/plan.hpp"
+
+#include "boundary.hpp"
+
+namespace dperm::pg {
+
+// What a ledger row records about one release.
+struct ChargeRequest {
+  const char* algorithm;
+  const char* mechanism;
+  const char* loss;
+  const char* neighbors;
+  double epsilon;
+  double delta;
+  int64 n;
+  int32 d;
+  const double* rdp;  // the release's curve on LedgerOrders(), or nullptr
+  int n_rdp;
+  bool seeded;
+};
+
+// Charges a release to the ledger before anything that depends on the rows
+// reaches the caller: checks the budgets of `relations`, refuses with an
+// ERROR if one would be overspent, and appends the ledger row, in a
+// transaction of its own (a background worker), so the charge is atomic
+// across sessions and survives a rollback of the caller. Returns the ledger
+// row's id.
+int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_relations);
+
+// The ledger row of a planned release: its algorithm, noise, loss and
+// neighbours, the options' (epsilon, delta), the plan's n and d, and `curve`
+// (the release's RDP curve on LedgerOrders(); empty for none).
+ChargeRequest PlanCharge(const dperm::Plan& plan, const dperm::Options& o,
+                         const std::vector<double>& curve);
+
+// The ledger row of this backend's latest charge (ChargeRelease sets it;
+// models.cpp clears it before a training and reads it after).
+extern int64 g_last_charge_id;
+
+}  // namespace dperm::pg

@@ -1,0 +1,30 @@
+// The SQL dperm runs on its own behalf (internal_sql.cpp): the one place that
+// switches identity and pins search_path.
+#pragma once
+
+#include "boundary.hpp"
+
+namespace dperm::pg {
+
+// search_path of every statement dperm runs internally: "pg_catalog, pg_temp".
+extern const char* const kInternalSearchPath;
+
+// Pins search_path to kInternalSearchPath; returns the GUC nest level to
+// pass to AtEOXact_GUC.
+int PinInternalSearchPath();
+
+// Runs `sql` through SPI (connected by the caller) as `role`, under
+// SECURITY_RESTRICTED_OPERATION, with search_path pinned and
+// serial plans; checks that SPI returns `expected`. The caller's identity
+// and settings come back on return, or on abort.
+// allow_parallel: let the planner use parallel workers (streaming passes,
+// whose aggregates need no backend-local state); otherwise serial plans.
+void RunInternalSql(Oid role, const char* sql, int nargs, Oid* types,
+                    Datum* args, const char* nulls, int expected, bool read_only,
+                    bool allow_parallel = false);
+
+// RunInternalSql as the bootstrap superuser, for dperm's own catalog.
+void RunAsCatalogOwner(const char* sql, int nargs, Oid* types, Datum* args, const char* nulls,
+                       int expected, bool read_only);
+
+}  // namespace dperm::pg

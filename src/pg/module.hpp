@@ -1,0 +1,19 @@
+// Module load (module.cpp): the settings other files read.
+#pragma once
+
+#include "boundary.hpp"
+
+namespace dperm::pg {
+
+// dperm.allow_seed: the superuser-only setting that lets `seed` work.
+extern bool g_allow_seed;
+
+// dperm.max_coefficients: the most coefficients one release may have,
+// checked from the options and the public shape before the rows are read.
+extern int g_max_coefficients;
+
+// dperm.max_buffer (kB): the most row data an in-memory training aggregate
+// may buffer; dperm.train streams relations estimated to need more.
+extern int g_max_buffer_kb;
+
+}  // namespace dperm::pg

@@ -1,0 +1,30 @@
+// Options from jsonb (options_pg.cpp).
+#pragma once
+
+#include "dperm/options.hpp"
+#include "boundary.hpp"
+
+extern "C" {
+#include "utils/jsonb.h"
+}
+
+namespace dperm::pg {
+
+// Options read from a jsonb value; `dataset` and `feature_names` stay as
+// palloc'd strings for the boundary's own use.
+struct ParsedOptions {
+  Options options;
+  const char* dataset = nullptr;
+  const char* const* feature_names = nullptr;  // options.n_feature_names of them
+};
+
+// Validates `options` (errors name the key) and returns the parsed values.
+ParsedOptions ParseOptionsJsonb(Jsonb* options);
+
+// The jsonb as text, palloc'd.
+char* JsonbText(Jsonb* value);
+
+// Loss named in SQL ("logistic", "huber" or "softmax"), or an error.
+LossKind ParseLossName(const char* name);
+
+}  // namespace dperm::pg

@@ -1,0 +1,53 @@
+// Which relations a release reads and is charged to, protection lookups and
+// the `dataset` option (relations.cpp).
+#pragma once
+
+#include "boundary.hpp"
+
+extern "C" {
+#include "nodes/pg_list.h"
+}
+
+namespace dperm::pg {
+
+// A release dperm.train makes on an analyst's behalf while it reads a
+// protected relation as the relation's owner (caller = InvalidOid: the
+// aggregate was called directly, for the current user).
+struct ReleaseContext {
+  Oid caller = InvalidOid;   // recorded in the ledger; `dataset` is checked for them
+  int dimension = -1;        // the public shape d of the features column
+  Oid dataset = InvalidOid;  // the `dataset` option, resolved under the caller's search_path
+};
+extern ReleaseContext g_release;
+
+// The role a release is charged to and recorded under.
+Oid ReleasingRole();
+
+// The nearest of `relid` and its inheritance/partition ancestors that is
+// protected (dperm.protected), or InvalidOid; *allowed says whether `role`
+// may train on it. Needs an SPI connection.
+Oid ProtectionOf(Oid relid, Oid role, bool* allowed);
+
+// Every inheritance or partition ancestor of `relid`, nearest first.
+List* AncestorsOf(Oid relid);
+
+// Resolves and checks the `dataset` option for `role`: it must name a
+// relation that is not a system catalog and that `role` may read (SELECT on
+// the table or a column, or an analyst of the protected relation). Returns
+// its OID. Needs an SPI connection.
+Oid CheckDataset(const char* dataset, Oid role);
+
+// Relations whose rows the aggregate call in `fcinfo` reads: every relation
+// of the executing statement's range table (DESIGN.md section 3, item 4),
+// plus the `dataset` option's relation when given (CheckDataset), plus the
+// inheritance and partition ancestors of each. Returns a palloc'd array.
+Oid* RelationsRead(FunctionCallInfo fcinfo, const char* dataset, int* count);
+// The relations in the range table of the query running aggregate `fcinfo`.
+List* RangeTableRelations(FunctionCallInfo fcinfo);
+
+// The relations a dperm.train release from `relid` is charged to, as the
+// in-memory query's range table gives them: the relation, its partitions and
+// inheritance children, `dataset` when valid, and every ancestor of each.
+Oid* TrainRelations(Oid relid, Oid dataset, int* count);
+
+}  // namespace dperm::pg
