@@ -23,6 +23,8 @@ enum class ErrorKind {
   kFeatureNotSupported,
   kCancelled,         // an interrupt was pending: 57014
   kInternal,          // a broken invariant: XX000
+  kInvalidText,       // a value's text form is malformed: 22P02
+  kLimitExceeded,     // larger than the database can hold: 54000
 };
 
 // The one exception type the core throws on purpose. `hint` is shown as the

@@ -1,8 +1,11 @@
-// A minimal JSON writer for models and plans (the core has no JSON library).
+// A minimal JSON writer and reader for models and plans (the core has no
+// JSON library).
 #pragma once
 #include "dperm/core.hpp"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace dperm {
 
@@ -26,5 +29,33 @@ class JsonWriter {
   std::string out_;
   bool need_comma_ = false;
 };
+
+// A parsed JSON value. An array whose elements are all numbers keeps them in
+// `numbers` (a model's millions of coefficients stay compact); any other
+// array keeps `elements`.
+struct JsonValue {
+  enum class Kind { kNull, kBool, kNumber, kString, kArray, kObject };
+  Kind kind = Kind::kNull;
+  bool boolean = false;
+  double number = 0;  // strtod of the text: 1e400 is inf, 1e-400 is 0
+  std::string string;
+  std::vector<double> numbers;
+  std::vector<JsonValue> elements;
+  std::vector<std::pair<std::string, JsonValue>> members;  // in text order
+
+  // The member `key` of an object, the last one when repeated (as jsonb
+  // keeps it), or nullptr.
+  const JsonValue* Find(const char* key) const;
+  size_t size() const { return numbers.size() + elements.size(); }
+  // Element i (< size()) of an array: a number, or a value.
+  bool IsNumberAt(size_t i) const;
+  double NumberAt(size_t i) const;  // IsNumberAt(i) only
+  const JsonValue& At(size_t i) const;  // !IsNumberAt(i) only
+};
+
+// Parses RFC 8259 JSON text (one value, whitespace around it); throws
+// Error(kInvalidText) naming the offset on malformed text. Checks for a
+// pending cancel every few thousand values.
+JsonValue ParseJson(const std::string& text);
 
 }  // namespace dperm

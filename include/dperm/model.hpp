@@ -26,6 +26,32 @@ struct ModelMeta {
 std::string ModelJson(const Plan& plan, const std::vector<double>& w,
                       const ModelMeta& meta);
 
+// What a model's JSON states for prediction: the fields ModelJson writes
+// that dp_model keeps in binary form. `w` has ModelJson's layout, except
+// that a binary model always holds d + 1 values (the intercept last, 0 when
+// not fitted).
+struct ModelFields {
+  LossKind loss = LossKind::kLogistic;
+  int classes = 0;  // softmax: K >= 2; binary models: 0
+  int d = 0;
+  bool fit_intercept = false;
+  double feature_bound = 0;
+  double huber_delta = 0;
+  std::vector<double> w;
+};
+
+// Most classes a model may have (the limit of the classes option).
+const int kMaxModelClasses = 100000;
+
+// Reads a model's JSON text (ModelJson's inverse for ModelFields; dump and
+// restore, casts, binary COPY). Every field is checked for its kind, range
+// and shape; "feature_names", when present and not null, must hold d
+// strings. Throws Error(kInvalidText, "invalid dp_model: ...") naming the
+// field, Error(kLimitExceeded) when the coefficients pass max_coefficients
+// (checked before they are copied), and ParseJson's error for text that is
+// not JSON.
+ModelFields ParseModelJson(const std::string& text, int64_t max_coefficients);
+
 // Prediction with the training preprocessing: the row is clipped exactly as
 // training rows were, then the margin <coef, x> + intercept is turned into a
 // probability (logistic) or returned as is (Huber). `scratch` holds d doubles.

@@ -88,6 +88,143 @@ std::string ModelJson(const Plan& plan, const std::vector<double>& w,
   return j.str();
 }
 
+namespace {
+
+// Reading the model JSON: ModelJson's fields, each checked for its kind.
+
+[[noreturn]] void BadModel(const std::string& why) {
+  throw Error(ErrorKind::kInvalidText, "invalid dp_model: " + why);
+}
+
+std::string Quoted(const char* key) { return std::string("\"") + key + "\""; }
+
+const JsonValue& AsObject(const JsonValue* v, const char* what) {
+  if (v == nullptr || v->kind != JsonValue::Kind::kObject) BadModel(Quoted(what) + " must be an object");
+  return *v;
+}
+
+const JsonValue& AsArray(const JsonValue* v, const char* what) {
+  if (v == nullptr || v->kind != JsonValue::Kind::kArray) BadModel(Quoted(what) + " must be an array");
+  return *v;
+}
+
+// A finite double: 1e400 is an error naming the field; 1e-400 reads as 0.
+double Finite(double x, const char* key) {
+  if (!std::isfinite(x)) BadModel(Quoted(key) + " is out of range for type double precision");
+  return x;
+}
+
+double NumberField(const JsonValue* v, const char* key) {
+  if (v == nullptr || v->kind != JsonValue::Kind::kNumber) BadModel(Quoted(key) + " must be a number");
+  return Finite(v->number, key);
+}
+
+// Element i of an array that must be a number.
+double NumberElement(const JsonValue& array, size_t i, const char* key) {
+  if (!array.IsNumberAt(i)) return NumberField(&array.At(i), key);
+  return Finite(array.NumberAt(i), key);
+}
+
+void CheckCount(int64_t count, int64_t max_coefficients) {
+  if (count > max_coefficients)
+    throw Error(ErrorKind::kLimitExceeded,
+                "dp_model with " + std::to_string(count) + " coefficients is too large");
+}
+
+// K blocks of (d weights, intercept when fitted). Every row's shape is
+// checked before the coefficients are copied. Sets f->d and f->w.
+void ReadSoftmaxCoefficients(const JsonValue& j, int64_t max_coefficients, ModelFields* f) {
+  const int classes = f->classes;
+  const JsonValue& coef = AsArray(j.Find("coefficients"), "coefficients");
+  if (int64_t(coef.size()) != classes)
+    BadModel(Quoted("coefficients") + " must hold " + std::to_string(classes) +
+             " arrays, one per class");
+  const JsonValue* intercept =
+      f->fit_intercept ? &AsArray(j.Find("intercept"), "intercept") : nullptr;
+  if (intercept != nullptr && int64_t(intercept->size()) != classes)
+    BadModel(Quoted("intercept") + " must hold " + std::to_string(classes) +
+             " numbers, one per class");
+  std::vector<const JsonValue*> rows(classes);
+  for (int k = 0; k < classes; k++) {
+    rows[k] = &AsArray(coef.IsNumberAt(k) ? nullptr : &coef.At(k), "coefficients");
+    if (k == 0)
+      f->d = int(rows[0]->size());
+    else if (int(rows[k]->size()) != f->d)
+      BadModel("every class needs the same number of coefficients");
+  }
+  const int per_class = f->d + (f->fit_intercept ? 1 : 0);
+  if (per_class < 1) BadModel("a model without features needs an intercept");
+  CheckCount(int64_t(classes) * per_class, max_coefficients);
+  f->w.resize(size_t(classes) * per_class);
+  for (int k = 0; k < classes; k++) {
+    double* block = f->w.data() + size_t(k) * per_class;
+    CheckInterrupt();
+    for (int i = 0; i < f->d; i++) block[i] = NumberElement(*rows[k], i, "coefficients");
+    if (f->fit_intercept) block[f->d] = NumberElement(*intercept, k, "intercept");
+  }
+}
+
+// feature_names, when present and not null: d strings (dp_coefficients
+// still reads any shape, for models stored before this check).
+void CheckFeatureNames(const JsonValue& j, int d) {
+  const JsonValue* names = j.Find("feature_names");
+  if (names == nullptr || names->kind == JsonValue::Kind::kNull) return;
+  const JsonValue& a = AsArray(names, "feature_names");
+  if (int64_t(a.size()) != d)
+    BadModel(Quoted("feature_names") + " must hold " + std::to_string(d) +
+             " names, one per feature");
+  for (size_t i = 0; i < a.size(); i++)
+    if (a.IsNumberAt(i) || a.At(i).kind != JsonValue::Kind::kString)
+      BadModel(Quoted("feature_names") + " must hold strings");
+}
+
+}  // namespace
+
+ModelFields ParseModelJson(const std::string& text, int64_t max_coefficients) {
+  const JsonValue j = ParseJson(text);
+  if (j.kind != JsonValue::Kind::kObject) BadModel("not a JSON object");
+  ModelFields f;
+  const JsonValue* loss = j.Find("loss");
+  if (loss == nullptr || loss->kind != JsonValue::Kind::kString) BadModel(Quoted("loss") + " must be a string");
+  if (loss->string == "logistic")
+    f.loss = LossKind::kLogistic;
+  else if (loss->string == "huber")
+    f.loss = LossKind::kHuber;
+  else if (loss->string == "softmax")
+    f.loss = LossKind::kSoftmax;
+  else
+    BadModel(Quoted("loss") + " must be \"logistic\", \"huber\" or \"softmax\"");
+  const JsonValue& pre = AsObject(j.Find("preprocessing"), "preprocessing");
+  f.feature_bound = NumberField(pre.Find("feature_bound"), "feature_bound");
+  f.huber_delta = NumberField(pre.Find("huber_delta"), "huber_delta");
+  if (!(f.feature_bound > 0) || !(f.huber_delta > 0))
+    BadModel("feature_bound and huber_delta must be positive");
+  const JsonValue* fit = pre.Find("fit_intercept");
+  if (fit == nullptr || fit->kind != JsonValue::Kind::kBool) BadModel(Quoted("fit_intercept") + " must be a boolean");
+  f.fit_intercept = fit->boolean;
+  if (f.loss == LossKind::kSoftmax) {
+    const JsonValue* k = j.Find("classes");
+    if (k == nullptr || k->kind != JsonValue::Kind::kNumber) BadModel(Quoted("classes") + " must be a number");
+    if (!(k->number >= 2 && k->number <= kMaxModelClasses) || k->number != std::floor(k->number))
+      BadModel(Quoted("classes") + " must be an integer between 2 and " +
+               std::to_string(kMaxModelClasses));
+    f.classes = int(k->number);
+    ReadSoftmaxCoefficients(j, max_coefficients, &f);
+  } else {
+    const JsonValue& coef = AsArray(j.Find("coefficients"), "coefficients");
+    f.d = int(coef.size());
+    CheckCount(f.d, max_coefficients);
+    f.w.resize(size_t(f.d) + 1);
+    for (int i = 0; i < f.d; i++) {
+      if ((i & 4095) == 4095) CheckInterrupt();
+      f.w[i] = NumberElement(coef, i, "coefficients");
+    }
+    f.w[f.d] = f.fit_intercept ? NumberField(j.Find("intercept"), "intercept") : 0;
+  }
+  CheckFeatureNames(j, f.d);
+  return f;
+}
+
 double Predict(LossKind loss, const double* coef, int d, double intercept,
                double feature_bound, const double* x, double* scratch) noexcept {
   ClipRow(x, d, feature_bound, scratch);

@@ -26,6 +26,8 @@ int SqlState(ErrorKind kind) {
     case ErrorKind::kFeatureNotSupported: return ERRCODE_FEATURE_NOT_SUPPORTED;
     case ErrorKind::kCancelled: return ERRCODE_QUERY_CANCELED;
     case ErrorKind::kInternal: return ERRCODE_INTERNAL_ERROR;
+    case ErrorKind::kInvalidText: return ERRCODE_INVALID_TEXT_REPRESENTATION;
+    case ErrorKind::kLimitExceeded: return ERRCODE_PROGRAM_LIMIT_EXCEEDED;
   }
   return ERRCODE_INTERNAL_ERROR;
 }

@@ -90,163 +90,21 @@ ModelDatum* GetModel(FunctionCallInfo fcinfo, int arg) {
   return m;
 }
 
-[[noreturn]] void BadModel(const char* why) {
-  ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-                  errmsg("invalid dp_model: %s", why)));
-  pg_unreachable();
-}
-
-// Reading the model JSON. Every member is checked for its kind before use:
-// a jbvBinary value is an array or an object container, and reading an
-// array as an object (or the reverse) is undefined, so each container is
-// tested with JsonContainerIsObject / JsonContainerIsArray first.
-
-// A member of an object container, or nullptr when absent.
-JsonbValue* Field(JsonbContainer* object, const char* key) {
-  Assert(JsonContainerIsObject(object));
-  return getKeyJsonValueFromContainer(object, key, strlen(key), nullptr);
-}
-
-// v as an object container; anything else is an error naming `what`.
-JsonbContainer* AsObject(JsonbValue* v, const char* what) {
-  if (v == nullptr || v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
-    BadModel(psprintf("\"%s\" must be an object", what));
-  return v->val.binary.data;
-}
-
-// v as an array container; anything else is an error naming `what`.
-JsonbContainer* AsArray(JsonbValue* v, const char* what) {
-  if (v == nullptr || v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data) ||
-      JsonContainerIsScalar(v->val.binary.data))
-    BadModel(psprintf("\"%s\" must be an array", what));
-  return v->val.binary.data;
-}
-
-// Element i of an array container (i < its size).
-JsonbValue* Element(JsonbContainer* array, int i) {
-  return getIthJsonbValueFromContainer(array, uint32(i));
-}
-
-// A JSON number as a finite double. jsonb numbers are finite (JSON has no
-// NaN or Infinity) but may lie beyond double precision: 1e400 is an error
-// naming the field; 1e-400 reads as 0, as strtod gives it.
-double NumberField(JsonbValue* v, const char* key) {
-  if (v == nullptr || v->type != jbvNumeric) BadModel(psprintf("\"%s\" must be a number", key));
-  double x = DatumGetFloat8(
-      DirectFunctionCall1(numeric_float8_no_overflow, NumericGetDatum(v->val.numeric)));
-  if (!std::isfinite(x))
-    BadModel(psprintf("\"%s\" is out of range for type double precision", key));
-  return x;
-}
-
-// Most classes a model may have (the limit of the classes option).
-const int kMaxClasses = 100000;
-
-// Coefficient buffers stay below palloc's limit: a model with more
-// coefficients could not be stored anyway (a varlena is at most 1 GB).
-void CheckCoefficientCount(int64 count) {
-  if (count + 1 > int64(MaxAllocSize / sizeof(double)))
-    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                    errmsg("dp_model with %lld coefficients is too large",
-                           static_cast<long long>(count))));
-}
-
-// Reads a softmax model's coefficients into the core's layout: K blocks of
-// (d weights, intercept when fitted). Every row is checked before the
-// buffer is allocated, so its size follows the input's. Sets *d.
-double* ReadSoftmaxCoefficients(JsonbContainer* j, int classes, bool fit_intercept, int* d) {
-  JsonbContainer* coef = AsArray(Field(j, "coefficients"), "coefficients");
-  if (int(JsonContainerSize(coef)) != classes)
-    BadModel(psprintf("\"coefficients\" must hold %d arrays, one per class", classes));
-  JsonbContainer* intercept = fit_intercept ? AsArray(Field(j, "intercept"), "intercept") : nullptr;
-  if (intercept != nullptr && int(JsonContainerSize(intercept)) != classes)
-    BadModel(psprintf("\"intercept\" must hold %d numbers, one per class", classes));
-  JsonbContainer** rows = static_cast<JsonbContainer**>(palloc(sizeof(JsonbContainer*) * classes));
-  for (int k = 0; k < classes; k++) {
-    rows[k] = AsArray(Element(coef, k), "coefficients");
-    if (k == 0)
-      *d = int(JsonContainerSize(rows[0]));
-    else if (int(JsonContainerSize(rows[k])) != *d)
-      BadModel("every class needs the same number of coefficients");
-  }
-  int per_class = *d + (fit_intercept ? 1 : 0);
-  if (per_class < 1) BadModel("a model without features needs an intercept");
-  CheckCoefficientCount(int64(classes) * per_class);
-  double* w = static_cast<double*>(palloc(sizeof(double) * Size(per_class) * classes));
-  for (int k = 0; k < classes; k++) {
-    double* block = w + Size(k) * per_class;
-    CHECK_FOR_INTERRUPTS();  // PostgreSQL phase: no C++ object is alive
-    for (int i = 0; i < *d; i++) block[i] = NumberField(Element(rows[k], i), "coefficients");
-    if (fit_intercept) block[*d] = NumberField(Element(intercept, k), "intercept");
-  }
-  return w;
-}
-
-// feature_names, when present and not null, is an array of d strings: the
-// names dp_coefficients prints. dp_coefficients still reads any shape
-// (models stored before this check), falling back to x1, x2, ...
-void CheckFeatureNames(JsonbContainer* j, int d) {
-  JsonbValue* names = Field(j, "feature_names");
-  if (names == nullptr || names->type == jbvNull) return;
-  JsonbContainer* a = AsArray(names, "feature_names");
-  if (int(JsonContainerSize(a)) != d)
-    BadModel(psprintf("\"feature_names\" must hold %d names, one per feature", d));
-  for (int i = 0; i < d; i++) {
-    JsonbValue* name = Element(a, i);
-    if (name == nullptr || name->type != jbvString) BadModel("\"feature_names\" must hold strings");
-  }
-}
-
 // Parses a model's JSON text back into a dp_model (dump and restore, casts,
-// binary COPY). Errors are 22P02 naming the field (54000 for a model too
-// large to store; jsonb_in's own errors for text that is not JSON).
+// binary COPY). The schema is the core's (ParseModelJson, beside ModelJson);
+// jsonb_in reads the text first, so text that is not JSON gets PostgreSQL's
+// own 22P02 error. Other errors: 22P02 naming the field, 54000 for a model
+// too large to store.
 Datum ParseModel(const char* text) {
-  Jsonb* jb = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(text)));
-  if (!JB_ROOT_IS_OBJECT(jb) || JB_ROOT_IS_SCALAR(jb)) BadModel("not a JSON object");
-  JsonbContainer* j = &jb->root;
-  JsonbValue* loss = Field(j, "loss");
-  if (loss == nullptr || loss->type != jbvString) BadModel("\"loss\" must be a string");
-  const char* loss_name = pnstrdup(loss->val.string.val, loss->val.string.len);
-  if (strcmp(loss_name, "logistic") != 0 && strcmp(loss_name, "huber") != 0 &&
-      strcmp(loss_name, "softmax") != 0)
-    BadModel("\"loss\" must be \"logistic\", \"huber\" or \"softmax\"");
-  LossKind kind = ParseLossName(loss_name);
-  JsonbContainer* pre = AsObject(Field(j, "preprocessing"), "preprocessing");
-  double bound = NumberField(Field(pre, "feature_bound"), "feature_bound");
-  double huber_delta = NumberField(Field(pre, "huber_delta"), "huber_delta");
-  if (!(bound > 0) || !(huber_delta > 0)) BadModel("feature_bound and huber_delta must be positive");
-  JsonbValue* fit = Field(pre, "fit_intercept");
-  if (fit == nullptr || fit->type != jbvBool) BadModel("\"fit_intercept\" must be a boolean");
-  bool fit_intercept = fit->val.boolean;
-  if (kind == LossKind::kSoftmax) {
-    JsonbValue* classes_v = Field(j, "classes");
-    if (classes_v == nullptr || classes_v->type != jbvNumeric) BadModel("\"classes\" must be a number");
-    // Compared as numeric, so 1e400 or -1e400 gets this message too.
-    Datum k = NumericGetDatum(classes_v->val.numeric);
-    bool in_range =
-        DatumGetBool(DirectFunctionCall2(numeric_ge, k, NumericGetDatum(int64_to_numeric(2)))) &&
-        DatumGetBool(
-            DirectFunctionCall2(numeric_le, k, NumericGetDatum(int64_to_numeric(kMaxClasses))));
-    double kd = in_range ? NumberField(classes_v, "classes") : 0;
-    if (!in_range || kd != std::floor(kd))
-      BadModel(psprintf("\"classes\" must be an integer between 2 and %d", kMaxClasses));
-    int classes = int(kd);
-    int d = 0;
-    double* w = ReadSoftmaxCoefficients(j, classes, fit_intercept, &d);
-    CheckFeatureNames(j, d);
-    return MakeModelDatum(kind, d, classes, fit_intercept, bound, huber_delta, w, text);
-  }
-  JsonbContainer* coef = AsArray(Field(j, "coefficients"), "coefficients");
-  int d = int(JsonContainerSize(coef));
-  CheckCoefficientCount(d);
-  double* w = static_cast<double*>(palloc(sizeof(double) * (Size(d) + 1)));
-  for (int i = 0; i < d; i++) {
-    if ((i & 4095) == 4095) CHECK_FOR_INTERRUPTS();  // PostgreSQL phase: no C++ object is alive
-    w[i] = NumberField(Element(coef, i), "coefficients");
-  }
-  w[d] = fit_intercept ? NumberField(Field(j, "intercept"), "intercept") : 0;
-  CheckFeatureNames(j, d);
-  return MakeModelDatum(kind, d, 0, fit_intercept, bound, huber_delta, w, text);
+  DirectFunctionCall1(jsonb_in, CStringGetDatum(text));
+  // A coefficient buffer stays below palloc's limit: a model with more
+  // coefficients could not be stored anyway (a varlena is at most 1 GB).
+  const int64 max_coefficients = int64(MaxAllocSize / sizeof(double)) - 1;
+  PgBox<ModelFields> fields(CurrentMemoryContext);
+  RunCore([&] { fields.Emplace(ParseModelJson(text, max_coefficients)); });
+  const ModelFields& f = *fields;
+  return MakeModelDatum(f.loss, f.d, f.classes, f.fit_intercept, f.feature_bound, f.huber_delta,
+                        f.w.data(), text);
 }
 
 }  // namespace

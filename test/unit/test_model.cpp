@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dperm/interrupt.hpp"
+#include "dperm/json.hpp"
 #include "dperm/model.hpp"
 #include "dperm/softmax.hpp"
 #include "dperm/train.hpp"
@@ -487,3 +488,79 @@ TEST(ModelJson, LargeModelsCheckForInterrupts) {
 }
 
 }  // namespace
+
+// ---- reading the JSON back (ParseModelJson, beside ModelJson)
+
+// ModelJson then ParseModelJson gives back the fields dp_model keeps, bit
+// for bit (numbers are written in their shortest round-trip form).
+TEST(ParseModelJson, RoundTripsEveryShape) {
+  struct Case { LossKind loss; bool intercept; int classes; };
+  const Case cases[] = {{LossKind::kLogistic, true, 0}, {LossKind::kLogistic, false, 0},
+                        {LossKind::kHuber, true, 0},    {LossKind::kSoftmax, true, 3},
+                        {LossKind::kSoftmax, false, 2}};
+  const int d = 4;
+  const char* names[d] = {"age", "bmi", "caf\xC3\xA9", "q\"uote"};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(dperm::LossName(c.loss)) + (c.intercept ? " +b" : " -b"));
+    Plan p = MakePlan(c.loss, c.intercept, d, c.classes);
+    const int per_class = d + (c.intercept ? 1 : 0);
+    const size_t size = c.classes > 0 ? size_t(c.classes) * per_class : size_t(per_class);
+    std::vector<double> w(size);
+    for (size_t i = 0; i < size; i++) w[i] = std::ldexp(double(i) - 2.5, -int(i)) / 3.0;
+    ModelMeta meta;
+    meta.feature_names = names;
+    dperm::ModelFields f = dperm::ParseModelJson(ModelJson(p, w, meta), 1 << 20);
+    EXPECT_EQ(f.loss, c.loss);
+    EXPECT_EQ(f.classes, c.classes);
+    EXPECT_EQ(f.d, d);
+    EXPECT_EQ(f.fit_intercept, c.intercept);
+    EXPECT_EQ(f.feature_bound, p.options.feature_bound);
+    EXPECT_EQ(f.huber_delta, p.options.huber_delta);
+    std::vector<double> expected = w;
+    if (c.classes == 0 && !c.intercept) expected.push_back(0);  // binary: d + 1 values
+    EXPECT_EQ(f.w, expected);
+  }
+}
+
+// The text a hand-written or damaged model may hold: each refusal names the
+// field, as dp_model's input function reports it (22P02, or 54000 for size).
+TEST(ParseModelJson, RefusesMalformedFields) {
+  const std::string pre = R"("preprocessing":{"feature_bound":1,"huber_delta":1,"fit_intercept":true})";
+  const std::string ok = R"({"loss":"logistic",)" + pre + R"(,"coefficients":[1,2],"intercept":0.5})";
+  EXPECT_EQ(dperm::ParseModelJson(ok, 100).w, (std::vector<double>{1, 2, 0.5}));
+  const std::pair<std::string, std::string> bad[] = {
+      {"[1,2]", "not a JSON object"},
+      {R"({"loss":"probit",)" + pre + "}", R"("loss" must be "logistic", "huber" or "softmax")"},
+      {R"({"loss":"logistic","preprocessing":[]})", R"("preprocessing" must be an object)"},
+      {R"({"loss":"logistic",)" + pre + R"(,"coefficients":[1,"2"],"intercept":0})", R"("coefficients" must be a number)"},
+      {R"({"loss":"logistic",)" + pre + R"(,"coefficients":[1e400],"intercept":0})", R"("coefficients" is out of range)"},
+      {R"({"loss":"logistic",)" + pre + R"(,"coefficients":[1]})", R"("intercept" must be a number)"},
+      {R"({"loss":"logistic",)" + pre + R"(,"coefficients":[1],"intercept":0,"feature_names":["a","b"]})", R"("feature_names" must hold 1 names)"},
+      {R"({"loss":"logistic",)" + pre + R"(,"coefficients":[1],"intercept":0,"feature_names":[1]})", R"("feature_names" must hold strings)"},
+      {R"({"loss":"softmax",)" + pre + R"(,"classes":2.5})", R"("classes" must be an integer between 2 and 100000)"},
+      {R"({"loss":"softmax",)" + pre + R"(,"classes":2,"coefficients":[[1],[1,2]],"intercept":[0,0]})", "every class needs the same number"},
+      {R"({"loss":"softmax",)" + pre + R"(,"classes":2,"coefficients":[1,2],"intercept":[0,0]})", R"("coefficients" must be an array)"},
+  };
+  for (const auto& [text, message] : bad) {
+    SCOPED_TRACE(text);
+    dperm::testing::ExpectError(dperm::ErrorKind::kInvalidText, [&] { dperm::ParseModelJson(text, 100); },
+                "invalid dp_model: " + message);
+  }
+  dperm::testing::ExpectError(dperm::ErrorKind::kLimitExceeded, [&] { dperm::ParseModelJson(ok, 1); },
+              "dp_model with 2 coefficients is too large");
+}
+
+// jsonb's reading: escapes are decoded, a repeated key keeps its last value,
+// -0 is 0 (numeric has no negative zero).
+TEST(ParseModelJson, ReadsJsonAsJsonbDoes) {
+  const std::string text =
+      R"({"loss":"huber","loss":"lo\u0067istic","preprocessing":{"feature_bound":2,"huber_delta":0.5,)"
+      R"("fit_intercept":false},"coefficients":[-0, 1.5e-3],"feature_names":["\ud83d\ude00","x"]})";
+  dperm::ModelFields f = dperm::ParseModelJson(text, 100);
+  EXPECT_EQ(f.loss, LossKind::kLogistic);
+  EXPECT_EQ(f.d, 2);
+  EXPECT_FALSE(std::signbit(f.w[0]));
+  EXPECT_EQ(f.w[1], 1.5e-3);
+  EXPECT_EQ(dperm::ParseJson(R"(["\ud83d\ude00"])").At(0).string, "\xF0\x9F\x98\x80");
+  dperm::testing::ExpectError(dperm::ErrorKind::kInvalidText, [] { dperm::ParseJson("{\"a\":1,}"); }, "invalid JSON");
+}
