@@ -13,9 +13,11 @@
 namespace dperm {
 
 enum class LossKind { kLogistic, kHuber, kSoftmax };
+// The algorithms: one line each in algorithms.def.
 enum class Algorithm {
-  kOutputGd, kDpSgd, kRrpsgd, kDpLssgd, kBolton,
-  kDpGd, kDpSvrg, kDpSvrgPp, kDpAccmd, kObjective, kObjectiveApprox
+#define DPERM_ALGORITHM(id, name) id,
+#include "dperm/algorithms.def"
+#undef DPERM_ALGORITHM
 };
 enum class Accountant { kTight, kPaper };
 enum class Neighbors { kReplaceOne };
@@ -94,7 +96,43 @@ const std::vector<Algorithm>& AllAlgorithms();
 const char* AccountantName(Accountant accountant);
 const char* NeighborsName(Neighbors neighbors);
 
+// The option table: one entry per key, in documentation order (DESIGN.md
+// section 1). It drives ParseOptions, OptionKeys, the generic refusal of an
+// option an algorithm does not take (registry.hpp), the README's options
+// table (OptionsMarkdown; test_option_table.cpp compares the two) and is
+// checked against dp_options' parameters in the SQL scripts.
+struct OptionSpec {
+  enum class Type { kNumber, kInteger, kBoolean, kText, kTextArray };
+  const char* key = nullptr;
+  Type type = Type::kNumber;
+  const char* sql_type = nullptr;  // dp_options' parameter type
+  // kNumber, kInteger: the value must lie in lo..hi (open or closed ends).
+  double lo = 0, hi = 0;
+  bool lo_open = false, hi_open = false;
+  const char* values = nullptr;   // README "values"; nullptr: the range above
+  const char* fallback = nullptr; // README "default"
+  const char* doc = nullptr;      // README "meaning"
+  const char* hint = nullptr;     // hint of an out-of-range error
+  // Stores a checked entry (numbers: `value`, in range) in `o`; text
+  // options check their own values.
+  void (*store)(const OptionEntry& e, double value, Options& o) = nullptr;
+  // Per-algorithm options only (nullptr: every algorithm takes it): whether
+  // `o` sets it, and why an algorithm that does not take it refuses it,
+  // unless the algorithm says why itself (AlgorithmSpec::refusals).
+  bool (*given)(const Options& o) = nullptr;
+  const char* unused = nullptr;
+};
+const std::vector<OptionSpec>& OptionTable();
+// The entry of `key`, or nullptr.
+const OptionSpec* FindOption(const std::string& key);
+
 // The option keys, in documentation order (DESIGN.md section 1).
 const std::vector<std::string>& OptionKeys();
+
+// README.md's options table (section "Options"), rendered from the table.
+std::string OptionsMarkdown();
+
+// "a, b or c" (last_separator " or ") of the names, in order.
+std::string JoinNames(const std::vector<std::string>& names, const char* last_separator);
 
 }  // namespace dperm
