@@ -301,7 +301,9 @@ std::string RangeText(const OptionSpec& s) {
   if (s.values != nullptr) return s.values;
   const std::string lo = Shortest(s.lo);
   if (s.type == Type::kBoolean) return "`true`, `false`";
-  if (s.type == Type::kInteger) return "integer in [" + lo + ", " + Shortest(s.hi) + "]";
+  if (s.type == Type::kInteger)
+    return "integer in [" + std::to_string(static_cast<int64_t>(s.lo)) + ", " +
+           std::to_string(static_cast<int64_t>(s.hi)) + "]";
   if (!std::isfinite(s.hi)) return std::string(s.lo_open ? "> " : "≥ ") + lo;
   return std::string(s.lo_open ? "(" : "[") + lo + ", " + Shortest(s.hi) + (s.hi_open ? ")" : "]");
 }
