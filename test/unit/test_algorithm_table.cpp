@@ -278,13 +278,19 @@ TEST(OptionTable, DpOptionsSqlMatches) {
   closedir(dir);
   for (const std::string& name : scripts) {
     const std::string sql = ReadFile(name);
-    const size_t at = sql.rfind("CREATE FUNCTION dp_options(");
+    // The last CREATE [OR REPLACE] FUNCTION [schema.]dp_options( ... ).
+    size_t at = std::string::npos;
+    const std::regex create("CREATE\\s+(OR\\s+REPLACE\\s+)?FUNCTION\\s+(\\w+\\.)?dp_options\\s*\\(",
+                            std::regex::icase);
+    for (auto it = std::sregex_iterator(sql.begin(), sql.end(), create); it != std::sregex_iterator(); ++it)
+      at = size_t(it->position(0) + it->length(0));
     if (at == std::string::npos) continue;
     SCOPED_TRACE(name);
-    const size_t params_begin = sql.find('(', at) + 1;
-    const size_t returns = sql.find("\nRETURNS", at);
-    ASSERT_NE(returns, std::string::npos);
-    const std::string params = sql.substr(params_begin, sql.rfind(')', returns) - params_begin);
+    size_t close = at;
+    for (int depth = 1; close < sql.size() && depth > 0; close++)
+      depth += sql[close] == '(' ? 1 : sql[close] == ')' ? -1 : 0;
+    ASSERT_LT(close, sql.size()) << "unbalanced parentheses after dp_options(";
+    const std::string params = sql.substr(at, close - 1 - at);
     std::map<std::string, std::string> declared;
     const std::regex param("\\s*(\\w+)\\s+([A-Za-z0-9_\\[\\]]+)[^,]*");
     std::stringstream list(params);
@@ -296,7 +302,7 @@ TEST(OptionTable, DpOptionsSqlMatches) {
     }
     EXPECT_EQ(declared, table) << "dp_options' parameters (name, type) differ from the option table";
     // jsonb_build_object('key', key, ...): every key under its own name.
-    const size_t build = sql.find("jsonb_build_object(", returns);
+    const size_t build = sql.find("jsonb_build_object(", close);
     ASSERT_NE(build, std::string::npos);
     const std::string body = sql.substr(build, sql.find(";", build) - build);
     std::set<std::string> built, expected_keys;
