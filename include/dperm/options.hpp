@@ -61,6 +61,9 @@ struct Options {
   uint64_t seed = 0;
   bool has_dataset = false;
   int n_feature_names = -1;  // -1: not given
+  // Bit i: OptionTable()[i] was given (ParseOptions sets it; code that fills
+  // Options directly sets none). The plan's "options_given".
+  uint32_t given = 0;
 };
 
 // Validates the entries and returns the options; throws Error naming the key.
@@ -99,7 +102,8 @@ const char* NeighborsName(Neighbors neighbors);
 // The option table: one entry per key, in documentation order (DESIGN.md
 // section 1). It drives ParseOptions, OptionKeys, the generic refusal of an
 // option an algorithm does not take (registry.hpp), the README's options
-// table (OptionsMarkdown; test_option_table.cpp compares the two) and is
+// table (OptionsMarkdown; test_algorithm_table.cpp compares the two), the
+// plan's "options" (PlanJson, OptionSpec::read) and is
 // checked against dp_options' parameters in the SQL scripts.
 struct OptionSpec {
   enum class Type { kNumber, kInteger, kBoolean, kText, kTextArray };
@@ -121,8 +125,15 @@ struct OptionSpec {
   // unless the algorithm says why itself (AlgorithmSpec::refusals).
   bool (*given)(const Options& o) = nullptr;
   const char* unused = nullptr;
+  // The value `o` holds, as an entry (the inverse of `store`), for the
+  // plan's "options" (PlanJson): kNull when not given and the plan chooses
+  // (or, for dataset and feature_names, when the boundary keeps the value:
+  // the ledger records the relation, the model names its coefficients).
+  OptionEntry (*read)(const Options& o) = nullptr;
 };
 const std::vector<OptionSpec>& OptionTable();
+// Whether `o` says option `key` was given (Options::given).
+bool OptionGiven(const Options& o, const OptionSpec& spec);
 // The entry of `key`, or nullptr.
 const OptionSpec* FindOption(const std::string& key);
 

@@ -102,7 +102,8 @@ void CheckFeatureNames(const OptionEntry& e) {
 using Type = OptionSpec::Type;
 
 OptionSpec Spec(const char* key, Type type, const char* sql_type, const char* fallback,
-                const char* doc, void (*store)(const OptionEntry&, double, Options&)) {
+                const char* doc, void (*store)(const OptionEntry&, double, Options&),
+                OptionEntry (*read)(const Options&)) {
   OptionSpec s;
   s.key = key;
   s.type = type;
@@ -110,8 +111,36 @@ OptionSpec Spec(const char* key, Type type, const char* sql_type, const char* fa
   s.fallback = fallback;
   s.doc = doc;
   s.store = store;
+  s.read = read;
   return s;
 }
+
+// Entries for OptionSpec::read.
+OptionEntry NumberEntry(double v) {
+  OptionEntry e;
+  e.kind = OptionEntry::Kind::kNumber;
+  e.number = v;
+  return e;
+}
+OptionEntry BoolEntry(bool v) {
+  OptionEntry e;
+  e.kind = OptionEntry::Kind::kBool;
+  e.boolean = v;
+  return e;
+}
+OptionEntry TextEntry(const char* v) {
+  OptionEntry e;
+  e.kind = OptionEntry::Kind::kString;
+  e.text = v;
+  return e;
+}
+OptionEntry NullEntry() {
+  OptionEntry e;
+  e.kind = OptionEntry::Kind::kNull;
+  return e;
+}
+// A number whose unset sentinel fails `set`.
+OptionEntry NumberIf(bool set, double v) { return set ? NumberEntry(v) : NullEntry(); }
 
 OptionSpec Ranged(OptionSpec s, double lo, bool lo_open, double hi, bool hi_open = false) {
   s.lo = lo;
@@ -137,12 +166,14 @@ std::vector<OptionSpec> BuildTable() {
   t.push_back(WithValues(
       Ranged(Spec("epsilon", Type::kNumber, "float8", "required",
                   "ε of the release (below the floor a release shows little but its exact n)",
-                  [](const OptionEntry&, double v, Options& o) { o.epsilon = v; }),
+                  [](const OptionEntry&, double v, Options& o) { o.epsilon = v; },
+                  [](const Options& o) { return NumberEntry(o.epsilon); }),
              0, true, INFINITY),
       "≥ 0.001"));
   t.push_back(Ranged(Spec("delta", Type::kNumber, "float8", "0",
                           "δ; 0 gives pure ε-DP noise, > 0 Gaussian noise",
-                          [](const OptionEntry&, double v, Options& o) { o.delta = v; }),
+                          [](const OptionEntry&, double v, Options& o) { o.delta = v; },
+                          [](const Options& o) { return NumberEntry(o.delta); }),
                      0, false, 1, true));
   t.push_back(WithValues(
       Spec("algorithm", Type::kText, "text", "by regulariser and δ",
@@ -151,40 +182,50 @@ std::vector<OptionSpec> BuildTable() {
            [](const OptionEntry& e, double, Options& o) {
              o.algorithm = ParseAlgorithm(e);
              o.has_algorithm = true;
+           },
+           [](const Options& o) {
+             return o.has_algorithm ? TextEntry(AlgorithmName(o.algorithm)) : NullEntry();
            }),
       "a name from *Algorithms*"));
   t.push_back(Ranged(Spec("l2", Type::kNumber, "float8", "0",
                           "μ: the objective gets μ/2·‖w‖² (the intercept is regularised too); "
                           "μ > 0 makes it strongly convex and the noise much smaller",
-                          [](const OptionEntry&, double v, Options& o) { o.l2 = v; }),
+                          [](const OptionEntry&, double v, Options& o) { o.l2 = v; },
+                          [](const Options& o) { return NumberEntry(o.l2); }),
                      0, false, INFINITY));
   t.push_back(PerAlgorithm(
       Ranged(Spec("l1", Type::kNumber, "float8", "0",
                   "the objective gets l1·‖w‖₁ (every coordinate), by proximal steps; with `l2` "
                   "it is the elastic net",
-                  [](const OptionEntry&, double v, Options& o) { o.l1 = v; }),
+                  [](const OptionEntry&, double v, Options& o) { o.l1 = v; },
+                  [](const Options& o) { return NumberEntry(o.l1); }),
              0, false, INFINITY),
       [](const Options& o) { return o.l1 > 0; }, "it has no proximal step; use l2"));
   t.push_back(Spec("fit_intercept", Type::kBoolean, "boolean", "true",
                    "adds a constant feature column",
-                   [](const OptionEntry&, double v, Options& o) { o.fit_intercept = v != 0; }));
+                   [](const OptionEntry&, double v, Options& o) { o.fit_intercept = v != 0; },
+                   [](const Options& o) { return BoolEntry(o.fit_intercept); }));
   t.push_back(Ranged(Spec("feature_bound", Type::kNumber, "float8", "1",
                           "each row's features are clipped to this L2 norm",
-                          [](const OptionEntry&, double v, Options& o) { o.feature_bound = v; }),
+                          [](const OptionEntry&, double v, Options& o) { o.feature_bound = v; },
+                          [](const Options& o) { return NumberEntry(o.feature_bound); }),
                      0, true, 1e150));
   t.push_back(Ranged(
       Spec("huber_delta", Type::kNumber, "float8", "0.1 · `target_bound`",
            "δ of the Huber loss: quadratic for residuals up to δ, linear beyond; L = "
            "`huber_delta`·R, so the noise scales with it. The default rule was chosen by "
            "held-out R² (docs/heldout.md, *Huber default huber_delta*); a given value wins",
-           [](const OptionEntry&, double v, Options& o) { o.huber_delta = v; }),
+           [](const OptionEntry&, double v, Options& o) { o.huber_delta = v; },
+           // the plan's options hold the effective value (BasePlan)
+           [](const Options& o) { return NumberIf(o.huber_delta > 0, o.huber_delta); }),
       0, true, 1e150));
   OptionSpec target_bound = Ranged(
       Spec("target_bound", Type::kNumber, "float8", "1",
            "B, the public bound on \\|target\\| of `dp_huber`: targets are clipped to [−B, B] "
            "(sanitising, like `feature_bound`); it sets the default `huber_delta`. Scale "
            "targets to [0, 1] or pass their range",
-           [](const OptionEntry&, double v, Options& o) { o.target_bound = v; }),
+           [](const OptionEntry&, double v, Options& o) { o.target_bound = v; },
+           [](const Options& o) { return NumberEntry(o.target_bound); }),
       0, true, 1e150);
   target_bound.hint =
       "target_bound is the public bound B on |target|: dp_huber clips targets to [-B, B]. "
@@ -194,7 +235,8 @@ std::vector<OptionSpec> BuildTable() {
       Ranged(Spec("radius", Type::kNumber, "float8", "from the plan",
                   "the constraint ball: an L2 ball for the projected methods (default L/l2 "
                   "when l2 > 0), the L1 ball of `dp_accmd` (default 10)",
-                  [](const OptionEntry&, double v, Options& o) { o.radius = v; }),
+                  [](const OptionEntry&, double v, Options& o) { o.radius = v; },
+                  [](const Options& o) { return NumberIf(o.radius > 0, o.radius); }),
              0, true, 1e150),
       [](const Options& o) { return o.radius > 0; }, "it does not project onto a ball"));
   t.push_back(PerAlgorithm(
@@ -203,6 +245,9 @@ std::vector<OptionSpec> BuildTable() {
                   "privacy accounting follows the T actually used",
                   [](const OptionEntry&, double v, Options& o) {
                     o.iterations = static_cast<int64_t>(v);
+                  },
+                  [](const Options& o) {
+                    return NumberIf(o.iterations > 0, static_cast<double>(o.iterations));
                   }),
              1, false, 100000000),
       [](const Options& o) { return o.iterations > 0; },
@@ -210,7 +255,8 @@ std::vector<OptionSpec> BuildTable() {
   t.push_back(PerAlgorithm(
       Ranged(Spec("step_size", Type::kNumber, "float8", "from the plan",
                   "η; a step the analysis does not cover is an error",
-                  [](const OptionEntry&, double v, Options& o) { o.step_size = v; }),
+                  [](const OptionEntry&, double v, Options& o) { o.step_size = v; },
+                  [](const Options& o) { return NumberIf(o.step_size > 0, o.step_size); }),
              0, true, INFINITY),
       [](const Options& o) { return o.step_size > 0; }, "it chooses its own steps"));
   t.push_back(WithValues(
@@ -218,6 +264,10 @@ std::vector<OptionSpec> BuildTable() {
                                "rows per step of the stochastic methods",
                                [](const OptionEntry&, double v, Options& o) {
                                  o.batch_size = static_cast<int64_t>(v);
+                               },
+                               [](const Options& o) {
+                                 return NumberIf(o.batch_size > 0,
+                                                 static_cast<double>(o.batch_size));
                                }),
                           1, false, kMaxIntegral),
                    [](const Options& o) { return o.batch_size > 0; }, "it uses the full batch"),
@@ -225,18 +275,21 @@ std::vector<OptionSpec> BuildTable() {
   t.push_back(PerAlgorithm(
       Ranged(Spec("ls_sigma", Type::kNumber, "float8", "1",
                   "`dp_lssgd`'s Laplacian smoothing σ (0 gives DP-SGD)",
-                  [](const OptionEntry&, double v, Options& o) { o.ls_sigma = v; }),
+                  [](const OptionEntry&, double v, Options& o) { o.ls_sigma = v; },
+                  [](const Options& o) { return NumberIf(o.ls_sigma >= 0, o.ls_sigma); }),
              0, false, 1e6),
       [](const Options& o) { return o.ls_sigma >= 0; }, "it does no Laplacian smoothing"));
   t.push_back(WithValues(
       Spec("accountant", Type::kText, "text", "`tight`",
            "`tight`: the analysis below with the analytic Gaussian; `paper`: the seed paper's "
            "Lemma 2/3 and Algorithm 1 noise, to replicate its Table 3",
-           [](const OptionEntry& e, double, Options& o) { o.accountant = ParseAccountant(e); }),
+           [](const OptionEntry& e, double, Options& o) { o.accountant = ParseAccountant(e); },
+           [](const Options& o) { return TextEntry(AccountantName(o.accountant)); }),
       "`tight`, `paper`"));
   t.push_back(WithValues(
       Spec("neighbors", Type::kText, "text", "`replace_one`", "the neighbouring relation",
-           [](const OptionEntry& e, double, Options& o) { o.neighbors = ParseNeighbors(e); }),
+           [](const OptionEntry& e, double, Options& o) { o.neighbors = ParseNeighbors(e); },
+           [](const Options& o) { return TextEntry(NeighborsName(o.neighbors)); }),
       "`replace_one`"));
   t.push_back(WithValues(
       Spec("dataset", Type::kText, "text", "—",
@@ -246,7 +299,8 @@ std::vector<OptionSpec> BuildTable() {
            [](const OptionEntry& e, double, Options& o) {
              if (Text(e).empty()) ThrowInvalid("option \"dataset\" must not be empty");
              o.has_dataset = true;
-           }),
+           },
+           [](const Options&) { return NullEntry(); }),
       "a relation name"));
   t.push_back(WithValues(
       Ranged(Spec("seed", Type::kInteger, "bigint", "—",
@@ -254,6 +308,10 @@ std::vector<OptionSpec> BuildTable() {
                   [](const OptionEntry&, double v, Options& o) {
                     o.seed = static_cast<uint64_t>(static_cast<int64_t>(v));
                     o.has_seed = true;
+                  },
+                  [](const Options& o) {
+                    return NumberIf(o.has_seed,
+                                    static_cast<double>(static_cast<int64_t>(o.seed)));
                   }),
              -kMaxIntegral, false, kMaxIntegral),
       "integer, \\|seed\\| ≤ 2⁵³"));
@@ -263,16 +321,18 @@ std::vector<OptionSpec> BuildTable() {
            [](const OptionEntry& e, double, Options& o) {
              CheckFeatureNames(e);
              o.n_feature_names = e.n_items;
-           }),
+           },
+           [](const Options&) { return NullEntry(); }),
       "non-empty names, not `intercept`"));
   t.push_back(Ranged(Spec("classes", Type::kInteger, "int", "—",
                           "K, the number of classes of `dp_softmax` (required there, an error "
                           "elsewhere); the classes are 0 … K−1",
                           [](const OptionEntry&, double v, Options& o) {
                             o.classes = static_cast<int>(v);
-                          }),
+                          },
+                          [](const Options& o) { return NumberIf(o.classes > 0, o.classes); }),
                      2, false, kMaxClasses));
-  return t;
+  return t;  // at most 32 entries: Options::given (test_algorithm_table.cpp)
 }
 
 [[noreturn]] void ThrowUnknownKey(const std::string& key) {
@@ -313,6 +373,11 @@ std::string RangeText(const OptionSpec& s) {
 const std::vector<OptionSpec>& OptionTable() {
   static const std::vector<OptionSpec> table = BuildTable();
   return table;
+}
+
+bool OptionGiven(const Options& o, const OptionSpec& spec) {
+  const size_t i = static_cast<size_t>(&spec - OptionTable().data());
+  return i < OptionTable().size() && (o.given >> i & 1u) != 0;
 }
 
 const OptionSpec* FindOption(const std::string& key) {
@@ -361,6 +426,7 @@ Options ParseOptions(const OptionEntry* entries, int n_entries) {
     if (spec == nullptr) ThrowUnknownKey(e.key);
     if (e.kind == OptionEntry::Kind::kNull) continue;
     spec->store(e, CheckedValue(*spec, e), o);
+    o.given |= 1u << (spec - OptionTable().data());
   }
   // epsilon > 0 whenever given.
   if (!(o.epsilon > 0))

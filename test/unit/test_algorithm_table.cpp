@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <dirent.h>
 #include <fstream>
@@ -224,7 +225,9 @@ TEST(OptionTable, KeysParseAndUnknownKeysAreRefused) {
     EXPECT_NE(s.store, nullptr) << s.key;
     EXPECT_NE(s.doc, nullptr) << s.key;
     EXPECT_EQ((s.given == nullptr), (s.unused == nullptr)) << s.key;
+    EXPECT_NE(s.read, nullptr) << s.key;
   }
+  EXPECT_LE(dperm::OptionTable().size(), 32u) << "Options::given has 32 bits";
   EXPECT_EQ(dperm::OptionKeys().size(), dperm::OptionTable().size());
   EXPECT_EQ(dperm::FindOption("no_such_option"), nullptr);
   OptionEntry e;
@@ -232,6 +235,114 @@ TEST(OptionTable, KeysParseAndUnknownKeysAreRefused) {
   e.kind = OptionEntry::Kind::kNull;
   dperm::testing::ExpectInvalid([&] { dperm::ParseOptions(&e, 1); }, "unknown option",
                                 "Valid options: epsilon, delta, algorithm,");
+}
+
+// OptionSpec::read gives back what ParseOptions stored, and ParseOptions
+// marks the key given: for each option, a value inside its range (or a
+// valid text) is parsed alone (with epsilon) and read back. dataset and
+// feature_names read null: the boundary keeps their values.
+TEST(OptionTable, ReadGivesBackTheParsedValue) {
+  const char* names[] = {"a", "b"};
+  for (const OptionSpec& s : dperm::OptionTable()) {
+    SCOPED_TRACE(s.key);
+    OptionEntry e;
+    e.key = s.key;
+    double v = 0;
+    switch (s.type) {
+      case OptionSpec::Type::kNumber:
+      case OptionSpec::Type::kInteger:
+        v = std::isfinite(s.hi) ? (s.lo + s.hi) / 2 : s.lo + 1;
+        if (s.type == OptionSpec::Type::kInteger) v = std::floor(v);
+        e.kind = OptionEntry::Kind::kNumber;
+        e.number = v;
+        break;
+      case OptionSpec::Type::kBoolean:
+        e.kind = OptionEntry::Kind::kBool;
+        e.boolean = false;  // the default is true
+        break;
+      case OptionSpec::Type::kText:
+        e.kind = OptionEntry::Kind::kString;
+        e.text = std::string(s.key) == "algorithm"    ? "dp_sgd"
+                 : std::string(s.key) == "accountant" ? "paper"
+                 : std::string(s.key) == "neighbors"  ? "replace_one"
+                                                      : "some_relation";
+        break;
+      case OptionSpec::Type::kTextArray:
+        e.kind = OptionEntry::Kind::kStringArray;
+        e.items = names;
+        e.n_items = 2;
+        break;
+    }
+    OptionEntry entries[2] = {e, e};
+    entries[1].key = "epsilon";
+    entries[1].kind = OptionEntry::Kind::kNumber;
+    entries[1].number = 1;
+    const bool is_epsilon = std::string(s.key) == "epsilon";
+    Options o = dperm::ParseOptions(entries, is_epsilon ? 1 : 2);
+    EXPECT_TRUE(dperm::OptionGiven(o, s));
+    int given = 0;
+    for (const OptionSpec& t : dperm::OptionTable()) given += dperm::OptionGiven(o, t);
+    EXPECT_EQ(given, is_epsilon ? 1 : 2);
+    const OptionEntry r = s.read(o);
+    if (s.type == OptionSpec::Type::kTextArray || std::string(s.key) == "dataset") {
+      EXPECT_EQ(r.kind, OptionEntry::Kind::kNull);
+    } else if (e.kind == OptionEntry::Kind::kNumber) {
+      ASSERT_EQ(r.kind, OptionEntry::Kind::kNumber);
+      EXPECT_EQ(r.number, v);
+    } else if (e.kind == OptionEntry::Kind::kBool) {
+      ASSERT_EQ(r.kind, OptionEntry::Kind::kBool);
+      EXPECT_FALSE(r.boolean);
+    } else {
+      ASSERT_EQ(r.kind, OptionEntry::Kind::kString);
+      EXPECT_STREQ(r.text, e.text);
+    }
+  }
+}
+
+// The plan's "options" (PlanJson, hence the model's plan and dp_explain)
+// lists every key of the table, in table order, with the value the plan
+// used, and "options_given" the keys the caller gave.
+TEST(OptionTable, PlanJsonShowsEveryOption) {
+  std::vector<OptionEntry> entries(7);
+  auto number = [&](int i, const char* key, double v) {
+    entries[i].key = key;
+    entries[i].kind = OptionEntry::Kind::kNumber;
+    entries[i].number = v;
+  };
+  number(0, "seed", 7);
+  number(1, "epsilon", 1);
+  number(2, "delta", 1e-5);
+  number(3, "ls_sigma", 0.5);
+  number(4, "batch_size", 10);
+  entries[5].key = "algorithm";
+  entries[5].kind = OptionEntry::Kind::kString;
+  entries[5].text = "dp_lssgd";
+  entries[6].key = "radius";
+  entries[6].kind = OptionEntry::Kind::kNull;  // null: the default, not given
+  Options o = dperm::ParseOptions(entries.data(), static_cast<int>(entries.size()));
+  Plan p = dperm::PlanRelease(o, LossKind::kLogistic, 1000, 3);
+  for (const std::string& json : {dperm::PlanJson(p), dperm::ExplainJson(p)}) {
+    const size_t at = json.find("\"options\":{");
+    ASSERT_NE(at, std::string::npos) << json;
+    const std::string section = json.substr(at, json.find('}', at) - at);
+    size_t last = 0;
+    for (const OptionSpec& s : dperm::OptionTable()) {
+      const size_t k = section.find(std::string("\"") + s.key + "\":");
+      ASSERT_NE(k, std::string::npos) << s.key << " missing from " << section;
+      EXPECT_GT(k, last) << s.key << " out of table order";
+      last = k;
+    }
+    for (const char* pair :
+         {"\"epsilon\":1,", "\"delta\":1e-05,", "\"algorithm\":\"dp_lssgd\"", "\"l2\":0,",
+          "\"fit_intercept\":true", "\"target_bound\":1,", "\"radius\":null",
+          "\"iterations\":null", "\"batch_size\":10,", "\"ls_sigma\":0.5,",
+          "\"accountant\":\"tight\"", "\"seed\":7,", "\"classes\":null"})
+      EXPECT_NE(section.find(pair), std::string::npos) << pair << " not in " << section;
+    EXPECT_NE(json.find("\"options_given\":[\"epsilon\",\"delta\",\"algorithm\",\"batch_size\","
+                        "\"ls_sigma\",\"seed\"]"),
+              std::string::npos)
+        << json;
+  }
 }
 
 // README.md, section "Options": the table OptionsMarkdown renders.
