@@ -22,6 +22,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import statistics
 import sys
 import time
@@ -34,8 +35,12 @@ from bench import fetch, fmt, git_state, newton, objective, psql  # noqa: E402
 EPSILONS = [0.1, 0.5, 1, 2]
 DELTA = 1e-3
 L2S = [0, 0.1]
-ALGORITHMS = ["output_gd", "dp_sgd", "rrpsgd", "dp_lssgd", "bolton", "dp_gd",
-              "dp_svrg", "dp_svrg_pp", "dp_accmd", "objective", "objective_approx"]
+# Every algorithm, in documentation order: the SQL names of
+# include/dperm/algorithms.def (the algorithm table).
+ALGORITHMS = re.findall(
+    r'^DPERM_ALGORITHM\(\w+, "(\w+)"\)',
+    open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "include", "dperm",
+                      "algorithms.def"), encoding="utf-8").read(), re.M)
 # dataset -> (aggregate, loss)
 DATASETS = {
     "bank": ("dp_logreg", "logistic"),

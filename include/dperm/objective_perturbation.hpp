@@ -12,6 +12,8 @@
 
 namespace dperm {
 
+struct AlgorithmSpec;  // registry.hpp
+
 class ObjectivePerturbation final : public Mechanism {
  public:
   Plan MakePlan(const Options& options, LossKind loss, int64_t n,
@@ -20,12 +22,11 @@ class ObjectivePerturbation final : public Mechanism {
                         SecureRng& rng) const override;
 };
 
-// Refuses what Theorem 5.2 does not cover (softmax: Hessian rank up to K-1;
-// Huber: not twice differentiable; delta = 0) and the options objective
-// perturbation does not use (l1, radius, batch_size, ls_sigma, step_size,
-// iterations), naming the algorithm.
-void CheckObjectivePerturbation(const Options& options, LossKind loss,
-                                Algorithm algorithm);
+// The algorithm-table entries objective and objective_approx share: the
+// losses Theorem 5.2 does not cover (softmax: Hessian rank up to K-1; Huber:
+// not twice differentiable), delta > 0, and no per-algorithm option (l1,
+// radius, batch_size, ls_sigma, step_size, iterations), with the reasons.
+void ObjectivePerturbationSpec(AlgorithmSpec& spec);
 
 // Sets p.objective_lambda: Theorem 5.3's lambda, raised to beta/(epsilon n)
 // when that is larger (Theorem 5.2's condition beta <= epsilon n lambda),

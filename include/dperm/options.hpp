@@ -13,9 +13,11 @@
 namespace dperm {
 
 enum class LossKind { kLogistic, kHuber, kSoftmax };
+// The algorithms: one line each in algorithms.def.
 enum class Algorithm {
-  kOutputGd, kDpSgd, kRrpsgd, kDpLssgd, kBolton,
-  kDpGd, kDpSvrg, kDpSvrgPp, kDpAccmd, kObjective, kObjectiveApprox
+#define DPERM_ALGORITHM(id, name) id,
+#include "dperm/algorithms.def"
+#undef DPERM_ALGORITHM
 };
 enum class Accountant { kTight, kPaper };
 enum class Neighbors { kReplaceOne };
@@ -59,6 +61,9 @@ struct Options {
   uint64_t seed = 0;
   bool has_dataset = false;
   int n_feature_names = -1;  // -1: not given
+  // Bit i: OptionTable()[i] was given (ParseOptions sets it; code that fills
+  // Options directly sets none). The plan's "options_given".
+  uint32_t given = 0;
 };
 
 // Validates the entries and returns the options; throws Error naming the key.
@@ -94,7 +99,51 @@ const std::vector<Algorithm>& AllAlgorithms();
 const char* AccountantName(Accountant accountant);
 const char* NeighborsName(Neighbors neighbors);
 
+// The option table: one entry per key, in documentation order (DESIGN.md
+// section 1). It drives ParseOptions, OptionKeys, the generic refusal of an
+// option an algorithm does not take (registry.hpp), the README's options
+// table (OptionsMarkdown; test_algorithm_table.cpp compares the two), the
+// plan's "options" (PlanJson, OptionSpec::read) and is
+// checked against dp_options' parameters in the SQL scripts.
+struct OptionSpec {
+  enum class Type { kNumber, kInteger, kBoolean, kText, kTextArray };
+  const char* key = nullptr;
+  Type type = Type::kNumber;
+  const char* sql_type = nullptr;  // dp_options' parameter type
+  // kNumber, kInteger: the value must lie in lo..hi (open or closed ends).
+  double lo = 0, hi = 0;
+  bool lo_open = false, hi_open = false;
+  const char* values = nullptr;   // README "values"; nullptr: the range above
+  const char* fallback = nullptr; // README "default"
+  const char* doc = nullptr;      // README "meaning"
+  const char* hint = nullptr;     // hint of an out-of-range error
+  // Stores a checked entry (numbers: `value`, in range) in `o`; text
+  // options check their own values.
+  void (*store)(const OptionEntry& e, double value, Options& o) = nullptr;
+  // Per-algorithm options only (nullptr: every algorithm takes it): whether
+  // `o` sets it, and why an algorithm that does not take it refuses it,
+  // unless the algorithm says why itself (AlgorithmSpec::refusals).
+  bool (*given)(const Options& o) = nullptr;
+  const char* unused = nullptr;
+  // The value `o` holds, as an entry (the inverse of `store`), for the
+  // plan's "options" (PlanJson): kNull when not given and the plan chooses
+  // (or, for dataset and feature_names, when the boundary keeps the value:
+  // the ledger records the relation, the model names its coefficients).
+  OptionEntry (*read)(const Options& o) = nullptr;
+};
+const std::vector<OptionSpec>& OptionTable();
+// Whether `o` says option `key` was given (Options::given).
+bool OptionGiven(const Options& o, const OptionSpec& spec);
+// The entry of `key`, or nullptr.
+const OptionSpec* FindOption(const std::string& key);
+
 // The option keys, in documentation order (DESIGN.md section 1).
 const std::vector<std::string>& OptionKeys();
+
+// README.md's options table (section "Options"), rendered from the table.
+std::string OptionsMarkdown();
+
+// "a, b or c" (last_separator " or ") of the names, in order.
+std::string JoinNames(const std::vector<std::string>& names, const char* last_separator);
 
 }  // namespace dperm

@@ -89,7 +89,7 @@ class PassObjective final : public Objective {
 };
 
 // Whether an algorithm reads the data only through full-batch loss values
-// and gradients (output_gd, dp_gd, dp_accmd), so that it can stream.
+// and gradients, so that it can stream (AlgorithmSpec::streams).
 bool SupportsStreaming(Algorithm algorithm);
 
 // The plan of a streaming release: PlanRelease, except that when no

@@ -16,6 +16,8 @@
 
 namespace dperm {
 
+struct AlgorithmSpec;  // registry.hpp
+
 // The public quantities that fix the privacy of K noisy inner steps
 // v = grad F(x~) + (1/b) sum_{i in batch} [grad f_i(x) - grad f_i(x~)] + u,
 // u ~ N(0, sigma^2 I), split as u = u1 + u2 with Var u1 = f sigma^2 and
@@ -60,9 +62,10 @@ SvrgSplit SvrgOptimalSplit(const SvrgSteps& s, double epsilon, double delta,
 // Throws when the count exceeds the largest supported run.
 int64_t SvrgTotalSteps(int64_t epochs, int64_t m, bool doubling);
 
-// Refuses the options neither SVRG variant uses (radius, ls_sigma) and
-// delta = 0 (every inner step adds Gaussian noise).
-void SvrgCheckOptions(const Options& o, Algorithm a);
+// The algorithm-table entries both SVRG variants share: the options they
+// take (not radius, ls_sigma) and delta > 0 (every inner step adds Gaussian
+// noise).
+void SvrgSpec(AlgorithmSpec& spec);
 
 // Rows per inner step: the batch_size option or 1 (Algorithms 1 and 2).
 int64_t SvrgBatch(const Options& o, int64_t n, Algorithm a);

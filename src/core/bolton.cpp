@@ -108,6 +108,7 @@
 #include "dperm/analytic_gaussian.hpp"
 #include "dperm/noise.hpp"
 #include "dperm/plan_common.hpp"
+#include "dperm/registry.hpp"
 
 namespace dperm {
 namespace {
@@ -118,12 +119,6 @@ const int64_t kDefaultPasses = 10;
 const double kMaxDefaultWork = 2e9;
 // D, the norm bound of the minimiser used by the convex default step.
 const double kConvexNormBound = 1.0;
-
-void RejectUnusedOptions(const Options& o) {
-  const Algorithm a = Algorithm::kBolton;
-  if (o.l1 > 0) RejectOption(a, "l1", "it has no proximal step; use l2");
-  if (o.ls_sigma >= 0) RejectOption(a, "ls_sigma", "it does no Laplacian smoothing");
-}
 
 // The classic Gaussian mechanism's multiplier sqrt(2 ln(1.25/delta)) / eps.
 double ClassicSigmaPerUnit(const Options& o) {
@@ -177,7 +172,6 @@ double BoltonSensitivity(double L, double mu, double eta0, int64_t passes,
 
 Plan Bolton::MakePlan(const Options& options, LossKind loss, int64_t n,
                       int d) const {
-  RejectUnusedOptions(options);
   Plan p = BasePlan(options, loss, Algorithm::kBolton, n, d);
   const Options& o = p.options;
   p.sampling = Sampling::kPermutation;
@@ -291,6 +285,18 @@ Eigen::VectorXd Bolton::Train(const Plan& plan, const Objective& objective,
   }
   AddPlannedNoise(plan, rng, w.data());  // snapped discrete noise (noise.hpp)
   return w;
+}
+
+// The algorithm table's entry (registry.hpp).
+template <>
+const AlgorithmSpec& SpecOf<Algorithm::kBolton>() {
+  static const Bolton mechanism;
+  static const AlgorithmSpec spec = [] {
+    AlgorithmSpec s(Algorithm::kBolton, mechanism);
+    s.options = {"radius", "iterations", "step_size", "batch_size"};
+    return s;
+  }();
+  return spec;
 }
 
 }  // namespace dperm

@@ -72,6 +72,7 @@
 
 #include "dperm/noise.hpp"
 #include "dperm/plan_common.hpp"
+#include "dperm/registry.hpp"
 
 namespace dperm {
 namespace {
@@ -87,15 +88,6 @@ const double kDefaultRadius = 10.0;
 const int64_t kMaxDefaultIterations = 100000;
 // Bisection steps of the z-step's multiplier.
 const int kBisectionSteps = 200;
-
-void RejectUnusedOptions(const Options& o) {
-  const Algorithm a = Algorithm::kDpAccmd;
-  if (o.l1 > 0) RejectOption(a, "l1", "its L1-ball constraint (radius) replaces the l1 penalty");
-  if (o.batch_size > 0) RejectOption(a, "batch_size", "it uses the full batch (Theorem 5.3)");
-  if (o.ls_sigma >= 0) RejectOption(a, "ls_sigma", "it does no Laplacian smoothing");
-  if (o.step_size > 0)
-    RejectOption(a, "step_size", "its steps alpha_k = (k+2)/(4 L_C) follow the smoothness");
-}
 
 // ||v||_p computed without overflow: max|v| ||v/max|v|||_p.
 double PNorm(const Eigen::VectorXd& v, double p, double* scale_out = nullptr) {
@@ -282,11 +274,7 @@ Eigen::VectorXd L1QuadraticStep(const Eigen::VectorXd& x, const Eigen::VectorXd&
 }
 
 Plan DpAccmd::MakePlan(const Options& options, LossKind loss, int64_t n, int d) const {
-  RejectUnusedOptions(options);
   const Algorithm a = Algorithm::kDpAccmd;
-  if (!(options.delta > 0))
-    ThrowInvalid("algorithm dp_accmd needs delta > 0: it adds Gaussian noise to every step",
-                 "Pass delta => 1e-6 (or smaller than 1/n), or use algorithm output_gd or bolton for pure epsilon-DP.");
   Plan p = BasePlan(options, loss, a, n, d);
   const Options& o = p.options;
   p.radius = o.radius > 0 ? o.radius : kDefaultRadius;
@@ -338,6 +326,23 @@ Eigen::VectorXd DpAccmd::Train(const Plan& plan, const Objective& objective, Sec
     z = MirrorArgmin(mirror, MirrorGradient(mirror, z) - alpha * g, radius);
   }
   return y;
+}
+
+// The algorithm table's entry (registry.hpp).
+template <>
+const AlgorithmSpec& SpecOf<Algorithm::kDpAccmd>() {
+  static const DpAccmd mechanism;
+  static const AlgorithmSpec spec = [] {
+    AlgorithmSpec s(Algorithm::kDpAccmd, mechanism);
+    s.options = {"radius", "iterations"};
+    s.refusals = {{"l1", "its L1-ball constraint (radius) replaces the l1 penalty"},
+                  {"batch_size", "it uses the full batch (Theorem 5.3)"},
+                  {"step_size", "its steps alpha_k = (k+2)/(4 L_C) follow the smoothness"}};
+    s.needs_delta = "it adds Gaussian noise to every step";
+    s.streams = true;
+    return s;
+  }();
+  return spec;
 }
 
 }  // namespace dperm

@@ -49,6 +49,7 @@
 
 #include "dperm/noise.hpp"
 #include "dperm/plan_common.hpp"
+#include "dperm/registry.hpp"
 
 namespace dperm {
 namespace {
@@ -57,20 +58,9 @@ namespace {
 // rule's L/mu factor huge). Privacy holds for every T.
 const int64_t kMaxDefaultIterations = 20000;
 
-void RejectUnusedOptions(const Options& o) {
-  const Algorithm a = Algorithm::kDpGd;
-  if (o.radius > 0) RejectOption(a, "radius", "it does not project onto a ball");
-  if (o.batch_size > 0) RejectOption(a, "batch_size", "it uses the full batch at every step");
-  if (o.ls_sigma >= 0) RejectOption(a, "ls_sigma", "it does no Laplacian smoothing");
-  if (!(o.delta > 0))
-    ThrowInvalid("algorithm dp_gd needs delta > 0: it adds Gaussian noise to every step",
-                 "Pass delta => 1e-6 (or smaller than 1/n), or use algorithm output_gd or bolton for pure epsilon-DP.");
-}
-
 }  // namespace
 
 Plan DpGd::MakePlan(const Options& options, LossKind loss, int64_t n, int d) const {
-  RejectUnusedOptions(options);
   Plan p = BasePlan(options, loss, Algorithm::kDpGd, n, d);
   const double smooth = p.beta + p.mu;  // L_smooth of F = mean loss + l2/2 ||x||^2
   p.max_step_size = 1 / smooth;         // Theorems 6.2, 6.3: eta = 1/L
@@ -115,6 +105,21 @@ Eigen::VectorXd DpGd::Train(const Plan& plan, const Objective& objective,
     ProxL1(x, eta * objective.l1());  // identity when l1 = 0
   }
   return x;
+}
+
+// The algorithm table's entry (registry.hpp).
+template <>
+const AlgorithmSpec& SpecOf<Algorithm::kDpGd>() {
+  static const DpGd mechanism;
+  static const AlgorithmSpec spec = [] {
+    AlgorithmSpec s(Algorithm::kDpGd, mechanism);
+    s.options = {"l1", "iterations", "step_size"};
+    s.refusals = {{"batch_size", "it uses the full batch at every step"}};
+    s.needs_delta = "it adds Gaussian noise to every step";
+    s.streams = true;
+    return s;
+  }();
+  return spec;
 }
 
 }  // namespace dperm

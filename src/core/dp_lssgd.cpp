@@ -96,6 +96,7 @@
 #include "dperm/laplacian_smoothing.hpp"
 #include "dperm/noisy_minibatch.hpp"
 #include "dperm/plan_common.hpp"
+#include "dperm/registry.hpp"
 
 namespace dperm {
 namespace {
@@ -107,13 +108,6 @@ const double kDefaultEpochs = 50;
 const int64_t kMaxDefaultIterations = 1000000;
 // A default T is kept while dperm's noise is at most this times Theorem 1's.
 const double kNoiseRatio = 2;
-
-void RejectUnusedOptions(const Options& o) {
-  const Algorithm a = Algorithm::kDpLssgd;
-  if (o.l1 > 0) RejectOption(a, "l1", "DP-LSSGD has no proximal step; use l2");
-  if (o.radius > 0)
-    RejectOption(a, "radius", "DP-LSSGD (Algorithm 1) does not project; use algorithm dp_sgd");
-}
 
 // D_sigma = ||w^0 - w*||^2_{A_sigma} <= (1 + 4 sigma) D^2 (w^0 = 0).
 double DSigma(const Plan& p) {
@@ -142,12 +136,8 @@ void PlanSteps(Plan& p, int64_t iterations) {
 
 Plan DpLssgd::MakePlan(const Options& options, LossKind loss, int64_t n,
                        int d) const {
-  RejectUnusedOptions(options);
   Plan p = BasePlan(options, loss, Algorithm::kDpLssgd, n, d);
   const Options& o = p.options;
-  if (!(o.delta > 0))
-    ThrowInvalid("algorithm dp_lssgd needs delta > 0: it adds Gaussian noise to every step",
-                 "Pass delta => 1e-6 (or smaller than 1/n), or use algorithm output_gd or bolton for pure epsilon-DP.");
   const double eps = o.epsilon, log_inv_delta = std::log(1 / o.delta);
   const double nn = double(n), G = p.L;
 
@@ -210,6 +200,21 @@ Eigen::VectorXd DpLssgd::Train(const Plan& plan, const Objective& objective,
   // Algorithm 1 from w^0 = 0, then the average of w^1 .. w^T
   // (noisy_minibatch.hpp).
   return NoisyMinibatchSgd(plan, objective, rng);
+}
+
+// The algorithm table's entry (registry.hpp).
+template <>
+const AlgorithmSpec& SpecOf<Algorithm::kDpLssgd>() {
+  static const DpLssgd mechanism;
+  static const AlgorithmSpec spec = [] {
+    AlgorithmSpec s(Algorithm::kDpLssgd, mechanism);
+    s.options = {"iterations", "step_size", "batch_size", "ls_sigma"};
+    s.refusals = {{"l1", "DP-LSSGD has no proximal step; use l2"},
+                  {"radius", "DP-LSSGD (Algorithm 1) does not project; use algorithm dp_sgd"}};
+    s.needs_delta = "it adds Gaussian noise to every step";
+    return s;
+  }();
+  return spec;
 }
 
 }  // namespace dperm

@@ -94,6 +94,7 @@
 
 #include "dperm/noisy_minibatch.hpp"
 #include "dperm/plan_common.hpp"
+#include "dperm/registry.hpp"
 
 namespace dperm {
 namespace {
@@ -101,13 +102,6 @@ namespace {
 // Above this T a default plan is capped (with a note); given iterations are
 // not. Privacy holds for every T: the noise is calibrated to the plan's T.
 const int64_t kMaxDefaultIterations = 100000;
-
-void RejectUnusedOptions(const Options& o) {
-  const Algorithm a = Algorithm::kDpSgd;
-  if (o.l1 > 0) RejectOption(a, "l1", "ANSGD has no proximal step; use l2");
-  if (o.ls_sigma >= 0)
-    RejectOption(a, "ls_sigma", "it does no Laplacian smoothing; use algorithm dp_lssgd");
-}
 
 // G = L + l2 M: the gradient norm of f_i + l2/2 ||w||^2 on the ball W.
 double GradientBound(const Plan& p) { return p.L + p.mu * p.radius; }
@@ -146,12 +140,8 @@ double Lemma33Bound(const Plan& p) {
 
 Plan DpSgd::MakePlan(const Options& options, LossKind loss, int64_t n,
                      int d) const {
-  RejectUnusedOptions(options);
   Plan p = BasePlan(options, loss, Algorithm::kDpSgd, n, d);
   const Options& o = p.options;
-  if (!(o.delta > 0))
-    ThrowInvalid("algorithm dp_sgd needs delta > 0: it adds Gaussian noise to every step",
-                 "Pass delta => 1e-6 (or smaller than 1/n), or use algorithm output_gd or bolton for pure epsilon-DP.");
   const double eps = o.epsilon, nn = double(n);
 
   // The constraint ball W (post-processing; see the top of this file).
@@ -192,6 +182,21 @@ Eigen::VectorXd DpSgd::Train(const Plan& plan, const Objective& objective,
   // Lines 3-7 with w_0 = 0: noisy projected steps, then the average of
   // w_1 .. w_T (noisy_minibatch.hpp).
   return NoisyMinibatchSgd(plan, objective, rng);
+}
+
+// The algorithm table's entry (registry.hpp).
+template <>
+const AlgorithmSpec& SpecOf<Algorithm::kDpSgd>() {
+  static const DpSgd mechanism;
+  static const AlgorithmSpec spec = [] {
+    AlgorithmSpec s(Algorithm::kDpSgd, mechanism);
+    s.options = {"radius", "iterations", "step_size", "batch_size"};
+    s.refusals = {{"l1", "ANSGD has no proximal step; use l2"},
+                  {"ls_sigma", "it does no Laplacian smoothing; use algorithm dp_lssgd"}};
+    s.needs_delta = "it adds Gaussian noise to every step";
+    return s;
+  }();
+  return spec;
 }
 
 }  // namespace dperm

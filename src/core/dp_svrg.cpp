@@ -49,6 +49,7 @@
 #include <cmath>
 
 #include "dperm/plan_common.hpp"
+#include "dperm/registry.hpp"
 #include "dperm/svrg_common.hpp"
 
 namespace dperm {
@@ -77,7 +78,6 @@ double InitialGapBound(const Plan& p) {
 Plan DpSvrg::MakePlan(const Options& options, LossKind loss, int64_t n,
                       int d) const {
   const Algorithm a = Algorithm::kDpSvrg;
-  SvrgCheckOptions(options, a);
   if (!(options.l2 > 0))
     ThrowInvalid("algorithm dp_svrg needs l2 > 0: Algorithm 1 (Theorem 4.2) assumes a strongly convex objective",
                  "Pass l2 => 0.01 (for example), or use algorithm dp_svrg_pp, which does not need strong convexity.");
@@ -181,6 +181,18 @@ Plan DpSvrg::MakePlan(const Options& options, LossKind loss, int64_t n,
 Eigen::VectorXd DpSvrg::Train(const Plan& plan, const Objective& objective,
                               SecureRng& rng) const {
   return RunSvrg(plan, objective, rng, /*doubling=*/false);
+}
+
+// The algorithm table's entry (registry.hpp).
+template <>
+const AlgorithmSpec& SpecOf<Algorithm::kDpSvrg>() {
+  static const DpSvrg mechanism;
+  static const AlgorithmSpec spec = [] {
+    AlgorithmSpec s(Algorithm::kDpSvrg, mechanism);
+    SvrgSpec(s);
+    return s;
+  }();
+  return spec;
 }
 
 }  // namespace dperm

@@ -42,6 +42,7 @@
 #include <cmath>
 
 #include "dperm/plan_common.hpp"
+#include "dperm/registry.hpp"
 #include "dperm/svrg_common.hpp"
 
 namespace dperm {
@@ -54,7 +55,6 @@ const double kMaxDefaultInnerPasses = 16;
 Plan DpSvrgPp::MakePlan(const Options& options, LossKind loss, int64_t n,
                         int d) const {
   const Algorithm a = Algorithm::kDpSvrgPp;
-  SvrgCheckOptions(options, a);
   Plan p = BasePlan(options, loss, a, n, d);
   const double smooth = p.beta;  // L of Theorem 4.4: the loss's smoothness (r is in the prox)
   // Theorem 4.4: m = Theta(L); constant 1.
@@ -119,6 +119,18 @@ Plan DpSvrgPp::MakePlan(const Options& options, LossKind loss, int64_t n,
 Eigen::VectorXd DpSvrgPp::Train(const Plan& plan, const Objective& objective,
                                 SecureRng& rng) const {
   return RunSvrg(plan, objective, rng, /*doubling=*/true);
+}
+
+// The algorithm table's entry (registry.hpp).
+template <>
+const AlgorithmSpec& SpecOf<Algorithm::kDpSvrgPp>() {
+  static const DpSvrgPp mechanism;
+  static const AlgorithmSpec spec = [] {
+    AlgorithmSpec s(Algorithm::kDpSvrgPp, mechanism);
+    SvrgSpec(s);
+    return s;
+  }();
+  return spec;
 }
 
 }  // namespace dperm

@@ -98,6 +98,7 @@
 #include "dperm/exact_normal.hpp"
 #include "dperm/noise.hpp"
 #include "dperm/plan_common.hpp"
+#include "dperm/registry.hpp"
 #include "dperm/rdp.hpp"
 #include "dperm/budget.hpp"
 
@@ -166,7 +167,6 @@ SvrgResult SvrgFixedEpochs(const PerturbedObjective& f, double beta, double tole
 Plan ObjectiveApprox::MakePlan(const Options& options, LossKind loss, int64_t n,
                                int d) const {
   const Algorithm a = Algorithm::kObjectiveApprox;
-  CheckObjectivePerturbation(options, loss, a);
   Plan p = BasePlan(options, loss, a, n, d);
   const Options& o = p.options;
   PlanObjectiveLambda(p);
@@ -275,6 +275,18 @@ Eigen::VectorXd ObjectiveApprox::Train(const Plan& plan, const Objective& object
   // the point snapped to the plan's grid.
   AddPlannedNoise(plan, rng, s.w.data());
   return s.w;
+}
+
+// The algorithm table's entry (registry.hpp).
+template <>
+const AlgorithmSpec& SpecOf<Algorithm::kObjectiveApprox>() {
+  static const ObjectiveApprox mechanism;
+  static const AlgorithmSpec spec = [] {
+    AlgorithmSpec s(Algorithm::kObjectiveApprox, mechanism);
+    ObjectivePerturbationSpec(s);
+    return s;
+  }();
+  return spec;
 }
 
 }  // namespace dperm

@@ -169,6 +169,7 @@
 #include "dperm/exact_normal.hpp"
 #include "dperm/noise.hpp"
 #include "dperm/plan_common.hpp"
+#include "dperm/registry.hpp"
 #include "dperm/rdp.hpp"
 
 namespace dperm {
@@ -187,34 +188,26 @@ const double kJacobianShare = 0.5;
 
 }  // namespace
 
-void CheckObjectivePerturbation(const Options& o, LossKind loss, Algorithm a) {
-  const char* name = AlgorithmName(a);
-  if (loss == LossKind::kSoftmax)
-    ThrowInvalid(std::string("algorithm ") + name +
-                     " does not support dp_softmax: objective perturbation's privacy "
-                     "(Bassily et al. 2019, Assumption 5.1) needs every row's Hessian to "
-                     "have rank <= 1, and a softmax row's Hessian has rank up to K-1",
-                 "Use algorithm dp_sgd, dp_gd or output_gd for softmax models.");
-  if (loss == LossKind::kHuber)
-    ThrowInvalid(std::string("algorithm ") + name +
-                     " does not support dp_huber: objective perturbation's privacy "
-                     "(Bassily et al. 2019, Assumption 5.1) needs a twice-differentiable "
-                     "loss, and the Huber loss's second derivative jumps at |margin - target| "
-                     "= huber_delta",
-                 "Use algorithm output_gd, dp_gd or dp_sgd for Huber regression.");
-  if (o.l1 > 0) RejectOption(a, "l1", "its privacy needs a twice-differentiable objective; use l2");
-  if (o.radius > 0) RejectOption(a, "radius", "it minimises over all of R^d");
-  if (o.batch_size > 0) RejectOption(a, "batch_size", "it has no mini-batches");
-  if (o.ls_sigma >= 0) RejectOption(a, "ls_sigma", "it does no Laplacian smoothing");
-  if (o.step_size > 0) RejectOption(a, "step_size", "its solver chooses its own steps");
-  if (o.iterations > 0)
-    RejectOption(a, "iterations", "its solver's iteration count is derived from public bounds");
-  if (!(o.delta > 0))
-    ThrowInvalid(std::string("algorithm ") + name +
-                     " needs delta > 0: its Gaussian objective noise gives (epsilon, delta)-DP "
-                     "(Bassily et al. 2019, Theorem 5.2), not epsilon-DP",
-                 "Pass delta => 1e-6 (or smaller than 1/n), or use algorithm output_gd or "
-                 "bolton for pure epsilon-DP.");
+void ObjectivePerturbationSpec(AlgorithmSpec& s) {
+  s.refused_losses = {
+      {LossKind::kSoftmax,
+       "objective perturbation's privacy (Bassily et al. 2019, Assumption 5.1) needs every "
+       "row's Hessian to have rank <= 1, and a softmax row's Hessian has rank up to K-1",
+       "Use algorithm dp_sgd, dp_gd or output_gd for softmax models."},
+      {LossKind::kHuber,
+       "objective perturbation's privacy (Bassily et al. 2019, Assumption 5.1) needs a "
+       "twice-differentiable loss, and the Huber loss's second derivative jumps at "
+       "|margin - target| = huber_delta",
+       "Use algorithm output_gd, dp_gd or dp_sgd for Huber regression."}};
+  s.refusals = {
+      {"l1", "its privacy needs a twice-differentiable objective; use l2"},
+      {"radius", "it minimises over all of R^d"},
+      {"batch_size", "it has no mini-batches"},
+      {"step_size", "its solver chooses its own steps"},
+      {"iterations", "its solver's iteration count is derived from public bounds"}};
+  s.needs_delta =
+      "its Gaussian objective noise gives (epsilon, delta)-DP (Bassily et al. 2019, "
+      "Theorem 5.2), not epsilon-DP";
 }
 
 void PlanObjectiveLambda(Plan& p) {
@@ -363,7 +356,6 @@ Eigen::VectorXd MinimisePerturbed(const PerturbedObjective& f, double smooth, in
 Plan ObjectivePerturbation::MakePlan(const Options& options, LossKind loss, int64_t n,
                                      int d) const {
   const Algorithm a = Algorithm::kObjective;
-  CheckObjectivePerturbation(options, loss, a);
   Plan p = BasePlan(options, loss, a, n, d);
   PlanObjectiveLambda(p);
   const double eps_j = JacobianEpsilon(p);
@@ -441,6 +433,18 @@ Eigen::VectorXd ObjectivePerturbation::Train(const Plan& plan, const Objective& 
   // The output noise for sensitivity 2r, snapped to the plan's grid.
   AddPlannedNoise(plan, rng, w.data());
   return w;
+}
+
+// The algorithm table's entry (registry.hpp).
+template <>
+const AlgorithmSpec& SpecOf<Algorithm::kObjective>() {
+  static const ObjectivePerturbation mechanism;
+  static const AlgorithmSpec spec = [] {
+    AlgorithmSpec s(Algorithm::kObjective, mechanism);
+    ObjectivePerturbationSpec(s);
+    return s;
+  }();
+  return spec;
 }
 
 }  // namespace dperm

@@ -47,6 +47,7 @@
 #include "dperm/analytic_gaussian.hpp"
 #include "dperm/noise.hpp"
 #include "dperm/plan_common.hpp"
+#include "dperm/registry.hpp"
 
 namespace dperm {
 namespace {
@@ -59,14 +60,6 @@ const double kOptimisationShare = 0.01;
 // D, the norm bound of the minimiser used to pick T when mu = 0. It only
 // tunes T (public); the `iterations` option overrides it.
 const double kConvexNormBound = 1.0;
-
-void RejectUnusedOptions(const Options& o) {
-  const Algorithm a = Algorithm::kOutputGd;
-  if (o.l1 > 0) RejectOption(a, "l1", "it has no proximal step; use l2");
-  if (o.radius > 0) RejectOption(a, "radius", "it does not project onto a ball");
-  if (o.batch_size > 0) RejectOption(a, "batch_size", "it uses the full batch");
-  if (o.ls_sigma >= 0) RejectOption(a, "ls_sigma", "it does no Laplacian smoothing");
-}
 
 // E||z||^2 per unit of sensitivity, for choosing T before Delta is known.
 double NoisePerUnitSq(const Plan& p) {
@@ -208,7 +201,6 @@ double TightGdSensitivity(double L, double mu, double eta, int64_t T, int64_t n)
 
 Plan OutputGd::MakePlan(const Options& options, LossKind loss, int64_t n,
                         int d) const {
-  RejectUnusedOptions(options);
   Plan p = BasePlan(options, loss, Algorithm::kOutputGd, n, d);
   if (p.accountant == Accountant::kPaper)
     PlanPaper(p);
@@ -227,6 +219,19 @@ Eigen::VectorXd OutputGd::Train(const Plan& plan, const Objective& objective,
   }
   AddPlannedNoise(plan, rng, w.data());  // snapped discrete noise (noise.hpp)
   return w;
+}
+
+// The algorithm table's entry (registry.hpp).
+template <>
+const AlgorithmSpec& SpecOf<Algorithm::kOutputGd>() {
+  static const OutputGd mechanism;
+  static const AlgorithmSpec spec = [] {
+    AlgorithmSpec s(Algorithm::kOutputGd, mechanism);
+    s.options = {"iterations", "step_size"};
+    s.streams = true;
+    return s;
+  }();
+  return spec;
 }
 
 }  // namespace dperm

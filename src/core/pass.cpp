@@ -162,9 +162,7 @@ Eigen::MatrixXd PassObjective::LossHessian(const Eigen::VectorXd&) const {
               "streaming training has no Hessian pass yet");
 }
 
-bool SupportsStreaming(Algorithm a) {
-  return a == Algorithm::kOutputGd || a == Algorithm::kDpGd || a == Algorithm::kDpAccmd;
-}
+bool SupportsStreaming(Algorithm a) { return SpecFor(a).streams; }
 
 Plan PlanStreamingRelease(const Options& options, LossKind loss, int64_t n, int d) {
   if (options.has_algorithm) {
@@ -172,8 +170,9 @@ Plan PlanStreamingRelease(const Options& options, LossKind loss, int64_t n, int 
       throw Error(ErrorKind::kFeatureNotSupported,
                   std::string("algorithm ") + AlgorithmName(options.algorithm) +
                       " cannot train in streaming mode: it reads single rows",
-                  "Streaming mode runs output_gd, dp_gd and dp_accmd (one pass per gradient); "
-                  "or pass mode => 'in_memory' if the rows fit in dperm.max_buffer.");
+                  "Streaming mode runs " + JoinNames(StreamingAlgorithms(), " and ") +
+                      " (one pass per gradient); or pass mode => 'in_memory' if the rows "
+                      "fit in dperm.max_buffer.");
     return PlanRelease(options, loss, n, d);
   }
   std::string why;
@@ -182,7 +181,7 @@ Plan PlanStreamingRelease(const Options& options, LossKind loss, int64_t n, int 
   Options chosen = options;
   chosen.algorithm = Algorithm::kOutputGd;
   chosen.has_algorithm = true;
-  Plan p = MechanismFor(chosen.algorithm).MakePlan(chosen, loss, n, d);
+  Plan p = PlanFor(chosen.algorithm, chosen, loss, n, d);
   p.algorithm_rule = std::string("default for ") + LossName(loss) +
                      " in streaming mode with l2 > 0: output_gd (bolton reads rows one by "
                      "one; output_gd's tight contraction needs few passes)";

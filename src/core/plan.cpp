@@ -36,6 +36,37 @@ double ExpectedNoiseSq(NoiseKind noise, int dim, double scale) {
   return 0;
 }
 
+namespace {
+
+// "options": every key of the option table with the value the plan used
+// (OptionSpec::read; null: not given and the plan chooses), then
+// "options_given": the keys the caller gave, in table order.
+void WriteOptions(const Options& o, JsonWriter& j) {
+  j.Key("options").BeginObject();
+  for (const OptionSpec& s : OptionTable()) {
+    const OptionEntry e = s.read(o);
+    j.Key(s.key);
+    switch (e.kind) {
+      case OptionEntry::Kind::kNumber:
+        if (s.type == OptionSpec::Type::kInteger)
+          j.Integer(static_cast<long long>(e.number));
+        else
+          j.Number(e.number);
+        break;
+      case OptionEntry::Kind::kBool: j.Bool(e.boolean); break;
+      case OptionEntry::Kind::kString: j.String(e.text); break;
+      default: j.Null(); break;
+    }
+  }
+  j.EndObject();
+  j.Key("options_given").BeginArray();
+  for (const OptionSpec& s : OptionTable())
+    if (OptionGiven(o, s)) j.String(s.key);
+  j.EndArray();
+}
+
+}  // namespace
+
 std::string PlanJson(const Plan& p, const char* extra_key, const char* extra_json) {
   JsonWriter j;
   j.BeginObject();
@@ -96,6 +127,7 @@ std::string PlanJson(const Plan& p, const char* extra_key, const char* extra_jso
     j.Key("sampler").String(p.sampler.c_str());
   }
   if (!p.note.empty()) j.Key("note").String(p.note.c_str());
+  WriteOptions(p.options, j);
   if (extra_key != nullptr) j.Key(extra_key).Raw(extra_json);
   j.EndObject();
   return j.str();

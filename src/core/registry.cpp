@@ -1,46 +1,96 @@
-// The mechanism registry: one line per algorithm.
+// The algorithm table (registry.hpp): the list of algorithms.def joined to
+// each algorithm's SpecOf, and the checks every algorithm shares.
 #include "dperm/registry.hpp"
 
-#include "dperm/bolton.hpp"
-#include "dperm/dp_accmd.hpp"
-#include "dperm/dp_gd.hpp"
-#include "dperm/dp_lssgd.hpp"
-#include "dperm/dp_sgd.hpp"
-#include "dperm/dp_svrg.hpp"
-#include "dperm/dp_svrg_pp.hpp"
-#include "dperm/objective_approx.hpp"
-#include "dperm/objective_perturbation.hpp"
-#include "dperm/output_gd.hpp"
-#include "dperm/rrpsgd.hpp"
+#include "dperm/plan_common.hpp"
 
 namespace dperm {
 
-const Mechanism& MechanismFor(Algorithm algorithm) {
-  static const OutputGd output_gd;
-  static const DpSgd dp_sgd;
-  static const Rrpsgd rrpsgd;
-  static const DpLssgd dp_lssgd;
-  static const Bolton bolton;
-  static const DpGd dp_gd;
-  static const DpSvrg dp_svrg;
-  static const DpSvrgPp dp_svrg_pp;
-  static const DpAccmd dp_accmd;
-  static const ObjectivePerturbation objective;
-  static const ObjectiveApprox objective_approx;
+// Each is defined in the algorithm's own file.
+#define DPERM_ALGORITHM(id, name) \
+  template <>                     \
+  const AlgorithmSpec& SpecOf<Algorithm::id>();
+#include "dperm/algorithms.def"
+#undef DPERM_ALGORITHM
+
+const AlgorithmSpec& SpecFor(Algorithm algorithm) {
   switch (algorithm) {
-    case Algorithm::kOutputGd: return output_gd;
-    case Algorithm::kDpSgd: return dp_sgd;
-    case Algorithm::kRrpsgd: return rrpsgd;
-    case Algorithm::kDpLssgd: return dp_lssgd;
-    case Algorithm::kBolton: return bolton;
-    case Algorithm::kDpGd: return dp_gd;
-    case Algorithm::kDpSvrg: return dp_svrg;
-    case Algorithm::kDpSvrgPp: return dp_svrg_pp;
-    case Algorithm::kDpAccmd: return dp_accmd;
-    case Algorithm::kObjective: return objective;
-    case Algorithm::kObjectiveApprox: return objective_approx;
+#define DPERM_ALGORITHM(id, name) \
+  case Algorithm::id: return SpecOf<Algorithm::id>();
+#include "dperm/algorithms.def"
+#undef DPERM_ALGORITHM
   }
   throw Error(ErrorKind::kInternal, "unknown algorithm");
+}
+
+const Mechanism& MechanismFor(Algorithm algorithm) { return *SpecFor(algorithm).mechanism; }
+
+bool TakesOption(Algorithm algorithm, const std::string& key) {
+  for (const std::string& k : SpecFor(algorithm).options)
+    if (k == key) return true;
+  return false;
+}
+
+bool TakesLoss(Algorithm algorithm, LossKind loss) {
+  for (const LossRefusal& r : SpecFor(algorithm).refused_losses)
+    if (r.loss == loss) return false;
+  return true;
+}
+
+namespace {
+
+template <class Keep>
+std::vector<std::string> NamesWhere(Keep keep) {
+  std::vector<std::string> names;
+  for (Algorithm a : AllAlgorithms())
+    if (keep(SpecFor(a))) names.push_back(AlgorithmName(a));
+  return names;
+}
+
+const char* AggregateName(LossKind loss) {
+  switch (loss) {
+    case LossKind::kLogistic: return "dp_logreg";
+    case LossKind::kHuber: return "dp_huber";
+    case LossKind::kSoftmax: return "dp_softmax";
+  }
+  return "?";
+}
+
+void CheckSpec(const AlgorithmSpec& spec, const Options& o, LossKind loss) {
+  const char* name = AlgorithmName(spec.algorithm);
+  for (const LossRefusal& r : spec.refused_losses)
+    if (r.loss == loss)
+      ThrowInvalid(std::string("algorithm ") + name + " does not support " +
+                       AggregateName(loss) + ": " + r.why,
+                   r.hint);
+  for (const OptionSpec& option : OptionTable()) {
+    if (option.given == nullptr || !option.given(o) || TakesOption(spec.algorithm, option.key))
+      continue;
+    const char* why = option.unused;
+    for (const OptionRefusal& r : spec.refusals)
+      if (std::string(r.key) == option.key) why = r.why;
+    RejectOption(spec.algorithm, option.key, why);
+  }
+  if (spec.needs_delta != nullptr && !(o.delta > 0))
+    ThrowInvalid(std::string("algorithm ") + name + " needs delta > 0: " + spec.needs_delta,
+                 "Pass delta => 1e-6 (or smaller than 1/n), or use algorithm " +
+                     JoinNames(PureDpAlgorithms(), " or ") + " for pure epsilon-DP.");
+}
+
+}  // namespace
+
+std::vector<std::string> PureDpAlgorithms() {
+  return NamesWhere([](const AlgorithmSpec& s) { return s.needs_delta == nullptr; });
+}
+
+std::vector<std::string> StreamingAlgorithms() {
+  return NamesWhere([](const AlgorithmSpec& s) { return s.streams; });
+}
+
+Plan PlanFor(Algorithm algorithm, const Options& options, LossKind loss, int64_t n, int d) {
+  const AlgorithmSpec& spec = SpecFor(algorithm);
+  CheckSpec(spec, options, loss);
+  return spec.mechanism->MakePlan(options, loss, n, d);
 }
 
 }  // namespace dperm

@@ -64,6 +64,7 @@
 
 #include "dperm/noise.hpp"
 #include "dperm/plan_common.hpp"
+#include "dperm/registry.hpp"
 
 namespace dperm {
 namespace {
@@ -72,16 +73,6 @@ namespace {
 const double kDefaultPasses = 10;
 // ... unless T * dim (Gaussian draws) would exceed this.
 const double kMaxDefaultDraws = 5e7;
-
-void RejectUnusedOptions(const Options& o) {
-  const Algorithm a = Algorithm::kRrpsgd;
-  if (o.l1 > 0) RejectOption(a, "l1", "it has no proximal step; use l2");
-  if (o.radius > 0)
-    RejectOption(a, "radius", "Algorithm 2 does not project; the regulariser needs no bound on w");
-  if (o.batch_size > 1)
-    RejectOption(a, "batch_size", "Algorithm 2 steps on one row at a time");
-  if (o.ls_sigma >= 0) RejectOption(a, "ls_sigma", "it does no Laplacian smoothing");
-}
 
 // h_delta(B): the Huber loss of a zero prediction for a target of size B,
 // the largest a clipped target can have (rows.hpp).
@@ -110,7 +101,9 @@ double RrpsgdDistanceBound(const Plan& p) {
 
 Plan Rrpsgd::MakePlan(const Options& options, LossKind loss, int64_t n,
                       int d) const {
-  RejectUnusedOptions(options);
+  // batch_size 1 is the only one it takes (the table lets it through).
+  if (options.batch_size > 1)
+    RejectOption(Algorithm::kRrpsgd, "batch_size", "Algorithm 2 steps on one row at a time");
   Plan p = BasePlan(options, loss, Algorithm::kRrpsgd, n, d);
   const Options& o = p.options;
 
@@ -182,6 +175,20 @@ Eigen::VectorXd Rrpsgd::Train(const Plan& plan, const Objective& objective,
     w -= eta * g;             // Algorithm 2, line 5
   }
   return w;  // w_R
+}
+
+// The algorithm table's entry (registry.hpp).
+template <>
+const AlgorithmSpec& SpecOf<Algorithm::kRrpsgd>() {
+  static const Rrpsgd mechanism;
+  static const AlgorithmSpec spec = [] {
+    AlgorithmSpec s(Algorithm::kRrpsgd, mechanism);
+    s.options = {"iterations", "step_size", "batch_size"};
+    s.refusals = {{"radius", "Algorithm 2 does not project; the regulariser needs no bound on w"}};
+    s.needs_delta = "it adds Gaussian noise to every step";
+    return s;
+  }();
+  return spec;
 }
 
 }  // namespace dperm

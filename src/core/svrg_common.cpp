@@ -132,6 +132,7 @@
 #include "dperm/interrupt.hpp"
 #include "dperm/noise.hpp"
 #include "dperm/plan_common.hpp"
+#include "dperm/registry.hpp"
 #include "dperm/rdp.hpp"
 
 namespace dperm {
@@ -299,14 +300,10 @@ int64_t SvrgTotalSteps(int64_t epochs, int64_t m, bool doubling) {
   return m * ((int64_t(1) << (epochs + 1)) - 2);
 }
 
-void SvrgCheckOptions(const Options& o, Algorithm a) {
-  if (o.radius > 0) RejectOption(a, "radius", "it takes proximal steps, not projections onto a ball");
-  if (o.ls_sigma >= 0) RejectOption(a, "ls_sigma", "it does no Laplacian smoothing");
-  if (!(o.delta > 0))
-    ThrowInvalid(std::string("algorithm ") + AlgorithmName(a) +
-                     " needs delta > 0: it adds Gaussian noise to every inner step",
-                 "Pass delta => 1e-6 (or smaller than 1/n), or use algorithm output_gd "
-                 "or bolton for pure epsilon-DP.");
+void SvrgSpec(AlgorithmSpec& s) {
+  s.options = {"l1", "iterations", "step_size", "batch_size"};
+  s.refusals = {{"radius", "it takes proximal steps, not projections onto a ball"}};
+  s.needs_delta = "it adds Gaussian noise to every inner step";
 }
 
 int64_t SvrgBatch(const Options& o, int64_t n, Algorithm a) {

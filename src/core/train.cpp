@@ -24,7 +24,7 @@ bool ObjectiveForSmallL2(LossKind loss, const Options& o, int64_t n, int d) {
   chosen.algorithm = Algorithm::kObjective;
   chosen.has_algorithm = true;
   try {
-    const Plan p = MechanismFor(Algorithm::kObjective).MakePlan(chosen, loss, n, d);
+    const Plan p = PlanFor(Algorithm::kObjective, chosen, loss, n, d);
     return double(p.gradient_evaluations) <= kObjectiveWork;
   } catch (const Error&) {
     return false;  // e.g. epsilon below what its Jacobian term allows
@@ -62,12 +62,12 @@ Algorithm DefaultAlgorithm(LossKind loss, const Options& o, int64_t n, int d, st
 
 Plan PlanRelease(const Options& options, LossKind loss, int64_t n, int d) {
   if (options.has_algorithm)
-    return MechanismFor(options.algorithm).MakePlan(options, loss, n, d);
+    return PlanFor(options.algorithm, options, loss, n, d);
   Options chosen = options;
   std::string why;
   chosen.algorithm = DefaultAlgorithm(loss, options, n, d, &why);
   chosen.has_algorithm = true;
-  Plan p = MechanismFor(chosen.algorithm).MakePlan(chosen, loss, n, d);
+  Plan p = PlanFor(chosen.algorithm, chosen, loss, n, d);
   p.algorithm_rule = why;
   return p;
 }
