@@ -129,7 +129,10 @@ void SnapDiscreteLaplace(SecureRng& rng, double grid, uint64_t t, uint64_t s,
 // non-expansive; NaN reads as 0), so |K| <= 2^50, and g/u is computed with
 // relative error <= 2^-53, i.e. absolute error <= 2^-3: |K - g/u| <= 5/8,
 // hence |u K - g| <= u. |N| < 256 2^b <= 2^48 (a draw with |X| >= 256 is
-// refused, below), so |K + N| < 2^51: exact in int64 and in a double.
+// refused, below), so |K + N| < 2^51: exact in int64 and in a double. The
+// released double is u (K + N) exactly when |K + N| < 2^33 (u has 20
+// significant bits; always so unless |g| > 2^(33-b) sigma), else the double
+// nearest to it: either way a deterministic function of the integer K + N.
 //
 // THE REFUSAL. A draw with |X| >= kExactNormalBound throws (nothing is
 // released from that step on). It is an event of the CSPRNG's bits alone,
