@@ -45,7 +45,7 @@ std::string AccountingJson(const Plan& p) {
     // which the plan meets; the ledger's curve ("rdp") converts above it.
     // Same grid width as the calibration; a PLD too wide to compute (the
     // plan then calibrated by the pair's RDP) is left out.
-    if (p.noise_bits > 0 && p.noise_fraction == 0) {
+    if (p.noise_bits > 0 && p.noise_fraction == 0 && p.options.epsilon <= kWorPldMaxEpsilon) {
       try {
         const double pld = EpsilonWorGaussianPld(p.sampling_rate, p.noise_multiplier, p.noisy_steps,
                                                  delta, 1e-3 * std::min(1.0, p.options.epsilon));

@@ -221,11 +221,27 @@ void PlanGradientNoise(Plan& p, double paper_sigma, const std::string& paper_rul
   // discretisation: an upper bound on delta(eps)), or, when the PLD cannot be
   // computed (too many grid points), by the pair's RDP (Balle et al. 2020,
   // Thm 21). q = 1 (full batch) is the Gaussian mechanism itself.
-  const double z = CalibrateWorGaussian(q, steps, o.epsilon, o.delta);
+  // Above kWorPldMaxEpsilon (where the noise hardly matters) the PLD is too
+  // slow to plan with, and the multiplier comes from WBK 2019 Thm 9 (valid
+  // for any base mechanism's RDP curve, the Gaussian's here) as before.
+  const bool pld = o.epsilon <= kWorPldMaxEpsilon;
+  const std::vector<double>& orders = LedgerOrders();
+  auto thm9_curve = [&](double z) {
+    std::vector<double> curve(orders.size());
+    for (size_t i = 0; i < orders.size(); i++)
+      curve[i] = double(steps) * RdpSampledWithoutReplacementGaussian(q, z, orders[i]);
+    return curve;
+  };
+  const double z =
+      pld ? CalibrateWorGaussian(q, steps, o.epsilon, o.delta)
+          : CalibrateNoiseMultiplier(
+                [&](double m) { return RdpToEpsilon(orders, thm9_curve(m), o.delta); }, o.epsilon);
   double multiplier = z;
-  p.noise_rule = "smallest sigma whose privacy loss over all steps, by the PLD of the dominating pair for "
-                 "Gaussian steps on batches drawn without replacement (Zhu, Dong & Wang 2022, Prop. 30; "
-                 "the pair's RDP when the PLD is too wide), gives (epsilon, delta)";
+  p.noise_rule = pld ? "smallest sigma whose privacy loss over all steps, by the PLD of the dominating pair for "
+                       "Gaussian steps on batches drawn without replacement (Zhu, Dong & Wang 2022, Prop. 30; "
+                       "the pair's RDP when the PLD is too wide), gives (epsilon, delta)"
+                     : "smallest sigma whose RDP over all steps (Wang, Balle & Kasiviswanathan 2019, Thm 9; "
+                       "epsilon above 10) gives (epsilon, delta)";
   if (p.accountant == Accountant::kPaper) {
     if (paper_sigma >= z * contribution) {
       multiplier = paper_sigma / contribution;
@@ -252,7 +268,8 @@ void PlanGradientNoise(Plan& p, double paper_sigma, const std::string& paper_rul
   // ledger (ComposeCharges) reports the smaller of the summed (epsilon,
   // delta) claims and the RDP composition, so a single release is still
   // charged exactly its (epsilon, delta).
-  p.rdp_curve = RdpWorGaussianCurve(q, multiplier, steps, LedgerOrders());
+  // (Above kWorPldMaxEpsilon: the Thm 9 curve that calibrated it.)
+  p.rdp_curve = pld ? RdpWorGaussianCurve(q, multiplier, steps, orders) : thm9_curve(multiplier);
   p.expected_noise_sq = ExpectedNoiseSq(NoiseKind::kGaussian, p.dim, p.noise_scale);
   if (!std::isfinite(p.noise_scale) || !std::isfinite(p.expected_noise_sq))
     ThrowInvalid("epsilon " + FormatNumber(o.epsilon) + " is too small: the noise scale overflows",
