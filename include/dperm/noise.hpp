@@ -101,9 +101,69 @@ void SnapDiscreteGaussian(SecureRng& rng, double grid, uint64_t sigma_sq_grid,
 void SnapDiscreteLaplace(SecureRng& rng, double grid, uint64_t t, uint64_t s,
                          double* v, int dim);
 
+// ---- Rounded exact Gaussian: the step noise of gradient perturbation -----
+// The sampled-step accountants that are tight (Wang, Balle & Kasiviswanathan
+// 2019 Thm 27; the dominating pair of Zhu, Dong & Wang 2022 Prop. 30, PLD and
+// RDP: rdp_wor.hpp, pld_wor.hpp) are proven for a *continuous* Gaussian base
+// mechanism, not for CKS20's discrete one. This release is a post-processing
+// of a continuous Gaussian mechanism, so every continuous-Gaussian
+// accountant applies to it.
+//
+// THE BRIDGE. sigma is dyadic (DyadicNoiseScale: <= 20 significant bits)
+// and the grid is u = sigma 2^-b for an integer b in [10, 40] chosen from
+// public quantities (ExactGaussianBits). The query value g (a batch mean
+// gradient) is snapped deterministically to integers K = round(g/u), with
+// |u K_i - g_i| <= u per coordinate (below), so u K has L2 sensitivity
+// Delta + 2 sqrt(dim) u for a query of sensitivity Delta (|e_i - e'_i| <= 2u;
+// per-row contribution C' = C + sqrt(dim) u). The release is
+//   u (K + N),  N_i = round(2^b X_i),  X ~ N(0, I) exact (Karney 2016, Alg. N;
+//   RoundedExactNormal). Since u K lies on the grid u Z and sigma X / u = 2^b X,
+//   u (K + N) = u round(K + 2^b X) = round_u(u K + sigma X),
+// a deterministic function (rounding to the grid u Z) of the continuous
+// Gaussian mechanism u K + sigma X, whose L2 sensitivity is that of u K.
+// Post-processing never weakens DP, RDP or a PLD bound, so the release is at
+// least as private as the continuous Gaussian mechanism with sensitivity
+// 2C' and noise sigma, composed and subsampled like it.
+//
+// RANGES. g/u is clamped to [-2^50, 2^50] (coordinate-wise clamping is
+// non-expansive; NaN reads as 0), so |K| <= 2^50, and g/u is computed with
+// relative error <= 2^-53, i.e. absolute error <= 2^-3: |K - g/u| <= 5/8,
+// hence |u K - g| <= u. |N| < 256 2^b <= 2^48 (a draw with |X| >= 256 is
+// refused, below), so |K + N| < 2^51: exact in int64 and in a double. The
+// released double is u (K + N) exactly when |K + N| < 2^33 (u has 20
+// significant bits; always so unless |g| > 2^(33-b) sigma), else the double
+// nearest to it: either way a deterministic function of the integer K + N.
+//
+// THE REFUSAL. A draw with |X| >= kExactNormalBound throws (nothing is
+// released from that step on). It is an event of the CSPRNG's bits alone,
+// probability p < 10^-14000 per draw whatever the data. For any set S of
+// outputs, P[M'(D) in S] <= P[M(D) in S] <= e^eps P[M(D') in S] + delta
+// <= e^eps (P[M'(D') in S] + P_abort) + delta, with P_abort <= draws p: the
+// refusal adds at most e^eps draws 10^-14000 to delta, far below a double's
+// resolution of any delta a plan accepts.
+//
+// b from public quantities: the smallest b >= 10 with sqrt(dim) sigma 2^-b
+// <= 2^-10 C for sigma/C up to multiplier (1 + 2^-9), capped at 40 (the
+// sampler's limit; past it the inflation sqrt(dim) u is larger, and still
+// accounted in C').
+int ExactGaussianBits(double multiplier, int dim);
+
+// v <- u (round(v/u) + round(2^bits X)), u = sigma 2^-bits, X ~ N(0, I) exact.
+// sigma must be a DyadicNoiseScale value; 10 <= bits <= 40.
+void SnapExactGaussian(SecureRng& rng, double sigma, int bits, double* v, int dim);
+
+// Gradient perturbation's step noise for a per-row contribution C =
+// p.sensitivity / 2 and a calibrated multiplier z = sigma/C: sets
+// p.noise_bits, p.noise_scale = DyadicNoiseScale(z C') (C' = C + sqrt(dim) u,
+// solved by fixed point so that noise_scale >= z C'), p.grid = u,
+// p.rounding_inflation, p.sensitivity = 2C', p.noise_multiplier = sigma/C'
+// (>= z) and p.sampler.
+void PlanExactGaussianSteps(Plan& p, double multiplier);
+
 // The plan's release: v (dim = plan.dim coordinates) snapped to plan.grid
 // with the plan's discrete noise (Gaussian: sigma = noise_scale; Laplace:
-// scale = noise_scale). Every mechanism's noise goes through here.
+// scale = noise_scale), or, when plan.noise_bits > 0, the rounded exact
+// Gaussian above. Every mechanism's noise goes through here.
 void AddPlannedNoise(const Plan& plan, SecureRng& rng, double* v);
 
 // Fills p.grid, p.rounding_inflation, p.sampler and p.sensitivity (+=

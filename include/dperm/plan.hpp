@@ -81,6 +81,10 @@ struct Plan {
   double grid = 0;
   double rounding_inflation = 0;
   std::string sampler;
+  // Gradient perturbation: the noise is the rounded exact Gaussian of
+  // noise.hpp (continuous-Gaussian accountants apply), grid = noise_scale
+  // 2^-noise_bits; 0: CKS20's discrete noise on the power-of-two grid.
+  int noise_bits = 0;
   // dp_svrg / dp_svrg_pp: the fraction f of sigma^2 on the snapshot part
   // (the rest on the sampled part; svrg_common.cpp).
   double noise_fraction = 0;

@@ -64,14 +64,17 @@ PureNoiseSq PureNoiseComparison(int dim);
 
 // Gradient perturbation: p.noisy_steps steps, each the mean gradient of
 // p.batch_size rows drawn uniformly without replacement (or all n rows when
-// batch_size = n), a row contributing at most C = L / batch_size, plus
-// N(0, sigma^2 I). Sets sampling_rate q = batch_size / n, sensitivity = 2C
-// (replace-one), and sigma = z C where z is the smallest noise multiplier
-// whose composed RDP, steps * eps_WBK(q, z, alpha) (Wang, Balle &
-// Kasiviswanathan 2019, Thm 9, replace-one), converts to (epsilon, delta)
-// (Balle et al. 2020, Thm 21). With accountant 'paper' sigma is the paper's
-// `paper_sigma` when that is at least the calibrated one, otherwise the
-// calibrated sigma with a note. Needs delta > 0.
+// batch_size = n), a row contributing at most C = L / batch_size, plus the
+// rounded exact Gaussian of noise.hpp (a post-processing of N(0, sigma^2 I)
+// added to the mean rounded to the grid u; C' = C + sqrt(dim) u). Sets
+// sampling_rate q = batch_size / n, sensitivity = 2C', and sigma >= z C'
+// where z is the smallest multiplier whose `steps` compositions are
+// (epsilon, delta)-DP by the PLD of the Zhu-Dong-Wang dominating pair
+// (CalibrateWorGaussian; epsilon <= kWorPldMaxEpsilon) or by WBK 2019 Thm 9
+// (larger epsilon). rdp_curve: the pair's RDP (or Thm 9's) at z, times the
+// steps. With accountant 'paper' sigma is the paper's `paper_sigma` when
+// that is at least the calibrated one, otherwise the calibrated sigma with a
+// note. Needs delta > 0.
 void PlanGradientNoise(Plan& p, double paper_sigma, const std::string& paper_rule);
 
 }  // namespace dperm

@@ -35,6 +35,12 @@ double DeltaWorGaussianPld(double gamma, double sigma, std::int64_t steps, doubl
 double EpsilonWorGaussianLowerBound(double gamma, double sigma, std::int64_t steps,
                                     double delta, double discretization = 1e-4);
 
+// Plans calibrate sampled steps with CalibrateWorGaussian up to this
+// epsilon. Above it the privacy loss's range (it grows as sigma shrinks)
+// makes the PLD slow (over a minute per calibration at epsilon = 1e4), and
+// they use WBK 2019 Thm 9 instead (PlanGradientNoise).
+constexpr double kWorPldMaxEpsilon = 10;
+
 // How CalibrateWorGaussian got its answer.
 struct WorCalibration {
   double rdp_sigma = 0;  // smallest sigma by the dominating pair's RDP (0 if not computed)

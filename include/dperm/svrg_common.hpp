@@ -97,6 +97,11 @@ struct SvrgBatchChoice {
 SvrgBatchChoice SvrgChooseBatch(const Plan& p, bool doubling,
                                 const std::function<SvrgCandidate(int64_t)>& schedule);
 
+// The noise scale of the snapshot part (sqrt(f) sigma) or of the sampled
+// part (sqrt(1 - f) sigma), rounded up by DyadicNoiseScale for the exact
+// Gaussian sampler (noise.hpp).
+double SvrgPartSigma(double sigma, double fraction, bool snapshot);
+
 // Fills the noise part of a plan whose schedule (iterations = T epochs,
 // batch_size = b, step_size, epoch length m) is set: noisy_steps = K,
 // sampling, sensitivity, noise_scale = sigma by the split analysis (or the

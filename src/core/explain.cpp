@@ -1,7 +1,9 @@
 // dp_explain's accounting section: what the planned release costs under each
 // accountant dperm has.
 #include "dperm/explain.hpp"
+#include "dperm/pld_wor.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "dperm/analytic_gaussian.hpp"
@@ -38,6 +40,20 @@ std::string AccountingJson(const Plan& p) {
     if (p.sampling == Sampling::kFullBatch && p.rdp_curve.empty() && !(p.grid > 0))
       j.Key("pld").Number(EpsilonPoissonSubsampledGaussianPld(
           1.0, p.noise_multiplier / 2, p.noisy_steps, delta));
+    // Rounded exact Gaussian steps (noise.hpp) calibrated by the
+    // without-replacement pair's PLD (PlanGradientNoise): that PLD's epsilon,
+    // which the plan meets; the ledger's curve ("rdp") converts above it.
+    // Same grid width as the calibration; a PLD too wide to compute (the
+    // plan then calibrated by the pair's RDP) is left out.
+    if (p.noise_bits > 0 && p.noise_fraction == 0 && p.options.epsilon <= kWorPldMaxEpsilon) {
+      try {
+        const double pld = EpsilonWorGaussianPld(p.sampling_rate, p.noise_multiplier, p.noisy_steps,
+                                                 delta, 1e-3 * std::min(1.0, p.options.epsilon));
+        j.Key("pld").Number(pld);
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::kInvalidParameter) throw;
+      }
+    }
     j.EndObject();
   } else if (p.noise == NoiseKind::kGaussian) {
     double multiplier = p.noise_scale / p.sensitivity;  // sigma / Delta

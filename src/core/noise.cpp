@@ -178,6 +178,7 @@ void SnapDiscreteLaplace(SecureRng& rng, double grid, uint64_t t, uint64_t s,
 }  // namespace dperm
 
 // ---- The plan's release --------------------------------------------------
+#include "dperm/exact_normal.hpp"
 #include "dperm/plan.hpp"
 
 namespace dperm {
@@ -230,13 +231,75 @@ void SnapPlan(Plan& p, double noise_per_sensitivity) {
                   : "discrete Gaussian (Canonne, Kamath & Steinke 2020, Alg. 3), snapped to the grid";
 }
 
+int ExactGaussianBits(double multiplier, int dim) {
+  if (!(multiplier > 0) || !std::isfinite(multiplier) || dim < 1)
+    throw Error(ErrorKind::kInternal, "ExactGaussianBits: no multiplier");
+  // 2^b >= 2^10 sqrt(dim) multiplier (1 + 2^-9): sqrt(dim) sigma 2^-b <= 2^-10 C.
+  const double need = std::log2(1024.0 * std::sqrt(double(dim)) * multiplier * (1 + 1.0 / 512));
+  const double b = std::ceil(need);
+  return int(std::min(40.0, std::max(10.0, b)));
+}
+
+void SnapExactGaussian(SecureRng& rng, double sigma, int bits, double* v, int dim) {
+  if (!(sigma > 0) || DyadicNoiseScale(sigma) != sigma || bits < 10 || bits > 40)
+    throw Error(ErrorKind::kInternal, "SnapExactGaussian: sigma must be dyadic and 10 <= bits <= 40");
+  const double u = std::ldexp(sigma, -bits);
+  const double kClamp = 1125899906842624.0;  // 2^50 grid units (noise.hpp, RANGES)
+  for (int i = 0; i < dim; ++i) {
+    double k = v[i] / u;
+    if (k != k) k = 0;  // NaN
+    k = std::round(std::min(std::max(k, -kClamp), kClamp));
+    v[i] = u * double(int64_t(k) + RoundedExactNormal(rng, bits));
+  }
+}
+
+void PlanExactGaussianSteps(Plan& p, double multiplier) {
+  const double c = p.sensitivity / 2;  // per-row contribution before rounding
+  if (c == 0)
+    ThrowInvalid("the release's sensitivity underflows to 0 with these options",
+                 "Use a larger step_size (or less extreme bounds).");
+  if (!(c > 0) || !std::isfinite(c) || !(multiplier > 0) || !std::isfinite(multiplier))
+    throw Error(ErrorKind::kInternal, "PlanExactGaussianSteps: the plan has no sensitivity or noise");
+  const double root_dim = std::sqrt(double(p.dim));
+  const int bits = ExactGaussianBits(multiplier, p.dim);
+  // sigma = Dyadic(z C') with C' = C + sqrt(dim) sigma 2^-bits: a fixed
+  // point, reached from C' = C upwards (the map is increasing with slope
+  // z sqrt(dim) 2^-bits <= 2^-10 below the cap), stopped once sigma >= z C'.
+  double contribution = c, sigma = 0;
+  for (int i = 0;; ++i) {
+    sigma = DyadicNoiseScale(multiplier * contribution);
+    const double next = c + root_dim * std::ldexp(sigma, -bits);
+    if (sigma >= multiplier * next) {
+      contribution = next;
+      break;
+    }
+    if (i > 200 || !std::isfinite(sigma))
+      ThrowInvalid("the noise for " + std::to_string(p.dim) + " coordinates at epsilon " +
+                       FormatNumber(p.options.epsilon) + " is too wide for dperm's exact Gaussian sampler",
+                   "Use a larger epsilon, or fewer features or classes.");
+    contribution = next;
+  }
+  p.noise_bits = bits;
+  p.noise_scale = sigma;
+  p.grid = std::ldexp(sigma, -bits);
+  p.rounding_inflation = 2 * root_dim * p.grid;
+  p.sensitivity = 2 * contribution;
+  p.sensitivity_rule += " + 2 sqrt(dim) grid (rounding to the grid)";
+  p.noise_multiplier = sigma / contribution;
+  p.sampler = "rounded exact Gaussian: grid * (round(v/grid) + round(2^" + std::to_string(bits) +
+              " X)), X ~ N(0, I) drawn exactly (Karney 2016, Alg. N), grid = sigma 2^-" +
+              std::to_string(bits) + ": a rounding of the continuous Gaussian mechanism (noise.hpp)";
+}
+
 void AddPlannedNoise(const Plan& plan, SecureRng& rng, double* v) {
   // noise_scale = 0 only in tests that measure the noiseless output (no
   // plan sets it): the release is left as it is, like GaussianNoise(0).
   if (plan.noise_scale == 0) return;
   if (!(plan.grid > 0) || !(plan.noise_scale > 0))
     throw Error(ErrorKind::kInternal, "AddPlannedNoise: the plan has no grid or no noise");
-  if (plan.noise == NoiseKind::kGaussian) {
+  if (plan.noise == NoiseKind::kGaussian && plan.noise_bits > 0) {
+    SnapExactGaussian(rng, plan.noise_scale, plan.noise_bits, v, plan.dim);
+  } else if (plan.noise == NoiseKind::kGaussian) {
     SnapDiscreteGaussian(rng, plan.grid, GridSigmaSq(plan.noise_scale, plan.grid), v, plan.dim);
   } else if (plan.noise == NoiseKind::kLaplace) {
     uint64_t t, s;

@@ -8,6 +8,8 @@
 #include "dperm/budget.hpp"
 #include "dperm/calibrate.hpp"
 #include "dperm/noise.hpp"
+#include "dperm/pld_wor.hpp"
+#include "dperm/rdp_wor.hpp"
 #include "dperm/rdp.hpp"
 
 namespace dperm {
@@ -206,41 +208,68 @@ void PlanGradientNoise(Plan& p, double paper_sigma, const std::string& paper_rul
   p.sensitivity = 2 * contribution;
   p.sensitivity_rule = "2 L / batch_size: a replaced row moves the batch mean gradient by at most 2L/m";
   p.noise = NoiseKind::kGaussian;
-  const std::vector<double>& orders = LedgerOrders();
   const int64_t steps = p.noisy_steps;
   const double q = p.sampling_rate;
-  auto epsilon_of = [&](double z) {
+  // The step noise is the rounded exact Gaussian (noise.hpp): a
+  // post-processing of the continuous Gaussian mechanism with per-row
+  // contribution C' (sensitivity 2C'), so the continuous-Gaussian
+  // accountants apply. A step is the Gaussian mechanism on a batch of m = qn
+  // rows drawn uniformly without replacement, replace-one neighbours: its
+  // tight accountant is the dominating pair of Zhu, Dong & Wang 2022 (Prop.
+  // 30; pld_wor.hpp). z is the smallest multiplier sigma/C' whose `steps`
+  // compositions are (epsilon, delta)-DP by that pair's PLD (pessimistic
+  // discretisation: an upper bound on delta(eps)), or, when the PLD cannot be
+  // computed (too many grid points), by the pair's RDP (Balle et al. 2020,
+  // Thm 21). q = 1 (full batch) is the Gaussian mechanism itself.
+  // Above kWorPldMaxEpsilon (where the noise hardly matters) the PLD is too
+  // slow to plan with, and the multiplier comes from WBK 2019 Thm 9 (valid
+  // for any base mechanism's RDP curve, the Gaussian's here) as before.
+  const bool pld = o.epsilon <= kWorPldMaxEpsilon;
+  const std::vector<double>& orders = LedgerOrders();
+  auto thm9_curve = [&](double z) {
     std::vector<double> curve(orders.size());
     for (size_t i = 0; i < orders.size(); i++)
       curve[i] = double(steps) * RdpSampledWithoutReplacementGaussian(q, z, orders[i]);
-    return RdpToEpsilon(orders, curve, o.delta);
+    return curve;
   };
-  double z = CalibrateNoiseMultiplier(epsilon_of, o.epsilon);
-  double calibrated = z * contribution;
-  p.noise_rule = "smallest sigma whose RDP over all steps (Wang, Balle & Kasiviswanathan 2019, Thm 9) gives (epsilon, delta)";
-  p.noise_scale = calibrated;
+  const double z =
+      pld ? CalibrateWorGaussian(q, steps, o.epsilon, o.delta)
+          : CalibrateNoiseMultiplier(
+                [&](double m) { return RdpToEpsilon(orders, thm9_curve(m), o.delta); }, o.epsilon);
+  double multiplier = z;
+  p.noise_rule = pld ? "smallest sigma whose privacy loss over all steps, by the PLD of the dominating pair for "
+                       "Gaussian steps on batches drawn without replacement (Zhu, Dong & Wang 2022, Prop. 30; "
+                       "the pair's RDP when the PLD is too wide), gives (epsilon, delta)"
+                     : "smallest sigma whose RDP over all steps (Wang, Balle & Kasiviswanathan 2019, Thm 9; "
+                       "epsilon above 10) gives (epsilon, delta)";
   if (p.accountant == Accountant::kPaper) {
-    if (paper_sigma >= calibrated) {
-      p.noise_scale = paper_sigma;
+    if (paper_sigma >= z * contribution) {
+      multiplier = paper_sigma / contribution;
       p.noise_rule = paper_rule;
     } else {
       AddNote(p, "the paper's sigma " + FormatNumber(paper_sigma) +
                      " does not reach (epsilon, delta) under dperm's accountant; the calibrated sigma is used");
     }
   }
-  if (!std::isfinite(p.noise_scale))
+  if (!std::isfinite(multiplier * contribution))
     ThrowInvalid("epsilon " + FormatNumber(o.epsilon) + " is too small: the noise scale overflows",
                  "Use a larger epsilon.");
-  // Snapping (noise.hpp): each step releases g (round(mean/g) + Z), Z
-  // discrete Gaussian. Rounding moves a replaced row's change of the mean by
-  // at most sqrt(dim) g more, so the per-row contribution becomes C' = C +
-  // sqrt(dim) g/2 (sensitivity 2C'), and sigma = z C' keeps the multiplier
-  // z the accountant was calibrated for. The subsampled analysis (WBK 2019
-  // Thm 9) takes any base mechanism's RDP curve; the discrete Gaussian's on
-  // an integer query of L2 sensitivity 2C'/g is alpha (2C')^2/(2 sigma^2)
-  // (CKS20 Thm 14), the continuous curve the calibration used.
-  SnapPlan(p, p.noise_scale / p.sensitivity);
-  p.noise_multiplier = p.noise_scale / (p.sensitivity / 2);
+  // The release rounds the mean to the grid u = sigma 2^-b: a replaced row
+  // moves the rounded mean by at most 2C' = 2(C + sqrt(dim) u) (noise.hpp),
+  // and sigma >= multiplier C' keeps the calibrated multiplier.
+  PlanExactGaussianSteps(p, multiplier);
+  // The ledger's curve: the dominating pair's RDP at the multiplier used
+  // (rdp_wor.hpp; capped by the Gaussian's 2 alpha/z^2), times the steps
+  // (Mironov 2017, Prop. 1). It is an RDP bound for the same mechanism as the
+  // PLD (both are bounds on the one dominating pair, and the real multiplier
+  // sigma/C' is >= `multiplier`, which only lowers the true curve), so
+  // composing it with other rows is sound. Converted alone it gives an
+  // epsilon slightly above the PLD's (RDP-to-DP conversion is lossy); the
+  // ledger (ComposeCharges) reports the smaller of the summed (epsilon,
+  // delta) claims and the RDP composition, so a single release is still
+  // charged exactly its (epsilon, delta).
+  // (Above kWorPldMaxEpsilon: the Thm 9 curve that calibrated it.)
+  p.rdp_curve = pld ? RdpWorGaussianCurve(q, multiplier, steps, orders) : thm9_curve(multiplier);
   p.expected_noise_sq = ExpectedNoiseSq(NoiseKind::kGaussian, p.dim, p.noise_scale);
   if (!std::isfinite(p.noise_scale) || !std::isfinite(p.expected_noise_sq))
     ThrowInvalid("epsilon " + FormatNumber(o.epsilon) + " is too small: the noise scale overflows",

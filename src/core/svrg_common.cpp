@@ -129,6 +129,7 @@
 
 #include "dperm/budget.hpp"
 #include "dperm/calibrate.hpp"
+#include "dperm/exact_normal.hpp"
 #include "dperm/interrupt.hpp"
 #include "dperm/noise.hpp"
 #include "dperm/plan_common.hpp"
@@ -348,6 +349,10 @@ SvrgBatchChoice SvrgChooseBatch(const Plan& p, bool doubling,
   return best;
 }
 
+double SvrgPartSigma(double sigma, double fraction, bool snapshot) {
+  return DyadicNoiseScale(std::sqrt(snapshot ? fraction : 1 - fraction) * sigma);
+}
+
 void PlanSvrgNoise(Plan& p, int64_t m, bool doubling, double paper_sigma,
                    const std::string& paper_rule) {
   const Options& o = p.options;
@@ -359,53 +364,65 @@ void PlanSvrgNoise(Plan& p, int64_t m, bool doubling, double paper_sigma,
   s.snapshot_sensitivity = 2 * p.L / double(p.n);  // (a): replace-one change of grad F
   s.row_range = SvrgRowRange(p);                   // (b): D
   SvrgSplit split = SvrgOptimalSplit(s, o.epsilon, o.delta);
-  // Snapping (noise.hpp). The two parts are released on one grid g as
-  // g (round(v~/g) + Z1) and g (round(h_t/g) + Z2), Z1 and Z2 independent
-  // discrete Gaussians of variance f sigma^2 and (1 - f) sigma^2 (grid
-  // units). Their sum is a post-processing of the pair, so the split
-  // argument above holds with discrete parts, each an integer query with
-  // the discrete Gaussian's RDP (CKS20 Thm 14, the continuous curve).
-  // Rounding moves each part's replace-one change by at most sqrt(dim) g:
-  // (a) 2G/n + sqrt(dim) g; (b) 2C + sqrt(dim) g, i.e. D + b sqrt(dim) g/2
-  // in place of D. The split f stays; sigma is recalibrated on the
-  // inflated sensitivities (the grid is at most 2^-10 of either, so sigma
-  // grows by at most ~0.1%).
+  // The step noise (noise.hpp, THE BRIDGE). The two parts are released as
+  // u1 (round(v~/u1) + round(2^b X1)) and u2 (round(h_t/u2) + round(2^b X2)),
+  // X1, X2 exact N(0, I), u_k = sigma_k 2^-b, sigma_1 = Dyadic(sqrt(f) sigma)
+  // and sigma_2 = Dyadic(sqrt(1 - f) sigma) (SvrgPartSigma; rounded up, so
+  // each part has at least its planned variance). Each is a rounding of a
+  // continuous Gaussian mechanism, and their sum is a post-processing of the
+  // pair, so the split argument above holds unchanged. Rounding moves each
+  // part's replace-one change by at most 2 sqrt(dim) u_k: (a) 2G/n + 2
+  // sqrt(dim) u1; (b) 2C + 2 sqrt(dim) u2, i.e. D + b sqrt(dim) u2 in place
+  // of D. b is chosen from the unrounded quantities so that each term is at
+  // most 2^-10 of the part's half-sensitivity (ExactGaussianBits). The split
+  // f stays; sigma is recalibrated on the inflated sensitivities until the
+  // curve at sigma meets (epsilon, delta). The curve only falls as sigma
+  // grows even with the inflation: each part's ratio sigma_k / (c_k + k
+  // sigma_k) increases with sigma_k; so a larger paper sigma is sound too.
   const double f = split.fraction;
   const double root_dim = std::sqrt(double(p.dim));
-  const double part_min = std::min(std::sqrt(f), std::sqrt(1 - f));
-  const double part_max = std::max(std::sqrt(f), std::sqrt(1 - f));
-  double grid = SnapGrid(std::min(s.snapshot_sensitivity, 2 * s.row_range / double(s.batch)),
-                         p.dim, part_min * split.sigma, NoiseKind::kGaussian);
+  const int bits = std::max(
+      ExactGaussianBits(std::sqrt(f) * split.sigma / (s.snapshot_sensitivity / 2), p.dim),
+      ExactGaussianBits(std::sqrt(1 - f) * split.sigma * double(s.batch) / s.row_range, p.dim));
   SvrgSteps snapped = s;
+  auto inflate = [&](double sig) {
+    const double u1 = std::ldexp(SvrgPartSigma(sig, f, true), -bits);
+    const double u2 = std::ldexp(SvrgPartSigma(sig, f, false), -bits);
+    snapped.snapshot_sensitivity = s.snapshot_sensitivity + 2 * root_dim * u1;
+    snapped.row_range = s.row_range + double(s.batch) * root_dim * u2;
+  };
   double sigma = split.sigma;
-  const std::string calibrated_rule =
+  for (int i = 0;; ++i) {
+    inflate(sigma);
+    const double need = SvrgCalibrateSigma(snapped, f, o.epsilon, o.delta);
+    if (need <= sigma) break;
+    if (i > 50) throw Error(ErrorKind::kInternal, "SVRG plan: the rounded sigma does not settle");
+    sigma = need * (1 + std::ldexp(1.0, -20));  // overshoot a little: settles in a step or two
+  }
+  p.noise_rule =
       "smallest sigma whose RDP over all inner steps, with sigma^2 split " + FormatNumber(f) +
       " : " + FormatNumber(1 - f) +
       " between the snapshot gradient (Gaussian, Mironov 2017 Prop. 7) and the "
       "sampled gradient difference (Wang, Balle & Kasiviswanathan 2019, Thm 9), "
       "gives (epsilon, delta) at the rounded sensitivities; derivation in svrg_common.cpp";
-  for (;;) {
-    snapped.snapshot_sensitivity = s.snapshot_sensitivity + root_dim * grid;
-    snapped.row_range = s.row_range + double(s.batch) * root_dim * grid / 2;
-    sigma = SvrgCalibrateSigma(snapped, f, o.epsilon, o.delta);
-    p.noise_rule = calibrated_rule;
-    if (p.accountant == Accountant::kPaper && paper_sigma >= sigma) {
-      // A larger sigma at the same f only lowers the curve.
+  if (p.accountant == Accountant::kPaper) {
+    if (paper_sigma >= sigma) {
       sigma = paper_sigma;
+      inflate(sigma);
       p.noise_rule = paper_rule;
+    } else {
+      AddNote(p, "the paper's sigma " + FormatNumber(paper_sigma) +
+                     " does not reach (epsilon, delta) under dperm's accountant; the calibrated sigma is used");
     }
-    if (part_max * sigma / grid <= MaxGridUnits(NoiseKind::kGaussian)) break;  // each part
-    grid *= 2;
   }
-  if (p.accountant == Accountant::kPaper && sigma != paper_sigma)
-    AddNote(p, "the paper's sigma " + FormatNumber(paper_sigma) +
-                   " does not reach (epsilon, delta) under dperm's accountant; the calibrated sigma is used");
   p.rdp_curve = SvrgRdpCurve(snapped, sigma, f);
   p.noise_fraction = f;
-  p.grid = grid;
-  p.rounding_inflation = root_dim * grid;
-  p.sampler = "two independent discrete Gaussians (Canonne, Kamath & Steinke 2020, Alg. 3), "
-              "variance fractions f and 1 - f, for the snapshot and the sampled part, each snapped to the grid";
+  p.noise_bits = bits;
+  p.grid = std::ldexp(SvrgPartSigma(sigma, f, false), -bits);  // the sampled part's grid
+  p.rounding_inflation = 2 * root_dim * (p.grid + std::ldexp(SvrgPartSigma(sigma, f, true), -bits));
+  p.sampler = "two independent rounded exact Gaussians (Karney 2016, Alg. N; noise.hpp), of scales "
+              "Dyadic(sqrt(f) sigma) and Dyadic(sqrt(1 - f) sigma), for the snapshot and the sampled part, "
+              "each on its grid sigma_part 2^-" + std::to_string(bits) + " (the sampled part's is `grid`)";
   p.noisy_steps = steps;
   p.sampling = p.batch_size == p.n ? Sampling::kFullBatch : Sampling::kWithoutReplacement;
   p.sampling_rate = double(p.batch_size) / double(p.n);
@@ -415,7 +432,7 @@ void PlanSvrgNoise(Plan& p, int64_t m, bool doubling, double paper_sigma,
   p.sensitivity_rule = "2 D / batch_size + 2 L / n: a replaced row moves the snapshot gradient by 2L/n "
                        "and, when sampled, the batch's gradient difference by 2D/b (D = " +
                        FormatNumber(s.row_range) + ", the range of one row's gradient difference)"
-                       " + 2 sqrt(dim) grid (each part rounded to the grid)";
+                       " + 2 sqrt(dim) (u1 + u2) (each part rounded to its grid)";
   p.noise = NoiseKind::kGaussian;
   p.noise_scale = sigma;
   p.noise_multiplier = sigma / (p.sensitivity / 2);
@@ -458,13 +475,13 @@ Eigen::VectorXd RunSvrg(const Plan& p, const Objective& objective, SecureRng& rn
   Eigen::VectorXd snapshot = Eigen::VectorXd::Zero(dim);  // x~_0 = 0
   Eigen::VectorXd x = snapshot;
   Eigen::VectorXd v(dim), at_x(dim), at_snapshot(dim), mean(dim), noisy_full(dim);
-  // Variances of the two parts in grid units (PlanSvrgNoise's split).
-  uint64_t snapshot_sq = 0, sampled_sq = 0;
+  // The two parts' noise scales (PlanSvrgNoise's split).
+  double snapshot_sigma = 0, sampled_sigma = 0;
   if (sigma > 0) {
-    if (!(p.grid > 0) || !(p.noise_fraction > 0 && p.noise_fraction < 1))
-      throw Error(ErrorKind::kInternal, "SVRG plan has no grid or no noise split");
-    snapshot_sq = GridSigmaSq(std::sqrt(p.noise_fraction) * sigma, p.grid);
-    sampled_sq = GridSigmaSq(std::sqrt(1 - p.noise_fraction) * sigma, p.grid);
+    if (!(p.noise_bits > 0) || !(p.noise_fraction > 0 && p.noise_fraction < 1))
+      throw Error(ErrorKind::kInternal, "SVRG plan has no noise bits or no noise split");
+    snapshot_sigma = SvrgPartSigma(sigma, p.noise_fraction, true);
+    sampled_sigma = SvrgPartSigma(sigma, p.noise_fraction, false);
   }
   std::vector<int64_t> batch(size_t(b), 0), scratch;
   for (int64_t s = 1; s <= p.iterations; s++) {
@@ -488,8 +505,8 @@ Eigen::VectorXd RunSvrg(const Plan& p, const Objective& objective, SecureRng& rn
       v = (at_x - at_snapshot) / double(b);
       noisy_full = full;
       if (sigma > 0) {
-        SnapDiscreteGaussian(rng, p.grid, snapshot_sq, noisy_full.data(), dim);
-        SnapDiscreteGaussian(rng, p.grid, sampled_sq, v.data(), dim);
+        SnapExactGaussian(rng, snapshot_sigma, p.noise_bits, noisy_full.data(), dim);
+        SnapExactGaussian(rng, sampled_sigma, p.noise_bits, v.data(), dim);
       }
       v += noisy_full;
       x -= eta * v;

@@ -324,6 +324,12 @@ inline bool OutputPerturbation(const Plan& plan) {
 // Divides every noise scale of the plan by divisor (a broken release).
 inline void DivideNoise(Plan& plan, double divisor) {
   plan.noise_scale /= divisor;
+  // The steps' rounded exact Gaussian needs a dyadic sigma on the grid
+  // sigma 2^-noise_bits (noise.hpp); the broken grid shrinks with it.
+  if (plan.noise_bits > 0) {
+    plan.noise_scale = dperm::DyadicNoiseScale(plan.noise_scale);
+    plan.grid = std::ldexp(plan.noise_scale, -plan.noise_bits);
+  }
   // b's sampler needs a scale of 20 significant bits (exact_normal.hpp).
   plan.objective_noise = dperm::DyadicNoiseScale(plan.objective_noise / divisor);
 }

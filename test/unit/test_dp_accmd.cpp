@@ -152,8 +152,11 @@ TEST(DpAccmdPlan, NumbersFollowTheorems) {
       EXPECT_NEAR(p.sensitivity - p.rounding_inflation, 2 * L / n, 1e-15);
       // Accounting: the release's curve gives (epsilon, delta), tightly for
       // the calibrated sigma.
-      double eps = dperm::RdpToEpsilon(dperm::LedgerOrders(), dperm::ReleaseRdpCurve(p), 1e-6);
+      // (Recomputed for issue 15: the PLD that calibrates the rounded exact
+      // Gaussian steps; the ledger's RDP curve converts at most 15% above.)
+      double eps = dperm::testing::PlanStepsEpsilon(p);
       EXPECT_LE(eps, 1.0 + 1e-9);
+      EXPECT_LE(dperm::RdpToEpsilon(dperm::LedgerOrders(), dperm::ReleaseRdpCurve(p), 1e-6), 1.15);
       double paper = L * std::sqrt(double(p.iterations) * std::log(1e6)) / (n * 1.0);
       Options tight_o = o;
       tight_o.accountant = Accountant::kTight;
@@ -167,7 +170,7 @@ TEST(DpAccmdPlan, NumbersFollowTheorems) {
       } else {
         // Theorem 5.3 with c = 1, raised to the calibrated sigma.
         const double want = std::max(paper, tight_sigma);
-        EXPECT_NEAR(unrounded, want, 1e-12 * want);
+        EXPECT_NEAR(unrounded, want, 4e-6 * want);  // dyadic sigma: < 2^-19 up
       }
       std::cout << "[ info ] dp_accmd " << (acc == Accountant::kTight ? "tight" : "paper")
                 << " l2=" << l2 << ": T=" << p.iterations << " sigma=" << p.noise_scale

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "dperm/analytic_gaussian.hpp"
 #include "dperm/budget.hpp"
 #include "dperm/explain.hpp"
 #include "dperm/mechanism.hpp"
@@ -63,24 +64,15 @@ const char* Name(LossKind loss) {
   return loss == LossKind::kLogistic ? "logistic" : loss == LossKind::kHuber ? "huber" : "softmax";
 }
 
-// The smallest sigma for which T Gaussian releases of sensitivity Delta
-// convert to epsilon (RDP alpha T Delta^2 / (2 sigma^2), Mironov 2017,
-// Prop. 7, the improved conversion): plain bisection, independent of the
-// plan's calibration (which goes through WBK's bound at gamma = 1).
+// The smallest sigma for which T Gaussian releases of sensitivity Delta are
+// (epsilon, delta)-DP: T compositions of N(0, sigma^2) on sensitivity Delta
+// are exactly one Gaussian mechanism on sensitivity sqrt(T) Delta (Dong,
+// Roth & Su 2022, Cor. 2), calibrated by the analytic Gaussian (Balle &
+// Wang 2018) -- independent of the plan's PLD calibration (issue 15: the
+// steps are rounded continuous Gaussians, so the exact curve applies). The
+// plan's PLD is pessimistic: its sigma is at most 1% above.
 double GaussianCompositionSigma(double delta_sens, int64_t T, double epsilon, double delta) {
-  const std::vector<double>& orders = dperm::LedgerOrders();
-  auto eps_of = [&](double sigma) {
-    std::vector<double> c(orders.size());
-    for (size_t i = 0; i < orders.size(); i++)
-      c[i] = double(T) * orders[i] * delta_sens * delta_sens / (2 * sigma * sigma);
-    return dperm::RdpToEpsilon(orders, c, delta);
-  };
-  double lo = 1e-12, hi = 1e6;
-  for (int i = 0; i < 200; i++) {
-    double mid = std::sqrt(lo * hi);
-    (eps_of(mid) > epsilon ? lo : hi) = mid;
-  }
-  return hi;
+  return dperm::AnalyticGaussianSigma(epsilon, delta, delta_sens * std::sqrt(double(T)));
 }
 
 // Step 1/(beta + l2), Theorem 6.2's T for l2 > 0 and Theorem 6.3's for
@@ -113,7 +105,8 @@ TEST(DpGdPlan, TheoremsScheduleAndSigma) {
       EXPECT_DOUBLE_EQ(p.sampling_rate, 1.0);
       EXPECT_DOUBLE_EQ(p.sensitivity - p.rounding_inflation, 2 * c.L / n);
       double sigma = GaussianCompositionSigma(2 * c.L / n, p.iterations, eps, delta);
-      EXPECT_NEAR(dperm::testing::ExpectSnappedNoise(p) / sigma, 1.0, 1e-9);
+      EXPECT_GE(dperm::testing::ExpectSnappedNoise(p) / sigma, 1.0 - 1e-9);
+      EXPECT_LE(dperm::testing::ExpectSnappedNoise(p) / sigma, 1.01);
       EXPECT_NEAR(p.expected_noise_sq, dim * p.noise_scale * p.noise_scale,
                   1e-9 * dim * sigma * sigma);
 
@@ -125,7 +118,8 @@ TEST(DpGdPlan, TheoremsScheduleAndSigma) {
       // At c = 1 Theorem 6.1 is below what (eps, delta) needs; the
       // calibrated sigma is used and the note says so.
       EXPECT_LT(paper, sigma);
-      EXPECT_NEAR(dperm::testing::ExpectSnappedNoise(q) / sigma, 1.0, 1e-9);
+      EXPECT_GE(dperm::testing::ExpectSnappedNoise(q) / sigma, 1.0 - 1e-9);
+      EXPECT_LE(dperm::testing::ExpectSnappedNoise(q) / sigma, 1.01);
       EXPECT_NE(q.note.find("does not reach"), std::string::npos) << q.note;
     }
   }
@@ -157,9 +151,14 @@ TEST(DpGdPlan, RdpCurveConvertsToEpsilon) {
     for (double l2 : {0.0, 0.1}) {
       for (Accountant a : {Accountant::kTight, Accountant::kPaper}) {
         Plan p = PlanRelease(GdOpts(eps, 1e-5, l2, a), LossKind::kHuber, 3000, 6);
-        double got = dperm::RdpToEpsilon(dperm::LedgerOrders(), dperm::ReleaseRdpCurve(p), 1e-5);
-        EXPECT_LE(got, eps);
-        EXPECT_GE(got, eps * (1 - 1e-6));
+        // Recomputed for the PLD calibration (issue 15): the PLD meets
+        // epsilon (nearly exactly); the ledger's RDP curve converts at most
+        // 25% above it (18% at epsilon = 0.3).
+        double got = dperm::testing::PlanStepsEpsilon(p);
+        EXPECT_LE(got, eps * (1 + 1e-9));
+        EXPECT_GE(got, eps * 0.99);
+        EXPECT_LE(dperm::RdpToEpsilon(dperm::LedgerOrders(), dperm::ReleaseRdpCurve(p), 1e-5),
+                  1.25 * eps);
       }
     }
   }
@@ -171,9 +170,9 @@ TEST(DpGdPlan, RdpCurveConvertsToEpsilon) {
 TEST(DpGdPlan, ExplainHasRdpGridAndSampler) {
   Plan p = PlanRelease(GdOpts(1, 1e-6, 0.1), LossKind::kLogistic, 5000, 4);
   std::string j = dperm::ExplainJson(p);
-  EXPECT_EQ(j.find("\"pld\""), std::string::npos) << j;
+  EXPECT_NE(j.find("\"pld\""), std::string::npos) << j;  // the calibrating PLD (issue 15)
   EXPECT_NE(j.find("\"grid\":"), std::string::npos) << j;
-  EXPECT_NE(j.find("discrete Gaussian"), std::string::npos) << j;
+  EXPECT_NE(j.find("rounded exact Gaussian"), std::string::npos) << j;
   EXPECT_NE(j.find("\"rdp\""), std::string::npos) << j;
   EXPECT_NE(j.find("\"algorithm\":\"dp_gd\""), std::string::npos) << j;
 }

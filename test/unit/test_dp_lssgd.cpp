@@ -191,7 +191,8 @@ TEST(DpLssgdPlan, PaperDefaults) {
         EXPECT_DOUBLE_EQ(p->sampling_rate, b / c.n);
       }
       const double want = std::max(nu, dperm::testing::ExpectSnappedNoise(tight));
-      EXPECT_NEAR(dperm::testing::ExpectSnappedNoise(paper), want, 1e-12 * want);
+      // (DyadicNoiseScale rounds sigma up by < 2^-19 relative.)
+      EXPECT_NEAR(dperm::testing::ExpectSnappedNoise(paper), want, 4e-6 * want);
       // Theorem 1's condition, reported in the note.
       bool holds = c.eps * c.eps <= 5 * T * std::log(1 / delta) * b * b / (double(c.n) * c.n);
       EXPECT_NE(paper.note.find(holds ? "condition epsilon^2 <= 5 T log(1/delta) b^2 / n^2 holds"
@@ -238,14 +239,13 @@ TEST(DpLssgdPlan, OptionsOverride) {
 // than Theorem 1's nu (n = 6497, eps = 0.5), T is lowered to the largest T
 // of the grid T_max 2^{-k/2} whose noise is within 2 nu; the grid's next
 // larger T is not.
+// (Issue 15: with the pair's PLD the floor of WBK Thm 9 is gone, so at
+// these settings T may stay at T_max; the rule is checked either way.)
 TEST(DpLssgdPlan, FloorOfTheAccountantLowersT) {
   const int64_t n = 6497;
   const int d = 12;
   const double eps = 0.5, delta = 1e-3;
   Plan p = PlanRelease(Opts(LossKind::kLogistic, eps, delta, 0), LossKind::kLogistic, n, d);
-  EXPECT_NE(p.iterations_rule.find("lowered to the largest T whose noise is within 2x"),
-            std::string::npos)
-      << p.iterations_rule;
   const double G = std::sqrt(2.0);
   auto nu = [&](double T) {
     double alpha = 2 * std::log(1 / delta) / eps + 1;
@@ -254,8 +254,16 @@ TEST(DpLssgdPlan, FloorOfTheAccountantLowersT) {
   double t_max = std::ceil(std::min((5 * 100 + 2) * double(n) * n * eps * eps /
                                         (24 * 13 * 2 * std::log(1 / delta)),
                                     std::ceil(50 * n / 128.0)));
-  ASSERT_LT(p.iterations, int64_t(t_max));
+  ASSERT_LE(p.iterations, int64_t(t_max));
   EXPECT_LE(p.noise_scale, 2 * nu(double(p.iterations)));
+  EXPECT_NEAR(p.step_size, 1 / std::sqrt(double(p.iterations)), 1e-15);
+  if (p.iterations == int64_t(t_max)) {
+    EXPECT_EQ(p.iterations_rule.find("lowered"), std::string::npos) << p.iterations_rule;
+    return;
+  }
+  EXPECT_NE(p.iterations_rule.find("lowered to the largest T whose noise is within 2x"),
+            std::string::npos)
+      << p.iterations_rule;
   int k = 0;
   while (std::llround(t_max * std::pow(0.5, 0.5 * k)) != p.iterations) ASSERT_LT(++k, 100);
   ASSERT_GT(k, 0);
@@ -263,7 +271,6 @@ TEST(DpLssgdPlan, FloorOfTheAccountantLowersT) {
   o.iterations = std::llround(t_max * std::pow(0.5, 0.5 * (k - 1)));
   Plan above = PlanRelease(o, LossKind::kLogistic, n, d);
   EXPECT_GT(above.noise_scale, 2 * nu(double(o.iterations)));
-  EXPECT_NEAR(p.step_size, 1 / std::sqrt(double(p.iterations)), 1e-15);
 }
 
 // The release's RDP curve converts to at most the requested epsilon, and a
@@ -274,10 +281,14 @@ TEST(DpLssgdAccounting, EpsilonWithinBudget) {
       for (Accountant acc : {Accountant::kTight, Accountant::kPaper}) {
         const double delta = 1e-6;
         Plan p = PlanRelease(Opts(loss, eps, delta, 0.01, acc), loss, 30000, 8);
-        double spent = dperm::RdpToEpsilon(dperm::LedgerOrders(), dperm::ReleaseRdpCurve(p), delta);
+        // Recomputed for the PLD calibration (issue 15): the pair's PLD at the
+        // plan's multiplier; the ledger's curve converts at most 15% above.
+        double spent = dperm::testing::PlanStepsEpsilon(p);
         SCOPED_TRACE(std::string(Name(loss)) + " eps=" + std::to_string(eps));
         EXPECT_LE(spent, eps * (1 + 1e-9));
-        if (p.noise_rule.find("Wang, Balle") != std::string::npos) {
+        EXPECT_LE(dperm::RdpToEpsilon(dperm::LedgerOrders(), dperm::ReleaseRdpCurve(p), delta),
+                  1.15 * eps);
+        if (p.noise_rule.find("Zhu, Dong") != std::string::npos) {
           EXPECT_GE(spent, 0.99 * eps);
         }
       }

@@ -107,19 +107,23 @@ void CheckNoise(const Plan& p, const Constants& c, double paper_sigma) {
   const double eps = p.options.epsilon, delta = p.options.delta;
   SvrgSteps s = StepsOf(p, c);
   dperm::SvrgSplit split = dperm::SvrgOptimalSplit(s, eps, delta);
-  // Snapping (svrg_common.cpp): both parts on one power-of-two grid g, each
-  // part's sensitivity inflated by sqrt(dim) g, at most 2^-10 of it.
-  const double g = p.grid, root = std::sqrt(double(p.dim));
-  int exponent = 0;
-  ASSERT_GT(g, 0.0);
-  EXPECT_EQ(std::frexp(g, &exponent), 0.5) << "grid " << g << " is not a power of two";
-  EXPECT_DOUBLE_EQ(p.rounding_inflation, root * g);
-  EXPECT_LE(root * g, std::min(2 * c.L / double(p.n), 2 * c.D / double(p.batch_size)) / 1024);
-  EXPECT_NE(p.sampler.find("two independent discrete Gaussians"), std::string::npos) << p.sampler;
+  // The step noise (svrg_common.cpp; updated for issue 15): each part is a
+  // rounded exact Gaussian of scale Dyadic(sqrt(f) sigma) or
+  // Dyadic(sqrt(1 - f) sigma) on its grid u_k = sigma_k 2^-b, inflating that
+  // part's sensitivity by 2 sqrt(dim) u_k, at most ~2^-10 of it.
+  const double root = std::sqrt(double(p.dim));
+  ASSERT_GE(p.noise_bits, 10);
+  const double u1 = std::ldexp(dperm::SvrgPartSigma(p.noise_scale, p.noise_fraction, true), -p.noise_bits);
+  const double u2 = std::ldexp(dperm::SvrgPartSigma(p.noise_scale, p.noise_fraction, false), -p.noise_bits);
+  EXPECT_EQ(p.grid, u2);
+  EXPECT_DOUBLE_EQ(p.rounding_inflation, 2 * root * (u1 + u2));
+  EXPECT_LE(root * u1, c.L / double(p.n) / 1024 * (1 + 1e-5));
+  EXPECT_LE(root * u2, c.D / double(p.batch_size) / 1024 * (1 + 1e-5));
+  EXPECT_NE(p.sampler.find("two independent rounded exact Gaussians"), std::string::npos) << p.sampler;
   EXPECT_DOUBLE_EQ(p.noise_fraction, split.fraction);
-  const double L_rounded = c.L + double(p.n) * root * g / 2;      // 2L'/n = 2L/n + sqrt(dim) g
-  const double D_rounded = c.D + double(p.batch_size) * root * g / 2;  // 2D'/b = 2D/b + sqrt(dim) g
-  EXPECT_NEAR(p.sensitivity, 2 * c.D / double(p.batch_size) + 2 * c.L / double(p.n) + 2 * root * g,
+  const double L_rounded = c.L + double(p.n) * root * u1;              // 2L'/n = 2L/n + 2 sqrt(dim) u1
+  const double D_rounded = c.D + double(p.batch_size) * root * u2;     // 2D'/b = 2D/b + 2 sqrt(dim) u2
+  EXPECT_NEAR(p.sensitivity, 2 * D_rounded / double(p.batch_size) + 2 * L_rounded / double(p.n),
               1e-12 * p.sensitivity);
   EXPECT_DOUBLE_EQ(p.sampling_rate, double(p.batch_size) / double(p.n));
   EXPECT_NEAR(p.noise_multiplier, p.noise_scale / (p.sensitivity / 2), 1e-12 * p.noise_multiplier);
@@ -130,7 +134,10 @@ void CheckNoise(const Plan& p, const Constants& c, double paper_sigma) {
   const double calibrated = dperm::SvrgCalibrateSigma(rounded, split.fraction, eps, delta);
   double expected_sigma = calibrated;
   if (p.accountant == Accountant::kPaper && paper_sigma >= calibrated) expected_sigma = paper_sigma;
-  EXPECT_NEAR(p.noise_scale, expected_sigma, 1e-12 * expected_sigma);
+  // sigma settles just above the calibration at its own rounding (the fixed
+  // point overshoots by 2^-20 per step).
+  EXPECT_GE(p.noise_scale, expected_sigma * (1 - 1e-12));
+  EXPECT_LE(p.noise_scale, expected_sigma * (1 + 1e-5));
   // The rounding costs at most ~0.2% of sigma.
   EXPECT_LE(calibrated / split.sigma, 1 + 1.0 / 512);
   std::vector<double> curve = ExpectedCurve(p.n, p.batch_size, p.noisy_steps, L_rounded, D_rounded,
@@ -142,8 +149,8 @@ void CheckNoise(const Plan& p, const Constants& c, double paper_sigma) {
   EXPECT_EQ(dperm::ReleaseRdpCurve(p), p.rdp_curve);
   double got = EpsilonOf(p.rdp_curve, delta);
   EXPECT_LE(got, eps);
-  if (p.noise_scale == calibrated) {
-    EXPECT_GE(got, eps * (1 - 1e-6));
+  if (p.noise_scale < calibrated * (1 + 1e-5)) {
+    EXPECT_GE(got, eps * (1 - 1e-4));
   }
 }
 

@@ -1,10 +1,14 @@
 // Helpers shared by the core's unit tests.
 #pragma once
+#include "dperm/budget.hpp"
 #include "dperm/noise.hpp"
 #include "dperm/options.hpp"
 #include "dperm/plan.hpp"
+#include "dperm/pld_wor.hpp"
+#include "dperm/rdp.hpp"
 #include "dperm/train.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <string>
@@ -34,8 +38,23 @@ inline Options Opts(double epsilon, double delta, double l2, bool fit_intercept 
 // (unless sigma is over MaxGridUnits of it), and the noise keeps the ratio to
 // the sensitivity it was calibrated for. Returns the noise scale before
 // inflation: noise_scale (Delta - sqrt(dim) g)/Delta.
+//
+// Gradient steps (noise_bits > 0) use the rounded exact Gaussian instead:
+// grid = noise_scale 2^-noise_bits, rounding term 2 sqrt(dim) grid (at most
+// 2^-10 of the sensitivity), noise_scale >= multiplier C' (noise.hpp).
 inline double ExpectSnappedNoise(const Plan& p) {
   EXPECT_GT(p.grid, 0.0);
+  if (p.noise_bits > 0) {
+    EXPECT_EQ(p.grid, std::ldexp(p.noise_scale, -p.noise_bits));
+    EXPECT_GE(p.noise_bits, 10);
+    const double base = p.sensitivity - p.rounding_inflation;
+    if (p.noise_fraction == 0) {
+      EXPECT_DOUBLE_EQ(p.rounding_inflation, 2 * std::sqrt(double(p.dim)) * p.grid);
+      EXPECT_LE(p.rounding_inflation, base / 1024 * (1 + 1e-12)) << "grid coarser than 2^-10 of the sensitivity";
+    }
+    EXPECT_NE(p.sampler.find("exact Gaussian"), std::string::npos) << p.sampler;
+    return p.noise_scale * base / p.sensitivity;
+  }
   int exponent = 0;
   EXPECT_EQ(std::frexp(p.grid, &exponent), 0.5) << "grid " << p.grid << " is not a power of two";
   EXPECT_DOUBLE_EQ(p.rounding_inflation, std::sqrt(double(p.dim)) * p.grid);
@@ -44,6 +63,19 @@ inline double ExpectSnappedNoise(const Plan& p) {
   EXPECT_LE(p.noise_scale / p.grid, MaxGridUnits(p.noise));
   EXPECT_NE(p.sampler.find("discrete"), std::string::npos) << p.sampler;
   return p.noise_scale * base / p.sensitivity;
+}
+
+// The (epsilon at the plan's delta) of a gradient-perturbation plan by the
+// accountant that calibrated it (PlanGradientNoise): the without-replacement
+// pair's PLD at the plan's multiplier, with the calibration's grid width, up
+// to kWorPldMaxEpsilon; above it the ledger curve's RDP (WBK Thm 9). The
+// ledger's curve itself (the pair's RDP) converts about 10% higher.
+inline double PlanStepsEpsilon(const Plan& p) {
+  const double eps = p.options.epsilon, delta = p.options.delta;
+  if (eps > kWorPldMaxEpsilon)
+    return RdpToEpsilon(LedgerOrders(), ReleaseRdpCurve(p), delta);
+  return EpsilonWorGaussianPld(p.sampling_rate, p.noise_multiplier, p.noisy_steps, delta,
+                               1e-3 * std::min(1.0, eps));
 }
 
 // Calls `call`, which must throw a dperm::Error of `kind` with a non-empty

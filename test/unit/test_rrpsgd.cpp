@@ -19,6 +19,7 @@
 #include "dperm/plan_common.hpp"
 #include "dperm/random.hpp"
 #include "dperm/rdp.hpp"
+#include "dperm/rdp_wor.hpp"
 #include "dperm/rows.hpp"
 #include "dperm/rrpsgd.hpp"
 #include "dperm/train.hpp"
@@ -104,7 +105,7 @@ TEST(RrpsgdPlan, DefaultsFollowTheorems) {
       Plan tight = PlanRelease(ot, c.loss, c.n, c.d);
       if (acc == Accountant::kPaper) {
         const double want = std::max(paper_s, dperm::testing::ExpectSnappedNoise(tight));
-        EXPECT_NEAR(unrounded, want, 1e-12 * want);
+        EXPECT_NEAR(unrounded, want, 4e-6 * want);  // dyadic sigma: < 2^-19 up
       }
       // The step.
       double beta_f = k.beta + c.l2;
@@ -131,7 +132,7 @@ TEST(RrpsgdPlan, PaperSigmaIsLargerAndUsed) {
   Plan paper = PlanRelease(RrOpts(0.5, 1e-6, 0, Accountant::kPaper), LossKind::kLogistic, n, 42);
   double L = std::sqrt(2.0);
   double paper_s = 2 * L * std::sqrt(std::log(3 * n / 1e-6) * std::log(2 / 1e-6)) / 0.5;
-  EXPECT_NEAR(dperm::testing::ExpectSnappedNoise(paper), paper_s, 1e-12 * paper_s);
+  EXPECT_NEAR(dperm::testing::ExpectSnappedNoise(paper), paper_s, 4e-6 * paper_s);  // dyadic sigma
   EXPECT_GT(paper.noise_scale, 2 * tight.noise_scale);
   EXPECT_NE(paper.noise_rule.find("Algorithm 2"), std::string::npos);
   // eps > 1 is outside Theorem 4: the plan says so.
@@ -152,12 +153,25 @@ TEST(RrpsgdPlan, AccountingChargesAllRounds) {
         Plan p = PlanRelease(o, LossKind::kHuber, 5000, 6);
         const std::vector<double>& orders = dperm::LedgerOrders();
         std::vector<double> curve = dperm::ReleaseRdpCurve(p);
-        for (size_t i = 0; i < orders.size(); i++)
-          EXPECT_NEAR(curve[i],
-                      double(p.iterations) * dperm::RdpSampledWithoutReplacementGaussian(
-                                                 1.0 / 5000, p.noise_multiplier, orders[i]),
-                      1e-12 * curve[i]);
-        double spent = dperm::RdpToEpsilon(orders, curve, 1e-5);
+        // (Recomputed for issue 15.) The pair's RDP (rdp_wor.hpp) at the
+        // calibrated multiplier, which is at most the plan's sigma/C' (the
+        // dyadic rounding only adds noise) and within ~2^-19 of it.
+        for (size_t i = 0; i < orders.size(); i++) {
+          const double at_plan =
+              double(p.iterations) * dperm::RdpWorGaussian(1.0 / 5000, p.noise_multiplier, orders[i]);
+          EXPECT_GE(curve[i], at_plan * (1 - 1e-9));
+          EXPECT_LE(curve[i], at_plan * (1 + 1e-4));
+        }
+        // At q = 1/n the pair's RDP is much looser than its PLD (converted
+        // alone it reads up to ~12x epsilon here): the ledger charges the
+        // release its (epsilon, delta) through ComposeCharges' minimum with
+        // the summed claims, which this checks.
+        dperm::Charge charge;
+        charge.epsilon = eps;
+        charge.delta = 1e-5;
+        charge.rdp = curve.data();
+        EXPECT_LE(dperm::ComposeCharges(true, 1e-5, {charge}).epsilon, eps * (1 + 1e-12));
+        double spent = dperm::testing::PlanStepsEpsilon(p);
         SCOPED_TRACE("eps=" + std::to_string(eps) + " T=" + std::to_string(p.iterations));
         EXPECT_LE(spent, eps * (1 + 1e-9));
         if (acc == Accountant::kTight) {

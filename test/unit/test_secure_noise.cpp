@@ -328,6 +328,97 @@ TEST(ExactNormal, ObjectiveNoiseIsExactOnItsGrid) {
   EXPECT_THROW(ObjectiveNoise(rng, 3, 0.1), Error);
 }
 
+// The gradient steps' rounded exact Gaussian (noise.hpp, THE BRIDGE):
+// u (round(v/u) + round(2^b X)) with u = sigma 2^-b. The noise in grid
+// units must be round(2^b X) exactly: P[N = m] = Phi((m + 1/2) 2^-b) -
+// Phi((m - 1/2) 2^-b), checked by chi-square on 10^6 steps of one
+// coordinate at b = 10 (the smallest b a plan uses), whatever the snapped
+// value's fractional part.
+TEST(ExactGaussianSteps, NoiseMatchesNormalCellMasses) {
+  const int n = 1000000, bits = 10;
+  const double sigma = DyadicNoiseScale(0.37);
+  const double u = std::ldexp(sigma, -bits);
+  SecureRng rng = SecureRng::FromSeed(511);
+  const long double h = std::ldexp(1.0L, -bits);
+  auto cdf = [](long double t) { return 0.5L * std::erfc(-t / std::sqrt(2.0L)); };
+  int i = 0;
+  FitResult r = Fit(
+      [&] {
+        // v cycles through values whose nearest grid point is K = -7 .. 5
+        const double v = u * (double(i % 13) - 7 + 0.37 * double(i % 3 - 1));
+        const int64_t k = int64_t(std::round(v / u));
+        double x = v;
+        SnapExactGaussian(rng, sigma, bits, &x, 1);
+        ++i;
+        const double units = x / u;
+        EXPECT_EQ(units, std::round(units));
+        return int64_t(std::llround(units)) - k;
+      },
+      [&](int64_t m) { return cdf((m + 0.5L) * h) - cdf((m - 0.5L) * h); }, 9 * 1024, 128,
+      2 * 1024, n);
+  Report("rounded exact Gaussian step noise, b = 10", r);
+  ExpectGoodFit(r, n);
+  // The variance is sigma^2 (1 + 2^-2b/12) in grid units^2 / 2^2b: the noise
+  // is sigma's, not a discretised one's.
+  EXPECT_NEAR(r.var * std::ldexp(1.0, -2 * bits), 1.0, 6 * std::sqrt(2.0 / n));
+}
+
+TEST(ExactGaussianSteps, ReleasesLieOnTheGridAndRoundWithinOneStep) {
+  SecureRng rng = SecureRng::FromSeed(512);
+  const double sigma = DyadicNoiseScale(0.8123);
+  for (int bits : {10, 17, 40}) {
+    const double u = std::ldexp(sigma, -bits);
+    for (int i = 0; i < 2000; ++i) {
+      const double v = 20 * (rng.Uniform01() - 0.5);
+      double x = v;
+      SnapExactGaussian(rng, sigma, bits, &x, 1);
+      // x is u M for an integer M: exactly when |M| < 2^33 (sigma has 20
+      // significant bits), else the double nearest u M -- a function of M.
+      const double m = std::round(x / u);
+      ASSERT_EQ(x, u * m) << bits;
+      if (std::fabs(m) < std::ldexp(1.0, 33)) {
+        ASSERT_EQ(x / u, m) << bits;
+      }
+      EXPECT_LT(std::fabs(x - v), 12 * sigma);  // 12 sigma: probability ~ 1e-32
+    }
+  }
+  // NaN reads as 0 and huge values are clamped to 2^50 grid units, so the
+  // integers stay far inside int64 (|K| + |N| < 2^51).
+  const int bits = 12;
+  const double u = std::ldexp(sigma, -bits);
+  double x = std::nan("");
+  SnapExactGaussian(rng, sigma, bits, &x, 1);
+  EXPECT_LT(std::fabs(x), 12 * sigma);
+  double big = 1e300;
+  SnapExactGaussian(rng, sigma, bits, &big, 1);
+  EXPECT_NEAR(big / u, std::ldexp(1.0, 50), 12 * std::ldexp(1.0, bits));
+  // A sigma that is not dyadic, or b outside [10, 40], is refused.
+  double y = 1;
+  EXPECT_THROW(SnapExactGaussian(rng, 0.1, bits, &y, 1), Error);
+  EXPECT_THROW(SnapExactGaussian(rng, sigma, 9, &y, 1), Error);
+  EXPECT_THROW(SnapExactGaussian(rng, sigma, 41, &y, 1), Error);
+}
+
+// b from public quantities: sqrt(dim) u <= 2^-10 C for sigma/C up to the
+// multiplier (1 + 2^-9), b >= 10, capped at 40.
+TEST(ExactGaussianSteps, BitsKeepTheRoundingBelowTwoToMinusTen) {
+  for (double z : {0.01, 0.5, 3.0, 81.0, 1e4})
+    for (int dim : {1, 9, 1000, 100000}) {
+      const int b = ExactGaussianBits(z, dim);
+      EXPECT_GE(b, 10);
+      EXPECT_LE(b, 40);
+      if (b < 40) {
+        EXPECT_LE(std::sqrt(double(dim)) * z * (1 + 1.0 / 512) * std::ldexp(1.0, -b),
+                  std::ldexp(1.0, -10));
+        if (b > 10) {  // and b is the smallest such
+          EXPECT_GT(std::sqrt(double(dim)) * z * (1 + 1.0 / 512) * std::ldexp(1.0, 1 - b),
+                    std::ldexp(1.0, -10));
+        }
+      }
+    }
+  EXPECT_EQ(ExactGaussianBits(1e12, 1000000), 40);
+}
+
 // Pure epsilon-DP in many coordinates at a small epsilon needs more grid
 // units per coordinate than the exact sampler takes, whatever the grid
 // (sqrt(dim) sqrt(dim)/epsilon >= 2^20): refused while planning with an
