@@ -14,6 +14,40 @@
 namespace dperm {
 namespace {
 
+// "options": every key of the option table with the value the plan used
+// (OptionSpec::read; null: not given and the plan chooses).
+std::string OptionsJson(const Options& o) {
+  JsonWriter j;
+  j.BeginObject();
+  for (const OptionSpec& s : OptionTable()) {
+    const OptionEntry e = s.read(o);
+    j.Key(s.key);
+    switch (e.kind) {
+      case OptionEntry::Kind::kNumber:
+        if (s.type == OptionSpec::Type::kInteger)
+          j.Integer(static_cast<long long>(e.number));
+        else
+          j.Number(e.number);
+        break;
+      case OptionEntry::Kind::kBool: j.Bool(e.boolean); break;
+      case OptionEntry::Kind::kString: j.String(e.text); break;
+      default: j.Null(); break;
+    }
+  }
+  j.EndObject();
+  return j.str();
+}
+
+// "options_given": the keys the caller gave, in table order.
+std::string OptionsGivenJson(const Options& o) {
+  JsonWriter j;
+  j.BeginArray();
+  for (const OptionSpec& s : OptionTable())
+    if (OptionGiven(o, s)) j.String(s.key);
+  j.EndArray();
+  return j.str();
+}
+
 std::string AccountingJson(const Plan& p) {
   const double delta = p.options.delta;
   std::vector<double> curve = ReleaseRdpCurve(p);
@@ -83,7 +117,9 @@ std::string AccountingJson(const Plan& p) {
 }  // namespace
 
 std::string ExplainJson(const Plan& plan) {
-  return PlanJson(plan, "accounting", AccountingJson(plan).c_str());
+  return PlanJson(plan, {{"options", OptionsJson(plan.options)},
+                         {"options_given", OptionsGivenJson(plan.options)},
+                         {"accounting", AccountingJson(plan)}});
 }
 
 }  // namespace dperm

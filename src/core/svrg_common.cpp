@@ -401,7 +401,7 @@ void PlanSvrgNoise(Plan& p, int64_t m, bool doubling, double paper_sigma,
     AddNote(p, "the paper's sigma " + FormatNumber(paper_sigma) +
                    " does not reach (epsilon, delta) under dperm's accountant; the calibrated sigma is used");
   p.rdp_curve = SvrgRdpCurve(snapped, sigma, f);
-  p.noise_fraction = f;
+  p.mechanism_fields.Set(kNoiseFraction, f);
   p.grid = grid;
   p.rounding_inflation = root_dim * grid;
   p.sampler = "two independent discrete Gaussians (Canonne, Kamath & Steinke 2020, Alg. 3), "
@@ -461,10 +461,11 @@ Eigen::VectorXd RunSvrg(const Plan& p, const Objective& objective, SecureRng& rn
   // Variances of the two parts in grid units (PlanSvrgNoise's split).
   uint64_t snapshot_sq = 0, sampled_sq = 0;
   if (sigma > 0) {
-    if (!(p.grid > 0) || !(p.noise_fraction > 0 && p.noise_fraction < 1))
+    const double f = p.mechanism_fields.Get(kNoiseFraction);
+    if (!(p.grid > 0) || !(f > 0 && f < 1))
       throw Error(ErrorKind::kInternal, "SVRG plan has no grid or no noise split");
-    snapshot_sq = GridSigmaSq(std::sqrt(p.noise_fraction) * sigma, p.grid);
-    sampled_sq = GridSigmaSq(std::sqrt(1 - p.noise_fraction) * sigma, p.grid);
+    snapshot_sq = GridSigmaSq(std::sqrt(f) * sigma, p.grid);
+    sampled_sq = GridSigmaSq(std::sqrt(1 - f) * sigma, p.grid);
   }
   std::vector<int64_t> batch(size_t(b), 0), scratch;
   for (int64_t s = 1; s <= p.iterations; s++) {

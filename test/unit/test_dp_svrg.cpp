@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -116,7 +117,7 @@ void CheckNoise(const Plan& p, const Constants& c, double paper_sigma) {
   EXPECT_DOUBLE_EQ(p.rounding_inflation, root * g);
   EXPECT_LE(root * g, std::min(2 * c.L / double(p.n), 2 * c.D / double(p.batch_size)) / 1024);
   EXPECT_NE(p.sampler.find("two independent discrete Gaussians"), std::string::npos) << p.sampler;
-  EXPECT_DOUBLE_EQ(p.noise_fraction, split.fraction);
+  EXPECT_DOUBLE_EQ(p.mechanism_fields.Get(dperm::kNoiseFraction), split.fraction);
   const double L_rounded = c.L + double(p.n) * root * g / 2;      // 2L'/n = 2L/n + sqrt(dim) g
   const double D_rounded = c.D + double(p.batch_size) * root * g / 2;  // 2D'/b = 2D/b + sqrt(dim) g
   EXPECT_NEAR(p.sensitivity, 2 * c.D / double(p.batch_size) + 2 * c.L / double(p.n) + 2 * root * g,
@@ -574,6 +575,12 @@ TEST(DpSvrgPlan, ExplainUsesOwnCurve) {
   std::string j = dperm::ExplainJson(p);
   EXPECT_NE(j.find("\"rdp\""), std::string::npos) << j;
   EXPECT_EQ(j.find("\"pld\""), std::string::npos) << j;
+  // The noise split is a figure of the plan (svrg_common.cpp).
+  const double f = p.mechanism_fields.Get(dperm::kNoiseFraction);
+  EXPECT_TRUE(f > 0 && f < 1) << f;
+  const size_t at = j.find("\"noise_fraction\":");
+  ASSERT_NE(at, std::string::npos) << j;
+  EXPECT_EQ(std::strtod(j.c_str() + at + 17, nullptr), f);
 }
 
 TEST(DpSvrgPlan, Errors) {
