@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "dperm/objective_perturbation.hpp"
 #include "dperm/plan.hpp"
 #include "dperm/random.hpp"
 #include "dperm/rows.hpp"
@@ -107,7 +108,7 @@ void Compare(const char* label, dperm::Algorithm a, const Table& s, const Table&
   o.algorithm = a;
   dperm::Plan p = dperm::PlanRelease(o, dperm::LossKind::kLogistic, s.n, s.d);
   if (noise_off) {
-    p.objective_noise = 0;
+    p.mechanism_fields.Set(dperm::kObjectiveNoise, 0);
     if (a == dperm::Algorithm::kObjective) p.noise_scale = 0;
   }
   std::vector<double> t1, t2;

@@ -154,7 +154,7 @@ bool Flagged(const Settings& s, const Row& r) {
 
 // The noise of a case, as text: "Gaussian", "Laplace", "objective".
 std::string NoiseText(const Plan& p) {
-  if (p.objective_noise > 0) return "objective + Gaussian";
+  if (p.mechanism_fields.Get(dperm::kObjectiveNoise) > 0) return "objective + Gaussian";
   return p.noise == NoiseKind::kGaussian ? "Gaussian" : "Laplace";
 }
 

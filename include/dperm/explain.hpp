@@ -7,7 +7,9 @@
 
 namespace dperm {
 
-// The plan plus its "accounting": the noise multiplier, the release's RDP
+// The plan plus its "options" (every key of the option table with the value
+// the plan used; null: not given and the plan chooses), "options_given" (the
+// keys the caller gave) and its "accounting": the noise multiplier, the release's RDP
 // curve on the ledger's orders, and epsilon at the requested delta under
 // each accountant (analytic Gaussian, RDP, PLD).
 std::string ExplainJson(const Plan& plan);

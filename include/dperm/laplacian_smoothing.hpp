@@ -13,6 +13,10 @@
 
 namespace dperm {
 
+// The plan's Laplacian smoothing sigma (Plan::mechanism_fields; dp_lssgd
+// sets it, not set reads 0: no smoothing).
+inline constexpr const char kLsSigma[] = "ls_sigma";
+
 class LaplacianSmoother {
  public:
   // sigma >= 0 finite; sigma = 0 is the identity.

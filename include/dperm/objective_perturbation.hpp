@@ -14,6 +14,16 @@ namespace dperm {
 
 struct AlgorithmSpec;  // registry.hpp
 
+// The plan's figures of objective perturbation (Plan::mechanism_fields):
+// the minimised objective gets lambda ||w||^2 + <b, w>/n on top of F, with
+// b ~ N(0, objective_noise^2 I); the solver stops at ||grad|| <=
+// solver_tolerance; the release is within certificate_radius of the exact
+// minimiser of its b.
+inline constexpr const char kObjectiveLambda[] = "objective_lambda";
+inline constexpr const char kObjectiveNoise[] = "objective_noise";
+inline constexpr const char kSolverTolerance[] = "solver_tolerance";
+inline constexpr const char kCertificateRadius[] = "certificate_radius";
+
 class ObjectivePerturbation final : public Mechanism {
  public:
   Plan MakePlan(const Options& options, LossKind loss, int64_t n,
@@ -28,7 +38,7 @@ class ObjectivePerturbation final : public Mechanism {
 // radius, batch_size, ls_sigma, step_size, iterations), with the reasons.
 void ObjectivePerturbationSpec(AlgorithmSpec& spec);
 
-// Sets p.objective_lambda: Theorem 5.3's lambda, raised to beta/(epsilon n)
+// Sets the plan's objective_lambda: Theorem 5.3's lambda, raised to beta/(epsilon n)
 // when that is larger (Theorem 5.2's condition beta <= epsilon n lambda),
 // with a note saying so; and p.norm_bound = M.
 void PlanObjectiveLambda(Plan& p);

@@ -62,7 +62,7 @@ struct Options {
   bool has_dataset = false;
   int n_feature_names = -1;  // -1: not given
   // Bit i: OptionTable()[i] was given (ParseOptions sets it; code that fills
-  // Options directly sets none). The plan's "options_given".
+  // Options directly sets none). dp_explain's "options_given".
   uint32_t given = 0;
 };
 
@@ -102,8 +102,8 @@ const char* NeighborsName(Neighbors neighbors);
 // The option table: one entry per key, in documentation order (DESIGN.md
 // section 1). It drives ParseOptions, OptionKeys, the generic refusal of an
 // option an algorithm does not take (registry.hpp), the README's options
-// table (OptionsMarkdown; test_algorithm_table.cpp compares the two), the
-// plan's "options" (PlanJson, OptionSpec::read) and is
+// table (OptionsMarkdown; test_algorithm_table.cpp compares the two),
+// dp_explain's "options" (ExplainJson, OptionSpec::read) and is
 // checked against dp_options' parameters in the SQL scripts.
 struct OptionSpec {
   enum class Type { kNumber, kInteger, kBoolean, kText, kTextArray };
@@ -125,8 +125,8 @@ struct OptionSpec {
   // unless the algorithm says why itself (AlgorithmSpec::refusals).
   bool (*given)(const Options& o) = nullptr;
   const char* unused = nullptr;
-  // The value `o` holds, as an entry (the inverse of `store`), for the
-  // plan's "options" (PlanJson): kNull when not given and the plan chooses
+  // The value `o` holds, as an entry (the inverse of `store`), for
+  // dp_explain's "options" (ExplainJson): kNull when not given and the plan chooses
   // (or, for dataset and feature_names, when the boundary keeps the value:
   // the ledger records the relation, the model names its coefficients).
   OptionEntry (*read)(const Options& o) = nullptr;

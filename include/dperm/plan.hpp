@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dperm {
@@ -27,6 +28,21 @@ enum class Sampling {
   kPermutation,         // passes over one random permutation, in consecutive batches
 };
 const char* SamplingName(Sampling sampling);
+
+// Figures a mechanism plans for itself (dp_lssgd's ls_sigma, the SVRG noise
+// split, objective perturbation's lambda, ...): named numbers the plan
+// carries and PlanJson prints in the order they were set, so a mechanism
+// with figures of its own needs no field in Plan. Each mechanism names its
+// keys in its own header. A figure not set reads 0.
+class MechanismFields {
+ public:
+  void Set(const char* key, double value);
+  double Get(const char* key) const;
+  const std::vector<std::pair<std::string, double>>& items() const { return items_; }
+
+ private:
+  std::vector<std::pair<std::string, double>> items_;
+};
 
 struct Plan {
   LossKind loss = LossKind::kLogistic;
@@ -55,7 +71,7 @@ struct Plan {
   int64_t batch_size = 0;    // rows per step (n for the full batch)
   int64_t passes = 0;        // permutation methods: passes over the data
   double radius = 0;         // projection onto the ball ||w|| <= radius (0: none)
-  double ls_sigma = 0;       // DP-LSSGD: Laplacian smoothing (0: none)
+  MechanismFields mechanism_fields;
 
   // Output perturbation (noisy_steps = 0): `sensitivity` is the L2
   // sensitivity of the noiseless output and the noise is added once.
@@ -85,9 +101,6 @@ struct Plan {
   // noise.hpp (continuous-Gaussian accountants apply), grid = noise_scale
   // 2^-noise_bits; 0: CKS20's discrete noise on the power-of-two grid.
   int noise_bits = 0;
-  // dp_svrg / dp_svrg_pp: the fraction f of sigma^2 on the snapshot part
-  // (the rest on the sampled part; svrg_common.cpp).
-  double noise_fraction = 0;
   // Privacy cost in Renyi DP, for the ledger and dp_explain. A mechanism
   // whose cost is not one of the two shapes above (e.g. a composite of
   // Gaussian releases) fills rdp_curve itself, on LedgerOrders(); one with
@@ -95,24 +108,15 @@ struct Plan {
   // and the ledger then composes its row by plain sums.
   std::vector<double> rdp_curve;
   bool has_rdp = true;
-  // Objective perturbation (objective, objective_approx): the minimised
-  // objective gets objective_lambda ||w||^2 + <b, w>/n on top of F, with
-  // b ~ N(0, objective_noise^2 I); the solver stops at ||grad|| <=
-  // solver_tolerance; objective_approx certifies ||w - w_exact|| <=
-  // certificate_radius. gradient_evaluations: the planned number of per-row
-  // gradient evaluations (0: not stated).
-  double objective_lambda = 0;
-  double objective_noise = 0;
-  double solver_tolerance = 0;
-  double certificate_radius = 0;
+  // The planned number of per-row gradient evaluations (0: not stated).
   int64_t gradient_evaluations = 0;
   std::string note;          // anything the user should know (capped T, ...)
 };
 
-// The plan as a JSON object (a model's "plan"). `extra_key`, when given,
-// adds one more member whose value is the serialised JSON `extra_json`.
-std::string PlanJson(const Plan& plan, const char* extra_key = nullptr,
-                     const char* extra_json = nullptr);
+// The plan as a JSON object (a model's "plan"), then the `extra` members:
+// key and serialised JSON value.
+std::string PlanJson(const Plan& plan,
+                     const std::vector<std::pair<std::string, std::string>>& extra = {});
 
 // E||z||^2 of the noise: dim sigma^2 for Gaussian noise; dim (dim + 1) scale^2
 // for the Laplace-vector noise, whose radius is Gamma(dim, scale).

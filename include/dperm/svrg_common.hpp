@@ -62,6 +62,10 @@ SvrgSplit SvrgOptimalSplit(const SvrgSteps& s, double epsilon, double delta,
 // Throws when the count exceeds the largest supported run.
 int64_t SvrgTotalSteps(int64_t epochs, int64_t m, bool doubling);
 
+// dp_svrg / dp_svrg_pp plan the fraction f of sigma^2 on the snapshot part,
+// the rest on the sampled part (Plan::mechanism_fields, svrg_common.cpp).
+inline constexpr const char kNoiseFraction[] = "noise_fraction";
+
 // The algorithm-table entries both SVRG variants share: the options they
 // take (not radius, ls_sigma) and delta > 0 (every inner step adds Gaussian
 // noise).

@@ -111,7 +111,7 @@ const double kNoiseRatio = 2;
 
 // D_sigma = ||w^0 - w*||^2_{A_sigma} <= (1 + 4 sigma) D^2 (w^0 = 0).
 double DSigma(const Plan& p) {
-  return (1 + 4 * p.ls_sigma) * p.norm_bound * p.norm_bound;
+  return (1 + 4 * p.mechanism_fields.Get(kLsSigma)) * p.norm_bound * p.norm_bound;
 }
 
 // Theorem 1: nu^2 = 8 T alpha G^2 / (n^2 epsilon), alpha = 2 log(1/delta)/epsilon + 1.
@@ -141,7 +141,7 @@ Plan DpLssgd::MakePlan(const Options& options, LossKind loss, int64_t n,
   const double eps = o.epsilon, log_inv_delta = std::log(1 / o.delta);
   const double nn = double(n), G = p.L;
 
-  p.ls_sigma = o.ls_sigma >= 0 ? o.ls_sigma : kDefaultLsSigma;
+  p.mechanism_fields.Set(kLsSigma, o.ls_sigma >= 0 ? o.ls_sigma : kDefaultLsSigma);
   p.batch_size = o.batch_size > 0 ? o.batch_size : std::min<int64_t>(kDefaultBatch, n);
   p.norm_bound = p.mu > 0 ? p.L / p.mu : kDefaultConvexNormBound;
   p.max_step_size = std::numeric_limits<double>::infinity();  // any step is private
@@ -163,7 +163,7 @@ Plan DpLssgd::MakePlan(const Options& options, LossKind loss, int64_t n,
     // Theorem 2's bound (D_sigma + T eta^2 (G^2 + gamma d nu^2)) / (2 eta T),
     // with gamma of the smoothed blocks (Lemma 4).
     const int block = p.dim / std::max(p.classes, 1);
-    const double gamma = LaplacianSmoothingGamma(p.ls_sigma, block);
+    const double gamma = LaplacianSmoothingGamma(p.mechanism_fields.Get(kLsSigma), block);
     auto bound = [&](const Plan& q) {
       double eta = q.step_size, T = double(q.iterations), nu = q.noise_scale;
       return (DSigma(q) + T * eta * eta * (G * G + gamma * q.dim * nu * nu)) / (2 * eta * T);

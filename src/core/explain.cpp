@@ -12,9 +12,44 @@
 #include "dperm/pld.hpp"
 #include "dperm/plan.hpp"
 #include "dperm/rdp.hpp"
+#include "dperm/svrg_common.hpp"
 
 namespace dperm {
 namespace {
+
+// "options": every key of the option table with the value the plan used
+// (OptionSpec::read; null: not given and the plan chooses).
+std::string OptionsJson(const Options& o) {
+  JsonWriter j;
+  j.BeginObject();
+  for (const OptionSpec& s : OptionTable()) {
+    const OptionEntry e = s.read(o);
+    j.Key(s.key);
+    switch (e.kind) {
+      case OptionEntry::Kind::kNumber:
+        if (s.type == OptionSpec::Type::kInteger)
+          j.Integer(static_cast<long long>(e.number));
+        else
+          j.Number(e.number);
+        break;
+      case OptionEntry::Kind::kBool: j.Bool(e.boolean); break;
+      case OptionEntry::Kind::kString: j.String(e.text); break;
+      default: j.Null(); break;
+    }
+  }
+  j.EndObject();
+  return j.str();
+}
+
+// "options_given": the keys the caller gave, in table order.
+std::string OptionsGivenJson(const Options& o) {
+  JsonWriter j;
+  j.BeginArray();
+  for (const OptionSpec& s : OptionTable())
+    if (OptionGiven(o, s)) j.String(s.key);
+  j.EndArray();
+  return j.str();
+}
 
 std::string AccountingJson(const Plan& p) {
   const double delta = p.options.delta;
@@ -45,7 +80,7 @@ std::string AccountingJson(const Plan& p) {
     // which the plan meets; the ledger's curve ("rdp") converts above it.
     // Same grid width as the calibration; a PLD too wide to compute (the
     // plan then calibrated by the pair's RDP) is left out.
-    if (p.noise_bits > 0 && p.noise_fraction == 0 && p.options.epsilon <= kWorPldMaxEpsilon) {
+    if (p.noise_bits > 0 && p.mechanism_fields.Get(kNoiseFraction) == 0 && p.options.epsilon <= kWorPldMaxEpsilon) {
       try {
         const double pld = EpsilonWorGaussianPld(p.sampling_rate, p.noise_multiplier, p.noisy_steps,
                                                  delta, 1e-3 * std::min(1.0, p.options.epsilon));
@@ -99,7 +134,9 @@ std::string AccountingJson(const Plan& p) {
 }  // namespace
 
 std::string ExplainJson(const Plan& plan) {
-  return PlanJson(plan, "accounting", AccountingJson(plan).c_str());
+  return PlanJson(plan, {{"options", OptionsJson(plan.options)},
+                         {"options_given", OptionsGivenJson(plan.options)},
+                         {"accounting", AccountingJson(plan)}});
 }
 
 }  // namespace dperm

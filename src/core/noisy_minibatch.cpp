@@ -20,7 +20,7 @@ Eigen::VectorXd NoisyMinibatchSgd(const Plan& plan, const Objective& objective,
       plan.noisy_steps != T)
     throw Error(ErrorKind::kInternal, "noisy mini-batch SGD: the plan does not fit the data");
   const double eta = plan.step_size, l2 = objective.l2();
-  const LaplacianSmoother smoother(plan.ls_sigma);
+  const LaplacianSmoother smoother(plan.mechanism_fields.Get(kLsSigma));
   // Smoothing acts on each class block (one block for binary models).
   const int blocks = std::max(plan.classes, 1), block = dim / blocks;
 
@@ -42,7 +42,7 @@ Eigen::VectorXd NoisyMinibatchSgd(const Plan& plan, const Objective& objective,
     AddPlannedNoise(plan, rng, g.data());
     // The regulariser's gradient is the same on neighbouring datasets.
     if (l2 > 0) g += l2 * w;
-    if (plan.ls_sigma > 0)
+    if (plan.mechanism_fields.Get(kLsSigma) > 0)
       for (int k = 0; k < blocks; k++) smoother.Apply(g.data() + k * block, block);
     w -= eta * g;
     if (plan.radius > 0) {

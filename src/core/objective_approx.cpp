@@ -207,9 +207,9 @@ Plan ObjectiveApprox::MakePlan(const Options& options, LossKind loss, int64_t n,
   const double r_b = r + ObjectiveNoiseRounding(sigma1, p.dim) / (double(n) * mu);
   const double sigma2 = paper_output > 0 ? paper_output * 2 * r_b
                                          : 2 * r_b / (kOutputShare * 2 * p.L / sigma1);
-  p.objective_noise = sigma1;
-  p.certificate_radius = r_b;
-  p.solver_tolerance = mu * r / 2;
+  p.mechanism_fields.Set(kObjectiveNoise, sigma1);
+  p.mechanism_fields.Set(kCertificateRadius, r_b);
+  p.mechanism_fields.Set(kSolverTolerance, mu * r / 2);
   p.noise = NoiseKind::kGaussian;
   p.noise_scale = sigma2;
   p.sensitivity = 2 * r_b;
@@ -250,9 +250,10 @@ Plan ObjectiveApprox::MakePlan(const Options& options, LossKind loss, int64_t n,
   p.gradient_evaluations = p.iterations * (n + m - 1) + n;
   // The certificate must be testable in double precision: a gradient norm
   // far below the rounding of P's gradient terms could never be certified.
-  if (p.solver_tolerance < 1e-12 * g0)
+  const double tolerance = p.mechanism_fields.Get(kSolverTolerance);
+  if (tolerance < 1e-12 * g0)
     ThrowInvalid("algorithm objective_approx cannot certify its solver in double precision at n = " +
-                     std::to_string(n) + " (tolerance " + FormatNumber(p.solver_tolerance) + ")",
+                     std::to_string(n) + " (tolerance " + FormatNumber(tolerance) + ")",
                  "Use algorithm objective or dp_gd.");
   return p;
 }
@@ -261,12 +262,13 @@ Eigen::VectorXd ObjectiveApprox::Train(const Plan& plan, const Objective& object
                                        SecureRng& rng) const {
   // Step 1: the perturbed objective of Algorithm 2.
   // b drawn exactly and rounded to sigma_1 2^-20 (exact_normal.hpp).
-  PerturbedObjective f(objective, plan.objective_lambda,
-                       ObjectiveNoise(rng, plan.dim, plan.objective_noise));
+  PerturbedObjective f(objective, plan.mechanism_fields.Get(kObjectiveLambda),
+                       ObjectiveNoise(rng, plan.dim, plan.mechanism_fields.Get(kObjectiveNoise)));
   // Step 2: the plan's K SVRG epochs, then the certificate ||w - w*|| <= r.
   // A failure (probability <= p_fail, covered by delta above) is raised
   // after the same fixed work; the budget was charged before training.
-  SvrgResult s = SvrgFixedEpochs(f, plan.beta, plan.solver_tolerance, plan.iterations, rng);
+  SvrgResult s = SvrgFixedEpochs(f, plan.beta, plan.mechanism_fields.Get(kSolverTolerance),
+                                 plan.iterations, rng);
   if (!s.certified)
     throw Error(ErrorKind::kInternal,
                 "objective_approx: the solver did not reach its distance certificate after the planned epochs "

@@ -223,7 +223,7 @@ void PlanObjectiveLambda(Plan& p) {
                    ? "lambda = (beta/(n (exp(epsilon/2) - 1)) - l2)/2 = " + FormatNumber(lambda) +
                          ": the smallest ridge keeping the Jacobian term log(1 + beta/(n (2 lambda + l2))) <= epsilon/2"
                    : "lambda = 0: l2 alone keeps the Jacobian term log(1 + beta/(n l2)) <= epsilon/2");
-    p.objective_lambda = lambda;
+    p.mechanism_fields.Set(kObjectiveLambda, lambda);
     return;
   }
   // Theorem 5.3: lambda = (2L/M) sqrt(2/n + 4 dim log(1/delta)/(eps^2 n^2)).
@@ -240,10 +240,10 @@ void PlanObjectiveLambda(Plan& p) {
     AddNote(p, "Theorem 5.2's condition beta <= epsilon n lambda holds: beta/(epsilon n) = " +
                    FormatNumber(lambda_min) + " <= lambda = " + FormatNumber(lambda));
   }
-  p.objective_lambda = lambda;
+  p.mechanism_fields.Set(kObjectiveLambda, lambda);
 }
 
-double PerturbedStrongConvexity(const Plan& p) { return 2 * p.objective_lambda + p.mu; }
+double PerturbedStrongConvexity(const Plan& p) { return 2 * p.mechanism_fields.Get(kObjectiveLambda) + p.mu; }
 
 void DescribeObjectiveSampler(Plan& p) {
   p.sampler = "b: exact normal (Karney 2016, Algorithm N) rounded to objective_noise 2^-20; output noise: " +
@@ -385,17 +385,17 @@ Plan ObjectivePerturbation::MakePlan(const Options& options, LossKind loss, int6
   // curve below is computed at the rounded sigma, which only lowers it.
   sigma = DyadicNoiseScale(sigma);
   kappa = 2 * p.L / sigma;
-  p.objective_noise = sigma;
+  p.mechanism_fields.Set(kObjectiveNoise, sigma);
   if (!std::isfinite(sigma))
     ThrowInvalid("epsilon " + FormatNumber(p.options.epsilon) + " is too small: the noise scale overflows",
                  "Use a larger epsilon.");
-  p.solver_tolerance = kRelativeTolerance * (p.L + sigma * std::sqrt(double(p.dim)) / double(n));
+  p.mechanism_fields.Set(kSolverTolerance, kRelativeTolerance * (p.L + sigma * std::sqrt(double(p.dim)) / double(n)));
   // The fixed schedule (derivation above): T accelerated steps reach
   // ||w - w*(b)|| <= solver_tolerance / mu_P on every table, for every b
   // the sampler can return (||b|| <= ObjectiveNoiseNormBound).
   const double strong = PerturbedStrongConvexity(p), smooth = p.beta + strong;
   const double gradient_bound = p.L + ObjectiveNoiseNormBound(sigma, p.dim) / double(n);
-  p.iterations = AcceleratedSteps(strong, smooth, gradient_bound, p.solver_tolerance / strong);
+  p.iterations = AcceleratedSteps(strong, smooth, gradient_bound, p.mechanism_fields.Get(kSolverTolerance) / strong);
   p.step_size = 1 / smooth;
   p.max_step_size = p.step_size;
   p.gradient_evaluations = p.iterations * n;
@@ -405,9 +405,9 @@ Plan ObjectivePerturbation::MakePlan(const Options& options, LossKind loss, int6
       "bounds ||grad P(0)|| for every b the exact sampler returns, D = solver_tolerance/mu; no early exit";
   // Secure noise (derivation above): the released point is within r of the
   // exact minimiser w*(b_exact); the output noise covers 2r, snapped.
-  const double r = p.solver_tolerance / strong +
+  const double r = p.mechanism_fields.Get(kSolverTolerance) / strong +
                    ObjectiveNoiseRounding(sigma, p.dim) / (double(n) * strong);
-  p.certificate_radius = r;
+  p.mechanism_fields.Set(kCertificateRadius, r);
   p.noise = NoiseKind::kGaussian;
   p.sensitivity = 2 * r;
   p.sensitivity_rule = "2 r: given the exact minimiser w*, the released point of each neighbour is within r = solver_tolerance/mu + ||b - b_exact||/(n mu) of it (KST12, Thm 2 bounds w* itself: a replaced row moves the b that yields it by at most 2L)";
@@ -426,8 +426,8 @@ Eigen::VectorXd ObjectivePerturbation::Train(const Plan& plan, const Objective& 
                                              SecureRng& rng) const {
   // Algorithm 2, line 1: b ~ N(0, sigma^2 I), drawn exactly and rounded to
   // sigma 2^-20; line 2: the minimiser of P.
-  PerturbedObjective f(objective, plan.objective_lambda,
-                       ObjectiveNoise(rng, plan.dim, plan.objective_noise));
+  PerturbedObjective f(objective, plan.mechanism_fields.Get(kObjectiveLambda),
+                       ObjectiveNoise(rng, plan.dim, plan.mechanism_fields.Get(kObjectiveNoise)));
   // The plan's fixed number of steps, whatever the table (no early exit).
   Eigen::VectorXd w = MinimisePerturbed(f, plan.beta + f.strong_convexity(), plan.iterations);
   // The output noise for sensitivity 2r, snapped to the plan's grid.

@@ -23,6 +23,21 @@ const char* SamplingName(Sampling s) {
   return "?";
 }
 
+void MechanismFields::Set(const char* key, double value) {
+  for (auto& item : items_)
+    if (item.first == key) {
+      item.second = value;
+      return;
+    }
+  items_.emplace_back(key, value);
+}
+
+double MechanismFields::Get(const char* key) const {
+  for (const auto& item : items_)
+    if (item.first == key) return item.second;
+  return 0;
+}
+
 double ExpectedNoiseSq(NoiseKind noise, int dim, double scale) {
   double k = dim;
   switch (noise) {
@@ -36,38 +51,7 @@ double ExpectedNoiseSq(NoiseKind noise, int dim, double scale) {
   return 0;
 }
 
-namespace {
-
-// "options": every key of the option table with the value the plan used
-// (OptionSpec::read; null: not given and the plan chooses), then
-// "options_given": the keys the caller gave, in table order.
-void WriteOptions(const Options& o, JsonWriter& j) {
-  j.Key("options").BeginObject();
-  for (const OptionSpec& s : OptionTable()) {
-    const OptionEntry e = s.read(o);
-    j.Key(s.key);
-    switch (e.kind) {
-      case OptionEntry::Kind::kNumber:
-        if (s.type == OptionSpec::Type::kInteger)
-          j.Integer(static_cast<long long>(e.number));
-        else
-          j.Number(e.number);
-        break;
-      case OptionEntry::Kind::kBool: j.Bool(e.boolean); break;
-      case OptionEntry::Kind::kString: j.String(e.text); break;
-      default: j.Null(); break;
-    }
-  }
-  j.EndObject();
-  j.Key("options_given").BeginArray();
-  for (const OptionSpec& s : OptionTable())
-    if (OptionGiven(o, s)) j.String(s.key);
-  j.EndArray();
-}
-
-}  // namespace
-
-std::string PlanJson(const Plan& p, const char* extra_key, const char* extra_json) {
+std::string PlanJson(const Plan& p, const std::vector<std::pair<std::string, std::string>>& extra) {
   JsonWriter j;
   j.BeginObject();
   j.Key("algorithm").String(AlgorithmName(p.algorithm));
@@ -102,13 +86,8 @@ std::string PlanJson(const Plan& p, const char* extra_key, const char* extra_jso
   j.Key("batch_size").Integer(p.batch_size);
   if (p.passes > 0) j.Key("passes").Integer(p.passes);
   if (p.radius > 0) j.Key("radius").Number(p.radius);
-  if (p.algorithm == Algorithm::kDpLssgd) j.Key("ls_sigma").Number(p.ls_sigma);
-  if (p.objective_lambda > 0) {
-    j.Key("objective_lambda").Number(p.objective_lambda);
-    j.Key("objective_noise").Number(p.objective_noise);
-    j.Key("solver_tolerance").Number(p.solver_tolerance);
-  }
-  if (p.certificate_radius > 0) j.Key("certificate_radius").Number(p.certificate_radius);
+  for (const auto& field : p.mechanism_fields.items())
+    j.Key(field.first.c_str()).Number(field.second);
   if (p.gradient_evaluations > 0) j.Key("gradient_evaluations").Integer(p.gradient_evaluations);
   j.Key("noisy_steps").Integer(p.noisy_steps);
   if (p.noisy_steps > 0) {
@@ -127,8 +106,7 @@ std::string PlanJson(const Plan& p, const char* extra_key, const char* extra_jso
     j.Key("sampler").String(p.sampler.c_str());
   }
   if (!p.note.empty()) j.Key("note").String(p.note.c_str());
-  WriteOptions(p.options, j);
-  if (extra_key != nullptr) j.Key(extra_key).Raw(extra_json);
+  for (const auto& member : extra) j.Key(member.first.c_str()).Raw(member.second.c_str());
   j.EndObject();
   return j.str();
 }

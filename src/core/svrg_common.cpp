@@ -416,7 +416,7 @@ void PlanSvrgNoise(Plan& p, int64_t m, bool doubling, double paper_sigma,
     }
   }
   p.rdp_curve = SvrgRdpCurve(snapped, sigma, f);
-  p.noise_fraction = f;
+  p.mechanism_fields.Set(kNoiseFraction, f);
   p.noise_bits = bits;
   p.grid = std::ldexp(SvrgPartSigma(sigma, f, false), -bits);  // the sampled part's grid
   p.rounding_inflation = 2 * root_dim * (p.grid + std::ldexp(SvrgPartSigma(sigma, f, true), -bits));
@@ -478,10 +478,10 @@ Eigen::VectorXd RunSvrg(const Plan& p, const Objective& objective, SecureRng& rn
   // The two parts' noise scales (PlanSvrgNoise's split).
   double snapshot_sigma = 0, sampled_sigma = 0;
   if (sigma > 0) {
-    if (!(p.noise_bits > 0) || !(p.noise_fraction > 0 && p.noise_fraction < 1))
+    if (!(p.noise_bits > 0) || !(p.mechanism_fields.Get(kNoiseFraction) > 0 && p.mechanism_fields.Get(kNoiseFraction) < 1))
       throw Error(ErrorKind::kInternal, "SVRG plan has no noise bits or no noise split");
-    snapshot_sigma = SvrgPartSigma(sigma, p.noise_fraction, true);
-    sampled_sigma = SvrgPartSigma(sigma, p.noise_fraction, false);
+    snapshot_sigma = SvrgPartSigma(sigma, p.mechanism_fields.Get(kNoiseFraction), true);
+    sampled_sigma = SvrgPartSigma(sigma, p.mechanism_fields.Get(kNoiseFraction), false);
   }
   std::vector<int64_t> batch(size_t(b), 0), scratch;
   for (int64_t s = 1; s <= p.iterations; s++) {

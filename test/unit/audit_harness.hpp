@@ -61,6 +61,7 @@
 
 #include "dperm/analytic_gaussian.hpp"
 #include "dperm/exact_normal.hpp"
+#include "dperm/objective_perturbation.hpp"
 #include "dperm/options.hpp"
 #include "dperm/plan.hpp"
 #include "dperm/random.hpp"
@@ -318,7 +319,7 @@ inline Case AlgorithmCase(Algorithm algorithm, LossKind loss, double epsilon, do
 // Whether the plan releases its noiseless output plus noise once (output
 // perturbation), so that the noiseless outputs are the exact means.
 inline bool OutputPerturbation(const Plan& plan) {
-  return plan.noisy_steps == 0 && plan.objective_noise == 0;
+  return plan.noisy_steps == 0 && plan.mechanism_fields.Get(dperm::kObjectiveNoise) == 0;
 }
 
 // Divides every noise scale of the plan by divisor (a broken release).
@@ -331,7 +332,8 @@ inline void DivideNoise(Plan& plan, double divisor) {
     plan.grid = std::ldexp(plan.noise_scale, -plan.noise_bits);
   }
   // b's sampler needs a scale of 20 significant bits (exact_normal.hpp).
-  plan.objective_noise = dperm::DyadicNoiseScale(plan.objective_noise / divisor);
+  const double b_scale = plan.mechanism_fields.Get(dperm::kObjectiveNoise);
+  plan.mechanism_fields.Set(dperm::kObjectiveNoise, dperm::DyadicNoiseScale(b_scale / divisor));
 }
 
 // The output of the plan's training on rows without noise (w_T itself).

@@ -179,7 +179,7 @@ TEST(DpLssgdPlan, PaperDefaults) {
       double nu = std::sqrt(8 * T * alpha * G * G / (double(c.n) * c.n * c.eps));
       for (const Plan* p : {&tight, &paper}) {
         EXPECT_EQ(p->dim, dim);
-        EXPECT_EQ(p->ls_sigma, 1.0);
+        EXPECT_EQ(p->mechanism_fields.Get(dperm::kLsSigma), 1.0);
         EXPECT_EQ(p->radius, 0.0);
         EXPECT_EQ(p->batch_size, 128);
         EXPECT_EQ(p->iterations, int64_t(T)) << p->iterations_rule;
@@ -226,9 +226,9 @@ TEST(DpLssgdPlan, OptionsOverride) {
   EXPECT_EQ(p.iterations_rule, "given");
   EXPECT_EQ(p.batch_size, 64);
   EXPECT_DOUBLE_EQ(p.step_size, 0.05);
-  EXPECT_EQ(p.ls_sigma, 0.0);
+  EXPECT_EQ(p.mechanism_fields.Get(dperm::kLsSigma), 0.0);
   o.ls_sigma = 2.5;
-  EXPECT_EQ(PlanRelease(o, LossKind::kHuber, 10000, 5).ls_sigma, 2.5);
+  EXPECT_EQ(PlanRelease(o, LossKind::kHuber, 10000, 5).mechanism_fields.Get(dperm::kLsSigma), 2.5);
   // Fewer rows than the default batch: b = n, the full batch.
   Plan small = PlanRelease(Opts(LossKind::kHuber, 1, 1e-6, 0), LossKind::kHuber, 50, 2);
   EXPECT_EQ(small.batch_size, 50);

@@ -13,6 +13,7 @@
 
 #include "dperm/budget.hpp"
 #include "dperm/calibrate.hpp"
+#include "dperm/laplacian_smoothing.hpp"
 #include "dperm/registry.hpp"
 #include "dperm/pld_wor.hpp"
 #include "dperm/rdp.hpp"
@@ -86,7 +87,7 @@ TEST(DpSgdPlan, PaperDefaults) {
         // sigma before the rounding term, in units of C = L/m.
         EXPECT_NEAR(p->noise_multiplier, dperm::testing::ExpectSnappedNoise(*p) * m / L,
                     1e-12 * p->noise_multiplier);
-        EXPECT_EQ(p->ls_sigma, 0);
+        EXPECT_EQ(p->mechanism_fields.Get(dperm::kLsSigma), 0);
         EXPECT_GT(p->noise_scale, 0);
       }
       const double paper_unrounded = dperm::testing::ExpectSnappedNoise(paper);

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -113,14 +114,14 @@ void CheckNoise(const Plan& p, const Constants& c, double paper_sigma) {
   // part's sensitivity by 2 sqrt(dim) u_k, at most ~2^-10 of it.
   const double root = std::sqrt(double(p.dim));
   ASSERT_GE(p.noise_bits, 10);
-  const double u1 = std::ldexp(dperm::SvrgPartSigma(p.noise_scale, p.noise_fraction, true), -p.noise_bits);
-  const double u2 = std::ldexp(dperm::SvrgPartSigma(p.noise_scale, p.noise_fraction, false), -p.noise_bits);
+  const double u1 = std::ldexp(dperm::SvrgPartSigma(p.noise_scale, p.mechanism_fields.Get(dperm::kNoiseFraction), true), -p.noise_bits);
+  const double u2 = std::ldexp(dperm::SvrgPartSigma(p.noise_scale, p.mechanism_fields.Get(dperm::kNoiseFraction), false), -p.noise_bits);
   EXPECT_EQ(p.grid, u2);
   EXPECT_DOUBLE_EQ(p.rounding_inflation, 2 * root * (u1 + u2));
   EXPECT_LE(root * u1, c.L / double(p.n) / 1024 * (1 + 1e-5));
   EXPECT_LE(root * u2, c.D / double(p.batch_size) / 1024 * (1 + 1e-5));
   EXPECT_NE(p.sampler.find("two independent rounded exact Gaussians"), std::string::npos) << p.sampler;
-  EXPECT_DOUBLE_EQ(p.noise_fraction, split.fraction);
+  EXPECT_DOUBLE_EQ(p.mechanism_fields.Get(dperm::kNoiseFraction), split.fraction);
   const double L_rounded = c.L + double(p.n) * root * u1;              // 2L'/n = 2L/n + 2 sqrt(dim) u1
   const double D_rounded = c.D + double(p.batch_size) * root * u2;     // 2D'/b = 2D/b + 2 sqrt(dim) u2
   EXPECT_NEAR(p.sensitivity, 2 * D_rounded / double(p.batch_size) + 2 * L_rounded / double(p.n),
@@ -581,6 +582,12 @@ TEST(DpSvrgPlan, ExplainUsesOwnCurve) {
   std::string j = dperm::ExplainJson(p);
   EXPECT_NE(j.find("\"rdp\""), std::string::npos) << j;
   EXPECT_EQ(j.find("\"pld\""), std::string::npos) << j;
+  // The noise split is a figure of the plan (svrg_common.cpp).
+  const double f = p.mechanism_fields.Get(dperm::kNoiseFraction);
+  EXPECT_TRUE(f > 0 && f < 1) << f;
+  const size_t at = j.find("\"noise_fraction\":");
+  ASSERT_NE(at, std::string::npos) << j;
+  EXPECT_EQ(std::strtod(j.c_str() + at + 17, nullptr), f);
 }
 
 TEST(DpSvrgPlan, Errors) {

@@ -6,6 +6,7 @@
 #include "dperm/plan.hpp"
 #include "dperm/pld_wor.hpp"
 #include "dperm/rdp.hpp"
+#include "dperm/svrg_common.hpp"
 #include "dperm/train.hpp"
 
 #include <algorithm>
@@ -48,7 +49,7 @@ inline double ExpectSnappedNoise(const Plan& p) {
     EXPECT_EQ(p.grid, std::ldexp(p.noise_scale, -p.noise_bits));
     EXPECT_GE(p.noise_bits, 10);
     const double base = p.sensitivity - p.rounding_inflation;
-    if (p.noise_fraction == 0) {
+    if (p.mechanism_fields.Get(dperm::kNoiseFraction) == 0) {
       EXPECT_DOUBLE_EQ(p.rounding_inflation, 2 * std::sqrt(double(p.dim)) * p.grid);
       EXPECT_LE(p.rounding_inflation, base / 1024 * (1 + 1e-12)) << "grid coarser than 2^-10 of the sensitivity";
     }

@@ -130,19 +130,19 @@ TEST(ObjectivePerturbationPlan, LambdaSigmaAndCurve) {
           ASSERT_GE(lambda, beta / (eps * n));  // Theorem 5.2's condition holds here
           EXPECT_NE(p.note.find("beta <= epsilon n lambda holds"), std::string::npos) << p.note;
         }
-        EXPECT_NEAR(p.objective_lambda, lambda, 1e-14 * lambda + 1e-300);
+        EXPECT_NEAR(p.mechanism_fields.Get(dperm::kObjectiveLambda), lambda, 1e-14 * lambda + 1e-300);
         const double mu = 2 * lambda + l2;
         double eps_j = std::log1p(beta / (n * mu));
         EXPECT_NEAR(dperm::JacobianEpsilon(p), eps_j, 1e-15);
         // b's scale has at most 20 significant bits (exact_normal.hpp).
-        const double sigma = p.objective_noise;
+        const double sigma = p.mechanism_fields.Get(dperm::kObjectiveNoise);
         EXPECT_EQ(dperm::DyadicNoiseScale(sigma), sigma);
         double kappa = 2 * L / sigma;
         // The output noise: r = tol/mu + ||b rounding||/(n mu), snapped at
         // the ratio kappa/16.
-        EXPECT_NEAR(p.solver_tolerance, 1e-10 * (L + sigma * std::sqrt(10.0) / n), 1e-25);
-        const double r = p.solver_tolerance / mu + sigma * std::sqrt(10.0) * std::ldexp(1.0, -21) / (n * mu);
-        EXPECT_NEAR(p.certificate_radius, r, 1e-12 * r);
+        EXPECT_NEAR(p.mechanism_fields.Get(dperm::kSolverTolerance), 1e-10 * (L + sigma * std::sqrt(10.0) / n), 1e-25);
+        const double r = p.mechanism_fields.Get(dperm::kSolverTolerance) / mu + sigma * std::sqrt(10.0) * std::ldexp(1.0, -21) / (n * mu);
+        EXPECT_NEAR(p.mechanism_fields.Get(dperm::kCertificateRadius), r, 1e-12 * r);
         EXPECT_NEAR(p.sensitivity - p.rounding_inflation, 2 * r, 1e-12 * r);
         const double sigma2 = dperm::testing::ExpectSnappedNoise(p);
         EXPECT_NEAR(2 * r / sigma2, kappa / 16, 1e-9 * kappa);
@@ -171,7 +171,7 @@ TEST(ObjectivePerturbationPlan, LambdaSigmaAndCurve) {
         // (Bubeck 2015, Thm 3.18), G = L + 256 sigma sqrt(dim)/n (the exact
         // sampler's bound on ||b||), D = tol/mu.
         double S = beta + mu;
-        double G = L + 256 * sigma * std::sqrt(10.0) / n, D = p.solver_tolerance / mu;
+        double G = L + 256 * sigma * std::sqrt(10.0) / n, D = p.mechanism_fields.Get(dperm::kSolverTolerance) / mu;
         double T = std::ceil(std::sqrt(S / mu) * std::log((mu + S) * G * G / (mu * mu * mu * D * D)));
         EXPECT_EQ(p.iterations, static_cast<int64_t>(T));
         EXPECT_EQ(p.gradient_evaluations, p.iterations * n);
@@ -195,7 +195,7 @@ TEST(ObjectivePerturbationPlan, LambdaRaisedToTheorem52) {
   double lambda53 = Theorem53Lambda(R, n, 2, 0.1, 1e-3);
   double lambda52 = R * R / 4 / (0.1 * n);
   ASSERT_LT(lambda53, lambda52);
-  EXPECT_NEAR(p.objective_lambda, lambda52, 1e-14 * lambda52);
+  EXPECT_NEAR(p.mechanism_fields.Get(dperm::kObjectiveLambda), lambda52, 1e-14 * lambda52);
   EXPECT_NE(p.note.find("lambda raised"), std::string::npos) << p.note;
   EXPECT_LE(dperm::RdpToEpsilon(dperm::LedgerOrders(), dperm::ReleaseRdpCurve(p), 1e-3), 0.1);
 }
@@ -215,21 +215,21 @@ TEST(ObjectiveApproxPlan, RadiusSigmasAndEvaluations) {
       double lambda = acc == Accountant::kPaper
                           ? Theorem53Lambda(L, n, d + 1, eps, delta)
                           : std::max(0.0, (beta / (n * (std::exp(eps / 2) - 1)) - l2) / 2);
-      EXPECT_NEAR(p.objective_lambda, lambda, 1e-14 * lambda + 1e-300);
+      EXPECT_NEAR(p.mechanism_fields.Get(dperm::kObjectiveLambda), lambda, 1e-14 * lambda + 1e-300);
       double mu = 2 * lambda + l2;
       double r = L / (40 * n * mu);
       // b's rounding (sigma_1 2^-20 per coordinate) moves the minimiser by
       // at most sigma_1 sqrt(dim) 2^-21/(n mu): the radius grows by it.
-      EXPECT_EQ(dperm::DyadicNoiseScale(p.objective_noise), p.objective_noise);
-      const double r_b = r + p.objective_noise * std::sqrt(double(d + 1)) * std::ldexp(1.0, -21) / (n * mu);
-      EXPECT_NEAR(p.certificate_radius, r_b, 1e-14 * r);
+      EXPECT_EQ(dperm::DyadicNoiseScale(p.mechanism_fields.Get(dperm::kObjectiveNoise)), p.mechanism_fields.Get(dperm::kObjectiveNoise));
+      const double r_b = r + p.mechanism_fields.Get(dperm::kObjectiveNoise) * std::sqrt(double(d + 1)) * std::ldexp(1.0, -21) / (n * mu);
+      EXPECT_NEAR(p.mechanism_fields.Get(dperm::kCertificateRadius), r_b, 1e-14 * r);
       EXPECT_NEAR(p.sensitivity - p.rounding_inflation, 2 * r_b, 1e-14 * r);
       // The output noise is snapped: sigma_2 before the rounding term.
       const double sigma2 = dperm::testing::ExpectSnappedNoise(p);
-      EXPECT_NEAR(p.solver_tolerance, mu * r / 2, 1e-14 * mu * r);
+      EXPECT_NEAR(p.mechanism_fields.Get(dperm::kSolverTolerance), mu * r / 2, 1e-14 * mu * r);
       double eps_j = std::log1p(beta / (n * mu));
       const double delta_curve = 0.999 * delta;  // 1e-3 delta pays for the certificate's failure
-      double kappa1 = 2 * L / p.objective_noise, ratio = 2 * r_b / sigma2;
+      double kappa1 = 2 * L / p.mechanism_fields.Get(dperm::kObjectiveNoise), ratio = 2 * r_b / sigma2;
       EXPECT_NEAR(ratio, p.sensitivity / p.noise_scale, 1e-12 * ratio);  // kept by the rounding
       std::vector<double> curve = Curve(kappa1, eps_j, ratio);
       // The ledger gets no curve (the failure event is outside it): the
@@ -247,7 +247,7 @@ TEST(ObjectiveApproxPlan, RadiusSigmasAndEvaluations) {
         EXPECT_NEAR(ratio, kappa1 / 4, 1e-12 * kappa1);  // the output part's share
         // sigma_2 = sigma_1 / (10 n mu) (r_b/r): a tenth of the objective
         // noise's displacement.
-        EXPECT_NEAR(sigma2, p.objective_noise / (10 * n * mu) * (r_b / r), 1e-12 * sigma2);
+        EXPECT_NEAR(sigma2, p.mechanism_fields.Get(dperm::kObjectiveNoise) / (10 * n * mu) * (r_b / r), 1e-12 * sigma2);
       } else {
         double paper1 = std::sqrt(10 * std::log(2 / delta_curve)) * L / (eps / 2);
         double paper2 = std::sqrt(2 * std::log(2.5 / delta_curve)) * 2 * r / (eps / 2);
@@ -255,7 +255,7 @@ TEST(ObjectiveApproxPlan, RadiusSigmasAndEvaluations) {
         bool fits = dperm::RdpToEpsilon(dperm::LedgerOrders(), Curve(2 * L / paper1, eps_j, 2 * r / paper2),
                                         delta_curve) <= eps;
         if (fits) {
-          EXPECT_EQ(p.objective_noise, dperm::DyadicNoiseScale(paper1));
+          EXPECT_EQ(p.mechanism_fields.Get(dperm::kObjectiveNoise), dperm::DyadicNoiseScale(paper1));
           EXPECT_NEAR(sigma2, paper2_b, 1e-12 * paper2);
         } else {
           EXPECT_NE(p.note.find("calibrated sigmas are used"), std::string::npos);
@@ -268,7 +268,7 @@ TEST(ObjectiveApproxPlan, RadiusSigmasAndEvaluations) {
       double smooth = beta + mu;
       int64_t m = dperm::SvrgInnerSteps(p.beta + mu, mu);  // p.beta: R^2/4 with R = sqrt 2 in doubles
       EXPECT_NEAR(double(m), std::ceil(50 * smooth / mu), 1.0);
-      double g0 = L + p.objective_noise * std::sqrt(double(d + 1)) * (1 + std::ldexp(1.0, -21)) / n;
+      double g0 = L + p.mechanism_fields.Get(dperm::kObjectiveNoise) * std::sqrt(double(d + 1)) * (1 + std::ldexp(1.0, -21)) / n;
       double gap0 = g0 * g0 / (2 * mu);
       double target = mu * mu * (r / 2) * (r / 2) / (2 * smooth);
       double p_fail = 1e-3 * delta / (1 + std::exp(eps));
@@ -277,7 +277,7 @@ TEST(ObjectiveApproxPlan, RadiusSigmasAndEvaluations) {
       EXPECT_EQ(p.iterations, K);
       EXPECT_EQ(p.gradient_evaluations, K * (n + m - 1) + n);
       EXPECT_NEAR(p.step_size, 0.1 / smooth, 1e-15);
-      std::cout << "[ info ] objective_approx eps=" << eps << ": r=" << r << " sigma1=" << p.objective_noise
+      std::cout << "[ info ] objective_approx eps=" << eps << ": r=" << r << " sigma1=" << p.mechanism_fields.Get(dperm::kObjectiveNoise)
                 << " sigma2=" << p.noise_scale << " epochs=" << K << " planned evaluations="
                 << p.gradient_evaluations << " (" << double(p.gradient_evaluations) / n << " passes)\n";
     }
@@ -291,7 +291,7 @@ TEST(ObjectivePerturbationPrivacy, JacobianAndShiftBounds) {
   const int n = 40, d = 3;
   std::vector<double> rows = LogisticRows(n, d, 2);
   Plan p = PlanRelease(ObjOpts(Algorithm::kObjective, 1.0, 1e-5, 0.01), LossKind::kLogistic, n, d);
-  const double mu = 2 * p.objective_lambda + p.mu;
+  const double mu = 2 * p.mechanism_fields.Get(dperm::kObjectiveLambda) + p.mu;
   std::mt19937_64 gen(4);
   std::normal_distribution<double> normal(0, 1);
   double worst_det = 0, worst_shift = 0;
@@ -355,7 +355,7 @@ struct Perturbed {
   Perturbed(const Plan& p, const std::vector<double>& rows) {
     f = dperm::MakeObjective(p, rows.data());
     Plan q = p;
-    q.mu = p.mu + 2 * p.objective_lambda;
+    q.mu = p.mu + 2 * p.mechanism_fields.Get(dperm::kObjectiveLambda);
     f_total = dperm::MakeObjective(q, rows.data());
   }
 };
@@ -375,7 +375,7 @@ TEST(ObjectivePerturbationTrain, NoiselessIsRegularisedMinimiser) {
   for (double l2 : {0.0, 0.05}) {
     Plan p = PlanRelease(ObjOpts(Algorithm::kObjective, 1.0, 1e-5, l2), LossKind::kLogistic, n, d);
     Plan quiet = p;
-    quiet.objective_noise = 0;
+    quiet.mechanism_fields.Set(dperm::kObjectiveNoise, 0);
     quiet.noise_scale = 0;
     Perturbed prob(p, rows);
     Eigen::VectorXd zero = Eigen::VectorXd::Zero(p.dim);
@@ -383,21 +383,21 @@ TEST(ObjectivePerturbationTrain, NoiselessIsRegularisedMinimiser) {
     ASSERT_LT(prob.f_total->Gradient(w_hat).norm(), 1e-13);
     Eigen::VectorXd w = Train(quiet, rows, 1);
     // The fixed schedule guarantees ||w - w*|| <= tol / (2 lambda + l2).
-    double strong = 2 * p.objective_lambda + l2;
-    EXPECT_LT((w - w_hat).norm(), p.solver_tolerance / strong * (1 + 1e-6) + 1e-13) << "l2=" << l2;
-    EXPECT_LT(p.solver_tolerance / strong, 1e-7);  // and that is tight
+    double strong = 2 * p.mechanism_fields.Get(dperm::kObjectiveLambda) + l2;
+    EXPECT_LT((w - w_hat).norm(), p.mechanism_fields.Get(dperm::kSolverTolerance) / strong * (1 + 1e-6) + 1e-13) << "l2=" << l2;
+    EXPECT_LT(p.mechanism_fields.Get(dperm::kSolverTolerance) / strong, 1e-7);  // and that is tight
     EXPECT_GT(w_hat.norm(), 0.1);
     // The noisy problem: the plan's T steps reach the exact (Newton)
     // minimiser within tolerance / strong convexity.
     SecureRng rng = SecureRng::FromSeed(3);
-    Eigen::VectorXd b = dperm::ObjectiveNoise(rng, p.dim, p.objective_noise);
-    dperm::PerturbedObjective pf(*prob.f, p.objective_lambda, b);
+    Eigen::VectorXd b = dperm::ObjectiveNoise(rng, p.dim, p.mechanism_fields.Get(dperm::kObjectiveNoise));
+    dperm::PerturbedObjective pf(*prob.f, p.mechanism_fields.Get(dperm::kObjectiveLambda), b);
     Eigen::VectorXd exact = NewtonMinimiser(*prob.f_total, b / n);
     Eigen::VectorXd v = dperm::MinimisePerturbed(pf, p.beta + pf.strong_convexity(), p.iterations);
-    EXPECT_LE((v - exact).norm(), p.solver_tolerance / pf.strong_convexity() * (1 + 1e-6) + 1e-13);
+    EXPECT_LE((v - exact).norm(), p.mechanism_fields.Get(dperm::kSolverTolerance) / pf.strong_convexity() * (1 + 1e-6) + 1e-13);
     // The library's perturbed gradient is F's plus 2 lambda w + b/n.
     Eigen::VectorXd u = Eigen::VectorXd::LinSpaced(p.dim, -1, 1);
-    EXPECT_LT((pf.Gradient(u) - (prob.f->Gradient(u) + 2 * p.objective_lambda * u + b / n)).norm(), 1e-14);
+    EXPECT_LT((pf.Gradient(u) - (prob.f->Gradient(u) + 2 * p.mechanism_fields.Get(dperm::kObjectiveLambda) * u + b / n)).norm(), 1e-14);
   }
 }
 
@@ -414,23 +414,23 @@ TEST(ObjectiveApproxTrain, CertificateHolds) {
     int64_t used = 0;
     for (uint64_t seed = 1; seed <= 4; seed++) {
       SecureRng rng = SecureRng::FromSeed(seed);
-      Eigen::VectorXd b = dperm::ObjectiveNoise(rng, p.dim, p.objective_noise);
-      dperm::PerturbedObjective pf(*prob.f, p.objective_lambda, b);
-      dperm::SvrgResult s = dperm::SvrgFixedEpochs(pf, p.beta, p.solver_tolerance, p.iterations, rng);
+      Eigen::VectorXd b = dperm::ObjectiveNoise(rng, p.dim, p.mechanism_fields.Get(dperm::kObjectiveNoise));
+      dperm::PerturbedObjective pf(*prob.f, p.mechanism_fields.Get(dperm::kObjectiveLambda), b);
+      dperm::SvrgResult s = dperm::SvrgFixedEpochs(pf, p.beta, p.mechanism_fields.Get(dperm::kSolverTolerance), p.iterations, rng);
       ASSERT_TRUE(s.certified);
       EXPECT_EQ(s.epochs, p.iterations);
       Eigen::VectorXd exact = NewtonMinimiser(*prob.f_total, b / n);
       double dist = (s.w - exact).norm();
-      EXPECT_LE(dist, p.certificate_radius) << "seed " << seed;
-      EXPECT_LE(dist, p.solver_tolerance / pf.strong_convexity() * (1 + 1e-6));
+      EXPECT_LE(dist, p.mechanism_fields.Get(dperm::kCertificateRadius)) << "seed " << seed;
+      EXPECT_LE(dist, p.mechanism_fields.Get(dperm::kSolverTolerance) / pf.strong_convexity() * (1 + 1e-6));
       used += s.gradient_evaluations;
       // Train with the output noise off: the same b, the same SVRG draws.
       Plan quiet = p;
       quiet.noise_scale = 0;
       Eigen::VectorXd w = Train(quiet, rows, seed);
-      EXPECT_LE((w - exact).norm(), p.certificate_radius);
+      EXPECT_LE((w - exact).norm(), p.mechanism_fields.Get(dperm::kCertificateRadius));
     }
-    std::cout << "[ info ] objective_approx l2=" << l2 << ": r=" << p.certificate_radius
+    std::cout << "[ info ] objective_approx l2=" << l2 << ": r=" << p.mechanism_fields.Get(dperm::kCertificateRadius)
               << ", mean gradient evaluations " << used / 4 << " (planned " << p.gradient_evaluations
               << ", n=" << n << ")\n";
   }
@@ -444,9 +444,9 @@ TEST(ObjectiveApproxTrain, UncertifiedIsNotReleased) {
   Plan p = PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, 1.0, 1e-5), LossKind::kLogistic, n, d);
   Perturbed prob(p, rows);
   SecureRng rng = SecureRng::FromSeed(9);
-  Eigen::VectorXd b = dperm::ObjectiveNoise(rng, p.dim, p.objective_noise);
-  dperm::PerturbedObjective pf(*prob.f, p.objective_lambda, b);
-  dperm::SvrgResult s = dperm::SvrgFixedEpochs(pf, p.beta, p.solver_tolerance, 1, rng);
+  Eigen::VectorXd b = dperm::ObjectiveNoise(rng, p.dim, p.mechanism_fields.Get(dperm::kObjectiveNoise));
+  dperm::PerturbedObjective pf(*prob.f, p.mechanism_fields.Get(dperm::kObjectiveLambda), b);
+  dperm::SvrgResult s = dperm::SvrgFixedEpochs(pf, p.beta, p.mechanism_fields.Get(dperm::kSolverTolerance), 1, rng);
   EXPECT_FALSE(s.certified);
   EXPECT_EQ(s.epochs, 1);
   Plan short_plan = p;
@@ -478,7 +478,7 @@ TEST(ObjectivePerturbationTrain, ObjectiveNoiseHasPlannedScale) {
     mean += b;
   }
   mean /= seeds;
-  double sigma = p.objective_noise;
+  double sigma = p.mechanism_fields.Get(dperm::kObjectiveNoise);
   EXPECT_NEAR(sum_sq / seeds / (p.dim * sigma * sigma), 1.0, 0.05);
   EXPECT_LT(mean.lpNorm<Eigen::Infinity>(), 5 * sigma / std::sqrt(double(seeds)));
 }
@@ -496,8 +496,8 @@ TEST(ObjectivePerturbationTrain, ReleaseIsSnappedWithPlannedOutputNoise) {
     for (int j = 0; j < p.dim; j++)
       ASSERT_EQ(released[j] / p.grid, std::round(released[j] / p.grid)) << "off the grid";
     SecureRng rng = SecureRng::FromSeed(9000 + s);  // Train draws b first
-    dperm::PerturbedObjective f(*prob.f, p.objective_lambda,
-                                dperm::ObjectiveNoise(rng, p.dim, p.objective_noise));
+    dperm::PerturbedObjective f(*prob.f, p.mechanism_fields.Get(dperm::kObjectiveLambda),
+                                dperm::ObjectiveNoise(rng, p.dim, p.mechanism_fields.Get(dperm::kObjectiveNoise)));
     const Eigen::VectorXd solved = dperm::MinimisePerturbed(f, p.beta + f.strong_convexity(), p.iterations);
     sum_sq += (released - solved).squaredNorm();
   }
@@ -505,7 +505,7 @@ TEST(ObjectivePerturbationTrain, ReleaseIsSnappedWithPlannedOutputNoise) {
   const double expect = p.dim * (p.noise_scale * p.noise_scale + p.grid * p.grid / 12);
   EXPECT_NEAR(sum_sq / seeds, expect, 5 * std::sqrt(2.0 / (p.dim * seeds)) * expect);
   // The output noise is far below the objective noise's displacement.
-  EXPECT_LT(p.noise_scale, 1e-3 * p.objective_noise / (n * (2 * p.objective_lambda + p.mu)));
+  EXPECT_LT(p.noise_scale, 1e-3 * p.mechanism_fields.Get(dperm::kObjectiveNoise) / (n * (2 * p.mechanism_fields.Get(dperm::kObjectiveLambda) + p.mu)));
 }
 
 // objective_approx: the output noise z = released - (noise-off release
@@ -616,14 +616,15 @@ TEST(ObjectivePerturbationTiming, NeighboursDoTheSameWork) {
     Plan p = PlanRelease(ObjOpts(Algorithm::kObjective, 1.0, 1e-5, l2), LossKind::kLogistic, n, d);
     Plan q = PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, 1.0, 1e-5, l2), LossKind::kLogistic, n, d);
     Plan p_quiet = p, q_quiet = q;
-    p_quiet.objective_noise = q_quiet.objective_noise = 0;
+    p_quiet.mechanism_fields.Set(dperm::kObjectiveNoise, 0);
+    q_quiet.mechanism_fields.Set(dperm::kObjectiveNoise, 0);
     p_quiet.noise_scale = 0;
     // The noise-off minimisers really are 0 and far from 0.
     Eigen::VectorXd w0, w1;
     Count(objective, p_quiet, s, 1, &w0);
     Count(objective, p_quiet, s2, 1, &w1);
     EXPECT_EQ(w0.norm(), 0.0);
-    EXPECT_GT(w1.norm(), 1e6 * p.solver_tolerance / (2 * p.objective_lambda + l2));
+    EXPECT_GT(w1.norm(), 1e6 * p.mechanism_fields.Get(dperm::kSolverTolerance) / (2 * p.mechanism_fields.Get(dperm::kObjectiveLambda) + l2));
     for (uint64_t seed = 1; seed <= 3; seed++) {
       SCOPED_TRACE("l2=" + std::to_string(l2) + " seed=" + std::to_string(seed));
       // objective: exactly T full gradients, nothing else, on both tables.
@@ -641,8 +642,8 @@ TEST(ObjectivePerturbationTiming, NeighboursDoTheSameWork) {
         EXPECT_TRUE(a == b);
         EXPECT_EQ(a.full_gradients, plan.iterations + 1);
         EXPECT_EQ(a.values + a.hessians, 0);
-        int64_t m = dperm::SvrgInnerSteps(plan.beta + 2 * plan.objective_lambda + plan.mu,
-                                          2 * plan.objective_lambda + plan.mu);
+        int64_t m = dperm::SvrgInnerSteps(plan.beta + 2 * plan.mechanism_fields.Get(dperm::kObjectiveLambda) + plan.mu,
+                                          2 * plan.mechanism_fields.Get(dperm::kObjectiveLambda) + plan.mu);
         EXPECT_LE(a.row_gradients - (plan.iterations + 1) * n, 2 * plan.iterations * (m - 1));
       }
     }
@@ -658,23 +659,23 @@ TEST(ObjectivePerturbationTiming, FixedScheduleReachesTolerance) {
     Plan p = PlanRelease(ObjOpts(Algorithm::kObjective, 1.0, 1e-5, l2), LossKind::kLogistic, n, d);
     Plan q = PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, 1.0, 1e-5, l2), LossKind::kLogistic, n, d);
     Perturbed prob(p, rows);
-    const double strong = 2 * p.objective_lambda + l2;
+    const double strong = 2 * p.mechanism_fields.Get(dperm::kObjectiveLambda) + l2;
     double worst = 0, worst_approx = 0;
     for (uint64_t seed = 1; seed <= 6; seed++) {
       SecureRng rng = SecureRng::FromSeed(seed);
-      Eigen::VectorXd b = dperm::ObjectiveNoise(rng, p.dim, p.objective_noise);
+      Eigen::VectorXd b = dperm::ObjectiveNoise(rng, p.dim, p.mechanism_fields.Get(dperm::kObjectiveNoise));
       Eigen::VectorXd exact = NewtonMinimiser(*prob.f_total, b / n);
       // The solver alone (Train adds the output noise after it).
-      dperm::PerturbedObjective pf0(*prob.f, p.objective_lambda, b);
+      dperm::PerturbedObjective pf0(*prob.f, p.mechanism_fields.Get(dperm::kObjectiveLambda), b);
       Eigen::VectorXd w = dperm::MinimisePerturbed(pf0, p.beta + pf0.strong_convexity(), p.iterations);
-      worst = std::max(worst, (w - exact).norm() / (p.solver_tolerance / strong));
+      worst = std::max(worst, (w - exact).norm() / (p.mechanism_fields.Get(dperm::kSolverTolerance) / strong));
       SecureRng rng2 = SecureRng::FromSeed(seed);
-      Eigen::VectorXd b2 = dperm::ObjectiveNoise(rng2, q.dim, q.objective_noise);
-      dperm::PerturbedObjective pf(*prob.f, q.objective_lambda, b2);
-      dperm::SvrgResult sv = dperm::SvrgFixedEpochs(pf, q.beta, q.solver_tolerance, q.iterations, rng2);
+      Eigen::VectorXd b2 = dperm::ObjectiveNoise(rng2, q.dim, q.mechanism_fields.Get(dperm::kObjectiveNoise));
+      dperm::PerturbedObjective pf(*prob.f, q.mechanism_fields.Get(dperm::kObjectiveLambda), b2);
+      dperm::SvrgResult sv = dperm::SvrgFixedEpochs(pf, q.beta, q.mechanism_fields.Get(dperm::kSolverTolerance), q.iterations, rng2);
       ASSERT_TRUE(sv.certified);
       Eigen::VectorXd exact2 = NewtonMinimiser(*prob.f_total, b2 / n);
-      worst_approx = std::max(worst_approx, (sv.w - exact2).norm() / q.certificate_radius);
+      worst_approx = std::max(worst_approx, (sv.w - exact2).norm() / q.mechanism_fields.Get(dperm::kCertificateRadius));
     }
     EXPECT_LE(worst, 1 + 1e-6) << "l2=" << l2;
     EXPECT_LE(worst_approx, 0.5 * (1 + 1e-6)) << "l2=" << l2;

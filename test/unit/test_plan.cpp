@@ -548,6 +548,23 @@ TEST(PlanJson, CarriesNumbers) {
   EXPECT_NE(json.find("\"loss\":\"huber\""), std::string::npos);
 }
 
+// A mechanism's own figures (Plan::mechanism_fields) reach PlanJson by name
+// alone, in the order set; setting a key again replaces it; an unset figure
+// reads 0 and is not printed.
+TEST(PlanJson, PrintsMechanismFieldsGenerically) {
+  Plan p = PlanRelease(Opts(1, 1e-6, 0.1), LossKind::kLogistic, 500, 3);
+  EXPECT_TRUE(p.mechanism_fields.items().empty());  // output_gd has none
+  EXPECT_EQ(p.mechanism_fields.Get("no_such_figure"), 0);
+  p.mechanism_fields.Set("first_figure", 0.25);
+  p.mechanism_fields.Set("second_figure", 3);
+  p.mechanism_fields.Set("first_figure", 0.5);
+  EXPECT_EQ(p.mechanism_fields.Get("first_figure"), 0.5);
+  std::string json = dperm::PlanJson(p);
+  EXPECT_NE(json.find("\"first_figure\":0.5,\"second_figure\":3,"), std::string::npos) << json;
+  EXPECT_EQ(json.find("\"first_figure\":0.25"), std::string::npos) << json;
+  EXPECT_EQ(json.find("no_such_figure"), std::string::npos) << json;
+}
+
 }  // namespace
 
 // Without an `algorithm` option PlanRelease picks by (regulariser, delta) as

@@ -14,6 +14,7 @@
 #include <cstdio>
 
 #include "dperm/mechanism.hpp"
+#include "dperm/objective_perturbation.hpp"
 #include "dperm/options.hpp"
 #include "dperm/plan.hpp"
 #include "dperm/svrg_common.hpp"
@@ -44,7 +45,7 @@ double UnroundedSigma(const Plan& p) {
     s.steps = p.noisy_steps;
     s.snapshot_sensitivity = 2 * p.L / double(p.n);
     s.row_range = dperm::SvrgRowRange(p);
-    return dperm::SvrgCalibrateSigma(s, p.noise_fraction, p.options.epsilon, p.options.delta);
+    return dperm::SvrgCalibrateSigma(s, p.mechanism_fields.Get(dperm::kNoiseFraction), p.options.epsilon, p.options.delta);
   }
   const double base = p.sensitivity - p.rounding_inflation;
   return p.noise_scale * base / p.sensitivity;
@@ -72,7 +73,7 @@ TEST(SnappingCost, BankAndWinePlansWithinOnePercent) {
         // is far below the displacement b causes along the objective's
         // flattest direction, sigma/(n mu_P) (mu_P = 2 lambda + l2).
         ASSERT_GT(p.grid, 0.0);
-        const double displacement = p.objective_noise / (double(shape.n) * (2 * p.objective_lambda + p.mu));
+        const double displacement = p.mechanism_fields.Get(dperm::kObjectiveNoise) / (double(shape.n) * (2 * p.mechanism_fields.Get(dperm::kObjectiveLambda) + p.mu));
         std::printf("[ info ] %s objective l2=%g: output noise / b's displacement = %.2e\n", shape.name, l2,
                     p.noise_scale / displacement);
         EXPECT_LT(p.noise_scale, 0.01 * displacement);
