@@ -9,6 +9,7 @@
 #include "boundary.hpp"
 
 extern "C" {
+#include "executor/spi.h"
 #include "nodes/pg_list.h"
 #include "utils/jsonb.h"
 }
@@ -87,6 +88,13 @@ int PinInternalSearchPath();
 void RunInternalSql(Oid role, bool restricted, const char* sql, int nargs, Oid* types,
                     Datum* args, const char* nulls, int expected, bool read_only,
                     bool allow_parallel = false);
+
+// RunInternalSql for a statement run many times (dperm.train's passes): the
+// first call prepares `sql` into *plan (nullptr before), a generic plan in
+// the SPI connection's memory; every call executes *plan, planning nothing.
+void RunInternalPlan(Oid role, bool restricted, SPIPlanPtr* plan, const char* sql, int nargs,
+                     Oid* types, Datum* args, int expected, bool read_only,
+                     bool allow_parallel);
 
 // RunInternalSql as the bootstrap superuser, for dperm's own catalog.
 void RunAsCatalogOwner(const char* sql, int nargs, Oid* types, Datum* args, const char* nulls,
