@@ -99,10 +99,9 @@ class PassObjective final : public Objective {
 // and gradients (output_gd, dp_gd, dp_accmd), so that it can stream.
 bool SupportsStreaming(Algorithm algorithm);
 
-// The plan of a streaming release: PlanRelease, except that when no
-// algorithm is given and the in-memory default cannot stream (bolton, for
-// l2 > 0) the default is output_gd, whose tight contraction needs few passes.
-// Throws (feature not supported) for a named algorithm that cannot stream.
+// The plan of a streaming release: PlanRelease for a named algorithm
+// (throws, feature not supported, for one that cannot stream), else
+// PlanStreamingDefault (train.hpp: passes that do not grow with n).
 Plan PlanStreamingRelease(const Options& options, LossKind loss, int64_t n, int d);
 
 // Trains by the plan, every gradient a pass of `runner`; *passes is set to

@@ -181,17 +181,7 @@ Plan PlanStreamingRelease(const Options& options, LossKind loss, int64_t n, int 
                   "or pass mode => 'in_memory' if the rows fit in dperm.max_buffer.");
     return PlanRelease(options, loss, n, d);
   }
-  std::string why;
-  Algorithm a = DefaultAlgorithm(loss, options, n, d, &why);
-  if (SupportsStreaming(a)) return PlanRelease(options, loss, n, d);
-  Options chosen = options;
-  chosen.algorithm = Algorithm::kOutputGd;
-  chosen.has_algorithm = true;
-  Plan p = MechanismFor(chosen.algorithm).MakePlan(chosen, loss, n, d);
-  p.algorithm_rule = std::string("default for ") + LossName(loss) +
-                     " in streaming mode with l2 > 0: output_gd (bolton reads rows one by "
-                     "one; output_gd's tight contraction needs few passes)";
-  return p;
+  return PlanStreamingDefault(options, loss, n, d);
 }
 
 std::vector<double> TrainStreaming(const Plan& plan, PassRunner& runner, SecureRng& rng,
