@@ -79,8 +79,15 @@ ErrorData* RunPassGuarded(const PassQuery* q, const double* w, int dim, bool wit
     int level = NewGUCNestLevel();
     set_config_option("dperm.internal_pass", "on", PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE,
                       true, 0, false);
-    RunInternalPlan(q->reader, true, q->plan, q->sql, 2, types, args, SPI_OK_SELECT, true,
-                    /*allow_parallel=*/true);
+    // One generic plan for every pass; not on a Citus table, whose planner
+    // cannot distribute a generic plan's parameters (each pass is planned
+    // with its values there, as the test/citus.sh passes check).
+    if (q->sign)
+      RunInternalSql(q->reader, true, q->sql, 2, types, args, nullptr, SPI_OK_SELECT, true,
+                     /*allow_parallel=*/true);
+    else
+      RunInternalPlan(q->reader, true, q->plan, q->sql, 2, types, args, SPI_OK_SELECT, true,
+                      /*allow_parallel=*/true);
     AtEOXact_GUC(true, level);
     if (SPI_processed != 1) elog(ERROR, "dperm: a streaming pass returned no row");
     bool isnull;
