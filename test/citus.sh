@@ -142,7 +142,7 @@ coord -c "CREATE TABLE pass_key AS SELECT '$key'::text AS key"
 plan=$(coord -c "SET citus.coordinator_aggregation_strategy = 'disabled'" -c "
   EXPLAIN (VERBOSE, COSTS OFF)
   SELECT dperm.pass_logreg(features::pg_catalog.float8[], label::pg_catalog.bool,
-                           '{0,0,0,0,0}'::pg_catalog.float8[], '{0,4,1,1,1,0,1}'::pg_catalog.float8[])
+                           '{0,0,0,0,0}'::pg_catalog.float8[], '{0,4,1,1,1,0,1,1}'::pg_catalog.float8[])
     FROM public.pts")
 grep -q "worker_partial_agg('dperm.pass_logreg" <<<"$plan" || fail "no worker_partial_agg in: $plan"
 grep -q "coord_combine_agg" <<<"$plan" || fail "no coord_combine_agg in: $plan"
@@ -152,7 +152,7 @@ echo "ok: the pass query runs worker_partial_agg on 4 shards and coord_combine_a
 # (b) One pass's exact sums: over the local copy inside a superuser's
 # dperm.internal_pass, over the distributed table under a signed spec
 # (transitions on the workers). Equal to 1e-9 relative.
-wp="'{0.3,-0.2,0.1,0.05,-0.1}'::float8[]"; spec="'{0,4,1,1,1,0,1}'::float8[]"
+wp="'{0.3,-0.2,0.1,0.05,-0.1}'::float8[]"; spec="'{0,4,1,1,1,0,1,1}'::float8[]"
 signed=$(coord -c "SELECT signed_spec($spec, $wp, extract(epoch FROM now()) + 600, key) FROM pass_key")
 dist=$(coord -c "SET citus.coordinator_aggregation_strategy = 'disabled'" \
              -c "SELECT dperm.pass_logreg(features, label, $wp, '$signed') FROM pts")

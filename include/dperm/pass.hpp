@@ -30,6 +30,10 @@ struct PassSpec {
   double huber_delta = 1;   // the plan's effective huber_delta
   double target_bound = 1;  // Huber targets are clipped to [-B, B] (rows.hpp)
   int classes = 0;  // softmax: K; 0 for binary models
+  // Whether the pass sums the loss values too. Gradient-only passes (every
+  // pass of output_gd, dp_gd and dp_accmd) skip the loss's exp/log per row
+  // and leave the loss sum 0.
+  bool with_loss = true;
   // Model coordinates: max(K, 1) (d + fit_intercept).
   int dim() const;
 };
@@ -39,11 +43,13 @@ PassSpec PassSpecFor(const Plan& plan);
 
 // The spec as the float8[] the per-pass aggregates take, and back (false
 // when the values are not a valid spec).
-const int kPassSpecSize = 7;
+const int kPassSpecSize = 8;
+const int kPassSpecIndexWithLoss = 7;  // where EncodePassSpec puts with_loss
 void EncodePassSpec(const PassSpec& spec, double* out);
 bool DecodePassSpec(const double* in, int size, PassSpec* spec);
 
-// A pass's state: [rows, loss sum, gradient sum (dim values)].
+// A pass's state: [rows, loss sum (0 unless spec.with_loss), gradient sum
+// (dim values)].
 inline int PassStateSize(const PassSpec& spec) { return 2 + spec.dim(); }
 
 // Adds one training row to `state`: x holds the d features already clipped
@@ -60,7 +66,8 @@ void PassCombine(double* into, const double* from, int size) noexcept;
 class PassRunner {
  public:
   virtual ~PassRunner() = default;
-  virtual void Run(const Eigen::VectorXd& w, double* state) = 0;
+  // with_loss: whether the caller needs the loss sum (state[1]).
+  virtual void Run(const Eigen::VectorXd& w, bool with_loss, double* state) = 0;
 };
 
 // The regularised empirical risk F of the plan, every loss value or
@@ -80,7 +87,7 @@ class PassObjective final : public Objective {
 
  private:
   // One pass at w into state_, checked to have read all n rows.
-  void Pass(const Eigen::VectorXd& w) const;
+  void Pass(const Eigen::VectorXd& w, bool with_loss) const;
   PassSpec spec_;
   Eigen::Index n_;
   PassRunner* runner_;
@@ -92,10 +99,9 @@ class PassObjective final : public Objective {
 // and gradients, so that it can stream (AlgorithmSpec::streams).
 bool SupportsStreaming(Algorithm algorithm);
 
-// The plan of a streaming release: PlanRelease, except that when no
-// algorithm is given and the in-memory default cannot stream (bolton, for
-// l2 > 0) the default is output_gd, whose tight contraction needs few passes.
-// Throws (feature not supported) for a named algorithm that cannot stream.
+// The plan of a streaming release: PlanRelease for a named algorithm
+// (throws, feature not supported, for one that cannot stream), else
+// PlanStreamingDefault (train.hpp: passes that do not grow with n).
 Plan PlanStreamingRelease(const Options& options, LossKind loss, int64_t n, int d);
 
 // Trains by the plan, every gradient a pass of `runner`; *passes is set to

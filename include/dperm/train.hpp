@@ -30,6 +30,19 @@ Algorithm DefaultAlgorithm(LossKind loss, const Options& options, int64_t n, int
 // features.
 Plan PlanRelease(const Options& options, LossKind loss, int64_t n, int d);
 
+// Streaming mode (dperm.train, issue 12 item 3): every iteration is a pass
+// over the relation, so the default's number of passes must not grow with
+// n. The default plan when no algorithm is given:
+//   l1 > 0            -> dp_gd
+//   l2 > 0            -> output_gd (bolton and objective read rows one by
+//                        one; output_gd's tight contraction needs few passes)
+//   l2 = 0, delta > 0 -> dp_gd
+//   l2 = 0, delta = 0 -> output_gd
+// with, unless `iterations` is given, T = min(the algorithm's own rule,
+// kStreamingMaxPasses); the plan's noise follows its T as for any given T.
+const int64_t kStreamingMaxPasses = 100;
+Plan PlanStreamingDefault(const Options& options, LossKind loss, int64_t n, int d);
+
 // The plan's objective over rows viewed in place (n rows of stride d + 1,
 // the d clipped features followed by the label or class index).
 std::unique_ptr<Objective> MakeObjective(const Plan& plan, const double* rows);

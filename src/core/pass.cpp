@@ -53,6 +53,7 @@ void EncodePassSpec(const PassSpec& s, double* out) {
   out[4] = s.huber_delta;
   out[5] = s.classes;
   out[6] = s.target_bound;
+  out[kPassSpecIndexWithLoss] = s.with_loss ? 1 : 0;
 }
 
 bool DecodePassSpec(const double* in, int size, PassSpec* s) {
@@ -64,6 +65,7 @@ bool DecodePassSpec(const double* in, int size, PassSpec* s) {
   if (in[2] != 0 && in[2] != 1) return false;
   if (!(in[3] > 0) || !(in[4] > 0) || !(in[6] > 0)) return false;
   if (in[5] < 0 || in[5] > kMaxSpecDim || in[5] != std::floor(in[5])) return false;
+  if (in[kPassSpecIndexWithLoss] != 0 && in[kPassSpecIndexWithLoss] != 1) return false;
   s->loss = static_cast<LossKind>(static_cast<int>(in[0]));
   s->d = static_cast<int>(in[1]);
   s->fit_intercept = in[2] == 1;
@@ -71,6 +73,7 @@ bool DecodePassSpec(const double* in, int size, PassSpec* s) {
   s->huber_delta = in[4];
   s->classes = static_cast<int>(in[5]);
   s->target_bound = in[6];
+  s->with_loss = in[kPassSpecIndexWithLoss] == 1;
   if ((s->loss == LossKind::kSoftmax) != (s->classes >= 2)) return false;
   double dim = (in[1] + in[2]) * std::max(in[5], 1.0);
   return dim >= 1 && dim <= kMaxSpecDim;
@@ -84,14 +87,14 @@ void PassAddRow(const PassSpec& s, const double* w, const double* x, double labe
     case LossKind::kLogistic: {
       const LogisticLoss f;
       double m = Margin(s, w, x);
-      state[1] += f.Value(m, label);
+      if (s.with_loss) state[1] += f.Value(m, label);
       AddScaledRow(s, f.Derivative(m, label), x, grad);
       break;
     }
     case LossKind::kHuber: {
       const HuberLoss f(s.huber_delta);
       double m = Margin(s, w, x);
-      state[1] += f.Value(m, label);
+      if (s.with_loss) state[1] += f.Value(m, label);
       AddScaledRow(s, f.Derivative(m, label), x, grad);
       break;
     }
@@ -101,11 +104,13 @@ void PassAddRow(const PassSpec& s, const double* w, const double* x, double labe
       const int per_class = s.d + (s.fit_intercept ? 1 : 0);
       const int y = static_cast<int>(label);
       for (int k = 0; k < s.classes; k++) scratch[k] = Margin(s, w + k * per_class, x);
-      double top = scratch[0];
-      for (int k = 1; k < s.classes; k++) top = std::max(top, scratch[k]);
-      double sum = 0;
-      for (int k = 0; k < s.classes; k++) sum += std::exp(scratch[k] - top);
-      state[1] += top + std::log(sum) - scratch[y];
+      if (s.with_loss) {
+        double top = scratch[0];
+        for (int k = 1; k < s.classes; k++) top = std::max(top, scratch[k]);
+        double sum = 0;
+        for (int k = 0; k < s.classes; k++) sum += std::exp(scratch[k] - top);
+        state[1] += top + std::log(sum) - scratch[y];
+      }
       SoftmaxInPlace(scratch, s.classes);
       scratch[y] -= 1;
       for (int k = 0; k < s.classes; k++) AddScaledRow(s, scratch[k], x, grad + k * per_class);
@@ -125,10 +130,10 @@ PassObjective::PassObjective(const Plan& plan, PassRunner& runner)
       runner_(&runner),
       state_(PassStateSize(spec_)) {}
 
-void PassObjective::Pass(const Eigen::VectorXd& w) const {
+void PassObjective::Pass(const Eigen::VectorXd& w, bool with_loss) const {
   CheckInterrupt();
   std::fill(state_.begin(), state_.end(), 0.0);
-  runner_->Run(w, state_.data());
+  runner_->Run(w, with_loss, state_.data());
   passes_++;
   // Every pass reads the rows of one snapshot, the n the plan was made for.
   if (state_[0] != static_cast<double>(n_))
@@ -140,12 +145,12 @@ void PassObjective::Pass(const Eigen::VectorXd& w) const {
 }
 
 double PassObjective::LossValue(const Eigen::VectorXd& w) const {
-  Pass(w);
+  Pass(w, true);
   return state_[1] / static_cast<double>(n_);
 }
 
 Eigen::VectorXd PassObjective::LossGradient(const Eigen::VectorXd& w) const {
-  Pass(w);
+  Pass(w, false);  // a gradient-only pass: no loss value per row
   Eigen::VectorXd grad = Eigen::Map<const Eigen::VectorXd>(state_.data() + 2, dim());
   grad /= static_cast<double>(n_);
   return grad;
@@ -175,17 +180,7 @@ Plan PlanStreamingRelease(const Options& options, LossKind loss, int64_t n, int 
                       "fit in dperm.max_buffer.");
     return PlanRelease(options, loss, n, d);
   }
-  std::string why;
-  Algorithm a = DefaultAlgorithm(loss, options, n, d, &why);
-  if (SupportsStreaming(a)) return PlanRelease(options, loss, n, d);
-  Options chosen = options;
-  chosen.algorithm = Algorithm::kOutputGd;
-  chosen.has_algorithm = true;
-  Plan p = PlanFor(chosen.algorithm, chosen, loss, n, d);
-  p.algorithm_rule = std::string("default for ") + LossName(loss) +
-                     " in streaming mode with l2 > 0: output_gd (bolton reads rows one by "
-                     "one; output_gd's tight contraction needs few passes)";
-  return p;
+  return PlanStreamingDefault(options, loss, n, d);
 }
 
 std::vector<double> TrainStreaming(const Plan& plan, PassRunner& runner, SecureRng& rng,

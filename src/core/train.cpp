@@ -72,6 +72,43 @@ Plan PlanRelease(const Options& options, LossKind loss, int64_t n, int d) {
   return p;
 }
 
+Plan PlanStreamingDefault(const Options& options, LossKind loss, int64_t n, int d) {
+  Options chosen = options;
+  std::string rule;
+  if (options.l1 > 0) {
+    chosen.algorithm = Algorithm::kDpGd;
+    rule = "l1 > 0: dp_gd, the proximal method (as in memory)";
+  } else if (options.l2 > 0) {
+    chosen.algorithm = Algorithm::kOutputGd;
+    rule = "l2 > 0: output_gd (bolton and objective read rows one by one; output_gd's "
+           "tight contraction needs few passes)";
+  } else if (options.delta > 0) {
+    chosen.algorithm = Algorithm::kDpGd;
+    rule = "l2 = 0 and delta > 0: dp_gd (as in memory)";
+  } else {
+    chosen.algorithm = Algorithm::kOutputGd;
+    rule = "l2 = 0 and delta = 0: output_gd (pure epsilon-DP, as in memory)";
+  }
+  chosen.has_algorithm = true;
+  Plan p = PlanFor(chosen.algorithm, chosen, loss, n, d);
+  // The cap: a public constant, so the passes do not grow with n. Privacy
+  // holds for every T -- each mechanism calibrates its noise (output_gd's
+  // sensitivity, dp_gd's per-step sigma) to the T it runs, as for a given
+  // `iterations`; a smaller T only trades optimisation error for less noise.
+  if (options.iterations <= 0 && p.iterations > kStreamingMaxPasses) {
+    const int64_t own = p.iterations;
+    const std::string own_rule = p.iterations_rule;
+    chosen.iterations = kStreamingMaxPasses;
+    p = PlanFor(chosen.algorithm, chosen, loss, n, d);
+    p.iterations_rule = "streaming: min(" + own_rule + " = " + std::to_string(own) + ", " +
+                        std::to_string(kStreamingMaxPasses) + " passes)";
+  }
+  p.algorithm_rule = std::string("default for ") + LossName(loss) + " in streaming mode with " +
+                     rule + "; at most " + std::to_string(kStreamingMaxPasses) +
+                     " passes whatever n (README, Streaming)";
+  return p;
+}
+
 namespace {
 
 // A LinearObjective that owns its loss (the holder base is built first).

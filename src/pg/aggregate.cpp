@@ -26,6 +26,7 @@
 
 extern "C" {
 #include "catalog/pg_type.h"
+#include "nodes/primnodes.h"
 #include "port.h"
 #include "utils/array.h"
 #include "utils/guc.h"
@@ -55,6 +56,8 @@ struct RowState {
   Options options;
   int32 deferred;      // DeferredError
   int32 deferred_dim;  // the offending row's dimension
+  bool stable_options; // the options argument is a constant or parameter: the
+                       // same for every row, so compared on the first row only
   bool impute;         // dperm.train: rows with NULLs are imputed, never skipped
   bool reports;        // counts its rows in dperm.progress (StartProgress)
   uint64 progress;     // the dperm.progress row it began itself, or 0
@@ -125,6 +128,16 @@ void StartProgress(MemoryContext context, RowState* st, Oid relid) {
   ProgressSetPassesPlanned(1);  // the rows are read once, then trained on in memory
   ProgressSetPhase(ProgressPhase::kReadingRows);
   ProgressStartPass();
+}
+
+// Whether the aggregate's options argument (its third) is a constant or a
+// query parameter, hence the same value for every row of the aggregate.
+bool OptionsArgumentIsConstant(FunctionCallInfo fcinfo) {
+  Aggref* aggref = AggGetAggref(fcinfo);
+  if (aggref == nullptr || list_length(aggref->args) < 3) return false;
+  Node* arg = reinterpret_cast<Node*>(static_cast<TargetEntry*>(list_nth(aggref->args, 2))->expr);
+  return IsA(arg, Const) ||
+         (IsA(arg, Param) && reinterpret_cast<Param*>(arg)->paramkind == PARAM_EXTERN);
 }
 
 bool SameOptions(const Jsonb* a, const Jsonb* b) {
@@ -237,8 +250,9 @@ Datum Transition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule,
     List* relids = RangeTableRelations(fcinfo);
     RefuseCitusRelations(relids, name);
     st = NewState(context, loss, options);
+    st->stable_options = OptionsArgumentIsConstant(fcinfo);
     StartProgress(context, st, relids == NIL ? InvalidOid : linitial_oid(relids));
-  } else if (!SameOptions(st->options_raw, options)) {
+  } else if (!st->stable_options && !SameOptions(st->options_raw, options)) {
     Defer(st, kOptionsDiffer, 0);
   }
   if (st->reports) {

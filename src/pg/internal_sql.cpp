@@ -29,40 +29,76 @@ int PinInternalSearchPath() {
   return level;
 }
 
-void RunInternalSql(Oid role, const char* sql, int nargs, Oid* types,
-                    Datum* args, const char* nulls, int expected, bool read_only,
-                    bool allow_parallel) {
+namespace {
+
+// The identity and settings RunInternalSql and RunInternalPlan run under.
+struct InternalScope {
   Oid saved_user;
   int saved_context;
-  GetUserIdAndSecContext(&saved_user, &saved_context);
+  bool parallel;
+  int level;
+};
+
+InternalScope EnterInternal(Oid role, bool allow_parallel) {
+  InternalScope s;
+  GetUserIdAndSecContext(&s.saved_user, &s.saved_context);
   // One set of flags for every identity switch: SECURITY_RESTRICTED_OPERATION,
   // as VACUUM and ANALYZE use when they run a table owner's code: no SET
   // ROLE, no temporary objects, no lasting settings from whatever the
   // statement's objects execute, whoever `role` is.
-  SetUserIdAndSecContext(role, saved_context | SECURITY_LOCAL_USERID_CHANGE |
+  SetUserIdAndSecContext(role, s.saved_context | SECURITY_LOCAL_USERID_CHANGE |
                                    SECURITY_RESTRICTED_OPERATION);
   // In parallel mode (a final function under a parallel plan: the
   // `dataset` check) PostgreSQL forbids setting parameters, and no new
   // parallel plan can start anyway; the statements dperm runs there spell
   // every name with its schema, which the pinned path only backs up.
-  bool parallel = IsInParallelMode();
-  int level = parallel ? 0 : PinInternalSearchPath();
+  s.parallel = IsInParallelMode();
+  s.level = s.parallel ? 0 : PinInternalSearchPath();
   // Serial plans only: the release context (g_release) lives in this
   // backend, and a parallel worker running the final function would not see
   // it. Streaming passes may go parallel: their aggregates read only their
   // arguments and dperm.internal_pass, which workers inherit.
-  if (!parallel) {
+  if (!s.parallel) {
     if (!allow_parallel)
       set_config_option("max_parallel_workers_per_gather", "0", PGC_USERSET, PGC_S_SESSION,
                         GUC_ACTION_SAVE, true, 0, false);
     set_config_option("force_parallel_mode", "off", PGC_USERSET, PGC_S_SESSION,
                       GUC_ACTION_SAVE, true, 0, false);
   }
-  // On an error the transaction's abort restores the identity and settings.
+  return s;
+}
+
+// On an error the transaction's abort restores the identity and settings.
+void LeaveInternal(const InternalScope& s) {
+  if (!s.parallel) AtEOXact_GUC(true, s.level);
+  SetUserIdAndSecContext(s.saved_user, s.saved_context);
+}
+
+}  // namespace
+
+void RunInternalSql(Oid role, const char* sql, int nargs, Oid* types,
+                    Datum* args, const char* nulls, int expected, bool read_only,
+                    bool allow_parallel) {
+  InternalScope scope = EnterInternal(role, allow_parallel);
   if (SPI_execute_with_args(sql, nargs, types, args, nulls, read_only, 0) != expected)
     elog(ERROR, "dperm: could not run \"%s\"", sql);
-  if (!parallel) AtEOXact_GUC(true, level);
-  SetUserIdAndSecContext(saved_user, saved_context);
+  LeaveInternal(scope);
+}
+
+void RunInternalPlan(Oid role, SPIPlanPtr* plan, const char* sql, int nargs,
+                     Oid* types, Datum* args, int expected, bool read_only,
+                     bool allow_parallel) {
+  InternalScope scope = EnterInternal(role, allow_parallel);
+  if (*plan == nullptr) {
+    // Planned once, under the identity and settings of every execution; a
+    // generic plan, so that no execution plans again for its parameters.
+    *plan = SPI_prepare_cursor(sql, nargs, types,
+                               CURSOR_OPT_PARALLEL_OK | CURSOR_OPT_GENERIC_PLAN);
+    if (*plan == nullptr) elog(ERROR, "dperm: could not prepare \"%s\"", sql);
+  }
+  if (SPI_execute_plan(*plan, args, nullptr, read_only, 0) != expected)
+    elog(ERROR, "dperm: could not run \"%s\"", sql);
+  LeaveInternal(scope);
 }
 
 void RunAsCatalogOwner(const char* sql, int nargs, Oid* types, Datum* args, const char* nulls,

@@ -4,6 +4,10 @@
 
 #include "boundary.hpp"
 
+extern "C" {
+#include "executor/spi.h"
+}
+
 namespace dperm::pg {
 
 // search_path of every statement dperm runs internally: "pg_catalog, pg_temp".
@@ -22,6 +26,12 @@ int PinInternalSearchPath();
 void RunInternalSql(Oid role, const char* sql, int nargs, Oid* types,
                     Datum* args, const char* nulls, int expected, bool read_only,
                     bool allow_parallel = false);
+
+// RunInternalSql for a statement run many times (dperm.train's passes): the
+// first call prepares `sql` into *plan (nullptr before), a generic plan in
+// the SPI connection's memory; every call executes *plan, planning nothing.
+void RunInternalPlan(Oid role, SPIPlanPtr* plan, const char* sql, int nargs, Oid* types,
+                     Datum* args, int expected, bool read_only, bool allow_parallel);
 
 // RunInternalSql as the bootstrap superuser, for dperm's own catalog.
 void RunAsCatalogOwner(const char* sql, int nargs, Oid* types, Datum* args, const char* nulls,

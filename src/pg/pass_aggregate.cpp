@@ -66,8 +66,12 @@ ArrayType* NewState(MemoryContext context, int n) {
   return a;
 }
 
-// Per-call-site cache: the features buffer and softmax scratch.
+// Per-call-site cache: the decoded spec, the features buffer and softmax
+// scratch. Every row of a pass repeats the spec, so it is decoded once a
+// pass (the raw values are compared instead).
 struct PassCache {
+  double spec_values[kPassSpecSize];
+  PassSpec spec;
   int d;
   int classes;
   int dim;  // model coordinates (d, classes and fit_intercept)
@@ -150,7 +154,6 @@ Datum PassTransition(FunctionCallInfo fcinfo, LossKind loss, PassLabel rule) {
     RefuseOutsideTrain("They return exact, non-private gradient sums.",
                        "Train with dperm.train(relation, features, label, loss, options).");
   if (PG_ARGISNULL(0) || PG_ARGISNULL(3) || PG_ARGISNULL(4)) BadArgument("state, model or spec");
-  PassSpec spec;
   int spec_size = 0, w_size = 0;
   // The spec: kPassSpecSize values, then a pass token when dperm.train
   // signed the pass (a Citus table).
@@ -159,12 +162,20 @@ Datum PassTransition(FunctionCallInfo fcinfo, LossKind loss, PassLabel rule) {
   if (!g_internal_pass && (spec_values == nullptr || !has_token))
     RefuseOutsideTrain("They return exact, non-private gradient sums.",
                        "Train with dperm.train(relation, features, label, loss, options).");
-  if (spec_values == nullptr || (spec_size != kPassSpecSize && !has_token) ||
-      !DecodePassSpec(spec_values, kPassSpecSize, &spec) || spec.loss != loss)
-    BadArgument("spec");
+  if (spec_values == nullptr || (spec_size != kPassSpecSize && !has_token)) BadArgument("spec");
+  PassCache* cache = static_cast<PassCache*>(fcinfo->flinfo->fn_extra);
+  if (cache == nullptr ||
+      memcmp(cache->spec_values, spec_values, sizeof(double) * kPassSpecSize) != 0) {
+    PassSpec decoded;
+    if (!DecodePassSpec(spec_values, kPassSpecSize, &decoded) || decoded.loss != loss)
+      BadArgument("spec");
+    cache = CacheFor(fcinfo, decoded);
+    memcpy(cache->spec_values, spec_values, sizeof(double) * kPassSpecSize);
+    cache->spec = decoded;
+  }
+  const PassSpec& spec = cache->spec;
   const double* w = PlainFloat8s(PG_GETARG_ARRAYTYPE_P(3), &w_size);
   if (w == nullptr || w_size != spec.dim()) BadArgument("model");
-  PassCache* cache = CacheFor(fcinfo, spec);
   if (!g_internal_pass) CheckSignedPass(cache, spec, spec_values, spec_values + kPassSpecSize, w);
   const int size = PassStateSize(spec);
 

@@ -47,8 +47,8 @@ struct PgPassError {
 struct PassQuery {
   Oid reader;
   const char* sql;
-  Datum spec;            // float8[] (kPassSpecSize values)
-  const double* spec_values;  // the same values; signed per pass when `sign`
+  SPIPlanPtr* plan;      // sql prepared by the first pass, run by every pass
+  double* spec_values;   // kPassSpecSize values; with_loss set per pass
   bool sign;             // a Citus table: each pass carries a token for its w
   int state_size;
   MemoryContext scratch; // reset after every pass
@@ -58,14 +58,16 @@ struct PassQuery {
 // Runs one pass at w (dim values) and copies its sums to `state`. Returns
 // nullptr, or the copied error of a pass that failed. No C++ object lives
 // in this frame, so the longjmp of a PostgreSQL error skips no destructor.
-ErrorData* RunPassGuarded(const PassQuery* q, const double* w, int dim, double* state) {
+ErrorData* RunPassGuarded(const PassQuery* q, const double* w, int dim, bool with_loss,
+                          double* state) {
   ErrorData* volatile error = nullptr;
   MemoryContext volatile caller = CurrentMemoryContext;
   PG_TRY();
   {
     MemoryContextSwitchTo(q->scratch);
     Oid types[2] = {FLOAT8ARRAYOID, FLOAT8ARRAYOID};
-    Datum args[2] = {Float8ArrayDatum(w, dim), q->spec};
+    q->spec_values[kPassSpecIndexWithLoss] = with_loss ? 1 : 0;
+    Datum args[2] = {Float8ArrayDatum(w, dim), Float8ArrayDatum(q->spec_values, kPassSpecSize)};
     if (q->sign) {  // the spec, then this pass's token (citus.cpp)
       double signed_spec[kPassSpecSize + kPassTokenSize];
       memcpy(signed_spec, q->spec_values, sizeof(double) * kPassSpecSize);
@@ -77,8 +79,15 @@ ErrorData* RunPassGuarded(const PassQuery* q, const double* w, int dim, double* 
     int level = NewGUCNestLevel();
     set_config_option("dperm.internal_pass", "on", PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE,
                       true, 0, false);
-    RunInternalSql(q->reader, q->sql, 2, types, args, nullptr, SPI_OK_SELECT, true,
-                   /*allow_parallel=*/true);
+    // One generic plan for every pass; not on a Citus table, whose planner
+    // cannot distribute a generic plan's parameters (each pass is planned
+    // with its values there, as the test/citus.sh passes check).
+    if (q->sign)
+      RunInternalSql(q->reader, q->sql, 2, types, args, nullptr, SPI_OK_SELECT, true,
+                     /*allow_parallel=*/true);
+    else
+      RunInternalPlan(q->reader, q->plan, q->sql, 2, types, args, SPI_OK_SELECT, true,
+                      /*allow_parallel=*/true);
     AtEOXact_GUC(true, level);
     if (SPI_processed != 1) elog(ERROR, "dperm: a streaming pass returned no row");
     bool isnull;
@@ -112,8 +121,9 @@ ErrorData* RunPassGuarded(const PassQuery* q, const double* w, int dim, double* 
 class SpiPassRunner final : public PassRunner {
  public:
   explicit SpiPassRunner(const PassQuery* query) : query_(query) {}
-  void Run(const Eigen::VectorXd& w, double* state) override {
-    ErrorData* error = RunPassGuarded(query_, w.data(), static_cast<int>(w.size()), state);
+  void Run(const Eigen::VectorXd& w, bool with_loss, double* state) override {
+    ErrorData* error =
+        RunPassGuarded(query_, w.data(), static_cast<int>(w.size()), with_loss, state);
     if (error != nullptr) throw PgPassError{error};
   }
 
@@ -156,7 +166,8 @@ Datum TrainStreamingRelease(const StreamingRequest& r, bool* isnull) {
   PassQuery query;
   query.reader = r.reader;
   query.sql = r.pass_sql;
-  query.spec = Float8ArrayDatum(spec_values, dperm::kPassSpecSize);
+  SPIPlanPtr pass_plan = nullptr;  // in the SPI connection's memory, freed with it
+  query.plan = &pass_plan;
   query.spec_values = spec_values;
   query.sign = r.sign_passes;
   query.state_size = dperm::PassStateSize(spec);

@@ -42,7 +42,8 @@ class MemoryRunner final : public dperm::PassRunner {
  public:
   MemoryRunner(const PassSpec& spec, const std::vector<double>& rows, int n)
       : spec_(spec), rows_(rows), n_(n), scratch_(std::max(spec.classes, 1)) {}
-  void Run(const Eigen::VectorXd& w, double* state) override {
+  void Run(const Eigen::VectorXd& w, bool with_loss, double* state) override {
+    spec_.with_loss = with_loss;
     for (int i = 0; i < n_; i++) {
       const double* row = &rows_[static_cast<size_t>(i) * (spec_.d + 1)];
       dperm::PassAddRow(spec_, w.data(), row, row[spec_.d], state, scratch_.data());
@@ -128,17 +129,51 @@ TEST(Pass, SpecRoundTripsAndRejectsBadValues) {
   EXPECT_EQ(back.huber_delta, 0.5);
   EXPECT_EQ(back.target_bound, 7.5);
   EXPECT_FALSE(dperm::DecodePassSpec(v, dperm::kPassSpecSize - 1, &back));
-  static_assert(dperm::kPassSpecSize == 7, "the specs below list every field");
-  double good[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 1};  // Huber, d = 3
+  EXPECT_TRUE(back.with_loss);
+  s.with_loss = false;
+  dperm::EncodePassSpec(s, v);
+  ASSERT_TRUE(dperm::DecodePassSpec(v, dperm::kPassSpecSize, &back));
+  EXPECT_FALSE(back.with_loss);
+  static_assert(dperm::kPassSpecSize == 8, "the specs below list every field");
+  double good[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 1, 0};  // Huber, d = 3
   EXPECT_TRUE(dperm::DecodePassSpec(good, dperm::kPassSpecSize, &back));
-  double bad[dperm::kPassSpecSize] = {0, 3, 1, 1, 1, 2, 1};  // logistic with classes
+  double bad[dperm::kPassSpecSize] = {0, 3, 1, 1, 1, 2, 1, 1};  // logistic with classes
   EXPECT_FALSE(dperm::DecodePassSpec(bad, dperm::kPassSpecSize, &back));
-  double nan[dperm::kPassSpecSize] = {0, NAN, 1, 1, 1, 0, 1};
+  double nan[dperm::kPassSpecSize] = {0, NAN, 1, 1, 1, 0, 1, 1};
   EXPECT_FALSE(dperm::DecodePassSpec(nan, dperm::kPassSpecSize, &back));
-  double neg[dperm::kPassSpecSize] = {1, 3, 1, -1, 1, 0, 1};
+  double neg[dperm::kPassSpecSize] = {1, 3, 1, -1, 1, 0, 1, 1};
   EXPECT_FALSE(dperm::DecodePassSpec(neg, dperm::kPassSpecSize, &back));
-  double no_bound[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 0};  // target_bound 0
+  double no_bound[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 0, 1};  // target_bound 0
   EXPECT_FALSE(dperm::DecodePassSpec(no_bound, dperm::kPassSpecSize, &back));
+  double half_loss[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 1, 0.5};  // with_loss 0 or 1
+  EXPECT_FALSE(dperm::DecodePassSpec(half_loss, dperm::kPassSpecSize, &back));
+}
+
+// A pass with the loss sums what the in-memory objective's LossValue does; a
+// gradient-only pass leaves the loss sum 0 and sums the same gradient.
+TEST(Pass, GradientOnlyPassSkipsTheLoss) {
+  const int n = 300, d = 4;
+  for (LossKind loss : {LossKind::kLogistic, LossKind::kHuber, LossKind::kSoftmax}) {
+    int classes = loss == LossKind::kSoftmax ? 3 : 0;
+    Options o = Opts(Algorithm::kOutputGd, 0, 0.05, classes, 5);
+    Plan plan = dperm::PlanRelease(o, loss, n, d);
+    std::vector<double> rows = MakeRows(loss, n, d, classes, o.feature_bound);
+    std::unique_ptr<dperm::Objective> mem = dperm::MakeObjective(plan, rows.data());
+    Eigen::VectorXd w = Eigen::VectorXd::LinSpaced(plan.dim, -0.5, 0.7);
+    PassSpec spec = dperm::PassSpecFor(plan);
+    MemoryRunner runner(spec, rows, n);
+    std::vector<double> with(dperm::PassStateSize(spec)), without(with.size());
+    runner.Run(w, true, with.data());
+    runner.Run(w, false, without.data());
+    EXPECT_NEAR(with[1] / n, mem->LossValue(w), 1e-12) << dperm::LossName(loss);
+    EXPECT_GT(with[1], 0) << dperm::LossName(loss);
+    EXPECT_EQ(without[1], 0) << dperm::LossName(loss);
+    Eigen::VectorXd g = mem->LossGradient(w);
+    for (int j = 0; j < plan.dim; j++) {
+      EXPECT_EQ(with[2 + j], without[2 + j]);
+      EXPECT_NEAR(without[2 + j] / n, g[j], 1e-12) << dperm::LossName(loss) << " " << j;
+    }
+  }
 }
 
 TEST(Pass, DefaultsAndRefusals) {

@@ -102,6 +102,35 @@ TEST(ClipRow, RowsAtTheBoundNeverEndAboveIt) {
   }
 }
 
+// Long rows (the fast path's four sums and its tail) with NaN entries: a row
+// inside the bound comes back bit for bit with NaN zeroed, also in the band
+// just under the bound where the fast path defers to the scaled norm
+// (norm within 1e-6 of the bound); a row above it lands on the sphere.
+TEST(ClipRow, LongRowsWithNaNAroundTheFastPathMargin) {
+  std::mt19937_64 gen(23);
+  std::normal_distribution<double> normal(0, 1);
+  for (int d : {4, 7, 42, 50, 1001}) {
+    for (double r : {0.5, 1 - 1e-5, 1 - 2e-6, 1 - 5e-7, 1 - 1e-9, 1 + 1e-9, 1.5}) {
+      std::vector<double> x(d);
+      for (double& v : x) v = normal(gen);
+      x[d / 2] = kNaN;
+      std::vector<double> clean = x;
+      clean[d / 2] = 0;
+      double s = static_cast<double>(Norm(clean));
+      for (double& v : x) v *= 2.5 * r / s;
+      for (double& v : clean) v *= 2.5 * r / s;
+      std::vector<double> y = Clip(x, 2.5);
+      ASSERT_LE(Norm(y), 2.5L) << "d=" << d << " r=" << r;
+      if (r <= 1 - 5e-7) {
+        EXPECT_EQ(y, clean) << "d=" << d << " r=" << r;
+      } else {
+        EXPECT_NEAR(static_cast<double>(Norm(y)), 2.5 * std::min(r, 1.0), 1e-12) << d << " " << r;
+        EXPECT_EQ(y[d / 2], 0.0);
+      }
+    }
+  }
+}
+
 // NaN entries become 0 (and the rest of the row is treated normally).
 TEST(ClipRow, NaNBecomesZero) {
   EXPECT_EQ(Clip({kNaN, 0.5, -0.25}, 1.0), (std::vector<double>{0.0, 0.5, -0.25}));
