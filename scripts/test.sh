@@ -14,7 +14,9 @@ make -s clean
 make -j"$(nproc)" DPERM_WERROR=1 all test/unit/run_unit_tests
 bash test/core_guard.sh
 bash test/check_includes.sh
-script_passed=2
+# The unit tests' high-precision constants against their generator (mpmath).
+/usr/bin/python3 scripts/gen_reference_constants.py --check | tail -1
+script_passed=3
 
 unit_log=$(mktemp)
 make -s unit DPERM_WERROR=1 | tee "$unit_log"
