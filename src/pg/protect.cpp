@@ -46,9 +46,10 @@ namespace {
 
 // Locks `relid` against concurrent DDL for the rest of the transaction and
 // checks, now, that it is a table, a partitioned table or a materialized
-// view (a table can become a view through a "_RETURN" rule). Returns its
+// view (a table can become a view through a "_RETURN" rule), or, when
+// `view_allowed` (dperm.train reading as the caller), a view. Returns its
 // name and owner.
-char* LockReadableRelation(Oid relid, Oid* owner) {
+char* LockReadableRelation(Oid relid, Oid* owner, bool view_allowed) {
   LockRelationOid(relid, AccessShareLock);
   HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
   if (!HeapTupleIsValid(tuple))
@@ -59,11 +60,16 @@ char* LockReadableRelation(Oid relid, Oid* owner) {
   char* name = pstrdup(NameStr(form->relname));
   *owner = form->relowner;
   ReleaseSysCache(tuple);
+  if (view_allowed && kind == RELKIND_VIEW) return name;
   if (kind != RELKIND_RELATION && kind != RELKIND_PARTITIONED_TABLE && kind != RELKIND_MATVIEW)
     ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
-                    errmsg("%s is not a table or materialized view", name),
-                    errhint("dperm protects and reads tables, partitioned tables and materialized "
-                            "views; protect the tables a view reads instead.")));
+                    errmsg(view_allowed ? "%s is not a table, materialized view or view"
+                                        : "%s is not a table or materialized view", name),
+                    errhint(view_allowed
+                                ? "dperm.train reads tables, partitioned tables, materialized views "
+                                  "and views."
+                                : "dperm protects tables, partitioned tables and materialized "
+                                  "views; protect the tables a view reads instead.")));
   return name;
 }
 
@@ -227,7 +233,7 @@ DPERM_FUNCTION(dperm_protect) {
     ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("relation must not be NULL")));
   Oid relid = PG_GETARG_OID(0);
   Oid owner;
-  char* name = LockReadableRelation(relid, &owner);
+  char* name = LockReadableRelation(relid, &owner, false);
   if (!pg_class_ownercheck(relid, GetUserId()))
     ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                     errmsg("must be owner of relation %s to protect it", name)));
@@ -309,12 +315,22 @@ DPERM_FUNCTION(dperm_train) {
                                   : TrainMode::kAuto;
   Oid caller = GetUserId();
   Oid owner;
-  char* name = LockReadableRelation(relid, &owner);
+  // A view is read as the caller like any relation not protected (a view is
+  // never protected); its body runs with its owner's rights, as in the
+  // caller's own SELECT, and the release is charged to every relation it
+  // reads (TrainRelations; the aggregate's range table in memory).
+  char* name = LockReadableRelation(relid, &owner, true);
   dperm::LossKind loss = ParseLossName(loss_name);
   SPI_connect();
   bool allowed = false;
   Oid reader;
   if (OidIsValid(ProtectionOf(relid, caller, &allowed))) {
+    // A protected table that became a view (a "_RETURN" rule) is no longer
+    // protected data: never read it as its owner.
+    if (get_rel_relkind(relid) == RELKIND_VIEW)
+      ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+                      errmsg("%s is a view, but dperm.protected lists it", name),
+                      errhint("A view is never protected: protect the tables it reads instead.")));
     if (!allowed)
       ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                       errmsg("role %s may not train on %s", GetUserNameFromId(caller, false), name),

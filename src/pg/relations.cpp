@@ -10,7 +10,12 @@ extern "C" {
 #include "access/table.h"
 #include "catalog/catalog.h"
 #include "catalog/namespace.h"
+#include "catalog/dependency.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_depend.h"
 #include "catalog/pg_inherits.h"
+#include "catalog/pg_rewrite.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -154,8 +159,75 @@ Oid* RelationsRead(FunctionCallInfo fcinfo, const char* dataset, int* count) {
   return WithAncestors(relids, count);
 }
 
+// The rules of view `view` (its "_RETURN" rule, and any other), by OID.
+static List* RulesOf(Oid view) {
+  List* rules = NIL;
+  Relation rewrite = table_open(RewriteRelationId, AccessShareLock);
+  ScanKeyData key;
+  ScanKeyInit(&key, Anum_pg_rewrite_ev_class, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(view));
+  SysScanDesc scan = systable_beginscan(rewrite, RewriteRelRulenameIndexId, true, nullptr, 1, &key);
+  HeapTuple tuple;
+  while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+    rules = lappend_oid(rules, reinterpret_cast<Form_pg_rewrite>(GETSTRUCT(tuple))->oid);
+  systable_endscan(scan);
+  table_close(rewrite, AccessShareLock);
+  return rules;
+}
+
+// Every relation (table, partitioned table, materialized view, foreign
+// table, view) the rules of view `view` read, recursively through the views
+// among them (pg_depend of each view's "_RETURN" rule), nearest first.
+static List* ViewReads(Oid view) {
+  List* read = NIL;
+  List* pending = list_make1_oid(view);
+  Relation depend = table_open(DependRelationId, AccessShareLock);
+  while (pending != NIL) {
+    Oid current = linitial_oid(pending);
+    pending = list_delete_first(pending);
+    ListCell* rule;
+    foreach (rule, RulesOf(current)) {
+      ScanKeyData keys[2];
+      ScanKeyInit(&keys[0], Anum_pg_depend_classid, BTEqualStrategyNumber, F_OIDEQ,
+                  ObjectIdGetDatum(RewriteRelationId));
+      ScanKeyInit(&keys[1], Anum_pg_depend_objid, BTEqualStrategyNumber, F_OIDEQ,
+                  ObjectIdGetDatum(lfirst_oid(rule)));
+      SysScanDesc scan = systable_beginscan(depend, DependDependerIndexId, true, nullptr, 2, keys);
+      HeapTuple tuple;
+      while (HeapTupleIsValid(tuple = systable_getnext(scan))) {
+        Form_pg_depend dep = reinterpret_cast<Form_pg_depend>(GETSTRUCT(tuple));
+        Oid target = dep->refobjid;
+        if (dep->refclassid != RelationRelationId || target == view || target == current ||
+            list_member_oid(read, target))
+          continue;
+        // Only relations whose rows a query reads (a sequence or a type's
+        // relation is named, not read).
+        char kind = get_rel_relkind(target);
+        if (kind != RELKIND_RELATION && kind != RELKIND_PARTITIONED_TABLE && kind != RELKIND_MATVIEW &&
+            kind != RELKIND_FOREIGN_TABLE && kind != RELKIND_VIEW)
+          continue;
+        read = lappend_oid(read, target);
+        if (kind == RELKIND_VIEW) pending = lappend_oid(pending, target);
+      }
+      systable_endscan(scan);
+    }
+  }
+  table_close(depend, AccessShareLock);
+  return read;
+}
+
 Oid* TrainRelations(Oid relid, Oid dataset, int* count) {
   List* relids = find_all_inheritors(relid, AccessShareLock, nullptr);
+  // A view: every relation its body reads, through nested views, with their
+  // partitions and inheritance children, as the rewritten query's range
+  // table lists them (the view itself stays in it too).
+  if (get_rel_relkind(relid) == RELKIND_VIEW) {
+    ListCell* lc;
+    foreach (lc, ViewReads(relid)) {
+      ListCell* member;
+      foreach (member, find_all_inheritors(lfirst_oid(lc), AccessShareLock, nullptr))
+        relids = list_append_unique_oid(relids, lfirst_oid(member));
+    }
+  }
   if (OidIsValid(dataset)) relids = list_append_unique_oid(relids, dataset);
   return WithAncestors(relids, count);
 }

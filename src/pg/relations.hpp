@@ -47,7 +47,9 @@ List* RangeTableRelations(FunctionCallInfo fcinfo);
 
 // The relations a dperm.train release from `relid` is charged to, as the
 // in-memory query's range table gives them: the relation, its partitions and
-// inheritance children, `dataset` when valid, and every ancestor of each.
+// inheritance children, for a view every relation it reads (ViewReads) and
+// their partitions and children, `dataset` when valid, and every ancestor of
+// each.
 Oid* TrainRelations(Oid relid, Oid dataset, int* count);
 
 }  // namespace dperm::pg
