@@ -55,6 +55,7 @@ UPDATE dperm.protected SET analysts = NULL;
 -- (issue 12): her own table is hers to train on
 CREATE TABLE regress_alice.own AS SELECT ARRAY[0.1, 0.2]::float8[] AS x, true AS y;
 SELECT dperm.train('regress_alice.own', 'x', 'y', 'logistic', dp_options(epsilon => 0.1))::jsonb->>'n' AS n;
+-- her view over records runs with her rights, which records no longer grants
 SELECT dperm.train('regress_alice.v', 'x', 'sick', 'logistic', dp_options(epsilon => 0.1));
 RESET ROLE;
 
