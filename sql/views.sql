@@ -15,7 +15,7 @@ CREATE VIEW v1 AS SELECT f AS features, y AS label FROM vb;
 CREATE VIEW v2 AS SELECT features, label FROM v1 UNION ALL SELECT f, y FROM vp;
 CREATE VIEW v3 AS SELECT * FROM v2;
 
-CREATE FUNCTION model_gap(a dp_model, b dp_model) RETURNS float8 LANGUAGE sql AS $$
+CREATE FUNCTION view_gap(a dp_model, b dp_model) RETURNS float8 LANGUAGE sql AS $$
   SELECT max(abs(x.coefficient - y.coefficient))
     FROM dp_coefficients(a) x JOIN dp_coefficients(b) y ON x.term = y.term $$;
 -- the sorted relation names of ledger row `id`
@@ -26,7 +26,7 @@ CREATE FUNCTION charged(row_id bigint) RETURNS text[] LANGUAGE sql AS $$
 -- Same seed: a view over every row of vb trains the model vb does, in
 -- memory and streaming (output_gd and dp_gd).
 SELECT mode, algorithm,
-       model_gap(dperm.train('v1', 'features', 'label', 'logistic', o, mode => mode),
+       view_gap(dperm.train('v1', 'features', 'label', 'logistic', o, mode => mode),
                  dperm.train('vb', 'f', 'y', 'logistic', o, mode => mode)) < 1e-12 AS same_model
   FROM (VALUES ('in_memory'), ('streaming')) m(mode),
        LATERAL (VALUES ('output_gd', dp_options(epsilon => 1, l2 => 0.05, seed => 3)),
@@ -34,7 +34,7 @@ SELECT mode, algorithm,
                                             iterations => 20, seed => 3))) a(algorithm, o)
  ORDER BY 1, 2;
 -- and the seeded view model differs from another seed's (the comparison can fail)
-SELECT model_gap(dperm.train('v1', 'features', 'label', 'logistic', dp_options(epsilon => 1, l2 => 0.05, seed => 3)),
+SELECT view_gap(dperm.train('v1', 'features', 'label', 'logistic', dp_options(epsilon => 1, l2 => 0.05, seed => 3)),
                  dperm.train('vb', 'f', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.05, seed => 4))) > 0 AS seeds_differ;
 
 -- The ledger row lists the base table(s): through v1, vb; through the nested
@@ -117,6 +117,7 @@ SELECT releases, epsilon_spent <= 1 AS within FROM dperm.budget_status WHERE rel
 RESET ROLE;
 DROP TABLE secret CASCADE;
 DROP TABLE vb, vp CASCADE;
+DROP FUNCTION view_gap(dp_model, dp_model), charged(bigint);
 REVOKE CREATE ON SCHEMA public FROM regress_views_owner;
 DROP ROLE regress_views_eve;
 DROP ROLE regress_views_owner;
