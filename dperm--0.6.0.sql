@@ -249,8 +249,9 @@ SELECT pg_catalog.pg_extension_config_dump('dperm.ledger', '');
 SELECT pg_catalog.pg_extension_config_dump('dperm.ledger_id_seq', '');
 
 -- Spent epsilon and delta of a relation under an accounting, optionally with
--- one more release. Reads every ledger row (the view and the ledger writer
--- need totals, not the caller's own rows).
+-- one more release. Composes the relation's row of dperm.budget_totals, the
+-- sums of every ledger row (the view and the ledger writer need totals, not
+-- the caller's own rows).
 CREATE FUNCTION dperm.budget_spent(relation regclass, accounting text, delta_budget float8,
                                    extra_rdp float8[] DEFAULT NULL, extra_epsilon float8 DEFAULT 0,
                                    extra_delta float8 DEFAULT 0,
