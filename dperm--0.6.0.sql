@@ -249,8 +249,9 @@ SELECT pg_catalog.pg_extension_config_dump('dperm.ledger', '');
 SELECT pg_catalog.pg_extension_config_dump('dperm.ledger_id_seq', '');
 
 -- Spent epsilon and delta of a relation under an accounting, optionally with
--- one more release. Reads every ledger row (the view and the ledger writer
--- need totals, not the caller's own rows).
+-- one more release. Composes the relation's row of dperm.budget_totals, the
+-- sums of every ledger row (the view and the ledger writer need totals, not
+-- the caller's own rows).
 CREATE FUNCTION dperm.budget_spent(relation regclass, accounting text, delta_budget float8,
                                    extra_rdp float8[] DEFAULT NULL, extra_epsilon float8 DEFAULT 0,
                                    extra_delta float8 DEFAULT 0,
@@ -287,6 +288,80 @@ CREATE POLICY ledger_own_rows ON dperm.ledger FOR SELECT
   USING (role = current_user OR pg_has_role('pg_read_all_stats', 'MEMBER'));
 GRANT USAGE ON SCHEMA dperm TO PUBLIC;
 GRANT SELECT ON dperm.budgets, dperm.ledger TO PUBLIC;
+
+-- ==== running budget totals (issue 12 item 6) ====
+-- One row per relation that a ledger row names: the sums dperm.budget_spent
+-- composes (ComposeTotals, src/core/budget.cpp), so a budget check reads one
+-- row, not every charge. Kept by the ledger's own triggers in the transaction
+-- that writes the ledger rows (the ledger writer's, under its budget row
+-- locks): an insert adds its rows; an update, delete or truncate rebuilds
+-- every total from the ledger. Derived data: not a configuration table, since
+-- a restore of the ledger's rows fills it through the insert trigger.
+CREATE TABLE dperm.budget_totals (
+  relation regclass PRIMARY KEY,
+  releases bigint NOT NULL,
+  epsilon float8 NOT NULL,
+  delta float8 NOT NULL,
+  plain_epsilon float8 NOT NULL,
+  plain_delta float8 NOT NULL,
+  curves bigint NOT NULL,
+  rdp float8[]);
+COMMENT ON TABLE dperm.budget_totals IS 'per relation: the sums of its dperm.ledger rows that dperm.budget_spent composes (kept by the ledger''s triggers)';
+COMMENT ON COLUMN dperm.budget_totals.plain_epsilon IS 'sum of the epsilon of the rows without a curve (they compose by sums)';
+COMMENT ON COLUMN dperm.budget_totals.rdp IS 'order-wise sum of the rows'' RDP curves on dperm.rdp_orders() (NULL: no curve)';
+GRANT SELECT ON dperm.budget_totals TO PUBLIC;
+
+-- Whether a ledger row's rdp is a curve budget_spent composes (else the row
+-- composes by sums): one dimension, no NULL, one value per order.
+CREATE FUNCTION dperm.is_ledger_curve(rdp float8[]) RETURNS boolean
+  LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN coalesce(pg_catalog.array_ndims(rdp) OPERATOR(pg_catalog.=) 1
+                  AND pg_catalog.cardinality(rdp) OPERATOR(pg_catalog.=) pg_catalog.cardinality(dperm.rdp_orders())
+                  AND pg_catalog.array_position(rdp, NULL) IS NULL, false);
+
+-- Order-wise sum of two curves (NULL is no curve).
+CREATE FUNCTION dperm.curve_add(a float8[], b float8[]) RETURNS float8[]
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN CASE WHEN a IS NULL THEN b WHEN b IS NULL THEN a
+              ELSE ARRAY(SELECT x OPERATOR(pg_catalog.+) y
+                           FROM ROWS FROM (pg_catalog.unnest(a), pg_catalog.unnest(b))
+                                WITH ORDINALITY u(x, y, i) ORDER BY i) END;
+CREATE AGGREGATE dperm.curve_sum(float8[]) (SFUNC = dperm.curve_add, STYPE = float8[]);
+
+CREATE FUNCTION dperm.ledger_totals() RETURNS trigger
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  source text := 'new_rows';
+BEGIN
+  IF TG_OP <> 'INSERT' THEN
+    DELETE FROM dperm.budget_totals;
+    source := 'dperm.ledger';
+  END IF;
+  EXECUTE format($q$
+    INSERT INTO dperm.budget_totals AS t
+    SELECT r.relation, count(*), sum(l.epsilon), sum(l.delta),
+           coalesce(sum(l.epsilon) FILTER (WHERE NOT c.curved), 0),
+           coalesce(sum(l.delta) FILTER (WHERE NOT c.curved), 0),
+           count(*) FILTER (WHERE c.curved),
+           dperm.curve_sum(l.rdp) FILTER (WHERE c.curved)
+      FROM %s l,
+           LATERAL (SELECT DISTINCT u FROM unnest(l.relations) u) r(relation),
+           LATERAL (SELECT dperm.is_ledger_curve(l.rdp)) c(curved)
+     GROUP BY r.relation
+    ON CONFLICT (relation) DO UPDATE SET
+      releases = t.releases + excluded.releases,
+      epsilon = t.epsilon + excluded.epsilon,
+      delta = t.delta + excluded.delta,
+      plain_epsilon = t.plain_epsilon + excluded.plain_epsilon,
+      plain_delta = t.plain_delta + excluded.plain_delta,
+      curves = t.curves + excluded.curves,
+      rdp = dperm.curve_add(t.rdp, excluded.rdp)$q$, source);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER ledger_totals_insert AFTER INSERT ON dperm.ledger
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION dperm.ledger_totals();
+CREATE TRIGGER ledger_totals_rebuild AFTER UPDATE OR DELETE OR TRUNCATE ON dperm.ledger
+  FOR EACH STATEMENT EXECUTE FUNCTION dperm.ledger_totals();
 
 -- ---------------------------------------------------------------- protected relations
 

@@ -34,6 +34,25 @@ struct Spent {
   double delta = 0;
 };
 
+// The running total of a relation's ledger rows: everything ComposeCharges
+// needs, so that composing the total gives the answer of composing the rows
+// (dperm.budget_totals holds one per relation; the ledger's triggers keep it).
+struct ChargeTotals {
+  long long releases = 0;
+  double epsilon = 0;        // sum over every row
+  double delta = 0;
+  double plain_epsilon = 0;  // sum over the rows without a curve
+  double plain_delta = 0;
+  long long curves = 0;      // rows with a curve
+  std::vector<double> rdp;   // order-wise sum of their curves (LedgerOrders().size())
+};
+
+// Adds one ledger row to a running total.
+void AddCharge(ChargeTotals* totals, const Charge& charge);
+
+// Privacy spent by the rows a running total sums (see ComposeCharges).
+Spent ComposeTotals(bool rdp_accounting, double delta_budget, const ChargeTotals& totals);
+
 // Privacy spent by `charges` on one relation. Basic accounting sums epsilon
 // and delta. RDP accounting composes the curves (sums per order) and converts
 // at the delta budget left by the rows without a curve; it takes the smaller

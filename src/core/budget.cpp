@@ -45,40 +45,46 @@ std::vector<double> ReleaseRdpCurve(const Plan& plan) {
   return curve;
 }
 
-Spent ComposeCharges(bool rdp_accounting, double delta_budget,
-                     const std::vector<Charge>& charges) {
-  Spent basic;
-  for (const Charge& c : charges) {
-    basic.epsilon += c.epsilon;
-    basic.delta += c.delta;
+void AddCharge(ChargeTotals* totals, const Charge& c) {
+  totals->releases++;
+  totals->epsilon += c.epsilon;
+  totals->delta += c.delta;
+  if (c.rdp == nullptr) {
+    totals->plain_epsilon += c.epsilon;
+    totals->plain_delta += c.delta;
+    return;
   }
-  if (!rdp_accounting) return basic;
-  // Rows without a curve compose by sums; rows with one, in RDP.
   const size_t k = LedgerOrders().size();
-  std::vector<double> curve(k, 0.0);
-  Spent plain;
-  bool any_curve = false;
-  for (const Charge& c : charges) {
-    if (c.rdp == nullptr) {
-      plain.epsilon += c.epsilon;
-      plain.delta += c.delta;
-      continue;
-    }
-    any_curve = true;
-    for (size_t i = 0; i < k; i++) curve[i] += c.rdp[i];
-  }
-  if (!any_curve) return basic;
-  double delta_left = delta_budget - plain.delta;
+  totals->rdp.resize(k, 0.0);
+  totals->curves++;
+  for (size_t i = 0; i < k; i++) totals->rdp[i] += c.rdp[i];
+}
+
+Spent ComposeTotals(bool rdp_accounting, double delta_budget, const ChargeTotals& t) {
+  Spent basic;
+  basic.epsilon = t.epsilon;
+  basic.delta = t.delta;
+  // Rows without a curve compose by sums; rows with one, in RDP (a sum per
+  // order: Mironov 2017, Prop. 1).
+  if (!rdp_accounting || t.curves == 0 || t.rdp.size() != LedgerOrders().size()) return basic;
+  double delta_left = delta_budget - t.plain_delta;
   if (!(delta_left > 0)) return basic;  // RDP needs some delta to convert at
   // (alpha, rho(alpha))-RDP of the curved rows gives (eps(delta_left), delta_left)-DP
   // (improved conversion); basic composition with the plain rows adds up.
   Spent rdp;
-  rdp.epsilon = plain.epsilon + RdpToEpsilon(LedgerOrders(), curve, delta_left);
+  rdp.epsilon = t.plain_epsilon + RdpToEpsilon(LedgerOrders(), t.rdp, delta_left);
   rdp.delta = delta_budget;
   // The basic bound (sum eps, sum delta) is also a bound at delta_budget when
   // sum delta <= delta_budget: report the smaller epsilon.
   if (basic.delta <= delta_budget && basic.epsilon <= rdp.epsilon) return basic;
   return rdp;
+}
+
+Spent ComposeCharges(bool rdp_accounting, double delta_budget,
+                     const std::vector<Charge>& charges) {
+  ChargeTotals totals;
+  for (const Charge& c : charges) AddCharge(&totals, c);
+  return ComposeTotals(rdp_accounting, delta_budget, totals);
 }
 
 }  // namespace dperm

@@ -9,6 +9,7 @@
 #include "internal_sql.hpp"
 
 extern "C" {
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
@@ -33,6 +34,86 @@ const double* CurveOrNull(ArrayType* array) {
   double* copy = static_cast<double*>(palloc(sizeof(double) * expected));
   memcpy(copy, ARR_DATA_PTR(array), sizeof(double) * expected);
   return copy;
+}
+
+
+// A relation's running total (dperm.budget_totals; zeros when it has no
+// ledger row). rdp: LedgerOrders().size() values, or nullptr.
+struct ChargeSums {
+  int64 releases = 0;
+  double epsilon = 0, delta = 0, plain_epsilon = 0, plain_delta = 0;
+  int64 curves = 0;
+  const double* rdp = nullptr;
+};
+
+// SECURITY DEFINER (the totals cover every role's ledger rows): the
+// statements resolve no name a caller could define (kInternalSearchPath,
+// qualified types and operators).
+ChargeSums ReadTotals(Oid relid) {
+  MemoryContext outer = CurrentMemoryContext;  // survives SPI_finish
+  ChargeSums sums;
+  SPI_connect();
+  int guc_level = PinInternalSearchPath();
+  Oid types[1] = {OIDOID};
+  Datum args[1] = {ObjectIdGetDatum(relid)};
+  if (SPI_execute_with_args(
+          "SELECT releases, epsilon, delta, plain_epsilon, plain_delta, curves, rdp"
+          "  FROM dperm.budget_totals WHERE relation OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+          1, types, args, nullptr, true, 1) != SPI_OK_SELECT)
+    elog(ERROR, "could not read dperm.budget_totals");
+  AtEOXact_GUC(true, guc_level);
+  if (SPI_processed == 1) {
+    HeapTuple row = SPI_tuptable->vals[0];
+    TupleDesc desc = SPI_tuptable->tupdesc;
+    bool isnull;
+    sums.releases = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
+    sums.epsilon = DatumGetFloat8(SPI_getbinval(row, desc, 2, &isnull));
+    sums.delta = DatumGetFloat8(SPI_getbinval(row, desc, 3, &isnull));
+    sums.plain_epsilon = DatumGetFloat8(SPI_getbinval(row, desc, 4, &isnull));
+    sums.plain_delta = DatumGetFloat8(SPI_getbinval(row, desc, 5, &isnull));
+    sums.curves = DatumGetInt64(SPI_getbinval(row, desc, 6, &isnull));
+    Datum curve = SPI_getbinval(row, desc, 7, &isnull);
+    if (!isnull) {
+      MemoryContext old = MemoryContextSwitchTo(outer);
+      sums.rdp = CurveOrNull(DatumGetArrayTypePCopy(curve));
+      MemoryContextSwitchTo(old);
+    }
+  }
+  SPI_finish();
+  return sums;
+}
+
+// Every ledger row of the relation, with `spare` free slots after them.
+dperm::Charge* ReadCharges(Oid relid, int spare, int* count) {
+  MemoryContext outer = CurrentMemoryContext;  // survives SPI_finish
+  SPI_connect();
+  int guc_level = PinInternalSearchPath();
+  Oid types[1] = {OIDOID};
+  Datum args[1] = {ObjectIdGetDatum(relid)};
+  if (SPI_execute_with_args(
+          "SELECT epsilon, delta, rdp FROM dperm.ledger"
+          " WHERE relations OPERATOR(pg_catalog.@>) ARRAY[$1::pg_catalog.regclass]",
+          1, types, args, nullptr, true, 0) != SPI_OK_SELECT)
+    elog(ERROR, "could not read dperm.ledger");
+  AtEOXact_GUC(true, guc_level);
+  int n = static_cast<int>(SPI_processed);
+  dperm::Charge* charges = static_cast<dperm::Charge*>(
+      MemoryContextAllocZero(outer, sizeof(dperm::Charge) * Max(n + spare, 1)));
+  for (int i = 0; i < n; i++) {
+    HeapTuple row = SPI_tuptable->vals[i];
+    bool isnull;
+    charges[i].epsilon = DatumGetFloat8(SPI_getbinval(row, SPI_tuptable->tupdesc, 1, &isnull));
+    charges[i].delta = DatumGetFloat8(SPI_getbinval(row, SPI_tuptable->tupdesc, 2, &isnull));
+    Datum curve = SPI_getbinval(row, SPI_tuptable->tupdesc, 3, &isnull);
+    if (!isnull) {
+      MemoryContext old = MemoryContextSwitchTo(outer);
+      charges[i].rdp = CurveOrNull(DatumGetArrayTypePCopy(curve));
+      MemoryContextSwitchTo(old);
+    }
+  }
+  SPI_finish();
+  *count = n;
+  return charges;
 }
 
 }  // namespace
@@ -62,51 +143,45 @@ DPERM_FUNCTION(dperm_budget_spent) {
     elog(ERROR, "dperm.budget_spent must return a record");
   desc = BlessTupleDesc(desc);
 
-  MemoryContext outer = CurrentMemoryContext;  // survives SPI_finish
-  // SECURITY DEFINER (the totals need every role's ledger rows): the
-  // statement resolves no name a caller could define (kInternalSearchPath,
-  // qualified types and operators).
-  SPI_connect();
-  int guc_level = PinInternalSearchPath();
-  Oid types[1] = {OIDOID};
-  Datum args[1] = {ObjectIdGetDatum(relid)};
-  if (SPI_execute_with_args(
-          "SELECT epsilon, delta, rdp FROM dperm.ledger"
-          " WHERE relations OPERATOR(pg_catalog.@>) ARRAY[$1::pg_catalog.regclass]",
-          1, types, args, nullptr, true, 0) != SPI_OK_SELECT)
-    elog(ERROR, "could not read dperm.ledger");
-  AtEOXact_GUC(true, guc_level);
-  int64 n = static_cast<int64>(SPI_processed);
   // The release being checked, if any: a curve or a non-zero epsilon/delta.
   bool has_extra = PG_NARGS() > 5 &&
                    (!PG_ARGISNULL(3) || (!PG_ARGISNULL(4) && PG_GETARG_FLOAT8(4) != 0) ||
                     (!PG_ARGISNULL(5) && PG_GETARG_FLOAT8(5) != 0));
-  int total = static_cast<int>(n) + (has_extra ? 1 : 0);
-  dperm::Charge* charges = static_cast<dperm::Charge*>(
-      MemoryContextAllocZero(outer, sizeof(dperm::Charge) * Max(total, 1)));
-  for (int64 i = 0; i < n; i++) {
-    HeapTuple row = SPI_tuptable->vals[i];
-    bool isnull;
-    charges[i].epsilon = DatumGetFloat8(SPI_getbinval(row, SPI_tuptable->tupdesc, 1, &isnull));
-    charges[i].delta = DatumGetFloat8(SPI_getbinval(row, SPI_tuptable->tupdesc, 2, &isnull));
-    Datum curve = SPI_getbinval(row, SPI_tuptable->tupdesc, 3, &isnull);
-    if (!isnull) {
-      MemoryContext old = MemoryContextSwitchTo(outer);
-      charges[i].rdp = CurveOrNull(DatumGetArrayTypePCopy(curve));
-      MemoryContextSwitchTo(old);
-    }
-  }
-  SPI_finish();
+  dperm::Charge extra;
   if (has_extra) {
-    charges[n].rdp = PG_ARGISNULL(3) ? nullptr : CurveOrNull(PG_GETARG_ARRAYTYPE_P(3));
-    charges[n].epsilon = PG_ARGISNULL(4) ? 0 : PG_GETARG_FLOAT8(4);
-    charges[n].delta = PG_ARGISNULL(5) ? 0 : PG_GETARG_FLOAT8(5);
+    extra.rdp = PG_ARGISNULL(3) ? nullptr : CurveOrNull(PG_GETARG_ARRAYTYPE_P(3));
+    extra.epsilon = PG_ARGISNULL(4) ? 0 : PG_GETARG_FLOAT8(4);
+    extra.delta = PG_ARGISNULL(5) ? 0 : PG_GETARG_FLOAT8(5);
   }
+  int64 n = 0;
   dperm::Spent spent;
-  RunCore([&] {
-    spent = dperm::ComposeCharges(rdp, delta_budget,
-                                  std::vector<dperm::Charge>(charges, charges + total));
-  });
+  if (get_relname_relid("budget_totals", get_namespace_oid("dperm", false)) != InvalidOid) {
+    ChargeSums sums = ReadTotals(relid);
+    n = sums.releases;
+    RunCore([&] {
+      dperm::ChargeTotals totals;
+      totals.releases = sums.releases;
+      totals.epsilon = sums.epsilon;
+      totals.delta = sums.delta;
+      totals.plain_epsilon = sums.plain_epsilon;
+      totals.plain_delta = sums.plain_delta;
+      totals.curves = sums.curves;
+      if (sums.rdp != nullptr) totals.rdp.assign(sums.rdp, sums.rdp + dperm::LedgerOrders().size());
+      if (has_extra) dperm::AddCharge(&totals, extra);
+      spent = dperm::ComposeTotals(rdp, delta_budget, totals);
+    });
+  } else {
+    // A catalog from before 0.6.0 (ALTER EXTENSION ... UPDATE not yet run)
+    // has no totals: compose its rows.
+    int count = 0;
+    dperm::Charge* charges = ReadCharges(relid, has_extra ? 1 : 0, &count);
+    n = count;
+    if (has_extra) charges[count++] = extra;
+    RunCore([&] {
+      spent = dperm::ComposeCharges(rdp, delta_budget,
+                                    std::vector<dperm::Charge>(charges, charges + count));
+    });
+  }
   Datum values[3] = {Float8GetDatum(spent.epsilon), Float8GetDatum(spent.delta), Int64GetDatum(n)};
   bool nulls[3] = {false, false, false};
   PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));

@@ -155,7 +155,10 @@ void AppendLedgerRow(LedgerRequest* req) {
           LEDGER_ROW_HEAD
           "  $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14"
           " RETURNING id",
-          14, types, args, nulls, false, 1) != SPI_OK_INSERT_RETURNING ||
+          // tcount 0: the INSERT runs to completion, so its AFTER STATEMENT
+          // trigger (dperm.ledger_totals: the running budget totals) fires;
+          // a limit stops the executor at the first RETURNING row and skips it.
+          14, types, args, nulls, false, 0) != SPI_OK_INSERT_RETURNING ||
       SPI_processed != 1)
     elog(ERROR, "could not append to dperm.ledger");
   bool isnull;

@@ -4,6 +4,7 @@
 // never from ComposeCharges itself.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -159,3 +160,46 @@ TEST(ComposeCharges, SpendingIsMonotone) {
 }
 
 }  // namespace
+
+// The running total (dperm.budget_totals) composes to the rows' answer: a
+// total built the way the ledger's insert trigger builds it (each statement's
+// rows summed, then added to the total, in another order than the rows are
+// read) gives ComposeCharges of the rows to 1e-12, under both accountings,
+// for a mix of curved rows, curve-less rows and delta = 0 rows.
+TEST(ComposeTotals, RunningTotalComposesLikeTheRows) {
+  std::vector<std::vector<double>> curves;
+  for (int i = 0; i < 7; i++) curves.push_back(GaussianCurve(0.05 + 0.03 * i));
+  std::vector<Charge> charges;
+  for (int i = 0; i < 7; i++) {
+    charges.push_back({0.1 * (i + 1), i % 2 == 0 ? 0 : 1e-8 * i, curves[i].data()});  // curved
+    charges.push_back({0.013 * (i + 1), i % 3 == 0 ? 0 : 1e-9 * i, nullptr});      // curve-less
+  }
+  // Two "statements" of rows, last first; each summed on its own and merged.
+  const size_t k = LedgerOrders().size();
+  dperm::ChargeTotals total;
+  total.rdp.assign(k, 0.0);
+  for (size_t first : {size_t(9), size_t(0)}) {
+    size_t last = first == 0 ? 9 : charges.size();
+    dperm::ChargeTotals part;
+    for (size_t j = first; j < last; j++) dperm::AddCharge(&part, charges[j]);
+    total.releases += part.releases;
+    total.epsilon += part.epsilon;
+    total.delta += part.delta;
+    total.plain_epsilon += part.plain_epsilon;
+    total.plain_delta += part.plain_delta;
+    total.curves += part.curves;
+    for (size_t i = 0; i < part.rdp.size(); i++) total.rdp[i] += part.rdp[i];
+  }
+  EXPECT_EQ(total.releases, 14);
+  EXPECT_EQ(total.curves, 7);
+  for (bool rdp : {false, true}) {
+    for (double delta_budget : {1e-6, 1e-4, 0.0}) {
+      Spent rows = ComposeCharges(rdp, delta_budget, charges);
+      Spent sum = dperm::ComposeTotals(rdp, delta_budget, total);
+      EXPECT_NEAR(sum.epsilon, rows.epsilon, 1e-12 * rows.epsilon) << rdp << " " << delta_budget;
+      EXPECT_NEAR(sum.delta, rows.delta, 1e-12 * std::max(rows.delta, 1e-300));
+    }
+  }
+  // RDP composition took the curves (it is below the basic sum).
+  EXPECT_LT(dperm::ComposeTotals(true, 1e-4, total).epsilon, total.epsilon);
+}
