@@ -309,7 +309,10 @@ CREATE TABLE dperm.budget_totals (
 COMMENT ON TABLE dperm.budget_totals IS 'per relation: the sums of its dperm.ledger rows that dperm.budget_spent composes (kept by the ledger''s triggers)';
 COMMENT ON COLUMN dperm.budget_totals.plain_epsilon IS 'sum of the epsilon of the rows without a curve (they compose by sums)';
 COMMENT ON COLUMN dperm.budget_totals.rdp IS 'order-wise sum of the rows'' RDP curves on dperm.rdp_orders() (NULL: no curve)';
-GRANT SELECT ON dperm.budget_totals TO PUBLIC;
+-- No grant: the totals count every role's releases, which the ledger's
+-- row-level security hides from other roles; dperm.budget_spent (SECURITY
+-- DEFINER) and the ledger writer read them.
+REVOKE ALL ON dperm.budget_totals FROM PUBLIC;
 
 -- Whether a ledger row's rdp is a curve budget_spent composes (else the row
 -- composes by sums): one dimension, no NULL, one value per order.

@@ -94,7 +94,8 @@ BEGIN;
 ALTER TABLE dperm.budget_totals RENAME TO budget_totals_hidden;
 SELECT * FROM pg_temp.compare_with_rows();
 ROLLBACK;
--- analysts read the totals, nobody else writes them
+-- analysts neither read the totals (they count other roles' releases, which
+-- the ledger's row-level security hides) nor write them
 SET ROLE regress_dperm_reader;
 SELECT count(*) > 0 AS readable FROM dperm.budget_totals;
 UPDATE dperm.budget_totals SET epsilon = 0;
