@@ -124,6 +124,14 @@ void SnapDiscreteLaplace(SecureRng& rng, double grid, uint64_t t, uint64_t s,
 // Post-processing never weakens DP, RDP or a PLD bound, so the release is at
 // least as private as the continuous Gaussian mechanism with sensitivity
 // 2C' and noise sigma, composed and subsampled like it.
+// Subsampling needs more than a sensitivity: the without-replacement
+// accountants (rdp_wor.hpp, pld_wor.hpp) model a batch mean whose value for
+// a batch S + {z} is c(S) + h(z) with ||h(z)|| <= C. The snapped mean is not
+// of that form, but for every fixed S and every z it lies within C' = C +
+// sqrt(dim) u of the same centre c(S) (|u K_i - g_i| <= u per coordinate),
+// which is what the pair's domination argument uses (each batch's Gaussian
+// is centred in the ball of radius C' about c(S); joint convexity over S),
+// so the pair applies with per-row bound C'.
 //
 // RANGES. g/u is clamped to [-2^50, 2^50] (coordinate-wise clamping is
 // non-expansive; NaN reads as 0), so |K| <= 2^50, and g/u is computed with
