@@ -2,40 +2,90 @@
 # Sets up, builds and runs every dperm test: the core guard, the
 # include-cycle check, the GoogleTest unit tests (no server), then the
 # pg_regress suite against a throwaway PostgreSQL 15 cluster (pg_virtualenv),
-# including the BANK utility test.
+# including the BANK utility test, and the server scripts.
+#
+# After the build, the unit tests, pg_regress and the server scripts are
+# independent jobs (each server job in a pg_virtualenv -t cluster of its own,
+# on a port of its own): they run DPERM_TEST_JOBS at a time (default: the
+# number of cores), longest first, each job's output printed when it ends.
+# A table of every stage's wall and CPU time ends the output (CPU: user +
+# sys of all the stage's processes, the server's included; scripts/stage_time.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DPERM_SHARED=${DPERM_SHARED:-$(cd .. && pwd)/shared}
-bash scripts/setup.sh
+jobs_at_once=${DPERM_TEST_JOBS:-$(nproc)}
+work=$(mktemp -d -t dperm-test.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+start_all=$SECONDS
 
-make -s clean
+# stage NAME COMMAND...: runs COMMAND as the timed stage NAME.
+stage_names=()
+stage() {
+  local name=$1
+  shift
+  stage_names+=("$name")
+  /usr/bin/python3 scripts/stage_time.py "$work/$name.time" "$@"
+}
+
+stage setup bash scripts/setup.sh
+
 # The library and the unit-test binary in one parallel build (the unit
 # tests' objects used to compile one at a time in `make unit`).
-make -j"$(nproc)" DPERM_WERROR=1 all test/unit/run_unit_tests
-bash test/core_guard.sh
-bash test/check_includes.sh
-# The unit tests' high-precision constants against their generator (mpmath).
-/usr/bin/python3 scripts/gen_reference_constants.py --check | tail -1
+stage clean make -s clean
+stage build make -j"$(nproc)" DPERM_WERROR=1 DPERM_FAST_BUILD=1 all test/unit/run_unit_tests
+stage checks bash -c 'set -o pipefail && bash test/core_guard.sh && bash test/check_includes.sh &&
+  /usr/bin/python3 scripts/gen_reference_constants.py --check | tail -1'
+# (checks: the core guard, the include-cycle check, and the unit tests'
+# high-precision constants against their generator, mpmath)
 script_passed=3
+stage install make -s DPERM_FAST_BUILD=1 install
 
-unit_log=$(mktemp)
-make -s unit DPERM_WERROR=1 | tee "$unit_log"
-unit_passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\..*/\1/p' "$unit_log" | tail -1)
+# --- the jobs -------------------------------------------------------------
+# job NAME COMMAND...: queued; runs with its output in $work/NAME.log.
+job_names=()
+job_cmds=()
+job() {
+  local name=$1
+  shift
+  job_names+=("$name")
+  job_cmds+=("$(printf '%q ' "$@")")
+}
+# A free TCP port at or above $1, for one job's cluster (pg_virtualenv
+# passes $PGPORT to pg_createcluster, which would otherwise give two clusters
+# created at the same time the same port).
+free_port() {
+  /usr/bin/python3 - "$1" <<'PY'
+import socket, sys
+p = int(sys.argv[1])
+while True:
+    s = socket.socket()
+    try:
+        s.bind(("", p))
+        print(p)
+        break
+    except OSError:
+        p += 1
+    finally:
+        s.close()
+PY
+}
 
-make -s install
-regress_status=0
-regress_log=$(mktemp)
-# A fresh cluster (-t: a temporary one of its own, which never collides
-# with another 15/regress, even as root); max_worker_processes leaves room for the ledger writer
+# Longest first (measured CPU seconds in the header of each; the list is
+# also the order of the report).
+job unit make -s unit DPERM_WERROR=1 DPERM_FAST_BUILD=1
+# A fresh cluster; max_worker_processes leaves room for the ledger writer
 # next to parallel query workers.
-pg_virtualenv -t -o max_worker_processes=16 -o max_parallel_workers=8 \
-  make -s installcheck 2>&1 | tee "$regress_log" || regress_status=$?
-if [ $regress_status != 0 ]; then
-  [ -f regression.diffs ] && head -300 regression.diffs
-fi
-regress_passed=$(grep -cE '^(test|     ) *[a-z_]+ +\.\.\. ok' "$regress_log" || true)
-regress_failed=$(grep -cE '\.\.\. FAILED' "$regress_log" || true)
-regress_total=$((regress_passed + regress_failed))
+job regress pg_virtualenv -t -o max_worker_processes=16 -o max_parallel_workers=8 make -s installcheck
+# Scheduled retraining with a real pg_cron (background-worker jobs, so no
+# password is needed for pg_cron's connections): a job every minute, a
+# refused run in cron.job_run_details, the forecast's count of runs.
+# Mostly waiting for pg_cron's minute.
+job cron pg_virtualenv -t -o shared_preload_libraries=pg_cron -o cron.database_name=dperm_cron \
+  -o cron.use_background_workers=on -o max_worker_processes=16 bash test/cron.sh
+# Citus (issue 12 item 4): a coordinator and two workers of its own (three
+# throwaway clusters), a distributed table trained through dperm.train.
+# Builds Citus 13.2.2 once per machine (~5 minutes); a failed build fails.
+job citus bash -c 'bash scripts/setup-citus.sh && bash test/citus.sh'
 # Server-level checks: pg_dump keeps budgets and the ledger; concurrent
 # charges are atomic; CREATE EXTENSION gives the catalog of every upgrade
 # path, and the upgrade from 0.1.0 keeps everything; no failure
@@ -44,50 +94,83 @@ regress_total=$((regress_passed + regress_failed))
 # values (text, jsonb, binary COPY) never crash or raise internal errors;
 # dperm.progress shows a running release to its role only and never
 # outlives it (success, error, cancel).
-for check in test/dump_restore.sh test/concurrent_charges.sh test/upgrade.sh \
-             test/failure_modes.sh test/pgbench_charges.sh test/fuzz.sh \
-             test/fuzz_model.sh test/progress.sh; do
-  opts=(-o max_worker_processes=40)
-  # fuzz.sh's memory loop runs 10^4 releases in one backend: with the
-  # persistent ledger writer each costs ~1 ms instead of a process start
-  # (~20 ms here), the same leak sensitivity in a quarter of the time.
-  [ "$check" = test/fuzz.sh ] && opts+=(-o shared_preload_libraries=dperm)
-  if pg_virtualenv -t "${opts[@]}" bash "$check"; then
-    script_passed=$((script_passed + 1))
-  else
-    regress_failed=$((regress_failed + 1)); regress_status=1
-  fi
+# fuzz.sh's memory loop runs 10^4 releases in one backend: with the
+# persistent ledger writer each costs ~1 ms instead of a process start
+# (~20 ms here), the same leak sensitivity in a quarter of the time.
+job fuzz pg_virtualenv -t -o max_worker_processes=40 -o shared_preload_libraries=dperm bash test/fuzz.sh
+for check in failure_modes progress fuzz_model pgbench_charges concurrent_charges \
+             dump_restore upgrade; do
+  job "$check" pg_virtualenv -t -o max_worker_processes=40 bash "test/$check.sh"
 done
 # Releases while parallel query holds every worker slot (max_worker_processes
 # = 8), without preload (the release waits for a slot) and with
 # shared_preload_libraries = dperm (the persistent ledger writer).
-for preload in "" "-o shared_preload_libraries=dperm"; do
-  # shellcheck disable=SC2086  # $preload is two words or none
-  if pg_virtualenv -t -o max_worker_processes=8 $preload bash test/worker_slots.sh; then
-    script_passed=$((script_passed + 1))
-  else
-    regress_failed=$((regress_failed + 1)); regress_status=1
-  fi
+job worker_slots pg_virtualenv -t -o max_worker_processes=8 bash test/worker_slots.sh
+job worker_slots_preload pg_virtualenv -t -o max_worker_processes=8 \
+  -o shared_preload_libraries=dperm bash test/worker_slots.sh
+
+declare -A job_status=()
+declare -A running=()  # pid -> job index
+print_job() {  # index: the job's output, framed
+  local name=${job_names[$1]}
+  echo "===== $name (status ${job_status[$name]}) ====="
+  cat "$work/$name.log"
+}
+reap_one() {
+  local pid status=0 i
+  wait -n -p pid "${!running[@]}" || status=$?
+  i=${running[$pid]}
+  unset "running[$pid]"
+  job_status[${job_names[$i]}]=$status
+  print_job "$i"
+}
+for i in "${!job_names[@]}"; do
+  while [ ${#running[@]} -ge "$jobs_at_once" ]; do reap_one; done
+  name=${job_names[$i]}
+  stage_names+=("$name")
+  # shellcheck disable=SC2086  # the queued command, quoted by printf %q
+  port=$(free_port $((5500 + 10 * i)))
+  eval "PGPORT=$port /usr/bin/python3 scripts/stage_time.py \"\$work/\$name.time\" ${job_cmds[$i]}" \
+    > "$work/$name.log" 2>&1 < /dev/null &
+  running[$!]=$i
 done
-# Scheduled retraining with a real pg_cron (background-worker jobs, so no
-# password is needed for pg_cron's connections): a job every minute, a
-# refused run in cron.job_run_details, the forecast's count of runs.
-if pg_virtualenv -t -o shared_preload_libraries=pg_cron -o cron.database_name=dperm_cron \
-     -o cron.use_background_workers=on -o max_worker_processes=16 bash test/cron.sh; then
-  script_passed=$((script_passed + 1))
-else
-  regress_failed=$((regress_failed + 1)); regress_status=1
-fi
-# Citus (issue 12 item 4): a coordinator and two workers of its own (three
-# throwaway clusters), a distributed table trained through dperm.train.
-# Builds Citus 13.2.2 once per machine (~5 minutes); a failed build fails.
-if bash scripts/setup-citus.sh && bash test/citus.sh; then
-  script_passed=$((script_passed + 1))
-else
-  regress_failed=$((regress_failed + 1)); regress_status=1
-fi
+while [ ${#running[@]} -gt 0 ]; do reap_one; done
+
+# --- the report -----------------------------------------------------------
+regress_status=0
+regress_failed=0
+for name in "${job_names[@]}"; do
+  [ "${job_status[$name]}" = 0 ] && continue
+  regress_status=1
+  case $name in
+    unit) ;;  # counted below
+    regress) [ -f regression.diffs ] && head -300 regression.diffs ;;
+    *) regress_failed=$((regress_failed + 1)) ;;
+  esac
+done
+for name in "${job_names[@]}"; do
+  case $name in unit|regress) ;; *) [ "${job_status[$name]}" = 0 ] && script_passed=$((script_passed + 1)) ;; esac
+done
+unit_passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\..*/\1/p' "$work/unit.log" | tail -1)
+regress_passed=$(grep -cE '^(test|     ) *[a-z_]+ +\.\.\. ok' "$work/regress.log" || true)
+regress_bad=$(grep -cE '\.\.\. FAILED' "$work/regress.log" || true)
+regress_failed=$((regress_failed + regress_bad))
+regress_total=$((regress_passed + regress_bad))
 [ -f results/utility_figures.txt ] && { echo "BANK utility figures:"; cat results/utility_figures.txt; }
 [ -f results/algorithms_figures.txt ] && { echo "SGD-family utility figures (BANK, WINE):"; cat results/algorithms_figures.txt; }
+
+echo "stage timing (wall and CPU seconds; jobs ran $jobs_at_once at a time):"
+printf '  %-22s %8s %8s\n' stage wall cpu
+cpu_sum=0
+for name in "${stage_names[@]}"; do
+  read -r wall user sys < "$work/$name.time" || { wall='?'; user=0; sys=0; }
+  cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.1f", u + s }')
+  cpu_sum=$(awk -v a="$cpu_sum" -v b="$cpu" 'BEGIN { printf "%.1f", a + b }')
+  printf '  %-22s %8s %8s\n' "$name" "$wall" "$cpu"
+done
+printf '  %-22s %8s %8s\n' total "$((SECONDS - start_all))" "$cpu_sum"
+
 echo "unit tests passed: ${unit_passed:-0}; pg_regress tests: $regress_passed of $regress_total; script checks: $script_passed"
-echo "dperm: $(( ${unit_passed:-0} + regress_passed + script_passed )) passed, $((regress_failed + (regress_status != 0 && regress_failed == 0 ? 1 : 0))) failed"
+unit_failed=$([ "${job_status[unit]}" = 0 ] && echo 0 || echo 1)
+echo "dperm: $(( ${unit_passed:-0} + regress_passed + script_passed )) passed, $((regress_failed + unit_failed + (regress_status != 0 && regress_failed + unit_failed == 0 ? 1 : 0))) failed"
 exit $regress_status
