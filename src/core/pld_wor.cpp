@@ -38,6 +38,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -214,8 +217,59 @@ double BisectSigma(F eps, double lo, double hi, double target) {
 // a starting point), then bisection; the dominating pair's RDP (slower: a
 // quadrature per order) only when the PLD cannot be computed, when it is
 // not wanted, or when the caller asks for the details.
+namespace {
+
+// Calibrations already made in this process: a plan is often made twice
+// (dp_explain, then the release; a release per seed; the unit tests plan
+// the same settings many times) and a calibration costs up to ~0.5 s. The
+// answer is a deterministic function of the public arguments, so a stored
+// one is the answer; only complete calibrations are stored (an interrupt or
+// an error throws before), and at most kMemoSize (then the memo restarts).
+struct MemoKey {
+  double gamma;
+  std::int64_t steps;
+  double epsilon, delta;
+  bool use_pld;
+  bool operator<(const MemoKey& o) const {
+    return std::tie(gamma, steps, epsilon, delta, use_pld) <
+           std::tie(o.gamma, o.steps, o.epsilon, o.delta, o.use_pld);
+  }
+};
+constexpr size_t kMemoSize = 256;
+std::mutex memo_mutex;
+std::map<MemoKey, double>& Memo() {
+  static std::map<MemoKey, double> memo;
+  return memo;
+}
+
+double CalibrateWorGaussianUncached(double gamma, std::int64_t steps, double epsilon,
+                                    double delta, bool use_pld, WorCalibration* detail);
+
+}  // namespace
+
 double CalibrateWorGaussian(double gamma, std::int64_t steps, double epsilon, double delta,
                             bool use_pld, WorCalibration* detail) {
+  // (NaN arguments, refused by the calibration, must not reach the map's
+  // ordering.)
+  if (detail != nullptr || !std::isfinite(gamma) || !std::isfinite(epsilon) || !std::isfinite(delta))
+    return CalibrateWorGaussianUncached(gamma, steps, epsilon, delta, use_pld, detail);
+  const MemoKey key{gamma, steps, epsilon, delta, use_pld};
+  {
+    std::lock_guard<std::mutex> lock(memo_mutex);
+    auto it = Memo().find(key);
+    if (it != Memo().end()) return it->second;
+  }
+  const double sigma = CalibrateWorGaussianUncached(gamma, steps, epsilon, delta, use_pld, nullptr);
+  std::lock_guard<std::mutex> lock(memo_mutex);
+  if (Memo().size() >= kMemoSize) Memo().clear();
+  Memo().emplace(key, sigma);
+  return sigma;
+}
+
+namespace {
+
+double CalibrateWorGaussianUncached(double gamma, std::int64_t steps, double epsilon,
+                                    double delta, bool use_pld, WorCalibration* detail) {
   CheckComposition(steps, 1.0);
   CheckDelta(delta);
   if (!(gamma > 0.0 && gamma <= 1.0))
@@ -266,6 +320,8 @@ double CalibrateWorGaussian(double gamma, std::int64_t steps, double epsilon, do
   if (detail != nullptr) *detail = out;
   return out.sigma;
 }
+
+}  // namespace
 
 double LowerBoundWorGaussianSigma(double gamma, std::int64_t steps, double epsilon,
                                   double delta, double discretization) {
