@@ -7,13 +7,14 @@
 # After the build, the unit tests, pg_regress and the server scripts are
 # independent jobs (each server job in a pg_virtualenv -t cluster of its own,
 # on a port of its own): they run DPERM_TEST_JOBS at a time (default: the
-# number of cores), longest first, each job's output printed when it ends.
+# number of cores + 1, as test/cron.sh mostly waits), longest first, each
+# job's output printed when it ends.
 # A table of every stage's wall and CPU time ends the output (CPU: user +
 # sys of all the stage's processes, the server's included; scripts/stage_time.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DPERM_SHARED=${DPERM_SHARED:-$(cd .. && pwd)/shared}
-jobs_at_once=${DPERM_TEST_JOBS:-$(nproc)}
+jobs_at_once=${DPERM_TEST_JOBS:-$(($(nproc) + 1))}
 work=$(mktemp -d -t dperm-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 start_all=$SECONDS
@@ -70,18 +71,21 @@ while True:
 PY
 }
 
-# Longest first (measured CPU seconds in the header of each; the list is
-# also the order of the report).
-job unit make -s unit DPERM_WERROR=1 DPERM_FAST_BUILD=1
-# A fresh cluster; max_worker_processes leaves room for the ledger writer
-# next to parallel query workers.
-job regress pg_virtualenv -t -o max_worker_processes=16 -o max_parallel_workers=8 make -s installcheck
 # Scheduled retraining with a real pg_cron (background-worker jobs, so no
 # password is needed for pg_cron's connections): a job every minute, a
 # refused run in cron.job_run_details, the forecast's count of runs.
-# Mostly waiting for pg_cron's minute.
+# Mostly waiting for pg_cron's minute: first, beside the others.
 job cron pg_virtualenv -t -o shared_preload_libraries=pg_cron -o cron.database_name=dperm_cron \
   -o cron.use_background_workers=on -o max_worker_processes=16 bash test/cron.sh
+# Then longest first. pg_regress in a fresh cluster; max_worker_processes leaves room for the ledger writer
+# next to parallel query workers.
+job regress pg_virtualenv -t -o max_worker_processes=16 -o max_parallel_workers=8 make -s installcheck
+# The unit tests run as two gtest shards (tests dealt round-robin), so that
+# no long job is left alone at the end.
+for shard in 0 1; do
+  job "unit$shard" env GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=$shard \
+    make -s unit DPERM_WERROR=1 DPERM_FAST_BUILD=1
+done
 # Citus (issue 12 item 4): a coordinator and two workers of its own (three
 # throwaway clusters), a distributed table trained through dperm.train.
 # Builds Citus 13.2.2 once per machine (~5 minutes); a failed build fails.
@@ -128,8 +132,8 @@ for i in "${!job_names[@]}"; do
   while [ ${#running[@]} -ge "$jobs_at_once" ]; do reap_one; done
   name=${job_names[$i]}
   stage_names+=("$name")
-  # shellcheck disable=SC2086  # the queued command, quoted by printf %q
   port=$(free_port $((5500 + 10 * i)))
+  # (the queued command was quoted by printf %q)
   eval "PGPORT=$port /usr/bin/python3 scripts/stage_time.py \"\$work/\$name.time\" ${job_cmds[$i]}" \
     > "$work/$name.log" 2>&1 < /dev/null &
   running[$!]=$i
@@ -143,15 +147,21 @@ for name in "${job_names[@]}"; do
   [ "${job_status[$name]}" = 0 ] && continue
   regress_status=1
   case $name in
-    unit) ;;  # counted below
+    unit*) ;;  # counted below
     regress) [ -f regression.diffs ] && head -300 regression.diffs ;;
     *) regress_failed=$((regress_failed + 1)) ;;
   esac
 done
 for name in "${job_names[@]}"; do
-  case $name in unit|regress) ;; *) [ "${job_status[$name]}" = 0 ] && script_passed=$((script_passed + 1)) ;; esac
+  case $name in unit*|regress) ;; *) [ "${job_status[$name]}" = 0 ] && script_passed=$((script_passed + 1)) ;; esac
 done
-unit_passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\..*/\1/p' "$work/unit.log" | tail -1)
+unit_passed=0
+unit_failed=0
+for shard in 0 1; do
+  n=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\..*/\1/p' "$work/unit$shard.log" | tail -1)
+  unit_passed=$((unit_passed + ${n:-0}))
+  [ "${job_status[unit$shard]}" = 0 ] || unit_failed=$((unit_failed + 1))
+done
 regress_passed=$(grep -cE '^(test|     ) *[a-z_]+ +\.\.\. ok' "$work/regress.log" || true)
 regress_bad=$(grep -cE '\.\.\. FAILED' "$work/regress.log" || true)
 regress_failed=$((regress_failed + regress_bad))
@@ -171,6 +181,5 @@ done
 printf '  %-22s %8s %8s\n' total "$((SECONDS - start_all))" "$cpu_sum"
 
 echo "unit tests passed: ${unit_passed:-0}; pg_regress tests: $regress_passed of $regress_total; script checks: $script_passed"
-unit_failed=$([ "${job_status[unit]}" = 0 ] && echo 0 || echo 1)
 echo "dperm: $(( ${unit_passed:-0} + regress_passed + script_passed )) passed, $((regress_failed + unit_failed + (regress_status != 0 && regress_failed + unit_failed == 0 ? 1 : 0))) failed"
 exit $regress_status
