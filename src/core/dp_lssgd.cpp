@@ -121,15 +121,30 @@ double PaperNu(const Plan& p, int64_t iterations) {
   return std::sqrt(8 * double(iterations) * alpha * G * G / (nn * nn * eps));
 }
 
-// Everything that follows from T: the step size (Theorem 2) and the noise
-// (Theorem 1, or dperm's accountant).
+// gamma of Lemma 4 for the smoothed blocks (length d + fit_intercept each).
+double Gamma(const Plan& p) {
+  const int block = p.dim / std::max(p.classes, 1);
+  return LaplacianSmoothingGamma(p.mechanism_fields.Get(kLsSigma), block);
+}
+
+// Everything that follows from T: the noise (Theorem 1, or dperm's
+// accountant), then the step size from it (the top of the file, "eta").
 void PlanSteps(Plan& p, int64_t iterations) {
   const Options& o = p.options;
   p.iterations = iterations;
-  p.step_size = o.step_size > 0 ? o.step_size : 1 / std::sqrt(double(iterations));  // Theorem 2
   p.noisy_steps = iterations;
   PlanGradientNoise(p, PaperNu(p, iterations),
                     "nu^2 = 8 T alpha G^2 / (n^2 epsilon), alpha = 2 log(1/delta)/epsilon + 1 (Theorem 1)");
+  if (o.step_size > 0) {
+    p.step_size = o.step_size;
+    return;
+  }
+  // The eta minimising the proof of Theorem 2's bound (D_sigma + T eta^2
+  // (G^2 + gamma d nu^2)) / (2 eta T) at this T and the plan's nu, at most
+  // 1/beta_F (beta_F = beta + l2: the descent step of a beta_F-smooth F).
+  const double T = double(iterations), G = p.L, nu = p.noise_scale;
+  const double balanced = std::sqrt(DSigma(p) / (T * (G * G + Gamma(p) * p.dim * nu * nu)));
+  p.step_size = std::min(balanced, 1 / (p.beta + p.mu));
 }
 
 }  // namespace
@@ -143,7 +158,11 @@ Plan DpLssgd::MakePlan(const Options& options, LossKind loss, int64_t n,
 
   p.mechanism_fields.Set(kLsSigma, o.ls_sigma >= 0 ? o.ls_sigma : kDefaultLsSigma);
   p.batch_size = o.batch_size > 0 ? o.batch_size : std::min<int64_t>(kDefaultBatch, n);
-  p.norm_bound = p.mu > 0 ? p.L / p.mu : kDefaultConvexNormBound;
+  // D >= ||w*|| (w^0 = 0): with l2 > 0 both L/l2 (l2 w* = -mean grad f_i(w*))
+  // and sqrt(2 F(0)/l2) (l2-strong convexity: l2/2 ||w*||^2 <= F(0) - F(w*))
+  // hold; the smaller is used.
+  p.norm_bound = p.mu > 0 ? std::min(p.L / p.mu, std::sqrt(2 * ZeroModelLossBound(p) / p.mu))
+                          : kDefaultConvexNormBound;
   p.max_step_size = std::numeric_limits<double>::infinity();  // any step is private
 
   if (o.iterations > 0) {
@@ -162,8 +181,7 @@ Plan DpLssgd::MakePlan(const Options& options, LossKind loss, int64_t n,
     int64_t t_max = CapIterations(p, t, kMaxDefaultIterations);
     // Theorem 2's bound (D_sigma + T eta^2 (G^2 + gamma d nu^2)) / (2 eta T),
     // with gamma of the smoothed blocks (Lemma 4).
-    const int block = p.dim / std::max(p.classes, 1);
-    const double gamma = LaplacianSmoothingGamma(p.mechanism_fields.Get(kLsSigma), block);
+    const double gamma = Gamma(p);
     auto bound = [&](const Plan& q) {
       double eta = q.step_size, T = double(q.iterations), nu = q.noise_scale;
       return (DSigma(q) + T * eta * eta * (G * G + gamma * q.dim * nu * nu)) / (2 * eta * T);
