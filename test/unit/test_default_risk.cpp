@@ -99,7 +99,14 @@ Outcome Release(const Problem& pr, Algorithm a, double epsilon, uint64_t seed, b
   r.steps = p.noisy_steps;
   if (noiseless) p = Noiseless(p);
   const auto start = std::chrono::steady_clock::now();
-  Eigen::VectorXd w = TrainSeeded(p, pr.data.rows, seed);
+  Eigen::VectorXd w;
+  try {
+    w = TrainSeeded(p, pr.data.rows, seed);
+  } catch (const Error& e) {  // e.g. objective_approx's missed certificate
+    r.planned = false;
+    r.error = e.what();
+    return r;
+  }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.excess = MakeObjective(p, pr.data.rows.data())->Value(w) - pr.best;
   return r;
