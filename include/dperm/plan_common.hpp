@@ -42,6 +42,12 @@ int64_t CapIterations(Plan& p, double t, int64_t cap);
 // Appends a sentence to p.note.
 void AddNote(Plan& p, const std::string& note);
 
+// A public upper bound on F(0) = 1/n sum f_i(0), the mean loss of the zero
+// model (every regulariser is 0 there), hence on F(0) - F* (losses are >= 0):
+// ln 2 (logistic), ln K (softmax: uniform probabilities), h_delta(B) (Huber:
+// every target is clipped to [-B, B], rows.hpp, and h_delta grows with |y|).
+double ZeroModelLossBound(const Plan& p);
+
 // Output perturbation noise for p.sensitivity (set p.noisy_steps = 0). The
 // release is snapped to a grid (noise.hpp, SnapPlan): p.sensitivity grows by
 // the rounding term sqrt(dim) grid before the noise is calibrated.

@@ -67,12 +67,35 @@
 //   T        = Theorem 2, T = (D_sigma + G^2) n^2 epsilon^2 / (24 d G^2
 //              log(1/delta)), with D_sigma = ||w^0 - w*||^2_{A_sigma} <=
 //              (1 + 4 sigma) D^2 (w^0 = 0, lambda_max(A_sigma) <= 1 + 4 sigma)
-//              and D a public bound on ||w*||: L/l2 when l2 > 0 (l2 w* =
-//              -mean grad f_i(w*)), otherwise kDefaultConvexNormBound (10,
+//              and D a public bound on ||w*||: when l2 > 0 the smaller of
+//              L/l2 (l2 w* = -mean grad f_i(w*)) and sqrt(2 F0/l2) (l2-strong
+//              convexity, F0 >= F(0) - F(w*) the public ZeroModelLossBound:
+//              ln 2, ln K, h_delta(B)), otherwise kDefaultConvexNormBound (10,
 //              noisy_minibatch.hpp); at most the experiments' 50 epochs,
 //              50 n / b steps; then lowered where dperm's accountant floors
 //              (below)
-//   eta      = 1/sqrt(T)                     (Theorem 2)
+//   eta      = min(sqrt((1 + 4 sigma) D^2 / (T (G^2 + gamma d nu^2))),
+//              1/beta_F): the eta minimising the bound in the proof of
+//              Theorem 2, (D_sigma + T eta^2 (G^2 + gamma d nu^2)) / (2 eta
+//              T), at the plan's T and nu, at most 1/beta_F (beta_F = beta +
+//              l2, the descent step of a beta_F-smooth F; A_sigma^{-1} has
+//              eigenvalues in (0, 1], so the smoothed step is no longer).
+//              The true ||w*|| is not public: it lies below the bound D
+//              above, and the scale of the problem is D_F = sqrt(2 F0 /
+//              beta_F) (the distance over which a beta_F-smooth F can fall
+//              by F0; Theorem 6 of rrpsgd's paper and Ghadimi & Lan's D_F).
+//              With eta tuned for D^ while the truth is D', the bound is
+//              (D'/D^ + D^/D')/2 times its optimum; over D' in [D_F, D]
+//              the worst case is least at the geometric mean D^ = sqrt(D_F
+//              D) (StepDistance). Theorem 2 itself takes eta = 1/sqrt(T),
+//              which ignores the scale of D and G: it stopped short at large
+//              epsilon (WINE, l2 = 0.01, 3 seeds, epsilon = 1e4: excess
+//              0.021 logistic, 0.033 softmax); tuned for the upper bound D
+//              the step was right at large epsilon (0.0013 / 0.0023) but too
+//              long at epsilon = 0.1 (0.049 / 0.25, zero model 0.069 /
+//              0.096; 1/sqrt(T): 0.024 / 0.050); tuned for D_F too short at
+//              1e4 (0.013 / 0.026); the geometric mean: bench/default_risk.sh
+//              numbers in docs/algorithms.md.
 // iterations, batch_size, step_size and ls_sigma override them; none of
 // them affects privacy (the accountant takes the plan's T and b).
 //
@@ -121,15 +144,41 @@ double PaperNu(const Plan& p, int64_t iterations) {
   return std::sqrt(8 * double(iterations) * alpha * G * G / (nn * nn * eps));
 }
 
-// Everything that follows from T: the step size (Theorem 2) and the noise
-// (Theorem 1, or dperm's accountant).
+// The distance the default step is tuned for: the geometric mean of the
+// public upper bound D = norm_bound and the smooth scale sqrt(2 F0 /
+// beta_F) (the top of the file, "eta").
+double StepDistance(const Plan& p) {
+  const double smooth_scale = std::sqrt(2 * ZeroModelLossBound(p) / (p.beta + p.mu));
+  return std::sqrt(std::min(smooth_scale, p.norm_bound) * p.norm_bound);
+}
+
+// gamma of Lemma 4 for the smoothed blocks (length d + fit_intercept each).
+double Gamma(const Plan& p) {
+  const int block = p.dim / std::max(p.classes, 1);
+  return LaplacianSmoothingGamma(p.mechanism_fields.Get(kLsSigma), block);
+}
+
+// Everything that follows from T: the noise (Theorem 1, or dperm's
+// accountant), then the step size from it (the top of the file, "eta").
 void PlanSteps(Plan& p, int64_t iterations) {
   const Options& o = p.options;
   p.iterations = iterations;
-  p.step_size = o.step_size > 0 ? o.step_size : 1 / std::sqrt(double(iterations));  // Theorem 2
   p.noisy_steps = iterations;
   PlanGradientNoise(p, PaperNu(p, iterations),
                     "nu^2 = 8 T alpha G^2 / (n^2 epsilon), alpha = 2 log(1/delta)/epsilon + 1 (Theorem 1)");
+  if (o.step_size > 0) {
+    p.step_size = o.step_size;
+    return;
+  }
+  // The eta minimising the proof of Theorem 2's bound (D_sigma + T eta^2
+  // (G^2 + gamma d nu^2)) / (2 eta T) at this T and the plan's nu for the
+  // minimax distance StepDistance (the top of the file, "eta"), at most
+  // 1/beta_F (beta_F = beta + l2: the descent step of a beta_F-smooth F).
+  const double T = double(iterations), G = p.L, nu = p.noise_scale;
+  const double d = StepDistance(p);
+  const double d_sigma = (1 + 4 * p.mechanism_fields.Get(kLsSigma)) * d * d;
+  const double balanced = std::sqrt(d_sigma / (T * (G * G + Gamma(p) * p.dim * nu * nu)));
+  p.step_size = std::min(balanced, 1 / (p.beta + p.mu));
 }
 
 }  // namespace
@@ -143,7 +192,11 @@ Plan DpLssgd::MakePlan(const Options& options, LossKind loss, int64_t n,
 
   p.mechanism_fields.Set(kLsSigma, o.ls_sigma >= 0 ? o.ls_sigma : kDefaultLsSigma);
   p.batch_size = o.batch_size > 0 ? o.batch_size : std::min<int64_t>(kDefaultBatch, n);
-  p.norm_bound = p.mu > 0 ? p.L / p.mu : kDefaultConvexNormBound;
+  // D >= ||w*|| (w^0 = 0): with l2 > 0 both L/l2 (l2 w* = -mean grad f_i(w*))
+  // and sqrt(2 F(0)/l2) (l2-strong convexity: l2/2 ||w*||^2 <= F(0) - F(w*))
+  // hold; the smaller is used.
+  p.norm_bound = p.mu > 0 ? std::min(p.L / p.mu, std::sqrt(2 * ZeroModelLossBound(p) / p.mu))
+                          : kDefaultConvexNormBound;
   p.max_step_size = std::numeric_limits<double>::infinity();  // any step is private
 
   if (o.iterations > 0) {
@@ -162,8 +215,7 @@ Plan DpLssgd::MakePlan(const Options& options, LossKind loss, int64_t n,
     int64_t t_max = CapIterations(p, t, kMaxDefaultIterations);
     // Theorem 2's bound (D_sigma + T eta^2 (G^2 + gamma d nu^2)) / (2 eta T),
     // with gamma of the smoothed blocks (Lemma 4).
-    const int block = p.dim / std::max(p.classes, 1);
-    const double gamma = LaplacianSmoothingGamma(p.mechanism_fields.Get(kLsSigma), block);
+    const double gamma = Gamma(p);
     auto bound = [&](const Plan& q) {
       double eta = q.step_size, T = double(q.iterations), nu = q.noise_scale;
       return (DSigma(q) + T * eta * eta * (G * G + gamma * q.dim * nu * nu)) / (2 * eta * T);

@@ -47,6 +47,15 @@
 // (eps, delta)-DP. (The ledger composes the curves alone, so across k
 // releases it leaves out k 1e-3 delta_i; see docs/timing.md.)
 //
+// Large epsilon. K below needs log2(1/p_fail) ~ epsilon/ln 2 epochs for the
+// failure share, and 1 + e^epsilon overflows to +inf past 709 (p_fail = 0,
+// K the cast of +inf: one epoch, the certificate failed and nothing was
+// released at epsilon = 1e4). A mechanism that is (eps_c, delta)-DP is
+// (epsilon, delta)-DP for every epsilon >= eps_c (the definition's bound
+// only loosens), so the plan calibrates everything (lambda, both sigmas,
+// p_fail, K) at eps_c = min(epsilon, 16) and is charged the epsilon given.
+// At eps_c = 16 the failure share costs 23 epochs more than at epsilon = 0.
+//
 // Running time. Every loop's trip count is public or drawn from SVRG's own
 // randomness xi (Option II's inner lengths, the sampled rows), which is
 // independent of the table and of b: the composition argument above holds
@@ -114,6 +123,10 @@ const double kSvrgInner = 50;
 // p_fail = kFailureShare delta / (1 + e^eps); the curve is calibrated at
 // (1 - kFailureShare) delta (the failure event's coupling, above).
 const double kFailureShare = 1e-3;
+// Plans calibrate at eps_c = min(epsilon, kMaxCertifiedEpsilon) ("Large
+// epsilon" above): at most 1.44 * 16 = 23 epochs pay for the failure event's
+// e^eps_c, and at eps_c = 16 the noise is already far below the ridge's bias.
+const double kMaxCertifiedEpsilon = 16;
 
 }  // namespace
 
@@ -167,7 +180,11 @@ SvrgResult SvrgFixedEpochs(const PerturbedObjective& f, double beta, double tole
 Plan ObjectiveApprox::MakePlan(const Options& options, LossKind loss, int64_t n,
                                int d) const {
   const Algorithm a = Algorithm::kObjectiveApprox;
-  Plan p = BasePlan(options, loss, a, n, d);
+  // Calibrate at eps_c = min(epsilon, kMaxCertifiedEpsilon) (derivation at
+  // the top: "Large epsilon"); the plan keeps and is charged the epsilon given.
+  Options certified = options;
+  certified.epsilon = std::min(options.epsilon, kMaxCertifiedEpsilon);
+  Plan p = BasePlan(certified, loss, a, n, d);
   const Options& o = p.options;
   PlanObjectiveLambda(p);
   const double mu = PerturbedStrongConvexity(p);
@@ -176,7 +193,7 @@ Plan ObjectiveApprox::MakePlan(const Options& options, LossKind loss, int64_t n,
   // The failure event costs (1 + e^eps) p_fail = kFailureShare delta of delta
   // (coupling, above): the curve gets the rest.
   const double delta_curve = (1 - kFailureShare) * o.delta;
-  const double p_fail = kFailureShare * o.delta / (1 + std::exp(o.epsilon));
+  const double p_fail = kFailureShare * o.delta / (1 + std::exp(o.epsilon));  // o.epsilon = eps_c
   // Tight: the largest kappa_1 whose composed curve gives (epsilon, delta').
   double kappa = CalibrateObjectiveKappa(p, eps_j, kOutputShare, delta_curve);
   double sigma1 = 2 * p.L / kappa;
@@ -248,6 +265,12 @@ Plan ObjectiveApprox::MakePlan(const Options& options, LossKind loss, int64_t n,
                       FormatNumber(p_fail) + " = 1e-3 delta/(1 + e^epsilon) (Markov); each epoch: one full gradient + U{0.." +
                       std::to_string(m - 1) + "} single-row steps; then the certificate ||grad P|| <= solver_tolerance (no release if it fails; no early exit)";
   p.gradient_evaluations = p.iterations * (n + m - 1) + n;
+  if (options.epsilon > o.epsilon) {
+    AddNote(p, "calibrated as an (" + FormatNumber(o.epsilon) + ", delta)-DP release, which is (" +
+                   FormatNumber(options.epsilon) + ", delta)-DP: above epsilon " + FormatNumber(kMaxCertifiedEpsilon) +
+                   " the certificate's failure share 1e-3 delta/(1 + e^epsilon) would need about 1.44 epsilon more epochs");
+    p.options.epsilon = options.epsilon;  // what the release is charged (the guarantee it has)
+  }
   // The certificate must be testable in double precision: a gradient norm
   // far below the rounding of P's gradient terms could never be certified.
   const double tolerance = p.mechanism_fields.Get(kSolverTolerance);

@@ -39,6 +39,20 @@ void AddNote(Plan& p, const std::string& note) {
   p.note += (p.note.empty() ? "" : "; ") + note;
 }
 
+double ZeroModelLossBound(const Plan& p) {
+  switch (p.loss) {
+    case LossKind::kLogistic: return std::log(2.0);  // log(1 + e^0)
+    case LossKind::kSoftmax: return std::log(double(p.classes));  // uniform p
+    case LossKind::kHuber: {
+      // h_delta(B): the Huber loss of a zero prediction for a target of size
+      // B = target_bound, the largest a clipped target can have.
+      const double delta = p.options.huber_delta, bound = p.options.target_bound;
+      return bound <= delta ? bound * bound / 2 : delta * (bound - delta / 2);
+    }
+  }
+  throw Error(ErrorKind::kInternal, "ZeroModelLossBound: unknown loss");
+}
+
 int64_t CapIterations(Plan& p, double t, int64_t cap) {
   if (!(t < double(cap))) {
     AddNote(p, "iterations capped at " + std::to_string(cap) +

@@ -74,12 +74,6 @@ const double kDefaultPasses = 10;
 // ... unless T * dim (Gaussian draws) would exceed this.
 const double kMaxDefaultDraws = 5e7;
 
-// h_delta(B): the Huber loss of a zero prediction for a target of size B,
-// the largest a clipped target can have (rows.hpp).
-double HuberAtBound(double delta, double bound) {
-  return bound <= delta ? bound * bound / 2 : delta * (bound - delta / 2);
-}
-
 }  // namespace
 
 double RrpsgdVarianceBound(const Plan& p, double noise_scale) {
@@ -88,15 +82,7 @@ double RrpsgdVarianceBound(const Plan& p, double noise_scale) {
 
 double RrpsgdDistanceBound(const Plan& p) {
   // F(0) = 1/n sum f_i(0) (the regulariser is 0 at w = 0) and F* >= 0.
-  double f0 = 0;
-  switch (p.loss) {
-    case LossKind::kLogistic: f0 = std::log(2.0); break;  // log(1 + e^0)
-    case LossKind::kSoftmax: f0 = std::log(double(p.classes)); break;  // uniform p
-    case LossKind::kHuber:  // every target is clipped to [-target_bound, target_bound]
-      f0 = HuberAtBound(p.options.huber_delta, p.options.target_bound);
-      break;
-  }
-  return std::sqrt(2 * f0 / (p.beta + p.mu));
+  return std::sqrt(2 * ZeroModelLossBound(p) / (p.beta + p.mu));
 }
 
 Plan Rrpsgd::MakePlan(const Options& options, LossKind loss, int64_t n,

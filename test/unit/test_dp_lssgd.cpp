@@ -148,11 +148,29 @@ TEST(LaplacianSmoothing, LargeDimensionByStencil) {
 // Section 4.1 and Theorems 1-2, outside the regime where dperm's accountant
 // lowers T: b = min(128, n), ls_sigma = 1, T = min(Theorem 2's
 // (D_sigma + G^2) n^2 eps^2 / (24 d G^2 log(1/delta)), 50 n / b) with
-// D_sigma = (1 + 4 sigma) D^2, D = L/l2 (10 when l2 = 0), eta = 1/sqrt(T);
+// D_sigma = (1 + 4 sigma) D^2, D = min(L/l2, sqrt(2 F(0)/l2)) (10 when l2 = 0; the
+// cases have L/l2 the smaller), eta = BalancedStep;
 // noise: calibrated, or with 'paper' max(nu, calibrated) with nu^2 = 8 T
 // alpha G^2 / (n^2 eps), alpha = 2 log(1/delta)/eps + 1. Both branches of
 // T: 50 epochs (n = 50000, eps = 1) and Theorem 2 (n = 20000, d = 1999,
 // eps = 1, l2 = 100, where (D_sigma + G^2)/G^2 ~ 1).
+// The default step: the eta minimising the proof of Theorem 2's bound
+// ((1 + 4 sigma) D^2 + T eta^2 (G^2 + gamma dim nu^2)) / (2 eta T) at the
+// plan's T and nu, for D^ = sqrt(min(D_F, D) D), the geometric mean of the
+// bound D on ||w*|| and D_F = sqrt(2 F0 / (beta + l2)), F0 = ln 2 (logistic),
+// 1/2 (Huber, delta = B = 1), ln 3 (softmax); at most 1/(beta + l2).
+double BalancedStep(const Plan& p, double D, double G) {
+  const double f0 = p.loss == LossKind::kLogistic ? std::log(2.0)
+                    : p.loss == LossKind::kHuber  ? 0.5
+                                                  : std::log(3.0);
+  const double d_f = std::sqrt(2 * f0 / (p.beta + p.mu));
+  const double d_hat_sq = std::min(d_f, D) * D;
+  const int block = p.dim / std::max(p.classes, 1);
+  const double gamma = dperm::LaplacianSmoothingGamma(1.0, block);
+  const double nu = p.noise_scale, T = double(p.iterations);
+  return std::min(std::sqrt(5 * d_hat_sq / (T * (G * G + gamma * p.dim * nu * nu))), 1 / (p.beta + p.mu));
+}
+
 TEST(DpLssgdPlan, PaperDefaults) {
   struct Case {
     int64_t n;
@@ -185,7 +203,7 @@ TEST(DpLssgdPlan, PaperDefaults) {
         EXPECT_EQ(p->iterations, int64_t(T)) << p->iterations_rule;
         EXPECT_EQ(p->iterations_rule.find("lowered"), std::string::npos) << p->iterations_rule;
         EXPECT_EQ(p->noisy_steps, p->iterations);
-        EXPECT_NEAR(p->step_size, 1 / std::sqrt(T), 1e-15);
+        EXPECT_NEAR(p->step_size, BalancedStep(*p, D, G), 1e-12 * p->step_size);
         EXPECT_DOUBLE_EQ(p->sensitivity - p->rounding_inflation, 2 * G / b);  // proof of Theorem 1: 2G/b
         dperm::testing::ExpectSnappedNoise(*p);
         EXPECT_DOUBLE_EQ(p->sampling_rate, b / c.n);
@@ -256,7 +274,7 @@ TEST(DpLssgdPlan, FloorOfTheAccountantLowersT) {
                                     std::ceil(50 * n / 128.0)));
   ASSERT_LE(p.iterations, int64_t(t_max));
   EXPECT_LE(p.noise_scale, 2 * nu(double(p.iterations)));
-  EXPECT_NEAR(p.step_size, 1 / std::sqrt(double(p.iterations)), 1e-15);
+  EXPECT_NEAR(p.step_size, BalancedStep(p, 10, G), 1e-12 * p.step_size);
   if (p.iterations == int64_t(t_max)) {
     EXPECT_EQ(p.iterations_rule.find("lowered"), std::string::npos) << p.iterations_rule;
     return;

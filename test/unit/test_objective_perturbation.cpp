@@ -284,6 +284,30 @@ TEST(ObjectiveApproxPlan, RadiusSigmasAndEvaluations) {
   }
 }
 
+// Above epsilon 16 the plan is the epsilon = 16 plan (an (16, delta)-DP
+// release is (epsilon, delta)-DP for every epsilon >= 16), charged the
+// epsilon given: its failure share 1e-3 delta/(1 + e^epsilon) would
+// underflow to 0 at epsilon = 1e4 (which planned one epoch, so the
+// certificate failed and nothing was released) and needs ~1.44 epsilon
+// epochs before that. The epoch count stays finite and small.
+TEST(ObjectiveApproxPlan, LargeEpsilonCalibratesAtSixteen) {
+  const int64_t n = 6497;
+  const int d = 12;
+  Plan at16 = PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, 16, 1e-6, 0.01), LossKind::kLogistic, n, d);
+  EXPECT_EQ(at16.note.find("calibrated as an"), std::string::npos) << at16.note;
+  for (double eps : {17.0, 1e4, 1e300}) {
+    Plan p = PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, eps, 1e-6, 0.01), LossKind::kLogistic, n, d);
+    SCOPED_TRACE("eps " + std::to_string(eps));
+    EXPECT_EQ(p.options.epsilon, eps);
+    EXPECT_EQ(p.iterations, at16.iterations);
+    EXPECT_LT(p.iterations, 200);
+    EXPECT_EQ(p.noise_scale, at16.noise_scale);
+    EXPECT_EQ(p.mechanism_fields.Get(dperm::kObjectiveNoise), at16.mechanism_fields.Get(dperm::kObjectiveNoise));
+    EXPECT_NE(p.note.find("calibrated as an (16, delta)-DP release"), std::string::npos) << p.note;
+    EXPECT_FALSE(p.has_rdp);
+  }
+}
+
 // The two inequalities of the privacy argument, on neighbouring datasets
 // and random points w: |log det J_S(w) - log det J_S'(w)| <= eps_J, and the
 // noise shift g_S'(w) - g_S(w) has norm <= 2L and lies in span{x, x'}.
