@@ -279,6 +279,21 @@ cell_citus() {
       -c "SELECT octet_length(c::text) FROM ($(cat "$CITUS_DIR/last_pass.sql")) AS q(c)")
     row "$t" "$n" "$d" 4 "$scan" "$secs" "$(ratio "$secs" "$scan")" "$alg" "$iters" "$q_n" "$q_mean / $q_max" "$bytes"
     if [ $first = 1 ]; then
+      # Where a pass's time goes on a worker: one shard, serial, the logged
+      # pass (worker_partial_agg, as Citus runs it), the same aggregate
+      # called directly (a superuser's dperm.internal_pass, w = 0), and a
+      # bare scan of the shard; medians of 3.
+      local shard wport
+      shard=$(grep -o 'FROM public\.s[0-9x]*_[0-9]*' "$CITUS_DIR/last_pass.sql" | head -1 | cut -d' ' -f2)
+      wport=$(cat "$CITUS_DIR/last_pass.port")
+      for q in "SELECT octet_length(c::text) AS x FROM ($(cat "$CITUS_DIR/last_pass.sql")) q(c)" \
+               "SELECT dperm.pass_logreg(features, label, array_fill(0::float8, ARRAY[$((d + 1))]), '{0,$d,1,1,1,0,1,1}'::float8[]) IS NULL AS x FROM $shard" \
+               "SELECT count(*) AS x FROM $shard WHERE features IS NOT NULL"; do
+        echo "shard $shard, ${q:0:60}...: $(for r in 1 2 3; do
+          printf "%s\n" "SET dperm.internal_pass = on;" "SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset" "$q \gset" \
+            "SELECT round((extract(epoch FROM clock_timestamp()) - :t0)::numeric, 3);" | psql -At -p "$wport" -f -
+        done | median) s (median of 3)"
+      done
       # The seeded model of the distributed table equals a local copy's.
       psql -c "CREATE TABLE l$rung AS SELECT features, label FROM $t ORDER BY id" -c "VACUUM ANALYZE l$rung"
       diff=$(psql -At -c "SET dperm.allow_seed = on" -c "
