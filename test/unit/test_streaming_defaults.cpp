@@ -87,6 +87,25 @@ struct Problem {
   LossKind loss;
 };
 
+// Mean excess F(w) - F(w*) over seeds 1..seeds of the models the plans `mem`
+// and `str` release on `rows`, F the objective of `mem`, w* by Newton.
+struct Excess {
+  double minimum = 0;  // F(w*)
+  double in_memory = 0;
+  double streaming = 0;
+};
+Excess MeanExcess(const Plan& mem, const Plan& str, const std::vector<double>& rows, int seeds) {
+  std::unique_ptr<Objective> f = MakeObjective(mem, rows.data());
+  const double best = f->Value(NewtonMinimiser(*f));
+  Excess e;
+  e.minimum = best;
+  for (int seed = 1; seed <= seeds; seed++) {
+    e.in_memory += (f->Value(TrainSeeded(mem, rows, seed)) - best) / seeds;
+    e.streaming += (f->Value(TrainSeeded(str, rows, seed)) - best) / seeds;
+  }
+  return e;
+}
+
 TEST(StreamingDefaultsTable, DISABLED_Print) {
   const Problem problems[] = {{"bank", LossKind::kLogistic},
                               {"adult", LossKind::kLogistic},
@@ -111,17 +130,11 @@ TEST(StreamingDefaultsTable, DISABLED_Print) {
                     s.l2, s.l1, s.delta, e.what());
         continue;
       }
-      std::unique_ptr<Objective> f = MakeObjective(mem, data.rows.data());
-      const double best = f->Value(NewtonMinimiser(*f));
-      double excess_mem = 0, excess_str = 0;
-      for (int seed = 1; seed <= kSeeds; seed++) {
-        excess_mem += (f->Value(TrainSeeded(mem, data.rows, seed)) - best) / kSeeds;
-        excess_str += (f->Value(TrainSeeded(str, data.rows, seed)) - best) / kSeeds;
-      }
+      const Excess e = MeanExcess(mem, str, data.rows, kSeeds);
       std::printf("| %s | %s | %g | %g | %g | %s | %lld | %.4g | %s | %lld | %.4g |\n",
                   pr.name.c_str(), LossName(pr.loss), s.l2, s.l1, s.delta,
-                  AlgorithmName(mem.algorithm), static_cast<long long>(mem.iterations), excess_mem,
-                  AlgorithmName(str.algorithm), static_cast<long long>(str.iterations), excess_str);
+                  AlgorithmName(mem.algorithm), static_cast<long long>(mem.iterations), e.in_memory,
+                  AlgorithmName(str.algorithm), static_cast<long long>(str.iterations), e.streaming);
       std::fflush(stdout);
     }
   }
@@ -166,21 +179,15 @@ TEST(StreamingDefaultsTable, DISABLED_Synthetic) {
     Dataset data = SyntheticRung(n, d);
     Plan mem = PlanRelease(o, LossKind::kLogistic, n, d);
     Plan str = PlanStreamingRelease(o, LossKind::kLogistic, n, d);
-    std::unique_ptr<Objective> f = MakeObjective(mem, data.rows.data());
-    const double best = f->Value(NewtonMinimiser(*f));
-    double excess_mem = 0, excess_str = 0;
-    for (int seed = 1; seed <= seeds; seed++) {
-      excess_mem += (f->Value(TrainSeeded(mem, data.rows, seed)) - best) / seeds;
-      excess_str += (f->Value(TrainSeeded(str, data.rows, seed)) - best) / seeds;
-    }
+    const Excess e = MeanExcess(mem, str, data.rows, seeds);
     // Both are released models of a strongly convex objective: never below
     // its minimum (up to rounding).
-    EXPECT_GT(excess_mem, -1e-12);
-    EXPECT_GT(excess_str, -1e-12);
+    EXPECT_GT(e.in_memory, -1e-12);
+    EXPECT_GT(e.streaming, -1e-12);
     std::printf("| s%s | %lld | %d | %.6f | %s | %lld | %.4g | %s | %lld | %.4g | %d |\n", rung.c_str(),
-                static_cast<long long>(n), d, best, AlgorithmName(mem.algorithm),
-                static_cast<long long>(mem.iterations), excess_mem, AlgorithmName(str.algorithm),
-                static_cast<long long>(str.iterations), excess_str, seeds);
+                static_cast<long long>(n), d, e.minimum, AlgorithmName(mem.algorithm),
+                static_cast<long long>(mem.iterations), e.in_memory, AlgorithmName(str.algorithm),
+                static_cast<long long>(str.iterations), e.streaming, seeds);
     std::fflush(stdout);
   }
 }
