@@ -187,31 +187,19 @@ cell_excess() {
     grep '^|'
 }
 
-# Three throwaway clusters (as test/citus.sh): coordinator n0, workers n1, n2.
+# Three throwaway clusters (test/citus_nodes.sh): coordinator n0, workers n1, n2.
 citus_start() {
-  local bindir i key
-  bindir=$(pg_config --bindir)
-  CITUS_DIR=$(mktemp -d /tmp/scale-citus.XXXXXX); chown postgres: "$CITUS_DIR"
-  read -r -a CITUS_PORT < <(/usr/bin/python3 -c 'import socket
-s = [socket.socket() for _ in range(3)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(" ".join(str(x.getsockname()[1]) for x in s))')
-  key=$(/usr/bin/python3 -c 'import secrets; print(secrets.token_hex(32))')
+  local i
+  . test/citus_nodes.sh
+  CITUS_DIR=$(mktemp -d /tmp/scale-citus.XXXXXX)
+  citus_nodes_init "$CITUS_DIR"
+  # Workers: every query logged (the pass queries' size), shard tasks serial
+  # (4 shard tasks already run at once on the 2 cores).
+  for i in 1 2; do
+    printf "log_statement = 'all'\nmax_parallel_workers_per_gather = 0\n" >> "$CITUS_DIR/n$i/postgresql.conf"
+  done
+  citus_nodes_start "$CITUS_DIR"
   for i in 0 1 2; do
-    runuser -u postgres -- "$bindir/initdb" -D "$CITUS_DIR/n$i" -U postgres --auth=trust -E UTF8 --locale=C >/dev/null
-    cat >> "$CITUS_DIR/n$i/postgresql.conf" <<CONF
-port = ${CITUS_PORT[$i]}
-listen_addresses = '127.0.0.1'
-unix_socket_directories = '$CITUS_DIR'
-shared_preload_libraries = 'citus'
-max_worker_processes = 16
-dperm.pass_key = '$key'
-log_line_prefix = '%m [%p] %u: '
-CONF
-    # Workers: every query logged (the pass queries' size), shard tasks serial
-    # (4 shard tasks already run at once on the 2 cores).
-    [ $i = 0 ] || printf "log_statement = 'all'\nmax_parallel_workers_per_gather = 0\n" >> "$CITUS_DIR/n$i/postgresql.conf"
-    runuser -u postgres -- "$bindir/pg_ctl" -s -w -D "$CITUS_DIR/n$i" -l "$CITUS_DIR/n$i.log" start
     command psql -X -q -h "$CITUS_DIR" -p "${CITUS_PORT[$i]}" -U postgres -d postgres \
       -c "CREATE DATABASE bench" -c "\\c bench" -c "CREATE EXTENSION citus"
   done
@@ -223,7 +211,7 @@ CONF
 citus_stop() {
   local i
   for i in 0 1 2; do
-    runuser -u postgres -- "$(pg_config --bindir)/pg_ctl" -s -D "$CITUS_DIR/n$i" -m fast stop || true
+    citus_as_pg "$(pg_config --bindir)/pg_ctl" -s -D "$CITUS_DIR/n$i" -m fast stop || true
   done
   rm -rf "$CITUS_DIR"
 }
@@ -322,7 +310,7 @@ if [ -z "${SCALE_IN_CLUSTER:-}" ]; then
       ladder | parallel | memory)
         SCALE_IN_CLUSTER=1 pg_virtualenv -t -o max_worker_processes=16 -o max_parallel_workers=8 \
           bash "$0" --cells "$cell" "$LADDER" ;;
-      citus) [ "$(id -u)" = 0 ] || { echo "scale.sh: the citus cell runs its clusters as postgres: run as root" >&2; exit 2; }
+      citus)
         echo "== citus: $(date -u '+%F %T UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
         ( cell_citus )
         echo "== end of citus: $(date -u '+%F %T UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg)" ;;
