@@ -27,7 +27,6 @@ bindir=$(pg_config --bindir)
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/dperm-citus.XXXXXX")
-[ "$(id -u)" = 0 ] && chown postgres: "$work"
 cleanup() {
   for node in "$work"/n*; do
     if [ -f "$node/postmaster.pid" ]; then
@@ -39,26 +38,12 @@ cleanup() {
 trap cleanup EXIT
 [ -n "${DPERM_CITUS_KEEP:-}" ] && trap - EXIT
 
-# Three free ports, a shared secret, three clusters.
-read -r -a port < <(python3 -c 'import socket
-s = [socket.socket() for _ in range(3)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(" ".join(str(x.getsockname()[1]) for x in s))')
-key=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
-for i in 0 1 2; do
-  as_pg "$bindir/initdb" -D "$work/n$i" -U postgres --auth=trust -E UTF8 --locale=C >/dev/null
-  cat >> "$work/n$i/postgresql.conf" <<CONF
-port = ${port[$i]}
-listen_addresses = '127.0.0.1'
-unix_socket_directories = '$work'
-shared_preload_libraries = 'citus'
-max_worker_processes = 16
-dperm.pass_key = '$key'
-log_statement = 'all'
-log_line_prefix = '%m [%p] %u: '
-CONF
-  as_pg "$bindir/pg_ctl" -s -w -D "$work/n$i" -l "$work/n$i.log" start
-done
+# Three free ports, a shared secret, three clusters (test/citus_nodes.sh).
+. test/citus_nodes.sh
+citus_nodes_init "$work"
+port=("${CITUS_PORT[@]}"); key=$CITUS_KEY
+for i in 0 1 2; do echo "log_statement = 'all'" >> "$work/n$i/postgresql.conf"; done
+citus_nodes_start "$work"
 
 db=dperm_citus
 # psql on node $1 (0 = coordinator) as role $2.

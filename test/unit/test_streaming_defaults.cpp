@@ -7,11 +7,20 @@
 //     streaming default (trained in memory: the streaming model equals it for
 //     a seed, test_pass.cpp), for docs/scale.md:
 //       ./test/unit/run_unit_tests --gtest_also_run_disabled_tests
-//         --gtest_filter='StreamingDefaultsTable.*'
+//         --gtest_filter='StreamingDefaultsTable.DISABLED_Print'
+// (c) the disabled StreamingDefaultsTable.Synthetic does the same on the
+//     synthetic ladder of bench/scale.sh (the same rows, generated here by the
+//     formula of its SQL), for docs/scale.md's excess-risk cell:
+//       SCALE_EXCESS_LADDER="452000x42 4500000x42" SCALE_EXCESS_SEEDS=3
+//       ./test/unit/run_unit_tests --gtest_also_run_disabled_tests
+//         --gtest_filter='StreamingDefaultsTable.DISABLED_Synthetic'
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -78,6 +87,25 @@ struct Problem {
   LossKind loss;
 };
 
+// Mean excess F(w) - F(w*) over seeds 1..seeds of the models the plans `mem`
+// and `str` release on `rows`, F the objective of `mem`, w* by Newton.
+struct Excess {
+  double minimum = 0;  // F(w*)
+  double in_memory = 0;
+  double streaming = 0;
+};
+Excess MeanExcess(const Plan& mem, const Plan& str, const std::vector<double>& rows, int seeds) {
+  std::unique_ptr<Objective> f = MakeObjective(mem, rows.data());
+  const double best = f->Value(NewtonMinimiser(*f));
+  Excess e;
+  e.minimum = best;
+  for (int seed = 1; seed <= seeds; seed++) {
+    e.in_memory += (f->Value(TrainSeeded(mem, rows, seed)) - best) / seeds;
+    e.streaming += (f->Value(TrainSeeded(str, rows, seed)) - best) / seeds;
+  }
+  return e;
+}
+
 TEST(StreamingDefaultsTable, DISABLED_Print) {
   const Problem problems[] = {{"bank", LossKind::kLogistic},
                               {"adult", LossKind::kLogistic},
@@ -102,19 +130,65 @@ TEST(StreamingDefaultsTable, DISABLED_Print) {
                     s.l2, s.l1, s.delta, e.what());
         continue;
       }
-      std::unique_ptr<Objective> f = MakeObjective(mem, data.rows.data());
-      const double best = f->Value(NewtonMinimiser(*f));
-      double excess_mem = 0, excess_str = 0;
-      for (int seed = 1; seed <= kSeeds; seed++) {
-        excess_mem += (f->Value(TrainSeeded(mem, data.rows, seed)) - best) / kSeeds;
-        excess_str += (f->Value(TrainSeeded(str, data.rows, seed)) - best) / kSeeds;
-      }
+      const Excess e = MeanExcess(mem, str, data.rows, kSeeds);
       std::printf("| %s | %s | %g | %g | %g | %s | %lld | %.4g | %s | %lld | %.4g |\n",
                   pr.name.c_str(), LossName(pr.loss), s.l2, s.l1, s.delta,
-                  AlgorithmName(mem.algorithm), static_cast<long long>(mem.iterations), excess_mem,
-                  AlgorithmName(str.algorithm), static_cast<long long>(str.iterations), excess_str);
+                  AlgorithmName(mem.algorithm), static_cast<long long>(mem.iterations), e.in_memory,
+                  AlgorithmName(str.algorithm), static_cast<long long>(str.iterations), e.streaming);
       std::fflush(stdout);
     }
+  }
+}
+
+// bench/scale.sh's table s<n>x<d>, row i = 1..n: feature k = 1..d is
+// 0.14 sin(k i + k^2) (||x|| <= 0.14 sqrt(d) < 1 for d <= 50: never
+// clipped), the label sin(i) + sin(2i + 4) + 0.3 sin(3i + 9) > 0 (+-1).
+// The SQL computes k * i + k * k in int4 and sin in float8, as here.
+Dataset SyntheticRung(int64_t n, int d) {
+  Dataset out;
+  out.d = d;
+  out.rows.resize(size_t(n) * (d + 1));
+  for (int64_t i = 1; i <= n; i++) {
+    double* row = out.rows.data() + size_t(i - 1) * (d + 1);
+    for (int k = 1; k <= d; k++) row[k - 1] = 0.14 * std::sin(double(int64_t(k) * i + k * k));
+    const double x = double(i);
+    row[d] = std::sin(x) + std::sin(2 * x + 4) + 0.3 * std::sin(3 * x + 9) > 0 ? 1.0 : -1.0;
+  }
+  return out;
+}
+
+TEST(StreamingDefaultsTable, DISABLED_Synthetic) {
+  const char* ladder_env = std::getenv("SCALE_EXCESS_LADDER");
+  const char* seeds_env = std::getenv("SCALE_EXCESS_SEEDS");
+  std::istringstream ladder(ladder_env != nullptr ? ladder_env : "452000x42 4500000x42");
+  const int seeds = seeds_env != nullptr ? std::atoi(seeds_env) : 3;
+  ASSERT_GT(seeds, 0);
+  // bench/scale.sh's releases: logistic, epsilon 1, l2 0.1, the default delta.
+  Options o;
+  o.epsilon = 1;
+  o.l2 = 0.1;
+  o.has_algorithm = false;
+  std::printf("| table | n | d | F(w*) | in-memory default | T | excess | streaming default | passes "
+              "| excess | seeds |\n|---|---:|---:|---:|---|---:|---:|---|---:|---:|---:|\n");
+  std::string rung;
+  while (ladder >> rung) {
+    const size_t x = rung.find('x');
+    ASSERT_NE(x, std::string::npos) << rung;
+    const int64_t n = std::atoll(rung.substr(0, x).c_str());
+    const int d = std::atoi(rung.substr(x + 1).c_str());
+    Dataset data = SyntheticRung(n, d);
+    Plan mem = PlanRelease(o, LossKind::kLogistic, n, d);
+    Plan str = PlanStreamingRelease(o, LossKind::kLogistic, n, d);
+    const Excess e = MeanExcess(mem, str, data.rows, seeds);
+    // Both are released models of a strongly convex objective: never below
+    // its minimum (up to rounding).
+    EXPECT_GT(e.in_memory, -1e-12);
+    EXPECT_GT(e.streaming, -1e-12);
+    std::printf("| s%s | %lld | %d | %.6f | %s | %lld | %.4g | %s | %lld | %.4g | %d |\n", rung.c_str(),
+                static_cast<long long>(n), d, e.minimum, AlgorithmName(mem.algorithm),
+                static_cast<long long>(mem.iterations), e.in_memory, AlgorithmName(str.algorithm),
+                static_cast<long long>(str.iterations), e.streaming, seeds);
+    std::fflush(stdout);
   }
 }
 
