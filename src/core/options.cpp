@@ -202,7 +202,9 @@ std::vector<OptionSpec> BuildTable() {
              0, false, INFINITY),
       [](const Options& o) { return o.l1 > 0; }, "it has no proximal step; use l2"));
   t.push_back(Spec("fit_intercept", Type::kBoolean, "boolean", "true",
-                   "adds a constant feature column",
+                   "adds a constant feature column, fitted on a private offset b₀ (a noisy base "
+                   "rate or mean, at most ε/10 of the budget), so `l2` shrinks it toward b₀ "
+                   "(*The intercept*); not in streaming mode",
                    [](const OptionEntry&, double v, Options& o) { o.fit_intercept = v != 0; },
                    [](const Options& o) { return BoolEntry(o.fit_intercept); }));
   t.push_back(Ranged(Spec("feature_bound", Type::kNumber, "float8", "1",
@@ -418,6 +420,7 @@ std::string JoinNames(const std::vector<std::string>& names, const char* last_se
 Options ParseOptions(const OptionEntry* entries, int n_entries) {
   Options o;
   o.has_algorithm = false;
+  o.intercept_offset = true;  // releases fit the intercept on a private offset (offset.hpp)
   for (int i = 0; i < n_entries; i++) {
     const OptionEntry& e = entries[i];
     const OptionSpec* spec = FindOption(e.key);

@@ -48,6 +48,7 @@ std::vector<double> TrainDefault(const std::vector<double>& train, int d, LossKi
   o.delta = 1e-6;
   o.has_algorithm = false;
   o.fit_intercept = true;
+  o.intercept_offset = true;  // as every SQL release (ParseOptions)
   Plan plan = PlanRelease(o, loss, int64_t(train.size() / (d + 1)), d);
   SecureRng rng = SecureRng::FromSeed(seed);
   return TrainModel(plan, train.data(), rng);
