@@ -22,7 +22,7 @@ SELECT j->>'epsilon' AS epsilon, j->'plan'->>'epsilon' AS plan_epsilon,
        (j->'plan'->'offset'->>'epsilon')::float8
          + (j->'plan'->'offset'->>'mechanism_epsilon')::float8 = 0.5 AS sums_exactly,
        j->'plan'->'offset'->>'sensitivity' AS sensitivity,
-       (j->'plan'->'offset'->>'noise_scale')::float8 = 1 / 0.05 AS laplace_scale,
+       (j->'plan'->'offset'->>'noise_scale')::float8 = 1 / (j->'plan'->'offset'->>'epsilon')::float8 AS laplace_scale,
        j->'plan'->>'algorithm' AS algorithm
   FROM m;
 -- b0 near logit(0.1) = -2.197 (noise 20/2000 on the share), recorded and
@@ -41,13 +41,17 @@ SELECT releases, epsilon_spent <= 0.5 AS at_most_charged FROM dperm.budget_statu
 -- every row is predicted as the majority class
 SELECT count(*) FILTER (WHERE dp_predict(j::dp_model, f) < 0.5) AS majority_predictions, count(*) AS rows
   FROM m, imbalanced;
--- fit_intercept => false: no stage 0, the algorithm gets all of epsilon
+-- fit_intercept => false or intercept => 'fitted': no stage 0, the algorithm
+-- gets all of epsilon
 SELECT p->'offset' IS NULL AS no_offset, p->>'epsilon' AS epsilon
   FROM (SELECT dp_explain('logistic', 2000, 2, dp_options(epsilon => 0.5, fit_intercept => false)) AS p) e;
+SELECT p->'offset' IS NULL AS no_offset, p->>'epsilon' AS epsilon, p->'options'->>'intercept' AS intercept
+  FROM (SELECT dp_explain('logistic', 2000, 2, dp_options(epsilon => 0.5, intercept => 'fitted')) AS p) e;
+SELECT dp_options(epsilon => 0.5, intercept => 'free');
 -- softmax: the class histogram, sensitivity 2; Huber: the clipped sum, 2 target_bound (1 + grid)
 SELECT p->'offset'->>'sensitivity' AS softmax_sensitivity, p->'offset'->>'epsilon' AS epsilon0
   FROM (SELECT dp_explain('softmax', 1600, 2, dp_options(epsilon => 1, classes => 3)) AS p) e;
-SELECT (p->'offset'->>'sensitivity')::float8 BETWEEN 2 * 3 AND 2 * 3 * (1 + 1e-3) AS huber_sensitivity,
+SELECT (p->'offset'->>'sensitivity')::float8 BETWEEN 2 * 3 AND 2 * 3 * (1 + 2 ^ -10) AS huber_sensitivity,
        p->'offset'->>'bound' AS bound
   FROM (SELECT dp_explain('huber', 10000, 2, dp_options(epsilon => 1, target_bound => 3)) AS p) e;
 DROP TABLE m, imbalanced;

@@ -58,17 +58,18 @@ OffsetPlan PlanOffset(const Options& o, LossKind loss, int64_t n) {
   const double eps0 = o.epsilon - mechanism;
   const double du = UnitSensitivity(loss);
   const int m = loss == LossKind::kSoftmax ? o.classes : 1;
-  // The grid of the normalised sums u = S / RowRange: the largest power of
-  // two g <= Delta_u / epsilon0 / 2^10 (noise of about 2^10 grid units, as
-  // evaluate.cpp's sums), at most 1 for counts so that they round exactly.
-  // Rounding real sums moves two neighbours' u by at most m g more in L1
-  // (noise.hpp), so Delta_1 = Delta_u + m g for the Huber sum and Delta_u
-  // for counts. Laplace mechanism: scale Delta_1 / epsilon0 (Dwork & Roth
-  // 2014, Thm 3.6; the discrete Laplace on the grid, CKS20 Alg. 2, as in
-  // evaluate.hpp).
-  double g = std::ldexp(1.0, std::ilogb(du / eps0 / 1024));
-  if (IntegerSums(loss)) g = std::min(g, 1.0);
-  const double delta1 = IntegerSums(loss) ? du : du + m * g;
+  // The grid of the normalised sums u = S / RowRange (noise.hpp's rule):
+  // the largest power of two g <= min(1, 1/epsilon0) Delta_u / 2^10 (the
+  // rounding adds at most 2^-10 of the sensitivity; noise of >= 2^10 grid
+  // units), raised while the noise spans more than MaxGridUnits(kLaplace)
+  // grid units. Rounding moves two neighbours' u by at most m g more in L1
+  // (noise.hpp), so Delta_1 = Delta_u + m g -- except for counts on a grid
+  // g <= 1, which round exactly: Delta_1 = Delta_u. Laplace mechanism: scale
+  // Delta_1 / epsilon0 (Dwork & Roth 2014, Thm 3.6; the discrete Laplace on
+  // the grid, CKS20 Alg. 2, as in evaluate.hpp).
+  double g = std::ldexp(1.0, std::ilogb(std::min(1.0, 1 / eps0) * du / 1024));
+  while (du / eps0 / g > MaxGridUnits(NoiseKind::kLaplace)) g *= 2;
+  const double delta1 = IntegerSums(loss) && g <= 1 ? du : du + m * g;
   const double range = RowRange(loss, o);
   p.epsilon = eps0;
   p.sensitivity = delta1 * range;

@@ -83,6 +83,15 @@ Accountant ParseAccountant(const OptionEntry& e) {
   ThrowChoice(e, "tight (default), paper");
 }
 
+// `intercept`: 'offset' (the default: a private offset, offset.hpp) or
+// 'fitted' (an ordinary coordinate).
+bool ParseInterceptOffset(const OptionEntry& e) {
+  std::string v = Text(e);
+  if (v == "offset") return true;
+  if (v == "fitted") return false;
+  ThrowChoice(e, "offset (default), fitted");
+}
+
 Neighbors ParseNeighbors(const OptionEntry& e) {
   std::string v = Text(e);
   if (v == "replace_one") return Neighbors::kReplaceOne;
@@ -207,6 +216,14 @@ std::vector<OptionSpec> BuildTable() {
                    "(*The intercept*); not in streaming mode",
                    [](const OptionEntry&, double v, Options& o) { o.fit_intercept = v != 0; },
                    [](const Options& o) { return BoolEntry(o.fit_intercept); }));
+  t.push_back(WithValues(
+      Spec("intercept", Type::kText, "text", "`offset`",
+           "with `fit_intercept`: `offset` spends ε₀ ≤ ε/10 on a private base rate b₀ and "
+           "fits the intercept around it (*The intercept*); `fitted`: an ordinary "
+           "coordinate, shrunk toward 0 (streaming mode always)",
+           [](const OptionEntry& e, double, Options& o) { o.intercept_offset = ParseInterceptOffset(e); },
+           [](const Options& o) { return TextEntry(o.intercept_offset ? "offset" : "fitted"); }),
+      "`offset`, `fitted`"));
   t.push_back(Ranged(Spec("feature_bound", Type::kNumber, "float8", "1",
                           "each row's features are clipped to this L2 norm",
                           [](const OptionEntry&, double v, Options& o) { o.feature_bound = v; },
