@@ -333,7 +333,9 @@ COMMENT ON FUNCTION dperm.evaluate IS 'a private estimate of a model''s accuracy
 -- ==== Huber defaults from public scales (issue 16, item 3) ====
 
 -- dp_options gains `target_bound` (B: the public bound on |target|; dp_huber
--- clips targets to [-B, B], and the default huber_delta is 0.1 B). A new
+-- clips targets to [-B, B], and the default huber_delta is 0.1 B) and
+-- `intercept` ('offset', the default: the intercept fitted on a private
+-- offset; 'fitted': an ordinary coordinate -- issue 15, item 2). A new
 -- argument changes the signature: drop and re-create (appended last, so
 -- positional calls keep their meaning).
 DROP FUNCTION dp_options(float8, float8, text, float8, float8, boolean, float8, float8, float8,
@@ -359,7 +361,8 @@ CREATE FUNCTION dp_options(
     seed bigint DEFAULT NULL,
     feature_names text[] DEFAULT NULL,
     classes int DEFAULT NULL,
-    target_bound float8 DEFAULT NULL)
+    target_bound float8 DEFAULT NULL,
+    intercept text DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN dperm.check_options(jsonb_strip_nulls(jsonb_build_object(
@@ -369,7 +372,7 @@ RETURN dperm.check_options(jsonb_strip_nulls(jsonb_build_object(
     'step_size', step_size, 'batch_size', batch_size, 'ls_sigma', ls_sigma,
     'accountant', accountant, 'neighbors', neighbors, 'dataset', dataset,
     'seed', seed, 'feature_names', feature_names, 'classes', classes,
-    'target_bound', target_bound)));
+    'target_bound', target_bound, 'intercept', intercept)));
 COMMENT ON FUNCTION dp_options IS 'options of a private release (epsilon is required)';
 
 -- ==== running budget totals (issue 12 item 6) ====

@@ -36,7 +36,8 @@ CREATE FUNCTION dp_options(
     seed bigint DEFAULT NULL,
     feature_names text[] DEFAULT NULL,
     classes int DEFAULT NULL,
-    target_bound float8 DEFAULT NULL)
+    target_bound float8 DEFAULT NULL,
+    intercept text DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN dperm.check_options(jsonb_strip_nulls(jsonb_build_object(
@@ -46,7 +47,7 @@ RETURN dperm.check_options(jsonb_strip_nulls(jsonb_build_object(
     'step_size', step_size, 'batch_size', batch_size, 'ls_sigma', ls_sigma,
     'accountant', accountant, 'neighbors', neighbors, 'dataset', dataset,
     'seed', seed, 'feature_names', feature_names, 'classes', classes,
-    'target_bound', target_bound)));
+    'target_bound', target_bound, 'intercept', intercept)));
 COMMENT ON FUNCTION dp_options IS 'options of a private release (epsilon is required)';
 
 -- ---------------------------------------------------------------- dp_model

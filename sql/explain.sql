@@ -51,7 +51,9 @@ SELECT abs((j->>'R')::float8 - sqrt(2.0)) < 1e-12 AS r_ok, (j->>'dim')::int AS d
        abs(((j->>'sensitivity')::float8 - (j->>'rounding_inflation')::float8) - 2 * 2 * sqrt(2.0) * (j->>'iterations')::int / 10000) < 1e-15 AS sensitivity_ok,
        j->>'noise' AS noise,
        -- per-coordinate discrete Laplace at the L1 sensitivity sqrt(dim) Delta
-       abs((j->>'noise_scale')::float8 - sqrt(6.0) * (j->>'sensitivity')::float8 / 0.5) < 1e-15 AS scale_ok,
+       -- at the mechanism's share of epsilon = 0.5 (the offset stage takes
+       -- epsilon0 = min(0.05, 4/sqrt(10000)) = 0.04)
+       abs((j->>'noise_scale')::float8 - sqrt(6.0) * (j->>'sensitivity')::float8 / (j->'offset'->>'mechanism_epsilon')::float8) < 1e-15 AS scale_ok,
        -- E||z||^2 <= 2 dim scale^2 for the discrete Laplace
        abs((j->>'expected_noise_norm_sq')::float8 - 2 * 6 * ((j->>'noise_scale')::float8) ^ 2) < 1e-12 AS moment_ok
   FROM p;
@@ -94,7 +96,8 @@ SELECT dp_explain('logistic', 1, 3, dp_options(algorithm => 'output_gd', epsilon
 -- Gaussian) is calibrated by its RDP curve alpha / (2 z^2) alone; the
 -- analytic Gaussian and PLD figures, exact for the continuous law only, are
 -- not quoted, and z is above the analytic Gaussian's.
-WITH p AS (SELECT dp_explain('logistic', 45211, 42, dp_options(algorithm => 'output_gd', epsilon => 1, delta => 1e-6, l2 => 0.1)) j)
+-- (the mechanism alone: intercept => 'fitted', no offset stage)
+WITH p AS (SELECT dp_explain('logistic', 45211, 42, dp_options(algorithm => 'output_gd', epsilon => 1, delta => 1e-6, l2 => 0.1, intercept => 'fitted')) j)
 SELECT j->'accounting'->'epsilon_at_delta' ? 'analytic' AS analytic_quoted,
        j->'accounting'->'epsilon_at_delta' ? 'pld' AS pld_quoted,
        (j->'accounting'->'epsilon_at_delta'->>'rdp')::float8 BETWEEN 0.999 AND 1 + 1e-12 AS rdp_calibrated,
@@ -108,7 +111,9 @@ SELECT j->'accounting'->'epsilon_at_delta' ? 'analytic' AS analytic_quoted,
 WITH p AS (SELECT dp_explain('logistic', 45211, 42, dp_options(algorithm => 'output_gd', epsilon => 1, delta => 1e-6, l2 => 0.1, accountant => 'paper')) j)
 SELECT (j->'accounting'->'epsilon_at_delta'->>'rdp')::float8 < 0.9 AS paper_over_protects
   FROM p;
--- pure epsilon-DP: min(eps, alpha eps^2 / 2) on the grid
+-- pure epsilon-DP: min(eps, alpha eps^2 / 2) on the grid, summed over the
+-- offset stage (epsilon0 = min(0.1, 4/sqrt(1000)) = 0.1) and the algorithm
+-- (0.9): 1.25 (0.9^2 + 0.1^2) / 2 = 0.5125 at alpha = 1.25
 SELECT j->'accounting'->'epsilon_at_delta' AS epsilon_at_delta, j->'accounting'->'rdp'->0 AS rdp_at_1_25
   FROM (SELECT dp_explain('logistic', 1000, 3, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 0.1)) j) p;
 

@@ -16,6 +16,8 @@
 //          never a private release; "newton": the non-private minimiser of
 //          the same objective (damped Newton, test/unit/reference_solvers.hpp);
 //          "algo=NAME": like "default" with `algorithm => NAME`.
+// Environment: DPERM_HELDOUT_INTERCEPT=fitted turns the private offset off
+//          (Options::intercept_offset = false, offset.hpp).
 // Output: one line a job, "id algorithm seconds w_1 ... w_dim" (the feature
 // weights, then the intercept), or "id ERROR message".
 //
@@ -25,6 +27,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <sstream>
@@ -129,6 +132,11 @@ int main(int argc, char** argv) {
     o.fit_intercept = true;
     o.feature_bound = 1;
     o.has_algorithm = false;  // dperm's default rule
+    // As a SQL release (ParseOptions): the intercept on a private offset
+    // (offset.hpp), unless DPERM_HELDOUT_INTERCEPT=fitted -- the intercept
+    // as an ordinary coordinate, the "before" of issue 15 item 2.
+    const char* mode = std::getenv("DPERM_HELDOUT_INTERCEPT");
+    o.intercept_offset = !(mode != nullptr && std::string(mode) == "fitted");
     if (method.rfind("algo=", 0) == 0) {
       bool found = false;
       for (dperm::Algorithm a : dperm::AllAlgorithms())

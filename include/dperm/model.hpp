@@ -15,6 +15,7 @@ struct ModelMeta {
   const char* options_json = "{}";      // the options exactly as given
   const char* const* feature_names = nullptr;  // d names, or nullptr
   bool seeded = false;                  // a fixed seed: not private
+  const std::vector<double>* offset = nullptr;  // b0 of stage 0 (offset.hpp), or nullptr
 };
 
 // The model as JSON (DESIGN.md section 1, dp_model). `w` holds the d feature
@@ -38,6 +39,7 @@ struct ModelFields {
   double feature_bound = 0;
   double huber_delta = 0;
   std::vector<double> w;
+  std::vector<double> offset;  // "offset" (b0, already in the intercept); empty: none
 };
 
 // Most classes a model may have (the limit of the classes option).

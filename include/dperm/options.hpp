@@ -46,6 +46,14 @@ struct Options {
   double l2 = 0;  // mu: the objective gets l2/2 * ||w||^2
   double l1 = 0;
   bool fit_intercept = true;
+  // With fit_intercept: fit the intercept on a private offset (offset.hpp,
+  // stage 0). false: the intercept is an ordinary coordinate, regularised
+  // toward 0 and noised with the weights (the behaviour up to 0.6.0, and
+  // streaming mode's). Not a SQL option: ParseOptions sets it, so every
+  // release from SQL has the offset; code that fills Options directly (a
+  // mechanism's own tests) keeps the plain intercept unless it asks, as
+  // with has_algorithm.
+  bool intercept_offset = false;
   double feature_bound = 1;  // rows are clipped to this L2 norm
   double huber_delta = 0;    // 0: not given: HuberDelta derives it from target_bound
   double target_bound = 1;   // B: Huber targets are clipped to [-B, B]

@@ -44,13 +44,30 @@ class MechanismFields {
   std::vector<std::pair<std::string, double>> items_;
 };
 
+// Stage 0 of a model with an intercept (offset.hpp): a noisy base statistic
+// (positive count, class histogram, clipped target sum) released with pure
+// epsilon0-DP before training; the mechanism's figures in Plan are planned
+// at options.epsilon = epsilon - epsilon0 with the same delta.
+struct OffsetPlan {
+  double epsilon = 0;        // epsilon0; 0: no offset stage
+  double sensitivity = 0;    // L1 sensitivity of the released sums, grid rounding included
+  double noise_scale = 0;    // discrete Laplace scale per sum (the sums' units)
+  double grid = 0;           // the sums are snapped to this grid (the sums' units)
+  double bound = 0;          // |b0| <= bound (a public clamp)
+  std::string statistic;     // what stage 0 releases
+  std::string rule;          // how epsilon0 was chosen
+};
+
 struct Plan {
   LossKind loss = LossKind::kLogistic;
   Algorithm algorithm = Algorithm::kOutputGd;
   std::string algorithm_rule;  // why this algorithm, when the user did not name one
   Accountant accountant = Accountant::kTight;
   Neighbors neighbors = Neighbors::kReplaceOne;
-  Options options;      // as given, except huber_delta: the effective value (BasePlan)
+  // As given, except huber_delta (the effective value, BasePlan) and, with an
+  // offset stage, epsilon: the mechanism's share epsilon - offset.epsilon
+  // (TotalEpsilon gives the release's).
+  Options options;
   std::string huber_delta_rule;  // Huber: where huber_delta came from
 
   int64_t n = 0;       // rows: public under replace-one neighbours
@@ -111,7 +128,11 @@ struct Plan {
   // The planned number of per-row gradient evaluations (0: not stated).
   int64_t gradient_evaluations = 0;
   std::string note;          // anything the user should know (capped T, ...)
+  OffsetPlan offset;         // stage 0 (offset.hpp); offset.epsilon = 0: none
 };
+
+// The release's epsilon: the mechanism's plus stage 0's (basic composition).
+inline double TotalEpsilon(const Plan& p) { return p.options.epsilon + p.offset.epsilon; }
 
 // The plan as a JSON object (a model's "plan"), then the `extra` members:
 // key and serialised JSON value.

@@ -9,6 +9,8 @@
 #include "dperm/loss.hpp"
 #include "dperm/objective.hpp"
 
+#include <vector>
+
 namespace dperm {
 
 class SoftmaxObjective final : public Objective {
@@ -22,6 +24,9 @@ class SoftmaxObjective final : public Objective {
   void AddRowGradients(const Eigen::VectorXd& w, const int64_t* rows, int64_t m,
                        Eigen::VectorXd& sum) const override;
   Eigen::MatrixXd LossHessian(const Eigen::VectorXd& w) const override;
+  // Adds b0_k to every score of class k (the private offset, offset.hpp);
+  // K values. The bounds L and beta hold for every shift.
+  void SetOffset(const std::vector<double>& b0);
 
  private:
   int per_class() const { return static_cast<int>(x_.cols()) + (fit_intercept_ ? 1 : 0); }
@@ -31,6 +36,7 @@ class SoftmaxObjective final : public Objective {
   LabelMap y_;
   int classes_;
   bool fit_intercept_;
+  Eigen::VectorXd offset_;  // K score shifts; empty: none
 };
 
 // Class probabilities softmax(s) of one score vector, without overflow.

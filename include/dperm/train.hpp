@@ -27,7 +27,9 @@ Algorithm DefaultAlgorithm(LossKind loss, const Options& options, int64_t n, int
                            std::string* why);
 
 // The plan of the options' algorithm (or the default one) for n rows of d
-// features.
+// features; with fit_intercept (and intercept_offset), stage 0 of
+// offset.hpp takes epsilon0 = plan.offset.epsilon and the mechanism is
+// planned at epsilon - epsilon0.
 Plan PlanRelease(const Options& options, LossKind loss, int64_t n, int d);
 
 // Streaming mode (dperm.train, issue 12 item 3): every iteration is a pass
@@ -44,13 +46,18 @@ const int64_t kStreamingMaxPasses = 100;
 Plan PlanStreamingDefault(const Options& options, LossKind loss, int64_t n, int d);
 
 // The plan's objective over rows viewed in place (n rows of stride d + 1,
-// the d clipped features followed by the label or class index).
-std::unique_ptr<Objective> MakeObjective(const Plan& plan, const double* rows);
+// the d clipped features followed by the label or class index); with an
+// offset b0 (offset.hpp: one value, or K for softmax) the margins are
+// shifted by it.
+std::unique_ptr<Objective> MakeObjective(const Plan& plan, const double* rows,
+                                         const std::vector<double>& offset = {});
 
 // Trains by the plan over rows viewed in place: n rows of stride d + 1, the
 // d clipped features followed by the label. Returns the released
-// coefficients (feature weights, then the intercept when fitted).
+// coefficients (feature weights, then the intercept when fitted). With an
+// offset stage in the plan, stage 0 draws first (ReleaseOffset), the
+// intercept released is w_int + b0, and b0 is stored in *offset when given.
 std::vector<double> TrainModel(const Plan& plan, const double* rows,
-                               SecureRng& rng);
+                               SecureRng& rng, std::vector<double>* offset = nullptr);
 
 }  // namespace dperm

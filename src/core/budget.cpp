@@ -23,8 +23,10 @@ const std::vector<double>& LedgerOrders() {
   return orders;
 }
 
-std::vector<double> ReleaseRdpCurve(const Plan& plan) {
-  if (!plan.has_rdp) return {};
+namespace {
+
+// The mechanism's curve (without stage 0).
+std::vector<double> MechanismRdpCurve(const Plan& plan) {
   if (!plan.rdp_curve.empty()) return plan.rdp_curve;
   const std::vector<double>& orders = LedgerOrders();
   std::vector<double> curve(orders.size());
@@ -41,6 +43,22 @@ std::vector<double> ReleaseRdpCurve(const Plan& plan) {
     } else {
       curve[i] = std::min(eps, a * eps * eps / 2);  // Bun & Steinke 2016, Prop. 1.4
     }
+  }
+  return curve;
+}
+
+}  // namespace
+
+std::vector<double> ReleaseRdpCurve(const Plan& plan) {
+  if (!plan.has_rdp) return {};
+  std::vector<double> curve = MechanismRdpCurve(plan);
+  // Stage 0 (offset.hpp): pure epsilon0-DP, composed adaptively with the
+  // mechanism (Mironov 2017, Prop. 1): min(epsilon0, alpha epsilon0^2 / 2)
+  // per order (Bun & Steinke 2016, Prop. 1.4; Mironov 2017, Prop. 3).
+  const double e0 = plan.offset.epsilon;
+  if (e0 > 0) {
+    const std::vector<double>& orders = LedgerOrders();
+    for (size_t i = 0; i < orders.size(); i++) curve[i] += std::min(e0, orders[i] * e0 * e0 / 2);
   }
   return curve;
 }

@@ -53,14 +53,17 @@ std::string OptionsGivenJson(const Options& o) {
 
 std::string AccountingJson(const Plan& p) {
   const double delta = p.options.delta;
+  // The curve includes stage 0 (offset.hpp); the other figures are the
+  // mechanism's at its share, plus epsilon0 by basic composition.
   std::vector<double> curve = ReleaseRdpCurve(p);
+  const double e0 = p.offset.epsilon;
   JsonWriter j;
   j.BeginObject();
   if (curve.empty()) {
     // (epsilon, delta)-DP by the mechanism's own theorem; no RDP curve.
     j.Key("noise_multiplier").Null();
     j.Key("epsilon_at_delta").BeginObject();
-    j.Key("mechanism").Number(p.options.epsilon);
+    j.Key("mechanism").Number(TotalEpsilon(p));
     j.EndObject();
   } else if (p.noisy_steps > 0) {
     j.Key("noise_multiplier").Number(p.noise_multiplier);
@@ -73,7 +76,7 @@ std::string AccountingJson(const Plan& p) {
     // (discrete Gaussian, p.grid > 0) is accounted by its RDP curve only
     // (CKS20 Thm 14).
     if (p.sampling == Sampling::kFullBatch && p.rdp_curve.empty() && !(p.grid > 0))
-      j.Key("pld").Number(EpsilonPoissonSubsampledGaussianPld(
+      j.Key("pld").Number(e0 + EpsilonPoissonSubsampledGaussianPld(
           1.0, p.noise_multiplier / 2, p.noisy_steps, delta));
     // Rounded exact Gaussian steps (noise.hpp) calibrated by the
     // without-replacement pair's PLD (PlanGradientNoise): that PLD's epsilon,
@@ -84,7 +87,7 @@ std::string AccountingJson(const Plan& p) {
       try {
         const double pld = EpsilonWorGaussianPld(p.sampling_rate, p.noise_multiplier, p.noisy_steps,
                                                  delta, 1e-3 * std::min(1.0, p.options.epsilon));
-        j.Key("pld").Number(pld);
+        j.Key("pld").Number(e0 + pld);
       } catch (const Error& e) {
         if (e.kind() != ErrorKind::kInvalidParameter) throw;
       }
@@ -104,17 +107,17 @@ std::string AccountingJson(const Plan& p) {
     // (CKS20 Thm 14), which is what calibrated it.
     const bool plain = p.rdp_curve.empty() && !(p.grid > 0);
     if (plain)
-      j.Key("analytic").Number(p.accountant == Accountant::kTight
-                                   ? p.options.epsilon
-                                   : GaussianEpsilon(multiplier, delta, 1.0));
+      j.Key("analytic").Number(e0 + (p.accountant == Accountant::kTight
+                                        ? p.options.epsilon
+                                        : GaussianEpsilon(multiplier, delta, 1.0)));
     j.Key("rdp").Number(RdpToEpsilon(LedgerOrders(), curve, delta));
     if (plain)
-      j.Key("pld").Number(EpsilonPoissonSubsampledGaussianPld(1.0, multiplier, 1, delta));
+      j.Key("pld").Number(e0 + EpsilonPoissonSubsampledGaussianPld(1.0, multiplier, 1, delta));
     j.EndObject();
   } else {
     j.Key("noise_multiplier").Null();
     j.Key("epsilon_at_delta").BeginObject();
-    j.Key("pure").Number(p.options.epsilon);  // epsilon-DP: any delta
+    j.Key("pure").Number(TotalEpsilon(p));  // epsilon-DP: any delta
     j.EndObject();
   }
   j.Key("rdp_orders").BeginArray();
@@ -134,7 +137,9 @@ std::string AccountingJson(const Plan& p) {
 }  // namespace
 
 std::string ExplainJson(const Plan& plan) {
-  return PlanJson(plan, {{"options", OptionsJson(plan.options)},
+  Options given = plan.options;  // epsilon as given, not the mechanism's share
+  given.epsilon = TotalEpsilon(plan);
+  return PlanJson(plan, {{"options", OptionsJson(given)},
                          {"options_given", OptionsGivenJson(plan.options)},
                          {"accounting", AccountingJson(plan)}});
 }

@@ -65,7 +65,7 @@ std::string ModelJson(const Plan& plan, const std::vector<double>& w,
     for (int i = 0; i < plan.d; i++) j.String(meta.feature_names[i]);
     j.EndArray();
   }
-  j.Key("epsilon").Number(plan.options.epsilon);
+  j.Key("epsilon").Number(TotalEpsilon(plan));
   j.Key("delta").Number(plan.options.delta);
   j.Key("n").Integer(plan.n);
   j.Key("d").Integer(plan.d);
@@ -81,6 +81,18 @@ std::string ModelJson(const Plan& plan, const std::vector<double>& w,
   j.Key("huber_delta").Number(plan.options.huber_delta);
   j.Key("target_bound").Number(plan.options.target_bound);
   j.EndObject();
+  // The private offset b0 (offset.hpp), already inside "intercept": one
+  // number (K for softmax), null without stage 0.
+  j.Key("offset");
+  if (meta.offset == nullptr || meta.offset->empty()) {
+    j.Null();
+  } else if (plan.loss == LossKind::kSoftmax) {
+    j.BeginArray();
+    for (double b : *meta.offset) j.Number(b);
+    j.EndArray();
+  } else {
+    j.Number((*meta.offset)[0]);
+  }
   j.Key("plan").Raw(PlanJson(plan).c_str());
   j.Key("options").Raw(meta.options_json);
   j.Key("created_at").String(meta.created_at);
@@ -202,6 +214,16 @@ ModelFields ParseModelJson(const std::string& text, int64_t max_coefficients) {
   const JsonValue* fit = pre.Find("fit_intercept");
   if (fit == nullptr || fit->kind != JsonValue::Kind::kBool) BadModel(Quoted("fit_intercept") + " must be a boolean");
   f.fit_intercept = fit->boolean;
+  // "offset": absent or null (models before it, no stage 0), a number, or
+  // (softmax) one number per class.
+  if (const JsonValue* off = j.Find("offset"); off != nullptr && off->kind != JsonValue::Kind::kNull) {
+    if (off->kind == JsonValue::Kind::kNumber) {
+      f.offset.push_back(NumberField(off, "offset"));
+    } else {
+      const JsonValue& a = AsArray(off, "offset");
+      for (size_t i = 0; i < a.size(); i++) f.offset.push_back(NumberElement(a, i, "offset"));
+    }
+  }
   if (f.loss == LossKind::kSoftmax) {
     const JsonValue* k = j.Find("classes");
     if (k == nullptr || k->kind != JsonValue::Kind::kNumber) BadModel(Quoted("classes") + " must be a number");
@@ -221,6 +243,9 @@ ModelFields ParseModelJson(const std::string& text, int64_t max_coefficients) {
     }
     f.w[f.d] = f.fit_intercept ? NumberField(j.Find("intercept"), "intercept") : 0;
   }
+  const size_t offsets = f.loss == LossKind::kSoftmax ? size_t(f.classes) : 1;
+  if (!f.offset.empty() && f.offset.size() != offsets)
+    BadModel(Quoted("offset") + " must hold " + std::to_string(offsets) + " numbers");
   CheckFeatureNames(j, f.d);
   return f;
 }

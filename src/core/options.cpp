@@ -83,6 +83,15 @@ Accountant ParseAccountant(const OptionEntry& e) {
   ThrowChoice(e, "tight (default), paper");
 }
 
+// `intercept`: 'offset' (the default: a private offset, offset.hpp) or
+// 'fitted' (an ordinary coordinate).
+bool ParseInterceptOffset(const OptionEntry& e) {
+  std::string v = Text(e);
+  if (v == "offset") return true;
+  if (v == "fitted") return false;
+  ThrowChoice(e, "offset (default), fitted");
+}
+
 Neighbors ParseNeighbors(const OptionEntry& e) {
   std::string v = Text(e);
   if (v == "replace_one") return Neighbors::kReplaceOne;
@@ -202,9 +211,19 @@ std::vector<OptionSpec> BuildTable() {
              0, false, INFINITY),
       [](const Options& o) { return o.l1 > 0; }, "it has no proximal step; use l2"));
   t.push_back(Spec("fit_intercept", Type::kBoolean, "boolean", "true",
-                   "adds a constant feature column",
+                   "adds a constant feature column, fitted on a private offset b₀ (a noisy base "
+                   "rate or mean, at most ε/10 of the budget), so `l2` shrinks it toward b₀ "
+                   "(*The intercept*); not in streaming mode",
                    [](const OptionEntry&, double v, Options& o) { o.fit_intercept = v != 0; },
                    [](const Options& o) { return BoolEntry(o.fit_intercept); }));
+  t.push_back(WithValues(
+      Spec("intercept", Type::kText, "text", "`offset`",
+           "with `fit_intercept`: `offset` spends ε₀ ≤ ε/10 on a private base rate b₀ and "
+           "fits the intercept around it (*The intercept*); `fitted`: an ordinary "
+           "coordinate, shrunk toward 0 (streaming mode always)",
+           [](const OptionEntry& e, double, Options& o) { o.intercept_offset = ParseInterceptOffset(e); },
+           [](const Options& o) { return TextEntry(o.intercept_offset ? "offset" : "fitted"); }),
+      "`offset`, `fitted`"));
   t.push_back(Ranged(Spec("feature_bound", Type::kNumber, "float8", "1",
                           "each row's features are clipped to this L2 norm",
                           [](const OptionEntry&, double v, Options& o) { o.feature_bound = v; },
@@ -418,6 +437,7 @@ std::string JoinNames(const std::vector<std::string>& names, const char* last_se
 Options ParseOptions(const OptionEntry* entries, int n_entries) {
   Options o;
   o.has_algorithm = false;
+  o.intercept_offset = true;  // releases fit the intercept on a private offset (offset.hpp)
   for (int i = 0; i < n_entries; i++) {
     const OptionEntry& e = entries[i];
     const OptionSpec* spec = FindOption(e.key);

@@ -178,7 +178,12 @@ Plan PlanStreamingRelease(const Options& options, LossKind loss, int64_t n, int 
                   "Streaming mode runs " + JoinNames(StreamingAlgorithms(), " and ") +
                       " (one pass per gradient); or pass mode => 'in_memory' if the rows "
                       "fit in dperm.max_buffer.");
-    return PlanRelease(options, loss, n, d);
+    // No private offset in streaming mode (offset.hpp): its statistic would
+    // need a pass of its own, which pass_aggregate does not have yet, so the
+    // intercept is fitted as an ordinary coordinate, as up to 0.6.0.
+    Options fitted = options;
+    fitted.intercept_offset = false;
+    return PlanRelease(fitted, loss, n, d);
   }
   return PlanStreamingDefault(options, loss, n, d);
 }

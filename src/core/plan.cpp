@@ -59,8 +59,22 @@ std::string PlanJson(const Plan& p, const std::vector<std::pair<std::string, std
   j.Key("loss").String(LossName(p.loss));
   j.Key("neighbors").String(NeighborsName(p.neighbors));
   j.Key("accountant").String(AccountantName(p.accountant));
-  j.Key("epsilon").Number(p.options.epsilon);
+  j.Key("epsilon").Number(TotalEpsilon(p));
   j.Key("delta").Number(p.options.delta);
+  if (p.offset.epsilon > 0) {
+    // Stage 0 (offset.hpp) and the mechanism's share of epsilon.
+    j.Key("offset").BeginObject();
+    j.Key("epsilon").Number(p.offset.epsilon);
+    j.Key("epsilon_rule").String(p.offset.rule.c_str());
+    j.Key("statistic").String(p.offset.statistic.c_str());
+    j.Key("sensitivity").Number(p.offset.sensitivity);
+    j.Key("noise").String(NoiseName(NoiseKind::kLaplace));
+    j.Key("noise_scale").Number(p.offset.noise_scale);
+    j.Key("grid").Number(p.offset.grid);
+    j.Key("bound").Number(p.offset.bound);
+    j.Key("mechanism_epsilon").Number(p.options.epsilon);
+    j.EndObject();
+  }
   j.Key("n").Integer(p.n);
   j.Key("d").Integer(p.d);
   if (p.classes > 0) j.Key("classes").Integer(p.classes);

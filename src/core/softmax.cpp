@@ -32,7 +32,14 @@ Eigen::MatrixXd SoftmaxObjective::Scores(const Eigen::VectorXd& w) const {
   ClassMatrix wm(w.data(), classes_, per_class());
   Eigen::MatrixXd s = x_ * wm.leftCols(d).transpose();
   if (fit_intercept_) s.rowwise() += wm.col(d).transpose();
+  if (offset_.size() > 0) s.rowwise() += offset_.transpose();
   return s;
+}
+
+void SoftmaxObjective::SetOffset(const std::vector<double>& b0) {
+  if (int(b0.size()) != classes_)
+    throw Error(ErrorKind::kInternal, "SoftmaxObjective::SetOffset: one shift per class");
+  offset_ = Eigen::Map<const Eigen::VectorXd>(b0.data(), classes_);
 }
 
 double SoftmaxObjective::LossValue(const Eigen::VectorXd& w) const {
@@ -73,6 +80,7 @@ void SoftmaxObjective::AddRowGradients(const Eigen::VectorXd& w,
     const Eigen::Index i = rows[k];
     p.noalias() = wm.leftCols(d) * x_.row(i).transpose();
     if (fit_intercept_) p += wm.col(d);
+    if (offset_.size() > 0) p += offset_;
     SoftmaxInPlace(p.data(), classes_);
     p(Label(y_(i))) -= 1;
     g.leftCols(d).noalias() += p * x_.row(i);

@@ -2,6 +2,7 @@
 #include "dperm/train.hpp"
 
 #include "dperm/loss.hpp"
+#include "dperm/offset.hpp"
 #include "dperm/registry.hpp"
 #include "dperm/softmax.hpp"
 
@@ -60,15 +61,23 @@ Algorithm DefaultAlgorithm(LossKind loss, const Options& o, int64_t n, int d, st
   return a;
 }
 
-Plan PlanRelease(const Options& options, LossKind loss, int64_t n, int d) {
-  if (options.has_algorithm)
-    return PlanFor(options.algorithm, options, loss, n, d);
-  Options chosen = options;
-  std::string why;
-  chosen.algorithm = DefaultAlgorithm(loss, options, n, d, &why);
-  chosen.has_algorithm = true;
-  Plan p = PlanFor(chosen.algorithm, chosen, loss, n, d);
-  p.algorithm_rule = why;
+Plan PlanRelease(const Options& given, LossKind loss, int64_t n, int d) {
+  // Stage 0 (offset.hpp): the private offset takes epsilon0; the mechanism
+  // is planned at epsilon - epsilon0 with the same delta.
+  const OffsetPlan offset = PlanOffset(given, loss, n);
+  const Options options = MechanismOptions(given, offset);
+  Plan p;
+  if (options.has_algorithm) {
+    p = PlanFor(options.algorithm, options, loss, n, d);
+  } else {
+    Options chosen = options;
+    std::string why;
+    chosen.algorithm = DefaultAlgorithm(loss, options, n, d, &why);
+    chosen.has_algorithm = true;
+    p = PlanFor(chosen.algorithm, chosen, loss, n, d);
+    p.algorithm_rule = why;
+  }
+  p.offset = offset;
   return p;
 }
 
@@ -124,24 +133,34 @@ class OwningLinearObjective : private LossHolder, public LinearObjective {
 
 }  // namespace
 
-std::unique_ptr<Objective> MakeObjective(const Plan& plan, const double* rows) {
+std::unique_ptr<Objective> MakeObjective(const Plan& plan, const double* rows,
+                                         const std::vector<double>& offset) {
   const Eigen::Index stride = plan.d + 1;
   FeatureMap x(rows, plan.n, plan.d, Eigen::OuterStride<>(stride));
   LabelMap y(rows + plan.d, plan.n, Eigen::InnerStride<>(stride));
-  if (plan.loss == LossKind::kSoftmax)
-    return std::make_unique<SoftmaxObjective>(x, y, plan.classes,
-                                              plan.options.fit_intercept, plan.mu,
-                                              plan.options.l1);
-  return std::make_unique<OwningLinearObjective>(MakeLoss(plan.loss, plan.options), x, y,
+  if (plan.loss == LossKind::kSoftmax) {
+    auto f = std::make_unique<SoftmaxObjective>(x, y, plan.classes, plan.options.fit_intercept,
+                                                plan.mu, plan.options.l1);
+    if (!offset.empty()) f->SetOffset(offset);
+    return f;
+  }
+  std::unique_ptr<Loss> loss = MakeLoss(plan.loss, plan.options);
+  if (!offset.empty()) loss = ShiftLoss(std::move(loss), offset[0]);
+  return std::make_unique<OwningLinearObjective>(std::move(loss), x, y,
                                                  plan.options.fit_intercept, plan.mu,
                                                  plan.options.l1);
 }
 
-std::vector<double> TrainModel(const Plan& plan, const double* rows,
-                               SecureRng& rng) {
-  std::unique_ptr<Objective> objective = MakeObjective(plan, rows);
+std::vector<double> TrainModel(const Plan& plan, const double* rows, SecureRng& rng,
+                               std::vector<double>* offset_out) {
+  // Stage 0, then the mechanism on the shifted loss (offset.hpp).
+  const std::vector<double> b0 = ReleaseOffset(plan, rows, rng);
+  std::unique_ptr<Objective> objective = MakeObjective(plan, rows, b0);
   Eigen::VectorXd w = MechanismFor(plan.algorithm).Train(plan, *objective, rng);
-  return std::vector<double>(w.data(), w.data() + w.size());
+  std::vector<double> out(w.data(), w.data() + w.size());
+  AddOffset(plan, b0, out);
+  if (offset_out != nullptr) *offset_out = b0;
+  return out;
 }
 
 }  // namespace dperm

@@ -477,8 +477,11 @@ DPERM_FUNCTION(dperm_final) {
     std::array<uint8_t, 32> k;
     memcpy(k.data(), key, sizeof key);
     dperm::SecureRng rng = o.has_seed ? dperm::SecureRng::FromSeed(o.seed) : dperm::SecureRng(k);
-    w.Emplace(dperm::TrainModel(*plan, st->rows, rng));
-    json.Emplace(dperm::ModelJson(*plan, *w, meta));
+    std::vector<double> offset;  // b0 of stage 0 (offset.hpp), recorded in the JSON
+    w.Emplace(dperm::TrainModel(*plan, st->rows, rng, &offset));
+    dperm::ModelMeta with_offset = meta;
+    with_offset.offset = &offset;
+    json.Emplace(dperm::ModelJson(*plan, *w, with_offset));
   });
   explicit_bzero(key, sizeof key);
   Datum model = MakeModelDatum(loss, st->d, plan->classes, o.fit_intercept, o.feature_bound,

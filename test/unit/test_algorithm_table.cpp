@@ -265,6 +265,7 @@ TEST(OptionTable, ReadGivesBackTheParsedValue) {
         e.text = std::string(s.key) == "algorithm"    ? "dp_sgd"
                  : std::string(s.key) == "accountant" ? "paper"
                  : std::string(s.key) == "neighbors"  ? "replace_one"
+                 : std::string(s.key) == "intercept"  ? "fitted"  // the default is offset
                                                       : "some_relation";
         break;
       case OptionSpec::Type::kTextArray:

@@ -236,6 +236,17 @@ TEST(ParseOptions, FeatureNamesChecked) {
   EXPECT_EQ(Parse({Num("epsilon", 1), Array("feature_names", similar)}).n_feature_names, 2);
 }
 
+// `intercept`: a release fits the intercept on a private offset unless asked
+// for 'fitted' (offset.hpp); code that fills Options directly does not.
+TEST(ParseOptions, InterceptOffsetByDefault) {
+  EXPECT_TRUE(Parse({Num("epsilon", 1)}).intercept_offset);
+  EXPECT_TRUE(Parse({Num("epsilon", 1), Null("intercept")}).intercept_offset);
+  EXPECT_TRUE(Parse({Num("epsilon", 1), Str("intercept", "offset")}).intercept_offset);
+  EXPECT_FALSE(Parse({Num("epsilon", 1), Str("intercept", "fitted")}).intercept_offset);
+  EXPECT_THROW(Parse({Num("epsilon", 1), Str("intercept", "free")}), dperm::Error);
+  EXPECT_FALSE(Options().intercept_offset);
+}
+
 // A JSON null for a known key means "use the default".
 TEST(ParseOptions, NullMeansDefault) {
   Options o = Parse({Num("epsilon", 1), Null("delta"), Null("l2"), Null("fit_intercept"),
@@ -260,6 +271,7 @@ TEST(ParseOptions, EveryDocumentedKeyIsAccepted) {
     if (key == "algorithm") e = Str(key.c_str(), "output_gd");
     else if (key == "accountant") e = Str(key.c_str(), "paper");
     else if (key == "neighbors") e = Str(key.c_str(), "replace_one");
+    else if (key == "intercept") e = Str(key.c_str(), "fitted");
     else if (key == "dataset") e = Str(key.c_str(), "d");
     else if (key == "fit_intercept") e = Bool(key.c_str(), false);
     else if (key == "feature_names") e = Array(key.c_str(), names);
@@ -268,7 +280,7 @@ TEST(ParseOptions, EveryDocumentedKeyIsAccepted) {
     else e = Num(key.c_str(), 1);
     EXPECT_NO_THROW(Parse({Num("epsilon", 1), e})) << key;
   }
-  EXPECT_EQ(dperm::OptionKeys().size(), 20u);
+  EXPECT_EQ(dperm::OptionKeys().size(), 21u);
 }
 
 }  // namespace
