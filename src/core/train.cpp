@@ -61,6 +61,10 @@ Algorithm DefaultAlgorithm(LossKind loss, const Options& o, int64_t n, int d, st
 }
 
 Plan PlanRelease(const Options& options, LossKind loss, int64_t n, int d) {
+  // l2 => 'auto' is planned by PlanL2Selection (select_l2.hpp), which
+  // plans each candidate here with a number for l2.
+  if (options.l2_auto)
+    throw Error(ErrorKind::kInternal, "PlanRelease: l2 => 'auto' is planned by PlanL2Selection");
   if (options.has_algorithm)
     return PlanFor(options.algorithm, options, loss, n, d);
   Options chosen = options;
