@@ -88,8 +88,11 @@ std::vector<double> TrainCurve(const std::vector<Plan>& plans) {
 // fitting and the failing t recovers what the shrinking gave away.
 bool CalibrateAt(L2Selection& s, double t) {
   const std::vector<double>& orders = LedgerOrders();
-  const double eps = s.options.epsilon, delta = s.options.delta;
-  const double lo = eps * 1e-4;
+  const double delta = s.options.delta;
+  // Lower ends that fit in practice (G candidates at t/(4G) compose, in
+  // RDP, far below t; a pure t/4 release converts below t) without going
+  // where plans refuse (noise beyond the samplers' range).
+  const double g = double(s.grid.size());
   auto train_fits = [&](double e) {
     try {
       return RdpToEpsilon(orders, TrainCurve(PlanCandidates(s, e)), delta) <= t;
@@ -100,9 +103,9 @@ bool CalibrateAt(L2Selection& s, double t) {
       return false;
     }
   };
-  const double ce = LargestFitting(train_fits, lo, t);
+  const double ce = LargestFitting(train_fits, t / (4 * g), t);
   const double se = LargestFitting(
-      [&](double e) { return RdpToEpsilon(orders, PureDpRdpCurve(e), delta) <= t; }, lo, t);
+      [&](double e) { return RdpToEpsilon(orders, PureDpRdpCurve(e), delta) <= t; }, t / 4, t);
   if (!(ce > 0 && se > 0)) return false;
   s.candidates = PlanCandidates(s, ce);
   s.train_curve = TrainCurve(s.candidates);
@@ -111,7 +114,7 @@ bool CalibrateAt(L2Selection& s, double t) {
   s.candidate_epsilon = ce;
   s.score_epsilon = se;
   s.epsilon_at_delta = RdpToEpsilon(orders, s.rdp_curve, delta);
-  return s.epsilon_at_delta <= eps;  // checked as evaluated
+  return s.epsilon_at_delta <= s.options.epsilon;  // checked as evaluated
 }
 
 void CalibrateJointly(L2Selection& s) {
@@ -127,7 +130,12 @@ void CalibrateJointly(L2Selection& s) {
     }
     if (!(trial.epsilon_at_delta > 0)) break;  // a part cannot be calibrated at all
     fail = t;
-    t *= (eps / trial.epsilon_at_delta) * (1 - 1e-9);
+    // The overshoot is partly additive (the conversion's terms), partly
+    // proportional: step by the larger of the two, the bisection below
+    // takes back what this gives away.
+    const double over = trial.epsilon_at_delta - eps;
+    t = std::min(t * (eps / trial.epsilon_at_delta), t - 1.5 * over) * (1 - 1e-9);
+    if (!(t > 0)) break;
   }
   if (!(fit > 0))
     ThrowInvalid("l2 => 'auto' cannot meet epsilon = " + FormatNumber(eps) + " and delta = " +
