@@ -10,11 +10,13 @@
 //     training part (the options' algorithm, or the default one for that
 //     l2 and n_train), each at a per-candidate budget.
 //  3. Score. Each candidate's validation sum of a bounded per-row score
-//     (correct predictions for logistic and softmax; squared error of the
-//     prediction clipped to [-B, B] for Huber, in [0, 4 B^2]) released
-//     with discrete Laplace noise at score_epsilon (ReleaseBoundedSums,
-//     evaluate.hpp); the best noisy score wins, and its model is released
-//     with the noisy scores.
+//     (correct predictions for logistic and softmax; the squared error
+//     capped at 4 B^2 for Huber), the G sums
+//     released together: delta > 0, discrete Gaussian noise of multiplier
+//     score_multiplier (the candidates' curve shape, so the maximum below
+//     costs little); delta = 0, discrete Laplace at score_epsilon
+//     (ReleaseBoundedSums, evaluate.hpp). The best noisy score wins, and
+//     its model is released with the noisy scores.
 //
 // Privacy (replace-one, n public). Neighbouring tables D = S + {x},
 // D' = S + {x'}; couple the partitions so that x and x' take the same slot.
@@ -68,7 +70,8 @@ struct L2Selection {
   std::vector<double> grid;
   std::vector<Plan> candidates;  // one per grid value, on n_train rows
   double candidate_epsilon = 0;  // each candidate's planned epsilon (at options.delta)
-  double score_epsilon = 0;      // the validation scores' epsilon (pure DP)
+  double score_epsilon = 0;      // the scores' epsilon (delta = 0: pure; else of score_curve at delta)
+  double score_multiplier = 0;   // delta > 0: the scores' noise multiplier z (0: Laplace)
   double score_bound = 0;        // per-row score bound: 1, or 4 B^2 (Huber)
   const char* score = "";        // what the score counts
   // Curves on LedgerOrders(): the training part (sum of the candidates'),
@@ -98,8 +101,8 @@ L2SelectionResult TrainL2Selection(const L2Selection& selection, const double* r
                                    SecureRng& rng);
 
 // The per-row validation score of coefficients w on a row: correct
-// (1/0) for logistic and softmax; the squared error of the prediction
-// clipped to [-B, B] for Huber (lower is better). In [0, score_bound].
+// (1/0) for logistic and softmax; the squared error capped at 4 B^2 for
+// Huber (lower is better). In [0, score_bound].
 double RowScore(const L2Selection& selection, const std::vector<double>& w, const double* row);
 
 // The selection as JSON: what dp_explain shows and the model keeps

@@ -6,10 +6,12 @@
 #include <functional>
 
 #include "dperm/budget.hpp"
+#include "dperm/calibrate.hpp"
 #include "dperm/evaluate.hpp"
 #include "dperm/explain.hpp"
 #include "dperm/interrupt.hpp"
 #include "dperm/json.hpp"
+#include "dperm/noise.hpp"
 #include "dperm/rdp.hpp"
 #include "dperm/train.hpp"
 
@@ -44,6 +46,31 @@ std::vector<double> MaxCurve(const std::vector<double>& a, const std::vector<dou
   std::vector<double> m(a.size());
   for (size_t i = 0; i < a.size(); i++) m[i] = std::max(a[i], b[i]);
   return m;
+}
+
+// delta > 0: the G normalised sums u_g = sum_g / score_bound move by at
+// most 1 each when a validation row is replaced (L2 sensitivity sqrt(G));
+// snapped to the grid (noise.hpp: rounding adds sqrt(G) grid) they get
+// discrete Gaussian noise sigma = z Delta' per coordinate, Delta' = sqrt(G)
+// (1 + grid): RDP alpha/(2 z^2) (CKS20 Thm 14, as plan_common.cpp argues
+// for every discrete Gaussian release).
+std::vector<double> ScoreCurve(double z) {
+  std::vector<double> c;
+  for (double a : LedgerOrders()) c.push_back(a / (2 * z * z));
+  return c;
+}
+
+std::vector<double> ReleaseGaussianScores(const std::vector<double>& sums, double bound, double z,
+                                          SecureRng& rng) {
+  const int m = int(sums.size());
+  const double root = std::sqrt(double(m));
+  const double grid = SnapGrid(root, m, z * root, NoiseKind::kGaussian);
+  const double sigma = z * root * (1 + grid);  // z times the rounded sums' sensitivity
+  std::vector<double> u(sums.size());
+  for (int i = 0; i < m; i++) u[size_t(i)] = sums[size_t(i)] / bound;
+  SnapDiscreteGaussian(rng, grid, GridSigmaSq(sigma, grid), u.data(), m);
+  for (double& v : u) v *= bound;
+  return u;
 }
 
 // The candidates' plans on n_train rows at epsilon eps (delta as given).
@@ -104,15 +131,19 @@ bool CalibrateAt(L2Selection& s, double t) {
     }
   };
   const double ce = LargestFitting(train_fits, t / (4 * g), t);
-  const double se = LargestFitting(
-      [&](double e) { return RdpToEpsilon(orders, PureDpRdpCurve(e), delta) <= t; }, t / 4, t);
-  if (!(ce > 0 && se > 0)) return false;
+  if (!(ce > 0)) return false;
+  // The scores: discrete Gaussian of multiplier z on the normalised sums
+  // (ScoreCurve), the smallest z whose curve converts to <= t; the same
+  // shape as a Gaussian candidate's, so the maximum costs nothing there.
+  const double z = CalibrateNoiseMultiplier(
+      [&](double m) { return RdpToEpsilon(orders, ScoreCurve(m), delta); }, t);
   s.candidates = PlanCandidates(s, ce);
   s.train_curve = TrainCurve(s.candidates);
-  s.score_curve = PureDpRdpCurve(se);
+  s.score_multiplier = z;
+  s.score_curve = ScoreCurve(z);
   s.rdp_curve = MaxCurve(s.train_curve, s.score_curve);
   s.candidate_epsilon = ce;
-  s.score_epsilon = se;
+  s.score_epsilon = RdpToEpsilon(orders, s.score_curve, delta);
   s.epsilon_at_delta = RdpToEpsilon(orders, s.rdp_curve, delta);
   return s.epsilon_at_delta <= s.options.epsilon;  // checked as evaluated
 }
@@ -178,10 +209,10 @@ L2Selection PlanL2Selection(const Options& options, LossKind loss, int64_t n, in
   s.n_valid = std::max<int64_t>(1, int64_t(std::ceil(kValidationFraction * double(n))));
   s.n_train = n - s.n_valid;
   if (loss == LossKind::kHuber) {
-    // Predictions clipped to [-B, B], targets clipped there too (rows.cpp):
-    // the squared error lies in [0, (2B)^2].
+    // Targets are clipped to [-B, B] (rows.cpp); the squared error is
+    // capped at (2B)^2, the most a prediction within [-B, B] can miss by.
     s.score_bound = 4 * options.target_bound * options.target_bound;
-    s.score = "squared error of the prediction clipped to [-B, B] (lower is better)";
+    s.score = "squared error capped at 4 B^2 (lower is better)";
   } else {
     s.score_bound = 1;
     s.score = "correct predictions (higher is better)";
@@ -239,9 +270,11 @@ double RowScore(const L2Selection& s, const std::vector<double>& w, const double
   double z = b ? w[size_t(d)] : 0.0;
   for (int j = 0; j < d; j++) z += w[size_t(j)] * row[j];
   if (s.loss == LossKind::kHuber) {
-    const double bound = s.options.target_bound;
-    const double e = std::clamp(z, -bound, bound) - row[d];
-    return std::min(e * e, s.score_bound);
+    // The squared error capped at 4 B^2 (a row's value stays in [0, 4 B^2]
+    // whatever w is): a wild prediction scores the cap, not the error of
+    // its clipped value (dp_predict does not clip).
+    const double e = z - row[d];
+    return std::isfinite(e) ? std::min(e * e, s.score_bound) : s.score_bound;
   }
   return (z > 0 ? 1.0 : -1.0) == row[d] ? 1 : 0;
 }
@@ -263,14 +296,18 @@ L2SelectionResult TrainL2Selection(const L2Selection& s, const double* rows, Sec
     CheckInterrupt();
     models.push_back(TrainModel(p, train.data(), rng));
   }
-  // 3. The validation sums, released together at score_epsilon.
+  // 3. The validation sums, released together: discrete Gaussian of
+  // multiplier score_multiplier (delta > 0), discrete Laplace at
+  // score_epsilon (delta = 0).
   std::vector<double> sums(models.size(), 0.0), bounds(models.size(), s.score_bound);
   for (size_t g = 0; g < models.size(); g++) {
     CheckInterrupt();
     for (int64_t i = 0; i < s.n_valid; i++) sums[g] += RowScore(s, models[g], &valid[size_t(i) * stride]);
   }
   L2SelectionResult r;
-  r.noisy_scores = ReleaseBoundedSums(sums, bounds, s.score_epsilon, rng).values;
+  r.noisy_scores = s.score_multiplier > 0
+                       ? ReleaseGaussianScores(sums, s.score_bound, s.score_multiplier, rng)
+                       : ReleaseBoundedSums(sums, bounds, s.score_epsilon, rng).values;
   // Post-processing of the noisy scores: the best one (first on ties).
   int best = 0;
   for (int g = 1; g < int(r.noisy_scores.size()); g++) {
@@ -300,6 +337,8 @@ std::string L2SelectionJson(const L2Selection& s, const L2SelectionResult* r) {
   j.Key("score_bound").Number(s.score_bound);
   j.Key("candidate_epsilon").Number(s.candidate_epsilon);
   j.Key("score_epsilon").Number(s.score_epsilon);
+  j.Key("score_noise").String(s.score_multiplier > 0 ? "discrete Gaussian" : "discrete Laplace");
+  if (s.score_multiplier > 0) j.Key("score_noise_multiplier").Number(s.score_multiplier);
   j.Key("epsilon").Number(s.options.epsilon);
   j.Key("delta").Number(s.options.delta);
   j.Key("epsilon_at_delta").Number(s.epsilon_at_delta);
