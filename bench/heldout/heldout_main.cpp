@@ -15,7 +15,10 @@
 //          rule) and SecureRng::FromSeed(seed) -- a seeded benchmark run,
 //          never a private release; "newton": the non-private minimiser of
 //          the same objective (damped Newton, test/unit/reference_solvers.hpp);
-//          "algo=NAME": like "default" with `algorithm => NAME`.
+//          "algo=NAME": like "default" with `algorithm => NAME`; "auto":
+//          l2 => 'auto' (PlanL2Selection + TrainL2Selection, select_l2.hpp;
+//          the job's l2 is ignored), printed as "auto:L2:ALGORITHM" with
+//          the chosen l2 and its candidate's algorithm.
 // Environment: DPERM_HELDOUT_INTERCEPT=fitted turns the private offset off
 //          (Options::intercept_offset = false, offset.hpp).
 // Output: one line a job, "id algorithm seconds w_1 ... w_dim" (the feature
@@ -38,6 +41,7 @@
 #include "dperm/options.hpp"
 #include "dperm/plan.hpp"
 #include "dperm/random.hpp"
+#include "dperm/select_l2.hpp"
 #include "dperm/train.hpp"
 
 namespace {
@@ -150,12 +154,24 @@ int main(int argc, char** argv) {
     std::vector<double> w;
     std::string name;
     try {
-      dperm::Plan plan = dperm::PlanRelease(o, data.loss, m, data.d);
-      if (method == "default") {
+      if (method == "auto") {
+        o.l2_auto = true;
+        o.l2 = 0;
+        const dperm::L2Selection sel = dperm::PlanL2Selection(o, data.loss, m, data.d);
+        dperm::SecureRng rng = dperm::SecureRng::FromSeed(seed);
+        dperm::L2SelectionResult r = dperm::TrainL2Selection(sel, train.data(), rng);
+        w = std::move(r.w);
+        char label[64];
+        std::snprintf(label, sizeof label, "auto:%g:%s", sel.grid[size_t(r.chosen)],
+                      dperm::AlgorithmName(sel.candidates[size_t(r.chosen)].algorithm));
+        name = label;
+      } else if (method == "default") {
+        dperm::Plan plan = dperm::PlanRelease(o, data.loss, m, data.d);
         dperm::SecureRng rng = dperm::SecureRng::FromSeed(seed);
         w = dperm::TrainModel(plan, train.data(), rng);
         name = dperm::AlgorithmName(plan.algorithm);
       } else if (method == "newton") {
+        dperm::Plan plan = dperm::PlanRelease(o, data.loss, m, data.d);
         auto objective = dperm::MakeObjective(plan, train.data());
         Eigen::VectorXd v = dperm::testing::NewtonMinimiser(*objective);
         w.assign(v.data(), v.data() + v.size());

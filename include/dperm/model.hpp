@@ -16,6 +16,12 @@ struct ModelMeta {
   const char* const* feature_names = nullptr;  // d names, or nullptr
   bool seeded = false;                  // a fixed seed: not private
   const std::vector<double>* offset = nullptr;  // b0 of stage 0 (offset.hpp), or nullptr
+  // l2 => 'auto' (select_l2.hpp): the selection's JSON, kept as
+  // "l2_selection", and the release's (epsilon, delta), which replace the
+  // chosen candidate's in "epsilon" and "delta"; nullptr: no selection.
+  const char* l2_selection_json = nullptr;
+  double release_epsilon = 0;
+  double release_delta = 0;
 };
 
 // The model as JSON (DESIGN.md section 1, dp_model). `w` holds the d feature
@@ -38,6 +44,10 @@ struct ModelFields {
   bool fit_intercept = false;
   double feature_bound = 0;
   double huber_delta = 0;
+  // "l2_selection" (l2 => 'auto'): whether l2 was chosen privately, and
+  // the chosen value (0 when not).
+  bool l2_selected = false;
+  double chosen_l2 = 0;
   std::vector<double> w;
   std::vector<double> offset;  // "offset" (b0, already in the intercept); empty: none
 };

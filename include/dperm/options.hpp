@@ -44,6 +44,9 @@ struct Options {
   // when the key is given; code that fills Options directly keeps its choice.
   bool has_algorithm = true;
   double l2 = 0;  // mu: the objective gets l2/2 * ||w||^2
+  // l2 => 'auto': dperm selects l2 among L2Grid() privately
+  // (select_l2.hpp); l2 above is then 0 until a candidate sets it.
+  bool l2_auto = false;
   double l1 = 0;
   bool fit_intercept = true;
   // With fit_intercept: fit the intercept on a private offset (offset.hpp,
@@ -125,6 +128,9 @@ struct OptionSpec {
   const char* fallback = nullptr; // README "default"
   const char* doc = nullptr;      // README "meaning"
   const char* hint = nullptr;     // hint of an out-of-range error
+  // kNumber only: the one string the option also takes (l2's "auto"),
+  // stored by `store` with the entry's kind kString; nullptr: none.
+  const char* also_text = nullptr;
   // Stores a checked entry (numbers: `value`, in range) in `o`; text
   // options check their own values.
   void (*store)(const OptionEntry& e, double value, Options& o) = nullptr;

@@ -65,8 +65,9 @@ std::string ModelJson(const Plan& plan, const std::vector<double>& w,
     for (int i = 0; i < plan.d; i++) j.String(meta.feature_names[i]);
     j.EndArray();
   }
-  j.Key("epsilon").Number(TotalEpsilon(plan));
-  j.Key("delta").Number(plan.options.delta);
+  const bool selected = meta.l2_selection_json != nullptr;
+  j.Key("epsilon").Number(selected ? meta.release_epsilon : TotalEpsilon(plan));
+  j.Key("delta").Number(selected ? meta.release_delta : plan.options.delta);
   j.Key("n").Integer(plan.n);
   j.Key("d").Integer(plan.d);
   j.Key("neighbors").String(NeighborsName(plan.neighbors));
@@ -94,6 +95,7 @@ std::string ModelJson(const Plan& plan, const std::vector<double>& w,
     j.Number((*meta.offset)[0]);
   }
   j.Key("plan").Raw(PlanJson(plan).c_str());
+  if (selected) j.Key("l2_selection").Raw(meta.l2_selection_json);
   j.Key("options").Raw(meta.options_json);
   j.Key("created_at").String(meta.created_at);
   j.EndObject();
@@ -247,6 +249,15 @@ ModelFields ParseModelJson(const std::string& text, int64_t max_coefficients) {
   if (!f.offset.empty() && f.offset.size() != offsets)
     BadModel(Quoted("offset") + " must hold " + std::to_string(offsets) + " numbers");
   CheckFeatureNames(j, f.d);
+  const JsonValue* selection = j.Find("l2_selection");
+  if (selection != nullptr && selection->kind != JsonValue::Kind::kNull) {
+    const JsonValue& sel = AsObject(selection, "l2_selection");
+    f.l2_selected = true;
+    f.chosen_l2 = NumberField(sel.Find("chosen_l2"), "chosen_l2");
+    const JsonValue* priv = sel.Find("private");
+    if (priv == nullptr || priv->kind != JsonValue::Kind::kBool || !priv->boolean)
+      BadModel(Quoted("l2_selection") + " must say \"private\": true");
+  }
   return f;
 }
 

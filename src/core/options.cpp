@@ -196,12 +196,28 @@ std::vector<OptionSpec> BuildTable() {
              return o.has_algorithm ? TextEntry(AlgorithmName(o.algorithm)) : NullEntry();
            }),
       "a name from *Algorithms*"));
-  t.push_back(Ranged(Spec("l2", Type::kNumber, "float8", "0",
-                          "μ: the objective gets μ/2·‖w‖² (the intercept is regularised too); "
-                          "μ > 0 makes it strongly convex and the noise much smaller",
-                          [](const OptionEntry&, double v, Options& o) { o.l2 = v; },
-                          [](const Options& o) { return NumberEntry(o.l2); }),
-                     0, false, INFINITY));
+  OptionSpec l2 = WithValues(
+      Ranged(Spec("l2", Type::kNumber, "float8", "0",
+                  "μ: the objective gets μ/2·‖w‖² (the intercept is regularised too); "
+                  "μ > 0 makes it strongly convex and the noise much smaller. `auto`: dperm "
+                  "picks μ from a public grid by a private validation score, charged as one "
+                  "release (see *Choosing l2 privately*)",
+                  [](const OptionEntry& e, double v, Options& o) {
+                    if (e.kind == OptionEntry::Kind::kString) {
+                      o.l2_auto = true;
+                      o.l2 = 0;
+                    } else {
+                      o.l2 = v;
+                      o.l2_auto = false;
+                    }
+                  },
+                  [](const Options& o) {
+                    return o.l2_auto ? TextEntry("auto") : NumberEntry(o.l2);
+                  }),
+             0, false, INFINITY),
+      "≥ 0, or `auto`");
+  l2.also_text = "auto";
+  t.push_back(l2);
   t.push_back(PerAlgorithm(
       Ranged(Spec("l1", Type::kNumber, "float8", "0",
                   "the objective gets l1·‖w‖₁ (every coordinate), by proximal steps; with `l2` "
@@ -363,6 +379,12 @@ std::vector<OptionSpec> BuildTable() {
 // The checked value of a number, integer or boolean entry (0 for the others,
 // whose store functions check them).
 double CheckedValue(const OptionSpec& s, const OptionEntry& e) {
+  if (s.also_text != nullptr && e.kind == OptionEntry::Kind::kString) {
+    if (std::strcmp(e.text, s.also_text) != 0)
+      ThrowInvalid(std::string("option \"") + e.key + "\" has unknown value \"" + e.text + "\"",
+                   std::string("Pass a number or '") + s.also_text + "'.");
+    return 0;  // the store function reads the entry's kind
+  }
   switch (s.type) {
     case Type::kNumber: return Number(e, s.lo, s.lo_open, s.hi, s.hi_open, s.hint ? s.hint : "");
     case Type::kInteger:

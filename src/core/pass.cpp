@@ -170,6 +170,12 @@ Eigen::MatrixXd PassObjective::LossHessian(const Eigen::VectorXd&) const {
 bool SupportsStreaming(Algorithm a) { return SpecFor(a).streams; }
 
 Plan PlanStreamingRelease(const Options& options, LossKind loss, int64_t n, int d) {
+  // l2 => 'auto' trains G candidates on a random split of the rows held in
+  // memory (select_l2.hpp); streaming passes have no such split.
+  if (options.l2_auto)
+    ThrowInvalid("l2 => 'auto' cannot train in streaming mode",
+                 "It trains every candidate on a random split of the rows in memory; pass "
+                 "mode => 'in_memory' if the rows fit in dperm.max_buffer, or a number for l2.");
   if (options.has_algorithm) {
     if (!SupportsStreaming(options.algorithm))
       throw Error(ErrorKind::kFeatureNotSupported,

@@ -62,6 +62,10 @@ Algorithm DefaultAlgorithm(LossKind loss, const Options& o, int64_t n, int d, st
 }
 
 Plan PlanRelease(const Options& given, LossKind loss, int64_t n, int d) {
+  // l2 => 'auto' is planned by PlanL2Selection (select_l2.hpp), which
+  // plans each candidate here with a number for l2.
+  if (given.l2_auto)
+    throw Error(ErrorKind::kInternal, "PlanRelease: l2 => 'auto' is planned by PlanL2Selection");
   // Stage 0 (offset.hpp): the private offset takes epsilon0; the mechanism
   // is planned at epsilon - epsilon0 with the same delta.
   const OffsetPlan offset = PlanOffset(given, loss, n);

@@ -16,6 +16,7 @@
 #include "dperm/model.hpp"
 #include "dperm/random.hpp"
 #include "dperm/rows.hpp"
+#include "dperm/select_l2.hpp"
 #include "dperm/train.hpp"
 
 #include <cmath>
@@ -440,6 +441,7 @@ DPERM_FUNCTION(dperm_final) {
   CoreError failure;
   PgBox<dperm::Plan> plan(CurrentMemoryContext);
   PgBox<std::vector<double>> curve(CurrentMemoryContext);
+  PgBox<dperm::L2Selection> selection(CurrentMemoryContext);  // l2 => 'auto'
   if (st->deferred != kNoError) {
     DescribeDeferred(st, &failure);
   } else if (o.n_feature_names >= 0 && o.n_feature_names != st->d) {
@@ -449,8 +451,16 @@ DPERM_FUNCTION(dperm_final) {
              "feature_names has %d names, but the rows have %d features", o.n_feature_names, st->d);
   } else {
     CaptureCore([&] {
-      plan.Emplace(dperm::PlanRelease(o, loss, st->n, st->d));
-      curve.Emplace(dperm::ReleaseRdpCurve(*plan));
+      if (o.l2_auto) {
+        // One release: the selection's curve covers every candidate and
+        // the scores (select_l2.hpp); the row names the first candidate.
+        selection.Emplace(dperm::PlanL2Selection(o, loss, st->n, st->d));
+        plan.Emplace(dperm::SelectionChargePlan(*selection));
+        curve.Emplace(selection->rdp_curve);
+      } else {
+        plan.Emplace(dperm::PlanRelease(o, loss, st->n, st->d));
+        curve.Emplace(dperm::ReleaseRdpCurve(*plan));
+      }
     }, &failure);
   }
   if (failure.raised && failure.sqlstate == ERRCODE_QUERY_CANCELED) ReportCoreError(failure);
@@ -473,15 +483,27 @@ DPERM_FUNCTION(dperm_final) {
   meta.seeded = o.has_seed;
   PgBox<std::vector<double>> w(CurrentMemoryContext);
   PgBox<std::string> json(CurrentMemoryContext);
+  PgBox<std::string> selection_json(CurrentMemoryContext);
   RunCore([&] {
     std::array<uint8_t, 32> k;
     memcpy(k.data(), key, sizeof key);
     dperm::SecureRng rng = o.has_seed ? dperm::SecureRng::FromSeed(o.seed) : dperm::SecureRng(k);
     std::vector<double> offset;  // b0 of stage 0 (offset.hpp), recorded in the JSON
-    w.Emplace(dperm::TrainModel(*plan, st->rows, rng, &offset));
-    dperm::ModelMeta with_offset = meta;
-    with_offset.offset = &offset;
-    json.Emplace(dperm::ModelJson(*plan, *w, with_offset));
+    dperm::ModelMeta m = meta;  // a copy: m.offset points into this scope
+    m.offset = &offset;
+    if (o.l2_auto) {
+      dperm::L2SelectionResult r = dperm::TrainL2Selection(*selection, st->rows, rng);
+      selection_json.Emplace(dperm::L2SelectionJson(*selection, &r));
+      m.l2_selection_json = selection_json->c_str();
+      m.release_epsilon = o.epsilon;
+      m.release_delta = o.delta;
+      offset = std::move(r.offset);
+      w.Emplace(std::move(r.w));
+      json.Emplace(dperm::ModelJson(selection->candidates[size_t(r.chosen)], *w, m));
+    } else {
+      w.Emplace(dperm::TrainModel(*plan, st->rows, rng, &offset));
+      json.Emplace(dperm::ModelJson(*plan, *w, m));
+    }
   });
   explicit_bzero(key, sizeof key);
   Datum model = MakeModelDatum(loss, st->d, plan->classes, o.fit_intercept, o.feature_bound,

@@ -1,5 +1,6 @@
 // dp_explain: the plan training would follow, without reading any data.
 #include "dperm/explain.hpp"
+#include "dperm/select_l2.hpp"
 #include "dperm/train.hpp"
 
 #include "options_pg.hpp"
@@ -24,6 +25,11 @@ DPERM_FUNCTION(dp_explain) {
   dperm::LossKind loss = ParseLossName(loss_name);
   ParsedOptions parsed = ParseOptionsJsonb(PG_GETARG_JSONB_P(3));
   PgBox<std::string> json(CurrentMemoryContext);
-  RunCore([&] { json.Emplace(dperm::ExplainJson(dperm::PlanRelease(parsed.options, loss, n, d))); });
+  RunCore([&] {
+    if (parsed.options.l2_auto)
+      json.Emplace(dperm::ExplainL2Selection(dperm::PlanL2Selection(parsed.options, loss, n, d)));
+    else
+      json.Emplace(dperm::ExplainJson(dperm::PlanRelease(parsed.options, loss, n, d)));
+  });
   return DirectFunctionCall1(jsonb_in, CStringGetDatum(json->c_str()));
 }

@@ -11,6 +11,7 @@
 // functions and operators qualified, search_path = pg_catalog, pg_temp.
 #include "dperm/options.hpp"
 #include "dperm/pass.hpp"
+#include "dperm/select_l2.hpp"
 #include "dperm/train.hpp"
 
 #include "aggregate.hpp"
@@ -413,6 +414,8 @@ DPERM_FUNCTION(dperm_train) {
     RunCore([&] {
       if (streaming)
         dperm::PlanStreamingRelease(parsed.options, loss, n, release.dimension);
+      else if (parsed.options.l2_auto)
+        dperm::PlanL2Selection(parsed.options, loss, n, release.dimension);
       else
         dperm::PlanRelease(parsed.options, loss, n, release.dimension);
     });

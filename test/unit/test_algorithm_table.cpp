@@ -392,42 +392,53 @@ TEST(OptionTable, DpOptionsSqlMatches) {
   closedir(dir);
   for (const std::string& name : scripts) {
     const std::string sql = ReadFile(name);
-    // The last CREATE [OR REPLACE] FUNCTION [schema.]dp_options( ... ).
-    size_t at = std::string::npos;
+    // The last CREATE [OR REPLACE] FUNCTION [schema.]dp_options( ... ),
+    // and the last of its l2 => 'auto' overload (first parameter `l2 text`).
+    size_t last_float = std::string::npos, last_text = std::string::npos;
     const std::regex create("CREATE\\s+(OR\\s+REPLACE\\s+)?FUNCTION\\s+(\\w+\\.)?dp_options\\s*\\(",
                             std::regex::icase);
-    for (auto it = std::sregex_iterator(sql.begin(), sql.end(), create); it != std::sregex_iterator(); ++it)
-      at = size_t(it->position(0) + it->length(0));
-    if (at == std::string::npos) continue;
-    SCOPED_TRACE(name);
-    size_t close = at;
-    for (int depth = 1; close < sql.size() && depth > 0; close++)
-      depth += sql[close] == '(' ? 1 : sql[close] == ')' ? -1 : 0;
-    ASSERT_LT(close, sql.size()) << "unbalanced parentheses after dp_options(";
-    const std::string params = sql.substr(at, close - 1 - at);
-    std::map<std::string, std::string> declared;
-    const std::regex param("\\s*(\\w+)\\s+([A-Za-z0-9_\\[\\]]+)[^,]*");
-    std::stringstream list(params);
-    std::string item;
-    while (std::getline(list, item, ',')) {
-      std::smatch p;
-      ASSERT_TRUE(std::regex_match(item, p, param)) << "cannot read parameter \"" << item << "\"";
-      declared[p[1]] = p[2];
+    const std::regex text_first("\\s*l2\\s+text\\s*,");
+    for (auto it = std::sregex_iterator(sql.begin(), sql.end(), create); it != std::sregex_iterator(); ++it) {
+      const size_t open = size_t(it->position(0) + it->length(0));
+      const std::string head = sql.substr(open, 40);
+      (std::regex_search(head, text_first, std::regex_constants::match_continuous) ? last_text : last_float) = open;
     }
-    EXPECT_EQ(declared, table) << "dp_options' parameters (name, type) differ from the option table";
-    // jsonb_build_object('key', key, ...): every key under its own name.
-    const size_t build = sql.find("jsonb_build_object(", close);
-    ASSERT_NE(build, std::string::npos);
-    const std::string body = sql.substr(build, sql.find(";", build) - build);
-    std::set<std::string> built, expected_keys;
-    const std::regex pair("'(\\w+)',\\s*(\\w+)");
-    for (auto it = std::sregex_iterator(body.begin(), body.end(), pair); it != std::sregex_iterator(); ++it) {
-      EXPECT_EQ((*it)[1], (*it)[2]);
-      built.insert((*it)[1]);
+    if (last_float == std::string::npos) continue;
+    EXPECT_NE(last_text, std::string::npos) << name << " lacks the l2 text overload of dp_options";
+    for (size_t at : {last_float, last_text}) {
+      if (at == std::string::npos) continue;
+      SCOPED_TRACE(name + (at == last_text ? " (l2 text overload)" : ""));
+      size_t close = at;
+      for (int depth = 1; close < sql.size() && depth > 0; close++)
+        depth += sql[close] == '(' ? 1 : sql[close] == ')' ? -1 : 0;
+      ASSERT_LT(close, sql.size()) << "unbalanced parentheses after dp_options(";
+      const std::string params = sql.substr(at, close - 1 - at);
+      std::map<std::string, std::string> declared;
+      const std::regex param("\\s*(\\w+)\\s+([A-Za-z0-9_\\[\\]]+)[^,]*");
+      std::stringstream list(params);
+      std::string item;
+      while (std::getline(list, item, ',')) {
+        std::smatch p;
+        ASSERT_TRUE(std::regex_match(item, p, param)) << "cannot read parameter \"" << item << "\"";
+        declared[p[1]] = p[2];
+      }
+      std::map<std::string, std::string> want = table;
+      if (at == last_text) want["l2"] = "text";  // the overload's only difference
+      EXPECT_EQ(declared, want) << "dp_options' parameters (name, type) differ from the option table";
+      // jsonb_build_object('key', key, ...): every key under its own name.
+      const size_t build = sql.find("jsonb_build_object(", close);
+      ASSERT_NE(build, std::string::npos);
+      const std::string body = sql.substr(build, sql.find(";", build) - build);
+      std::set<std::string> built, expected_keys;
+      const std::regex pair("'(\\w+)',\\s*(\\w+)");
+      for (auto it = std::sregex_iterator(body.begin(), body.end(), pair); it != std::sregex_iterator(); ++it) {
+        EXPECT_EQ((*it)[1], (*it)[2]);
+        built.insert((*it)[1]);
+      }
+      for (const auto& kv : table) expected_keys.insert(kv.first);
+      EXPECT_EQ(built, expected_keys);
+      checked++;
     }
-    for (const auto& kv : table) expected_keys.insert(kv.first);
-    EXPECT_EQ(built, expected_keys);
-    checked++;
   }
   EXPECT_GT(checked, 0) << "no SQL script for version " << version << " defines dp_options";
 }
