@@ -287,7 +287,7 @@ def auto_section(r, w, datasets, E, L2, metric, what):
     w("")
     w("`l2 => 'auto'` (select_l2.hpp, docs/accountant.md *Choosing l2 privately*): every l2 of "
       "the public grid " + "{" + ", ".join(f"{v:g}" for v in AUTO_GRID) + "} trained on 80 % of "
-      "the training rows, their accuracy (Huber: squared error capped at 4B²) on the other 20 % "
+      "the training rows, their accuracy (Huber: absolute error capped at B) on the other 20 % "
       "released with discrete Gaussian noise, the best one kept — all inside the same (ε, δ). "
       "The \"best l2\" columns pick l2 on the **test** split (an oracle no private user has). "
       "Chosen l2: how often each grid value won over the seeds.")

@@ -10,8 +10,8 @@
 //     training part (the options' algorithm, or the default one for that
 //     l2 and n_train), each at a per-candidate budget.
 //  3. Score. Each candidate's validation sum of a bounded per-row score
-//     (correct predictions for logistic and softmax; the squared error
-//     capped at 4 B^2 for Huber), the G sums
+//     (correct predictions for logistic and softmax; the absolute error
+//     capped at B for Huber), the G sums
 //     released together: delta > 0, discrete Gaussian noise of multiplier
 //     score_multiplier (the candidates' curve shape, so the maximum below
 //     costs little); delta = 0, discrete Laplace at score_epsilon
@@ -72,7 +72,7 @@ struct L2Selection {
   double candidate_epsilon = 0;  // each candidate's planned epsilon (at options.delta)
   double score_epsilon = 0;      // the scores' epsilon (delta = 0: pure; else of score_curve at delta)
   double score_multiplier = 0;   // delta > 0: the scores' noise multiplier z (0: Laplace)
-  double score_bound = 0;        // per-row score bound: 1, or 4 B^2 (Huber)
+  double score_bound = 0;        // per-row score bound: 1, or B (Huber)
   const char* score = "";        // what the score counts
   // Curves on LedgerOrders(): the training part (sum of the candidates'),
   // the validation part (the scores'), and the release's, their maximum.
@@ -102,7 +102,7 @@ L2SelectionResult TrainL2Selection(const L2Selection& selection, const double* r
                                    SecureRng& rng);
 
 // The per-row validation score of coefficients w on a row: correct
-// (1/0) for logistic and softmax; the squared error capped at 4 B^2 for
+// (1/0) for logistic and softmax; the absolute error capped at B for
 // Huber (lower is better). In [0, score_bound].
 double RowScore(const L2Selection& selection, const std::vector<double>& w, const double* row);
 

@@ -209,10 +209,10 @@ L2Selection PlanL2Selection(const Options& options, LossKind loss, int64_t n, in
   s.n_valid = std::max<int64_t>(1, int64_t(std::ceil(kValidationFraction * double(n))));
   s.n_train = n - s.n_valid;
   if (loss == LossKind::kHuber) {
-    // Targets are clipped to [-B, B] (rows.cpp); the squared error is
-    // capped at (2B)^2, the most a prediction within [-B, B] can miss by.
-    s.score_bound = 4 * options.target_bound * options.target_bound;
-    s.score = "squared error capped at 4 B^2 (lower is better)";
+    // Targets are clipped to [-B, B] (rows.cpp); the absolute error is
+    // capped at B (RowScore).
+    s.score_bound = options.target_bound;
+    s.score = "absolute error capped at B = target_bound (lower is better)";
   } else {
     s.score_bound = 1;
     s.score = "correct predictions (higher is better)";
@@ -270,11 +270,13 @@ double RowScore(const L2Selection& s, const std::vector<double>& w, const double
   double z = b ? w[size_t(d)] : 0.0;
   for (int j = 0; j < d; j++) z += w[size_t(j)] * row[j];
   if (s.loss == LossKind::kHuber) {
-    // The squared error capped at 4 B^2 (a row's value stays in [0, 4 B^2]
-    // whatever w is): a wild prediction scores the cap, not the error of
-    // its clipped value (dp_predict does not clip).
-    const double e = z - row[d];
-    return std::isfinite(e) ? std::min(e * e, s.score_bound) : s.score_bound;
+    // The absolute error capped at B (a row's value stays in [0, B]
+    // whatever w is): a wild prediction scores the cap (dp_predict does
+    // not clip). The absolute error, not the squared one: for targets
+    // spread over a fraction of [-B, B], squared errors are far below
+    // their cap 4 B^2 (the sensitivity), and the noise would drown them.
+    const double e = std::fabs(z - row[d]);
+    return std::isfinite(e) ? std::min(e, s.score_bound) : s.score_bound;
   }
   return (z > 0 ? 1.0 : -1.0) == row[d] ? 1 : 0;
 }

@@ -211,9 +211,9 @@ TEST(L2Selection, SeededRunsRepeatAndScoreEveryCandidate) {
 TEST(L2Selection, RowScoresStayWithinTheirBound) {
   L2Selection s = PlanL2Selection(AutoOptions(1, 1e-6), LossKind::kHuber, 100, 1);
   const double row[2] = {1.0, -1.0};  // target clipped to [-B, B], B = 1
-  EXPECT_DOUBLE_EQ(RowScore(s, {1e9, 0}, row), 4.0);  // capped at 4 B^2
-  EXPECT_DOUBLE_EQ(RowScore(s, {1e300, 1e300}, row), 4.0);  // inf: the cap
-  EXPECT_DOUBLE_EQ(RowScore(s, {0.5, 0}, row), 2.25);
+  EXPECT_DOUBLE_EQ(RowScore(s, {1e9, 0}, row), 1.0);  // capped at B
+  EXPECT_DOUBLE_EQ(RowScore(s, {1e300, 1e300}, row), 1.0);  // inf: the cap
+  EXPECT_DOUBLE_EQ(RowScore(s, {-0.5, 0}, row), 0.5);
   EXPECT_DOUBLE_EQ(RowScore(s, {-1, 0}, row), 0.0);
   L2Selection c = PlanL2Selection(AutoOptions(1, 1e-6), LossKind::kLogistic, 100, 1);
   const double pos[2] = {0.5, 1.0};
