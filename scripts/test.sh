@@ -162,7 +162,7 @@ for shard in 0 1; do
   unit_passed=$((unit_passed + ${n:-0}))
   [ "${job_status[unit$shard]}" = 0 ] || unit_failed=$((unit_failed + 1))
 done
-regress_passed=$(grep -cE '^(test|     ) *[a-z_]+ +\.\.\. ok' "$work/regress.log" || true)
+regress_passed=$(grep -cE '^(test|     ) *[a-z0-9_]+ +\.\.\. ok' "$work/regress.log" || true)
 regress_bad=$(grep -cE '\.\.\. FAILED' "$work/regress.log" || true)
 regress_failed=$((regress_failed + regress_bad))
 regress_total=$((regress_passed + regress_bad))
