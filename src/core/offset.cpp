@@ -142,7 +142,9 @@ std::vector<double> ReleaseOffset(const Plan& plan, const double* rows, SecureRn
     const double y = rows[i * stride + plan.d];
     switch (loss) {
       case LossKind::kLogistic: u[0] += y > 0 ? 1.0 : 0.0; break;
-      case LossKind::kSoftmax: u[std::isnan(y) ? 0 : std::clamp(int(y), 0, m - 1)] += 1.0; break;
+      case LossKind::kSoftmax:  // clamped as a double first: int(y) of a huge y is undefined
+        u[std::isnan(y) ? 0 : size_t(std::clamp(y, 0.0, double(m - 1)))] += 1.0;
+        break;
       case LossKind::kHuber:
         u[0] += std::isnan(y) ? 0.5 : (std::clamp(y, -B, B) + B) / (2 * B);
         break;
