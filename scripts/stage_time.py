@@ -9,7 +9,7 @@ PostgreSQL's too: this process is a child subreaper (Linux prctl
 PR_SET_CHILD_SUBREAPER), so a postmaster that pg_ctl daemonises is
 re-parented here instead of to init, and its rusage (its backends' included)
 is collected when it exits. After COMMAND ends, orphans still running are
-waited for up to 30 s (pg_virtualenv stops its cluster before it returns).
+waited for up to 30 s (pg_virtualenv -t stops its cluster before it returns).
 On a machine shared with other work the wall time varies with the load; the
 CPU time is the stage's own.
 """

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every dperm test: the core guard, the
 # include-cycle check, the GoogleTest unit tests (no server), then the
-# pg_regress suite against a throwaway PostgreSQL 15 cluster (pg_virtualenv),
+# pg_regress suite against a throwaway PostgreSQL 15 cluster (pg_virtualenv -t),
 # including the BANK utility test, and the server scripts.
 #
 # After the build, the unit tests, pg_regress and the server scripts are
@@ -51,7 +51,7 @@ job() {
   job_names+=("$name")
   job_cmds+=("$(printf '%q ' "$@")")
 }
-# A free TCP port at or above $1, for one job's cluster (pg_virtualenv
+# A free TCP port at or above $1, for one job's cluster (pg_virtualenv -t
 # passes $PGPORT to pg_createcluster, which would otherwise give two clusters
 # created at the same time the same port).
 free_port() {
