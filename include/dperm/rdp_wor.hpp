@@ -37,6 +37,17 @@ double RdpWorGaussianDominatingPair(double gamma, double sigma, double order);
 // never smaller on the tests' grid and costs ~1 s per curve.
 double RdpWorGaussian(double gamma, double sigma, double order);
 
+// The smallest of three upper bounds on the RDP of one step at `order`: the
+// dominating pair's (RdpWorGaussianDominatingPair), WBK 2019 Thm 9
+// (RdpSampledWithoutReplacementGaussian) and the unsampled 2α/sigma². Where
+// the pair's quadrature is long (large orders, little noise) a closed-form
+// bound on the pair's RDP replaces it when that bound is within 1e-6 of the
+// Poisson-subsampled Gaussian's RDP, a lower bound of the pair's
+// (derivation in rdp_wor.cpp). So it is never above either bound, and within
+// 1e-6 (relative) of the pair's RDP or below it. Used by the SVRG split
+// (svrg_common.cpp). gamma in (0, 1], sigma > 0 finite, order in (1, 1e4].
+double RdpWorGaussianTight(double gamma, double sigma, double order);
+
 // RdpWorGaussianDominatingPair (or, with `wbk27`, RdpWorGaussianWbk27) on
 // every order, times `steps` (Mironov 2017, Prop. 1).
 std::vector<double> RdpWorGaussianCurve(double gamma, double sigma,

@@ -35,27 +35,36 @@ struct SvrgSteps {
 // for two probability vectors). At most 2L; derivation in svrg_common.cpp.
 double SvrgRowRange(const Plan& p);
 
+// One sampled step's RDP on LedgerOrders() at multiplier z2 = sigma2 / C
+// (C = D/b, the per-row contribution; a replaced row moves the batch mean
+// by 2C): RdpWorGaussianTight(b/n, z2, alpha), the dominating pair of Zhu,
+// Dong & Wang 2022, Prop. 30 (rdp_wor.hpp), memoised per (gamma, z2).
+std::vector<double> SvrgSampledStepRdp(double gamma, double z2);
+
 // The RDP curve on LedgerOrders() of the K steps at total noise sigma and
 // snapshot fraction f in (0, 1): K [alpha (2G/n)^2 / (2 f sigma^2)
-// (Mironov 2017, Prop. 7) + eps_WBK(b/n, sqrt(1 - f) sigma b / D, alpha)
-// (Wang, Balle & Kasiviswanathan 2019, Thm 9 with C = D/b)].
+// (Mironov 2017, Prop. 7) + SvrgSampledStepRdp(b/n, sqrt(1 - f) sigma b / D)]
+// (composition: Mironov 2017, Prop. 1).
 std::vector<double> SvrgRdpCurve(const SvrgSteps& s, double sigma, double fraction);
 
-// The smallest sigma whose SvrgRdpCurve at `fraction` converts to epsilon
-// at delta (Balle et al. 2020, Thm 21).
+// The smallest sigma (to ~1e-12 relative, never below) whose SvrgRdpCurve
+// at `fraction` converts to epsilon at delta (Balle et al. 2020, Thm 21).
 double SvrgCalibrateSigma(const SvrgSteps& s, double fraction, double epsilon,
                           double delta);
 
-// The fraction f minimising SvrgCalibrateSigma (grid over (0, 1), then
-// golden-section refinement), and that sigma.
+// The fraction f minimising SvrgCalibrateSigma (a search over the sampled
+// part's multiplier, svrg_common.cpp), and SvrgCalibrateSigma there.
 struct SvrgSplit {
   double fraction = 0;
   double sigma = 0;
 };
-// refine = false stops at the grid (SvrgNoiseError's search: within a few
-// per cent of the refined sigma).
-SvrgSplit SvrgOptimalSplit(const SvrgSteps& s, double epsilon, double delta,
-                           bool refine = true);
+SvrgSplit SvrgOptimalSplit(const SvrgSteps& s, double epsilon, double delta);
+
+// The batch search's prediction of SvrgOptimalSplit's sigma (utility only):
+// the same search on a grid, with the Poisson-subsampled Gaussian's RDP
+// (cheaper; a lower bound of the step's RDP) in place of
+// SvrgSampledStepRdp, so at most the calibrated sigma.
+double SvrgPredictedSigma(const SvrgSteps& s, double epsilon, double delta);
 
 // Total inner steps of `epochs` epochs whose first has m inner steps:
 // T m (DP-SVRG) or m (2^{T+1} - 2) when epochs double (DP-SVRG++, m_s = 2^s m).
@@ -87,10 +96,10 @@ struct SvrgCandidate {
 // The default batch size: among b = 1, 2, 4, ... <= n whose inner steps read
 // at most kSvrgMaxInnerPasses passes over the data (b K <= that n; b = 1
 // always qualifies), the one whose schedule minimises noise_weight sigma^2,
-// sigma the calibrated noise (SvrgOptimalSplit) of its K steps. Public
+// sigma the predicted noise (SvrgPredictedSigma) of its K steps. Public
 // inputs only: n, dim, L, D, epsilon, delta and the schedules.
 // noise_weight sigma^2 dim for the schedule c at batch size b, sigma the
-// calibrated noise of its K steps (SvrgOptimalSplit); +inf when epsilon is
+// predicted noise of its K steps (SvrgPredictedSigma); +inf when epsilon is
 // out of reach.
 double SvrgNoiseError(const Plan& p, bool doubling, int64_t batch, const SvrgCandidate& c);
 
