@@ -45,19 +45,41 @@
 //      g_i + N(0, (1 - f) sigma^2 I) with g_i = grad f_i(x_{t-1}) -
 //      grad f_i(x~), applied to a uniformly random b-subset S of the rows.
 //      ||g_i|| <= D (below), so on two subsets differing in one row M moves
-//      by at most 2D/b = 2C with C = D/b: the base mechanism of Wang, Balle &
-//      Kasiviswanathan 2019, Thm 9 (replace-one, sampling without
-//      replacement, rate gamma = b/n) with eps(alpha) = 2 alpha / z^2,
-//      z = sqrt(1 - f) sigma / C: RdpSampledWithoutReplacementGaussian.
-// RDP adds over the two parts and over the K steps (Mironov 2017, Prop. 1):
+//      by at most 2D/b = 2C with C = D/b: the Gaussian mechanism on a batch
+//      drawn uniformly without replacement (rate gamma = b/n) under
+//      replace-one, with multiplier z2 = sqrt(1 - f) sigma / C over the
+//      per-row contribution C (sensitivity 2C: the units of rdp_wor.hpp,
+//      as dp_sgd's steps, whose C is L/b). Its RDP is bounded by that of
+//      the symmetric dominating pair of Zhu, Dong & Wang 2022 (AISTATS,
+//      Prop. 30; Dong, Roth & Su 2022, Thm 4.2), derived in rdp_wor.cpp:
+//      RdpWorGaussianTight(b/n, z2, alpha), the pair's RDP capped by WBK
+//      2019 Thm 9 and the unsampled 2 alpha / z2^2 (all three are upper
+//      bounds on the same divergence, so their minimum is). The pair
+//      dominates both orders of every pair of neighbours, so the bound
+//      holds at every step whatever the rows and the earlier outputs.
+// RDP adds over the two parts and over the K steps (Mironov 2017, Prop. 1:
+// adaptive composition; the parts' noises are independent given the past):
 //   rho(alpha) = K [alpha (2G/n)^2 / (2 f sigma^2)
-//                   + eps_WBK(b/n, sqrt(1 - f) sigma b / D, alpha)],
+//                   + eps_pair(b/n, sqrt(1 - f) sigma b / D, alpha)],
 // converted to (epsilon, delta) by Balle et al. 2020, Thm 21. Every f gives
 // a valid bound; the plan takes the f whose calibrated sigma is smallest
-// (a grid over (0, 1), then golden section: public inputs only), calibrates
-// sigma against exactly this curve and stores the curve in Plan::rdp_curve.
-// Putting all the noise on either part is no option: the other part would
-// be released without noise (rho = infinity).
+// (public inputs only: "FINDING f" below), calibrates sigma against exactly
+// this curve and stores the curve in Plan::rdp_curve. Putting all the
+// noise on either part is no option: the other part would be released
+// without noise (rho = infinity). (Part (a) is a plain Gaussian and part
+// (b)'s PLD exists (pld_wor.hpp), so a PLD composition would be tighter by
+// the RDP conversion's loss, ~10% of sigma at the BANK defaults; the RDP
+// keeps the split search cheap and is what the ledger composes.)
+//
+// FINDING f. For a given z2 the snapshot part needs the least ratio r =
+// sigma1 / (2G/n) with K [alpha / (2 r^2) + eps_pair(z2, alpha)] converting
+// to epsilon: a bisection on a closed form. So the search runs over z2
+// (one step curve per point, memoised per (gamma, z2)) and minimises the
+// total z^2 = (r 2G/(n C))^2 + z2^2, f = 1 - z2^2 / z^2, from just above
+// z2_min (where part (b) alone spends epsilon): a grid dense near z2_min
+// (the objective has several local minima there, where the conversion's
+// best order switches), then golden section; sigma is then calibrated at
+// that f (to ~1e-12).
 //
 // D, THE RANGE OF ONE ROW'S GRADIENT DIFFERENCE g = grad f(x; z) -
 // grad f(y; z). Linear models: grad = f'(m) x_z, so g = (f'(m1) - f'(m2)) x_z
@@ -97,26 +119,34 @@
 // proof of Xiao & Zhang 2014, Thm 3.1, with a = 8 L eta / b as in
 // dp_svrg.cpp), so the plan predicts the noise error as noise_weight
 // sigma^2 dim, noise_weight = eta/(1 - 3a) (DP-SVRG) or eta (DP-SVRG++),
-// with sigma the calibrated noise of the K steps at that b (the split
-// analysis below, at the unrounded sensitivities and the fraction grid).
-// It tries b = 1, 2, 4, ... while the inner steps read at most
-// max(32 n, 2^22) rows, and keeps the b with the least predicted error.
-// sigma(b) first falls (amplification sets in once z ~ 1), then jumps
-// (WBK's floor, below), which the search sees; the prediction ranks the
-// candidates (it overstates the measured error about tenfold). Measured
-// on BANK, l2 = 0.01, eps = 1: b = 256 chosen; b = 16, 64, 256, 1024 gave
-// excess 0.068, 0.028, 0.019, 3.4 at T = 21.
+// with sigma the predicted noise of the K steps at that b
+// (SvrgPredictedSigma: the split search on its grid with the
+// Poisson-subsampled Gaussian's RDP for part (b), a lower bound of the
+// pair's, 10-100x cheaper, and giving a sigma 0-8% below the calibrated
+// one on BANK; only the chosen b is calibrated with the pair). It tries b = 1, 2, 4, ... while the inner
+// steps read at most max(32 n, 2^22) rows, and keeps the b with the least
+// predicted error; the prediction ranks the candidates (it overstates the
+// measured error about tenfold). Without the floor (below) the predicted
+// error flattens out for large b (BANK, eps = 1, T = 7: 0.0236, 0.0216,
+// 0.0206, 0.0201 at b = 512 .. 4096) while the rows read double with b.
+// Taking the smallest b within 10% of the least instead (b = 1024 on BANK)
+// saved training time but cost utility on WINE (dp_svrg, eps = 1: softmax
+// excess 0.058 against 0.040, Huber 0.0010 against 0.00025), so the least
+// it is.
 //
-// A LIMIT OF THE BOUND. WBK's Theorem 9 has a floor for the Gaussian: its
-// terms j >= 3 carry min{2, (e^{eps(inf)} - 1)^j} = 2 however large the
-// noise, so K steps cost at least about K gamma^3 alpha^2/3 per order. With
-// many steps and a large b (e.g. b = 256, K = 2e5 on BANK) that floor
-// exceeds the budget and the calibrated sigma jumps to the unamplified one
-// (sigma = 23 at b = 256 against 0.42 at b = 64): more rows per step is not
-// always better, and the plan shows the sigma before any data is read.
+// THE FLOOR THAT WAS. Until issue 15 part (b) was accounted with WBK 2019
+// Thm 9, whose terms j >= 3 carry min{2, (e^{eps(inf)} - 1)^j} = 2 however
+// large the noise: K steps cost at least about K gamma^3 alpha^2/3 per
+// order, so with many steps and a large b the calibrated sigma jumped to
+// the unamplified one (b = 256, K = 2e5 on BANK: sigma 23 against 0.42 at
+// b = 64) and the batch search stopped at b = 64..512. The pair's RDP has
+// no floor (it falls like gamma^2 alpha / z^2 for large z), so sigma(b)
+// falls until the rows budget stops the search. On BANK (l2 = 0.01,
+// delta = 1e-6) dp_svrg now takes b = 4096..8192 where it took 256..512
+// (docs/algorithms.md has the noise before and after).
 //
 // ACCOUNTANT 'paper'. The theorems' sigma with c = 1 (the mechanisms state
-// which); when it is below the calibrated sigma (on BANK at eps = 1 it is,
+// which); when it is below the calibrated sigma (on BANK at eps = 1 it was,
 // by a factor 8 (b = 16) to 40 (b = 1): c = 1 is far too optimistic) the
 // calibrated sigma is used with a note. A larger paper
 // sigma keeps the calibrated fraction f, whose curve only decreases as
@@ -149,9 +179,9 @@ namespace {
 // that finishes, and far from int64 overflow.
 const int64_t kMaxTotalSteps = int64_t(1) << 40;
 
-// The split search (THE SPLIT, "Finding f"): kGridPoints log-spaced values
-// of the sampled part's multiplier, then golden section around the best
-// down to this relative width.
+// The split search ("FINDING f" above): kGridPoints + 1 points (half as many
+// for the batch search's prediction), then golden section around the best
+// down to this width (in log(z2 - z2_min)).
 const int kGridPoints = 24;
 const double kSplitTolerance = 1e-3;
 
@@ -264,7 +294,7 @@ void CheckFraction(double f) {
 // eps_of(x) <= target holds as computed. kInvalidParameter when no x up to
 // 1e12 reaches the target.
 template <typename F>
-double SmallestMeeting(F eps_of, double guess, double target) {
+double SmallestMeeting(F eps_of, double guess, double target, double log_tolerance = 1e-12) {
   auto excess = [&](double log_x) { return eps_of(std::exp(log_x)) - target; };
   double lo = std::log(guess), hi = lo;
   double f_lo = excess(lo), f_hi = f_lo;
@@ -292,7 +322,7 @@ double SmallestMeeting(F eps_of, double guess, double target) {
     std::uintmax_t iterations = 100;
     log_x = boost::math::tools::toms748_solve(
                 excess, lo, hi, f_lo, f_hi,
-                [](double a, double b) { return std::fabs(b - a) <= 1e-12; }, iterations,
+                [&](double a, double b) { return std::fabs(b - a) <= log_tolerance; }, iterations,
                 ThrowPolicy())
                 .second;
   }
@@ -303,17 +333,16 @@ double SmallestMeeting(F eps_of, double guess, double target) {
   return x;
 }
 
-// THE SPLIT SEARCH in the sampled part's multiplier z2 = sigma2 / C (units
-// of C throughout). For a given z2 the snapshot part needs the least r =
-// sigma1 / Delta_a whose K [alpha/(2 r^2) + step(z2, alpha)] converts to
-// epsilon: a bisection on a closed form, cheap. The total noise is then
-// z^2 = (r Delta_a / C)^2 + z2^2 and f = 1 - z2^2 / z^2. Each z2 costs one
-// step curve, where calibrating sigma at each fraction f (the obvious
-// search) costs one per bisection step.
+// THE SPLIT SEARCH ("FINDING f" above), in units of C throughout: a point
+// is the sampled part's multiplier z2 and the least total multiplier z
+// with which the snapshot part meets epsilon there.
 struct SplitPoint {
   double z2 = 0, z = kInf;  // z = +inf: epsilon not reachable at this z2
 };
 
+// The least r = sigma1 / (2G/n) (to 1e-10 relative, never below) with
+// which `sampled` (part (b)'s curve of the K steps) plus K Gaussians meets
+// epsilon; +inf when part (b) alone already spends it.
 double SnapshotRatio(const std::vector<double>& sampled, double k, double epsilon, double delta) {
   const std::vector<double>& orders = LedgerOrders();
   if (!(RdpToEpsilon(orders, sampled, delta) < epsilon)) return kInf;
@@ -346,10 +375,10 @@ SplitPoint SplitAt(const SvrgSteps& s, double z2, double epsilon, double delta, 
   return p;
 }
 
-// The least total multiplier z over the split, and where (grid, then golden
-// section in log z2 when `refine`). The least z2 at which the sampled part
-// alone reaches epsilon bounds the search below; h(z2) >= z2 bounds it
-// above at z(2 z2_min).
+// The least total multiplier z over the split, and where (the grid, then
+// golden section when `refine`). z2_min, where the sampled part alone
+// reaches epsilon, bounds the search below; z >= z2 bounds it above by the
+// z found at 2 z2_min.
 SplitPoint SearchSplit(const SvrgSteps& s, double epsilon, double delta, StepCurveFn step,
                        bool refine) {
   const double gamma = double(s.batch) / double(s.n);
@@ -359,15 +388,9 @@ SplitPoint SearchSplit(const SvrgSteps& s, double epsilon, double delta, StepCur
     for (double& v : c) v *= k;
     return RdpToEpsilon(LedgerOrders(), c, delta);
   };
-  double z2_min;
-  try {
-    z2_min = CalibrateNoiseMultiplier(sampled_eps, epsilon);
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::kInvalidParameter) throw;
-    ThrowInvalid("epsilon " + FormatNumber(epsilon) +
-                     " is not reachable by any noise for this many inner steps",
-                 "Use a larger epsilon or delta, or fewer iterations.");
-  }
+  // (To 1e-6 relative: it only places the grid. SmallestMeeting refuses an
+  // epsilon that no z2 up to 1e12 reaches.)
+  const double z2_min = SmallestMeeting(sampled_eps, 1.0, epsilon, 1e-6);
   SplitPoint best;
   // Points z2 = z2_min + e^t (t the search variable): the optimum often
   // sits just above z2_min, where the sampled part's RDP changes fast, and
@@ -386,9 +409,10 @@ SplitPoint SearchSplit(const SvrgSteps& s, double epsilon, double delta, StepCur
   // z >= z2, so the optimum is below the z found at 2 z2_min.
   const double hi0 = std::log(std::max(best.z - z2_min, z2_min));
   const double lo0 = std::log(z2_min * 1e-5);
-  const double h = (hi0 - lo0) / kGridPoints;
+  const int points = refine ? kGridPoints : kGridPoints / 2;
+  const double h = (hi0 - lo0) / points;
   double best_t = std::log(z2_min);
-  for (int i = 0; i <= kGridPoints; i++) {
+  for (int i = 0; i <= points; i++) {
     const double t = lo0 + i * h;
     if (consider(t) <= best.z) best_t = t;
   }

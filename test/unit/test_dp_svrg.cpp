@@ -97,14 +97,19 @@ double EpsilonOf(const std::vector<double>& curve, double delta) {
   return dperm::RdpToEpsilon(dperm::LedgerOrders(), curve, delta);
 }
 
-SvrgSteps StepsOf(const Plan& p, const Constants& c) {
+// The public inputs of K steps of b rows out of n (svrg_common.hpp).
+SvrgSteps MakeSteps(int64_t n, int64_t b, int64_t K, const Constants& c) {
   SvrgSteps s;
-  s.n = p.n;
-  s.batch = p.batch_size;
-  s.steps = p.noisy_steps;
-  s.snapshot_sensitivity = 2 * c.L / double(p.n);
+  s.n = n;
+  s.batch = b;
+  s.steps = K;
+  s.snapshot_sensitivity = 2 * c.L / double(n);
   s.row_range = c.D;
   return s;
+}
+
+SvrgSteps StepsOf(const Plan& p, const Constants& c) {
+  return MakeSteps(p.n, p.batch_size, p.noisy_steps, c);
 }
 
 // Checks the noise half of a plan: the stored curve is the split curve at
@@ -375,12 +380,7 @@ TEST(SvrgAccounting, SplitNeverWorse) {
   };
   for (const Case& k : {Case{45211, 1, 200000, 1.0}, Case{45211, 16, 200000, 1.0},
                         Case{5000, 4, 3000, 0.5}}) {
-    SvrgSteps s;
-    s.n = k.n;
-    s.batch = k.b;
-    s.steps = k.K;
-    s.snapshot_sensitivity = 2 * c.L / double(k.n);
-    s.row_range = c.D;
+    SvrgSteps s = MakeSteps(k.n, k.b, k.K, c);
     dperm::SvrgSplit best = dperm::SvrgOptimalSplit(s, k.eps, 1e-6);
     SCOPED_TRACE("n=" + std::to_string(k.n) + " b=" + std::to_string(k.b) +
                  " best f=" + std::to_string(best.fraction));
@@ -438,12 +438,7 @@ TEST(SvrgAccounting, CurveNeverAboveThm9) {
   };
   for (const Case& k : {Case{45211, 1, 200000, 2.0, 0.3}, Case{45211, 256, 666, 0.024, 0.29},
                         Case{45211, 4096, 707, 0.0153, 0.49}, Case{6497, 64, 3000, 0.05, 0.5}}) {
-    SvrgSteps s;
-    s.n = k.n;
-    s.batch = k.b;
-    s.steps = k.K;
-    s.snapshot_sensitivity = 2 * c.L / double(k.n);
-    s.row_range = c.D;
+    SvrgSteps s = MakeSteps(k.n, k.b, k.K, c);
     const std::vector<double> now = dperm::SvrgRdpCurve(s, k.sigma, k.f);
     const std::vector<double> expected = ExpectedCurve(k.n, k.b, k.K, c.L, c.D, k.sigma, k.f);
     const std::vector<double> old = ExpectedCurve(k.n, k.b, k.K, c.L, c.D, k.sigma, k.f, true);
@@ -467,9 +462,10 @@ TEST(SvrgAccounting, CurveNeverAboveThm9) {
 // not comparable with that bound; the step curve's tightness is: the
 // sampled part alone, calibrated with it, is the dominating pair's RDP
 // calibration (CalibrateWorGaussian without the PLD, as dp_sgd's fallback)
-// and within 1.5x of the lower bound (with the lower bound's grid 1e-4,
-// which rounds each step's loss down by up to 1e-4; the finer 1e-5 bound
-// gives 1.16-1.24x, docs/algorithms.md). BANK defaults of the table.
+// and within 1.6x of the lower bound (with the lower bound's grid 1e-4,
+// which rounds each step's loss down by up to 1e-4: measured 1.18-1.42x;
+// the finer 1e-5 bound gives 1.16-1.27x, docs/algorithms.md). BANK
+// defaults of the table.
 TEST(SvrgAccounting, NeverBelowAttainableLowerBound) {
   for (Algorithm a : {Algorithm::kDpSvrg, Algorithm::kDpSvrgPp})
     for (double eps : {0.5, 2.0}) {
@@ -494,7 +490,7 @@ TEST(SvrgAccounting, NeverBelowAttainableLowerBound) {
         (EpsilonOf(curve, 1e-6) > eps ? lo : hi) = mid;
       }
       EXPECT_GE(hi, floor);
-      EXPECT_LE(hi, 1.5 * floor);
+      EXPECT_LE(hi, 1.6 * floor);
       const double pair = dperm::CalibrateWorGaussian(gamma, p.noisy_steps, eps, 1e-6, /*use_pld=*/false);
       EXPECT_NEAR(hi, pair, 2e-3 * pair);
     }
