@@ -641,7 +641,8 @@ void PlanSvrgNoise(Plan& p, int64_t m, bool doubling, double paper_sigma,
       "smallest sigma whose RDP over all inner steps, with sigma^2 split " + FormatNumber(f) +
       " : " + FormatNumber(1 - f) +
       " between the snapshot gradient (Gaussian, Mironov 2017 Prop. 7) and the "
-      "sampled gradient difference (Wang, Balle & Kasiviswanathan 2019, Thm 9), "
+      "sampled gradient difference (a batch without replacement: the dominating pair of "
+      "Zhu, Dong & Wang 2022, Prop. 30; RDP composition, Mironov 2017 Prop. 1), "
       "gives (epsilon, delta) at the rounded sensitivities; derivation in svrg_common.cpp";
   if (p.accountant == Accountant::kPaper) {
     if (paper_sigma >= sigma) {
