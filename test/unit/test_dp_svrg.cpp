@@ -401,8 +401,9 @@ TEST(SvrgAccounting, SplitNeverWorse) {
 // replaces) nor the unsampled Gaussian 2 alpha / z^2; never below the
 // Poisson-subsampled Gaussian's RDP at noise z/2 (the remove pair of a real
 // pair of neighbouring datasets, so a lower bound on any sound value); and
-// equal (to 1e-6) to the dominating pair's quadrature, which its closed-form
-// shortcut replaces at large orders. The memoised curve is the same values.
+// equal (to 1e-6, and never below the least of its bounds) to the
+// dominating pair's quadrature, which its closed-form shortcut replaces at
+// large orders. The memoised curve is the same values.
 TEST(SvrgAccounting, SampledStepBetweenBounds) {
   const std::vector<double>& orders = dperm::LedgerOrders();
   for (double gamma : {1.0 / 45211, 64.0 / 45211, 4096.0 / 45211, 0.3})
@@ -420,6 +421,11 @@ TEST(SvrgAccounting, SampledStepBetweenBounds) {
         if (a >= 32 || z >= 3) {  // the quadrature is slow at large orders and little noise
           const double pair = dperm::RdpWorGaussianDominatingPair(gamma, z, a);
           EXPECT_LE(tight, pair * (1 + 1e-6)) << "order " << a;
+          // and never below the least of its three bounds (the closed form
+          // stands in for the quadrature only from above)
+          EXPECT_GE(tight, std::min({pair, dperm::RdpSampledWithoutReplacementGaussian(gamma, z, a),
+                                     2 * a / (z * z)}) * (1 - 1e-12))
+              << "order " << a;
         }
       }
     }
