@@ -246,7 +246,11 @@ Plan PlanStreamingRelease(const Options& options, LossKind loss, int64_t n, int 
     fitted.intercept_offset = false;
     return PlanRelease(fitted, loss, n, d);
   }
-  return PlanStreamingDefault(options, loss, n, d);
+  // The default plan has no offset stage either; saying so lets output_gd's
+  // T use the unshifted bound on ||w_hat|| (output_gd.cpp, PlanTight).
+  Options fitted = options;
+  fitted.intercept_offset = false;
+  return PlanStreamingDefault(fitted, loss, n, d);
 }
 
 std::vector<double> TrainStreaming(const Plan& plan, PassRunner& runner, SecureRng& rng,

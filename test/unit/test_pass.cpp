@@ -214,6 +214,32 @@ TEST(Pass, RawRowEqualsClipThenAdd) {
   }
 }
 
+// A streaming plan has no intercept offset (named algorithm or default), so
+// output_gd's default T uses the unshifted bound on ||w_hat||: an options
+// object from SQL (intercept_offset on) plans as one without it, and never
+// more passes than the in-memory output_gd with the offset.
+TEST(Pass, StreamingDefaultHasNoOffset) {
+  for (int64_t n : {45211, 10000000}) {
+    Options o;
+    o.epsilon = 1;
+    o.l2 = 0.1;
+    o.intercept_offset = true;
+    Plan with = dperm::PlanStreamingRelease(o, LossKind::kLogistic, n, 42);
+    EXPECT_EQ(with.algorithm, Algorithm::kOutputGd);
+    EXPECT_FALSE(with.options.intercept_offset);
+    EXPECT_EQ(with.offset.epsilon, 0);
+    o.intercept_offset = false;
+    EXPECT_EQ(dperm::PlanStreamingRelease(o, LossKind::kLogistic, n, 42).iterations,
+              with.iterations);
+    o.intercept_offset = true;
+    o.algorithm = Algorithm::kOutputGd;
+    o.has_algorithm = true;
+    Plan in_memory = dperm::PlanRelease(o, LossKind::kLogistic, n, 42);
+    EXPECT_GT(in_memory.offset.epsilon, 0);
+    EXPECT_LT(with.iterations, in_memory.iterations) << "n=" << n;
+  }
+}
+
 TEST(Pass, DefaultsAndRefusals) {
   Options o;
   o.epsilon = 1;
