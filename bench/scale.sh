@@ -21,6 +21,9 @@
 #            the traffic of one pass per shard (the query text the workers
 #            log, the text of the partial state a shard returns); at the first
 #            rung the seeded model against a local copy of the rows.
+#  growth    time(10n)/time(n) of the default release between consecutive
+#            rungs of LADDER, interleaved over SCALE_REPS rounds (in memory
+#            and streaming, 0 and 2 workers, and the bare scans).
 #  excess    excess empirical risk of the in-memory and streaming defaults on
 #            the synthetic LADDER (test/unit/test_streaming_defaults.cpp,
 #            StreamingDefaultsTable.Synthetic; no server).
@@ -179,6 +182,51 @@ cell_memory() {
   done
 }
 
+# time(10n)/time(n) of the default release, interleaved: SCALE_REPS rounds,
+# each the release on every rung in turn (in memory, then streaming; serial
+# and with 2 workers), plus a bare scan of each rung; the medians and the
+# median of the per-round ratios between consecutive rungs.
+cell_growth() {
+  local rung t mode w secs tmp r prev
+  for rung in $LADDER; do make_rung "$rung"; done
+  tmp=$(mktemp)
+  for rung in $LADDER; do run 0 "$(bare "s$rung")" >/dev/null; done  # warm the cache
+  for r in $(seq 1 "$REPS"); do
+    for rung in $LADDER; do
+      t=s$rung
+      read -r secs _ _ < <(run 0 "$(bare "$t")"); echo "$r $rung scan 0 $secs" >> "$tmp"
+      for mode in in_memory streaming; do
+        for w in 0 2; do
+          read -r secs _ _ < <(run $w "$(release "$t" $mode)")
+          echo "$r $rung $mode $w $secs" >> "$tmp"
+        done
+      done
+    done
+  done
+  echo "rounds (round rung mode workers seconds): $(tr '\n' ';' < "$tmp")"
+  echo "| what | workers | $(for rung in $LADDER; do printf '%s median s | ' "$rung"; done)median of per-round ratios, consecutive rungs |"
+  echo "|---|---:|$(for rung in $LADDER; do printf -- '---:|'; done)---|"
+  for mw in "scan 0" "in_memory 0" "in_memory 2" "streaming 0" "streaming 2"; do
+    read -r mode w <<<"$mw"
+    local meds="" ratios="" m
+    for rung in $LADDER; do
+      m=$(awk -v g="$rung" -v m="$mode" -v w="$w" '$2 == g && $3 == m && $4 == w {print $5}' "$tmp" | median)
+      meds="$meds $m |"
+    done
+    prev=""
+    for rung in $LADDER; do
+      if [ -n "$prev" ]; then
+        ratios="$ratios $(awk -v a="$prev" -v b="$rung" -v m="$mode" -v w="$w" \
+          '$3 == m && $4 == w && $2 == a {x[$1] = $5} $3 == m && $4 == w && $2 == b {y[$1] = $5}
+           END {for (r in y) print y[r] / x[r]}' "$tmp" | median)"
+      fi
+      prev=$rung
+    done
+    echo "| $mode | $w |$meds$ratios |"
+  done
+  rm -f "$tmp"
+}
+
 cell_excess() {
   make -s test/unit/run_unit_tests DPERM_WERROR=1 >/dev/null
   SCALE_EXCESS_LADDER=$LADDER SCALE_EXCESS_SEEDS=${SCALE_EXCESS_SEEDS:-3} \
@@ -307,7 +355,7 @@ cell_citus() {
 if [ -z "${SCALE_IN_CLUSTER:-}" ]; then
   for cell in ${CELLS//,/ }; do
     case $cell in
-      ladder | parallel | memory)
+      ladder | parallel | memory | growth)
         SCALE_IN_CLUSTER=1 pg_virtualenv -t -o max_worker_processes=16 -o max_parallel_workers=8 \
           bash "$0" --cells "$cell" "$LADDER" ;;
       citus)

@@ -64,6 +64,11 @@ class HuberLoss final : public Loss {
 // The margin loss of a binary model (logistic, Huber), from its options.
 std::unique_ptr<Loss> MakeLoss(LossKind kind, const Options& options);
 
+// Objective::PrefetchRows over rows viewed in place: a prefetch of every
+// cache line of rows[0..m) of x and of their labels in y.
+void PrefetchFeatureRows(const FeatureMap& x, const LabelMap& y, const int64_t* rows,
+                         int64_t m);
+
 // Regularised empirical risk of a binary linear model over rows viewed in
 // place: F(w) = 1/n sum_i f(<w, x_i> + b, y_i) + l2/2 ||w||^2, where w holds
 // the d feature weights followed by the intercept b when fit_intercept. The
@@ -81,6 +86,7 @@ class LinearObjective : public Objective {
   Eigen::VectorXd LossGradient(const Eigen::VectorXd& w) const override;
   void AddRowGradients(const Eigen::VectorXd& w, const int64_t* rows, int64_t m,
                        Eigen::VectorXd& sum) const override;
+  void PrefetchRows(const int64_t* rows, int64_t m) const override;
   Eigen::MatrixXd LossHessian(const Eigen::VectorXd& w) const override;
 
  private:

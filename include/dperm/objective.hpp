@@ -34,6 +34,14 @@ class Objective {
                                int64_t m, Eigen::VectorXd& sum) const = 0;
   // 1/n sum_i Hessian f_i(w): dim x dim, for tests and exact solvers.
   virtual Eigen::MatrixXd LossHessian(const Eigen::VectorXd& w) const = 0;
+  // A hint that rows[0..m) will be read soon (AddRowGradients of the next
+  // mini-batch): an objective over rows in memory asks the CPU to fetch
+  // them, so that a random order does not wait on memory row by row. No
+  // effect on any value.
+  virtual void PrefetchRows(const int64_t* rows, int64_t m) const {
+    (void)rows;
+    (void)m;
+  }
 
   // The full objective, l1 term included.
   double Value(const Eigen::VectorXd& w) const {

@@ -23,6 +23,9 @@ class SoftmaxObjective final : public Objective {
   Eigen::VectorXd LossGradient(const Eigen::VectorXd& w) const override;
   void AddRowGradients(const Eigen::VectorXd& w, const int64_t* rows, int64_t m,
                        Eigen::VectorXd& sum) const override;
+  void PrefetchRows(const int64_t* rows, int64_t m) const override {
+    PrefetchFeatureRows(x_, y_, rows, m);
+  }
   Eigen::MatrixXd LossHessian(const Eigen::VectorXd& w) const override;
   // Adds b0_k to every score of class k (the private offset, offset.hpp);
   // K values. The bounds L and beta hold for every shift.

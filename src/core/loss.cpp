@@ -89,6 +89,23 @@ void LinearObjective::AddRowGradients(const Eigen::VectorXd& w,
   }
 }
 
+void PrefetchFeatureRows(const FeatureMap& x, const LabelMap& y, const int64_t* rows,
+                         int64_t m) {
+  // Every cache line of each row's features, and its label.
+  const Eigen::Index stride = x.outerStride();
+  const size_t bytes = sizeof(double) * static_cast<size_t>(x.cols());
+  for (int64_t k = 0; k < m; k++) {
+    const char* row = reinterpret_cast<const char*>(x.data() + rows[k] * stride);
+    for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(row + b);
+    if (bytes > 0) __builtin_prefetch(row + bytes - 1);
+    __builtin_prefetch(y.data() + rows[k] * y.innerStride());
+  }
+}
+
+void LinearObjective::PrefetchRows(const int64_t* rows, int64_t m) const {
+  PrefetchFeatureRows(x_, y_, rows, m);
+}
+
 Eigen::MatrixXd LinearObjective::LossHessian(const Eigen::VectorXd& w) const {
   const Eigen::Index d = x_.cols();
   Eigen::VectorXd m = Margins(w);

@@ -6,6 +6,7 @@
 
 #include "dperm/loss.hpp"
 #include "dperm/registry.hpp"
+#include "dperm/rows.hpp"
 #include "dperm/softmax.hpp"
 #include "dperm/train.hpp"
 
@@ -16,17 +17,46 @@ namespace {
 const double kMaxSpecDim = 100000000;
 
 // Adds the gradient c x (and c for the intercept) of a binary row.
-void AddScaledRow(const PassSpec& s, double c, const double* x, double* grad) {
-  for (int j = 0; j < s.d; j++) grad[j] += c * x[j];
-  if (s.fit_intercept) grad[s.d] += c;
+inline void AddScaledRow(const PassSpec& s, double c, const double* __restrict x,
+                         double* __restrict grad) {
+  const int d = s.d;  // a local: the stores to grad cannot change it
+  for (int j = 0; j < d; j++) grad[j] += c * x[j];
+  if (s.fit_intercept) grad[d] += c;
 }
 
-// <w, x> (+ b): the margin of a binary model, or one class's score.
-double Margin(const PassSpec& s, const double* w, const double* x) {
-  double m = 0;
-  for (int j = 0; j < s.d; j++) m += w[j] * x[j];
+// <w, x> (+ b): the margin of a binary model, or one class's score. Four
+// independent sums (issue 12): one chain of d dependent additions was the
+// latency floor of a pass's per-row work. The order of the sums differs from
+// the in-memory objective's (Eigen's) anyway; models agree to rounding.
+inline double Margin(const PassSpec& s, const double* w, const double* x) {
+  double m0 = 0, m1 = 0, m2 = 0, m3 = 0;
+  int j = 0;
+  for (; j + 4 <= s.d; j += 4) {
+    m0 += w[j] * x[j];
+    m1 += w[j + 1] * x[j + 1];
+    m2 += w[j + 2] * x[j + 2];
+    m3 += w[j + 3] * x[j + 3];
+  }
+  for (; j < s.d; j++) m0 += w[j] * x[j];
+  double m = (m0 + m1) + (m2 + m3);
   if (s.fit_intercept) m += w[s.d];
   return m;
+}
+
+// The rest of a binary row's step once its margin m is known: the loss (if
+// asked) and the gradient f'(m) [x, 1].
+inline void AddBinaryRow(const PassSpec& s, const double* x, double m, double label,
+                         double* state) {
+  double* grad = state + 2;
+  if (s.loss == LossKind::kLogistic) {
+    const LogisticLoss f;
+    if (s.with_loss) state[1] += f.Value(m, label);
+    AddScaledRow(s, f.Derivative(m, label), x, grad);
+  } else {
+    const HuberLoss f(s.huber_delta);
+    if (s.with_loss) state[1] += f.Value(m, label);
+    AddScaledRow(s, f.Derivative(m, label), x, grad);
+  }
 }
 
 }  // namespace
@@ -84,20 +114,10 @@ void PassAddRow(const PassSpec& s, const double* w, const double* x, double labe
   double* grad = state + 2;
   state[0] += 1;
   switch (s.loss) {
-    case LossKind::kLogistic: {
-      const LogisticLoss f;
-      double m = Margin(s, w, x);
-      if (s.with_loss) state[1] += f.Value(m, label);
-      AddScaledRow(s, f.Derivative(m, label), x, grad);
+    case LossKind::kLogistic:
+    case LossKind::kHuber:
+      AddBinaryRow(s, x, Margin(s, w, x), label, state);
       break;
-    }
-    case LossKind::kHuber: {
-      const HuberLoss f(s.huber_delta);
-      double m = Margin(s, w, x);
-      if (s.with_loss) state[1] += f.Value(m, label);
-      AddScaledRow(s, f.Derivative(m, label), x, grad);
-      break;
-    }
     case LossKind::kSoftmax: {
       // F_i = log sum_k exp(s_k) - s_y, gradient (p - e_y) (x) [x, 1], as
       // SoftmaxObjective::LossValue and LossGradient compute it.
@@ -117,6 +137,41 @@ void PassAddRow(const PassSpec& s, const double* w, const double* x, double labe
       break;
     }
   }
+}
+
+void PassAddRawRow(const PassSpec& s, const double* w, const double* raw, double label,
+                   double* state, double* x_scratch, double* scratch) noexcept {
+  if (s.loss == LossKind::kSoftmax) {
+    PassAddRow(s, w, ClippedRow(raw, s.d, s.feature_bound, x_scratch), label, state, scratch);
+    return;
+  }
+  // One loop for ClipRow's fast-path test and the margin (issue 12: the first
+  // read of a row is the costly one); the margin's sums are Margin's.
+  double m0 = 0, m1 = 0, m2 = 0, m3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0;
+  int j = 0;
+  for (; j + 4 <= s.d; j += 4) {
+    m0 += w[j] * raw[j];
+    m1 += w[j + 1] * raw[j + 1];
+    m2 += w[j + 2] * raw[j + 2];
+    m3 += w[j + 3] * raw[j + 3];
+    q0 += raw[j] * raw[j];
+    q1 += raw[j + 1] * raw[j + 1];
+    q2 += raw[j + 2] * raw[j + 2];
+    q3 += raw[j + 3] * raw[j + 3];
+  }
+  for (; j < s.d; j++) {
+    m0 += w[j] * raw[j];
+    q0 += raw[j] * raw[j];
+  }
+  if (!SquaresInsideBound((q0 + q1) + (q2 + q3), s.d, s.feature_bound)) {
+    ClipRow(raw, s.d, s.feature_bound, x_scratch);
+    PassAddRow(s, w, x_scratch, label, state, scratch);
+    return;
+  }
+  double m = (m0 + m1) + (m2 + m3);
+  if (s.fit_intercept) m += w[s.d];
+  state[0] += 1;
+  AddBinaryRow(s, raw, m, label, state);
 }
 
 void PassCombine(double* into, const double* from, int size) noexcept {
@@ -191,7 +246,11 @@ Plan PlanStreamingRelease(const Options& options, LossKind loss, int64_t n, int 
     fitted.intercept_offset = false;
     return PlanRelease(fitted, loss, n, d);
   }
-  return PlanStreamingDefault(options, loss, n, d);
+  // The default plan has no offset stage either; saying so lets output_gd's
+  // T use the unshifted bound on ||w_hat|| (output_gd.cpp, PlanTight).
+  Options fitted = options;
+  fitted.intercept_offset = false;
+  return PlanStreamingDefault(fitted, loss, n, d);
 }
 
 std::vector<double> TrainStreaming(const Plan& plan, PassRunner& runner, SecureRng& rng,

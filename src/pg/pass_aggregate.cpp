@@ -49,7 +49,7 @@ enum class PassLabel { kBoolean, kLogisticFloat, kHuberTarget, kClass };
 // A float8[]'s values when it is one-dimensional with no NULLs, else nullptr.
 const double* PlainFloat8s(ArrayType* a, int* n) {
   if (ARR_NDIM(a) > 1 || ARR_HASNULL(a) || ARR_ELEMTYPE(a) != FLOAT8OID) return nullptr;
-  *n = ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
+  *n = ARR_NDIM(a) == 0 ? 0 : ARR_DIMS(a)[0];  // per row: no ArrayGetNItems call
   return reinterpret_cast<const double*>(ARR_DATA_PTR(a));
 }
 
@@ -197,7 +197,7 @@ Datum PassTransition(FunctionCallInfo fcinfo, LossKind loss, PassLabel rule) {
   } else {
     ArrayType* features = PG_GETARG_ARRAYTYPE_P(1);
     int nd = ARR_NDIM(features);
-    int n = nd == 0 ? 0 : ArrayGetNItems(nd, ARR_DIMS(features));
+    int n = nd == 0 ? 0 : nd == 1 ? ARR_DIMS(features)[0] : ArrayGetNItems(nd, ARR_DIMS(features));
     // The rows were charged for before this pass (dperm.train charges first),
     // so a row of another shape is an error like the in-memory path's.
     if (nd > 1)
@@ -231,9 +231,9 @@ Datum PassTransition(FunctionCallInfo fcinfo, LossKind loss, PassLabel rule) {
       label = null_label ? 0 : Max(0, Min(spec.classes - 1, PG_GETARG_INT32(2)));
       break;
   }
-  // Plain loops over plain arrays; neither call allocates or throws.
-  ClipRow(raw, spec.d, spec.feature_bound, cache->x);
-  PassAddRow(spec, w, cache->x, label, sums, cache->scratch);
+  // Plain loops over plain arrays; no allocation, no throw. A row inside
+  // the bound is read in place (no copy).
+  PassAddRawRow(spec, w, raw, label, sums, cache->x, cache->scratch);
   PG_RETURN_ARRAYTYPE_P(state);
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "dperm/pass.hpp"
@@ -173,6 +174,69 @@ TEST(Pass, GradientOnlyPassSkipsTheLoss) {
       EXPECT_EQ(with[2 + j], without[2 + j]);
       EXPECT_NEAR(without[2 + j] / n, g[j], 1e-12) << dperm::LossName(loss) << " " << j;
     }
+  }
+}
+
+// PassAddRawRow (the transition's step on a row as read) sums exactly what
+// ClipRow then PassAddRow sum, for rows inside the bound (read in place,
+// margin fused with the clipping test), above it, with NaN and with an
+// infinity, for every loss, with and without the loss sum.
+TEST(Pass, RawRowEqualsClipThenAdd) {
+  const int d = 9;
+  const double inf = std::numeric_limits<double>::infinity();
+  for (LossKind loss : {LossKind::kLogistic, LossKind::kHuber, LossKind::kSoftmax}) {
+    for (bool with_loss : {true, false}) {
+      int classes = loss == LossKind::kSoftmax ? 3 : 0;
+      Options o = Opts(Algorithm::kOutputGd, 0, 0.05, classes, 5);
+      PassSpec spec = dperm::PassSpecFor(dperm::PlanRelease(o, loss, 100, d));
+      spec.with_loss = with_loss;
+      Eigen::VectorXd w = Eigen::VectorXd::LinSpaced(spec.dim(), -0.5, 0.7);
+      std::vector<double> a(dperm::PassStateSize(spec)), b(a.size());
+      std::vector<double> x(d), clipped(d), scratch(std::max(classes, 1));
+      for (int i = 0; i < 40; i++) {
+        double scale = i % 4 == 0 ? 0.05 : i % 4 == 1 ? 0.3 : i % 4 == 2 ? 3 : 1e300;
+        for (int j = 0; j < d; j++) x[j] = scale * std::sin(0.7 * i + 1.9 * j);
+        if (i % 5 == 1) x[i % d] = NAN;
+        if (i % 7 == 3) x[(i + 2) % d] = -inf;
+        double label = loss == LossKind::kSoftmax ? i % classes : loss == LossKind::kHuber
+                                                                     ? std::cos(i)
+                                                                     : (i % 3 ? 1.0 : -1.0);
+        dperm::PassAddRawRow(spec, w.data(), x.data(), label, a.data(), clipped.data(),
+                             scratch.data());
+        dperm::ClipRow(x.data(), d, spec.feature_bound, clipped.data());
+        dperm::PassAddRow(spec, w.data(), clipped.data(), label, b.data(), scratch.data());
+      }
+      EXPECT_EQ(a[0], 40);
+      for (size_t k = 0; k < a.size(); k++)
+        EXPECT_NEAR(a[k], b[k], 1e-12 * (1 + std::fabs(b[k])))
+            << dperm::LossName(loss) << " " << with_loss << " " << k;
+    }
+  }
+}
+
+// A streaming plan has no intercept offset (named algorithm or default), so
+// output_gd's default T uses the unshifted bound on ||w_hat||: an options
+// object from SQL (intercept_offset on) plans as one without it, and never
+// more passes than the in-memory output_gd with the offset.
+TEST(Pass, StreamingDefaultHasNoOffset) {
+  for (int64_t n : {45211, 10000000}) {
+    Options o;
+    o.epsilon = 1;
+    o.l2 = 0.1;
+    o.intercept_offset = true;
+    Plan with = dperm::PlanStreamingRelease(o, LossKind::kLogistic, n, 42);
+    EXPECT_EQ(with.algorithm, Algorithm::kOutputGd);
+    EXPECT_FALSE(with.options.intercept_offset);
+    EXPECT_EQ(with.offset.epsilon, 0);
+    o.intercept_offset = false;
+    EXPECT_EQ(dperm::PlanStreamingRelease(o, LossKind::kLogistic, n, 42).iterations,
+              with.iterations);
+    o.intercept_offset = true;
+    o.algorithm = Algorithm::kOutputGd;
+    o.has_algorithm = true;
+    Plan in_memory = dperm::PlanRelease(o, LossKind::kLogistic, n, 42);
+    EXPECT_GT(in_memory.offset.epsilon, 0);
+    EXPECT_LT(with.iterations, in_memory.iterations) << "n=" << n;
   }
 }
 

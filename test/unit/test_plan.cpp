@@ -4,6 +4,7 @@
 // top of src/core/output_gd.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include "dperm/budget.hpp"
 #include "dperm/rdp.hpp"
 #include "dperm/model.hpp"
+#include "dperm/offset.hpp"
 #include "dperm/output_gd.hpp"
 #include "dperm/pass.hpp"
 #include "dperm/plan.hpp"
@@ -133,32 +135,45 @@ TEST(PlanTight, ConvexDefaultIterationsBalanceErrors) {
 }
 
 // Default T for mu > 0 (tight): the smallest T with
-// c^(2T) D^2 <= 1% E||z||^2, c = 1 - eta mu, D = L/mu and E||z||^2 at the
-// sensitivity bound 2L/(n mu); T - 1 does not satisfy it.
+// (beta + mu)/2 c^(2T) D^2 <= max(1% of (beta + mu)/2 E||z||^2, 0.1% of
+// L^2/(mu n)), c = 1 - eta mu, E||z||^2 at the sensitivity bound 2L/(n mu),
+// D^2 = min(L^2/mu^2, log(2)/mu) (logistic: F(0) = log 2), or L^2/mu^2 with
+// a private intercept offset (the margin shifted); T - 1 does not satisfy
+// it. The offset-free D is the smaller, so it never takes more passes.
 TEST(PlanTight, StronglyConvexDefaultIterationsSmallest) {
-  for (double delta : {0.0, 1e-5}) {
-    for (int64_t n : {100, 5000, 1000000}) {
-      for (double l2 : {0.05, 1.0}) {
-        Options o = Opts(0.8, delta, l2);
-        const int d = 9;
-        Plan p = PlanRelease(o, LossKind::kLogistic, n, d);
-        Constants c = ConstantsFor(o, LossKind::kLogistic);
-        int dim = d + 1;
-        double bound = 2 * c.L / (n * l2);
-        double noise = delta > 0
-                           ? dim * std::pow(dperm::AnalyticGaussianSigma(0.8, delta, bound), 2)
-                           : dim * (dim + 1.0) * std::pow(bound / 0.8, 2);
-        double D = c.L / l2;
-        double contraction = 1 - p.step_size * l2;
-        auto ok = [&](int64_t T) {
-          return std::pow(contraction, 2.0 * T) * D * D <= 0.01 * noise * (1 + 1e-12);
-        };
-        SCOPED_TRACE("delta=" + std::to_string(delta) + " n=" + std::to_string(n) +
-                     " l2=" + std::to_string(l2));
-        EXPECT_DOUBLE_EQ(p.norm_bound, D);
-        EXPECT_TRUE(ok(p.iterations)) << "T=" << p.iterations;
-        if (p.iterations > 1) {
-          EXPECT_FALSE(ok(p.iterations - 1)) << "T=" << p.iterations;
+  for (bool offset : {false, true}) {
+    for (double delta : {0.0, 1e-5}) {
+      for (int64_t n : {100, 5000, 1000000, 10000000}) {
+        for (double l2 : {0.05, 1.0}) {
+          Options o = Opts(0.8, delta, l2);
+          o.intercept_offset = offset;
+          const int d = 9;
+          Options mech = dperm::MechanismOptions(o, dperm::PlanOffset(o, LossKind::kLogistic, n));
+          o.has_algorithm = true;
+          o.algorithm = dperm::Algorithm::kOutputGd;
+          Plan p = PlanRelease(o, LossKind::kLogistic, n, d);
+          Constants c = ConstantsFor(o, LossKind::kLogistic);
+          int dim = d + 1;
+          double eps = mech.epsilon;
+          double bound = 2 * c.L / (n * l2);
+          double noise = delta > 0
+                             ? dim * std::pow(dperm::AnalyticGaussianSigma(eps, delta, bound), 2)
+                             : dim * (dim + 1.0) * std::pow(bound / eps, 2);
+          double D2 = std::pow(c.L / l2, 2);
+          if (!offset) D2 = std::min(D2, std::log(2.0) / l2);
+          double smooth = c.beta + l2;
+          double target = std::max(0.01 * smooth / 2 * noise, 0.001 * c.L * c.L / (l2 * n));
+          double contraction = 1 - p.step_size * l2;
+          auto ok = [&](int64_t T) {
+            return smooth / 2 * std::pow(contraction, 2.0 * T) * D2 <= target * (1 + 1e-12);
+          };
+          SCOPED_TRACE("offset=" + std::to_string(offset) + " delta=" + std::to_string(delta) +
+                       " n=" + std::to_string(n) + " l2=" + std::to_string(l2));
+          EXPECT_DOUBLE_EQ(p.norm_bound, c.L / l2);
+          EXPECT_TRUE(ok(p.iterations)) << "T=" << p.iterations;
+          if (p.iterations > 1) {
+            EXPECT_FALSE(ok(p.iterations - 1)) << "T=" << p.iterations;
+          }
         }
       }
     }

@@ -131,6 +131,42 @@ TEST(ClipRow, LongRowsWithNaNAroundTheFastPathMargin) {
   }
 }
 
+// ClippedRow (the streaming pass's read of a row): the row itself, not a
+// copy, when it is finite, NaN-free and inside the bound; otherwise scratch
+// holding exactly ClipRow's output. Rows of every kind: inside, in the
+// fast path's margin band, above the bound, with NaN, with an infinity.
+TEST(ClippedRow, InPlaceInsideTheBoundElseClipRowsOutput) {
+  std::mt19937_64 gen(29);
+  std::normal_distribution<double> normal(0, 1);
+  int in_place = 0;
+  for (int d : {1, 3, 4, 42, 50, 1001}) {
+    for (double r : {0.1, 0.5, 1 - 1e-5, 1 - 5e-7, 1 + 1e-9, 1.5, 1e200}) {
+      for (int kind = 0; kind < 3; kind++) {  // clean, a NaN, an infinity
+        std::vector<double> x(d);
+        for (double& v : x) v = normal(gen);
+        double s = static_cast<double>(Norm(x));
+        for (double& v : x) v *= 2.5 * r / s;
+        if (kind == 1) x[d / 2] = kNaN;
+        if (kind == 2) x[d - 1] = -kInf;
+        std::vector<double> scratch(d, -12345.0);
+        const double* got = dperm::ClippedRow(x.data(), d, 2.5, scratch.data());
+        std::vector<double> want = Clip(x, 2.5);
+        std::vector<double> seen(got, got + d);
+        ASSERT_EQ(seen, want) << "d=" << d << " r=" << r << " kind=" << kind;
+        bool clean_inside = kind == 0 && r <= 1 - 1e-5;
+        if (clean_inside) {
+          EXPECT_EQ(got, x.data()) << "d=" << d << " r=" << r;
+          in_place++;
+        }
+        if (kind != 0) {
+          EXPECT_EQ(got, scratch.data()) << "d=" << d << " r=" << r;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(in_place, 6 * 3);
+}
+
 // NaN entries become 0 (and the rest of the row is treated normally).
 TEST(ClipRow, NaNBecomesZero) {
   EXPECT_EQ(Clip({kNaN, 0.5, -0.25}, 1.0), (std::vector<double>{0.0, 0.5, -0.25}));
