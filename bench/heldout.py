@@ -354,7 +354,9 @@ def default_sections(r, w, logistic, regression, E, L2):
     """Issue 15's targets for dperm's DEFAULT: neither l2 nor algorithm given
     (DefaultL2, then DefaultAlgorithm), no oracle; l2 => 'auto' beside it."""
     bold = lambda v: f"**{v}**" if v != "tie" else v
-    used_l2 = lambda ds, eps: r.cell(ds, NO_L2, -1, eps)["l2_used"].mean()
+    def used_l2(ds, eps):  # the mean l2 DefaultL2 chose, as text
+        v = r.cell(ds, NO_L2, -1, eps)["l2_used"].mean()
+        return "0" if v == 0 else fmt_num(v)
     if logistic:
         w("## Issue 15's classification targets: dperm's default (no l2, no algorithm given)")
         w("")
@@ -395,7 +397,7 @@ def default_sections(r, w, logistic, regression, E, L2):
                     tally[m][vv] += 1
                 gap = a.mean() - b.mean() if len(a) and len(b) else np.nan
                 w(f"| {DATASETS[ds][0].split(' ')[0]} | {eps:g} | {r.mse(maj)} | "
-                  f"{r.mse(a)} [{fmt_num(used_l2(ds, eps))}] | {r.mse(au)} | "
+                  f"{r.mse(a)} [{used_l2(ds, eps)}] | {r.mse(au)} | "
                   f"{r.mse(b)} [{fmt_l2(bp)}] | {r.mse(bdef)} | {bold(v)} | {gap:+.4f} | "
                   f"{'yes' if ok else '**no**'} | {r.mse(aa)} | {r.mse(ba)} [{fmt_l2(bpa)}] | "
                   f"{bold(va)} |")
@@ -431,7 +433,7 @@ def default_sections(r, w, logistic, regression, E, L2):
                 v0, _ = r.compare(a, z, "rmse")
                 v1, _ = r.compare(a, dc, "rmse")
                 w(f"| {DATASETS[ds][0]} | {eps:g} | {r.mse(base)} | {r.mse(a)} "
-                  f"[{fmt_num(used_l2(ds, eps))}] | {r.mse(z)} | {r.mse(o)} [{fmt_l2(bd)}] | "
+                  f"[{used_l2(ds, eps)}] | {r.mse(z)} | {r.mse(o)} [{fmt_l2(bd)}] | "
                   f"{r.mse(au)} | {r.mse(dc)} | {bold(v0)} | {bold(v1)} |")
         w("")
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/heldout.sh split into parts that run side by side (one process per
-# dataset, BANK and ADULT also split by eps), then one report from the parts'
+# classification dataset and eps, one for the regression sets), then one report from the parts'
 # CSVs (bench/heldout.py --from-csv): the same jobs, seeds and splits as
 # bench/heldout.sh, in less wall time on a machine with spare cores.
 # Writes docs/heldout.md and results/heldout_runs.csv (+ results/heldout_part_*).
@@ -25,11 +25,9 @@ run() {  # tag, then heldout.py arguments
     --csv "results/heldout_part_$tag.csv" --out "$tmp/$tag.md" "$@" \
     > "$tmp/$tag.log" 2>&1 || { cat "$tmp/$tag.log" >&2; return 1; } &
 }
-run bank_lo --datasets bank --eps 0.1 0.5 "$@"
-run bank_hi --datasets bank --eps 1 2 "$@"
-run adult_lo --datasets adult --eps 0.1 0.5 "$@"
-run adult_hi --datasets adult --eps 1 2 "$@"
-run creditcard --datasets creditcard "$@"
+for ds in bank adult creditcard; do
+  for eps in 0.1 0.5 1 2; do run "${ds}_$eps" --datasets $ds --eps $eps "$@"; done
+done
 run regression --datasets bike wine "$@"
 wait
 for p in "${parts[@]}"; do [ -s "$p" ] || { echo "heldout_parallel: $p missing" >&2; exit 1; }; done
