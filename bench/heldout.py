@@ -350,6 +350,12 @@ def auto_section(r, w, datasets, E, L2, metric, what):
     w("")
 
 
+def tally_text(tally):
+    """'test accuracy: W / T / L; ...' of {metric: {verdict: count}}."""
+    return "; ".join(f"{METRIC_NAMES[m]}: {t.get('win', 0)} / {t.get('tie', 0)} / "
+                     f"{t.get('loss', 0)}" for m, t in tally.items())
+
+
 def default_sections(r, w, logistic, regression, E, L2):
     """Issue 15's targets for dperm's DEFAULT: neither l2 nor algorithm given
     (DefaultL2, then DefaultAlgorithm), no oracle; l2 => 'auto' beside it."""
@@ -382,6 +388,8 @@ def default_sections(r, w, logistic, regression, E, L2):
                 a = r.values(ds, NO_L2, -1, eps, "acc")
                 au = r.values(ds, "dperm auto", -1, eps, "acc")
                 bp = r.best_l2(ds, peer, eps, "acc", L2)
+                if len(a) == 0 or bp is None:  # a partial run (--from-csv parts)
+                    continue
                 b = r.values(ds, peer, bp, eps, "acc")
                 bdef = r.values(ds, "diffprivlib, defaults (C = 1)", -1, eps, "acc")
                 v, _ = r.compare(a, b, "acc")
@@ -403,9 +411,7 @@ def default_sections(r, w, logistic, regression, E, L2):
                   f"{bold(va)} |")
         w("")
         w(f"Targets met (means) in {met} of {len(logistic) * len(E)} cells. Win/tie/loss of the "
-          "default against diffprivlib's oracle best (dperm's view): " + "; ".join(
-              f"{METRIC_NAMES[m]}: {t.get('win', 0)} / {t.get('tie', 0)} / {t.get('loss', 0)}"
-              for m, t in tally.items()) + ".")
+          "default against diffprivlib's oracle best (dperm's view): " + tally_text(tally) + ".")
         w("")
     if regression:
         w("## Huber: dperm's default (no l2, no algorithm given)")
@@ -606,9 +612,7 @@ def build_markdown(df, args, timing, algos, meta):
                               f"**{verdict}**" if verdict != "tie" else verdict]
                 w("| " + " | ".join(cells) + " |")
         w("")
-        w("Win/tie/loss totals (dperm's view): " + "; ".join(
-            f"{METRIC_NAMES[m]}: {t.get('win', 0)} / {t.get('tie', 0)} / {t.get('loss', 0)}"
-            for m, t in tally.items()) + ".")
+        w("Win/tie/loss totals (dperm's view): " + tally_text(tally) + ".")
         w("")
     if logistic:
         w("## Oracle view of the targets: dperm at its best l2")
@@ -702,9 +706,7 @@ def build_markdown(df, args, timing, algos, meta):
                         cells.append(f"**{v}**" if v != "tie" else v)
                 w("| " + " | ".join(cells) + " |")
         w("")
-        w("Win/tie/loss totals (dperm's view): " + "; ".join(
-            f"{METRIC_NAMES[m]}: {t.get('win', 0)} / {t.get('tie', 0)} / {t.get('loss', 0)}"
-            for m, t in dt.items()) + ".")
+        w("Win/tie/loss totals (dperm's view): " + tally_text(dt) + ".")
         w("")
 
     if regression:

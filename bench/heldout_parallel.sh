@@ -8,13 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shared=${DPERM_SHARED:-$(cd .. && pwd)/shared}
-make -s
 tmp=$(mktemp -d /tmp/dperm_heldout_par.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-g++ -std=c++17 -O2 -Wall -Wextra -Iinclude -I/usr/include/eigen3 \
-  bench/heldout/heldout_main.cpp src/core/*.o -o "$tmp/heldout_main" -pthread
-tar xzf "$shared/peers/diffprivlib-0.6.5.tar.gz" -C "$tmp"
-mkdir -p results
+source bench/heldout_setup.sh
 cmd="bash bench/heldout_parallel.sh${*:+ $*}"
 parts=()
 run() {  # tag, then heldout.py arguments

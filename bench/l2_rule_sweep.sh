@@ -4,19 +4,16 @@
 # seeds, eps in {0.1, 0.5, 1, 2}, every l2 of the grid plus l2 => 0 and l2
 # not given, with `algorithm => bolton` beside the default (and objective,
 # output_gd for Huber), at delta = 1e-6 and (the default only, a wider grid)
-# delta = 0. One process per dataset and eps pair so the two cores are used; CSVs in results/l2_rule_sweep_*.csv, summarised by
-# bench/l2_rule.py into docs/l2_rule.md.
+# delta = 0. One process per dataset and eps pair so the two cores are used;
+# CSVs in results/l2_rule_sweep_*.csv, summarised by bench/l2_rule.py into
+# docs/heldout_l2_rule.md.
 # Usage: bash bench/l2_rule_sweep.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shared=${DPERM_SHARED:-$(cd .. && pwd)/shared}
-make -s
 tmp=$(mktemp -d /tmp/dperm_l2rule.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-g++ -std=c++17 -O2 -Wall -Wextra -Iinclude -I/usr/include/eigen3 \
-  bench/heldout/heldout_main.cpp src/core/*.o -o "$tmp/heldout_main" -pthread
-tar xzf "$shared/peers/diffprivlib-0.6.5.tar.gz" -C "$tmp"
-mkdir -p results
+source bench/heldout_setup.sh
 # 1e-5 is left out for the classification sets: objective's fixed schedule
 # grows like 1/sqrt(l2) (10x the work of 1e-3) and it lost at eps = 0.5.
 class_l2="3e-5 1e-4 3e-4 1e-3 3e-3 1e-2 0.1"

@@ -92,30 +92,28 @@ TEST(DefaultL2, ValuesByHand) {
 // Where the rule regularises, more rows or more epsilon never ask for more
 // l2 (the noise it balances falls as 1/(n epsilon)).
 TEST(DefaultL2, MonotoneInNAndEpsilon) {
-  const double eps[] = {0.1, 0.25, 0.5, 1, 2, 4};
-  const int64_t ns[] = {200, 1000, 5000, 20000, 50000};
+  const std::vector<double> eps = {0.1, 0.25, 0.5, 1, 2, 4};
+  const std::vector<double> ns = {200, 1000, 5000, 20000, 50000};
   for (double delta : {1e-6, 0.0}) {
     for (int d : {5, 42}) {
-      for (int64_t n : ns) {
-        double last = INFINITY;
-        for (double e : eps) {
-          const double l2 = Rule(LossKind::kLogistic, e, delta, n, d);
-          if (l2 > 0) {
-            EXPECT_LE(l2, last) << delta << " " << d << " n " << n << " eps " << e;
-            last = l2;
+      // Along `vary` with the other input fixed at each value of `fixed`.
+      auto check = [&](const std::vector<double>& fixed, const std::vector<double>& vary,
+                       bool vary_n) {
+        for (double f : fixed) {
+          double last = INFINITY;
+          for (double v : vary) {
+            const double e = vary_n ? f : v;
+            const int64_t n = int64_t(vary_n ? v : f);
+            const double l2 = Rule(LossKind::kLogistic, e, delta, n, d);
+            if (l2 > 0) {
+              EXPECT_LE(l2, last) << delta << " " << d << " n " << n << " eps " << e;
+              last = l2;
+            }
           }
         }
-      }
-      for (double e : eps) {
-        double last = INFINITY;
-        for (int64_t n : ns) {
-          const double l2 = Rule(LossKind::kLogistic, e, delta, n, d);
-          if (l2 > 0) {
-            EXPECT_LE(l2, last) << delta << " " << d << " n " << n << " eps " << e;
-            last = l2;
-          }
-        }
-      }
+      };
+      check(ns, eps, false);
+      check(eps, ns, true);
     }
   }
   // delta = 0 never falls back to 0: strictly decreasing below the cap.
