@@ -171,8 +171,8 @@ def main():
       "which beat `algorithm => bolton` in the δ = 1e-6 sweep wherever the rule lands: at every "
       "l2 ≤ 3e-4 where objective ran (BANK, ε = 1: accuracy 0.8945 against 0.6578 at 1e-4, "
       "0.8927 against 0.7892 at 3e-4; CREDIT, ε = 1: 0.7983 against 0.5715 at 1e-4) and at "
-      "1e-3 for ε ≤ 0.5; at 1e-3 and ε ≥ 1 bolton was ahead by ≤ 0.005 (BANK 0.8914 against "
-      "0.8906, CREDIT 0.7910 against 0.7858 at ε = 2), an l2 the rule gives only at ε < 1 on "
+      "1e-3 for ε ≤ 0.5; at 1e-3 and ε ≥ 1 bolton was ahead by ≤ 0.005 (BANK, ε = 1: 0.8914 against "
+      "0.8906; CREDIT, ε = 2: 0.7910 against 0.7858), an l2 the rule gives only at ε < 1 on "
       "these sets. For Huber, dp_gd at l2 = 0 is the default.")
     w("")
     text = "\n".join(lines) + "\n"
