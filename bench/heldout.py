@@ -58,6 +58,7 @@ DATASETS = {
     "wine": ("WINE", "huber"),
 }
 DELTA = 1e-6
+NO_L2 = "dperm default, no l2"  # neither l2 nor algorithm given: DefaultL2 (train.hpp)
 AUTO_GRID = [1e-3, 1e-2, 1e-1, 1.0]  # L2Grid() in src/core/select_l2.cpp
 HIGHER_BETTER = {"acc": True, "auc": True, "logloss": False, "rmse": False, "r2": True}
 METRIC_NAMES = {"acc": "test accuracy", "auc": "test ROC AUC", "logloss": "test log-loss",
@@ -122,7 +123,8 @@ def run_dperm(driver, X, ylab, loss, splits, jobs, tmp):
         f.write(np.array([len(splits[0][0])], dtype="<i8").tobytes())
         for tr, _ in splits:
             f.write(np.asarray(tr, dtype="<i8").tobytes())
-    text = "".join(f"{j['id']} {j['split']} {j['eps']!r} {j['delta']!r} {j['l2']!r} "
+    text = "".join(f"{j['id']} {j['split']} {j['eps']!r} {j['delta']!r} "
+                   f"{'none' if j['l2'] is None else repr(j['l2'])} "
                    f"{j['huber_delta']!r} {j['method']} {j['seed']}\n" for j in jobs)
     proc = subprocess.run([str(driver), str(data), str(split_file)], input=text,
                           capture_output=True, text=True, check=False)
@@ -176,35 +178,56 @@ def bench_dataset(name, args, driver, tmp, rows, algos, timing):
     jobs = []
     # huber_delta 0: not given, dperm's default (0.1 target_bound = 0.1: the
     # targets lie in [0, 1], the default target_bound); 1: the 0.5.0 default
-    hdeltas = [0.0] + ([1.0] if loss == "huber" else [])
+    hdeltas = [0.0] + ([1.0] if loss == "huber" and not args.dperm_only else [])
     for k in range(len(seeds)):
         for eps in args.eps:
-            for l2 in [0.0] + args.l2:
+            for l2 in [None, 0.0] + ([] if args.algos_only else args.l2):  # None: not given
                 for hd in hdeltas:
-                    jobs.append({"id": f"d{len(jobs)}", "split": k, "eps": eps, "delta": DELTA,
+                    jobs.append({"id": f"d{len(jobs)}", "split": k, "eps": eps, "delta": args.delta,
                                  "l2": l2, "huber_delta": hd, "method": "default",
                                  "seed": 1000003 * seeds[k] + len(jobs), "kind": "dperm"})
+            for l2 in [0.0] + args.l2:  # --algos: each named algorithm at each l2
+                for algo in args.algos:
+                    jobs.append({"id": f"d{len(jobs)}", "split": k, "eps": eps, "delta": args.delta,
+                                 "l2": l2, "huber_delta": 0.0, "method": f"algo={algo}",
+                                 "seed": 1000003 * seeds[k] + len(jobs), "kind": "algo"})
+        if args.dperm_only:  # --dperm-only: no auto, no ceilings
+            continue
         for eps in args.eps:  # l2 => 'auto' (select_l2.hpp): the job's l2 is ignored
-            jobs.append({"id": f"d{len(jobs)}", "split": k, "eps": eps, "delta": DELTA,
+            jobs.append({"id": f"d{len(jobs)}", "split": k, "eps": eps, "delta": args.delta,
                          "l2": 0.0, "huber_delta": 0.0, "method": "auto",
                          "seed": 1000003 * seeds[k] + len(jobs), "kind": "auto"})
         for l2 in args.l2:
             for hd in hdeltas:
-                jobs.append({"id": f"d{len(jobs)}", "split": k, "eps": 1.0, "delta": DELTA,
+                jobs.append({"id": f"d{len(jobs)}", "split": k, "eps": 1.0, "delta": args.delta,
                              "l2": l2, "huber_delta": hd, "method": "newton", "seed": 0,
                              "kind": "newton"})
     res = run_dperm(driver, X, ylab, loss, splits, jobs, tmp)
     for j in jobs:
         algo, secs, w = res[j["id"]]
+        if w is None and j["kind"] == "algo":  # e.g. bolton refuses l2 = 0
+            continue
         if w is None:
             sys.exit(f"heldout: dperm failed on {name} {j}: {algo}")
         tr, te = splits[j["split"]]
         z = X[te] @ w[:d] + (w[d] if len(w) > d else 0.0)
+        algo, _, used = algo.partition("@")  # "default" jobs: ALGORITHM@L2 (the l2 used)
         suffix = "" if j["huber_delta"] == 0.0 else f", huber_delta = {j['huber_delta']:g}"
+        if j["kind"] == "dperm" and j["l2"] is None:  # l2 not given: DefaultL2's l2
+            add(NO_L2 + suffix, np.nan, j["eps"], seeds[j["split"]], score(z, te),
+                seconds=secs, algorithm=algo, huber_delta=j["huber_delta"], l2_used=float(used))
+            if loss == "huber" and not suffix:
+                add(NO_L2 + ", clipped to [0, 1]", np.nan, j["eps"], seeds[j["split"]],
+                    score(np.clip(z, 0.0, 1.0), te))
+            algos.setdefault((name, "no l2", j["huber_delta"]), set()).add(algo)
+            continue
         if j["kind"] == "auto":  # "auto:L2:ALGORITHM"
             _, chosen, algorithm = algo.split(":")
             add("dperm auto", np.nan, j["eps"], seeds[j["split"]], score(z, te),
                 seconds=secs, algorithm=algorithm, chosen_l2=float(chosen))
+        elif j["kind"] == "algo":
+            add("dperm " + j["method"][5:], j["l2"], j["eps"], seeds[j["split"]], score(z, te),
+                seconds=secs, algorithm=algo, huber_delta=j["huber_delta"], l2_used=float(used))
         elif j["kind"] == "dperm":
             add("dperm default" + suffix, j["l2"], j["eps"], seeds[j["split"]], score(z, te),
                 seconds=secs, algorithm=algo, huber_delta=j["huber_delta"])
@@ -224,6 +247,15 @@ def bench_dataset(name, args, driver, tmp, rows, algos, timing):
     for k, s in enumerate(seeds):
         tr, te = splits[k]
         m = len(tr)
+        if args.dperm_only:  # the baselines only
+            if loss == "logistic":
+                p = y[tr].mean()
+                maj = 1 if p > 0.5 else 0
+                add("majority class", np.nan, np.inf, s,
+                    {"acc": float(np.mean(y[te] == maj)), "auc": 0.5, "pos": float(maj)})
+            else:
+                add("training mean", np.nan, np.inf, s, score(np.full(len(te), y[tr].mean()), te))
+            continue
         Xtr, Xte, ytr = X[tr], X[te], y[tr]
         if loss == "logistic":
             p = ytr.mean()
@@ -318,6 +350,105 @@ def auto_section(r, w, datasets, E, L2, metric, what):
     w("")
 
 
+def tally_text(tally):
+    """'test accuracy: W / T / L; ...' of {metric: {verdict: count}}."""
+    return "; ".join(f"{METRIC_NAMES[m]}: {t.get('win', 0)} / {t.get('tie', 0)} / "
+                     f"{t.get('loss', 0)}" for m, t in tally.items())
+
+
+def default_sections(r, w, logistic, regression, E, L2):
+    """Issue 15's targets for dperm's DEFAULT: neither l2 nor algorithm given
+    (DefaultL2, then DefaultAlgorithm), no oracle; l2 => 'auto' beside it."""
+    bold = lambda v: f"**{v}**" if v != "tie" else v
+    def used_l2(ds, eps):  # the mean l2 DefaultL2 chose, as text
+        v = r.cell(ds, NO_L2, -1, eps)["l2_used"].mean()
+        return "0" if v == 0 else fmt_num(v)
+    if logistic:
+        w("## Issue 15's classification targets: dperm's default (no l2, no algorithm given)")
+        w("")
+        w("Target: dperm's default at least diffprivlib's best-l2 accuracy at every ε on every "
+          "dataset, and never below the majority baseline by more than its standard error. "
+          "dperm default: neither `l2` nor `algorithm` given — `DefaultL2` (include/dperm/train.hpp, "
+          "README *Choosing l2*) sets l2 from public n and ε (mean l2 used in brackets), then "
+          "`DefaultAlgorithm` picks the mechanism; nothing is tuned on the test split. "
+          "diffprivlib best: its μ picked on the **test** split (an oracle); diffprivlib default: "
+          "C = 1. dperm auto: `l2 => 'auto'` (private selection inside the same ε). "
+          "Verdicts: Mann–Whitney over the seeds, p < 0.05. \"met?\": the default's mean accuracy "
+          "≥ diffprivlib best's and ≥ majority − s.e.")
+        w("")
+        w("| dataset | ε | majority acc | dperm default acc [l2] | dperm auto acc | "
+          "diffprivlib best acc [μ] | diffprivlib default acc | default vs best | "
+          "default − best | met? | dperm default AUC | diffprivlib best AUC [μ] | AUC |")
+        w("|---|---:|---:|---:|---:|---:|---:|:-:|---:|:-:|---:|---:|:-:|")
+        met, tally, missed = 0, {}, []
+        peer = "diffprivlib, at the same μ"
+        for ds in logistic:
+            maj = r.values(ds, "majority class", -1, np.inf, "acc")
+            for eps in E:
+                a = r.values(ds, NO_L2, -1, eps, "acc")
+                au = r.values(ds, "dperm auto", -1, eps, "acc")
+                bp = r.best_l2(ds, peer, eps, "acc", L2)
+                if len(a) == 0 or bp is None:  # a partial run (--from-csv parts)
+                    continue
+                b = r.values(ds, peer, bp, eps, "acc")
+                bdef = r.values(ds, "diffprivlib, defaults (C = 1)", -1, eps, "acc")
+                v, _ = r.compare(a, b, "acc")
+                se = np.std(a, ddof=1) / np.sqrt(len(a)) if len(a) > 1 else 0.0
+                ok = len(a) and len(b) and a.mean() >= b.mean() and a.mean() >= maj.mean() - se
+                met += bool(ok)
+                if not ok:
+                    missed.append(f"{DATASETS[ds][0].split(' ')[0]} ε = {eps:g} "
+                                  f"({a.mean() - b.mean():+.4f}, {v})")
+                bpa = r.best_l2(ds, peer, eps, "auc", L2)
+                aa = r.values(ds, NO_L2, -1, eps, "auc")
+                ba = r.values(ds, peer, bpa, eps, "auc")
+                va, _ = r.compare(aa, ba, "auc")
+                for m, vv in (("acc", v), ("auc", va)):
+                    tally.setdefault(m, {}).setdefault(vv, 0)
+                    tally[m][vv] += 1
+                gap = a.mean() - b.mean() if len(a) and len(b) else np.nan
+                w(f"| {DATASETS[ds][0].split(' ')[0]} | {eps:g} | {r.mse(maj)} | "
+                  f"{r.mse(a)} [{used_l2(ds, eps)}] | {r.mse(au)} | "
+                  f"{r.mse(b)} [{fmt_l2(bp)}] | {r.mse(bdef)} | {bold(v)} | {gap:+.4f} | "
+                  f"{'yes' if ok else '**no**'} | {r.mse(aa)} | {r.mse(ba)} [{fmt_l2(bpa)}] | "
+                  f"{bold(va)} |")
+        w("")
+        w(f"Targets met (means) in {met} of {len(logistic) * len(E)} cells. Win/tie/loss of the "
+          "default against diffprivlib's oracle best (dperm's view): " + tally_text(tally) + "." +
+          (" Missed by the means (gap to diffprivlib's best, verdict): " + "; ".join(missed) +
+           "." if missed else ""))
+        w("")
+    if regression:
+        w("## Huber: dperm's default (no l2, no algorithm given)")
+        w("")
+        w("Test RMSE in the target's original units, mean ± s.e. dperm default: DefaultL2's l2 "
+          "(mean in brackets); `l2 => 0`: the call that gives l2 = 0 (dp_gd); best l2: the grid's "
+          "l2 picked on the test split (an oracle); auto: `l2 => 'auto'`. diffprivlib "
+          "LinearRegression clipped to the public range [0, 1] (its unclipped RMSE is far worse, "
+          "per-dataset tables). Verdicts: Mann–Whitney, p < 0.05, dperm default's view.")
+        w("")
+        w("| dataset | ε | training mean | dperm default [l2] | dperm, l2 => 0 | "
+          "dperm, best l2 (oracle) | dperm auto | diffprivlib clipped | default vs l2 => 0 | "
+          "default vs diffprivlib clipped |")
+        w("|---|---:|---:|---:|---:|---:|---:|---:|:-:|:-:|")
+        DPLC = "diffprivlib LinearRegression, clipped to [0, 1]"
+        for ds in regression:
+            base = r.values(ds, "training mean", -1, np.inf, "rmse")
+            for eps in E:
+                a = r.values(ds, NO_L2, -1, eps, "rmse")
+                z = r.values(ds, "dperm default", 0.0, eps, "rmse")
+                bd = r.best_l2(ds, "dperm default", eps, "rmse", L2)
+                o = r.values(ds, "dperm default", bd, eps, "rmse")
+                au = r.values(ds, "dperm auto", -1, eps, "rmse")
+                dc = r.values(ds, DPLC, -1, eps, "rmse")
+                v0, _ = r.compare(a, z, "rmse")
+                v1, _ = r.compare(a, dc, "rmse")
+                w(f"| {DATASETS[ds][0]} | {eps:g} | {r.mse(base)} | {r.mse(a)} "
+                  f"[{used_l2(ds, eps)}] | {r.mse(z)} | {r.mse(o)} [{fmt_l2(bd)}] | "
+                  f"{r.mse(au)} | {r.mse(dc)} | {bold(v0)} | {bold(v1)} |")
+        w("")
+
+
 def summarise(df):
     """Mean and standard error over seeds per (dataset, method, l2, eps)."""
     keys = ["dataset", "method", "l2", "eps"]
@@ -383,7 +514,8 @@ def build_markdown(df, args, timing, algos, meta):
     w("# dperm held-out quality against diffprivlib")
     w("")
     w("Issue 15, item 5 (and the measurements issue 16 refers to): what a user sees on data the "
-      "model was not trained on, for dperm's **default** (no `algorithm` given) against IBM's "
+      "model was not trained on, for dperm's **default** (neither `l2` nor `algorithm` given) "
+      "and its other settings against IBM's "
       "diffprivlib 0.6.5, the non-private ceiling and the trivial baselines. Generated by "
       "`bench/heldout.sh` (`bench/heldout.py` + the C++ driver `bench/heldout/heldout_main.cpp` "
       "compiled against `src/core/*.o`; no PostgreSQL involved).")
@@ -395,8 +527,13 @@ def build_markdown(df, args, timing, algos, meta):
       f"{np.__version__}, scipy {scipy.__version__}, scikit-learn {sklearn.__version__}, pandas "
       f"{pd.__version__}, diffprivlib {meta['dpl_version']} (from `../shared/peers`); {meta['cxx']}")
     w(f"* Runtime: {meta['runtime']:.0f} s for the whole run (build not counted), at `nice -n 10` "
-      f"on a machine shared with other jobs; per dataset: " + ", ".join(
+      f"on a machine shared with other jobs; per dataset (summed over parallel parts): " + ", ".join(
           f"{k} {v['load_s'] + v['dperm_s'] + v['peer_s']:.0f} s" for k, v in timing.items()))
+    if len(args.seeds_list) < 10:
+        w(f"* Seeds: {len(args.seeds_list)}, not the issue's 10: the run shared 2 cores with "
+          "several other jobs (load average 8–16) and 10 seeds could not finish in the "
+          "session's time; the parts ran side by side (`bench/heldout_parallel.sh`), each a "
+          "slice of the same jobs, seeds and splits as `bench/heldout.sh`.")
     w(f"* Cells: {len(args.seeds_list)} seeds ({args.seeds_list[0]}..{args.seeds_list[-1]}), "
       f"ε ∈ {{{', '.join(f'{e:g}' for e in E)}}}, l2 grid {{{', '.join(fmt_l2(v) for v in L2)}}}; "
       f"dperm δ = {DELTA:g}, diffprivlib pure ε-DP (δ = 0)")
@@ -416,11 +553,12 @@ def build_markdown(df, args, timing, algos, meta):
       f"δ = {DELTA:g}, `fit_intercept => true`, `feature_bound => 1`, `huber_delta` and "
       "`target_bound` not given (Huber: `target_bound` 1, the targets lying in [0, 1], so "
       "`huber_delta` is dperm's default 0.1·target_bound = 0.1), each l2 of "
-      "the grid and l2 = 0 (not given, dperm's all-defaults call); trained by `TrainModel` with "
+      "the grid, `l2 => 0` given, and l2 not given (\"no l2\", dperm's all-defaults call: "
+      "`DefaultL2`'s l2, include/dperm/train.hpp); trained by `TrainModel` with "
       "`SecureRng::FromSeed` (seeded benchmark runs, never private releases). The algorithms the "
       "rule chose: " + "; ".join(
           f"{fmt_l2(l2)} → {'/'.join(sorted(a))}" for l2, a in sorted(
-              {(k[1], tuple(sorted(v))) for k, v in algos.items() if k[2] == 0.0})) + ".")
+              {(k[1], tuple(sorted(v))) for k, v in algos.items() if k[2] == 0.0 and k[1] != "no l2"})) + ".")
     w("* **diffprivlib.** `LogisticRegression(epsilon=ε, data_norm=1.0, fit_intercept=True, C=C)` "
       "(objective perturbation, Chaudhuri, Monteleoni & Sarwate 2011, pure ε-DP) with "
       "C = 1/(n²μ), n the training size (on scikit-learn 1.2.1 it minimises Σℓᵢ + ‖w‖²/(2Cn), so "
@@ -455,9 +593,16 @@ def build_markdown(df, args, timing, algos, meta):
     regression = [k for k in DATASETS if DATASETS[k][1] == "huber" and k in timing]
     tally = {}
 
+    default_sections(r, w, logistic, regression, E, L2)
+    # the sweep that chose DefaultL2 (bench/l2_rule.py writes it)
+    sweep = REPO / "docs" / "heldout_l2_rule.md"
+    if sweep.exists():
+        lines.extend(sweep.read_text().rstrip("\n").split("\n"))
+        w("")
+
     # headline: classification
     if logistic:
-        w("## Headline: classification, dperm default vs diffprivlib, each at its best l2")
+        w("## Oracle view: classification, dperm vs diffprivlib, each at its best l2")
         w("")
         w("| dataset | ε | majority acc | dperm acc [l2] | diffprivlib acc [μ] | acc | "
           "dperm AUC [l2] | diffprivlib AUC [μ] | AUC |")
@@ -478,17 +623,15 @@ def build_markdown(df, args, timing, algos, meta):
                               f"**{verdict}**" if verdict != "tie" else verdict]
                 w("| " + " | ".join(cells) + " |")
         w("")
-        w("Win/tie/loss totals (dperm's view): " + "; ".join(
-            f"{METRIC_NAMES[m]}: {t.get('win', 0)} / {t.get('tie', 0)} / {t.get('loss', 0)}"
-            for m, t in tally.items()) + ".")
+        w("Win/tie/loss totals (dperm's view): " + tally_text(tally) + ".")
         w("")
     if logistic:
-        w("## Issue 15's classification targets")
+        w("## Oracle view of the targets: dperm at its best l2")
         w("")
-        w("Target: dperm's default at least diffprivlib's best-l2 accuracy at every ε on every "
-          "dataset, and never below the majority baseline by more than its standard error. "
-          "Gaps are differences of means (dperm − other); \"one-class\" counts the seeds whose "
-          "model predicts the same class for every test row, per l2 of dperm's default.")
+        w("The target of the section above with dperm's l2 picked on the test split (an oracle) "
+          "instead of its rule. Gaps are differences of means (dperm − other); \"one-class\" "
+          "counts the seeds whose model predicts the same class for every test row, per l2 "
+          "(\"0\": `l2 => 0` given).")
         w("")
         w("| dataset | ε | best l2 − diffprivlib best | l2 = 0 − diffprivlib best | "
           "best l2 − majority (s.e.) | met? | one-class seeds at l2 = "
@@ -551,7 +694,7 @@ def build_markdown(df, args, timing, algos, meta):
         auto_section(r, w, logistic, E, L2, "acc", "accuracy")
         w("## Each tool at its own defaults (no regularisation given)")
         w("")
-        w("dperm with no l2 (its rule then picks dp_gd, early-stopped noisy gradient descent) "
+        w("dperm with neither l2 nor algorithm given (DefaultL2's l2, then DefaultAlgorithm) "
           "against diffprivlib with its default C = 1 (μ = 1/n²; objective perturbation adds the "
           "ridge its ε needs). No oracle: nothing is tuned on the test split.")
         w("")
@@ -564,7 +707,7 @@ def build_markdown(df, args, timing, algos, meta):
             for eps in E:
                 cells = [DATASETS[ds][0].split(" ")[0], f"{eps:g}", r.mse(maj)]
                 for metric in ("acc", "auc", "logloss"):
-                    a = r.values(ds, "dperm default", 0.0, eps, metric)
+                    a = r.values(ds, NO_L2, -1, eps, metric)
                     b = r.values(ds, "diffprivlib, defaults (C = 1)", -1, eps, metric)
                     cells += [r.mse(a), r.mse(b)]
                     if metric != "logloss":
@@ -574,9 +717,7 @@ def build_markdown(df, args, timing, algos, meta):
                         cells.append(f"**{v}**" if v != "tie" else v)
                 w("| " + " | ".join(cells) + " |")
         w("")
-        w("Win/tie/loss totals (dperm's view): " + "; ".join(
-            f"{METRIC_NAMES[m]}: {t.get('win', 0)} / {t.get('tie', 0)} / {t.get('loss', 0)}"
-            for m, t in dt.items()) + ".")
+        w("Win/tie/loss totals (dperm's view): " + tally_text(dt) + ".")
         w("")
 
     if regression:
@@ -627,8 +768,9 @@ def build_markdown(df, args, timing, algos, meta):
           f"{rtc.get('win', 0)} / {rtc.get('tie', 0)} / {rtc.get('loss', 0)} both clipped. "
           "`huber_delta = 1` was dperm's default up to 0.5.0 (section \"Huber default "
           "huber_delta\" below chose the new rule). Issue 16's target is dperm's "
-          "R² > 0 at ε ≥ 1 on both sets; \"l2 = 0\" is the call with no l2 given (dperm's rule "
-          "then picks dp_gd). The non-private ceiling is dperm's Huber objective (default "
+          "R² > 0 at ε ≥ 1 on both sets; \"l2 = 0\" is `l2 => 0` given (dperm's rule "
+          "then picks dp_gd; the no-l2 default is in the section *Huber: dperm's default* "
+          "above). The non-private ceiling is dperm's Huber objective (default "
           "huber_delta) at its best l2 of the grid; OLS and ridge are in the per-dataset tables.")
         w("")
         # the sweep that chose the default (bench/huber_delta_sweep.py writes it)
@@ -664,11 +806,20 @@ def build_markdown(df, args, timing, algos, meta):
                                               "dperm default, huber_delta = 1"]
                                              if loss == "huber" else [])
         for metric in metrics:
-            w(f"**{METRIC_NAMES[metric]}**, mean ± s.e. over seeds")
+            w(f"**{METRIC_NAMES[metric]}**, mean ± s.e. over seeds (l2 \"no l2\": neither l2 "
+              "nor algorithm given, DefaultL2's l2 in brackets; \"0\": `l2 => 0` given)")
             w("")
             w("| method | l2 / μ | " + " | ".join(f"ε = {e:g}" for e in E) + " |")
             w("|---|---:|" + "---:|" * len(E))
             for mth in dperm_methods:
+                nl = mth.replace("dperm default", NO_L2)
+                cells = []
+                for e in E:
+                    used = r.cell(ds, nl.replace(", clipped to [0, 1]", ""), -1, e)
+                    used = used["l2_used"].mean() if "l2_used" in used and len(used) else np.nan
+                    used = "0" if used == 0 else fmt_num(used)
+                    cells.append(f"{r.mse(r.values(ds, nl, -1, e, metric))} [{used}]")
+                w(f"| {mth} | no l2 | " + " | ".join(cells) + " |")
                 for l2 in [0.0] + L2:
                     w(f"| {mth} | {fmt_l2(l2)} | " + " | ".join(
                         r.mse(r.values(ds, mth, l2, e, metric)) for e in E) + " |")
@@ -748,9 +899,20 @@ def main():
     ap.add_argument("--out", default=str(REPO / "docs" / "heldout.md"))
     ap.add_argument("--csv", default=str(REPO / "results" / "heldout_runs.csv"))
     ap.add_argument("--command", default="bash bench/heldout.sh")
-    ap.add_argument("--from-csv", metavar="CSV",
-                    help="rebuild the report from a saved per-seed CSV (no training); "
-                         "the header then describes the run that wrote it only in part")
+    ap.add_argument("--from-csv", metavar="CSV", nargs="+",
+                    help="rebuild the report from saved per-seed CSVs (no training; several: "
+                         "the parts of one run split by dataset or eps, bench/heldout_parallel.sh); "
+                         "the header then describes the run that wrote them only in part")
+    ap.add_argument("--dperm-only", action="store_true",
+                    help="dperm's default (and --algos) only: no diffprivlib, no non-private "
+                         "ceilings, no l2 => 'auto', no huber_delta = 1; writes the CSV, no report "
+                         "(the l2-rule sweep, bench/l2_rule.py)")
+    ap.add_argument("--delta", type=float, default=DELTA,
+                    help="dperm's delta (the report assumes the default 1e-6)")
+    ap.add_argument("--algos", nargs="*", default=[],
+                    help="also train these algorithms (`algorithm => NAME`) at every l2")
+    ap.add_argument("--algos-only", action="store_true",
+                    help="with --algos: the default only with l2 not given and l2 => 0")
     ap.add_argument("--data-dir", default=os.environ.get(
         "DPERM_DATA_DIR", str(REPO.parent / "shared" / "data" / "raw")))
     args = ap.parse_args()
@@ -771,11 +933,28 @@ def main():
         commit += " (with uncommitted changes)"
     start = time.time()
     if args.from_csv:
-        df = pd.read_csv(args.from_csv)
+        df = pd.concat([pd.read_csv(f) for f in args.from_csv], ignore_index=True)
         df["eps"] = df["eps"].astype(float)
-        saved = json.loads(Path(args.from_csv).with_suffix(".json").read_text())
-        timing, args.seeds_list = saved["timing"], saved["seeds"]
-        args.eps, args.l2 = saved["eps"], saved["l2"]
+        # Parts split by eps each hold the dataset's eps-free rows (ceilings,
+        # baselines: deterministic): keep one copy.
+        free = ~np.isfinite(df["eps"])
+        df = pd.concat([df[~free], df[free].drop_duplicates(
+            subset=["dataset", "method", "l2", "seed"])], ignore_index=True)
+        parts = [json.loads(Path(f).with_suffix(".json").read_text()) for f in args.from_csv]
+        saved = parts[0]
+        timing = {}
+        for part in parts:  # a dataset split over parts: its times add up
+            for ds, t in part["timing"].items():
+                if ds in timing:
+                    for k in ("load_s", "dperm_s", "peer_s"):
+                        timing[ds][k] += t[k]
+                else:
+                    timing[ds] = dict(t)
+        timing = {k: timing[k] for k in DATASETS if k in timing}
+        args.seeds_list = saved["seeds"]
+        args.eps = sorted({e for part in parts for e in part["eps"]})
+        args.l2 = saved["l2"]
+        saved["meta"]["runtime"] = max(part["meta"]["runtime"] for part in parts)
         algos = {}
         for _, row in df[df.algorithm.notna()].iterrows():
             algos.setdefault((row.dataset, row.l2, row.huber_delta), set()).add(row.algorithm)
@@ -800,6 +979,9 @@ def main():
         Path(args.csv).with_suffix(".json").write_text(json.dumps(
             {"timing": timing, "seeds": args.seeds_list, "eps": args.eps, "l2": args.l2,
              "meta": meta}, indent=1))
+    if args.dperm_only:
+        print(f"heldout: wrote {args.csv} (--dperm-only: no report)", file=sys.stderr)
+        return
     text, _ = build_markdown(df, args, timing, algos, meta)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(text)

@@ -29,12 +29,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-make -s
 tmp=$(mktemp -d /tmp/dperm_heldout.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-g++ -std=c++17 -O2 -Wall -Wextra -Iinclude -I/usr/include/eigen3 \
-  bench/heldout/heldout_main.cpp src/core/*.o -o "$tmp/heldout_main" -pthread
-tar xzf "$shared/peers/diffprivlib-0.6.5.tar.gz" -C "$tmp"
+source bench/heldout_setup.sh
 
 cmd="bash bench/heldout.sh${*:+ $*}"
 PYTHONPATH="$tmp/diffprivlib-0.6.5" nice -n 10 "$py" bench/heldout.py \

@@ -123,3 +123,17 @@ SELECT l2, l1, delta, j->>'algorithm' AS algorithm, j->>'algorithm_rule' LIKE 'd
   FROM (VALUES (0.1, 0, 1e-3), (0.1, 0, 0), (0, 0, 1e-3), (0, 0, 0), (0.1, 0.01, 1e-3)) v(l2, l1, delta),
        LATERAL (SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, delta => delta, l2 => l2, l1 => l1)) j) p;
 SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, delta => 1e-3, algorithm => 'dp_sgd')) ? 'algorithm_rule' AS named_has_rule;
+
+-- Without `l2` (and `algorithm`), DefaultL2 (README, "Choosing l2") sets l2
+-- from n, d, epsilon and delta, and the plan shows it and how; `l2 => 0`
+-- asks for none. BANK's shape, n = 31648, d = 42: at delta > 0
+-- sqrt(42)/31648 = 2.048e-4 (objective); at epsilon = 0.1 that would be
+-- 2.048e-3 > 1e-3, so 0 (dp_gd); at delta = 0 150/31648 = 4.740e-3 (bolton).
+SELECT eps, delta, given_l2, j->>'algorithm' AS algorithm, round((j->>'mu')::numeric, 7) AS mu,
+       round((j->>'l2')::numeric, 7) AS l2, left(j->>'l2_rule', 35) AS l2_rule,
+       substring(j->>'l2_rule' from '\((objective|bolton|dp_gd)') AS rule_for,
+       j->'options_given' ? 'l2' AS l2_given
+  FROM (VALUES (1, 1e-6, NULL), (1, 1e-6, 0), (0.1, 1e-6, NULL), (1, 0, NULL), (1, 0, 0))
+         v(eps, delta, given_l2),
+       LATERAL (SELECT dp_explain('logistic', 31648, 42,
+                                  dp_options(epsilon => eps, delta => delta, l2 => given_l2)) j) p;

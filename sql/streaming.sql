@@ -63,8 +63,16 @@ SELECT m->>'algorithm' AS algorithm, m->'plan'->>'iterations' AS passes
   FROM (SELECT dperm.train('st', 'f', 'y', 'logistic', dp_options(epsilon => 1, delta => 1e-6, seed => 1))::jsonb AS m) r;
 RESET dperm.max_buffer;
 SELECT m->>'algorithm' AS algorithm, m->'plan'->>'iterations' AS in_memory_iterations
+  FROM (SELECT dperm.train('st', 'f', 'y', 'logistic', dp_options(epsilon => 1, delta => 1e-6, l2 => 0, seed => 1))::jsonb AS m) r;
+-- with no l2 given the in-memory default takes DefaultL2's sqrt(d)/(n epsilon)
+-- = sqrt(3)/3000 = 5.77e-4 (objective); streaming's rule gives 0 (dp_gd above)
+SELECT m->>'algorithm' AS algorithm, round((m->'plan'->>'l2')::numeric, 7) AS l2,
+       m->'plan'->>'mu' = m->'plan'->>'l2' AS mu_is_l2,
+       left(m->'plan'->>'l2_rule', 59) AS l2_rule, m->'options' ? 'l2' AS l2_in_options
   FROM (SELECT dperm.train('st', 'f', 'y', 'logistic', dp_options(epsilon => 1, delta => 1e-6, seed => 1))::jsonb AS m) r;
 SET dperm.max_buffer = '64kB';
+SELECT m->'plan'->>'l2' AS streaming_l2, left(m->'plan'->>'l2_rule', 27) AS l2_rule
+  FROM (SELECT dperm.train('st', 'f', 'y', 'logistic', dp_options(epsilon => 1, delta => 1e-6, seed => 1))::jsonb AS m) r;
 -- forcing in_memory past the limit: refused before any row is read, uncharged
 SELECT count(*) AS ledger_before FROM dperm.ledger \gset
 SELECT dperm.train('st', 'f', 'y', 'logistic', dp_options(epsilon => 1, seed => 1), mode => 'in_memory');

@@ -10,7 +10,9 @@
 //   SPLITS binary: int32 splits, int64 m, then splits x m int64 row indices
 //          (each split's training rows, in order);
 //   stdin  one job a line: id split epsilon delta l2 huber_delta method seed
-//          (huber_delta 0: not given, dperm's default from target_bound = 1)
+//          (l2 "none": not given -- with no algorithm, DefaultL2's l2,
+//          train.hpp; a number: l2 given, 0 included;
+//          huber_delta 0: not given, dperm's default from target_bound = 1)
 //          method "default": PlanRelease with no algorithm (dperm's default
 //          rule) and SecureRng::FromSeed(seed) -- a seeded benchmark run,
 //          never a private release; "newton": the non-private minimiser of
@@ -22,7 +24,8 @@
 // Environment: DPERM_HELDOUT_INTERCEPT=fitted turns the private offset off
 //          (Options::intercept_offset = false, offset.hpp).
 // Output: one line a job, "id algorithm seconds w_1 ... w_dim" (the feature
-// weights, then the intercept), or "id ERROR message".
+// weights, then the intercept; "default" jobs print "ALGORITHM@L2", the l2
+// the plan used), or "id ERROR message".
 //
 // Build (after make): g++ -std=c++17 -O2 -Iinclude -I/usr/include/eigen3
 //   bench/heldout/heldout_main.cpp src/core/*.o -o /tmp/dperm_heldout
@@ -115,10 +118,15 @@ int main(int argc, char** argv) {
     std::istringstream in(line);
     std::string id, method;
     int split = 0;
-    double epsilon = 0, delta = 0, l2 = 0, huber_delta = 0;
+    double epsilon = 0, delta = 0, huber_delta = 0;
+    std::string l2_text;
     uint64_t seed = 0;
-    if (!(in >> id >> split >> epsilon >> delta >> l2 >> huber_delta >> method >> seed))
+    if (!(in >> id >> split >> epsilon >> delta >> l2_text >> huber_delta >> method >> seed))
       Die("bad job line: " + line);
+    const bool has_l2 = l2_text != "none";
+    char* end = nullptr;
+    const double l2 = has_l2 ? std::strtod(l2_text.c_str(), &end) : 0.0;
+    if (has_l2 && (end == l2_text.c_str() || *end != '\0')) Die("bad l2 in: " + line);
     if (split < 0 || split >= int(splits.size())) Die("bad split in: " + line);
     if (split != current) {
       const auto& idx = splits[split];
@@ -132,6 +140,7 @@ int main(int argc, char** argv) {
     o.epsilon = epsilon;
     o.delta = delta;
     o.l2 = l2;
+    o.has_l2 = has_l2;  // "none": as a SQL release without l2 (ParseOptions)
     o.huber_delta = huber_delta;
     o.fit_intercept = true;
     o.feature_bound = 1;
@@ -153,6 +162,7 @@ int main(int argc, char** argv) {
     auto start = std::chrono::steady_clock::now();
     std::vector<double> w;
     std::string name;
+    double l2_used = 0;
     try {
       if (method == "auto") {
         o.l2_auto = true;
@@ -170,6 +180,7 @@ int main(int argc, char** argv) {
         dperm::SecureRng rng = dperm::SecureRng::FromSeed(seed);
         w = dperm::TrainModel(plan, train.data(), rng);
         name = dperm::AlgorithmName(plan.algorithm);
+        l2_used = plan.mu;
       } else if (method == "newton") {
         dperm::Plan plan = dperm::PlanRelease(o, data.loss, m, data.d);
         auto objective = dperm::MakeObjective(plan, train.data());
@@ -185,6 +196,11 @@ int main(int argc, char** argv) {
       continue;
     }
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (method == "default") {  // the l2 used: "ALGORITHM@L2"
+      char at[32];
+      std::snprintf(at, sizeof at, "@%.17g", l2_used);
+      name += at;
+    }
     std::printf("%s %s %.6f", id.c_str(), name.c_str(), seconds);
     for (double v : w) std::printf(" %.17g", v);
     std::printf("\n");

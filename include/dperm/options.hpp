@@ -44,6 +44,11 @@ struct Options {
   // when the key is given; code that fills Options directly keeps its choice.
   bool has_algorithm = true;
   double l2 = 0;  // mu: the objective gets l2/2 * ||w||^2
+  // false: `l2` was not given; with no algorithm given either, PlanRelease
+  // and PlanStreamingDefault use DefaultL2 (train.hpp). ParseOptions sets it
+  // only when the key is given ('auto' included); code that fills Options
+  // directly keeps its l2, as with has_algorithm.
+  bool has_l2 = true;
   // l2 => 'auto': dperm selects l2 among L2Grid() privately
   // (select_l2.hpp); l2 above is then 0 until a candidate sets it.
   bool l2_auto = false;

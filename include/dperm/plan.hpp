@@ -62,6 +62,9 @@ struct Plan {
   LossKind loss = LossKind::kLogistic;
   Algorithm algorithm = Algorithm::kOutputGd;
   std::string algorithm_rule;  // why this algorithm, when the user did not name one
+  // How options.l2 was derived when neither l2 nor the algorithm was given
+  // (DefaultL2, train.hpp); empty: l2 as given (or 0 with a given algorithm).
+  std::string l2_rule;
   Accountant accountant = Accountant::kTight;
   Neighbors neighbors = Neighbors::kReplaceOne;
   // As given, except huber_delta (the effective value, BasePlan) and, with an

@@ -197,12 +197,16 @@ std::vector<OptionSpec> BuildTable() {
            }),
       "a name from *Algorithms*"));
   OptionSpec l2 = WithValues(
-      Ranged(Spec("l2", Type::kNumber, "float8", "0",
+      Ranged(Spec("l2", Type::kNumber, "float8", "by loss, n, d, ε and δ",
                   "μ: the objective gets μ/2·‖w‖² (the intercept is regularised too); "
-                  "μ > 0 makes it strongly convex and the noise much smaller. `auto`: dperm "
+                  "μ > 0 makes it strongly convex and the noise much smaller. When neither "
+                  "`l2` nor `algorithm` is given dperm derives μ from public n, d, ε and δ "
+                  "(see *Choosing l2*; 0 with a given algorithm) and the plan's `l2_rule` "
+                  "says how; `l2 => 0` asks for none. `auto`: dperm "
                   "picks μ from a public grid by a private validation score, charged as one "
                   "release (see *Choosing l2 privately*)",
                   [](const OptionEntry& e, double v, Options& o) {
+                    o.has_l2 = true;
                     if (e.kind == OptionEntry::Kind::kString) {
                       o.l2_auto = true;
                       o.l2 = 0;
@@ -459,6 +463,7 @@ std::string JoinNames(const std::vector<std::string>& names, const char* last_se
 Options ParseOptions(const OptionEntry* entries, int n_entries) {
   Options o;
   o.has_algorithm = false;
+  o.has_l2 = false;  // DefaultL2 (train.hpp) unless the key is given
   o.intercept_offset = true;  // releases fit the intercept on a private offset (offset.hpp)
   for (int i = 0; i < n_entries; i++) {
     const OptionEntry& e = entries[i];

@@ -89,6 +89,10 @@ std::string PlanJson(const Plan& p, const std::vector<std::pair<std::string, std
   j.Key("R").Number(p.R);
   j.Key("L").Number(p.L);
   j.Key("beta").Number(p.beta);
+  if (!p.l2_rule.empty()) {  // DefaultL2 chose l2 (= mu)
+    j.Key("l2").Number(p.options.l2);
+    j.Key("l2_rule").String(p.l2_rule.c_str());
+  }
   j.Key("mu").Number(p.mu);
   j.Key("strongly_convex").Bool(p.mu > 0);
   j.Key("step_size").Number(p.step_size);

@@ -6,6 +6,10 @@
 #include "dperm/registry.hpp"
 #include "dperm/softmax.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <string>
+
 namespace dperm {
 
 namespace {
@@ -32,7 +36,64 @@ bool ObjectiveForSmallL2(LossKind loss, const Options& o, int64_t n, int d) {
   }
 }
 
+// The options a default release is planned with: DefaultL2's l2 when
+// neither l2 nor the algorithm was given (a given algorithm keeps l2 = 0,
+// the setting its own analysis and tests describe), with *rule saying how.
+Options WithDefaultL2(const Options& given, LossKind loss, int64_t n, int d, bool streaming,
+                      std::string* rule) {
+  if (given.has_l2 || given.has_algorithm || given.l2_auto) return given;
+  Options o = given;
+  o.l2 = DefaultL2(loss, given, n, d, streaming, rule);
+  o.has_l2 = true;  // fixed from here on: a plan's options re-plan to the same l2
+  return o;
+}
+
 }  // namespace
+
+double DefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool streaming,
+                 std::string* why) {
+  const double ne = double(std::max<int64_t>(n, 1)) * o.epsilon;  // public: n, epsilon
+  double l2 = 0;
+  std::string rule;
+  if (o.l1 > 0) {
+    rule = "l1 given: no l2 (the lasso as asked)";
+  } else if (streaming) {
+    rule = "streaming: 0 (output_gd, the streaming default at l2 > 0, lost to dp_gd at l2 = 0 "
+           "by held-out accuracy)";
+  } else if (loss == LossKind::kSoftmax) {
+    rule = "softmax: 0 (bolton, the default at l2 > 0, is not measured for softmax)";
+  } else if (loss == LossKind::kLogistic && o.delta > 0) {
+    // Objective perturbation's l2 (DefaultAlgorithm then picks objective).
+    const double candidate =
+        std::max(kDefaultL2Min, kDefaultL2Objective * std::sqrt(double(std::max(d, 1))) / ne);
+    Options at = o;
+    at.l2 = candidate;
+    const std::string formula = "logistic, delta > 0: " + FormatNumber(kDefaultL2Objective) +
+                                " sqrt(d) / (n epsilon) = " + FormatNumber(candidate) +
+                                " with d = " + std::to_string(d) + ", n epsilon = " +
+                                FormatNumber(ne);
+    if (candidate > kDefaultL2ObjectiveMax) {
+      rule = formula + " > " + FormatNumber(kDefaultL2ObjectiveMax) +
+             ": 0 (dp_gd; objective needing more l2 than that lost to it)";
+    } else if (ObjectiveForSmallL2(loss, MechanismOptions(at, PlanOffset(at, loss, n)), n, d)) {
+      l2 = candidate;
+      rule = formula + " (objective)";
+    } else {
+      rule = formula + ", where objective does not run (n l2 > 100, its work cap or its "
+                       "epsilon floor): 0 (dp_gd)";
+    }
+  } else if (loss == LossKind::kLogistic) {
+    // Output perturbation's l2 (bolton): its noise ~ 1/(n l2 epsilon).
+    l2 = std::min(kDefaultL2Max, kDefaultL2Output / ne);
+    rule = "logistic, delta = 0: l2 = min(" + FormatNumber(kDefaultL2Output) +
+           " / (n epsilon), " + FormatNumber(kDefaultL2Max) + ") = " + FormatNumber(l2) +
+           " with n epsilon = " + FormatNumber(ne) + " (bolton)";
+  } else {
+    rule = "huber: 0 (bolton, the default at l2 > 0, lost to l2 = 0 by held-out RMSE)";
+  }
+  if (why != nullptr) *why = "default l2 for " + rule + " (README, Choosing l2)";
+  return l2;
+}
 
 Algorithm DefaultAlgorithm(LossKind loss, const Options& o, int64_t n, int d, std::string* why) {
   const char* model = LossName(loss);
@@ -68,8 +129,10 @@ Plan PlanRelease(const Options& given, LossKind loss, int64_t n, int d) {
     throw Error(ErrorKind::kInternal, "PlanRelease: l2 => 'auto' is planned by PlanL2Selection");
   // Stage 0 (offset.hpp): the private offset takes epsilon0; the mechanism
   // is planned at epsilon - epsilon0 with the same delta.
-  const OffsetPlan offset = PlanOffset(given, loss, n);
-  const Options options = MechanismOptions(given, offset);
+  std::string l2_rule;
+  const Options resolved = WithDefaultL2(given, loss, n, d, false, &l2_rule);
+  const OffsetPlan offset = PlanOffset(resolved, loss, n);
+  const Options options = MechanismOptions(resolved, offset);
   Plan p;
   if (options.has_algorithm) {
     p = PlanFor(options.algorithm, options, loss, n, d);
@@ -82,10 +145,13 @@ Plan PlanRelease(const Options& given, LossKind loss, int64_t n, int d) {
     p.algorithm_rule = why;
   }
   p.offset = offset;
+  p.l2_rule = l2_rule;
   return p;
 }
 
-Plan PlanStreamingDefault(const Options& options, LossKind loss, int64_t n, int d) {
+Plan PlanStreamingDefault(const Options& given, LossKind loss, int64_t n, int d) {
+  std::string l2_rule;
+  const Options options = WithDefaultL2(given, loss, n, d, true, &l2_rule);
   Options chosen = options;
   std::string rule;
   if (options.l1 > 0) {
@@ -119,6 +185,7 @@ Plan PlanStreamingDefault(const Options& options, LossKind loss, int64_t n, int 
   p.algorithm_rule = std::string("default for ") + LossName(loss) + " in streaming mode with " +
                      rule + "; at most " + std::to_string(kStreamingMaxPasses) +
                      " passes whatever n (README, Streaming)";
+  p.l2_rule = l2_rule;
   return p;
 }
 

@@ -40,7 +40,7 @@ Split SplitRows(const Dataset& data, uint64_t seed) {
   return s;
 }
 
-// The default release (no algorithm, l2 not given) at epsilon (1 unless
+// The default release (no algorithm, l2 not given: DefaultL2) at epsilon (1 unless
 // given), delta = 1e-6.
 std::vector<double> TrainDefault(const std::vector<double>& train, int d, LossKind loss,
                                  uint64_t seed, double epsilon = 1) {
@@ -48,6 +48,7 @@ std::vector<double> TrainDefault(const std::vector<double>& train, int d, LossKi
   o.epsilon = epsilon;
   o.delta = 1e-6;
   o.has_algorithm = false;
+  o.has_l2 = false;  // l2 not given: DefaultL2 (train.hpp), as a SQL release
   o.fit_intercept = true;
   o.intercept_offset = true;  // as every SQL release (ParseOptions)
   Plan plan = PlanRelease(o, loss, int64_t(train.size() / (d + 1)), d);

@@ -1,0 +1,11 @@
+# Sourced by bench/heldout.sh, bench/heldout_parallel.sh and
+# bench/l2_rule_sweep.sh (after `cd` to the repository, with $shared the
+# shared directory and $tmp a fresh temporary directory): builds the core,
+# compiles the C++ driver bench/heldout/heldout_main.cpp against
+# src/core/*.o into $tmp/heldout_main and unpacks diffprivlib 0.6.5 from
+# $shared/peers into $tmp (PYTHONPATH=$tmp/diffprivlib-0.6.5).
+make -s
+g++ -std=c++17 -O2 -Wall -Wextra -Iinclude -I/usr/include/eigen3 \
+  bench/heldout/heldout_main.cpp src/core/*.o -o "$tmp/heldout_main" -pthread
+tar xzf "$shared/peers/diffprivlib-0.6.5.tar.gz" -C "$tmp"
+mkdir -p results

@@ -1,0 +1,186 @@
+// DefaultL2 (include/dperm/train.hpp; issue 15 item 2): the l2 a release
+// uses when neither `l2` nor `algorithm` is given. The values below are
+// worked out by hand from the rule's formula; the plans check that the
+// rule's l2 reaches the mechanism, dp_explain and the model's plan, and
+// that `l2 => 0` given keeps the unregularised default.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "dperm/explain.hpp"
+#include "dperm/options.hpp"
+#include "dperm/pass.hpp"
+#include "dperm/plan.hpp"
+#include "dperm/train.hpp"
+
+namespace {
+
+using dperm::Algorithm;
+using dperm::DefaultL2;
+using dperm::LossKind;
+using dperm::Options;
+using dperm::OptionEntry;
+using dperm::Plan;
+
+// A release as SQL parses it: epsilon, delta and the entries given.
+Options Parsed(double epsilon, double delta, std::vector<OptionEntry> more = {}) {
+  std::vector<OptionEntry> e(2);
+  e[0].key = "epsilon";
+  e[0].kind = OptionEntry::Kind::kNumber;
+  e[0].number = epsilon;
+  e[1].key = "delta";
+  e[1].kind = OptionEntry::Kind::kNumber;
+  e[1].number = delta;
+  e.insert(e.end(), more.begin(), more.end());
+  return dperm::ParseOptions(e.data(), int(e.size()));
+}
+
+OptionEntry Number(const char* key, double v) {
+  OptionEntry e;
+  e.key = key;
+  e.kind = OptionEntry::Kind::kNumber;
+  e.number = v;
+  return e;
+}
+
+double Rule(LossKind loss, double epsilon, double delta, int64_t n, int d,
+            bool streaming = false, std::string* why = nullptr) {
+  Options o = Parsed(epsilon, delta);
+  return DefaultL2(loss, o, n, d, streaming, why);
+}
+
+TEST(DefaultL2, ValuesByHand) {
+  // Logistic, delta > 0: sqrt(d) / (n epsilon) (kDefaultL2Objective = 1).
+  //   BANK's training split, n = 31648, d = 42, epsilon = 1:
+  //     sqrt(42) = 6.480741; 6.480741 / 31648 = 2.04776e-4.
+  //   n = 31648, epsilon = 2: 1.02388e-4.
+  //   n = 20000, d = 10, epsilon = 0.5: sqrt(10) / 10000 = 3.162278e-4.
+  EXPECT_NEAR(Rule(LossKind::kLogistic, 1, 1e-6, 31648, 42), 2.04776e-4, 1e-9);
+  EXPECT_NEAR(Rule(LossKind::kLogistic, 2, 1e-6, 31648, 42), 1.02388e-4, 1e-9);
+  EXPECT_NEAR(Rule(LossKind::kLogistic, 0.5, 1e-6, 20000, 10), 3.162278e-4, 1e-9);
+  //   Above kDefaultL2ObjectiveMax = 1e-3, 0 (dp_gd): BANK at epsilon = 0.1,
+  //     6.480741 / 3164.8 = 2.04776e-3; n = 1000, d = 10, epsilon = 0.5:
+  //     3.162278 / 500 = 6.3e-3.
+  std::string why;
+  EXPECT_EQ(Rule(LossKind::kLogistic, 0.1, 1e-6, 31648, 42, false, &why), 0.0);
+  EXPECT_NE(why.find("0 (dp_gd; objective needing more l2"), std::string::npos) << why;
+  EXPECT_EQ(Rule(LossKind::kLogistic, 0.5, 1e-6, 1000, 10), 0.0);
+  //   n = 10^7, d = 10, epsilon = 1: sqrt(10) / 10^7 = 3.2e-7, raised to
+  //     kDefaultL2Min = 1e-6; objective's schedule would need T n > 2e8 row
+  //     gradients (T ~ 55 sqrt(beta / l2) = 55 sqrt(0.5 / 1e-6) = 38891), so
+  //     the rule gives 0 and DefaultAlgorithm dp_gd.
+  EXPECT_EQ(Rule(LossKind::kLogistic, 1, 1e-6, 10000000, 10, false, &why), 0.0);
+  EXPECT_NE(why.find("0 (dp_gd)"), std::string::npos) << why;
+  // Logistic, delta = 0: 150 / (n epsilon), at most 1 (kDefaultL2Output,
+  // kDefaultL2Max; bolton).
+  //   n = 10000, epsilon = 1: 0.015.   n = 31648, epsilon = 2: 150 / 63296 = 2.369818e-3.
+  //   n = 100, epsilon = 0.5: 150 / 50 = 3 -> 1.
+  EXPECT_NEAR(Rule(LossKind::kLogistic, 1, 0, 10000, 5), 0.015, 1e-12);
+  EXPECT_NEAR(Rule(LossKind::kLogistic, 2, 0, 31648, 42), 2.369818e-3, 1e-9);
+  EXPECT_EQ(Rule(LossKind::kLogistic, 0.5, 0, 100, 5), 1.0);
+  // No l2: Huber (both deltas), softmax, streaming mode, l1 given.
+  EXPECT_EQ(Rule(LossKind::kHuber, 1, 1e-6, 12165, 53), 0.0);
+  EXPECT_EQ(Rule(LossKind::kHuber, 1, 0, 12165, 53), 0.0);
+  EXPECT_EQ(Rule(LossKind::kSoftmax, 1, 1e-6, 10000, 5), 0.0);
+  EXPECT_EQ(Rule(LossKind::kLogistic, 1, 1e-6, 31648, 42, true), 0.0);
+  Options lasso = Parsed(1, 1e-6, {Number("l1", 0.01)});
+  EXPECT_EQ(DefaultL2(LossKind::kLogistic, lasso, 31648, 42, false, nullptr), 0.0);
+}
+
+// Where the rule regularises, more rows or more epsilon never ask for more
+// l2 (the noise it balances falls as 1/(n epsilon)).
+TEST(DefaultL2, MonotoneInNAndEpsilon) {
+  const std::vector<double> eps = {0.1, 0.25, 0.5, 1, 2, 4};
+  const std::vector<double> ns = {200, 1000, 5000, 20000, 50000};
+  for (double delta : {1e-6, 0.0}) {
+    for (int d : {5, 42}) {
+      // Along `vary` with the other input fixed at each value of `fixed`.
+      auto check = [&](const std::vector<double>& fixed, const std::vector<double>& vary,
+                       bool vary_n) {
+        for (double f : fixed) {
+          double last = INFINITY;
+          for (double v : vary) {
+            const double e = vary_n ? f : v;
+            const int64_t n = int64_t(vary_n ? v : f);
+            const double l2 = Rule(LossKind::kLogistic, e, delta, n, d);
+            if (l2 > 0) {
+              EXPECT_LE(l2, last) << delta << " " << d << " n " << n << " eps " << e;
+              last = l2;
+            }
+          }
+        }
+      };
+      check(ns, eps, false);
+      check(eps, ns, true);
+    }
+  }
+  // delta = 0 never falls back to 0: strictly decreasing below the cap.
+  EXPECT_GT(Rule(LossKind::kLogistic, 1, 0, 1000, 5), Rule(LossKind::kLogistic, 1, 0, 2000, 5));
+  EXPECT_GT(Rule(LossKind::kLogistic, 1, 0, 1000, 5), Rule(LossKind::kLogistic, 2, 0, 1000, 5));
+}
+
+// No l2 given is not l2 => 0: the plan takes the rule's l2 (objective at
+// delta > 0, bolton at delta = 0) and says so; l2 => 0 keeps dp_gd /
+// output_gd and no rule; a given algorithm keeps l2 = 0 too.
+TEST(DefaultL2, PlanNoL2DiffersFromL2Zero) {
+  const int64_t n = 31648;
+  const int d = 42;
+  Options none = Parsed(1, 1e-6);
+  EXPECT_FALSE(none.has_l2);
+  Plan p = dperm::PlanRelease(none, LossKind::kLogistic, n, d);
+  EXPECT_NEAR(p.options.l2, std::sqrt(42.0) / double(n), 1e-15);
+  EXPECT_EQ(p.mu, p.options.l2);
+  EXPECT_EQ(p.algorithm, Algorithm::kObjective);
+  EXPECT_NE(p.l2_rule.find("sqrt(d) / (n epsilon)"), std::string::npos) << p.l2_rule;
+  const std::string json = dperm::PlanJson(p);
+  EXPECT_NE(json.find("\"l2_rule\":"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"l2\":"), std::string::npos) << json;
+  // dp_explain: the options section shows the l2 used, options_given not l2.
+  const std::string explain = dperm::ExplainJson(p);
+  EXPECT_NE(explain.find("\"l2_rule\":"), std::string::npos);
+
+  Options zero = Parsed(1, 1e-6, {Number("l2", 0)});
+  EXPECT_TRUE(zero.has_l2);
+  Plan z = dperm::PlanRelease(zero, LossKind::kLogistic, n, d);
+  EXPECT_EQ(z.mu, 0.0);
+  EXPECT_EQ(z.algorithm, Algorithm::kDpGd);
+  EXPECT_TRUE(z.l2_rule.empty());
+  EXPECT_EQ(dperm::PlanJson(z).find("\"l2_rule\""), std::string::npos);
+
+  Options pure = Parsed(1, 0);
+  Plan b = dperm::PlanRelease(pure, LossKind::kLogistic, n, d);
+  EXPECT_NEAR(b.mu, 150.0 / double(n), 1e-15);
+  EXPECT_EQ(b.algorithm, Algorithm::kBolton);
+  Options pure_zero = Parsed(1, 0, {Number("l2", 0)});
+  EXPECT_EQ(dperm::PlanRelease(pure_zero, LossKind::kLogistic, n, d).algorithm,
+            Algorithm::kOutputGd);
+
+  OptionEntry algo;
+  algo.key = "algorithm";
+  algo.kind = OptionEntry::Kind::kString;
+  algo.text = "dp_gd";
+  Plan g = dperm::PlanRelease(Parsed(1, 1e-6, {algo}), LossKind::kLogistic, n, d);
+  EXPECT_EQ(g.mu, 0.0);
+  EXPECT_TRUE(g.l2_rule.empty());
+
+  // Streaming mode's default: l2 = 0 (dp_gd), the rule saying why.
+  Plan s = dperm::PlanStreamingRelease(none, LossKind::kLogistic, n, d);
+  EXPECT_EQ(s.mu, 0.0);
+  EXPECT_EQ(s.algorithm, Algorithm::kDpGd);
+  EXPECT_NE(s.l2_rule.find("streaming"), std::string::npos) << s.l2_rule;
+}
+
+// 'auto' counts as given: the selection plans its own grid.
+TEST(DefaultL2, AutoIsGiven) {
+  OptionEntry e;
+  e.key = "l2";
+  e.kind = OptionEntry::Kind::kString;
+  e.text = "auto";
+  Options o = Parsed(1, 1e-6, {e});
+  EXPECT_TRUE(o.has_l2);
+  EXPECT_TRUE(o.l2_auto);
+}
+
+}  // namespace
