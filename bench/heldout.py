@@ -897,7 +897,7 @@ def main():
     ap.add_argument("--eps", type=float, nargs="+", default=[0.1, 0.5, 1.0, 2.0])
     ap.add_argument("--l2", type=float, nargs="+", default=[1e-4, 1e-3, 1e-2, 0.1])
     ap.add_argument("--out", default=str(REPO / "docs" / "heldout.md"))
-    ap.add_argument("--csv", default=str(REPO / "results" / "heldout_runs.csv"))
+    ap.add_argument("--csv", default=str(REPO / "bench" / "results" / "heldout_runs.csv"))
     ap.add_argument("--command", default="bash bench/heldout.sh")
     ap.add_argument("--from-csv", metavar="CSV", nargs="+",
                     help="rebuild the report from saved per-seed CSVs (no training; several: "

@@ -3,7 +3,7 @@
 # classification dataset and eps, one for the regression sets), then one report from the parts'
 # CSVs (bench/heldout.py --from-csv): the same jobs, seeds and splits as
 # bench/heldout.sh, in less wall time on a machine with spare cores.
-# Writes docs/heldout.md and results/heldout_runs.csv (+ results/heldout_part_*).
+# Writes docs/heldout.md and bench/results/heldout_runs.csv (+ bench/results/heldout_part_*).
 # Usage: bash bench/heldout_parallel.sh [--seeds N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,10 +15,10 @@ cmd="bash bench/heldout_parallel.sh${*:+ $*}"
 parts=()
 run() {  # tag, then heldout.py arguments
   local tag=$1; shift
-  parts+=("results/heldout_part_$tag.csv")
+  parts+=("bench/results/heldout_part_$tag.csv")
   PYTHONPATH="$tmp/diffprivlib-0.6.5" nice -n 10 /usr/bin/python3 bench/heldout.py \
     --driver "$tmp/heldout_main" --data-dir "$shared/data/raw" --command "$cmd" \
-    --csv "results/heldout_part_$tag.csv" --out "$tmp/$tag.md" "$@" \
+    --csv "bench/results/heldout_part_$tag.csv" --out "$tmp/$tag.md" "$@" \
     > "$tmp/$tag.log" 2>&1 || { cat "$tmp/$tag.log" >&2; return 1; } &
 }
 for ds in bank adult creditcard; do
@@ -31,6 +31,6 @@ PYTHONPATH="$tmp/diffprivlib-0.6.5" /usr/bin/python3 bench/heldout.py --driver n
   --from-csv "${parts[@]}" > /dev/null
 /usr/bin/python3 - "${parts[@]}" <<'PY'
 import sys, pandas as pd
-pd.concat([pd.read_csv(f) for f in sys.argv[1:]]).to_csv("results/heldout_runs.csv", index=False)
+pd.concat([pd.read_csv(f) for f in sys.argv[1:]]).to_csv("bench/results/heldout_runs.csv", index=False)
 PY
-echo "heldout_parallel: wrote docs/heldout.md and results/heldout_runs.csv" >&2
+echo "heldout_parallel: wrote docs/heldout.md and bench/results/heldout_runs.csv" >&2

@@ -8,4 +8,4 @@ make -s
 g++ -std=c++17 -O2 -Wall -Wextra -Iinclude -I/usr/include/eigen3 \
   bench/heldout/heldout_main.cpp src/core/*.o -o "$tmp/heldout_main" -pthread
 tar xzf "$shared/peers/diffprivlib-0.6.5.tar.gz" -C "$tmp"
-mkdir -p results
+mkdir -p bench/results

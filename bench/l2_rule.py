@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The sweep that chose DefaultL2 (include/dperm/train.hpp; issue 15, item 2).
 
-Reads the per-seed CSVs of bench/l2_rule_sweep.sh (results/l2_rule_sweep_*.csv:
+Reads the per-seed CSVs of bench/l2_rule_sweep.sh (bench/results/l2_rule_sweep_*.csv:
 dperm only, 5 seeds, eps in {0.1, 0.5, 1, 2}, every l2 of the grid, l2 => 0,
 delta = 1e-6 and delta = 0) and writes, per delta, dataset and eps, the mean
 test metric (accuracy with AUC beside it for logistic, RMSE for Huber) of
@@ -51,7 +51,7 @@ OUTPUT_C, L2_MAX = 150.0, 1.0
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--csv", nargs="+", default=sorted(glob.glob(str(REPO / "results" /
+    ap.add_argument("--csv", nargs="+", default=sorted(glob.glob(str(REPO / "bench" / "results" /
                                                                     "l2_rule_sweep_*.csv"))))
     ap.add_argument("--out", default=str(REPO / "docs" / "heldout_l2_rule.md"))
     args = ap.parse_args()

@@ -5,7 +5,7 @@
 # not given, with `algorithm => bolton` beside the default (and objective,
 # output_gd for Huber), at delta = 1e-6 and (the default only, a wider grid)
 # delta = 0. One process per dataset and eps pair so the two cores are used;
-# CSVs in results/l2_rule_sweep_*.csv, summarised by bench/l2_rule.py into
+# CSVs in bench/results/l2_rule_sweep_*.csv, summarised by bench/l2_rule.py into
 # docs/heldout_l2_rule.md.
 # Usage: bash bench/l2_rule_sweep.sh
 set -euo pipefail
@@ -22,7 +22,7 @@ run() {  # tag, then heldout.py arguments
   local tag=$1; shift
   PYTHONPATH="$tmp/diffprivlib-0.6.5" nice -n 10 /usr/bin/python3 bench/heldout.py \
     --driver "$tmp/heldout_main" --data-dir "$shared/data/raw" --dperm-only --seeds 5 \
-    --command "bash bench/l2_rule_sweep.sh" --csv "results/l2_rule_sweep_$tag.csv" "$@" \
+    --command "bash bench/l2_rule_sweep.sh" --csv "bench/results/l2_rule_sweep_$tag.csv" "$@" \
     > "$tmp/$tag.log" 2>&1 || { cat "$tmp/$tag.log" >&2; return 1; }
 }
 pids=()
