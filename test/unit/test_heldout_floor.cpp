@@ -6,10 +6,13 @@
 // DefaultAlgorithm) on the 70 % with a seeded generator and scores the 30 %.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dperm/options.hpp"
@@ -155,6 +158,106 @@ TEST(HeldoutFloor, WineHuberDefaultBeatsTheMean) {
               r2, r2_mean);
   EXPECT_GT(r2, 0.0);
   EXPECT_GT(r2, r2_mean);
+}
+
+// ---------------------------------------------------------------------------
+// Softmax on WINE as three classes (real_datasets.hpp: quality <= 5, 6, >= 7;
+// the shared data's only multi-class problem).
+
+// The predicted class: the largest of the K margins (a class block is d
+// weights, then its intercept, as SoftmaxObjective lays them out).
+int PredictClass(const std::vector<double>& w, const double* x, int d, int classes) {
+  int best = 0;
+  double top = -HUGE_VAL;
+  for (int k = 0; k < classes; k++) {
+    const double m = Margin(std::vector<double>(w.begin() + k * (d + 1), w.begin() + (k + 1) * (d + 1)), x, d);
+    if (m > top) top = m, best = k;
+  }
+  return best;
+}
+
+// Test accuracy of w, and of the training split's most frequent class.
+std::pair<double, double> SoftmaxAccuracy(const Split& s, const std::vector<double>& w, int d,
+                                          int classes) {
+  const int stride = d + 1;
+  std::vector<int64_t> counts(size_t(classes), 0);
+  for (size_t i = 0; i < s.train.size(); i += stride) counts[size_t(s.train[i + d])]++;
+  const int majority = int(std::max_element(counts.begin(), counts.end()) - counts.begin());
+  int64_t correct = 0, correct_majority = 0, t = int64_t(s.test.size() / stride);
+  for (int64_t i = 0; i < t; i++) {
+    const double* r = &s.test[size_t(i) * stride];
+    correct += PredictClass(w, r, d, classes) == int(r[d]);
+    correct_majority += majority == int(r[d]);
+  }
+  return {double(correct) / t, double(correct_majority) / t};
+}
+
+// One softmax release on the training split: the default (no l2, no
+// algorithm) unless `algorithm` / `l2` are given (l2 < 0: not given).
+std::vector<double> TrainSoftmax(const Split& s, int d, uint64_t seed, double epsilon,
+                                 std::optional<Algorithm> algorithm = std::nullopt, double l2 = -1) {
+  Options o;
+  o.epsilon = epsilon;
+  o.delta = 1e-6;
+  o.classes = 3;
+  o.fit_intercept = true;
+  o.intercept_offset = true;
+  o.has_l2 = l2 >= 0;
+  o.l2 = l2 >= 0 ? l2 : 0;
+  o.has_algorithm = algorithm.has_value();
+  if (algorithm) o.algorithm = *algorithm;
+  Plan plan = PlanRelease(o, LossKind::kSoftmax, int64_t(s.train.size() / (d + 1)), d);
+  SecureRng rng = SecureRng::FromSeed(seed);
+  return TrainModel(plan, s.train.data(), rng);
+}
+
+// The softmax default (DefaultL2 gives 0, so dp_gd) beats the majority
+// class on held-out WINE at epsilon = 1. Measured when added (split seed 1,
+// training seed 11): 0.5290 against 0.4310; the 10-seed table of
+// DISABLED_PrintWineSoftmax (docs/heldout.md, "Softmax") has the spread.
+TEST(HeldoutFloor, WineSoftmaxDefaultBeatsMajorityClass) {
+  Dataset wine = WineThreeClasses(LoadCopy("wine"));
+  ASSERT_EQ(wine.n(), 6497);
+  const int d = wine.d;
+  Split s = SplitRows(wine, 1);
+  const auto [acc, base] = SoftmaxAccuracy(s, TrainSoftmax(s, d, 11, 1.0), d, 3);
+  std::printf("WINE 3-class held-out accuracy, softmax default at epsilon = 1: %.4f (majority %.4f)\n",
+              acc, base);
+  EXPECT_GT(acc, base);
+}
+
+// The evidence for the softmax default (docs/heldout.md, "Softmax"): mean
+// test accuracy over split seeds 1..DPERM_SOFTMAX_SEEDS (default 10), 70/30,
+// of the default and of the alternatives DefaultL2 weighed, per epsilon.
+TEST(HeldoutFloor, DISABLED_PrintWineSoftmax) {
+  Dataset wine = WineThreeClasses(LoadCopy("wine"));
+  const int d = wine.d;
+  const char* env = std::getenv("DPERM_SOFTMAX_SEEDS");
+  const int seeds = env != nullptr ? std::atoi(env) : 10;
+  struct Arm {
+    const char* name;
+    std::optional<Algorithm> algorithm;
+    double l2;
+  };
+  const Algorithm gd = Algorithm::kDpGd, bolton = Algorithm::kBolton;
+  const std::vector<Arm> arms = {{"default (no l2)", std::nullopt, -1}, {"dp_gd, l2 = 0", gd, 0},
+                                 {"dp_gd, l2 = 0.001", gd, 1e-3},      {"dp_gd, l2 = 0.01", gd, 1e-2},
+                                 {"bolton, l2 = 0.001", bolton, 1e-3}, {"bolton, l2 = 0.01", bolton, 1e-2},
+                                 {"bolton, l2 = 0.1", bolton, 0.1}};
+  std::printf("| arm | eps | test accuracy (mean ± s.e.) | majority |\n|---|---:|---:|---:|\n");
+  for (double eps : {0.1, 0.5, 1.0, 2.0}) {
+    for (const Arm& arm : arms) {
+      double sum = 0, sq = 0, base_sum = 0;
+      for (int k = 1; k <= seeds; k++) {
+        Split s = SplitRows(wine, uint64_t(k));
+        const auto [acc, base] =
+            SoftmaxAccuracy(s, TrainSoftmax(s, d, 10 + uint64_t(k), eps, arm.algorithm, arm.l2), d, 3);
+        sum += acc, sq += acc * acc, base_sum += base;
+      }
+      const double mean = sum / seeds, se = std::sqrt(std::max(0.0, sq / seeds - mean * mean) / (seeds - 1));
+      std::printf("| %s | %g | %.4f ± %.4f | %.4f |\n", arm.name, eps, mean, se, base_sum / seeds);
+    }
+  }
 }
 
 }  // namespace
