@@ -74,7 +74,7 @@ def core_seconds(driver, X, y, rounds):
             f.write(np.array([1], dtype="<i4").tobytes())
             f.write(np.array([X.shape[0]], dtype="<i8").tobytes())
             f.write(np.arange(X.shape[0], dtype="<i8").tobytes())
-        cases = {"dperm core, epsilon 1 (defaults)": "1.0 0.0 0.0",
+        cases = {"dperm core, epsilon 1 (defaults)": "1.0 0.0 none",  # none: l2 not given (DefaultL2)
                  "dperm core, epsilon 1, delta 1e-6, l2 0.01": "1.0 1e-06 0.01"}
         jobs = "".join(f"{k}_{r} 0 {args} 0 default {r + 1}\n"
                        for k, args in enumerate(cases.values()) for r in range(rounds + 1))
