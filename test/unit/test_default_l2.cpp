@@ -14,6 +14,7 @@
 #include "dperm/pass.hpp"
 #include "dperm/plan.hpp"
 #include "dperm/train.hpp"
+#include "test_helpers.hpp"
 
 namespace {
 
@@ -22,28 +23,16 @@ using dperm::DefaultL2;
 using dperm::LossKind;
 using dperm::Options;
 using dperm::OptionEntry;
+using dperm::testing::NumberOption;
 using dperm::Plan;
 
 // A release as SQL parses it: epsilon, delta and the entries given.
 Options Parsed(double epsilon, double delta, std::vector<OptionEntry> more = {}) {
-  std::vector<OptionEntry> e(2);
-  e[0].key = "epsilon";
-  e[0].kind = OptionEntry::Kind::kNumber;
-  e[0].number = epsilon;
-  e[1].key = "delta";
-  e[1].kind = OptionEntry::Kind::kNumber;
-  e[1].number = delta;
+  std::vector<OptionEntry> e = {NumberOption("epsilon", epsilon), NumberOption("delta", delta)};
   e.insert(e.end(), more.begin(), more.end());
   return dperm::ParseOptions(e.data(), int(e.size()));
 }
 
-OptionEntry Number(const char* key, double v) {
-  OptionEntry e;
-  e.key = key;
-  e.kind = OptionEntry::Kind::kNumber;
-  e.number = v;
-  return e;
-}
 
 double Rule(LossKind loss, double epsilon, double delta, int64_t n, int d,
             bool streaming = false, std::string* why = nullptr) {
@@ -85,7 +74,7 @@ TEST(DefaultL2, ValuesByHand) {
   EXPECT_EQ(Rule(LossKind::kHuber, 1, 0, 12165, 53), 0.0);
   EXPECT_EQ(Rule(LossKind::kSoftmax, 1, 1e-6, 10000, 5), 0.0);
   EXPECT_EQ(Rule(LossKind::kLogistic, 1, 1e-6, 31648, 42, true), 0.0);
-  Options lasso = Parsed(1, 1e-6, {Number("l1", 0.01)});
+  Options lasso = Parsed(1, 1e-6, {NumberOption("l1", 0.01)});
   EXPECT_EQ(DefaultL2(LossKind::kLogistic, lasso, 31648, 42, false, nullptr), 0.0);
 }
 
@@ -141,7 +130,7 @@ TEST(DefaultL2, PlanNoL2DiffersFromL2Zero) {
   const std::string explain = dperm::ExplainJson(p);
   EXPECT_NE(explain.find("\"l2_rule\":"), std::string::npos);
 
-  Options zero = Parsed(1, 1e-6, {Number("l2", 0)});
+  Options zero = Parsed(1, 1e-6, {NumberOption("l2", 0)});
   EXPECT_TRUE(zero.has_l2);
   Plan z = dperm::PlanRelease(zero, LossKind::kLogistic, n, d);
   EXPECT_EQ(z.mu, 0.0);
@@ -153,7 +142,7 @@ TEST(DefaultL2, PlanNoL2DiffersFromL2Zero) {
   Plan b = dperm::PlanRelease(pure, LossKind::kLogistic, n, d);
   EXPECT_NEAR(b.mu, 150.0 / double(n), 1e-15);
   EXPECT_EQ(b.algorithm, Algorithm::kBolton);
-  Options pure_zero = Parsed(1, 0, {Number("l2", 0)});
+  Options pure_zero = Parsed(1, 0, {NumberOption("l2", 0)});
   EXPECT_EQ(dperm::PlanRelease(pure_zero, LossKind::kLogistic, n, d).algorithm,
             Algorithm::kOutputGd);
 

@@ -19,6 +19,15 @@
 
 namespace dperm::testing {
 
+// An option entry `key => v` as the SQL layer hands ParseOptions a number.
+inline OptionEntry NumberOption(const char* key, double v) {
+  OptionEntry e;
+  e.key = key;
+  e.kind = OptionEntry::Kind::kNumber;
+  e.number = v;
+  return e;
+}
+
 // Options of an output_gd release with the settings the tests vary, and
 // huber_delta = 1, the Huber scale the tests' constants are written for
 // (PlanConstants.DefaultHuberDeltaFollowsTargetBound tests the default).

@@ -17,6 +17,7 @@
 #include "dperm/select_l2.hpp"
 #include "dperm/train.hpp"
 #include "real_datasets.hpp"
+#include "test_helpers.hpp"
 
 namespace dperm::testing {
 namespace {
@@ -25,13 +26,6 @@ Options Parse(std::vector<OptionEntry> entries) {
   return ParseOptions(entries.data(), int(entries.size()));
 }
 
-OptionEntry Num(const char* key, double v) {
-  OptionEntry e;
-  e.key = key;
-  e.kind = OptionEntry::Kind::kNumber;
-  e.number = v;
-  return e;
-}
 
 OptionEntry Str(const char* key, const char* v) {
   OptionEntry e;
@@ -42,31 +36,31 @@ OptionEntry Str(const char* key, const char* v) {
 }
 
 TEST(L2AutoOption, AutoParsesAndReadsBack) {
-  Options o = Parse({Num("epsilon", 1), Str("l2", "auto")});
+  Options o = Parse({NumberOption("epsilon", 1), Str("l2", "auto")});
   EXPECT_TRUE(o.l2_auto);
   EXPECT_EQ(o.l2, 0);
   const OptionEntry back = FindOption("l2")->read(o);
   ASSERT_EQ(back.kind, OptionEntry::Kind::kString);
   EXPECT_STREQ(back.text, "auto");
-  Options n = Parse({Num("epsilon", 1), Num("l2", 0.01)});
+  Options n = Parse({NumberOption("epsilon", 1), NumberOption("l2", 0.01)});
   EXPECT_FALSE(n.l2_auto);
   EXPECT_EQ(n.l2, 0.01);
 }
 
 TEST(L2AutoOption, OtherStringsAreRefused) {
   try {
-    Parse({Num("epsilon", 1), Str("l2", "best")});
+    Parse({NumberOption("epsilon", 1), Str("l2", "best")});
     FAIL() << "l2 => 'best' was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kInvalidParameter);
     EXPECT_NE(std::string(e.what()).find("\"l2\""), std::string::npos) << e.what();
   }
   // Other number options still refuse strings.
-  EXPECT_THROW(Parse({Num("epsilon", 1), Str("l1", "auto")}), Error);
+  EXPECT_THROW(Parse({NumberOption("epsilon", 1), Str("l1", "auto")}), Error);
 }
 
 TEST(L2AutoOption, PlanReleaseAndStreamingRefuseAuto) {
-  Options o = Parse({Num("epsilon", 1), Str("l2", "auto")});
+  Options o = Parse({NumberOption("epsilon", 1), Str("l2", "auto")});
   // PlanRelease is for one l2: a caller that forgot the selection fails.
   EXPECT_THROW(PlanRelease(o, LossKind::kLogistic, 1000, 5), Error);
   try {
