@@ -43,6 +43,8 @@ trap cleanup EXIT
 citus_nodes_init "$work"
 port=("${CITUS_PORT[@]}"); key=$CITUS_KEY
 for i in 0 1 2; do echo "log_statement = 'all'" >> "$work/n$i/postgresql.conf"; done
+# The workers log each pass token they verify (DEBUG1): once per pass query.
+for i in 1 2; do echo "log_min_messages = debug1" >> "$work/n$i/postgresql.conf"; done
 citus_nodes_start "$work"
 
 db=dperm_citus
@@ -181,6 +183,13 @@ check "the distributed logistic model has the signal (accuracy > 0.8)" "
 passes=$(grep -c "worker_partial_agg('dperm.pass_" "$work/n1.log" "$work/n2.log" | awk -F: '{s += $2} END {print s}')
 [ "$passes" -ge 8 ] || fail "the workers ran $passes partial passes"
 echo "ok: the workers ran $passes partial passes (worker_partial_agg) for dperm.train"
+# A token is verified once per pass query (and per parallel worker of one),
+# not once per row of a shard (5000 here): Citus calls the transition
+# through a fresh FmgrInfo for every row (pass_aggregate.cpp).
+verified=$(grep -c "dperm: verified a pass token" "$work/n1.log" "$work/n2.log" | awk -F: '{s += $2} END {print s}')
+[ "$verified" -ge 1 ] && [ "$verified" -le $((3 * passes)) ] ||
+  fail "the workers verified $verified pass tokens for $passes pass queries"
+echo "ok: the workers verified $verified pass tokens for $passes pass queries"
 
 # (c) Charged once each, on the coordinator, for the distributed table.
 check "the ledger holds one charge per distributed release, for pts" "
