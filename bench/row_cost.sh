@@ -4,6 +4,10 @@
 #   scan       SELECT count(features) FROM t (the bare scan)
 #   in_memory  SELECT dp_logreg(features, label, ... iterations => 1 ...)
 #              (one buffered copy of every row, one gradient step)
+#   in_memory11  the same with iterations => 11: (11 - 1) / 10 is one
+#              gradient pass over the buffer, and in_memory minus that pass
+#              is what the aggregate itself adds (the buffered copy of every
+#              row, the offset statistic, the plan and the charge)
 #   pass       one streaming pass: dperm.train(..., mode => 'streaming') with
 #              iterations => 11 minus iterations => 1, over 10
 # and prints the medians and the ns per row beyond the scan. Serial plans
@@ -40,6 +44,7 @@ pg_virtualenv -t bash -c '
   for r in $(seq 1 $REPEAT); do
     echo "scan $(secs "SELECT count(features) FROM t")" >> "$OUT"
     echo "in_memory $(secs "SELECT dp_logreg(features, label, $(opts 1)) FROM t")" >> "$OUT"
+    echo "in_memory11 $(secs "SELECT dp_logreg(features, label, $(opts 11)) FROM t")" >> "$OUT"
     echo "stream1 $(secs "SELECT $(train 1)")" >> "$OUT"
     echo "stream11 $(secs "SELECT $(train 11)")" >> "$OUT"
   done
@@ -55,11 +60,15 @@ for line in open(sys.argv[3]):
 m = {k: statistics.median(v) for k, v in t.items()}
 scan = m["scan"]
 per_pass = (m["stream11"] - m["stream1"]) / 10
+mem_pass = (m["in_memory11"] - m["in_memory"]) / 10
+aggregate = m["in_memory"] - mem_pass
 print(f"n = {n}, d = {d}, medians of {len(t['scan'])} interleaved rounds, serial")
 print("| what | seconds | x scan | ns/row beyond the scan |")
 print("|---|---:|---:|---:|")
 print(f"| bare scan | {scan:.3f} | 1.00 | 0 |")
 print(f"| in memory, 1 iteration | {m['in_memory']:.3f} | {m['in_memory'] / scan:.2f} | {(m['in_memory'] - scan) / n * 1e9:.0f} |")
+print(f"| in memory, one gradient pass over the buffer | {mem_pass:.3f} | {mem_pass / scan:.2f} | {mem_pass / n * 1e9:.0f} (of the pass itself) |")
+print(f"| in memory, 1 iteration minus its gradient pass (the aggregate: buffered rows, offset, plan, charge) | {aggregate:.3f} | {aggregate / scan:.2f} | {(aggregate - scan) / n * 1e9:.0f} |")
 print(f"| streaming pass | {per_pass:.3f} | {per_pass / scan:.2f} | {(per_pass - scan) / n * 1e9:.0f} |")
 EOF
 rm -f "$OUT"
