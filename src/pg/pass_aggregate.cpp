@@ -31,10 +31,10 @@
 #include "progress.hpp"
 
 extern "C" {
-#include "catalog/pg_type.h"
-#include "utils/array.h"
 #include "access/xact.h"
+#include "catalog/pg_type.h"
 #include "storage/proc.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 }
@@ -75,8 +75,10 @@ ArrayType* NewState(MemoryContext context, int n) {
 // not per call site (fn_extra): Citus's worker_partial_agg_sfunc calls the
 // transition through a fresh FmgrInfo for every row (fmgr_info on the
 // stack), so a call-site cache was rebuilt, and the pass token's HMAC
-// computed, on every row of a worker's shard, 5 us a row (docs/scale.md,
-// *Citus with 2 workers*). Only dperm.train runs passes, one at a time.
+// computed, on every row of a worker's shard: 2-5 us a row (docs/scale.md,
+// *Citus with 2 workers*). A backend runs one pass at a time; two passes
+// interleaved in one query would only decode their specs again, never mix
+// them (the spec is compared on every row).
 struct PassCache {
   double spec_values[kPassSpecSize];
   PassSpec spec;
