@@ -12,7 +12,6 @@
 # Usage: bash bench/heldout.sh [options]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-shared=${DPERM_SHARED:-$(cd .. && pwd)/shared}
 
 # Debian's Python stack (the versions diffprivlib 0.6.5 was checked with).
 py=/usr/bin/python3
@@ -29,8 +28,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-tmp=$(mktemp -d /tmp/dperm_heldout.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
 source bench/heldout_setup.sh
 
 cmd="bash bench/heldout.sh${*:+ $*}"

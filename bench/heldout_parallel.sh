@@ -7,9 +7,6 @@
 # Usage: bash bench/heldout_parallel.sh [--seeds N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-shared=${DPERM_SHARED:-$(cd .. && pwd)/shared}
-tmp=$(mktemp -d /tmp/dperm_heldout_par.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
 source bench/heldout_setup.sh
 cmd="bash bench/heldout_parallel.sh${*:+ $*}"
 parts=()

@@ -10,9 +10,6 @@
 # Usage: bash bench/l2_rule_sweep.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-shared=${DPERM_SHARED:-$(cd .. && pwd)/shared}
-tmp=$(mktemp -d /tmp/dperm_l2rule.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
 source bench/heldout_setup.sh
 # 1e-5 is left out for the classification sets: objective's fixed schedule
 # grows like 1/sqrt(l2) (10x the work of 1e-3) and it lost at eps = 0.5.
