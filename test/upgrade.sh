@@ -26,7 +26,7 @@ check() {  # name, query, expected
 # the new library under the 0.1.0 catalog: dp_coefficients has two columns there
 check old_catalog "SELECT count(*) || ' ' || count(coefficient) FROM models, dp_coefficients(m)" "3 3"
 psql_q -d dperm_upgrade -c "ALTER EXTENSION dperm UPDATE" >/dev/null
-check version "SELECT extversion FROM pg_extension WHERE extname = 'dperm'" "0.6.0"
+check version "SELECT extversion FROM pg_extension WHERE extname = 'dperm'" "0.7.0"
 # 0.5.0: the SECURITY DEFINER budget_spent searches pg_temp last
 check definer_path "SELECT proconfig::text FROM pg_proc WHERE proname = 'budget_spent'" "{\"search_path=pg_catalog, pg_temp\"}"
 check budget_kept "SELECT accounting || ' ' || epsilon FROM dperm.budgets" "basic 1"

@@ -1,8 +1,8 @@
--- dperm 0.6.0, complete: what CREATE EXTENSION dperm installs. Older
+-- dperm 0.7.0, complete: what CREATE EXTENSION dperm installs. Older
 -- databases reach the same catalog through dperm--0.1.0.sql and the upgrade
 -- scripts; test/upgrade.sh checks that both give the same objects (a change
 -- to the current version goes into this file AND into
--- dperm--0.5.0--0.6.0.sql).
+-- dperm--0.6.0--0.7.0.sql).
 \echo Use "CREATE EXTENSION dperm" to load this file. \quit
 
 CREATE SCHEMA dperm;
