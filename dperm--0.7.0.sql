@@ -37,7 +37,8 @@ CREATE FUNCTION dp_options(
     feature_names text[] DEFAULT NULL,
     classes int DEFAULT NULL,
     target_bound float8 DEFAULT NULL,
-    intercept text DEFAULT NULL)
+    intercept text DEFAULT NULL,
+    dimension int DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN dperm.check_options(jsonb_strip_nulls(jsonb_build_object(
@@ -47,7 +48,8 @@ RETURN dperm.check_options(jsonb_strip_nulls(jsonb_build_object(
     'step_size', step_size, 'batch_size', batch_size, 'ls_sigma', ls_sigma,
     'accountant', accountant, 'neighbors', neighbors, 'dataset', dataset,
     'seed', seed, 'feature_names', feature_names, 'classes', classes,
-    'target_bound', target_bound, 'intercept', intercept)));
+    'target_bound', target_bound, 'intercept', intercept,
+    'dimension', dimension)));
 COMMENT ON FUNCTION dp_options IS 'options of a private release (epsilon is required)';
 
 -- dp_options with l2 as text, for l2 => 'auto' (issue 15 item 3: dperm picks
@@ -77,7 +79,8 @@ CREATE FUNCTION dp_options(
     feature_names text[] DEFAULT NULL,
     classes int DEFAULT NULL,
     target_bound float8 DEFAULT NULL,
-    intercept text DEFAULT NULL)
+    intercept text DEFAULT NULL,
+    dimension int DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN dperm.check_options(jsonb_strip_nulls(jsonb_build_object(
@@ -87,10 +90,11 @@ RETURN dperm.check_options(jsonb_strip_nulls(jsonb_build_object(
     'step_size', step_size, 'batch_size', batch_size, 'ls_sigma', ls_sigma,
     'accountant', accountant, 'neighbors', neighbors, 'dataset', dataset,
     'seed', seed, 'feature_names', feature_names, 'classes', classes,
-    'target_bound', target_bound, 'intercept', intercept)));
+    'target_bound', target_bound, 'intercept', intercept,
+    'dimension', dimension)));
 COMMENT ON FUNCTION dp_options(text, float8, float8, text, float8, boolean, float8, float8, float8,
                                bigint, float8, bigint, float8, text, text, text, bigint, text[],
-                               int, float8, text)
+                               int, float8, text, int)
   IS 'options of a private release with l2 => ''auto'' (l2 chosen privately)';
 
 -- ---------------------------------------------------------------- dp_model

@@ -77,6 +77,7 @@ struct Options {
   uint64_t seed = 0;
   bool has_dataset = false;
   int n_feature_names = -1;  // -1: not given
+  int dimension = 0;         // the declared d (0: not given; see DeclaredDimension)
   // Bit i: OptionTable()[i] was given (ParseOptions sets it; code that fills
   // Options directly sets none). dp_explain's "options_given".
   uint32_t given = 0;
@@ -101,6 +102,14 @@ constexpr double kHuberDeltaPerTargetBound = 0.1;
 double HuberDelta(const Options& options);
 
 Options ParseOptions(const OptionEntry* entries, int n_entries);
+
+// The largest declared dimension d (the option `dimension`).
+constexpr int kMaxDimension = 1000000;
+
+// d as the options declare it: `dimension`, else the number of
+// `feature_names`; -1 when neither is given (then d is not public, and a
+// release charged to a budgeted or protected relation is refused).
+int DeclaredDimension(const Options& options);
 
 // Checks the options that depend on the model: dp_softmax needs `classes`
 // (K >= 2, part of the model's public shape), the binary losses refuse it.

@@ -81,6 +81,19 @@ struct L2Selection {
   std::string rule;              // the calibration, in words
 };
 
+// An in-memory release's plan and charge, from public inputs only (options,
+// n, d): l2 => 'auto' plans a selection (the charge is the selection's
+// curve, the plan its first candidate's), any other release PlanRelease.
+// The aggregates' final function and dperm.train (which charges it before
+// the first row is read) plan with this one function.
+struct InMemoryRelease {
+  Plan plan;                  // the plan charged
+  std::vector<double> curve;  // the release's RDP curve on LedgerOrders()
+  bool selects = false;       // l2 => 'auto'
+  L2Selection selection;      // when selects
+};
+InMemoryRelease PlanInMemoryRelease(const Options& options, LossKind loss, int64_t n, int d);
+
 // The selection's plan from public inputs only: grid, split sizes, the
 // candidates' plans at the calibrated per-candidate epsilon, the score's
 // epsilon, the curves. Throws Error(kInvalidParameter) when n <

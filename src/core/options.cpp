@@ -371,6 +371,16 @@ std::vector<OptionSpec> BuildTable() {
                           },
                           [](const Options& o) { return NumberIf(o.classes > 0, o.classes); }),
                      2, false, kMaxClasses));
+  t.push_back(Ranged(Spec("dimension", Type::kInteger, "int", "—",
+                          "d, the number of features of every row (declared, never read from a "
+                          "row; required for releases charged to a budgeted or protected "
+                          "relation unless `feature_names` gives it): rows of another length are "
+                          "truncated or padded with zeros",
+                          [](const OptionEntry&, double v, Options& o) {
+                            o.dimension = static_cast<int>(v);
+                          },
+                          [](const Options& o) { return NumberIf(o.dimension > 0, o.dimension); }),
+                     1, false, kMaxDimension));
   return t;  // at most 32 entries: Options::given (test_algorithm_table.cpp)
 }
 
@@ -486,7 +496,15 @@ Options ParseOptions(const OptionEntry* entries, int n_entries) {
                      FormatNumber(o.epsilon),
                  "Releases below epsilon = " + FormatNumber(kMinEpsilon) +
                      " reveal nothing but their exact row count; dperm refuses them.");
+  if (o.dimension > 0 && o.n_feature_names >= 0 && o.n_feature_names != o.dimension)
+    ThrowInvalid("feature_names has " + std::to_string(o.n_feature_names) +
+                 " names, but dimension is " + std::to_string(o.dimension));
   return o;
+}
+
+int DeclaredDimension(const Options& options) {
+  if (options.dimension > 0) return options.dimension;
+  return options.n_feature_names > 0 ? options.n_feature_names : -1;
 }
 
 double HuberDelta(const Options& options) {

@@ -426,4 +426,18 @@ std::vector<double> PapernotSteinkeRdp(const std::vector<double>& orders,
   return out;
 }
 
+InMemoryRelease PlanInMemoryRelease(const Options& options, LossKind loss, int64_t n, int d) {
+  InMemoryRelease r;
+  if (options.l2_auto) {
+    r.selects = true;
+    r.selection = PlanL2Selection(options, loss, n, d);
+    r.plan = SelectionChargePlan(r.selection);
+    r.curve = r.selection.rdp_curve;
+  } else {
+    r.plan = PlanRelease(options, loss, n, d);
+    r.curve = ReleaseRdpCurve(r.plan);
+  }
+  return r;
+}
+
 }  // namespace dperm

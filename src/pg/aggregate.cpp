@@ -24,6 +24,8 @@
 
 #include "dperm_pg.hpp"
 #include "progress.hpp"
+#include "protect.hpp"
+#include "release_guard.hpp"
 
 extern "C" {
 #include "catalog/pg_type.h"
@@ -37,29 +39,25 @@ extern "C" {
 namespace dperm::pg {
 namespace {
 
-// A row-dependent error found while reading the rows. It is not raised at
-// once (it would tell the caller something about the rows for free): the
-// rest of the rows are skipped, and the final function charges the release
-// before it raises the error.
-enum DeferredError : int32 { kNoError = 0, kRaggedRow = 1, kMultiDimRow = 2, kOptionsDiffer = 3 };
-
 // Aggregate state; plain data, lives in the aggregate memory context.
 struct RowState {
   int32 loss;          // LossKind
-  int32 d;             // features per row, -1 until the first row
-  int64 n;             // rows kept
-  int64 seen;          // rows the release would keep, counted even when not
-                       // buffered (past dperm.max_buffer, after a deferred error)
-  int32 shape_d;       // element count of the first counted features array, -1 before
+  int32 d;             // the public d: declared, or (a release charged to no
+                       // budgeted or protected relation, d not declared) the
+                       // length of the first non-NULL features; -1 before
+  int64 n;             // rows read: every row counts (ReadRow's rule)
   int64 capacity;      // rows the buffer holds
   double* rows;        // capacity * (d + 1) doubles
-  Jsonb* options_raw;  // the options as given, to check every row agrees
+  double* pending;     // labels of rows read before d was known (d not declared)
+  int64 n_pending;
+  int64 pending_capacity;
+  bool over_buffer;    // n (d + 1) float8 passed dperm.max_buffer: rows only counted
+  Jsonb* options_raw;  // the options as given (the same for every row: checked
+                       // to be row-independent before the first row)
   Options options;
-  int32 deferred;      // DeferredError
-  int32 deferred_dim;  // the offending row's dimension
-  bool stable_options; // the options argument is a constant or parameter: the
-                       // same for every row, so compared on the first row only
-  bool impute;         // dperm.train: rows with NULLs are imputed, never skipped
+  Oid* relations;      // the relations the release is charged to
+  int n_relations;
+  bool strict;         // charged to a budgeted or protected relation
   bool reports;        // counts its rows in dperm.progress (StartProgress)
   uint64 progress;     // the dperm.progress row it began itself, or 0
   int64 read;          // rows read while it reports
@@ -82,22 +80,30 @@ MemoryContext AggregateContext(FunctionCallInfo fcinfo, const char* what) {
   return context;
 }
 
-RowState* NewState(MemoryContext context, LossKind loss, Jsonb* options) {
+// A new state: every check here needs only public inputs (the options, the
+// statement's relations and the catalog) and runs before the first row is
+// kept; the release guard (release_guard.cpp) made the same checks before
+// the statement read any row.
+RowState* NewState(FunctionCallInfo fcinfo, MemoryContext context, LossKind loss, Jsonb* options,
+                   const char* name) {
   RowState* st = static_cast<RowState*>(MemoryContextAllocZero(context, sizeof(RowState)));
   st->loss = static_cast<int32>(loss);
-  st->d = -1;
-  st->shape_d = -1;
-  st->options = ParseOptionsJsonb(options).options;
-  // Checked before any row is read: dp_softmax's transition needs K, and an
-  // option error must not depend on the rows.
+  ParsedOptions parsed = ParseOptionsJsonb(options);
+  st->options = parsed.options;
   const Options& o = st->options;
   RunCore([&] { CheckOptionsForLoss(o, loss); });
   CheckSeedAllowed(o);
-  st->options_raw = static_cast<Jsonb*>(MemoryContextAlloc(context, VARSIZE(options)));
+  CheckRowIndependentOptions(fcinfo, name);
+  MemoryContext old = MemoryContextSwitchTo(context);
+  st->options_raw = static_cast<Jsonb*>(palloc(VARSIZE(options)));
   memcpy(st->options_raw, options, VARSIZE(options));
-  // dperm.train: the dimension is the column's public shape, read before.
-  st->impute = OidIsValid(g_release.caller);
-  if (st->impute) st->d = st->shape_d = g_release.dimension;
+  st->relations = RelationsRead(fcinfo, parsed.dataset, &st->n_relations);
+  MemoryContextSwitchTo(old);
+  st->strict = g_release.strict || ChargedStrictly(st->relations, st->n_relations);
+  // dperm.train decided d before reading (declared, or its own public rule).
+  st->d = OidIsValid(g_release.caller) ? g_release.dimension : DeclaredDimension(o);
+  if (st->strict && st->d < 0) RaiseUndeclaredDimension(name);
+  if (st->d >= 0) CheckCoefficientCount(loss, st->d, o);
   return st;
 }
 
@@ -111,7 +117,7 @@ void EndStateProgress(void* arg) { ProgressEnd(static_cast<RowState*>(arg)->prog
 // never run (a LIMIT that stops a grouped scan), when the aggregate's memory
 // is reset.
 void StartProgress(MemoryContext context, RowState* st, Oid relid) {
-  if (st->impute) {
+  if (OidIsValid(g_release.caller)) {
     st->reports = g_progress.active;
   } else {
     st->progress = ProgressBegin(relid, static_cast<LossKind>(st->loss));
@@ -131,43 +137,13 @@ void StartProgress(MemoryContext context, RowState* st, Oid relid) {
   ProgressStartPass();
 }
 
-// Whether the aggregate's options argument (its third) is a constant or a
-// query parameter, hence the same value for every row of the aggregate.
-bool OptionsArgumentIsConstant(FunctionCallInfo fcinfo) {
-  Aggref* aggref = AggGetAggref(fcinfo);
-  if (aggref == nullptr || list_length(aggref->args) < 3) return false;
-  Node* arg = reinterpret_cast<Node*>(static_cast<TargetEntry*>(list_nth(aggref->args, 2))->expr);
-  return IsA(arg, Const) ||
-         (IsA(arg, Param) && reinterpret_cast<Param*>(arg)->paramkind == PARAM_EXTERN);
-}
-
-bool SameOptions(const Jsonb* a, const Jsonb* b) {
-  return VARSIZE(a) == VARSIZE(b) && memcmp(a, b, VARSIZE(a)) == 0;
-}
-
-void Defer(RowState* st, DeferredError error, int dim) {
-  if (st->deferred != kNoError) return;
-  st->deferred = error;
-  st->deferred_dim = dim;
-}
-
-// Sets the dimension on the first row (the public shape: the coefficient
-// cap applies to it at once); false when a later row disagrees.
-bool SetDimension(RowState* st, int d) {
-  if (st->d < 0) {
-    CheckCoefficientCount(static_cast<LossKind>(st->loss), d, st->options);
-    st->d = d;
-  }
-  return st->d == d;
-}
-
 // dperm.max_buffer in bytes.
 Size BufferLimit() { return static_cast<Size>(g_max_buffer_kb) * 1024; }
 
 // Whether `rows` rows of shape d (plus the label) fit under dperm.max_buffer.
 bool BufferFits(int64 rows, int32 d) {
-  return d < 0 || static_cast<double>(rows) * (d + 1) * sizeof(double) <=
-                      static_cast<double>(BufferLimit());
+  return static_cast<double>(rows) * (Max(d, 0) + 1) * sizeof(double) <=
+         static_cast<double>(BufferLimit());
 }
 
 // Room for `more` rows in the buffer (doubling, huge allocations allowed).
@@ -185,14 +161,12 @@ void Reserve(MemoryContext context, RowState* st, int64 more) {
   st->capacity = capacity;
 }
 
-// Reads a float8[] row (NULL elements become NaN and are then sanitised
-// like NaN); *ndim > 1 means a multi-dimensional array, which is not read.
-double* ReadFeatures(ArrayType* array, int* d, int* ndim) {
-  *ndim = ARR_NDIM(array);
-  if (*ndim > 1) return nullptr;
+// The elements of a float8[] of any shape, in storage order (NULL elements
+// become NaN, which ClipRow makes 0); *count is their number.
+const double* ArrayElements(ArrayType* array, int* count) {
   int n = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
-  *d = n;
-  if (!ARR_HASNULL(array)) return reinterpret_cast<double*>(ARR_DATA_PTR(array));
+  *count = n;
+  if (!ARR_HASNULL(array)) return reinterpret_cast<const double*>(ARR_DATA_PTR(array));
   Datum* values;
   bool* nulls;
   deconstruct_array(array, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
@@ -205,23 +179,11 @@ double* ReadFeatures(ArrayType* array, int* d, int* ndim) {
 // How the label argument becomes the stored label.
 enum class LabelRule { kBoolean, kLogisticFloat, kHuberTarget, kClass };
 
-// Whether the row's label makes it a training row: not NULL, and for
-// dp_softmax a class in 0 .. K-1. A class outside that range is skipped
-// exactly like a NULL label, never an error: an error would depend on the
-// data (DESIGN.md section 4). Like NULL rows, skipped rows are not counted
-// in n, which is public.
-bool KeepRow(FunctionCallInfo fcinfo, LabelRule rule, const RowState* st) {
-  if (PG_ARGISNULL(1) || PG_ARGISNULL(2)) return false;
-  if (rule != LabelRule::kClass) return true;
-  int32 k = PG_GETARG_INT32(2);
-  return k >= 0 && k < st->options.classes;
-}
-
-// The stored label of a row. Under dperm.train (st->impute) every row of a
-// protected relation is kept, so that n is the relation's row count whatever
-// columns and options the analyst picks; a NULL label is imputed as a NaN
-// one (logistic: negative; Huber: 0), a NULL class as class 0, and a class
-// outside 0 .. K-1 is clamped into it, as features are clipped.
+// The stored label of a row (the sanitising rule of DESIGN.md section 4:
+// every row is kept, so n is the number of rows read whatever their
+// values): a NULL label is imputed as a NaN one (logistic: negative;
+// Huber: 0), a NULL class as class 0, and a class outside 0 .. K-1 is
+// clamped into it, as features are clipped.
 double StoredLabel(FunctionCallInfo fcinfo, LabelRule rule, const RowState* st) {
   bool null_label = PG_ARGISNULL(2);
   switch (rule) {
@@ -235,93 +197,92 @@ double StoredLabel(FunctionCallInfo fcinfo, LabelRule rule, const RowState* st) 
   return 0;
 }
 
-// One transition: skip NULL rows (and classes out of range) or, under
-// dperm.train, impute them; else clip and append. A row-dependent error is
-// deferred to the final function, which charges before raising it.
+// Keeps a label of a row read before d is known (d not declared, and
+// every features value so far NULL): the row is the zero vector.
+void AddPending(MemoryContext context, RowState* st, double label) {
+  if (st->n_pending == st->pending_capacity) {
+    st->pending_capacity = Max((int64)64, 2 * st->pending_capacity);
+    Size bytes = sizeof(double) * st->pending_capacity;
+    st->pending = static_cast<double*>(st->pending == nullptr
+                                           ? MemoryContextAllocHuge(context, bytes)
+                                           : repalloc_huge(st->pending, bytes));
+  }
+  st->pending[st->n_pending++] = label;
+}
+
+// Appends one sanitised row: its features (nullptr: NULL) truncated or
+// padded with zeros to d, then clipped (ClipRow), and its label.
+void AppendRow(MemoryContext context, RowState* st, const double* x, int count, double label) {
+  int d = st->d;
+  if (!BufferFits(st->n + 1, d)) {  // past the cap: the rows are dropped, the count goes on
+    st->over_buffer = true;
+    if (st->rows != nullptr) pfree(st->rows);
+    st->rows = nullptr;
+    st->capacity = 0;
+  }
+  if (st->over_buffer) {
+    st->n++;
+    return;
+  }
+  Reserve(context, st, 1);
+  double* row = st->rows + st->n * (d + 1);
+  if (x != nullptr && count >= d) {
+    ClipRow(x, d, st->options.feature_bound, row);
+  } else {
+    double* padded = static_cast<double*>(palloc0(sizeof(double) * Max(d, 1)));
+    if (x != nullptr) memcpy(padded, x, sizeof(double) * count);
+    ClipRow(padded, d, st->options.feature_bound, row);
+    pfree(padded);
+  }
+  row[d] = label;
+  st->n++;
+}
+
+// Fixes d at `d` (the first non-NULL features of a release whose d is not
+// declared) and appends the rows read before it as zero vectors.
+void SetDimension(MemoryContext context, RowState* st, int d) {
+  CheckCoefficientCount(static_cast<LossKind>(st->loss), d, st->options);
+  st->d = d;
+  for (int64 i = 0; i < st->n_pending; i++) AppendRow(context, st, nullptr, 0, st->pending[i]);
+  st->n_pending = 0;
+}
+
+// One transition. Every row is kept (ReadRow's rule): features of any
+// shape are read in storage order and truncated or padded with zeros to the
+// public d, NULL features are the zero vector, then clipped; labels by
+// StoredLabel. Nothing here fails on a row's values or shape.
 Datum Transition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule,
                  const char* name) {
   MemoryContext context = AggregateContext(fcinfo, name);
   if (PG_ARGISNULL(3))
     ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
                     errmsg("dperm options must not be NULL")));
-  Jsonb* options = PG_GETARG_JSONB_P(3);
   RowState* st = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<RowState*>(PG_GETARG_POINTER(0));
   if (st == nullptr) {
     // Before the first row is kept: not on a Citus table or shard (citus.cpp).
     List* relids = RangeTableRelations(fcinfo);
     RefuseCitusRelations(relids, name);
-    st = NewState(context, loss, options);
-    st->stable_options = OptionsArgumentIsConstant(fcinfo);
+    st = NewState(fcinfo, context, loss, PG_GETARG_JSONB_P(3), name);
     StartProgress(context, st, relids == NIL ? InvalidOid : linitial_oid(relids));
-  } else if (!st->stable_options && !SameOptions(st->options_raw, options)) {
-    Defer(st, kOptionsDiffer, 0);
   }
   if (st->reports) {
     st->read++;
     ProgressCountRow();
   }
-  if (!st->impute && !KeepRow(fcinfo, rule, st)) PG_RETURN_POINTER(st);
-  // Counted whatever happens next, so that the buffer refusal depends on
-  // (n, d) only, never on which rows are ragged (BufferRefusal).
-  st->seen++;
-  if (st->shape_d < 0 && !PG_ARGISNULL(1)) {
-    ArrayType* first = PG_GETARG_ARRAYTYPE_P(1);
-    st->shape_d = ArrayGetNItems(ARR_NDIM(first), ARR_DIMS(first));
-  }
-  if (st->deferred != kNoError || !BufferFits(st->seen, st->shape_d)) {
-    if (st->rows != nullptr) {  // past the cap: the rows are dropped, the count goes on
-      pfree(st->rows);
-      st->rows = nullptr;
-      st->capacity = 0;
-    }
+  double label = StoredLabel(fcinfo, rule, st);
+  if (PG_ARGISNULL(1)) {
+    if (st->d < 0)
+      AddPending(context, st, label);
+    else
+      AppendRow(context, st, nullptr, 0, label);
     PG_RETURN_POINTER(st);
   }
-
-  int d = st->d, ndim = 1;
-  double* x = nullptr;
-  if (!PG_ARGISNULL(1)) {
-    x = ReadFeatures(PG_GETARG_ARRAYTYPE_P(1), &d, &ndim);
-  } else {  // imputed: the zero vector of the public dimension
-    x = static_cast<double*>(palloc0(sizeof(double) * Max(d, 1)));
-  }
-  if (ndim > 1) {
-    Defer(st, kMultiDimRow, ndim);
-    PG_RETURN_POINTER(st);
-  }
-  if (!SetDimension(st, d)) {
-    Defer(st, kRaggedRow, d);
-    PG_RETURN_POINTER(st);
-  }
-  Reserve(context, st, 1);
-  double* row = st->rows + st->n * (d + 1);
-  ClipRow(x, d, st->options.feature_bound, row);
-  row[d] = StoredLabel(fcinfo, rule, st);
-  st->n++;
+  ArrayType* array = PG_GETARG_ARRAYTYPE_P(1);
+  int count = 0;
+  if (st->d < 0) SetDimension(context, st, ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array)));
+  const double* x = st->over_buffer ? nullptr : ArrayElements(array, &count);
+  AppendRow(context, st, x, count, label);
   PG_RETURN_POINTER(st);
-}
-
-// The deferred error of a state, as it is raised after the charge.
-void DescribeDeferred(const RowState* st, CoreError* error) {
-  error->raised = true;
-  switch (st->deferred) {
-    case kRaggedRow:
-      error->sqlstate = ERRCODE_ARRAY_SUBSCRIPT_ERROR;
-      snprintf(error->message, sizeof error->message,
-               "features have %d dimensions, expected %d", st->deferred_dim, st->d);
-      strlcpy(error->hint, "Every row of a training aggregate needs the same number of features.",
-              sizeof error->hint);
-      break;
-    case kMultiDimRow:
-      error->sqlstate = ERRCODE_ARRAY_SUBSCRIPT_ERROR;
-      snprintf(error->message, sizeof error->message,
-               "features must be a one-dimensional array, not %d-dimensional", st->deferred_dim);
-      break;
-    default:
-      error->sqlstate = ERRCODE_INVALID_PARAMETER_VALUE;
-      strlcpy(error->message, "dperm options must be the same for every row of an aggregate",
-              sizeof error->message);
-      break;
-  }
 }
 
 }  // namespace
@@ -374,33 +335,6 @@ DPERM_FUNCTION(dperm_serialize) { return dperm_combine_body(fcinfo); }
 DPERM_FUNCTION(dperm_deserialize) { return dperm_combine_body(fcinfo); }
 
 namespace dperm::pg {
-namespace {
-
-// Charges a release that failed after reading the rows, then raises its
-// error: the error depends on the rows, so it is paid for like a model.
-[[noreturn]] void ChargeAndRaise(const CoreError& failure, const Options& o, LossKind loss,
-                                 const RowState* st, const Oid* relations, int n_relations) {
-  ChargeRequest charge = {o.has_algorithm ? AlgorithmName(o.algorithm) : "none",
-                          "none (the release failed after reading the rows)",
-                          LossName(loss),
-                          "replace_one",
-                          o.epsilon,
-                          o.delta,
-                          st->n,
-                          Max(st->d, 0),
-                          nullptr,
-                          0,
-                          o.has_seed};
-  ChargeRelease(charge, relations, n_relations);
-  ereport(ERROR, (errcode(failure.sqlstate), errmsg("%s", failure.message),
-                  errdetail("The release was charged epsilon = %g and delta = %g in dperm.ledger: "
-                            "this error depends on the rows read.",
-                            o.epsilon, o.delta),
-                  failure.hint[0] ? errhint("%s", failure.hint) : 0));
-  pg_unreachable();
-}
-
-}  // namespace
 
 bool InMemoryFits(int64 n, int d) { return BufferFits(n, d); }
 
@@ -422,54 +356,35 @@ void RaiseBufferRefusal() {
 
 // Final: plan from public inputs, charge the ledger, train, release.
 DPERM_FUNCTION(dperm_final) {
-  AggregateContext(fcinfo, "dperm_final");
-  if (PG_ARGISNULL(0)) PG_RETURN_NULL();  // no rows at all
+  MemoryContext context = AggregateContext(fcinfo, "dperm_final");
+  if (PG_ARGISNULL(0)) PG_RETURN_NULL();  // no rows at all: n = 0
   RowState* st = reinterpret_cast<RowState*>(PG_GETARG_POINTER(0));
   if (st->reports) ProgressEndPass(st->read);
-  if (!BufferFits(st->seen, st->shape_d)) RaiseBufferRefusal();
-  // Only skipped rows: nothing is released (under dperm.train no row is
-  // skipped, so this means an empty relation, whose n = 0 is public).
-  if (st->n == 0 && st->deferred == kNoError) PG_RETURN_NULL();
+  if (st->d < 0) SetDimension(context, st, 0);  // every features value NULL
+  if (st->over_buffer) RaiseBufferRefusal();
   ParsedOptions parsed = ParseOptionsJsonb(st->options_raw);
   const dperm::Options& o = parsed.options;
   LossKind loss = static_cast<LossKind>(st->loss);
-  int n_relations = 0;
-  Oid* relations = RelationsRead(fcinfo, parsed.dataset, &n_relations);
-
-  // From here on every outcome depends on the rows: a failure is charged
-  // before it is raised (ChargeAndRaise), a success before it is computed.
-  CoreError failure;
-  PgBox<dperm::Plan> plan(CurrentMemoryContext);
-  PgBox<std::vector<double>> curve(CurrentMemoryContext);
-  PgBox<dperm::L2Selection> selection(CurrentMemoryContext);  // l2 => 'auto'
-  if (st->deferred != kNoError) {
-    DescribeDeferred(st, &failure);
-  } else if (o.n_feature_names >= 0 && o.n_feature_names != st->d) {
-    failure.raised = true;
-    failure.sqlstate = ERRCODE_INVALID_PARAMETER_VALUE;
-    snprintf(failure.message, sizeof failure.message,
-             "feature_names has %d names, but the rows have %d features", o.n_feature_names, st->d);
-  } else {
-    CaptureCore([&] {
-      if (o.l2_auto) {
-        // One release: the selection's curve covers every candidate and
-        // the scores (select_l2.hpp); the row names the first candidate.
-        selection.Emplace(dperm::PlanL2Selection(o, loss, st->n, st->d));
-        plan.Emplace(dperm::SelectionChargePlan(*selection));
-        curve.Emplace(selection->rdp_curve);
-      } else {
-        plan.Emplace(dperm::PlanRelease(o, loss, st->n, st->d));
-        curve.Emplace(dperm::ReleaseRdpCurve(*plan));
-      }
-    }, &failure);
-  }
-  if (failure.raised && failure.sqlstate == ERRCODE_QUERY_CANCELED) ReportCoreError(failure);
+  // Every error up to the charge needs only public inputs (the options, n
+  // and d) and costs nothing; after it, every outcome is paid for.
+  if (o.n_feature_names >= 0 && o.n_feature_names != st->d)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("feature_names has %d names, but the rows have %d features",
+                           o.n_feature_names, st->d)));
+  PgBox<dperm::InMemoryRelease> planned(CurrentMemoryContext);
+  RunCore([&] { planned.Emplace(dperm::PlanInMemoryRelease(o, loss, st->n, st->d)); });
+  const dperm::Plan* plan = &planned->plan;
   if (st->reports) ProgressSetPhase(ProgressPhase::kCharging);
-  if (failure.raised) ChargeAndRaise(failure, o, loss, st, relations, n_relations);
-
-  // Charged before the model is computed: a refused release trains nothing.
   if (st->reports) ProgressSetAlgorithm(plan->algorithm);
-  ChargeRelease(PlanCharge(*plan, o, *curve), relations, n_relations);
+  if (g_release.precharged) {
+    // dperm.train charged this plan before the first row was read, from
+    // the n it counted in the same snapshot.
+    if (st->n != g_release.n)
+      elog(ERROR, "dperm.train counted %lld rows but read %lld", (long long)g_release.n,
+           (long long)st->n);
+  } else {
+    ChargeRelease(PlanCharge(*plan, o, planned->curve), st->relations, st->n_relations);
+  }
   if (st->reports) ProgressSetPhase(ProgressPhase::kTraining);
 
   uint8 key[32];
@@ -492,14 +407,14 @@ DPERM_FUNCTION(dperm_final) {
     dperm::ModelMeta m = meta;  // a copy: m.offset points into this scope
     m.offset = &offset;
     if (o.l2_auto) {
-      dperm::L2SelectionResult r = dperm::TrainL2Selection(*selection, st->rows, rng);
-      selection_json.Emplace(dperm::L2SelectionJson(*selection, &r));
+      dperm::L2SelectionResult r = dperm::TrainL2Selection(planned->selection, st->rows, rng);
+      selection_json.Emplace(dperm::L2SelectionJson(planned->selection, &r));
       m.l2_selection_json = selection_json->c_str();
       m.release_epsilon = o.epsilon;
       m.release_delta = o.delta;
       offset = std::move(r.offset);
       w.Emplace(std::move(r.w));
-      json.Emplace(dperm::ModelJson(selection->candidates[size_t(r.chosen)], *w, m));
+      json.Emplace(dperm::ModelJson(planned->selection.candidates[size_t(r.chosen)], *w, m));
     } else {
       w.Emplace(dperm::TrainModel(*plan, st->rows, rng, &offset));
       json.Emplace(dperm::ModelJson(*plan, *w, m));

@@ -8,6 +8,7 @@
 #include "module.hpp"
 #include "pass_aggregate.hpp"
 #include "relations.hpp"
+#include "release_guard.hpp"
 #include "ledger_writer.hpp"
 #include "progress.hpp"
 
@@ -106,4 +107,6 @@ void _PG_init(void) {
   dperm::SetInterruptProbe(&dperm::pg::InterruptIsPending);
   // dperm.progress: a release's row ends with its (sub)transaction.
   dperm::pg::InitProgress();
+  // Every statement with a training aggregate is checked before it runs.
+  dperm::pg::InstallReleaseGuard();
 }

@@ -231,28 +231,24 @@ Datum PassTransition(FunctionCallInfo fcinfo, LossKind loss, PassLabel rule) {
   if (PG_ARGISNULL(1)) {  // imputed: the zero vector of the public dimension
     memset(cache->raw, 0, sizeof(double) * spec.d);
   } else {
+    // The sanitising rule of the in-memory aggregates (aggregate.cpp):
+    // elements in storage order, whatever the array's shape, truncated or
+    // padded with zeros to the public d; NULL elements are NaN (ClipRow: 0).
+    // Never an error: the outcome must not depend on a row's shape.
     ArrayType* features = PG_GETARG_ARRAYTYPE_P(1);
-    int nd = ARR_NDIM(features);
-    int n = nd == 0 ? 0 : nd == 1 ? ARR_DIMS(features)[0] : ArrayGetNItems(nd, ARR_DIMS(features));
-    // The rows were charged for before this pass (dperm.train charges first),
-    // so a row of another shape is an error like the in-memory path's.
-    if (nd > 1)
-      ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-                      errmsg("features must be a one-dimensional array, not %d-dimensional", nd),
-                      errdetail("dperm.train charged the release before reading the rows.")));
-    if (n != spec.d)
-      ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-                      errmsg("features have %d dimensions, expected %d", n, spec.d),
-                      errdetail("dperm.train charged the release before reading the rows."),
-                      errhint("Every row of a training aggregate needs the same number of features.")));
-    if (!ARR_HASNULL(features)) {
+    int n = ArrayGetNItems(ARR_NDIM(features), ARR_DIMS(features));
+    if (!ARR_HASNULL(features) && n >= spec.d) {
       raw = reinterpret_cast<const double*>(ARR_DATA_PTR(features));
+    } else if (!ARR_HASNULL(features)) {
+      memcpy(cache->raw, ARR_DATA_PTR(features), sizeof(double) * n);
+      memset(cache->raw + n, 0, sizeof(double) * (spec.d - n));
     } else {
       Datum* values;
       bool* nulls;
       deconstruct_array(features, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
                         &values, &nulls, &n);
-      for (int i = 0; i < n; i++) cache->raw[i] = nulls[i] ? NAN : DatumGetFloat8(values[i]);
+      for (int i = 0; i < spec.d; i++)
+        cache->raw[i] = i >= n ? 0 : nulls[i] ? NAN : DatumGetFloat8(values[i]);
     }
   }
   bool null_label = PG_ARGISNULL(2);

@@ -16,12 +16,14 @@
 
 #include "aggregate.hpp"
 #include "arrays.hpp"
+#include "charge.hpp"
 #include "citus.hpp"
 #include "internal_sql.hpp"
 #include "module.hpp"
 #include "options_pg.hpp"
 #include "protect.hpp"
 #include "relations.hpp"
+#include "release_guard.hpp"
 #include "streaming.hpp"
 #include "progress.hpp"
 
@@ -325,7 +327,8 @@ DPERM_FUNCTION(dperm_train) {
   SPI_connect();
   bool allowed = false;
   Oid reader;
-  if (OidIsValid(ProtectionOf(relid, caller, &allowed))) {
+  bool is_protected = OidIsValid(ProtectionOf(relid, caller, &allowed));
+  if (is_protected) {
     // A protected table that became a view (a "_RETURN" rule) is no longer
     // protected data: never read it as its owner.
     if (get_rel_relkind(relid) == RELKIND_VIEW)
@@ -370,18 +373,29 @@ DPERM_FUNCTION(dperm_train) {
   // callbacks should anything raise (progress.cpp).
   uint64 progress = ProgressBegin(relid, loss);
   ProgressSetPhase(ProgressPhase::kCountingRows);
-  // The public shape, read as the reader: n, the relation's row count (every
-  // row is kept, NULLs imputed, so n does not depend on the columns or
-  // options chosen), and d, the dimension of the features column (the model
-  // shows both anyway). With them the whole plan is checked here, before a
-  // row is read: only a row of another shape can still fail later, charged.
+  // The relations charged, and whether the release must be private with
+  // respect to them (a budget or protection): then d is declared.
+  int n_relations = 0;
+  Oid* relations = TrainRelations(relid, release.dataset, &n_relations);
+  release.strict = is_protected || ChargedStrictly(relations, n_relations);
+  release.dimension = dperm::DeclaredDimension(parsed.options);
+  if (release.strict && release.dimension < 0) RaiseUndeclaredDimension("dperm.train");
+  // n, the relation's row count (every row is kept, NULLs imputed, so n
+  // does not depend on the columns or options chosen), counted as the
+  // reader in the snapshot the in-memory read uses too. Without a budget or
+  // protection and with d not declared, d is the length of the first
+  // non-NULL features value (the model shows both anyway).
   RunInternalSql(reader,
                  // Two scalar subqueries, not a subquery beside count(*): Citus
                  // plans each of them on a distributed relation (it cannot push
                  // a target-list subquery down beside an aggregate).
-                 psprintf("SELECT (SELECT pg_catalog.count(*) FROM %s),"
-                          " (SELECT pg_catalog.array_length(%s, 1) FROM %s WHERE %s IS NOT NULL LIMIT 1)",
-                          qualified, quote_identifier(features), qualified, quote_identifier(features)),
+                 release.dimension >= 0
+                     ? psprintf("SELECT (SELECT pg_catalog.count(*) FROM %s), %d", qualified,
+                                release.dimension)
+                     : psprintf("SELECT (SELECT pg_catalog.count(*) FROM %s),"
+                                " (SELECT pg_catalog.cardinality(%s) FROM %s WHERE %s IS NOT NULL LIMIT 1)",
+                                qualified, quote_identifier(features), qualified,
+                                quote_identifier(features)),
                  0, nullptr, nullptr, nullptr, SPI_OK_SELECT, true);
   bool isnull;
   int64 n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -410,15 +424,8 @@ DPERM_FUNCTION(dperm_train) {
   bool streaming = mode == TrainMode::kStreaming || (mode == TrainMode::kAuto && (!fits || distributed));
   if (!streaming && !fits) RaiseBufferRefusal();
   ProgressSetMode(streaming ? ProgressMode::kStreaming : ProgressMode::kInMemory);
-  if (n > 0)
-    RunCore([&] {
-      if (streaming)
-        dperm::PlanStreamingRelease(parsed.options, loss, n, release.dimension);
-      else if (parsed.options.l2_auto)
-        dperm::PlanL2Selection(parsed.options, loss, n, release.dimension);
-      else
-        dperm::PlanRelease(parsed.options, loss, n, release.dimension);
-    });
+  if (n > 0 && streaming)
+    RunCore([&] { dperm::PlanStreamingRelease(parsed.options, loss, n, release.dimension); });
 
   // dperm's own aggregate, by schema and exact argument types.
   RunAsCatalogOwner("SELECT e.extnamespace FROM pg_catalog.pg_extension e"
@@ -437,8 +444,6 @@ DPERM_FUNCTION(dperm_train) {
         " $2::pg_catalog.float8[]) FROM %s",
         target.pass_aggregate, quote_identifier(features), quote_identifier(label),
         target.label_cast, qualified);
-    int n_relations = 0;
-    Oid* relations = TrainRelations(relid, release.dataset, &n_relations);
     StreamingRequest request = {reader, pass_sql, loss, &parsed, DatumGetJsonbP(options),
                                 n, release.dimension, relations, n_relations, distributed};
     model = TrainStreamingRelease(request, &isnull);
@@ -449,10 +454,24 @@ DPERM_FUNCTION(dperm_train) {
                          qualified);
     Oid types[1] = {JSONBOID};
     Datum args[1] = {options};
+    // Charged before the first row is read: whatever the read raises
+    // afterwards (a row the reader cannot cast, a cancel) is paid for.
+    if (n > 0) {
+      PgBox<dperm::InMemoryRelease> planned(CurrentMemoryContext);
+      RunCore([&] {
+        planned.Emplace(dperm::PlanInMemoryRelease(parsed.options, loss, n, release.dimension));
+      });
+      ProgressSetPhase(ProgressPhase::kCharging);
+      ChargeRelease(PlanCharge(planned->plan, parsed.options, planned->curve), relations,
+                    n_relations);
+      release.precharged = true;
+      release.n = n;
+    }
     PG_TRY();
     {
       g_release = release;
-      RunInternalSql(reader, sql, 1, types, args, nullptr, SPI_OK_SELECT, false);
+      // read_only: the snapshot n was counted in.
+      RunInternalSql(reader, sql, 1, types, args, nullptr, SPI_OK_SELECT, true);
       g_release = ReleaseContext();
     }
     PG_CATCH();

@@ -132,21 +132,26 @@ static Oid* WithAncestors(List* relids, int* count) {
   return out;
 }
 
-List* RangeTableRelations(FunctionCallInfo fcinfo) {
+// The relations in the range table of a statement.
+static List* EStateRelations(EState* estate) {
   List* relids = NIL;
-  if (fcinfo->context != nullptr && IsA(fcinfo->context, AggState)) {
-    EState* estate = reinterpret_cast<AggState*>(fcinfo->context)->ss.ps.state;
-    ListCell* lc;
-    foreach (lc, estate->es_range_table) {
-      RangeTblEntry* rte = lfirst_node(RangeTblEntry, lc);
-      if (rte->rtekind == RTE_RELATION) relids = list_append_unique_oid(relids, rte->relid);
-    }
+  ListCell* lc;
+  foreach (lc, estate->es_range_table) {
+    RangeTblEntry* rte = lfirst_node(RangeTblEntry, lc);
+    if (rte->rtekind == RTE_RELATION) relids = list_append_unique_oid(relids, rte->relid);
   }
   return relids;
 }
 
-Oid* RelationsRead(FunctionCallInfo fcinfo, const char* dataset, int* count) {
-  List* relids = RangeTableRelations(fcinfo);
+List* RangeTableRelations(FunctionCallInfo fcinfo) {
+  if (fcinfo->context != nullptr && IsA(fcinfo->context, AggState))
+    return EStateRelations(reinterpret_cast<AggState*>(fcinfo->context)->ss.ps.state);
+  return NIL;
+}
+
+// `relids` plus the `dataset` option's relation (resolved by dperm.train,
+// or checked here for the releasing role), with every ancestor of each.
+static Oid* WithDataset(List* relids, const char* dataset, int* count) {
   // `dataset` adds a relation to charge; it never removes inferred ones.
   // dperm.train resolved it under the caller's search_path already.
   if (OidIsValid(g_release.dataset)) {
@@ -157,6 +162,14 @@ Oid* RelationsRead(FunctionCallInfo fcinfo, const char* dataset, int* count) {
     SPI_finish();
   }
   return WithAncestors(relids, count);
+}
+
+Oid* RelationsRead(FunctionCallInfo fcinfo, const char* dataset, int* count) {
+  return WithDataset(RangeTableRelations(fcinfo), dataset, count);
+}
+
+Oid* StatementRelations(EState* estate, const char* dataset, int* count) {
+  return WithDataset(EStateRelations(estate), dataset, count);
 }
 
 // The rules of view `view` (its "_RETURN" rule, and any other), by OID.

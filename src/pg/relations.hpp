@@ -5,6 +5,7 @@
 #include "boundary.hpp"
 
 extern "C" {
+#include "nodes/execnodes.h"
 #include "nodes/pg_list.h"
 }
 
@@ -17,6 +18,9 @@ struct ReleaseContext {
   Oid caller = InvalidOid;   // recorded in the ledger; `dataset` is checked for them
   int dimension = -1;        // the public shape d of the features column
   Oid dataset = InvalidOid;  // the `dataset` option, resolved under the caller's search_path
+  bool strict = false;       // charged to a budgeted or protected relation
+  bool precharged = false;   // dperm.train charged the release before reading a row
+  int64 n = 0;               // the row count dperm.train planned and charged with
 };
 extern ReleaseContext g_release;
 
@@ -42,6 +46,8 @@ Oid CheckDataset(const char* dataset, Oid role);
 // plus the `dataset` option's relation when given (CheckDataset), plus the
 // inheritance and partition ancestors of each. Returns a palloc'd array.
 Oid* RelationsRead(FunctionCallInfo fcinfo, const char* dataset, int* count);
+// RelationsRead for the statement of executor state `estate`.
+Oid* StatementRelations(EState* estate, const char* dataset, int* count);
 // The relations in the range table of the query running aggregate `fcinfo`.
 List* RangeTableRelations(FunctionCallInfo fcinfo);
 

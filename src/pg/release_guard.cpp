@@ -1,0 +1,293 @@
+// The release guard (DESIGN.md sections 4 and 6): a release charged to a
+// budgeted or protected relation is private with respect to that
+// relation's rows only if nothing but the noisy model depends on a row. The
+// aggregates sanitise every row (aggregate.cpp); what is left is the
+// statement around them, which this file checks before the statement reads
+// its first row:
+//
+//  * the aggregate reads every row of its relations exactly once: no WHERE,
+//    join, GROUP BY, HAVING, FILTER, DISTINCT, LIMIT below the aggregate,
+//    subquery or row-level policy. Otherwise the model would state the
+//    exact size of a filtered input (n = 1 for WHERE id = 7), and a grouped
+//    or filtered input that is empty would give no row where its neighbour
+//    gives a model or an error;
+//  * d is declared (the option `dimension`, or `feature_names`);
+//  * the options are the same for every row.
+//
+// The checks run from an ExecutorRun hook, so they do not depend on whether
+// the statement has rows: a grouped statement over an empty input never
+// calls the aggregate at all. The hook is installed when the library loads,
+// at the latest while the executor initialises the first dperm aggregate
+// (which loads the library before ExecutorRun reads the hook). The
+// aggregates repeat the checks that need no plan (NewState, aggregate.cpp).
+#include "dperm/options.hpp"
+
+#include "arrays.hpp"
+#include "internal_sql.hpp"
+#include "options_pg.hpp"
+#include "relations.hpp"
+#include "release_guard.hpp"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_type.h"
+#include "executor/executor.h"
+#include "executor/nodeAgg.h"
+#include "executor/spi.h"
+#include "nodes/execnodes.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/optimizer.h"
+#include "utils/array.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+Datum dperm_logreg_bool_transition(PG_FUNCTION_ARGS);
+Datum dperm_logreg_float_transition(PG_FUNCTION_ARGS);
+Datum dperm_huber_transition(PG_FUNCTION_ARGS);
+Datum dperm_softmax_transition(PG_FUNCTION_ARGS);
+}
+
+namespace dperm::pg {
+namespace {
+
+ExecutorRun_hook_type g_previous_run = nullptr;
+
+// The SQL name of the dperm training aggregate whose transition function is
+// `fn`, or nullptr: only dperm's own C functions match.
+const char* TrainingAggregate(PGFunction fn) {
+  if (fn == dperm_logreg_bool_transition || fn == dperm_logreg_float_transition) return "dp_logreg";
+  if (fn == dperm_huber_transition) return "dp_huber";
+  if (fn == dperm_softmax_transition) return "dp_softmax";
+  return nullptr;
+}
+
+// The options argument (the third) of a training aggregate call.
+Expr* OptionsArgument(Aggref* aggref) {
+  if (aggref == nullptr || list_length(aggref->args) < 3) return nullptr;
+  return static_cast<TargetEntry*>(list_nth(aggref->args, 2))->expr;
+}
+
+// Whether an expression has the same value for every row of one
+// aggregation: no column, no subquery, nothing volatile.
+bool RowIndependent(Expr* expr) {
+  Node* node = reinterpret_cast<Node*>(expr);
+  return node == nullptr ||
+         (!contain_var_clause(node) && !contain_subplans(node) && !contain_volatile_functions(node));
+}
+
+// Whether an expression reads a PARAM_EXEC parameter (set by an outer plan
+// node per row: not known before the statement runs).
+bool ReadsExecParam(Node* node, void*) {
+  if (node == nullptr) return false;
+  if (IsA(node, Param) && reinterpret_cast<Param*>(node)->paramkind == PARAM_EXEC) return true;
+  return expression_tree_walker(node, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(ReadsExecParam)), nullptr);
+}
+
+// The `dataset` option of a row-independent options expression, evaluated
+// in the statement's executor state (external parameters included); nullptr
+// when it names none or cannot be known before the statement runs.
+const char* DatasetOption(Expr* options, EState* estate) {
+  if (options == nullptr || ReadsExecParam(reinterpret_cast<Node*>(options), nullptr))
+    return nullptr;
+  MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
+  ExprState* state = ExecPrepareExpr(options, estate);
+  bool isnull = false;
+  Datum value = ExecEvalExprSwitchContext(state, GetPerTupleExprContext(estate), &isnull);
+  MemoryContextSwitchTo(old);
+  if (isnull) return nullptr;
+  return ParseOptionsJsonb(DatumGetJsonbP(value)).dataset;
+}
+
+// Whether dperm's catalog has table `name` (a 0.1.0 catalog that is not
+// yet updated has no dperm.protected).
+bool CatalogHas(const char* name) {
+  Oid nsp = get_namespace_oid("dperm", true);
+  return OidIsValid(nsp) && OidIsValid(get_relname_relid(name, nsp));
+}
+
+// Why the plan below a strict aggregate does not read every row of its
+// relations exactly once, or nullptr. `scanned` collects the relations read.
+const char* PartialRead(PlanState* ps, List** scanned) {
+  if (ps == nullptr) return "it reads no relation";
+  Plan* plan = ps->plan;
+  Node* targets = reinterpret_cast<Node*>(plan->targetlist);
+  if (contain_subplans(targets) || ReadsExecParam(targets, nullptr) || plan->initPlan != NIL)
+    return "a subquery computes its input";
+  if (plan->qual != NIL) return "a WHERE clause, join condition or row-level security policy filters its input";
+  switch (nodeTag(ps)) {
+    case T_SeqScanState: {
+      Oid relid = RelationGetRelid(reinterpret_cast<ScanState*>(ps)->ss_currentRelation);
+      if (list_member_oid(*scanned, relid)) return "it reads a relation twice";
+      *scanned = lappend_oid(*scanned, relid);
+      return nullptr;
+    }
+    case T_GatherState:
+      return PartialRead(outerPlanState(ps), scanned);
+    case T_AppendState: {
+      AppendState* append = reinterpret_cast<AppendState*>(ps);
+      for (int i = 0; i < append->as_nplans; i++)
+        if (const char* why = PartialRead(append->appendplans[i], scanned)) return why;
+      return nullptr;
+    }
+    case T_SubqueryScanState:
+      return PartialRead(reinterpret_cast<SubqueryScanState*>(ps)->subplan, scanned);
+    case T_ResultState:
+      if (reinterpret_cast<Result*>(plan)->resconstantqual != nullptr)
+        return "a WHERE clause filters its input";
+      return PartialRead(outerPlanState(ps), scanned);
+    default:
+      return "its input is joined, sorted, limited, sampled, grouped or made by a function";
+  }
+}
+
+// Why the statement does not read every row of each relation it expands to
+// its partitions or inheritance children (partition pruning drops both the
+// partitions and the WHERE clause that pruned them), or nullptr.
+const char* PrunedFamily(EState* estate, List* scanned) {
+  ListCell* lc;
+  foreach (lc, estate->es_range_table) {
+    RangeTblEntry* rte = lfirst_node(RangeTblEntry, lc);
+    if (rte->rtekind != RTE_RELATION || !rte->inh) continue;
+    ListCell* member;
+    foreach (member, find_all_inheritors(rte->relid, AccessShareLock, nullptr)) {
+      char kind = get_rel_relkind(lfirst_oid(member));
+      if (kind == RELKIND_PARTITIONED_TABLE || kind == RELKIND_VIEW) continue;
+      if (!list_member_oid(scanned, lfirst_oid(member)))
+        return "a WHERE clause pruned some of its partitions";
+    }
+  }
+  return nullptr;
+}
+
+// Refuses a strict aggregate whose statement does not read every row of its
+// relations exactly once (public: the plan).
+void CheckWholeRelations(AggState* agg, Aggref* aggref, EState* estate, const char* name) {
+  Agg* plan = reinterpret_cast<Agg*>(agg->ss.ps.plan);
+  const char* why = nullptr;
+  List* scanned = NIL;
+  if (plan->aggstrategy != AGG_PLAIN || plan->groupingSets != NIL)
+    why = "it is grouped (GROUP BY)";
+  else if (plan->plan.qual != NIL)
+    why = "HAVING filters it";
+  else if (aggref->aggfilter != nullptr)
+    why = "FILTER selects its rows";
+  else if (aggref->aggdistinct != NIL)
+    why = "DISTINCT drops rows";
+  else if (contain_subplans(reinterpret_cast<Node*>(aggref->args)) ||
+           ReadsExecParam(reinterpret_cast<Node*>(aggref->args), nullptr) || plan->plan.initPlan != NIL)
+    why = "a subquery computes its arguments";
+  else if ((why = PartialRead(outerPlanState(agg), &scanned)) == nullptr)
+    why = PrunedFamily(estate, scanned);
+  if (why == nullptr) return;
+  ereport(ERROR,
+          (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+           errmsg("%s must read every row of a budgeted or protected relation, but %s", name, why),
+           errdetail("A release charged to a budgeted relation is private with respect to its "
+                     "rows only when it reads all of them once: the model states n, and a "
+                     "filtered, grouped or joined input would make it the exact size of a "
+                     "subset. Nothing was charged."),
+           errhint("Train on the whole relation: SELECT %s(...) FROM it with no WHERE, JOIN, "
+                   "GROUP BY, HAVING, FILTER or DISTINCT, or dperm.train(relation, features, "
+                   "label, loss, options).",
+                   name)));
+}
+
+// The checks of one training aggregate call of a statement about to run.
+void CheckTrainingCall(AggState* agg, Aggref* aggref, const char* name) {
+  EState* estate = agg->ss.ps.state;
+  Expr* options = OptionsArgument(aggref);
+  if (!RowIndependent(options))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("the options of %s must be the same for every row", name),
+                    errdetail("They reference a column, run a subquery or call a volatile "
+                              "function: one row's options would decide the release. Nothing "
+                              "was charged."),
+                    errhint("Pass a constant, a parameter or dp_options(...) of constants.")));
+  // dperm.train's own statement: it checked d and charges before reading.
+  if (OidIsValid(g_release.caller)) return;
+  const char* dataset = DatasetOption(options, estate);
+  int n_relations = 0;
+  Oid* relations = StatementRelations(estate, dataset, &n_relations);
+  if (!ChargedStrictly(relations, n_relations)) return;
+  CheckWholeRelations(agg, aggref, estate, name);
+}
+
+// Visits every plan node of a statement and checks its training aggregates.
+bool CheckNode(PlanState* ps, void* context) {
+  if (ps == nullptr) return false;
+  if (IsA(ps, AggState)) {
+    AggState* agg = reinterpret_cast<AggState*>(ps);
+    for (int t = 0; t < agg->numtrans; t++) {
+      AggStatePerTrans trans = &agg->pertrans[t];
+      if (const char* name = TrainingAggregate(trans->transfn.fn_addr))
+        CheckTrainingCall(agg, trans->aggref, name);
+    }
+  }
+  return planstate_tree_walker(ps, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(CheckNode)), context);
+}
+
+void GuardedExecutorRun(QueryDesc* query, ScanDirection direction, uint64 count,
+                        bool execute_once) {
+  if (!query->already_executed && query->planstate != nullptr) {
+    CheckNode(query->planstate, nullptr);
+    ListCell* lc;  // WITH queries' plans (a CTE scan does not walk into them)
+    foreach (lc, query->estate->es_subplanstates)
+      CheckNode(static_cast<PlanState*>(lfirst(lc)), nullptr);
+  }
+  if (g_previous_run != nullptr)
+    g_previous_run(query, direction, count, execute_once);
+  else
+    standard_ExecutorRun(query, direction, count, execute_once);
+}
+
+}  // namespace
+
+void InstallReleaseGuard() {
+  g_previous_run = ExecutorRun_hook;
+  ExecutorRun_hook = GuardedExecutorRun;
+}
+
+bool ChargedStrictly(const Oid* relations, int n_relations) {
+  if (n_relations == 0) return false;
+  bool has_protected = CatalogHas("protected");
+  Oid types[1] = {OIDARRAYOID};
+  Datum args[1] = {OidArrayDatum(relations, n_relations)};
+  SPI_connect();
+  RunAsCatalogOwner(has_protected
+                        ? "SELECT EXISTS (SELECT 1 FROM dperm.budgets b WHERE b.relation::pg_catalog.oid"
+                          " OPERATOR(pg_catalog.=) ANY ($1))"
+                          " OR EXISTS (SELECT 1 FROM dperm.protected p WHERE p.relation::pg_catalog.oid"
+                          " OPERATOR(pg_catalog.=) ANY ($1))"
+                        : "SELECT EXISTS (SELECT 1 FROM dperm.budgets b WHERE b.relation::pg_catalog.oid"
+                          " OPERATOR(pg_catalog.=) ANY ($1))",
+                    1, types, args, nullptr, SPI_OK_SELECT, true);
+  bool isnull;
+  bool strict = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+  SPI_finish();
+  return strict;
+}
+
+void CheckRowIndependentOptions(FunctionCallInfo fcinfo, const char* aggregate) {
+  if (!RowIndependent(OptionsArgument(AggGetAggref(fcinfo))))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("the options of %s must be the same for every row", aggregate),
+                    errhint("Pass a constant, a parameter or dp_options(...) of constants.")));
+}
+
+void RaiseUndeclaredDimension(const char* aggregate) {
+  ereport(ERROR,
+          (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+           errmsg("%s needs the option \"dimension\": the number of features d", aggregate),
+           errdetail("A release charged to a budgeted or protected relation never reads d from a "
+                     "row: it is part of the model's public shape. Nothing was charged."),
+           errhint("Pass dp_options(epsilon => ..., dimension => d), or feature_names with d "
+                   "names. Rows of another length are truncated or padded with zeros.")));
+  pg_unreachable();
+}
+
+}  // namespace dperm::pg
