@@ -422,6 +422,15 @@ DPERM_FUNCTION(dperm_train) {
                             "postgresql.conf on the coordinator and every worker, and reload. "
                             "Nothing was charged.")));
   bool streaming = mode == TrainMode::kStreaming || (mode == TrainMode::kAuto && (!fits || distributed));
+  // A view's body may filter, join or group the budgeted rows; the
+  // in-memory read is checked by the release guard, a pass is not.
+  if (streaming && release.strict && get_rel_relkind(relid) == RELKIND_VIEW)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("dperm.train streams over a view of a budgeted or protected relation "
+                           "only in memory"),
+                    errdetail("A view may filter, join or group the rows; the in-memory read "
+                              "checks that it reads every row once. Nothing was charged."),
+                    errhint("Use mode => 'in_memory', or train on the table itself.")));
   if (!streaming && !fits) RaiseBufferRefusal();
   ProgressSetMode(streaming ? ProgressMode::kStreaming : ProgressMode::kInMemory);
   if (n > 0 && streaming)

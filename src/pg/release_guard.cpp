@@ -88,19 +88,25 @@ bool ReadsExecParam(Node* node, void*) {
   return expression_tree_walker(node, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(ReadsExecParam)), nullptr);
 }
 
-// The `dataset` option of a row-independent options expression, evaluated
-// in the statement's executor state (external parameters included); nullptr
-// when it names none or cannot be known before the statement runs.
-const char* DatasetOption(Expr* options, EState* estate) {
+// The value of a row-independent options expression, evaluated in the
+// statement's executor state (external parameters included); 0 when it
+// reads a parameter an outer plan node sets per row (not known before the
+// statement runs) or is NULL.
+Datum EvaluateOptions(Expr* options, EState* estate) {
   if (options == nullptr || ReadsExecParam(reinterpret_cast<Node*>(options), nullptr))
-    return nullptr;
+    return (Datum)0;
   MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
   ExprState* state = ExecPrepareExpr(options, estate);
   bool isnull = false;
   Datum value = ExecEvalExprSwitchContext(state, GetPerTupleExprContext(estate), &isnull);
   MemoryContextSwitchTo(old);
-  if (isnull) return nullptr;
-  return ParseOptionsJsonb(DatumGetJsonbP(value)).dataset;
+  return isnull ? (Datum)0 : value;
+}
+
+// The `dataset` option of the options expression, or nullptr.
+const char* DatasetOption(Expr* options, EState* estate) {
+  Datum value = EvaluateOptions(options, estate);
+  return value == (Datum)0 ? nullptr : ParseOptionsJsonb(DatumGetJsonbP(value)).dataset;
 }
 
 // Whether dperm's catalog has table `name` (a 0.1.0 catalog that is not
@@ -145,20 +151,20 @@ const char* PartialRead(PlanState* ps, List** scanned) {
   }
 }
 
-// Why the statement does not read every row of each relation it expands to
-// its partitions or inheritance children (partition pruning drops both the
-// partitions and the WHERE clause that pruned them), or nullptr.
-const char* PrunedFamily(EState* estate, List* scanned) {
+// Why the statement does not read every row of each budgeted or protected
+// relation it is charged to (`strict`), or nullptr: a partition read on
+// its own is a subset of its budgeted parent, and partition pruning drops
+// both the partitions and the WHERE clause that pruned them.
+const char* UnreadRows(List* strict, List* scanned) {
   ListCell* lc;
-  foreach (lc, estate->es_range_table) {
-    RangeTblEntry* rte = lfirst_node(RangeTblEntry, lc);
-    if (rte->rtekind != RTE_RELATION || !rte->inh) continue;
+  foreach (lc, strict) {
+    if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_VIEW) continue;  // its tables are listed too
     ListCell* member;
-    foreach (member, find_all_inheritors(rte->relid, AccessShareLock, nullptr)) {
+    foreach (member, find_all_inheritors(lfirst_oid(lc), AccessShareLock, nullptr)) {
       char kind = get_rel_relkind(lfirst_oid(member));
       if (kind == RELKIND_PARTITIONED_TABLE || kind == RELKIND_VIEW) continue;
       if (!list_member_oid(scanned, lfirst_oid(member)))
-        return "a WHERE clause pruned some of its partitions";
+        return "it reads only some partitions or children of a budgeted relation";
     }
   }
   return nullptr;
@@ -166,7 +172,7 @@ const char* PrunedFamily(EState* estate, List* scanned) {
 
 // Refuses a strict aggregate whose statement does not read every row of its
 // relations exactly once (public: the plan).
-void CheckWholeRelations(AggState* agg, Aggref* aggref, EState* estate, const char* name) {
+void CheckWholeRelations(AggState* agg, Aggref* aggref, List* strict, const char* name) {
   Agg* plan = reinterpret_cast<Agg*>(agg->ss.ps.plan);
   const char* why = nullptr;
   List* scanned = NIL;
@@ -182,7 +188,7 @@ void CheckWholeRelations(AggState* agg, Aggref* aggref, EState* estate, const ch
            ReadsExecParam(reinterpret_cast<Node*>(aggref->args), nullptr) || plan->plan.initPlan != NIL)
     why = "a subquery computes its arguments";
   else if ((why = PartialRead(outerPlanState(agg), &scanned)) == nullptr)
-    why = PrunedFamily(estate, scanned);
+    why = UnreadRows(strict, scanned);
   if (why == nullptr) return;
   ereport(ERROR,
           (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -208,13 +214,17 @@ void CheckTrainingCall(AggState* agg, Aggref* aggref, const char* name) {
                               "function: one row's options would decide the release. Nothing "
                               "was charged."),
                     errhint("Pass a constant, a parameter or dp_options(...) of constants.")));
-  // dperm.train's own statement: it checked d and charges before reading.
-  if (OidIsValid(g_release.caller)) return;
   const char* dataset = DatasetOption(options, estate);
   int n_relations = 0;
   Oid* relations = StatementRelations(estate, dataset, &n_relations);
-  if (!ChargedStrictly(relations, n_relations)) return;
-  CheckWholeRelations(agg, aggref, estate, name);
+  List* strict = StrictRelations(relations, n_relations);
+  if (strict == NIL && !g_release.strict) return;
+  // dperm.train's own statement declared d before (it charges first).
+  Datum value = OidIsValid(g_release.caller) ? (Datum)0 : EvaluateOptions(options, estate);
+  if (value != (Datum)0 &&
+      dperm::DeclaredDimension(ParseOptionsJsonb(DatumGetJsonbP(value)).options) < 0)
+    RaiseUndeclaredDimension(name);
+  CheckWholeRelations(agg, aggref, strict, name);
 }
 
 // Visits every plan node of a statement and checks its training aggregates.
@@ -253,21 +263,34 @@ void InstallReleaseGuard() {
 }
 
 bool ChargedStrictly(const Oid* relations, int n_relations) {
-  if (n_relations == 0) return false;
+  return StrictRelations(relations, n_relations) != NIL;
+}
+
+List* StrictRelations(const Oid* relations, int n_relations) {
+  if (n_relations == 0) return NIL;
   bool has_protected = CatalogHas("protected");
   Oid types[1] = {OIDARRAYOID};
   Datum args[1] = {OidArrayDatum(relations, n_relations)};
+  MemoryContext caller = CurrentMemoryContext;
   SPI_connect();
   RunAsCatalogOwner(has_protected
-                        ? "SELECT EXISTS (SELECT 1 FROM dperm.budgets b WHERE b.relation::pg_catalog.oid"
-                          " OPERATOR(pg_catalog.=) ANY ($1))"
+                        ? "SELECT r FROM pg_catalog.unnest($1) r WHERE"
+                          " EXISTS (SELECT 1 FROM dperm.budgets b WHERE b.relation::pg_catalog.oid"
+                          " OPERATOR(pg_catalog.=) r)"
                           " OR EXISTS (SELECT 1 FROM dperm.protected p WHERE p.relation::pg_catalog.oid"
-                          " OPERATOR(pg_catalog.=) ANY ($1))"
-                        : "SELECT EXISTS (SELECT 1 FROM dperm.budgets b WHERE b.relation::pg_catalog.oid"
-                          " OPERATOR(pg_catalog.=) ANY ($1))",
+                          " OPERATOR(pg_catalog.=) r)"
+                        : "SELECT r FROM pg_catalog.unnest($1) r WHERE"
+                          " EXISTS (SELECT 1 FROM dperm.budgets b WHERE b.relation::pg_catalog.oid"
+                          " OPERATOR(pg_catalog.=) r)",
                     1, types, args, nullptr, SPI_OK_SELECT, true);
-  bool isnull;
-  bool strict = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+  List* strict = NIL;
+  for (uint64 i = 0; i < SPI_processed; i++) {
+    bool isnull;
+    Oid relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+    MemoryContext spi = MemoryContextSwitchTo(caller);
+    strict = lappend_oid(strict, relid);
+    MemoryContextSwitchTo(spi);
+  }
   SPI_finish();
   return strict;
 }

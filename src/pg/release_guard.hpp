@@ -6,6 +6,10 @@
 
 #include "boundary.hpp"
 
+extern "C" {
+#include "nodes/pg_list.h"
+}
+
 namespace dperm::pg {
 
 // Installs the executor hook that checks every dperm training aggregate of
@@ -18,6 +22,10 @@ void InstallReleaseGuard();
 // relations exactly once (no filter, join, grouping, HAVING, FILTER or
 // DISTINCT: the model states n). Reads dperm's catalog as its owner.
 bool ChargedStrictly(const Oid* relations, int n_relations);
+
+// The budgeted or protected relations among `relations` (a List of OIDs,
+// allocated in the caller's memory context).
+List* StrictRelations(const Oid* relations, int n_relations);
 
 // Refuses a release whose options argument may differ from row to row (it
 // references a column, runs a subquery or calls a volatile function): one
