@@ -94,7 +94,8 @@ SELECT q, outcome(q) FROM (VALUES
   ('SELECT dp_logreg(ARRAY[(SELECT count(*) FROM odd o WHERE o.id = s.id)::float8, 0], y, dp_options(epsilon => 0.5, l2 => 1, dimension => 2))::jsonb FROM same s'),
   ('SELECT dp_logreg(f, y, dp_options(epsilon => 0.5, l2 => 1, dimension => 2, dataset => ''same''))::jsonb FROM (SELECT * FROM attacks WHERE name = ''ragged'') a'),
   ('WITH w AS (SELECT * FROM same WHERE id = 7) SELECT dp_logreg(f, y, dp_options(epsilon => 0.5, l2 => 1, dimension => 2))::jsonb FROM w'),
-  ('SELECT (SELECT dp_logreg(f, y, dp_options(epsilon => 0.5, l2 => 1, dimension => 2))::jsonb FROM same WHERE same.id = a.c) FROM attacks a LIMIT 1')
+  ('SELECT (SELECT dp_logreg(f, y, dp_options(epsilon => 0.5, l2 => 1, dimension => 2))::jsonb FROM same WHERE same.id = a.c) FROM attacks a LIMIT 1'),
+  ('SELECT dp_logreg(f, y, dp_options(epsilon => 0.5, l2 => 1, dimension => 2)) OVER ()::jsonb FROM same WHERE id = -7')
 ) v(q);
 SELECT charges() - :before AS charged;
 \set VERBOSITY terse

@@ -31,6 +31,7 @@
 extern "C" {
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_aggregate.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
@@ -45,6 +46,7 @@ extern "C" {
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 Datum dperm_logreg_bool_transition(PG_FUNCTION_ARGS);
 Datum dperm_logreg_float_transition(PG_FUNCTION_ARGS);
@@ -227,9 +229,33 @@ void CheckTrainingCall(AggState* agg, Aggref* aggref, const char* name) {
   CheckWholeRelations(agg, aggref, strict, name);
 }
 
+// Whether an expression calls a dperm training aggregate as a window
+// function (its transition function's address is dperm's).
+bool CallsTrainingWindow(Node* node, void*) {
+  if (node == nullptr) return false;
+  if (IsA(node, WindowFunc) && reinterpret_cast<WindowFunc*>(node)->winagg) {
+    HeapTuple tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(reinterpret_cast<WindowFunc*>(node)->winfnoid));
+    if (HeapTupleIsValid(tuple)) {
+      Oid transfn = reinterpret_cast<Form_pg_aggregate>(GETSTRUCT(tuple))->aggtransfn;
+      ReleaseSysCache(tuple);
+      FmgrInfo info;
+      fmgr_info(transfn, &info);
+      if (TrainingAggregate(info.fn_addr) != nullptr) return true;
+    }
+  }
+  return expression_tree_walker(node, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(CallsTrainingWindow)), nullptr);
+}
+
 // Visits every plan node of a statement and checks its training aggregates.
 bool CheckNode(PlanState* ps, void* context) {
   if (ps == nullptr) return false;
+  // As a window function, every frame would be a release: refused before
+  // any row is read (the transition would refuse only once it had a row).
+  if (IsA(ps, WindowAggState) &&
+      CallsTrainingWindow(reinterpret_cast<Node*>(ps->plan->targetlist), nullptr))
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("dperm training aggregates cannot be used as window functions"),
+                    errhint("Every window frame would be a separate release.")));
   if (IsA(ps, AggState)) {
     AggState* agg = reinterpret_cast<AggState*>(ps);
     for (int t = 0; t < agg->numtrans; t++) {
