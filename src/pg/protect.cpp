@@ -385,18 +385,34 @@ DPERM_FUNCTION(dperm_train) {
   // reader in the snapshot the in-memory read uses too. Without a budget or
   // protection and with d not declared, d is the length of the first
   // non-NULL features value (the model shows both anyway).
-  RunInternalSql(reader,
-                 // Two scalar subqueries, not a subquery beside count(*): Citus
-                 // plans each of them on a distributed relation (it cannot push
-                 // a target-list subquery down beside an aggregate).
-                 release.dimension >= 0
-                     ? psprintf("SELECT (SELECT pg_catalog.count(*) FROM %s), %d", qualified,
-                                release.dimension)
-                     : psprintf("SELECT (SELECT pg_catalog.count(*) FROM %s),"
-                                " (SELECT pg_catalog.cardinality(%s) FROM %s WHERE %s IS NOT NULL LIMIT 1)",
-                                qualified, quote_identifier(features), qualified,
-                                quote_identifier(features)),
-                 0, nullptr, nullptr, nullptr, SPI_OK_SELECT, true);
+  // A view of a budgeted or protected relation: the release guard checks
+  // the count's plan reads every row of them once (release_guard.cpp).
+  bool guard_view = release.strict && get_rel_relkind(relid) == RELKIND_VIEW;
+  PG_TRY();
+  {
+    g_release.guard_view_count = guard_view;
+    RunInternalSql(reader,
+                   // Two scalar subqueries, not a subquery beside count(*): Citus
+                   // plans each of them on a distributed relation (it cannot push
+                   // a target-list subquery down beside an aggregate).
+                   guard_view ? psprintf("SELECT pg_catalog.count(*), %d FROM %s", release.dimension,
+                                         qualified)
+                   : release.dimension >= 0
+                       ? psprintf("SELECT (SELECT pg_catalog.count(*) FROM %s), %d", qualified,
+                                  release.dimension)
+                       : psprintf("SELECT (SELECT pg_catalog.count(*) FROM %s),"
+                                  " (SELECT pg_catalog.cardinality(%s) FROM %s WHERE %s IS NOT NULL LIMIT 1)",
+                                  qualified, quote_identifier(features), qualified,
+                                  quote_identifier(features)),
+                   0, nullptr, nullptr, nullptr, SPI_OK_SELECT, true);
+    g_release.guard_view_count = false;
+  }
+  PG_CATCH();
+  {
+    g_release.guard_view_count = false;
+    PG_RE_THROW();
+  }
+  PG_END_TRY();
   bool isnull;
   int64 n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
   Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
@@ -422,15 +438,6 @@ DPERM_FUNCTION(dperm_train) {
                             "postgresql.conf on the coordinator and every worker, and reload. "
                             "Nothing was charged.")));
   bool streaming = mode == TrainMode::kStreaming || (mode == TrainMode::kAuto && (!fits || distributed));
-  // A view's body may filter, join or group the budgeted rows; the
-  // in-memory read is checked by the release guard, a pass is not.
-  if (streaming && release.strict && get_rel_relkind(relid) == RELKIND_VIEW)
-    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                    errmsg("dperm.train streams over a view of a budgeted or protected relation "
-                           "only in memory"),
-                    errdetail("A view may filter, join or group the rows; the in-memory read "
-                              "checks that it reads every row once. Nothing was charged."),
-                    errhint("Use mode => 'in_memory', or train on the table itself.")));
   if (!streaming && !fits) RaiseBufferRefusal();
   ProgressSetMode(streaming ? ProgressMode::kStreaming : ProgressMode::kInMemory);
   if (n > 0 && streaming)

@@ -21,6 +21,8 @@ struct ReleaseContext {
   bool strict = false;       // charged to a budgeted or protected relation
   bool precharged = false;   // dperm.train charged the release before reading a row
   int64 n = 0;               // the row count dperm.train planned and charged with
+  bool guard_view_count = false;  // the next statement counts a view of a strict
+                                  // relation: the release guard checks it reads them whole
 };
 extern ReleaseContext g_release;
 

@@ -267,8 +267,38 @@ bool CheckNode(PlanState* ps, void* context) {
   return planstate_tree_walker(ps, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(CheckNode)), context);
 }
 
+// dperm.train's count of a view of a budgeted or protected relation: the
+// view must read every row of them once, checked before the count runs
+// (and so before the release is charged).
+void CheckViewCount(QueryDesc* query) {
+  PlanState* ps = query->planstate;
+  List* scanned = NIL;
+  const char* why = !IsA(ps, AggState) || ps->plan->qual != NIL
+                        ? "its plan is not a count"
+                        : PartialRead(outerPlanState(ps), &scanned);
+  if (why == nullptr) {
+    int n_relations = 0;
+    Oid* relations = StatementRelations(query->estate, nullptr, &n_relations);
+    why = UnreadRows(StrictRelations(relations, n_relations), scanned);
+  }
+  if (why != nullptr)
+    ereport(ERROR,
+            (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+             errmsg("dperm.train must read every row of a budgeted or protected relation, but "
+                    "the view %s", why),
+             errdetail("A view that filters, joins or groups the rows of a budgeted relation "
+                       "would make the model's n the exact size of a subset. Nothing was "
+                       "charged."),
+             errhint("Train on the budgeted tables themselves, or on a view that reads them "
+                     "whole.")));
+}
+
 void GuardedExecutorRun(QueryDesc* query, ScanDirection direction, uint64 count,
                         bool execute_once) {
+  if (g_release.guard_view_count && !query->already_executed && query->planstate != nullptr) {
+    g_release.guard_view_count = false;  // this statement only
+    CheckViewCount(query);
+  }
   if (!query->already_executed && query->planstate != nullptr) {
     CheckNode(query->planstate, nullptr);
     ListCell* lc;  // WITH queries' plans (a CTE scan does not walk into them)
