@@ -29,40 +29,50 @@ SELECT dperm.set_budget('no_such_table', 1);
 SELECT relation, epsilon_budget, delta_budget, epsilon_spent, epsilon_remaining, releases
   FROM dperm.budget_status WHERE relation = 'patients'::regclass;
 
--- an analyst spends the budget
+-- an analyst spends the budget (patients is budgeted: d is declared)
 SET ROLE regress_dperm_analyst;
-SELECT dp_logreg(features, sick, dp_options(epsilon => 0.4, l2 => 0.1)) IS NOT NULL AS released FROM patients;
-SELECT dp_logreg(features, sick, dp_options(epsilon => 0.4, delta => 5e-7, l2 => 0.1)) IS NOT NULL AS released FROM patients;
+SELECT dp_logreg(features, sick, dp_options(epsilon => 0.4, l2 => 0.1, dimension => 2)) IS NOT NULL AS released FROM patients;
+SELECT dp_logreg(features, sick, dp_options(epsilon => 0.4, delta => 5e-7, l2 => 0.1, dimension => 2)) IS NOT NULL AS released FROM patients;
 SELECT relation, epsilon_spent, delta_spent, round(epsilon_remaining::numeric, 12) AS epsilon_remaining,
        delta_remaining, releases
   FROM dperm.budget_status WHERE relation = 'patients'::regclass;
+-- without a declared d the release is refused before anything is charged
+SELECT dp_logreg(features, sick, dp_options(epsilon => 0.1, l2 => 0.1)) FROM patients;
 -- 0.4 more would overspend epsilon: refused before training, nothing charged
-SELECT dp_logreg(features, sick, dp_options(epsilon => 0.4, l2 => 0.1)) FROM patients;
+SELECT dp_logreg(features, sick, dp_options(epsilon => 0.4, l2 => 0.1, dimension => 2)) FROM patients;
 -- delta is budgeted too
-SELECT dp_logreg(features, sick, dp_options(epsilon => 0.1, delta => 1e-6, l2 => 0.1)) FROM patients;
--- a join reads patients too, and is charged to it
-SELECT dp_logreg(p.features, p.sick, dp_options(epsilon => 0.3, l2 => 0.1)) FROM patients p JOIN visits v USING (i);
--- so is a subquery, a CTE and a view over it
-SELECT dp_logreg(features, sick, dp_options(epsilon => 0.3, l2 => 0.1)) FROM (SELECT * FROM patients WHERE i > 10) s;
-WITH p AS MATERIALIZED (SELECT * FROM patients) SELECT dp_logreg(features, sick, dp_options(epsilon => 0.3, l2 => 0.1)) FROM p;
+SELECT dp_logreg(features, sick, dp_options(epsilon => 0.1, delta => 1e-6, l2 => 0.1, dimension => 2)) FROM patients;
+-- a join, a filtering subquery and a CTE read patients too: a direct
+-- aggregate must read every row of a budgeted relation once, so they are
+-- refused before any row is read (even though epsilon would fit)
+SELECT dp_logreg(p.features, p.sick, dp_options(epsilon => 0.1, l2 => 0.1, dimension => 2)) FROM patients p JOIN visits v USING (i);
+SELECT dp_logreg(features, sick, dp_options(epsilon => 0.1, l2 => 0.1, dimension => 2)) FROM (SELECT * FROM patients WHERE i > 10) s;
+WITH p AS MATERIALIZED (SELECT * FROM patients) SELECT dp_logreg(features, sick, dp_options(epsilon => 0.1, l2 => 0.1, dimension => 2)) FROM p;
 RESET ROLE;
+-- a view over it reads every row, and is charged to it
 CREATE VIEW patients_view AS SELECT * FROM patients;
-SELECT dp_logreg(features, sick, dp_options(epsilon => 0.3, l2 => 0.1)) FROM patients_view;
+SELECT dp_logreg(features, sick, dp_options(epsilon => 0.3, l2 => 0.1, dimension => 2)) FROM patients_view;
 -- the refusals left no ledger rows: still two releases
 SELECT releases, round(epsilon_spent::numeric, 12) AS epsilon_spent FROM dperm.budget_status WHERE relation = 'patients'::regclass;
 -- what fits the remainder is released
 SET ROLE regress_dperm_analyst;
-SELECT dp_logreg(features, sick, dp_options(epsilon => 0.2, l2 => 0.1)) IS NOT NULL AS released FROM patients;
+SELECT dp_logreg(features, sick, dp_options(epsilon => 0.2, l2 => 0.1, dimension => 2)) IS NOT NULL AS released FROM patients;
 SELECT releases, round(epsilon_remaining::numeric, 12) AS epsilon_remaining FROM dperm.budget_status WHERE relation = 'patients'::regclass;
 RESET ROLE;
 
--- the dataset option adds a relation to charge (e.g. when rows come through
--- a function dperm cannot see into); it never removes inferred ones
+-- the dataset option adds a relation to charge; it never removes inferred
+-- ones. Rows of a budgeted dataset that come through VALUES or a function
+-- (not a whole relation read once) are refused, nothing charged; an
+-- unbudgeted copy read whole is charged to the dataset named.
 SELECT dperm.set_budget('visits', 0.5, accounting => 'basic');
-SELECT dp_logreg(features, sick, dp_options(epsilon => 0.6, l2 => 0.1, dataset => 'visits'))
+CREATE TABLE visit_rows AS SELECT ARRAY[0.1, 0.2]::float8[] AS features, true AS sick;
+SELECT dp_logreg(features, sick, dp_options(epsilon => 0.2, l2 => 0.1, dataset => 'visits', dimension => 2))
   FROM (VALUES (ARRAY[0.1, 0.2]::float8[], true)) v(features, sick);
-SELECT dp_logreg(features, sick, dp_options(epsilon => 0.2, l2 => 0.1, dataset => 'visits')) IS NOT NULL AS released
-  FROM (VALUES (ARRAY[0.1, 0.2]::float8[], true)) v(features, sick);
+SELECT dp_logreg(features, sick, dp_options(epsilon => 0.6, l2 => 0.1, dataset => 'visits', dimension => 2))
+  FROM visit_rows;
+SELECT dp_logreg(features, sick, dp_options(epsilon => 0.2, l2 => 0.1, dataset => 'visits')) FROM visit_rows;
+SELECT dp_logreg(features, sick, dp_options(epsilon => 0.2, l2 => 0.1, dataset => 'visits', dimension => 2)) IS NOT NULL AS released
+  FROM visit_rows;
 SELECT dp_logreg(features, sick, dp_options(epsilon => 0.2, l2 => 0.1, dataset => 'no_such_table'))
   FROM (VALUES (ARRAY[0.1, 0.2]::float8[], true)) v(features, sick);
 SELECT relation, epsilon_spent, releases FROM dperm.budget_status WHERE relation = 'visits'::regclass;

@@ -89,8 +89,8 @@ SELECT (dp_huber(features, features[1] + 0.1, dp_options(epsilon => 1, l2 => 'au
   FROM la;
 
 -- Refusals: streaming (22023, with a hint; before any row is read),
--- too few rows (22023; the aggregate had read them, so it is charged like
--- every failure after reading), an algorithm without an RDP curve (22023).
+-- too few rows (22023; n is public, so it is raised before the charge and
+-- costs nothing), an algorithm without an RDP curve (22023).
 SELECT coalesce(max(id), 0) AS last_id FROM dperm.ledger \gset
 SELECT la_sqlstate($$SELECT dperm.train('la', 'features', 'label', 'logistic',
                      dp_options(epsilon => 1, l2 => 'auto'), mode => 'streaming')$$) AS streaming,
@@ -102,8 +102,7 @@ SELECT dperm.train('la', 'features', 'label', 'logistic',
 \set VERBOSITY default
 SELECT dperm.train('la', 'features', 'label', 'logistic', dp_options(epsilon => 1, l2 => 'auto'), mode => 'streaming');
 \set VERBOSITY terse
--- the refusals before reading rows charged nothing; the one that read the
--- ten rows was charged (as any failure after reading rows), and the
+-- the refusals charged nothing (the ten rows' too: it needs only n), the
 -- in-memory training once
 SELECT count(*) AS charged, array_agg(n ORDER BY id) AS ns FROM dperm.ledger WHERE id > :last_id;
 

@@ -40,9 +40,9 @@ CREATE TABLE locked AS SELECT ARRAY[0.1, 0.2]::float8[] AS f, true AS y;
 SELECT dperm.set_budget('locked', 1);
 BEGIN;
 SELECT dperm.set_budget('locked', 2);
-SELECT dp_logreg(f, y, dp_options(epsilon => 0.1, l2 => 1)) FROM locked;
+SELECT dp_logreg(f, y, dp_options(epsilon => 0.1, l2 => 1, dimension => 2)) FROM locked;
 ROLLBACK;
-SELECT dp_logreg(f, y, dp_options(epsilon => 0.1, l2 => 1)) IS NOT NULL AS released FROM locked;
+SELECT dp_logreg(f, y, dp_options(epsilon => 0.1, l2 => 1, dimension => 2)) IS NOT NULL AS released FROM locked;
 
 -- the running totals (dperm.budget_totals, kept by the ledger's triggers)
 -- compose like the rows: releases of several kinds, plus rows written
@@ -50,9 +50,9 @@ SELECT dp_logreg(f, y, dp_options(epsilon => 0.1, l2 => 1)) IS NOT NULL AS relea
 -- malformed curve (composes by sums); one row names two relations
 CREATE TABLE mixed AS SELECT ARRAY[0.1 * i, 0.2]::float8[] AS f, i % 2 = 0 AS y FROM generate_series(1, 20) i;
 SELECT dperm.set_budget('mixed', 100, 1e-3);
-SELECT dp_logreg(f, y, dp_options(epsilon => 0.3, l2 => 1, seed => 1)) IS NOT NULL AS released FROM mixed;
-SELECT dp_logreg(f, y, dp_options(epsilon => 0.5, delta => 1e-6, l2 => 1, seed => 2)) IS NOT NULL AS released FROM mixed;
-SELECT dp_huber(f, 0.5, dp_options(epsilon => 0.2, l2 => 1, target_bound => 1, seed => 3)) IS NOT NULL AS released FROM mixed;
+SELECT dp_logreg(f, y, dp_options(epsilon => 0.3, l2 => 1, dimension => 2, seed => 1)) IS NOT NULL AS released FROM mixed;
+SELECT dp_logreg(f, y, dp_options(epsilon => 0.5, delta => 1e-6, l2 => 1, dimension => 2, seed => 2)) IS NOT NULL AS released FROM mixed;
+SELECT dp_huber(f, 0.5, dp_options(epsilon => 0.2, l2 => 1, dimension => 2, target_bound => 1, seed => 3)) IS NOT NULL AS released FROM mixed;
 INSERT INTO dperm.ledger (released_at, role, relations, relation_names, algorithm, mechanism, loss,
                           neighbors, epsilon, delta, n, d, seeded, query, rdp)
 SELECT now(), current_user, ARRAY['mixed'::regclass, 'small'::regclass], ARRAY['public.mixed', 'public.small'],
@@ -60,7 +60,7 @@ SELECT now(), current_user, ARRAY['mixed'::regclass, 'small'::regclass], ARRAY['
   FROM (VALUES (0.2, 1e-5, NULL::float8[]), (0.1, 0, NULL),
                (0.4, 0, ARRAY[1, 2]::float8[]),
                (0.25, 2e-6, (SELECT array_agg(o * 0.01) FROM unnest(dperm.rdp_orders()) o))) v(e, d, r);
-SELECT dp_logreg(f, y, dp_options(epsilon => 0.3, l2 => 1, seed => 4)) IS NOT NULL AS released FROM mixed;
+SELECT dp_logreg(f, y, dp_options(epsilon => 0.3, l2 => 1, dimension => 2, seed => 4)) IS NOT NULL AS released FROM mixed;
 SELECT releases, curves FROM dperm.budget_totals WHERE relation = 'mixed'::regclass;
 -- budget_spent from the totals, then (the totals renamed away) from the rows
 CREATE TEMP TABLE cases AS

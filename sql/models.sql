@@ -23,7 +23,7 @@ SELECT dperm.set_budget('mdl_t', 10, 1e-5);
 
 -- 1. Train, retrain, read back. Each run is a version with its ledger row.
 SELECT dperm.train_model('churn', 'mdl_t', 'x', 'y', 'logistic',
-                         dp_options(epsilon => 1, l2 => 0.1, seed => 1)) AS version;
+                         dp_options(epsilon => 1, dimension => 2, l2 => 0.1, seed => 1)) AS version;
 SELECT dperm.retrain('churn') AS version;
 SELECT name, version, status, owner, relation, relation_name, features, label, loss,
        options, epsilon, delta, cardinality(rdp) AS orders, relations, trained_by, error,
@@ -45,9 +45,9 @@ SELECT dperm.predict('churn', ARRAY[0.1, 0.2], 1) BETWEEN 0 AND 1 AS predict_pin
 SELECT round(avg(dperm.predict('churn', x))::numeric, 3) BETWEEN 0 AND 1 AS predict_rows FROM mdl_t;
 
 -- Huber and softmax models; predict gives the prediction and the class.
-SELECT dperm.train_model('temp', 'mdl_t', 'x', 't', 'huber', dp_options(epsilon => 1, l2 => 0.1));
+SELECT dperm.train_model('temp', 'mdl_t', 'x', 't', 'huber', dp_options(epsilon => 1, dimension => 2, l2 => 0.1));
 SELECT dperm.train_model('kind', 'mdl_t', 'x', 'k', 'softmax',
-                         dp_options(epsilon => 1, l2 => 0.1, classes => 3));
+                         dp_options(epsilon => 1, dimension => 2, l2 => 0.1, classes => 3));
 SELECT dperm.predict('kind', ARRAY[0.1, 0.2]) IN (0, 1, 2) AS softmax_class,
        dperm.predict('temp', ARRAY[0.1, 0.2]) = dp_predict((dperm.model('temp')).model, ARRAY[0.1, 0.2]) AS huber;
 
@@ -66,7 +66,7 @@ SELECT k, s.epsilon <= 10 AS fits FROM dperm.retraining_forecast('churn') f,
 CREATE TABLE mdl_small AS SELECT * FROM mdl_t;
 SELECT dperm.set_budget('mdl_small', 1.5, 1e-6);
 SELECT dperm.train_model('small_m', 'mdl_small', 'x', 'y', 'logistic',
-                         dp_options(epsilon => 0.5, l2 => 0.1));
+                         dp_options(epsilon => 0.5, dimension => 2, l2 => 0.1));
 SELECT runs AS forecast FROM dperm.retraining_forecast('small_m') \gset
 SELECT :forecast AS forecast;
 SELECT count(dperm.retrain('small_m')) AS successful FROM generate_series(1, :forecast);
@@ -142,7 +142,7 @@ SELECT dperm.train_model('e8', 'mdl_t', 'x', 'y', 'logistic', NULL) IS NULL AS s
 SELECT dperm.cron_next_run('* * * * *', now(), 0);
 SELECT count(*) AS no_versions FROM dperm.models WHERE name LIKE 'e_' OR name = '';
 -- any name is data: quotes and all
-SELECT dperm.train_model('it''s "odd"; --', 'mdl_t', 'x', 'y', 'logistic', dp_options(epsilon => 0.1, l2 => 0.1));
+SELECT dperm.train_model('it''s "odd"; --', 'mdl_t', 'x', 'y', 'logistic', dp_options(epsilon => 0.1, dimension => 2, l2 => 0.1));
 SELECT dperm.retrain('it''s "odd"; --');
 SELECT dperm.predict('it''s "odd"; --', ARRAY[0.1, 0.2]) BETWEEN 0 AND 1 AS predicts;
 SELECT dperm.drop_model('it''s "odd"; --');
@@ -158,7 +158,7 @@ SET ROLE regress_models_alice;
 SELECT DISTINCT name FROM dperm.models WHERE relation = 'mdl_t'::regclass ORDER BY name;
 SELECT dperm.retrain('churn');
 SELECT dperm.drop_model('churn');
-SELECT dperm.train_model('churn', 'mdl_t', 'x', 'y', 'logistic', dp_options(epsilon => 1));
+SELECT dperm.train_model('churn', 'mdl_t', 'x', 'y', 'logistic', dp_options(epsilon => 1, dimension => 2));
 SELECT dperm.predict('churn', ARRAY[0.1, 0.2]) BETWEEN 0 AND 1 AS alice_predicts;
 RESET ROLE;
 SET ROLE regress_models_mallory;
@@ -166,7 +166,7 @@ SELECT count(*) AS mallory_sees FROM dperm.models;
 SELECT dperm.retrain('churn');
 SELECT dperm.model('churn');
 SELECT dperm.predict('churn', ARRAY[0.1, 0.2]);
-SELECT dperm.train_model('churn', 'mdl_t', 'x', 'y', 'logistic', dp_options(epsilon => 1));
+SELECT dperm.train_model('churn', 'mdl_t', 'x', 'y', 'logistic', dp_options(epsilon => 1, dimension => 2));
 -- only dperm writes the catalog
 INSERT INTO dperm.models (name, version, status, owner, relation, relation_name, features,
   label, loss, options, trained_by, trained_at)
@@ -185,7 +185,7 @@ SELECT dperm.protect('mdl_pt', ARRAY['regress_models_alice']::regrole[]);
 SELECT dperm.set_budget('mdl_pt', 5, 1e-6);
 RESET ROLE;
 SET ROLE regress_models_alice;
-SELECT dperm.train_model('alice_pt', 'mdl_pt', 'x', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1));
+SELECT dperm.train_model('alice_pt', 'mdl_pt', 'x', 'y', 'logistic', dp_options(epsilon => 1, dimension => 2, l2 => 0.1));
 SELECT dperm.retrain('alice_pt');
 SELECT l.role, l.relation_names, l.n FROM dperm.models m JOIN dperm.ledger l ON l.id = m.ledger_id
  WHERE m.name = 'alice_pt' ORDER BY m.version;
@@ -197,7 +197,7 @@ RESET ROLE;
 SET ROLE regress_models_mallory;
 SELECT count(*) AS mallory_sees_pt FROM dperm.models WHERE name = 'alice_pt';
 -- not an analyst: the run fails, as a version of mallory's own, uncharged
-SELECT dperm.train_model('mallory_pt', 'mdl_pt', 'x', 'y', 'logistic', dp_options(epsilon => 1));
+SELECT dperm.train_model('mallory_pt', 'mdl_pt', 'x', 'y', 'logistic', dp_options(epsilon => 1, dimension => 2));
 SELECT version, status, sqlstate, ledger_id FROM dperm.models WHERE name = 'mallory_pt';
 RESET ROLE;
 
@@ -237,7 +237,7 @@ CREATE DOMAIN pg_temp.timestamptz AS pg_catalog.timestamptz CHECK (pg_temp.evil(
 -- (searched first when the path does not list it)
 SET search_path = public, dperm;
 SELECT 'control'::text AS control;
-SELECT dperm.train_model('mallory_own', 'own', 'x', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1));
+SELECT dperm.train_model('mallory_own', 'own', 'x', 'y', 'logistic', dp_options(epsilon => 1, dimension => 2, l2 => 0.1));
 SELECT dperm.retrain('mallory_own');
 SELECT dperm.predict('mallory_own', ARRAY[0.1, 0.2]) BETWEEN 0 AND 1 AS predicted;
 SELECT (dperm.model('mallory_own')).version;
@@ -260,7 +260,7 @@ SELECT dperm.drop_model('temp');
 SELECT count(*) AS temp_versions FROM dperm.models WHERE name = 'temp';
 SELECT count(*) > 0 AS charges_kept FROM dperm.ledger WHERE loss = 'huber';
 -- the name is free again, from version 1
-SELECT dperm.train_model('temp', 'mdl_t', 'x', 't', 'huber', dp_options(epsilon => 0.1, l2 => 0.1));
+SELECT dperm.train_model('temp', 'mdl_t', 'x', 't', 'huber', dp_options(epsilon => 0.1, dimension => 2, l2 => 0.1));
 
 -- 8. Private evaluation: noisy clipped sums, charged to the relation read,
 -- stored with the version (durably, like a charge).

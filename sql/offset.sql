@@ -9,7 +9,7 @@ CREATE TABLE imbalanced AS
   SELECT i, ARRAY[sin(i) / 2, cos(7 * i) / 2] AS f, i % 10 = 0 AS y FROM generate_series(1, 2000) i;
 SELECT dperm.set_budget('imbalanced', 1.0, 1e-6);
 CREATE TABLE m AS
-  SELECT dp_logreg(f, y, dp_options(epsilon => 0.5, delta => 1e-6, seed => 7))::jsonb AS j
+  SELECT dp_logreg(f, y, dp_options(epsilon => 0.5, delta => 1e-6, seed => 7, dimension => 2))::jsonb AS j
     FROM imbalanced;
 -- one ledger row, charged exactly (0.5, 1e-6)
 SELECT count(*) AS releases, sum(epsilon) AS epsilon, sum(delta) AS delta

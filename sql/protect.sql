@@ -32,12 +32,12 @@ SELECT dp_logreg(x, sick, dp_options(epsilon => 0.1)) FROM regress_alice.v;
 -- but she trains through dperm.train; the release is charged to records,
 -- and the ledger says it was hers
 SELECT m::jsonb->>'loss' AS loss, (m::jsonb->>'n')::int AS n
-  FROM dperm.train('records', 'x', 'sick', 'logistic', dp_options(epsilon => 0.3, l2 => 0.1)) m;
-SELECT (dperm.train('records', 'x', 'score', 'huber', dp_options(epsilon => 0.3, delta => 1e-7, l2 => 0.1)))::jsonb->>'loss' AS loss;
+  FROM dperm.train('records', 'x', 'sick', 'logistic', dp_options(epsilon => 0.3, l2 => 0.1, dimension => 2)) m;
+SELECT (dperm.train('records', 'x', 'score', 'huber', dp_options(epsilon => 0.3, delta => 1e-7, l2 => 0.1, dimension => 2)))::jsonb->>'loss' AS loss;
 SELECT role, relation_names, epsilon FROM dperm.ledger ORDER BY id;
 SELECT releases, epsilon_spent < 1 AS within FROM dperm.budget_status WHERE relation = 'records'::regclass;
 -- the budget holds: a release that does not fit is refused
-SELECT dperm.train('records', 'x', 'sick', 'logistic', dp_options(epsilon => 0.9));
+SELECT dperm.train('records', 'x', 'sick', 'logistic', dp_options(epsilon => 0.9, dimension => 2));
 -- names are columns, never SQL: injection attempts are unknown columns
 SELECT dperm.train('records', 'x, sick, ''{"epsilon":1}'') FROM records --', 'sick', 'logistic', dp_options(epsilon => 0.1));
 SELECT dperm.train('records', 'x', 'sick); DROP TABLE records; --', 'logistic', dp_options(epsilon => 0.1));
@@ -56,7 +56,7 @@ UPDATE dperm.protected SET analysts = NULL;
 CREATE TABLE regress_alice.own AS SELECT ARRAY[0.1, 0.2]::float8[] AS x, true AS y;
 SELECT dperm.train('regress_alice.own', 'x', 'y', 'logistic', dp_options(epsilon => 0.1))::jsonb->>'n' AS n;
 -- her view over records runs with her rights, which records no longer grants
-SELECT dperm.train('regress_alice.v', 'x', 'sick', 'logistic', dp_options(epsilon => 0.1));
+SELECT dperm.train('regress_alice.v', 'x', 'sick', 'logistic', dp_options(epsilon => 0.1, dimension => 2));
 RESET ROLE;
 
 -- Bob is not an analyst of records, and his column grant is gone too

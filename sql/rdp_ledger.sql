@@ -18,7 +18,7 @@ BEGIN
     EXIT WHEN k >= cap;
     BEGIN
       EXECUTE format('SELECT dp_logreg(f, y, %L) FROM %s',
-                     dp_options(epsilon => 0.1, delta => 1e-8, l2 => 0.1, algorithm => 'bolton'), rel);
+                     dp_options(epsilon => 0.1, delta => 1e-8, l2 => 0.1, algorithm => 'bolton', dimension => 2), rel);
     EXCEPTION WHEN SQLSTATE 'DP001' THEN
       RETURN k;
     END;
@@ -61,6 +61,6 @@ SELECT abs((SELECT epsilon_spent FROM dperm.budget_status WHERE relation = 'surv
 CREATE TABLE pure AS SELECT * FROM survey;
 SELECT dperm.set_budget('pure', 1.0, 1e-6);
 -- (the plain intercept: no offset stage, whose share sql/offset.sql checks)
-SELECT dp_logreg(f, y, dp_options(epsilon => 0.1, l2 => 0.1, intercept => 'fitted')) IS NOT NULL AS released FROM pure;
+SELECT dp_logreg(f, y, dp_options(epsilon => 0.1, l2 => 0.1, intercept => 'fitted', dimension => 2)) IS NOT NULL AS released FROM pure;
 SELECT abs(rdp[1] - 1.25 * 0.01 / 2) < 1e-15 AS zcdp_curve, rdp[24] = 0.1 AS capped_at_epsilon
   FROM dperm.ledger WHERE 'pure'::regclass = ANY (relations);
