@@ -169,24 +169,69 @@ DPERM_FUNCTION(dp_model_send) {
 
 namespace {
 
+// A call site's decoded model (fn_extra): a column of models read row by
+// row is detoasted (often decompressed) and checked once per distinct
+// stored value, not once per row, and the buffers are allocated once.
+struct PredictCache {
+  Size raw_size;      // the argument as stored: inline, compressed or a TOAST pointer
+  char* raw;          // its bytes, to recognise the same value on the next row
+  ModelDatum* model;  // detoasted and checked (GetModel)
+  double* x;          // the features, d doubles
+  double* scratch;    // d + 1 doubles
+  double* proba;      // one per class
+};
+
+// The model argument of a prediction and its call site's buffers.
+PredictCache* CachedModel(FunctionCallInfo fcinfo) {
+  PredictCache* c = static_cast<PredictCache*>(fcinfo->flinfo->fn_extra);
+  const varlena* raw = reinterpret_cast<const varlena*>(DatumGetPointer(PG_GETARG_DATUM(0)));
+  Size raw_size = VARSIZE_ANY(raw);
+  if (c != nullptr && c->raw_size == raw_size && memcmp(c->raw, raw, raw_size) == 0) return c;
+  MemoryContext mcxt = fcinfo->flinfo->fn_mcxt;
+  if (c == nullptr) {
+    c = static_cast<PredictCache*>(MemoryContextAllocZero(mcxt, sizeof(PredictCache)));
+    fcinfo->flinfo->fn_extra = c;
+  } else {
+    pfree(c->raw);
+    pfree(c->model);
+    pfree(c->x);
+    pfree(c->scratch);
+    pfree(c->proba);
+    c->raw = nullptr;
+    c->raw_size = 0;
+  }
+  ModelDatum* m = GetModel(fcinfo, 0);
+  c->model = static_cast<ModelDatum*>(MemoryContextAlloc(mcxt, VARSIZE(m)));
+  memcpy(c->model, m, VARSIZE(m));
+  c->x = static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * (m->d + 1)));
+  c->scratch = static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * (m->d + 1)));
+  c->proba = static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * Max(Classes(m), 2)));
+  c->raw = static_cast<char*>(MemoryContextAlloc(mcxt, raw_size));
+  memcpy(c->raw, raw, raw_size);
+  c->raw_size = raw_size;
+  return c;
+}
+
 // The features argument as d doubles (NULL elements become NaN, which
-// clipping turns into 0, as in training).
-double* PredictFeatures(FunctionCallInfo fcinfo, int arg, int d) {
+// clipping turns into 0, as in training): the array's own data when it has
+// no NULL, else c->x.
+const double* PredictFeatures(FunctionCallInfo fcinfo, int arg, PredictCache* c) {
+  int d = c->model->d;
   ArrayType* array = PG_GETARG_ARRAYTYPE_P(arg);
   if (ARR_NDIM(array) > 1)
     ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
                     errmsg("features must be a one-dimensional array")));
-  Datum* values;
-  bool* nulls;
-  int n;
-  deconstruct_array(array, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
-                    &values, &nulls, &n);
+  int n = ARR_NDIM(array) == 0 ? 0 : ARR_DIMS(array)[0];
   if (n != d)
     ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
                     errmsg("features have %d dimensions, the model expects %d", n, d)));
-  double* x = static_cast<double*>(palloc(sizeof(double) * (n + 1)));
-  for (int i = 0; i < n; i++) x[i] = nulls[i] ? NAN : DatumGetFloat8(values[i]);
-  return x;
+  if (!ARR_HASNULL(array)) return reinterpret_cast<const double*>(ARR_DATA_PTR(array));
+  Datum* values;
+  bool* nulls;
+  deconstruct_array(array, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+                    &values, &nulls, &n);
+  for (int i = 0; i < n; i++) c->x[i] = nulls[i] ? NAN : DatumGetFloat8(values[i]);
+  return c->x;
 }
 
 // dp_predict_class and dp_predict_proba need a classifier.
@@ -198,25 +243,22 @@ void RequireClassifier(const ModelDatum* m, const char* function) {
                     errhint("Use dp_predict(model, features) for the predictions of a Huber model.")));
 }
 
-// Class probabilities of a classifier (PostgreSQL phase: Predict and
-// PredictSoftmax are noexcept functions of plain buffers). Binary logistic
-// models have two classes, 0 (label false / <= 0) and 1: {1 - p, p}.
-double* ClassProbabilities(const ModelDatum* m, const double* x, int* classes) {
-  double* scratch = static_cast<double*>(palloc(sizeof(double) * (m->d + 1)));
+// Class probabilities of a classifier into c->proba (PostgreSQL phase:
+// Predict and PredictSoftmax are noexcept functions of plain buffers).
+// Binary logistic models have two classes, 0 (label false / <= 0) and 1:
+// {1 - p, p}.
+int ClassProbabilities(PredictCache* c, const double* x) {
+  const ModelDatum* m = c->model;
   if (static_cast<LossKind>(m->loss) == LossKind::kSoftmax) {
-    *classes = Classes(m);
-    double* proba = static_cast<double*>(palloc(sizeof(double) * *classes));
-    dperm::PredictSoftmax(m->coef, *classes, m->d, m->fit_intercept, m->feature_bound, x,
-                          scratch, proba);
-    return proba;
+    dperm::PredictSoftmax(m->coef, Classes(m), m->d, m->fit_intercept, m->feature_bound, x,
+                          c->scratch, c->proba);
+    return Classes(m);
   }
   double p = dperm::Predict(LossKind::kLogistic, m->coef, m->d, m->intercept,
-                            m->feature_bound, x, scratch);
-  *classes = 2;
-  double* proba = static_cast<double*>(palloc(sizeof(double) * 2));
-  proba[0] = 1 - p;
-  proba[1] = p;
-  return proba;
+                            m->feature_bound, x, c->scratch);
+  c->proba[0] = 1 - p;
+  c->proba[1] = p;
+  return 2;
 }
 
 }  // namespace
@@ -224,39 +266,36 @@ double* ClassProbabilities(const ModelDatum* m, const double* x, int* classes) {
 // dp_predict(model, features): probability (logistic) or prediction (Huber),
 // with the training clipping applied to the features.
 DPERM_FUNCTION(dp_predict) {
-  ModelDatum* m = GetModel(fcinfo, 0);
+  PredictCache* c = CachedModel(fcinfo);
+  const ModelDatum* m = c->model;
   if (static_cast<LossKind>(m->loss) == LossKind::kSoftmax)
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("dp_predict does not apply to softmax models"),
                     errhint("Use dp_predict_class(model, features) for the most likely class "
                             "or dp_predict_proba(model, features) for the class probabilities.")));
-  double* x = PredictFeatures(fcinfo, 1, m->d);
-  double* scratch = static_cast<double*>(palloc(sizeof(double) * (m->d + 1)));
+  const double* x = PredictFeatures(fcinfo, 1, c);
   PG_RETURN_FLOAT8(dperm::Predict(static_cast<LossKind>(m->loss), m->coef, m->d,
-                                  m->intercept, m->feature_bound, x, scratch));
+                                  m->intercept, m->feature_bound, x, c->scratch));
 }
 
 // dp_predict_class(model, features): the most likely class (0 .. K-1; binary
 // logistic models: 1 when p > 0.5, else 0), with the training clipping.
 DPERM_FUNCTION(dp_predict_class) {
-  ModelDatum* m = GetModel(fcinfo, 0);
-  RequireClassifier(m, "dp_predict_class");
-  double* x = PredictFeatures(fcinfo, 1, m->d);
-  int classes;
-  double* proba = ClassProbabilities(m, x, &classes);
-  if (static_cast<LossKind>(m->loss) == LossKind::kLogistic) PG_RETURN_INT32(proba[1] > 0.5 ? 1 : 0);
-  PG_RETURN_INT32(dperm::ArgMax(proba, classes));
+  PredictCache* c = CachedModel(fcinfo);
+  RequireClassifier(c->model, "dp_predict_class");
+  int classes = ClassProbabilities(c, PredictFeatures(fcinfo, 1, c));
+  if (static_cast<LossKind>(c->model->loss) == LossKind::kLogistic)
+    PG_RETURN_INT32(c->proba[1] > 0.5 ? 1 : 0);
+  PG_RETURN_INT32(dperm::ArgMax(c->proba, classes));
 }
 
 // dp_predict_proba(model, features): the class probabilities, class 0 first
 // (binary logistic models: {1 - p, p}), with the training clipping.
 DPERM_FUNCTION(dp_predict_proba) {
-  ModelDatum* m = GetModel(fcinfo, 0);
-  RequireClassifier(m, "dp_predict_proba");
-  double* x = PredictFeatures(fcinfo, 1, m->d);
-  int classes;
-  double* proba = ClassProbabilities(m, x, &classes);
-  return Float8ArrayDatum(proba, classes);
+  PredictCache* c = CachedModel(fcinfo);
+  RequireClassifier(c->model, "dp_predict_proba");
+  int classes = ClassProbabilities(c, PredictFeatures(fcinfo, 1, c));
+  return Float8ArrayDatum(c->proba, classes);
 }
 
 // dp_coefficients(model): one row per coefficient, the intercept first; a
