@@ -58,15 +58,25 @@ SELECT near(huber_coefs(NULL, 't'), huber_coefs(NULL, 'c1')) AS clipped_to_defau
        near(huber_coefs(10, 't'), huber_coefs(10, 'c10')) AS clipped_to_given_bound,
        near(huber_coefs(NULL, 't'), huber_coefs(10, 't')) AS bound_ignored;
 
--- NULL rows (features or label) are skipped: n counts the others
+-- NULL rows (features or label) are kept, never skipped: n counts every row
 SELECT (dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 1, seed => 7))::jsonb->>'n')::int AS n
   FROM (VALUES (ARRAY[0.1, 0.2]::float8[], true), (NULL, true), (ARRAY[0.1, 0.2], NULL), (ARRAY[0.3, 0.1], false)) v(f, y);
--- empty input and only-NULL input release nothing: NULL, and no ledger row
+-- NULL features are the zero vector and a NULL logistic label is negative:
+-- the model equals the one trained on those rows written out
+SELECT near((SELECT coefs(dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 1, seed => 7)))
+          FROM (VALUES (ARRAY[0.1, 0.2]::float8[], true), (NULL, true), (ARRAY[0.1, 0.2], NULL)) v(f, y))
+     , (SELECT coefs(dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 1, seed => 7)))
+          FROM (VALUES (ARRAY[0.1, 0.2]::float8[], true), (ARRAY[0, 0], true), (ARRAY[0.1, 0.2], false)) v(f, y))) AS nulls_imputed;
+-- empty input releases nothing: NULL, and no ledger row
 SELECT count(*) AS ledger_before FROM dperm.ledger \gset
 SELECT dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1)) IS NULL AS empty_is_null FROM clean WHERE false;
-SELECT dp_huber(f, t, dp_options(algorithm => 'output_gd', epsilon => 1)) IS NULL AS nulls_are_null
-  FROM (VALUES (NULL::float8[], 1.0::float8)) v(f, t);
 SELECT count(*) = :ledger_before AS nothing_charged FROM dperm.ledger;
+-- only-NULL input is a release like any other (every row is kept): n = 1,
+-- d = 0 (no features value to take d from, none declared), and charged
+SELECT m->>'n' AS n, m->>'d' AS d
+  FROM (SELECT dp_huber(f, t, dp_options(algorithm => 'output_gd', epsilon => 1))::jsonb AS m
+          FROM (VALUES (NULL::float8[], 1.0::float8)) v(f, t)) s;
+SELECT count(*) - :ledger_before AS charged FROM dperm.ledger;
 -- n = 1 works: the model is mostly noise, and its sensitivity is
 -- 2L/(n mu) (1 - (1 - eta mu)^T) with n = 1, L = sqrt 2, mu = 1 (plus the
 -- snapping's rounding term)

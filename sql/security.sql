@@ -14,6 +14,14 @@ CREATE FUNCTION sec_mallory_is_superuser() RETURNS boolean LANGUAGE sql
 CREATE FUNCTION sec_ledger_rows() RETURNS bigint LANGUAGE sql SECURITY DEFINER
   AS $$ SELECT count(*) FROM dperm.ledger $$;
 GRANT EXECUTE ON FUNCTION sec_ledger_rows() TO PUBLIC;
+-- The SQLSTATE of a statement's error (its message may name internals).
+CREATE FUNCTION sec_sqlstate(query text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE query;
+  RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE;
+END $$;
 
 -- A protected table of the owner: 300 rows, 40 with a NULL label, 30 with
 -- a class out of range, one ragged row in t_ragged.
@@ -49,13 +57,13 @@ CREATE DOMAIN pg_temp.regrole AS oid CHECK (pg_temp.evil(VALUE));
 CREATE DOMAIN pg_temp.float8 AS pg_catalog.float8 CHECK (pg_temp.evil(0));
 CREATE DOMAIN pg_temp.int4 AS pg_catalog.int4 CHECK (pg_temp.evil(0));
 CREATE DOMAIN pg_temp.bool AS pg_catalog.bool CHECK (pg_temp.evil(0));
-SELECT (dperm.train('sec_t', 'x', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1)))::pg_catalog.jsonb->>'loss' AS trained;
+SELECT (dperm.train('sec_t', 'x', 'y', 'logistic', dp_options(epsilon => 1, dimension => 2, l2 => 0.1)))::pg_catalog.jsonb->>'loss' AS trained;
 SELECT relation::text, epsilon_budget FROM dperm.budget_status WHERE relation = 'sec_t'::pg_catalog.regclass;
 SELECT releases FROM dperm.budget_spent('sec_t', 'rdp', 1e-3);
 SELECT dperm.set_budget('own_t', 1);
 SELECT dperm.protect('own_t');
 SELECT dperm.budget_spent('own_t', 'basic', 0) IS NOT NULL AS spent;
-SELECT dp_logreg(x, y, dp_options(epsilon => 1, l2 => 0.1)) IS NOT NULL AS released FROM own_t;
+SELECT dp_logreg(x, y, dp_options(epsilon => 1, dimension => 2, l2 => 0.1)) IS NOT NULL AS released FROM own_t;
 DROP DOMAIN pg_temp.regclass, pg_temp.oid, pg_temp.name, pg_temp.text, pg_temp.jsonb,
   pg_temp.regrole, pg_temp.float8, pg_temp.int4, pg_temp.bool;
 RESET ROLE;
@@ -106,7 +114,7 @@ BEGIN
   RETURN 2;
 END $$;
 SET search_path = public, pg_catalog;
-SELECT (dperm.train('sec_t', 'x', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1)))::pg_catalog.jsonb->>'n' AS n;
+SELECT (dperm.train('sec_t', 'x', 'y', 'logistic', dp_options(epsilon => 1, dimension => 2, l2 => 0.1)))::pg_catalog.jsonb->>'n' AS n;
 SELECT count(*) >= 0 AS status_read FROM dperm.budget_status;
 SELECT dperm.protect('own_t');
 RESET search_path;
@@ -122,7 +130,7 @@ SET ROLE regress_sec_mallory;
 CREATE FUNCTION public.sec_steal_sfunc(float8[], float8[], smallint, jsonb) RETURNS float8[]
   LANGUAGE plpgsql AS $$ BEGIN RAISE NOTICE 'shadow aggregate saw a row as %', current_user; RETURN $2; END $$;
 CREATE AGGREGATE public.dp_softmax(float8[], smallint, jsonb) (SFUNC = public.sec_steal_sfunc, STYPE = float8[]);
-SELECT (dperm.train('sec_t', 'x', 'k', 'softmax', dp_options(epsilon => 1, l2 => 0.1, classes => 5)))::jsonb->>'loss' AS trained;
+SELECT (dperm.train('sec_t', 'x', 'k', 'softmax', dp_options(epsilon => 1, dimension => 2, l2 => 0.1, classes => 5)))::jsonb->>'loss' AS trained;
 DROP AGGREGATE public.dp_softmax(float8[], smallint, jsonb);
 RESET ROLE;
 
@@ -130,9 +138,9 @@ RESET ROLE;
 SET ROLE regress_sec_mallory;
 -- n of a protected relation does not depend on the columns or options
 -- chosen: NULL labels and classes out of range are imputed, not skipped.
-SELECT (dperm.train('sec_t', 'x', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1)))::jsonb->>'n' AS n_logistic;
-SELECT (dperm.train('sec_t', 'x', 'k7', 'softmax', dp_options(epsilon => 1, l2 => 0.1, classes => 2)))::jsonb->>'n' AS n_classes_2;
-SELECT (dperm.train('sec_t', 'x', 'k7', 'softmax', dp_options(epsilon => 1, l2 => 0.1, classes => 6)))::jsonb->>'n' AS n_classes_6;
+SELECT (dperm.train('sec_t', 'x', 'y', 'logistic', dp_options(epsilon => 1, dimension => 2, l2 => 0.1)))::jsonb->>'n' AS n_logistic;
+SELECT (dperm.train('sec_t', 'x', 'k7', 'softmax', dp_options(epsilon => 1, dimension => 2, l2 => 0.1, classes => 2)))::jsonb->>'n' AS n_classes_2;
+SELECT (dperm.train('sec_t', 'x', 'k7', 'softmax', dp_options(epsilon => 1, dimension => 2, l2 => 0.1, classes => 6)))::jsonb->>'n' AS n_classes_6;
 -- errors that depend on options and the public shape (n, d) come before
 -- the scan and are free, including every plan error
 SELECT sec_ledger_rows() AS rows_before \gset
@@ -140,17 +148,19 @@ SELECT dperm.train('sec_t', 'x', 'k7', 'softmax', dp_options(epsilon => 1));
 SELECT dperm.train('sec_t', 'x', 'y', 'logistic', dp_options(epsilon => 1e-150));
 SELECT dperm.train('sec_t', 'x', 'y', 'logistic', '{"epsilon": 1, "seed": 3}');
 SELECT dperm.train('sec_t', 'x', 'y', 'logistic',
-                   dp_options(epsilon => 1, delta => 1e-6, algorithm => 'dp_sgd', batch_size => 100000));
-SELECT dperm.train('sec_t', 'x', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1, step_size => 100));
+                   dp_options(epsilon => 1, dimension => 2, delta => 1e-6, algorithm => 'dp_sgd', batch_size => 100000));
+SELECT dperm.train('sec_t', 'x', 'y', 'logistic', dp_options(epsilon => 1, dimension => 2, l2 => 0.1, step_size => 100));
 SELECT sec_ledger_rows() - :rows_before AS charged_for_option_errors;
--- on a relation the caller reads directly, n is whatever the query keeps:
--- an error that depends on it is charged before it is raised
+-- on a relation the caller reads directly (unbudgeted, so a WHERE is
+-- allowed), n is whatever the query keeps; an error that needs only n, d
+-- and the options is still raised before the charge, free
 CREATE TEMP TABLE own_t2 AS SELECT ARRAY[0.1, 0.2]::float8[] AS x, true AS y FROM generate_series(1, 50);
 SELECT dp_logreg(x, y, dp_options(epsilon => 1, delta => 1e-6, algorithm => 'dp_sgd', batch_size => 100000))
   FROM own_t2 WHERE y;
 SELECT sec_ledger_rows() - :rows_before AS charged_after_batch_error;
 RESET ROLE;
--- a ragged row: the shape error is charged too
+-- a ragged row is no error: truncated to the declared d, counted in n,
+-- and the release is charged like any other
 SET ROLE regress_sec_owner;
 CREATE TABLE sec_ragged AS SELECT ARRAY[0.1, 0.2]::float8[] AS x, i % 2 = 0 AS y FROM generate_series(1, 100) i;
 INSERT INTO sec_ragged VALUES (ARRAY[0.1, 0.2, 0.3], true);
@@ -158,9 +168,10 @@ SELECT dperm.protect('sec_ragged');
 RESET ROLE;
 SET ROLE regress_sec_mallory;
 SELECT sec_ledger_rows() AS rows_before \gset
-SELECT dperm.train('sec_ragged', 'x', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1));
-SELECT sec_ledger_rows() - :rows_before AS charged_for_shape_error;
-SELECT relation_names, epsilon, mechanism FROM dperm.ledger ORDER BY id DESC LIMIT 1;
+SELECT m->>'n' AS n, m->>'d' AS d
+  FROM (SELECT dperm.train('sec_ragged', 'x', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1, dimension => 2))::jsonb AS m) s;
+SELECT sec_ledger_rows() - :rows_before AS charged_for_ragged;
+SELECT relation_names, epsilon, n, d, mechanism FROM dperm.ledger ORDER BY id DESC LIMIT 1;
 RESET ROLE;
 
 -- 5. protect covers partitions, inheritance children and views.
@@ -191,10 +202,16 @@ RESET ROLE;
 SET ROLE regress_sec_mallory;
 SELECT count(*) FROM sec_part1;
 SELECT count(*) FROM sec_inh_child;
--- training on a partition charges the parent's budget too
-SELECT (dperm.train('sec_part1', 'x', 'y', 'logistic', dp_options(epsilon => 1.5, l2 => 0.1)))::jsonb->>'n' AS n_part1;
+-- the parent trains whole, charged to it, within its budget
+SELECT (dperm.train('sec_parts', 'x', 'y', 'logistic', dp_options(epsilon => 1.5, dimension => 2, l2 => 0.1)))::jsonb->>'n' AS n_parts;
 SELECT relation_names FROM dperm.ledger ORDER BY id DESC LIMIT 1;
-SELECT dperm.train('sec_part2', 'x', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1));
+SELECT dperm.train('sec_parts', 'x', 'y', 'logistic', dp_options(epsilon => 1, dimension => 2, l2 => 0.1));
+-- a partition is a subset of its budgeted parent (its n would be the exact
+-- size of the subset): training on it alone is refused before anything is
+-- charged, even where epsilon would fit
+SELECT sec_ledger_rows() AS rows_before \gset
+SELECT public.sec_sqlstate($$SELECT dperm.train('sec_part1', 'x', 'y', 'logistic', dp_options(epsilon => 0.1, dimension => 2, l2 => 0.1))$$) AS train_partition;
+SELECT sec_ledger_rows() - :rows_before AS charged_for_partition;
 RESET ROLE;
 
 -- 6. dataset charges only what the caller may read; catalogs are refused.
@@ -204,24 +221,33 @@ SELECT dp_logreg(x, y, dp_options(epsilon => 1, dataset => 'pg_class')) FROM own
 SELECT dp_logreg(x, y, dp_options(epsilon => 1, dataset => 'information_schema.tables')) FROM own_t2;
 SELECT dp_logreg(x, y, dp_options(epsilon => 1, dataset => 'sec_private')) FROM own_t2;
 SELECT dperm.train('sec_t', 'x', 'y', 'logistic', dp_options(epsilon => 1, dataset => 'sec_private'));
--- an analyst of a protected relation may charge it, the owner sees the row
-SELECT dp_logreg(x, y, dp_options(epsilon => 1, l2 => 0.1, dataset => 'sec_t')) IS NOT NULL AS analyst_may_charge FROM own_t2;
-SELECT array_length(relation_names, 1) AS relations, 'public.sec_t' = ANY (relation_names) AS charges_sec_t
-  FROM dperm.ledger ORDER BY id DESC LIMIT 1;
--- the same check from the final function of a parallel plan
+-- an analyst of a protected relation may name it, but a release charged
+-- to it must read it whole: rows from elsewhere are refused (0A000, not a
+-- permission error), nothing charged
+SELECT sec_ledger_rows() AS rows_before \gset
+SELECT dp_logreg(x, y, dp_options(epsilon => 1, dimension => 2, l2 => 0.1, dataset => 'sec_t')) IS NOT NULL AS analyst_may_charge FROM own_t2;
+SELECT sec_ledger_rows() - :rows_before AS charged_for_dataset_refusal;
+-- the same checks from a parallel plan; an unbudgeted dataset the caller
+-- may read is charged beside the relation read, the owner sees the row
 CREATE TABLE public.sec_mallory_rows AS SELECT ARRAY[0.1, 0.2]::float8[] AS x, true AS y FROM generate_series(1, 2000);
+CREATE TABLE public.sec_mallory_other (i int);
 ALTER TABLE public.sec_mallory_rows SET (parallel_workers = 2);
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
-SELECT dp_logreg(x, y, dp_options(epsilon => 1, l2 => 0.1, dataset => 'sec_t')) IS NOT NULL AS parallel_analyst_may_charge
+SELECT dp_logreg(x, y, dp_options(epsilon => 1, dimension => 2, l2 => 0.1, dataset => 'sec_t')) IS NOT NULL AS parallel_analyst_may_charge
   FROM public.sec_mallory_rows;
 SELECT dp_logreg(x, y, dp_options(epsilon => 1, l2 => 0.1, dataset => 'sec_private')) FROM public.sec_mallory_rows;
+SELECT dp_logreg(x, y, dp_options(epsilon => 1, l2 => 0.1, dataset => 'public.sec_mallory_other')) IS NOT NULL AS parallel_dataset_charged
+  FROM public.sec_mallory_rows;
 SET max_parallel_workers_per_gather = 0;
 RESET ROLE;
+SELECT relation_names FROM dperm.ledger ORDER BY id DESC LIMIT 1;
 
--- 7. Row-level security applies as it does for the owner (FORCE honoured).
+-- 7. Row-level security applies as it does for the owner (FORCE honoured):
+-- a policy that hides rows of a protected relation makes the read partial
+-- (n would be the size of the subset), refused before anything is charged.
 SET ROLE regress_sec_owner;
 CREATE TABLE sec_rls AS SELECT ARRAY[0.1, 0.01 * i]::float8[] AS x, i % 2 = 0 AS y, i FROM generate_series(1, 100) i;
 ALTER TABLE sec_rls ENABLE ROW LEVEL SECURITY;
@@ -230,7 +256,9 @@ CREATE POLICY sec_rls_half ON sec_rls USING (i <= 40);
 SELECT dperm.protect('sec_rls');
 RESET ROLE;
 SET ROLE regress_sec_alice;
-SELECT (dperm.train('sec_rls', 'x', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1)))::jsonb->>'n' AS n_under_rls;
+SELECT sec_ledger_rows() AS rows_before \gset
+SELECT public.sec_sqlstate($$SELECT dperm.train('sec_rls', 'x', 'y', 'logistic', dp_options(epsilon => 1, dimension => 2, l2 => 0.1))$$) AS train_under_rls;
+SELECT sec_ledger_rows() - :rows_before AS charged_under_rls;
 RESET ROLE;
 
 -- 8. Bounded resources: a release's coefficient count is capped before the
@@ -239,7 +267,7 @@ RESET ROLE;
 SET dperm.max_coefficients = 1000;
 SET ROLE regress_sec_mallory;
 SELECT sec_ledger_rows() AS rows_before \gset
-SELECT dperm.train('sec_t', 'x', 'k', 'softmax', dp_options(epsilon => 1, classes => 400));
+SELECT dperm.train('sec_t', 'x', 'k', 'softmax', dp_options(epsilon => 1, dimension => 2, classes => 400));
 SELECT dp_softmax(x, 1, dp_options(epsilon => 1, classes => 400)) FROM own_t2;
 SELECT sec_ledger_rows() - :rows_before AS charged_for_the_cap;
 SET dperm.max_coefficients = 100000000;
@@ -248,5 +276,5 @@ RESET dperm.max_coefficients;
 
 SELECT sec_mallory_is_superuser() AS mallory_is_superuser;
 DROP OWNED BY regress_sec_owner, regress_sec_mallory, regress_sec_alice;
-DROP FUNCTION sec_mallory_is_superuser(), sec_ledger_rows();
+DROP FUNCTION sec_mallory_is_superuser(), sec_ledger_rows(), sec_sqlstate(text);
 DROP ROLE regress_sec_owner, regress_sec_mallory, regress_sec_alice;
