@@ -137,20 +137,29 @@ SELECT sm_sqlstate(format('SELECT dp_predict_class(%L, ARRAY[0.3, 0.4])', :'h'))
        sm_sqlstate($$SELECT dp_predict(m, ARRAY[0.3, 0.4]) FROM sm_models$$) AS predict_softmax;
 
 -- Rows whose class is NULL or outside 0 .. K-1, and rows with NULL
--- features, are skipped (never an error, which would depend on the data):
--- the model equals the one trained on the valid rows alone.
+-- features, are kept and sanitised (never an error or a skipped row, which
+-- would depend on the data): a NULL class is class 0, a class outside
+-- 0 .. K-1 is clamped into it, NULL features are the zero vector. The model
+-- equals the one trained on those rows written out.
 CREATE TABLE sm_dirty AS
   SELECT features, class FROM sm WHERE i <= 600
   UNION ALL VALUES (ARRAY[0.1, 0.2], NULL), (ARRAY[0.1, 0.2], -1), (ARRAY[0.1, 0.2], 3),
                    (ARRAY[0.1, 0.2], 2147483647), (ARRAY[0.1, 0.2], -2147483647 - 1), (NULL, 1);
+CREATE TABLE sm_sanitised AS
+  SELECT features, class FROM sm WHERE i <= 600
+  UNION ALL VALUES (ARRAY[0.1, 0.2], 0), (ARRAY[0.1, 0.2], 0), (ARRAY[0.1, 0.2], 2),
+                   (ARRAY[0.1, 0.2], 2), (ARRAY[0.1, 0.2], 0), (ARRAY[0, 0], 1);
 SELECT (m::jsonb->>'n')::int AS n,
+       m::jsonb - 'created_at' = (SELECT dp_softmax(features, class, dp_options(epsilon => 1, l2 => 0.01, classes => 3, seed => 5))
+                                    FROM sm_sanitised)::jsonb - 'created_at' AS same_as_sanitised_rows,
        m::jsonb - 'created_at' = (SELECT dp_softmax(features, class, dp_options(epsilon => 1, l2 => 0.01, classes => 3, seed => 5))
                                     FROM sm WHERE i <= 600)::jsonb - 'created_at' AS same_as_valid_rows
   FROM (SELECT dp_softmax(features, class, dp_options(epsilon => 1, l2 => 0.01, classes => 3, seed => 5)) AS m
           FROM sm_dirty) s;
--- only skipped rows: nothing is released, nothing is charged
+-- even rows whose classes are all out of range or NULL are a release (n
+-- counts every row), charged like any other
 SELECT count(*) AS ledger_before FROM dperm.ledger \gset
-SELECT dp_softmax(f, c, dp_options(epsilon => 1, classes => 2)) IS NULL AS no_model
+SELECT dp_softmax(f, c, dp_options(epsilon => 1, classes => 2))::jsonb->>'n' AS n
   FROM (VALUES (ARRAY[0.1]::float8[], 2), (ARRAY[0.2], -1), (ARRAY[0.3], NULL)) v(f, c);
 SELECT count(*) - :ledger_before AS new_ledger_rows FROM dperm.ledger;
 -- a smallint class column widens to int
@@ -165,7 +174,10 @@ SELECT dp_softmax(NULL::float8[], NULL::int, dp_options(epsilon => 1));
 SELECT dp_options(epsilon => 1, classes => 1);
 SELECT dperm.check_options('{"epsilon": 1, "classes": 2.5}');
 SELECT dp_logreg(features, class = 0, dp_options(epsilon => 1, classes => 2)) FROM sm;
-SELECT dp_softmax(f, 0, dp_options(epsilon => 1, classes => 2)) FROM (VALUES (ARRAY[0.1]::float8[]), (ARRAY[0.1, 0.2])) v(f);
+-- (rows of another length are no error: padded or truncated to d)
+SELECT m->>'n' AS n, m->>'d' AS d
+  FROM (SELECT dp_softmax(f, 0, dp_options(epsilon => 1, classes => 2))::jsonb AS m
+          FROM (VALUES (ARRAY[0.1]::float8[]), (ARRAY[0.1, 0.2])) v(f)) s;
 SELECT sm_sqlstate($$SELECT dp_softmax(features, class, '{"epsilon": 1}') FROM sm$$) AS missing_classes;
 
 -- dp_explain plans a softmax release without data
@@ -179,7 +191,7 @@ SELECT dp_explain('softmax', 3000, 2, dp_options(epsilon => 1));
 -- dperm.train on a protected relation: an integer class column
 CREATE TABLE sm_protected AS SELECT features, class, class::float8 AS class_float FROM sm WHERE i <= 300;
 SELECT dperm.protect('sm_protected');
-SELECT dperm.train('sm_protected', 'features', 'class', 'softmax', dp_options(epsilon => 1, l2 => 0.01, classes => 3, seed => 6))::jsonb->>'n' AS n;
+SELECT dperm.train('sm_protected', 'features', 'class', 'softmax', dp_options(epsilon => 1, l2 => 0.01, classes => 3, seed => 6, dimension => 2))::jsonb->>'n' AS n;
 SELECT dperm.train('sm_protected', 'features', 'class_float', 'softmax', dp_options(epsilon => 1, classes => 3));
 
 -- A parallel scan under dp_softmax (which is never partial: PARALLEL

@@ -53,10 +53,10 @@ SELECT charged(:before + 2) AS in_memory,
 -- A budget on a base table is charged through the (nested) view and refuses
 -- once exhausted.
 SELECT dperm.set_budget('vp_high', 1.0);
-SELECT (dperm.train('v3', 'features', 'label', 'logistic', dp_options(epsilon => 0.6), mode => 'streaming'))::jsonb->>'n' AS n;
-SELECT dperm.train('v3', 'features', 'label', 'logistic', dp_options(epsilon => 0.6), mode => 'streaming');
-SELECT dperm.train('v3', 'features', 'label', 'logistic', dp_options(epsilon => 0.6), mode => 'in_memory');
-SELECT dperm.train('v2', 'features', 'label', 'logistic', dp_options(epsilon => 0.6));
+SELECT (dperm.train('v3', 'features', 'label', 'logistic', dp_options(epsilon => 0.6, dimension => 2), mode => 'streaming'))::jsonb->>'n' AS n;
+SELECT dperm.train('v3', 'features', 'label', 'logistic', dp_options(epsilon => 0.6, dimension => 2), mode => 'streaming');
+SELECT dperm.train('v3', 'features', 'label', 'logistic', dp_options(epsilon => 0.6, dimension => 2), mode => 'in_memory');
+SELECT dperm.train('v2', 'features', 'label', 'logistic', dp_options(epsilon => 0.6, dimension => 2));
 SELECT releases FROM dperm.budget_status WHERE relation = 'vp_high'::regclass;
 -- v1 does not read vp: still free
 SELECT (dperm.train('v1', 'features', 'label', 'logistic', dp_options(epsilon => 0.6)))::jsonb->>'n' AS n;
@@ -70,10 +70,10 @@ GRANT SELECT ON v1 TO regress_views_eve;
 SELECT count(*) AS ledger_before FROM dperm.ledger \gset
 SET ROLE regress_views_eve;
 \set VERBOSITY sqlstate
-SELECT dperm.train('v3', 'features', 'label', 'logistic', dp_options(epsilon => 0.1));
+SELECT dperm.train('v3', 'features', 'label', 'logistic', dp_options(epsilon => 0.1, dimension => 2));
 SELECT dperm.train('v_invoker', 'f', 'y', 'logistic', dp_options(epsilon => 0.1));
 \set VERBOSITY default
-SELECT dperm.train('v3', 'features', 'label', 'logistic', dp_options(epsilon => 0.1));
+SELECT dperm.train('v3', 'features', 'label', 'logistic', dp_options(epsilon => 0.1, dimension => 2));
 -- v1 runs with its owner's rights: she may train on it, charged to vb
 SELECT (dperm.train('v1', 'features', 'label', 'logistic', dp_options(epsilon => 0.1)))::jsonb->>'n' AS n;
 RESET ROLE;
@@ -104,13 +104,13 @@ CREATE VIEW secret_late AS SELECT x, sick FROM secret;
 CREATE VIEW secret_nested AS SELECT * FROM secret_late;
 GRANT SELECT ON secret_late, secret_nested TO regress_views_analyst;
 SET ROLE regress_views_analyst;
-SELECT (dperm.train('secret_nested', 'x', 'sick', 'logistic', dp_options(epsilon => 0.6)))::jsonb->>'n' AS n;
+SELECT (dperm.train('secret_nested', 'x', 'sick', 'logistic', dp_options(epsilon => 0.6, dimension => 2)))::jsonb->>'n' AS n;
 SELECT relation_names FROM dperm.ledger ORDER BY id DESC LIMIT 1;
-SELECT dperm.train('secret_nested', 'x', 'sick', 'logistic', dp_options(epsilon => 0.6));
-SELECT dperm.train('secret_late', 'x', 'sick', 'logistic', dp_options(epsilon => 0.6), mode => 'streaming');
-SELECT dp_logreg(x, sick, dp_options(epsilon => 0.6)) FROM secret_late;
-SELECT (dperm.train('secret_late', 'x', 'sick', 'logistic', dp_options(epsilon => 0.3)))::jsonb->>'n' AS n;
-SELECT dperm.train('secret_late', 'x', 'sick', 'logistic', dp_options(epsilon => 0.3));
+SELECT dperm.train('secret_nested', 'x', 'sick', 'logistic', dp_options(epsilon => 0.6, dimension => 2));
+SELECT dperm.train('secret_late', 'x', 'sick', 'logistic', dp_options(epsilon => 0.6, dimension => 2), mode => 'streaming');
+SELECT dp_logreg(x, sick, dp_options(epsilon => 0.6, dimension => 2)) FROM secret_late;
+SELECT (dperm.train('secret_late', 'x', 'sick', 'logistic', dp_options(epsilon => 0.3, dimension => 2)))::jsonb->>'n' AS n;
+SELECT dperm.train('secret_late', 'x', 'sick', 'logistic', dp_options(epsilon => 0.3, dimension => 2));
 RESET ROLE;
 SELECT releases, epsilon_spent <= 1 AS within FROM dperm.budget_status WHERE relation = 'secret'::regclass;
 
