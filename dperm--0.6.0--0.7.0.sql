@@ -20,6 +20,9 @@ COMMENT ON COLUMN dperm.budgets.set_by IS 'the role that set the budget, by OID 
 ALTER TABLE dperm.protected
   ALTER COLUMN protected_by DROP NOT NULL,
   ALTER COLUMN protected_by TYPE regrole USING pg_catalog.to_regrole(pg_catalog.quote_ident(protected_by::pg_catalog.text));
+-- The ledger policy compares the OID (a later role of a dropped role's name
+-- is another role) and the name (a dropped role's OID, restored as a number
+-- into another cluster, may be another role's there).
 DROP POLICY ledger_own_rows ON dperm.ledger;
 ALTER TABLE dperm.ledger ADD COLUMN role_name name;
 UPDATE dperm.ledger SET role_name = role;
@@ -30,7 +33,8 @@ ALTER TABLE dperm.ledger
 COMMENT ON COLUMN dperm.ledger.role IS 'the releasing role, by OID: a later role of the same name is another role (NULL: a name dperm 0.7.0''s upgrade found no role for)';
 COMMENT ON COLUMN dperm.ledger.role_name IS 'the releasing role''s name at the release (history: a dropped role''s OID has no name)';
 CREATE POLICY ledger_own_rows ON dperm.ledger FOR SELECT
-  USING (role OPERATOR(pg_catalog.=) (SELECT pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER)))
+  USING ((role OPERATOR(pg_catalog.=) (SELECT pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER)))
+          AND role_name OPERATOR(pg_catalog.=) CURRENT_USER)
          OR pg_catalog.pg_has_role('pg_read_all_stats', 'MEMBER'));
 -- A budget belongs to a relation's OID; nothing but its owner's explicit
 -- decision ends it. Renaming, SET SCHEMA, TRUNCATE and reloading keep the

@@ -330,10 +330,14 @@ COMMENT ON VIEW dperm.budget_status IS 'spent and remaining privacy budget per r
 GRANT SELECT ON dperm.budget_status TO PUBLIC;
 
 -- Everyone reads budgets; each role sees its own ledger rows (members of
--- pg_read_all_stats see all); only the extension writes.
+-- pg_read_all_stats see all); only the extension writes. Its own: its OID
+-- (a later role of a dropped role's name is another role) and its name (a
+-- dropped role's OID, restored as a number into another cluster, may be
+-- another role's there).
 ALTER TABLE dperm.ledger ENABLE ROW LEVEL SECURITY;
 CREATE POLICY ledger_own_rows ON dperm.ledger FOR SELECT
-  USING (role OPERATOR(pg_catalog.=) (SELECT pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER)))
+  USING ((role OPERATOR(pg_catalog.=) (SELECT pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER)))
+          AND role_name OPERATOR(pg_catalog.=) CURRENT_USER)
          OR pg_catalog.pg_has_role('pg_read_all_stats', 'MEMBER'));
 GRANT USAGE ON SCHEMA dperm TO PUBLIC;
 GRANT SELECT ON dperm.budgets, dperm.ledger TO PUBLIC;

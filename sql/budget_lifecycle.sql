@@ -215,6 +215,17 @@ SELECT count(*) AS rows_seen FROM dperm.ledger;
 RESET ROLE;
 REVOKE SELECT ON open_data FROM regress_life_reused;
 DROP ROLE regress_life_reused;
+-- pg_dump writes a dropped role's OID as a number; restored into another
+-- cluster it may be a live role's OID there. The row names its role too:
+-- that role does not see it.
+INSERT INTO dperm.ledger (released_at, role, role_name, relations, relation_names, algorithm, mechanism,
+                          loss, neighbors, epsilon, delta, n, d, seeded, query)
+VALUES (now(), 'regress_life_other'::regrole, 'regress_life_dropped', ARRAY['open_data'::regclass],
+        ARRAY['public.open_data'], 'test', 'test', 'logistic', 'replace_one', 0.1, 0, 100, 2, false, 'restored');
+SET ROLE regress_life_other;
+SELECT count(*) AS restored_rows_seen FROM dperm.ledger WHERE query = 'restored';
+RESET ROLE;
+DELETE FROM dperm.ledger WHERE query = 'restored';
 
 -- ---------------------------------------------------------------- clean up
 SELECT dperm.retire_budget(relation) FROM dperm.budgets
