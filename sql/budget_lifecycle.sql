@@ -110,6 +110,14 @@ SELECT dperm.set_budget('parted_low', 1.0, accounting => 'basic');
 -- unbudgeted partition may go
 DROP TABLE parted;
 DROP TABLE parted_high;
+-- a budget on an inheritance parent: an unbudgeted child may go, the parent not
+CREATE TABLE inh_parent (i int);
+CREATE TABLE inh_child () INHERITS (inh_parent);
+SELECT dperm.set_budget('inh_parent', 1.0);
+DROP TABLE inh_child;
+SELECT bl_sqlstate('DROP TABLE inh_parent') AS drop_parent;
+SELECT dperm.retire_budget('inh_parent');
+DROP TABLE inh_parent;
 -- a budgeted view dropped with the table it reads
 CREATE TABLE base AS SELECT * FROM raw;
 CREATE VIEW base_view AS SELECT * FROM base;
@@ -138,7 +146,7 @@ SELECT dperm.retire_budget('scratch');
 DROP TABLE scratch;
 -- the decision is recorded, and the ledger keeps its rows
 SELECT relation_name, epsilon, delta, accounting, epsilon_spent, releases, retired_by
-  FROM dperm.retired_budgets;
+  FROM dperm.retired_budgets ORDER BY relation_name;
 SELECT relation_names, epsilon FROM dperm.ledger WHERE relation_names = '{public.scratch}';
 -- a relation without a budget has nothing to retire
 SELECT dperm.retire_budget('target');
