@@ -113,8 +113,8 @@ bool WithinBudgets(LedgerRequest* req) {
   return true;
 }
 
-// The first values of a ledger row: time, role ($15, an oid, as the
-// catalog's role column stores it: RoleColumnValue), relations ($3, an
+// The first values of a ledger row: time, role (%s: the OID $15 or the
+// name $2, as the catalog's role column stores it), relations ($3, an
 // oid[]) and their names as schema.name (the OID where the relation is gone).
 #define LEDGER_ROW_HEAD                                                                  \
   " SELECT $1, %s, $3::pg_catalog.regclass[],"                                          \
@@ -146,8 +146,8 @@ void AppendLedgerRow(LedgerRequest* req) {
   char nulls[15] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ',
                     req->query[0] ? ' ' : 'n', req->n_rdp > 0 ? ' ' : 'n', ' '};
   if (req->legacy_catalog) nulls[13] = 'n';  // 0.1.0 has no rdp column
-  const char* role = RoleColumnValue("ledger", "role", 15);
   bool by_oid = RoleColumnIsOid("ledger", "role");  // then role_name exists too
+  const char* role = by_oid ? "$15::pg_catalog.regrole" : "$2::pg_catalog.name";
   char* sql =
       req->legacy_catalog
           ? psprintf("INSERT INTO dperm.ledger (released_at, role, relations, relation_names,"
