@@ -5,7 +5,7 @@ SET max_parallel_workers_per_gather = 0;
 CREATE TABLE small AS SELECT ARRAY[0.1 * i, 0.05 * i] AS f, i % 2 = 0 AS y, 0.1 * i AS t FROM generate_series(1, 9) i;
 SELECT coalesce(max(id), 0) AS last_id FROM dperm.ledger \gset
 SELECT dp_huber(f, t, dp_options(epsilon => 0.25, delta => 1e-7, l2 => 0.5, seed => 3)) IS NOT NULL AS released FROM small;
-SELECT role = current_user AS role_ok, relations, relation_names, algorithm, mechanism, loss,
+SELECT role = current_user::regrole AS role_ok, relations, relation_names, algorithm, mechanism, loss,
        neighbors, epsilon, delta, n, d, seeded, query LIKE 'SELECT dp_huber(f, t, %' AS query_ok,
        released_at <= now() + interval '1 minute' AS time_ok
   FROM dperm.ledger WHERE id > :last_id;
@@ -31,7 +31,7 @@ GRANT SELECT ON small TO regress_dperm_reader;
 SET ROLE regress_dperm_reader;
 SELECT count(*) AS visible_before FROM dperm.ledger;
 SELECT dp_logreg(f, y, dp_options(epsilon => 0.1, l2 => 1)) IS NOT NULL AS released FROM small;
-SELECT count(*) AS visible_after, bool_and(role = current_user) AS own_rows_only FROM dperm.ledger;
+SELECT count(*) AS visible_after, bool_and(role = current_user::regrole) AS own_rows_only FROM dperm.ledger;
 RESET ROLE;
 
 -- a budget changed in the releasing transaction is locked until it commits:
@@ -53,9 +53,9 @@ SELECT dperm.set_budget('mixed', 100, 1e-3);
 SELECT dp_logreg(f, y, dp_options(epsilon => 0.3, l2 => 1, dimension => 2, seed => 1)) IS NOT NULL AS released FROM mixed;
 SELECT dp_logreg(f, y, dp_options(epsilon => 0.5, delta => 1e-6, l2 => 1, dimension => 2, seed => 2)) IS NOT NULL AS released FROM mixed;
 SELECT dp_huber(f, 0.5, dp_options(epsilon => 0.2, l2 => 1, dimension => 2, target_bound => 1, seed => 3)) IS NOT NULL AS released FROM mixed;
-INSERT INTO dperm.ledger (released_at, role, relations, relation_names, algorithm, mechanism, loss,
+INSERT INTO dperm.ledger (released_at, role, role_name, relations, relation_names, algorithm, mechanism, loss,
                           neighbors, epsilon, delta, n, d, seeded, query, rdp)
-SELECT now(), current_user, ARRAY['mixed'::regclass, 'small'::regclass], ARRAY['public.mixed', 'public.small'],
+SELECT now(), current_user::regrole, current_user, ARRAY['mixed'::regclass, 'small'::regclass], ARRAY['public.mixed', 'public.small'],
        'test', 'test', 'test', 'replace-one', e, d, 20, 2, true, NULL, r
   FROM (VALUES (0.2, 1e-5, NULL::float8[]), (0.1, 0, NULL),
                (0.4, 0, ARRAY[1, 2]::float8[]),

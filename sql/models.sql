@@ -212,7 +212,7 @@ BEGIN
   BEGIN EXECUTE 'ALTER ROLE regress_models_mallory SUPERUSER'; EXCEPTION WHEN OTHERS THEN NULL; END;
   RETURN true;
 END $$;
-CREATE TEMP TABLE own AS
+CREATE TABLE own AS
   SELECT ARRAY[sin(i) / 2, cos(i) / 2]::float8[] AS x, sin(3 * i) > 0 AS y FROM generate_series(1, 50) i;
 SELECT dperm.set_budget('own', 100, 1e-5);
 CREATE TABLE pg_temp.models (name text, version int, owner name);
@@ -335,6 +335,12 @@ SELECT dperm.evaluate('alice_pt', 'mdl_pt', 'x', 'y', '{"epsilon": 0.5}');
 RESET ROLE;
 
 DELETE FROM dperm.models WHERE owner::text LIKE 'regress_models_%';
+-- budgeted tables are dropped once their budgets are retired
+SET client_min_messages = warning;
+SELECT count(dperm.retire_budget(b.relation)) > 0 AS retired
+  FROM dperm.budgets b JOIN pg_class c ON c.oid = b.relation
+ WHERE pg_get_userbyid(c.relowner) LIKE 'regress_models_%';
+RESET client_min_messages;
 DROP OWNED BY regress_models_owner, regress_models_alice, regress_models_mallory CASCADE;
 DROP ROLE regress_models_owner, regress_models_alice, regress_models_mallory;
 DROP FUNCTION models_ledger_rows();

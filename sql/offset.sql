@@ -54,4 +54,8 @@ SELECT p->'offset'->>'sensitivity' AS softmax_sensitivity, p->'offset'->>'epsilo
 SELECT (p->'offset'->>'sensitivity')::float8 BETWEEN 2 * 3 AND 2 * 3 * (1 + 2 ^ -10) AS huber_sensitivity,
        p->'offset'->>'bound' AS bound
   FROM (SELECT dp_explain('huber', 10000, 2, dp_options(epsilon => 1, target_bound => 3)) AS p) e;
+-- a budgeted table is dropped once its budget is retired
+SET client_min_messages = warning;
+SELECT dperm.retire_budget('imbalanced');
+RESET client_min_messages;
 DROP TABLE m, imbalanced;

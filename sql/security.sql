@@ -47,7 +47,7 @@ BEGIN
   BEGIN EXECUTE 'ALTER ROLE regress_sec_mallory SUPERUSER'; EXCEPTION WHEN OTHERS THEN NULL; END;
   RETURN true;
 END $$;
-CREATE TEMP TABLE own_t AS SELECT ARRAY[0.1, 0.2]::float8[] AS x, true AS y FROM generate_series(1, 50);
+CREATE TABLE own_t AS SELECT ARRAY[0.1, 0.2]::float8[] AS x, true AS y FROM generate_series(1, 50);
 CREATE DOMAIN pg_temp.regclass AS oid CHECK (pg_temp.evil(VALUE));
 CREATE DOMAIN pg_temp.oid AS pg_catalog.oid CHECK (pg_temp.evil(VALUE));
 CREATE DOMAIN pg_temp.name AS text CHECK (pg_temp.evil(0));
@@ -275,6 +275,12 @@ RESET ROLE;
 RESET dperm.max_coefficients;
 
 SELECT sec_mallory_is_superuser() AS mallory_is_superuser;
+-- budgeted tables are dropped once their budgets are retired
+SET client_min_messages = warning;
+SELECT count(dperm.retire_budget(b.relation)) > 0 AS retired
+  FROM dperm.budgets b JOIN pg_class c ON c.oid = b.relation
+ WHERE pg_get_userbyid(c.relowner) LIKE 'regress_sec_%';
+RESET client_min_messages;
 DROP OWNED BY regress_sec_owner, regress_sec_mallory, regress_sec_alice;
 DROP FUNCTION sec_mallory_is_superuser(), sec_ledger_rows(), sec_sqlstate(text);
 DROP ROLE regress_sec_owner, regress_sec_mallory, regress_sec_alice;

@@ -115,6 +115,11 @@ RESET ROLE;
 SELECT releases, epsilon_spent <= 1 AS within FROM dperm.budget_status WHERE relation = 'secret'::regclass;
 
 RESET ROLE;
+-- budgeted tables are dropped once their budgets are retired
+SET client_min_messages = warning;
+SELECT count(dperm.retire_budget(relation)) AS retired FROM dperm.budgets
+ WHERE relation IN ('secret'::regclass, 'vp_high'::regclass);
+RESET client_min_messages;
 DROP TABLE secret CASCADE;
 DROP TABLE vb, vp CASCADE;
 DROP FUNCTION view_gap(dp_model, dp_model), charged(bigint);

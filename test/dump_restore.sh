@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Budgets, the ledger, named models (every version, trained and failed) and
-# the dperm side of their schedules survive pg_dump and restore (they are
-# extension configuration tables), and still refer to the restored relations.
+# Budgets, the ledger, named models (every version, trained and failed),
+# the dperm side of their schedules and retired budgets survive pg_dump and
+# restore (they are extension configuration tables), and still refer to the
+# restored relations and roles (roles by OID: regrole, dumped by name).
 # Run inside pg_virtualenv -t (scripts/test.sh does).
 set -euo pipefail
 psql_q() { psql -X -q -v ON_ERROR_STOP=1 -At "$@"; }
@@ -25,11 +26,24 @@ psql_q -d dperm_dump_src -c "SELECT dperm.retrain('m')" >/dev/null
 psql_q -d dperm_dump_src -c "CREATE TABLE gone AS SELECT * FROM t" >/dev/null
 psql_q -d dperm_dump_src -c "SELECT dperm.train_model('g', 'gone', 'f', 'y', 'logistic', dp_options(epsilon => 0.05, l2 => 1))" >/dev/null
 psql_q -d dperm_dump_src -c "DROP TABLE gone" >/dev/null
+# a retired budget: released from, retired, dropped (the ledger keeps its row)
+psql_q -d dperm_dump_src >/dev/null <<'SQL'
+SET client_min_messages = warning;
+CREATE TABLE old AS SELECT * FROM t;
+SELECT dperm.set_budget('old', 1);
+SELECT dp_logreg(f, y, dp_options(epsilon => 0.25, l2 => 1)) IS NOT NULL FROM old;
+SELECT dperm.retire_budget('old');
+DROP TABLE old;
+SQL
 psql_q -d dperm_dump_src -c "SELECT dperm.retrain('g')" >/dev/null 2>&1 || true
 # the dperm side of a schedule (pg_cron's job is pg_cron's to dump)
 psql_q -d dperm_dump_src -c "INSERT INTO dperm.model_schedules VALUES ('m', '0 3 * * *', 7, 1, current_user, now())" >/dev/null
 versions="SELECT name, version, status, relation, features, label, options, model::text, ledger_id, epsilon, rdp, relations, sqlstate, error FROM dperm.models ORDER BY name, version"
 versions_before=$(psql_q -d dperm_dump_src -c "$versions")
+retired="SELECT relation_name, epsilon, delta, accounting, epsilon_spent, releases, set_by, retired_by FROM dperm.retired_budgets"
+retired_before=$(psql_q -d dperm_dump_src -c "$retired")
+roles="SELECT role, role_name FROM dperm.ledger ORDER BY released_at, id; SELECT set_by FROM dperm.budgets"
+roles_before=$(psql_q -d dperm_dump_src -c "$roles")
 schedules="SELECT name, cron_schedule, jobid FROM dperm.model_schedules"
 status="SELECT relation, epsilon_budget, delta_budget, epsilon_spent, delta_spent, releases FROM dperm.budget_status"
 before=$(psql_q -d dperm_dump_src -c "$status")
@@ -40,7 +54,13 @@ after=$(psql_q -d dperm_dump_dst -c "$status")
 model_after=$(psql_q -d dperm_dump_dst -c "SELECT m::text, dp_predict_proba(m, ARRAY[0.1, 0.2]) FROM models")
 ledger_after=$(psql_q -d dperm_dump_dst -c "SELECT count(*) FROM dperm.ledger")
 versions_after=$(psql_q -d dperm_dump_dst -c "$versions")
+retired_after=$(psql_q -d dperm_dump_dst -c "$retired")
+roles_after=$(psql_q -d dperm_dump_dst -c "$roles")
 fail=0
+[ "$retired_before" = "$retired_after" ] && [ -n "$retired_after" ] || { echo "dump/restore: retired budgets differ"; echo "before: $retired_before"; echo "after:  $retired_after"; fail=1; }
+[ "$roles_before" = "$roles_after" ] || { echo "dump/restore: ledger and budget roles differ"; echo "before: $roles_before"; echo "after:  $roles_after"; fail=1; }
+[ "$(psql_q -d dperm_dump_dst -c "SELECT count(*) FROM dperm.ledger WHERE role = current_user::regrole")" = 8 ] \
+  || { echo "dump/restore: the restored ledger rows are not the restoring role's"; fail=1; }
 [ "$versions_before" = "$versions_after" ] || { echo "dump/restore: model versions differ"; echo "before: $versions_before"; echo "after:  $versions_after"; fail=1; }
 [ "$(psql_q -d dperm_dump_dst -c "SELECT count(*) || ' ' || count(*) FILTER (WHERE status = 'failed') FROM dperm.models")" = "4 1" ] \
   || { echo "dump/restore: expected 4 model versions, 1 failed"; fail=1; }
@@ -49,7 +69,9 @@ fail=0
   || { echo "dump/restore: restored model does not predict"; fail=1; }
 [ "$before" = "$after" ] || { echo "dump/restore: budget status differs"; echo "before: $before"; echo "after:  $after"; fail=1; }
 [ "$model_before" = "$model_after" ] || { echo "dump/restore: model differs"; fail=1; }
-[ "$ledger_after" = 7 ] || { echo "dump/restore: expected 7 ledger rows, got $ledger_after"; fail=1; }
+[ "$ledger_after" = 8 ] || { echo "dump/restore: expected 8 ledger rows, got $ledger_after"; fail=1; }
+# the restored budget still refuses to drop its relation
+psql_q -d dperm_dump_dst -c "DROP TABLE t CASCADE" >/dev/null 2>&1 && { echo "dump/restore: a budgeted relation was dropped"; fail=1; }
 # a release in the restored database is charged against the restored budget
 psql_q -d dperm_dump_dst -c "SELECT dp_logreg(f, y, dp_options(epsilon => 2, l2 => 1)) FROM t" >/dev/null 2>&1 \
   && { echo "dump/restore: an overspending release was not refused"; fail=1; }

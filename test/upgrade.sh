@@ -63,6 +63,42 @@ check target_bound "SELECT p->>'target_bound' || ' ' || (p->>'huber_delta') FROM
 dropdb dperm_upgrade
 [ $fail = 0 ] && echo "upgrade 0.1.0 -> $(psql -XAtc "select default_version from pg_available_extensions where name = 'dperm'"): ok"
 
+# ---- 0.7.0: roles by OID. The 0.6.0 catalog named roles; the update
+# resolves each name to the role of that name (quoted names too) and leaves
+# NULL where no role has it (the ledger keeps the name in role_name); the
+# event trigger then refuses to drop a budgeted relation.
+dropdb --if-exists dperm_upgrade_roles >/dev/null 2>&1 || true
+createdb dperm_upgrade_roles
+psql_q -d dperm_upgrade_roles >/dev/null <<'SQL'
+SET client_min_messages = warning;
+CREATE EXTENSION dperm VERSION '0.6.0';
+DROP ROLE IF EXISTS regress_upg_gone;
+DROP ROLE IF EXISTS "Regress Upg Kept";
+CREATE ROLE regress_upg_gone;
+CREATE ROLE "Regress Upg Kept";
+CREATE TABLE t AS SELECT ARRAY[0.1 * i, 0.2]::float8[] AS f, i % 2 = 0 AS y FROM generate_series(1, 50) i;
+GRANT SELECT ON t TO regress_upg_gone, "Regress Upg Kept";
+ALTER TABLE t OWNER TO "Regress Upg Kept";
+SET ROLE "Regress Upg Kept";
+SELECT dperm.set_budget('t', 5);
+SELECT dperm.protect('t');
+SET ROLE regress_upg_gone;
+SELECT dperm.train('t', 'f', 'y', 'logistic', dp_options(epsilon => 0.1, l2 => 1));
+RESET ROLE;
+SELECT dp_logreg(f, y, dp_options(epsilon => 0.1, l2 => 1)) FROM t;
+DROP ROLE regress_upg_gone;
+ALTER EXTENSION dperm UPDATE;
+SQL
+roles() { got=$(psql_q -d dperm_upgrade_roles -c "$2"); [ "$got" = "$3" ] || { echo "upgrade: $1: got '$got', expected '$3'"; fail=1; }; }
+roles ledger_roles "SELECT string_agg(coalesce(role::text, 'NULL') || '/' || role_name, ' ' ORDER BY id) FROM dperm.ledger" \
+  "NULL/regress_upg_gone $(psql_q -d dperm_upgrade_roles -c "SELECT current_user::regrole")/$(psql_q -d dperm_upgrade_roles -c "SELECT current_user")"
+roles budget_set_by "SELECT set_by = '\"Regress Upg Kept\"'::regrole FROM dperm.budgets" "t"
+roles protected_by "SELECT protected_by = '\"Regress Upg Kept\"'::regrole FROM dperm.protected" "t"
+roles drop_refused "DO \$\$ BEGIN DROP TABLE t; EXCEPTION WHEN dependent_objects_still_exist THEN NULL; END \$\$; SELECT count(*) FROM dperm.budgets" "1"
+psql_q -d dperm_upgrade_roles -c "SET client_min_messages = warning; SELECT dperm.retire_budget('t')" -c "DROP TABLE t" >/dev/null
+dropdb dperm_upgrade_roles
+psql_q -d postgres -c 'DROP ROLE "Regress Upg Kept"' >/dev/null
+
 # ---- one source of truth: the complete install script (dperm--X.sql for the
 # default version) and every upgrade path give the same catalog. Each
 # database's extension objects are dumped with pg_dump --binary-upgrade (the

@@ -74,6 +74,7 @@ int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_rel
   req->database = MyDatabaseId;
   Oid role = ReleasingRole();
   CopyText(req->role, sizeof req->role, GetUserNameFromId(role, false));
+  req->role_id = role;
   req->released_at = GetCurrentTimestamp();
   CopyText(req->algorithm, sizeof req->algorithm, charge.algorithm);
   CopyText(req->mechanism, sizeof req->mechanism, charge.mechanism);

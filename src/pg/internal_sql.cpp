@@ -13,9 +13,12 @@
 extern "C" {
 #include "catalog/pg_authid.h"
 #include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 }
 
 namespace dperm::pg {
@@ -99,6 +102,18 @@ void RunInternalPlan(Oid role, SPIPlanPtr* plan, const char* sql, int nargs,
   if (SPI_execute_plan(*plan, args, nullptr, read_only, 0) != expected)
     elog(ERROR, "dperm: could not run \"%s\"", sql);
   LeaveInternal(scope);
+}
+
+bool RoleColumnIsOid(const char* table, const char* column) {
+  Oid nsp = get_namespace_oid("dperm", true);
+  Oid rel = OidIsValid(nsp) ? get_relname_relid(table, nsp) : InvalidOid;
+  AttrNumber att = OidIsValid(rel) ? get_attnum(rel, column) : InvalidAttrNumber;
+  return att != InvalidAttrNumber && get_atttype(rel, att) == REGROLEOID;
+}
+
+const char* RoleColumnValue(const char* table, const char* column, int param) {
+  return RoleColumnIsOid(table, column) ? psprintf("$%d::pg_catalog.regrole", param)
+                 : psprintf("pg_catalog.pg_get_userbyid($%d)", param);
 }
 
 void RunAsCatalogOwner(const char* sql, int nargs, Oid* types, Datum* args, const char* nulls,

@@ -33,6 +33,17 @@ void RunInternalSql(Oid role, const char* sql, int nargs, Oid* types,
 void RunInternalPlan(Oid role, SPIPlanPtr* plan, const char* sql, int nargs, Oid* types,
                      Datum* args, int expected, bool read_only, bool allow_parallel);
 
+// Whether column `column` of dperm's catalog table `table` holds a role by
+// OID (regrole: dperm 0.7.0's catalog) rather than by name (an older
+// catalog, served until ALTER EXTENSION dperm UPDATE).
+bool RoleColumnIsOid(const char* table, const char* column);
+
+// The SQL expression that stores role OID parameter $`param` in column
+// `column` of dperm's catalog table `table`: the regrole itself (dperm
+// 0.7.0's catalog), or the role's name where the column is still a name (an
+// older catalog, served until ALTER EXTENSION dperm UPDATE).
+const char* RoleColumnValue(const char* table, const char* column, int param);
+
 // RunInternalSql as the bootstrap superuser, for dperm's own catalog.
 void RunAsCatalogOwner(const char* sql, int nargs, Oid* types, Datum* args, const char* nulls,
                        int expected, bool read_only);

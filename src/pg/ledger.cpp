@@ -113,11 +113,12 @@ bool WithinBudgets(LedgerRequest* req) {
   return true;
 }
 
-// The first values of a ledger row: time, role, relations ($3, an oid[])
-// and their names as schema.name (the OID where the relation is gone).
+// The first values of a ledger row: time, role (%s: the OID $15 or the
+// name $2, as the catalog's role column stores it), relations ($3, an
+// oid[]) and their names as schema.name (the OID where the relation is gone).
 #define LEDGER_ROW_HEAD                                                                  \
-  " SELECT $1, $2::pg_catalog.name, $3::pg_catalog.regclass[],"                         \
-  "  ARRAY(SELECT COALESCE(pg_catalog.format('%I.%I', ns.nspname, c.relname),"          \
+  " SELECT $1, %s, $3::pg_catalog.regclass[],"                                          \
+  "  ARRAY(SELECT COALESCE(pg_catalog.format('%%I.%%I', ns.nspname, c.relname),"        \
   "                        u.relid::pg_catalog.text)"                                   \
   "          FROM pg_catalog.unnest($3) WITH ORDINALITY u(relid, i)"                    \
   "          LEFT JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) u.relid"   \
@@ -125,12 +126,14 @@ bool WithinBudgets(LedgerRequest* req) {
   "                 ON ns.oid OPERATOR(pg_catalog.=) c.relnamespace"                    \
   "         ORDER BY u.i),"
 
-// Appends the ledger row; its id goes back to the caller.
+// Appends the ledger row; its id goes back to the caller. The role is
+// stored by OID, and its name at the release in role_name (dperm 0.7.0's
+// catalog; older ones have a name column only).
 void AppendLedgerRow(LedgerRequest* req) {
-  Oid types[14] = {TIMESTAMPTZOID, TEXTOID, OIDARRAYOID, TEXTOID, TEXTOID,
+  Oid types[15] = {TIMESTAMPTZOID, TEXTOID, OIDARRAYOID, TEXTOID, TEXTOID,
                    TEXTOID, TEXTOID, FLOAT8OID, FLOAT8OID, INT8OID, INT4OID,
-                   BOOLOID, TEXTOID, FLOAT8ARRAYOID};
-  Datum args[14] = {
+                   BOOLOID, TEXTOID, FLOAT8ARRAYOID, OIDOID};
+  Datum args[15] = {
       TimestampTzGetDatum(req->released_at), CStringGetTextDatum(req->role),
       OidArrayDatum(req->relations, req->n_relations),
       CStringGetTextDatum(req->algorithm), CStringGetTextDatum(req->mechanism),
@@ -138,27 +141,31 @@ void AppendLedgerRow(LedgerRequest* req) {
       Float8GetDatum(req->epsilon), Float8GetDatum(req->delta),
       Int64GetDatum(req->n), Int32GetDatum(req->d), BoolGetDatum(req->seeded),
       CStringGetTextDatum(req->query),
-      req->n_rdp > 0 ? Float8ArrayDatum(req->rdp, req->n_rdp) : (Datum)0};
-  char nulls[14] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ',
-                    req->query[0] ? ' ' : 'n', req->n_rdp > 0 ? ' ' : 'n'};
+      req->n_rdp > 0 ? Float8ArrayDatum(req->rdp, req->n_rdp) : (Datum)0,
+      ObjectIdGetDatum(req->role_id)};
+  char nulls[15] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ',
+                    req->query[0] ? ' ' : 'n', req->n_rdp > 0 ? ' ' : 'n', ' '};
   if (req->legacy_catalog) nulls[13] = 'n';  // 0.1.0 has no rdp column
-  if (SPI_execute_with_args(
-          req->legacy_catalog
-              ? "INSERT INTO dperm.ledger (released_at, role, relations, relation_names,"
-                "  algorithm, mechanism, loss, neighbors, epsilon, delta, n, d, seeded, query)"
-                LEDGER_ROW_HEAD
-                "  $4, $5, $6, $7, $8, $9, $10, $11, $12, $13"
-                " RETURNING id"
-              :
-          "INSERT INTO dperm.ledger (released_at, role, relations, relation_names,"
-          "  algorithm, mechanism, loss, neighbors, epsilon, delta, n, d, seeded, query, rdp)"
-          LEDGER_ROW_HEAD
-          "  $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14"
-          " RETURNING id",
-          // tcount 0: the INSERT runs to completion, so its AFTER STATEMENT
-          // trigger (dperm.ledger_totals: the running budget totals) fires;
-          // a limit stops the executor at the first RETURNING row and skips it.
-          14, types, args, nulls, false, 0) != SPI_OK_INSERT_RETURNING ||
+  bool by_oid = RoleColumnIsOid("ledger", "role");  // then role_name exists too
+  const char* role = by_oid ? "$15::pg_catalog.regrole" : "$2::pg_catalog.name";
+  char* sql =
+      req->legacy_catalog
+          ? psprintf("INSERT INTO dperm.ledger (released_at, role, relations, relation_names,"
+                     "  algorithm, mechanism, loss, neighbors, epsilon, delta, n, d, seeded, query)"
+                     LEDGER_ROW_HEAD
+                     "  $4, $5, $6, $7, $8, $9, $10, $11, $12, $13"
+                     " RETURNING id", role)
+          : psprintf("INSERT INTO dperm.ledger (released_at, role, relations, relation_names,"
+                     "  algorithm, mechanism, loss, neighbors, epsilon, delta, n, d, seeded, query,"
+                     "  rdp%s)"
+                     LEDGER_ROW_HEAD
+                     "  $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14%s"
+                     " RETURNING id", by_oid ? ", role_name" : "", role,
+                     by_oid ? ", $2::pg_catalog.name" : "");
+  // tcount 0: the INSERT runs to completion, so its AFTER STATEMENT
+  // trigger (dperm.ledger_totals: the running budget totals) fires; a limit
+  // stops the executor at the first RETURNING row and skips it.
+  if (SPI_execute_with_args(sql, 15, types, args, nulls, false, 0) != SPI_OK_INSERT_RETURNING ||
       SPI_processed != 1)
     elog(ERROR, "could not append to dperm.ledger");
   bool isnull;

@@ -32,7 +32,8 @@ struct LedgerRequest {
   uint64 request_id;            // the persistent writer's queue entry (0: none)
   int backend_procno;           // the releasing backend, whose latch is set when done
   Oid database;
-  char role[NAMEDATALEN];
+  char role[NAMEDATALEN];       // the releasing role's name (ledger.role_name)
+  Oid role_id;                  // and OID (ledger.role); charges only
   TimestampTz released_at;
   char algorithm[64];
   char mechanism[64];

@@ -883,12 +883,11 @@ DPERM_FUNCTION(dperm_evaluate) {
     n_curve = static_cast<int>(c.size());
     for (int i = 0; i < n_curve && i < 64; i++) curve[i] = c[i];
   });
-  List* charged = list_make1_oid(relid);
-  ListCell* lc;
-  foreach (lc, AncestorsOf(relid)) charged = list_append_unique_oid(charged, lfirst_oid(lc));
-  Oid* relations = static_cast<Oid*>(palloc(sizeof(Oid) * list_length(charged)));
+  // Charged to what dperm.train would charge for this relation (the same
+  // function): it, its partitions and inheritance children (the scan reads
+  // them), for a view what it reads, and every ancestor of each.
   int n_relations = 0;
-  foreach (lc, charged) relations[n_relations++] = lfirst_oid(lc);
+  Oid* relations = TrainRelations(relid, InvalidOid, &n_relations);
   ChargeRequest charge = {"evaluate", "discrete Laplace on clipped sums", loss_name, "replace_one",
                           o.epsilon, 0, n, d, curve, n_curve, o.has_seed};
   int64 ledger_id = ChargeRelease(charge, relations, n_relations);

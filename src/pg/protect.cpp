@@ -214,6 +214,37 @@ void CheckCoefficientCount(dperm::LossKind loss, int d, const dperm::Options& o)
                     errhint("Fewer classes or features; a superuser can raise dperm.max_coefficients.")));
 }
 
+void ProtectRelation(Oid relid, Datum analysts, bool analysts_null) {
+  Oid owner;
+  char* name = LockReadableRelation(relid, &owner, false);
+  // The relation first, then every partition and inheritance child.
+  List* family = find_all_inheritors(relid, AccessShareLock, nullptr);
+  SPI_connect();
+  char* views = ExposingViews(family, owner);
+  if (views != nullptr)
+    ereport(ERROR, (errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+                    errmsg("cannot protect %s: views or materialized views expose its rows", name),
+                    errdetail("Other roles can read the rows of %s through: %s.", name, views),
+                    errhint("Revoke SELECT on them from every other role, drop them, or make the "
+                            "views security_invoker; then protect %s again.", name)));
+  Oid types[3] = {OIDOID, REGROLEARRAYOID, OIDOID};
+  Datum args[3] = {(Datum)0, analysts, ObjectIdGetDatum(GetUserId())};
+  char nulls[3] = {' ', analysts_null ? 'n' : ' ', ' '};
+  char* sql = psprintf(
+      "INSERT INTO dperm.protected (relation, analysts, protected_by, protected_at)"
+      " VALUES ($1::pg_catalog.regclass, $2, %s, pg_catalog.now())"
+      " ON CONFLICT (relation) DO UPDATE SET analysts = excluded.analysts,"
+      "   protected_by = excluded.protected_by, protected_at = excluded.protected_at",
+      RoleColumnValue("protected", "protected_by", 3));
+  ListCell* lc;
+  foreach (lc, family) {
+    RevokeAll(lfirst_oid(lc));
+    args[0] = ObjectIdGetDatum(lfirst_oid(lc));
+    RunAsCatalogOwner(sql, 3, types, args, nulls, SPI_OK_INSERT, false);
+  }
+  SPI_finish();
+}
+
 void CheckSeedAllowed(const dperm::Options& o) {
   if (o.has_seed && !g_allow_seed)
     ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -240,32 +271,7 @@ DPERM_FUNCTION(dperm_protect) {
   if (!pg_class_ownercheck(relid, GetUserId()))
     ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                     errmsg("must be owner of relation %s to protect it", name)));
-  // The relation first, then every partition and inheritance child.
-  List* family = find_all_inheritors(relid, AccessShareLock, nullptr);
-  SPI_connect();
-  char* views = ExposingViews(family, owner);
-  if (views != nullptr)
-    ereport(ERROR, (errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
-                    errmsg("cannot protect %s: views or materialized views expose its rows", name),
-                    errdetail("Other roles can read the rows of %s through: %s.", name, views),
-                    errhint("Revoke SELECT on them from every other role, drop them, or make the "
-                            "views security_invoker; then protect %s again.", name)));
-  Oid types[3] = {OIDOID, REGROLEARRAYOID, TEXTOID};
-  Datum args[3] = {(Datum)0, PG_ARGISNULL(1) ? (Datum)0 : PG_GETARG_DATUM(1),
-                   CStringGetTextDatum(GetUserNameFromId(GetUserId(), false))};
-  char nulls[3] = {' ', PG_ARGISNULL(1) ? 'n' : ' ', ' '};
-  ListCell* lc;
-  foreach (lc, family) {
-    RevokeAll(lfirst_oid(lc));
-    args[0] = ObjectIdGetDatum(lfirst_oid(lc));
-    RunAsCatalogOwner(
-        "INSERT INTO dperm.protected (relation, analysts, protected_by, protected_at)"
-        " VALUES ($1::pg_catalog.regclass, $2, $3::pg_catalog.name, pg_catalog.now())"
-        " ON CONFLICT (relation) DO UPDATE SET analysts = excluded.analysts,"
-        "   protected_by = excluded.protected_by, protected_at = excluded.protected_at",
-        3, types, args, nulls, SPI_OK_INSERT, false);
-  }
-  SPI_finish();
+  ProtectRelation(relid, PG_ARGISNULL(1) ? (Datum)0 : PG_GETARG_DATUM(1), PG_ARGISNULL(1));
   PG_RETURN_VOID();
 }
 

@@ -14,6 +14,15 @@ void CheckCoefficientCount(LossKind loss, int d, const Options& options);
 // Refuses the seed option unless dperm.allow_seed is on.
 void CheckSeedAllowed(const Options& options);
 
+// Protects `relid` (a table, partitioned table or materialized view; the
+// caller checked ownership): revokes every direct privilege on it, its
+// partitions and inheritance children from every grantee but their owners,
+// and records them in dperm.protected with `analysts` (a regrole[]; NULL:
+// every role). Refused (2BP01) while a view or materialized view exposes
+// their rows to another role. dperm.protect, and dperm.move_budget for the
+// relation that replaces a protected one.
+void ProtectRelation(Oid relid, Datum analysts, bool analysts_null);
+
 // Raises 42703 unless `relid` has a column named `name`
 // (dperm.train and dperm.train_model take column names); returns its type.
 Oid ColumnType(Oid relid, const char* name);
