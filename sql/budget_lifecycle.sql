@@ -30,7 +30,7 @@ SET ROLE regress_life_owner;
 CREATE TABLE raw AS
   SELECT i, ARRAY[sin(i) / 2, cos(i) / 2] AS f, sin(3 * i) > 0 AS y FROM generate_series(1, 200) i;
 SELECT dperm.set_budget('raw', 1.0, accounting => 'basic');
-SELECT dp_logreg(f, y, dp_options(epsilon => 0.6, l2 => 0.1)) IS NOT NULL AS released FROM raw;
+SELECT dp_logreg(f, y, dp_options(epsilon => 0.6, l2 => 0.1, dimension => 2)) IS NOT NULL AS released FROM raw;
 CREATE TABLE raw2 AS SELECT * FROM raw;
 -- the reload that used to leave raw2 unbudgeted and the budget orphaned:
 -- dropping the budgeted relation is refused, naming the budget and the way out
@@ -52,8 +52,8 @@ SELECT * FROM bl_status('raw');
 -- the ledger row now names the new relation; relation_names keeps the history
 SELECT relations, relation_names, epsilon FROM dperm.ledger WHERE relations @> ARRAY['raw'::regclass];
 -- and the budget still holds
-SELECT dp_logreg(f, y, dp_options(epsilon => 0.6, l2 => 0.1)) FROM raw;
-SELECT dp_logreg(f, y, dp_options(epsilon => 0.3, l2 => 0.1)) IS NOT NULL AS released FROM raw;
+SELECT dp_logreg(f, y, dp_options(epsilon => 0.6, l2 => 0.1, dimension => 2)) FROM raw;
+SELECT dp_logreg(f, y, dp_options(epsilon => 0.3, l2 => 0.1, dimension => 2)) IS NOT NULL AS released FROM raw;
 SELECT * FROM bl_status('raw');
 
 -- ---------------------------------------------------------------- move_budget's refusals
@@ -87,7 +87,7 @@ SET ROLE regress_life_owner;
 -- ---------------------------------------------------------------- rename, set schema, truncate and reload keep the budget
 CREATE TABLE keep AS SELECT * FROM raw;
 SELECT dperm.set_budget('keep', 1.0, accounting => 'basic');
-SELECT dp_logreg(f, y, dp_options(epsilon => 0.6, l2 => 0.1)) IS NOT NULL AS released FROM keep;
+SELECT dp_logreg(f, y, dp_options(epsilon => 0.6, l2 => 0.1, dimension => 2)) IS NOT NULL AS released FROM keep;
 ALTER TABLE keep RENAME TO kept;
 SELECT * FROM bl_status('kept');
 ALTER TABLE kept SET SCHEMA life;
@@ -95,7 +95,7 @@ SELECT * FROM bl_status('life.kept');
 TRUNCATE life.kept;
 INSERT INTO life.kept SELECT * FROM raw;
 SELECT * FROM bl_status('life.kept');
-SELECT dp_logreg(f, y, dp_options(epsilon => 0.6, l2 => 0.1)) FROM life.kept;
+SELECT dp_logreg(f, y, dp_options(epsilon => 0.6, l2 => 0.1, dimension => 2)) FROM life.kept;
 -- DROP SCHEMA ... CASCADE is a drop too
 DROP SCHEMA life CASCADE;
 SELECT * FROM bl_status('life.kept');
@@ -129,7 +129,7 @@ DROP TABLE base CASCADE;
 -- ---------------------------------------------------------------- evaluate charges what train charges
 -- a model trained on the parent, a budget on one partition: evaluating on
 -- the parent reads that partition and is charged to it
-SELECT dperm.train_model('parted_model', 'parted', 'f', 'y', 'logistic', dp_options(epsilon => 0.2, l2 => 0.1));
+SELECT dperm.train_model('parted_model', 'parted', 'f', 'y', 'logistic', dp_options(epsilon => 0.2, l2 => 0.1, dimension => 2));
 SELECT * FROM bl_status('parted_low');
 SELECT (dperm.evaluate('parted_model', 'parted', 'f', 'y', '{"epsilon": 0.3}'))->>'n' AS n;
 SELECT * FROM bl_status('parted_low');
@@ -141,7 +141,7 @@ SELECT * FROM bl_status('parted_low');
 -- ---------------------------------------------------------------- retire_budget
 CREATE TABLE scratch AS SELECT * FROM raw;
 SELECT dperm.set_budget('scratch', 2.0, 1e-6, accounting => 'basic');
-SELECT dp_logreg(f, y, dp_options(epsilon => 0.5, l2 => 0.1)) IS NOT NULL AS released FROM scratch;
+SELECT dp_logreg(f, y, dp_options(epsilon => 0.5, l2 => 0.1, dimension => 2)) IS NOT NULL AS released FROM scratch;
 SELECT dperm.retire_budget('scratch');
 DROP TABLE scratch;
 -- the decision is recorded, and the ledger keeps its rows
@@ -170,7 +170,7 @@ DROP FUNCTION public.never_equal(oid, oid), public.pg_event_trigger_dropped_obje
 -- ---------------------------------------------------------------- protection and models move with the budget
 SELECT dperm.protect('raw', ARRAY['regress_life_other']::regrole[]);
 SET ROLE regress_life_other;
-SELECT dperm.train_model('raw_model', 'raw', 'f', 'y', 'logistic', dp_options(epsilon => 0.01, l2 => 0.1));
+SELECT dperm.train_model('raw_model', 'raw', 'f', 'y', 'logistic', dp_options(epsilon => 0.01, l2 => 0.1, dimension => 2));
 SET ROLE regress_life_owner;
 CREATE TABLE raw2 AS SELECT * FROM raw;
 GRANT SELECT ON raw2 TO regress_life_other;
