@@ -16,7 +16,8 @@ psql_q -d dperm_upgrade >/dev/null <<'SQL'
 CREATE EXTENSION dperm VERSION '0.1.0';
 CREATE TABLE t AS SELECT ARRAY[0.1 * i, 0.2] AS f, i % 2 = 0 AS y FROM generate_series(1, 50) i;
 SELECT dperm.set_budget('t', 1.0);
-CREATE TABLE models AS SELECT dp_logreg(f, y, dp_options(epsilon => 0.4, l2 => 1)) AS m FROM t;
+-- (t is budgeted: d is declared; the 0.1.0 dp_options has no dimension)
+CREATE TABLE models AS SELECT dp_logreg(f, y, '{"epsilon": 0.4, "l2": 1, "dimension": 2}') AS m FROM t;
 SQL
 fail=0
 check() {  # name, query, expected
@@ -38,7 +39,7 @@ check model_predicts "SELECT dp_predict(m, ARRAY[0.1, 0.2]) BETWEEN 0 AND 1 AND 
 check model_coefficients "SELECT count(*) || ' ' || count(class) FROM models, dp_coefficients(m)" "3 0"
 # analytic_gaussian.csv: epsilon 0.05, delta 1e-3 -> sigma 30.010328780523466
 check new_function "SELECT abs(dperm.gaussian_sigma(0.05, 1e-3) / 30.010328780523466 - 1) < 1e-6" "t"
-check charged_after "SELECT (dp_logreg(f, y, dp_options(epsilon => 0.5, l2 => 1)) IS NOT NULL)::text FROM t" "true"
+check charged_after "SELECT (dp_logreg(f, y, dp_options(epsilon => 0.5, l2 => 1, dimension => 2)) IS NOT NULL)::text FROM t" "true"
 check ledger_after "SELECT count(*) || ' ' || (max(cardinality(rdp)) = 24) FROM dperm.ledger" "2 true"
 # 0.4.0: softmax releases, charged like any other; dp_options takes classes
 psql_q -d dperm_upgrade -c "CREATE TABLE s AS SELECT ARRAY[0.3 * cos(i), 0.3 * sin(i)] AS f, i % 3 AS c FROM generate_series(1, 60) i" >/dev/null
@@ -52,7 +53,7 @@ check softmax_ledger "SELECT loss || ' ' || n FROM dperm.ledger ORDER BY id DESC
 check models_catalog "SELECT count(*) FROM pg_class WHERE oid IN ('dperm.models'::regclass, 'dperm.model_schedules'::regclass) AND relrowsecurity" "2"
 check models_dumped "SELECT count(*) FROM pg_extension, unnest(extconfig) c WHERE extname = 'dperm' AND c IN ('dperm.models'::regclass, 'dperm.model_schedules'::regclass)" "2"
 check model_functions "SELECT count(*) FROM pg_proc WHERE pronamespace = 'dperm'::regnamespace AND proname IN ('train_model', 'retrain', 'model', 'predict', 'drop_model', 'schedule_retraining', 'unschedule_retraining', 'retraining_forecast', 'evaluate', 'cron_next_run')" "10"
-check train_model "SELECT dperm.train_model('m', 't', 'f', 'y', 'logistic', dp_options(epsilon => 0.05, l2 => 1))" "1"
+check train_model "SELECT dperm.train_model('m', 't', 'f', 'y', 'logistic', dp_options(epsilon => 0.05, l2 => 1, dimension => 2))" "1"
 check retrain "SELECT dperm.retrain('m') || ' ' || (dperm.predict('m', ARRAY[0.1, 0.2]) BETWEEN 0 AND 1)" "2 true"
 # t's 0.1.0 budget (1, basic) is spent (0.4 + 0.5 + 2 x 0.05); doubled, 20 runs of 0.05 fit
 check forecast_spent "SELECT runs || ' ' || limiting_relation FROM dperm.retraining_forecast('m')" "0 t"
@@ -83,9 +84,10 @@ SET ROLE "Regress Upg Kept";
 SELECT dperm.set_budget('t', 5);
 SELECT dperm.protect('t');
 SET ROLE regress_upg_gone;
-SELECT dperm.train('t', 'f', 'y', 'logistic', dp_options(epsilon => 0.1, l2 => 1));
+-- (the 0.6.0 dp_options has no dimension: the options as jsonb)
+SELECT dperm.train('t', 'f', 'y', 'logistic', '{"epsilon": 0.1, "l2": 1, "dimension": 2}');
 RESET ROLE;
-SELECT dp_logreg(f, y, dp_options(epsilon => 0.1, l2 => 1)) FROM t;
+SELECT dp_logreg(f, y, '{"epsilon": 0.1, "l2": 1, "dimension": 2}') FROM t;
 DROP ROLE regress_upg_gone;
 ALTER EXTENSION dperm UPDATE;
 SQL
