@@ -153,5 +153,6 @@ SELECT charges() AS before \gset
 SELECT outcome($q$SELECT dperm.train('castfail_v', 'f', 'y', 'logistic', dp_options(epsilon => 0.5, l2 => 1, dimension => 2), 'in_memory')::jsonb$q$) AS bad_row;
 SELECT charges() - :before AS charged;
 
+SELECT count(dperm.retire_budget(r)) FROM unnest(ARRAY['same', 'odd', 'parted', 'castfail']::regclass[]) r;
 DROP TABLE same, odd, attacks, parted, free, castfail CASCADE;
 DROP FUNCTION charges(), outcome(text), neighbour(float8[], boolean, int);

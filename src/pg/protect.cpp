@@ -386,6 +386,7 @@ DPERM_FUNCTION(dperm_train) {
   release.strict = is_protected || ChargedStrictly(relations, n_relations);
   release.dimension = dperm::DeclaredDimension(parsed.options);
   if (release.strict && release.dimension < 0) RaiseUndeclaredDimension("dperm.train");
+  if (release.strict) CheckTrainReadsWhole(relid, relations, n_relations);
   // n, the relation's row count (every row is kept, NULLs imputed, so n
   // does not depend on the columns or options chosen), counted as the
   // reader in the snapshot the in-memory read uses too. Without a budget or

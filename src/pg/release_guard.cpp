@@ -351,6 +351,25 @@ List* StrictRelations(const Oid* relations, int n_relations) {
   return strict;
 }
 
+void CheckTrainReadsWhole(Oid relid, const Oid* relations, int n_relations) {
+  if (get_rel_relkind(relid) == RELKIND_VIEW) return;  // its count is checked (CheckViewCount)
+  List* scanned = NIL;
+  ListCell* lc;
+  foreach (lc, find_all_inheritors(relid, AccessShareLock, nullptr)) {
+    char kind = get_rel_relkind(lfirst_oid(lc));
+    if (kind != RELKIND_PARTITIONED_TABLE && kind != RELKIND_VIEW)
+      scanned = lappend_oid(scanned, lfirst_oid(lc));
+  }
+  if (const char* why = UnreadRows(StrictRelations(relations, n_relations), scanned))
+    ereport(ERROR,
+            (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+             errmsg("dperm.train must read every row of a budgeted or protected relation, but %s",
+                    why),
+             errdetail("A partition or child read alone is a subset of its budgeted parent: the "
+                       "model's n would be the exact size of the subset. Nothing was charged."),
+             errhint("Train on the budgeted parent.")));
+}
+
 void CheckRowIndependentOptions(FunctionCallInfo fcinfo, const char* aggregate) {
   if (!RowIndependent(OptionsArgument(AggGetAggref(fcinfo))))
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),

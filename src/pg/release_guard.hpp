@@ -27,6 +27,11 @@ bool ChargedStrictly(const Oid* relations, int n_relations);
 // allocated in the caller's memory context).
 List* StrictRelations(const Oid* relations, int n_relations);
 
+// Refuses a dperm.train of table `relid` charged to `relations` that would
+// read only part of a budgeted or protected one among them (a partition or
+// child of a budgeted parent), before anything is counted or charged.
+void CheckTrainReadsWhole(Oid relid, const Oid* relations, int n_relations);
+
 // Refuses a release whose options argument may differ from row to row (it
 // references a column, runs a subquery or calls a volatile function): one
 // row's options would decide another's release. Needs only the statement.
