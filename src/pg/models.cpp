@@ -847,6 +847,7 @@ DPERM_FUNCTION(dperm_evaluate) {
       ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                       errmsg("role %s may not evaluate on %s", GetUserNameFromId(caller, false), relname),
                       errhint("The owner lists the analysts of a protected relation with dperm.protect.")));
+    RefuseRowSecurity(relid, relname, false);
     HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
     if (!HeapTupleIsValid(tuple)) elog(ERROR, "relation %u vanished", relid);
     reader = reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relowner;

@@ -14,6 +14,13 @@ void CheckCoefficientCount(LossKind loss, int d, const Options& options);
 // Refuses the seed option unless dperm.allow_seed is on.
 void CheckSeedAllowed(const Options& options);
 
+// Refuses (0A000 when protecting, else 55000) a relation with row-level
+// security enabled anywhere in its family (RowSecurityInFamily): dperm reads a
+// protected relation as its owner, so its policies would be evaluated for
+// the owner, not for the analyst. `name` is the relation's name for the
+// message.
+void RefuseRowSecurity(Oid relid, const char* name, bool protecting);
+
 // Raises 42703 unless `relid` has a column named `name`
 // (dperm.train and dperm.train_model take column names); returns its type.
 Oid ColumnType(Oid relid, const char* name);

@@ -25,6 +25,7 @@ extern "C" {
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 }
 
 namespace dperm::pg {
@@ -75,6 +76,28 @@ List* AncestorsOf(Oid relid) {
   }
   table_close(inherits, AccessShareLock);
   return ancestors;
+}
+
+namespace {
+
+bool RowSecurityEnabled(Oid relid) {
+  HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+  if (!HeapTupleIsValid(tuple)) return false;
+  bool enabled = reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relrowsecurity;
+  ReleaseSysCache(tuple);
+  return enabled;
+}
+
+}  // namespace
+
+// Catalog data only (pg_class.relrowsecurity), so a refusal depends on no row.
+Oid RowSecurityInFamily(Oid relid) {
+  ListCell* lc;
+  foreach (lc, find_all_inheritors(relid, AccessShareLock, nullptr))
+    if (RowSecurityEnabled(lfirst_oid(lc))) return lfirst_oid(lc);
+  foreach (lc, AncestorsOf(relid))
+    if (RowSecurityEnabled(lfirst_oid(lc))) return lfirst_oid(lc);
+  return InvalidOid;
 }
 
 Oid ProtectionOf(Oid relid, Oid role, bool* allowed) {

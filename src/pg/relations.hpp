@@ -31,6 +31,11 @@ Oid ProtectionOf(Oid relid, Oid role, bool* allowed);
 // Every inheritance or partition ancestor of `relid`, nearest first.
 List* AncestorsOf(Oid relid);
 
+// The first relation of `relid`'s family (itself, then its partitions and
+// inheritance children, then its ancestors) with row-level security enabled,
+// or InvalidOid. Locks the descendants (AccessShareLock).
+Oid RowSecurityInFamily(Oid relid);
+
 // Resolves and checks the `dataset` option for `role`: it must name a
 // relation that is not a system catalog and that `role` may read (SELECT on
 // the table or a column, or an analyst of the protected relation). Returns
