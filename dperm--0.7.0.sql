@@ -292,16 +292,26 @@ SELECT pg_catalog.pg_extension_config_dump('dperm.budgets', '');
 SELECT pg_catalog.pg_extension_config_dump('dperm.ledger', '');
 SELECT pg_catalog.pg_extension_config_dump('dperm.ledger_id_seq', '');
 
+-- Whether the current role may see a relation's budget and spend (the
+-- totals of every role's releases): a superuser or a member of
+-- pg_read_all_stats, a role with the privileges of the owner of the relation
+-- or of a parent, or SELECT on one of them, or an analyst of its protection.
+CREATE FUNCTION dperm.relation_visible(relation regclass) RETURNS boolean
+  AS 'MODULE_PATHNAME', 'dperm_relation_visible'
+  LANGUAGE C STRICT STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION dperm.relation_visible IS 'whether the current role may see a relation''s privacy budget and spend (its owner''s privileges, SELECT on it or a parent, an analyst of it, or pg_read_all_stats)';
+
 -- Spent epsilon and delta of a relation under an accounting, optionally with
 -- one more release. Composes the relation's row of dperm.budget_totals, the
 -- sums of every ledger row (the view and the ledger writer need totals, not
--- the caller's own rows).
+-- the caller's own rows), which it reads as the catalog owner: for a caller
+-- that dperm.relation_visible admits, 42501 otherwise.
 CREATE FUNCTION dperm.budget_spent(relation regclass, accounting text, delta_budget float8,
                                    extra_rdp float8[] DEFAULT NULL, extra_epsilon float8 DEFAULT 0,
                                    extra_delta float8 DEFAULT 0,
                                    OUT epsilon float8, OUT delta float8, OUT releases bigint)
   AS 'MODULE_PATHNAME', 'dperm_budget_spent'
-  LANGUAGE C CALLED ON NULL INPUT STABLE SECURITY DEFINER
+  LANGUAGE C CALLED ON NULL INPUT STABLE
   SET search_path = pg_catalog, pg_temp;
 
 -- accounting NULL keeps a budget's accounting ('rdp' for a new budget).
@@ -310,7 +320,9 @@ CREATE FUNCTION dperm.set_budget(relation regclass, epsilon float8, delta float8
   RETURNS void AS 'MODULE_PATHNAME', 'dperm_set_budget' LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 COMMENT ON FUNCTION dperm.set_budget IS 'sets the total privacy budget of a relation (its owner or a superuser); accounting rdp (default) or basic';
 
-CREATE VIEW dperm.budget_status AS
+-- security_invoker: the caller reads dperm.budgets, whose row-level
+-- security shows it the relations it may see (dperm.relation_visible).
+CREATE VIEW dperm.budget_status WITH (security_invoker = true) AS
 SELECT b.relation,
        b.accounting,
        b.epsilon AS epsilon_budget,
@@ -322,11 +334,16 @@ SELECT b.relation,
        s.releases
   FROM dperm.budgets b,
        LATERAL dperm.budget_spent(b.relation, b.accounting, b.delta) s;
-COMMENT ON VIEW dperm.budget_status IS 'spent and remaining privacy budget per relation, under its accounting';
+COMMENT ON VIEW dperm.budget_status IS 'spent and remaining privacy budget per relation the caller may see, under its accounting';
 GRANT SELECT ON dperm.budget_status TO PUBLIC;
 
--- Everyone reads budgets; each role sees its own ledger rows (members of
--- pg_read_all_stats see all); only the extension writes.
+-- Each role reads the budgets of the relations it may see
+-- (dperm.relation_visible) and its own ledger rows (members of
+-- pg_read_all_stats see all); only the extension writes. The catalog's owner
+-- (dperm's own SECURITY DEFINER functions, the ledger writer) bypasses both.
+ALTER TABLE dperm.budgets ENABLE ROW LEVEL SECURITY;
+CREATE POLICY budgets_visible ON dperm.budgets FOR SELECT
+  USING (dperm.relation_visible(relation));
 ALTER TABLE dperm.ledger ENABLE ROW LEVEL SECURITY;
 CREATE POLICY ledger_own_rows ON dperm.ledger FOR SELECT
   USING (role = current_user OR pg_has_role('pg_read_all_stats', 'MEMBER'));
