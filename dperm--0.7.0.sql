@@ -486,12 +486,15 @@ COMMENT ON VIEW dperm.progress IS 'one row per backend training a dperm release:
 -- Named models: one row per training run (version), trained or failed,
 -- written only by dperm's C functions through the ledger writer (a
 -- transaction of its own: a version outlives the caller's rollback, like a
--- charge). README "Retraining on a schedule".
+-- charge). README "Retraining on a schedule". Names belong to their owner
+-- (key (owner, name, version)); roles are stored by OID (regrole: dumped
+-- and restored by name), so a role created under a dropped role's name
+-- inherits nothing.
 CREATE TABLE dperm.models (
   name text NOT NULL,
   version int NOT NULL,
   status text NOT NULL CHECK (status IN ('trained', 'failed')),
-  owner name NOT NULL,
+  owner regrole NOT NULL,
   relation regclass NOT NULL,
   relation_name text NOT NULL,
   features text NOT NULL,
@@ -504,14 +507,14 @@ CREATE TABLE dperm.models (
   delta float8,
   rdp float8[],
   relations regclass[],
-  trained_by name NOT NULL,
+  trained_by regrole NOT NULL,
   trained_at timestamptz NOT NULL,
   error text,
   error_detail text,
   sqlstate text,
   evaluation jsonb,
-  PRIMARY KEY (name, version),
-  CHECK ((status = 'trained') = (model IS NOT NULL)));
+  CHECK ((status = 'trained') = (model IS NOT NULL)),
+  PRIMARY KEY (owner, name, version));
 COMMENT ON TABLE dperm.models IS 'one row per training run of a named model: its specification, the released model or the error, and the ledger row it was charged by';
 COMMENT ON COLUMN dperm.models.owner IS 'the role the model belongs to (who created it with dperm.train_model)';
 COMMENT ON COLUMN dperm.models.ledger_id IS 'the dperm.ledger row of the run''s charge (NULL: not charged)';
@@ -519,14 +522,17 @@ COMMENT ON COLUMN dperm.models.rdp IS 'the charge''s RDP curve, epsilon, delta a
 COMMENT ON COLUMN dperm.models.evaluation IS 'private evaluations (dperm.evaluate), newest first';
 SELECT pg_catalog.pg_extension_config_dump('dperm.models', '');
 
--- The dperm side of a pg_cron schedule (the job itself is pg_cron's).
+-- The dperm side of a pg_cron schedule (the job itself is pg_cron's), one
+-- per model (owner, name; owner last: the column 0.7.0 added).
 CREATE TABLE dperm.model_schedules (
-  name text PRIMARY KEY,
+  name text NOT NULL,
   cron_schedule text NOT NULL,
   jobid bigint,
   min_runs int NOT NULL,
-  scheduled_by name NOT NULL,
-  scheduled_at timestamptz NOT NULL);
+  scheduled_by regrole NOT NULL,
+  scheduled_at timestamptz NOT NULL,
+  owner regrole NOT NULL,
+  PRIMARY KEY (owner, name));
 COMMENT ON TABLE dperm.model_schedules IS 'the pg_cron job that retrains each scheduled model';
 SELECT pg_catalog.pg_extension_config_dump('dperm.model_schedules', '');
 
@@ -535,7 +541,8 @@ SELECT pg_catalog.pg_extension_config_dump('dperm.model_schedules', '');
 -- analyst of. A schedule is visible with its model.
 ALTER TABLE dperm.models ENABLE ROW LEVEL SECURITY;
 CREATE POLICY models_visible ON dperm.models FOR SELECT USING (
-  owner OPERATOR(pg_catalog.=) CURRENT_USER
+  owner OPERATOR(pg_catalog.=) (SELECT r.oid FROM pg_catalog.pg_roles r
+                                 WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)
   OR pg_catalog.has_table_privilege(relation::pg_catalog.oid, 'SELECT')
   OR EXISTS (SELECT 1 FROM dperm.protected p
               WHERE p.relation OPERATOR(pg_catalog.=) models.relation
@@ -544,17 +551,28 @@ CREATE POLICY models_visible ON dperm.models FOR SELECT USING (
                                  WHERE pg_catalog.pg_has_role(a::pg_catalog.oid, 'MEMBER')))));
 ALTER TABLE dperm.model_schedules ENABLE ROW LEVEL SECURITY;
 CREATE POLICY model_schedules_visible ON dperm.model_schedules FOR SELECT USING (
-  EXISTS (SELECT 1 FROM dperm.models m WHERE m.name OPERATOR(pg_catalog.=) model_schedules.name));
+  EXISTS (SELECT 1 FROM dperm.models m WHERE m.owner OPERATOR(pg_catalog.=) model_schedules.owner
+                                         AND m.name OPERATOR(pg_catalog.=) model_schedules.name));
 GRANT SELECT ON dperm.models, dperm.model_schedules TO PUBLIC;
 
 CREATE FUNCTION dperm.train_model(name text, relation regclass, features text, label text,
                                   loss text, options jsonb)
   RETURNS int AS 'MODULE_PATHNAME', 'dperm_train_model' LANGUAGE C STRICT VOLATILE;
-COMMENT ON FUNCTION dperm.train_model IS 'trains a new version of a named model (dperm.train for protected relations, as the caller otherwise); returns the version';
+COMMENT ON FUNCTION dperm.train_model IS 'trains a new version of the caller''s own named model (dperm.train for protected relations, as the caller otherwise); returns the version';
+
+-- The owner of the model a name resolves to for the caller: its own model
+-- of that name, else the one role's among the models of that name it may
+-- see; NULL when it sees none; 42725 when several roles' models are visible.
+CREATE FUNCTION dperm.model_owner(name text)
+  RETURNS regrole AS 'MODULE_PATHNAME', 'dperm_model_owner' LANGUAGE C STRICT STABLE;
+COMMENT ON FUNCTION dperm.model_owner IS 'the owner of the model a name resolves to for the caller (its own first, else the one visible); NULL when none';
 
 CREATE FUNCTION dperm.retrain(name text)
   RETURNS int AS 'MODULE_PATHNAME', 'dperm_retrain' LANGUAGE C STRICT VOLATILE;
-COMMENT ON FUNCTION dperm.retrain IS 'trains the next version of a model from its latest specification (owner only); a failed run is recorded as a failed version';
+COMMENT ON FUNCTION dperm.retrain(text) IS 'trains the next version of a model from its latest specification (owner only); a failed run is recorded as a failed version';
+CREATE FUNCTION dperm.retrain(name text, owner regrole)
+  RETURNS int AS 'MODULE_PATHNAME', 'dperm_retrain' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION dperm.retrain(text, regrole) IS 'dperm.retrain of the given role''s model (checked by OID; what a scheduled job runs)';
 
 CREATE FUNCTION dperm.drop_model(name text)
   RETURNS void AS 'MODULE_PATHNAME', 'dperm_drop_model' LANGUAGE C STRICT VOLATILE;
@@ -562,7 +580,7 @@ COMMENT ON FUNCTION dperm.drop_model IS 'drops every version of a model and its 
 
 CREATE FUNCTION dperm.schedule_retraining(name text, cron_schedule text, min_runs int DEFAULT 1)
   RETURNS bigint AS 'MODULE_PATHNAME', 'dperm_schedule_retraining' LANGUAGE C STRICT VOLATILE;
-COMMENT ON FUNCTION dperm.schedule_retraining IS 'a pg_cron job that runs dperm.retrain(name) on a cron schedule; refused when fewer than min_runs runs fit in the budget';
+COMMENT ON FUNCTION dperm.schedule_retraining IS 'a pg_cron job that runs dperm.retrain(name, owner) on a cron schedule; refused when fewer than min_runs runs fit in the budget';
 
 CREATE FUNCTION dperm.unschedule_retraining(name text)
   RETURNS void AS 'MODULE_PATHNAME', 'dperm_unschedule_retraining' LANGUAGE C STRICT VOLATILE;
@@ -573,26 +591,29 @@ CREATE FUNCTION dperm.cron_next_run(cron_schedule text, after timestamptz, k big
   LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION dperm.cron_next_run IS 'the k-th run of a cron schedule after a time (UTC, as pg_cron 1.4); NULL when it cannot be forecast';
 
--- A version of a model the caller may see: the latest trained one by
--- default, or the given version (trained or failed).
+-- A version of a model the caller may see (the one its name resolves to:
+-- dperm.model_owner): the latest trained one by default, or the given
+-- version (trained or failed).
 CREATE FUNCTION dperm.model(name text, version int DEFAULT NULL) RETURNS dperm.models
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   r dperm.models;
+  o regrole := dperm.model_owner($1);
 BEGIN
+  IF o IS NULL THEN
+    RAISE EXCEPTION 'model "%" does not exist', $1 USING ERRCODE = 'undefined_object',
+      HINT = 'dperm.train_model creates a model; dperm.models lists the models you may see.';
+  END IF;
   IF $2 IS NULL THEN
-    SELECT * INTO r FROM dperm.models m WHERE m.name = $1 AND m.status = 'trained'
+    SELECT * INTO r FROM dperm.models m WHERE m.owner = o AND m.name = $1 AND m.status = 'trained'
      ORDER BY m.version DESC LIMIT 1;
   ELSE
-    SELECT * INTO r FROM dperm.models m WHERE m.name = $1 AND m.version = $2;
+    SELECT * INTO r FROM dperm.models m WHERE m.owner = o AND m.name = $1 AND m.version = $2;
   END IF;
   IF FOUND THEN
     RETURN r;
   END IF;
-  IF NOT EXISTS (SELECT 1 FROM dperm.models m WHERE m.name = $1) THEN
-    RAISE EXCEPTION 'model "%" does not exist', $1 USING ERRCODE = 'undefined_object',
-      HINT = 'dperm.train_model creates a model; dperm.models lists the models you may see.';
-  ELSIF $2 IS NULL THEN
+  IF $2 IS NULL THEN
     RAISE EXCEPTION 'model "%" has no trained version', $1
       USING ERRCODE = 'object_not_in_prerequisite_state',
       HINT = 'Every run failed: see status and error in dperm.models.';
@@ -694,7 +715,8 @@ BEGIN
       limiting_relation := b.relation;
     END IF;
   END LOOP;
-  SELECT s.cron_schedule INTO cron_schedule FROM dperm.model_schedules s WHERE s.name = $1;
+  SELECT s.cron_schedule INTO cron_schedule FROM dperm.model_schedules s
+   WHERE s.owner = m.owner AND s.name = m.name;
   IF cron_schedule IS NOT NULL THEN
     next_run_at := dperm.cron_next_run(cron_schedule, now(), 1);
     IF runs > 0 THEN

@@ -27,10 +27,12 @@ psql_q -d dperm_dump_src -c "SELECT dperm.train_model('g', 'gone', 'f', 'y', 'lo
 psql_q -d dperm_dump_src -c "DROP TABLE gone" >/dev/null
 psql_q -d dperm_dump_src -c "SELECT dperm.retrain('g')" >/dev/null 2>&1 || true
 # the dperm side of a schedule (pg_cron's job is pg_cron's to dump)
-psql_q -d dperm_dump_src -c "INSERT INTO dperm.model_schedules VALUES ('m', '0 3 * * *', 7, 1, current_user, now())" >/dev/null
-versions="SELECT name, version, status, relation, features, label, options, model::text, ledger_id, epsilon, rdp, relations, sqlstate, error FROM dperm.models ORDER BY name, version"
+psql_q -d dperm_dump_src -c "INSERT INTO dperm.model_schedules (owner, name, cron_schedule, jobid, min_runs, scheduled_by, scheduled_at)
+  SELECT r.oid, 'm', '0 3 * * *', 7, 1, r.oid, now() FROM pg_roles r WHERE r.rolname = current_user" >/dev/null
+# roles are OIDs (regrole), dumped and restored by name
+versions="SELECT owner, trained_by, name, version, status, relation, features, label, options, model::text, ledger_id, epsilon, rdp, relations, sqlstate, error FROM dperm.models ORDER BY name, version"
 versions_before=$(psql_q -d dperm_dump_src -c "$versions")
-schedules="SELECT name, cron_schedule, jobid FROM dperm.model_schedules"
+schedules="SELECT name, cron_schedule, jobid, owner = scheduled_by AND owner::text = current_user FROM dperm.model_schedules"
 status="SELECT relation, epsilon_budget, delta_budget, epsilon_spent, delta_spent, releases FROM dperm.budget_status"
 before=$(psql_q -d dperm_dump_src -c "$status")
 model_before=$(psql_q -d dperm_dump_src -c "SELECT m::text, dp_predict_proba(m, ARRAY[0.1, 0.2]) FROM models")
@@ -44,7 +46,7 @@ fail=0
 [ "$versions_before" = "$versions_after" ] || { echo "dump/restore: model versions differ"; echo "before: $versions_before"; echo "after:  $versions_after"; fail=1; }
 [ "$(psql_q -d dperm_dump_dst -c "SELECT count(*) || ' ' || count(*) FILTER (WHERE status = 'failed') FROM dperm.models")" = "4 1" ] \
   || { echo "dump/restore: expected 4 model versions, 1 failed"; fail=1; }
-[ "$(psql_q -d dperm_dump_dst -c "$schedules")" = "m|0 3 * * *|7" ] || { echo "dump/restore: schedule lost"; fail=1; }
+[ "$(psql_q -d dperm_dump_dst -c "$schedules")" = "m|0 3 * * *|7|t" ] || { echo "dump/restore: schedule lost"; fail=1; }
 [ "$(psql_q -d dperm_dump_dst -c "SELECT dperm.predict('m', ARRAY[0.1, 0.2]) = dperm.predict('m', ARRAY[0.1, 0.2], 2)")" = t ] \
   || { echo "dump/restore: restored model does not predict"; fail=1; }
 [ "$before" = "$after" ] || { echo "dump/restore: budget status differs"; echo "before: $before"; echo "after:  $after"; fail=1; }
