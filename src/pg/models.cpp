@@ -40,6 +40,7 @@
 
 extern "C" {
 #include "access/htup_details.h"
+#include "catalog/namespace.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "commands/dbcommands.h"
@@ -77,6 +78,18 @@ struct ModelSpec {
   const char* loss;
   const char* options;        // jsonb text
 };
+
+// Refuses named models on a catalog from before 0.7.0 (owners stored by
+// name), which this library would misread until ALTER EXTENSION UPDATE.
+void RequireModelCatalog() {
+  Oid nsp = get_namespace_oid("dperm", true);
+  Oid rel = OidIsValid(nsp) ? get_relname_relid("models", nsp) : InvalidOid;
+  AttrNumber att = OidIsValid(rel) ? get_attnum(rel, "owner") : InvalidAttrNumber;
+  if (att != InvalidAttrNumber && get_atttype(rel, att) == REGROLEOID) return;
+  ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                  errmsg("dperm's model catalog is older than its library"),
+                  errhint("Run ALTER EXTENSION dperm UPDATE in this database.")));
+}
 
 void CheckModelName(const char* name) {
   if (name[0] == '\0' || strlen(name) > 200)
@@ -173,6 +186,7 @@ bool ActsFor(Oid owner) {
 // run: 42704 if the caller sees no such model, 42501 if it does not act for
 // the owner.
 ModelSpec OwnedModel(const char* name, const char* operation, Oid owner = InvalidOid) {
+  RequireModelCatalog();
   MemoryContext context = CurrentMemoryContext;
   ModelSpec spec;
   SPI_connect();
@@ -557,6 +571,7 @@ using namespace dperm::pg;
 DPERM_FUNCTION(dperm_train_model) {
   char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
   Oid relid = PG_GETARG_OID(1);
+  RequireModelCatalog();
   CheckModelName(name);
   // The arguments are checked before anything runs: errors here leave no
   // version (failures of the run itself do).
@@ -587,6 +602,7 @@ DPERM_FUNCTION(dperm_train_model) {
 // lookup of dperm.model, dperm.predict and dperm.retraining_forecast.
 DPERM_FUNCTION(dperm_model_owner) {
   char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  RequireModelCatalog();
   SPI_connect();
   Oid owner = ResolveOwner(name);
   SPI_finish();
