@@ -40,10 +40,10 @@
 
 extern "C" {
 #include "access/htup_details.h"
-#include "catalog/namespace.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "commands/dbcommands.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -566,8 +566,8 @@ using namespace dperm::pg;
 
 // dperm.train_model(name, relation, features, label, loss, options) -> int:
 // trains a new version of the caller's own model `name` (created if new,
-// whatever models of that name other roles have) and returns its number. A failed run is recorded
-// as a failed version, then its error is raised.
+// whatever models of that name other roles have) and returns its number. A
+// failed run is recorded as a failed version, then its error is raised.
 DPERM_FUNCTION(dperm_train_model) {
   char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
   Oid relid = PG_GETARG_OID(1);

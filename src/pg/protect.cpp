@@ -327,10 +327,10 @@ bool MayReadColumns(Oid relid, Oid role, const char* features, const char* label
 // relation, charged to it (and its partitions and ancestors) and recorded
 // under the caller's name. A protected relation is read as its owner, by
 // the analysts the owner listed (refused, before any charge, while
-// row-level security is enabled in its family); any other relation with the caller's own
-// rights (SELECT on it or on both columns; row-level security as the caller
-// sees it). mode: 'in_memory' runs the training aggregate over the rows
-// (refused, uncharged, when n (d + 1) float8 pass dperm.max_buffer);
+// row-level security is enabled in its family); any other relation with the
+// caller's own rights (SELECT on it or on both columns; row-level security
+// as the caller sees it). mode: 'in_memory' runs the training aggregate over
+// the rows (refused, uncharged, when n (d + 1) float8 pass dperm.max_buffer);
 // 'streaming' charges once and runs one pass of a per-pass aggregate per
 // gradient (output_gd, dp_gd, dp_accmd), in constant memory; 'auto' (the
 // 5-argument form) streams exactly when the rows would not fit.

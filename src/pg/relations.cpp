@@ -81,6 +81,7 @@ List* AncestorsOf(Oid relid) {
 
 namespace {
 
+// pg_class.relrowsecurity of `relid` (false once it is gone).
 bool RowSecurityEnabled(Oid relid) {
   HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
   if (!HeapTupleIsValid(tuple)) return false;
@@ -113,8 +114,9 @@ bool MaySeeRelation(Oid relid, Oid role) {
     if (!HeapTupleIsValid(tuple)) continue;
     Oid owner = reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relowner;
     ReleaseSysCache(tuple);
+    bool missing = false;  // dropped meanwhile: no privilege, no error
     if (has_privs_of_role(role, owner) ||
-        pg_class_aclcheck(member, role, ACL_SELECT) == ACLCHECK_OK ||
+        pg_class_aclcheck_ext(member, role, ACL_SELECT, &missing) == ACLCHECK_OK ||
         pg_attribute_aclcheck_all(member, role, ACL_SELECT, ACLMASK_ANY) == ACLCHECK_OK)
       return true;
   }
