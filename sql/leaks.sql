@@ -113,6 +113,22 @@ RESET ROLE;
 SELECT count(*) AS superuser_sees FROM dperm.budget_status WHERE relation::text LIKE 'lk\_%';
 SELECT c.relrowsecurity AS budgets_rls, c.relforcerowsecurity AS budgets_forced
   FROM pg_class c WHERE c.oid = 'dperm.budgets'::regclass;
+-- A release refused for budget names the relation; what was spent on it
+-- (every role's releases) only to a role that may see it: not to eve, who
+-- reads its rows through a view of the owner's.
+SET ROLE regress_leaks_owner;
+CREATE TABLE lk_small AS SELECT * FROM lk_private;
+SELECT dperm.set_budget('lk_small', 1, 0, 'basic');
+SELECT dp_logreg(x, y, dp_options(epsilon => 0.75, l2 => 0.1)) IS NOT NULL AS released FROM lk_small;
+CREATE VIEW lk_small_view AS SELECT x, y FROM lk_small;
+GRANT SELECT ON lk_small_view TO regress_leaks_eve;
+RESET ROLE;
+SET ROLE regress_leaks_eve;
+SELECT dp_logreg(x, y, dp_options(epsilon => 0.5, l2 => 0.1)) FROM lk_small_view;
+RESET ROLE;
+SET ROLE regress_leaks_owner;
+SELECT dp_logreg(x, y, dp_options(epsilon => 0.5, l2 => 0.1)) FROM lk_small_view;
+RESET ROLE;
 
 -- 3. Model names are per owner. The owner's 'churn' is invisible to eve,
 -- who creates her own 'churn' (never "belongs to another role"); each role
