@@ -300,16 +300,26 @@ SELECT pg_catalog.pg_extension_config_dump('dperm.budgets', '');
 SELECT pg_catalog.pg_extension_config_dump('dperm.ledger', '');
 SELECT pg_catalog.pg_extension_config_dump('dperm.ledger_id_seq', '');
 
+-- Whether the current role may see a relation's budget and spend (the
+-- totals of every role's releases): a superuser or a member of
+-- pg_read_all_stats, a role with the privileges of the owner of the relation
+-- or of a parent, or SELECT on one of them, or an analyst of its protection.
+CREATE FUNCTION dperm.relation_visible(relation regclass) RETURNS boolean
+  AS 'MODULE_PATHNAME', 'dperm_relation_visible'
+  LANGUAGE C STRICT STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION dperm.relation_visible IS 'whether the current role may see a relation''s privacy budget and spend (its owner''s privileges, SELECT on it or a parent, an analyst of it, or pg_read_all_stats)';
+
 -- Spent epsilon and delta of a relation under an accounting, optionally with
 -- one more release. Composes the relation's row of dperm.budget_totals, the
 -- sums of every ledger row (the view and the ledger writer need totals, not
--- the caller's own rows).
+-- the caller's own rows), which it reads as the catalog owner: for a caller
+-- that dperm.relation_visible admits, 42501 otherwise.
 CREATE FUNCTION dperm.budget_spent(relation regclass, accounting text, delta_budget float8,
                                    extra_rdp float8[] DEFAULT NULL, extra_epsilon float8 DEFAULT 0,
                                    extra_delta float8 DEFAULT 0,
                                    OUT epsilon float8, OUT delta float8, OUT releases bigint)
   AS 'MODULE_PATHNAME', 'dperm_budget_spent'
-  LANGUAGE C CALLED ON NULL INPUT STABLE SECURITY DEFINER
+  LANGUAGE C CALLED ON NULL INPUT STABLE
   SET search_path = pg_catalog, pg_temp;
 
 -- accounting NULL keeps a budget's accounting ('rdp' for a new budget).
@@ -318,7 +328,9 @@ CREATE FUNCTION dperm.set_budget(relation regclass, epsilon float8, delta float8
   RETURNS void AS 'MODULE_PATHNAME', 'dperm_set_budget' LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 COMMENT ON FUNCTION dperm.set_budget IS 'sets the total privacy budget of a relation (its owner or a superuser); accounting rdp (default) or basic';
 
-CREATE VIEW dperm.budget_status AS
+-- security_invoker: the caller reads dperm.budgets, whose row-level
+-- security shows it the relations it may see (dperm.relation_visible).
+CREATE VIEW dperm.budget_status WITH (security_invoker = true) AS
 SELECT b.relation,
        b.accounting,
        b.epsilon AS epsilon_budget,
@@ -330,14 +342,19 @@ SELECT b.relation,
        s.releases
   FROM dperm.budgets b,
        LATERAL dperm.budget_spent(b.relation, b.accounting, b.delta) s;
-COMMENT ON VIEW dperm.budget_status IS 'spent and remaining privacy budget per relation, under its accounting';
+COMMENT ON VIEW dperm.budget_status IS 'spent and remaining privacy budget per relation the caller may see, under its accounting';
 GRANT SELECT ON dperm.budget_status TO PUBLIC;
 
--- Everyone reads budgets; each role sees its own ledger rows (members of
--- pg_read_all_stats see all); only the extension writes. Its own: its OID
--- (a later role of a dropped role's name is another role) and its name (a
--- dropped role's OID, restored as a number into another cluster, may be
--- another role's there).
+-- Each role reads the budgets of the relations it may see
+-- (dperm.relation_visible) and its own ledger rows (members of
+-- pg_read_all_stats see all); only the extension writes. The catalog's owner
+-- (dperm's own SECURITY DEFINER functions, the ledger writer) bypasses both.
+-- Its own ledger rows: its OID (a later role of a dropped role's name is
+-- another role) and its name (a dropped role's OID, restored as a number
+-- into another cluster, may be another role's there).
+ALTER TABLE dperm.budgets ENABLE ROW LEVEL SECURITY;
+CREATE POLICY budgets_visible ON dperm.budgets FOR SELECT
+  USING (dperm.relation_visible(relation));
 ALTER TABLE dperm.ledger ENABLE ROW LEVEL SECURITY;
 CREATE POLICY ledger_own_rows ON dperm.ledger FOR SELECT
   USING ((role OPERATOR(pg_catalog.=) (SELECT pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER)))
@@ -562,12 +579,15 @@ COMMENT ON VIEW dperm.progress IS 'one row per backend training a dperm release:
 -- Named models: one row per training run (version), trained or failed,
 -- written only by dperm's C functions through the ledger writer (a
 -- transaction of its own: a version outlives the caller's rollback, like a
--- charge). README "Retraining on a schedule".
+-- charge). README "Retraining on a schedule". Names belong to their owner
+-- (key (owner, name, version)); roles are stored by OID (regrole: dumped
+-- and restored by name), so a role created under a dropped role's name
+-- inherits nothing.
 CREATE TABLE dperm.models (
   name text NOT NULL,
   version int NOT NULL,
   status text NOT NULL CHECK (status IN ('trained', 'failed')),
-  owner name NOT NULL,
+  owner regrole NOT NULL,
   relation regclass NOT NULL,
   relation_name text NOT NULL,
   features text NOT NULL,
@@ -580,14 +600,14 @@ CREATE TABLE dperm.models (
   delta float8,
   rdp float8[],
   relations regclass[],
-  trained_by name NOT NULL,
+  trained_by regrole NOT NULL,
   trained_at timestamptz NOT NULL,
   error text,
   error_detail text,
   sqlstate text,
   evaluation jsonb,
-  PRIMARY KEY (name, version),
-  CHECK ((status = 'trained') = (model IS NOT NULL)));
+  CHECK ((status = 'trained') = (model IS NOT NULL)),
+  PRIMARY KEY (owner, name, version));
 COMMENT ON TABLE dperm.models IS 'one row per training run of a named model: its specification, the released model or the error, and the ledger row it was charged by';
 COMMENT ON COLUMN dperm.models.owner IS 'the role the model belongs to (who created it with dperm.train_model)';
 COMMENT ON COLUMN dperm.models.ledger_id IS 'the dperm.ledger row of the run''s charge (NULL: not charged)';
@@ -595,14 +615,17 @@ COMMENT ON COLUMN dperm.models.rdp IS 'the charge''s RDP curve, epsilon, delta a
 COMMENT ON COLUMN dperm.models.evaluation IS 'private evaluations (dperm.evaluate), newest first';
 SELECT pg_catalog.pg_extension_config_dump('dperm.models', '');
 
--- The dperm side of a pg_cron schedule (the job itself is pg_cron's).
+-- The dperm side of a pg_cron schedule (the job itself is pg_cron's), one
+-- per model (owner, name; owner last: the column 0.7.0 added).
 CREATE TABLE dperm.model_schedules (
-  name text PRIMARY KEY,
+  name text NOT NULL,
   cron_schedule text NOT NULL,
   jobid bigint,
   min_runs int NOT NULL,
-  scheduled_by name NOT NULL,
-  scheduled_at timestamptz NOT NULL);
+  scheduled_by regrole NOT NULL,
+  scheduled_at timestamptz NOT NULL,
+  owner regrole NOT NULL,
+  PRIMARY KEY (owner, name));
 COMMENT ON TABLE dperm.model_schedules IS 'the pg_cron job that retrains each scheduled model';
 SELECT pg_catalog.pg_extension_config_dump('dperm.model_schedules', '');
 
@@ -611,7 +634,8 @@ SELECT pg_catalog.pg_extension_config_dump('dperm.model_schedules', '');
 -- analyst of. A schedule is visible with its model.
 ALTER TABLE dperm.models ENABLE ROW LEVEL SECURITY;
 CREATE POLICY models_visible ON dperm.models FOR SELECT USING (
-  owner OPERATOR(pg_catalog.=) CURRENT_USER
+  owner OPERATOR(pg_catalog.=) (SELECT r.oid FROM pg_catalog.pg_roles r
+                                 WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)
   OR pg_catalog.has_table_privilege(relation::pg_catalog.oid, 'SELECT')
   OR EXISTS (SELECT 1 FROM dperm.protected p
               WHERE p.relation OPERATOR(pg_catalog.=) models.relation
@@ -620,17 +644,28 @@ CREATE POLICY models_visible ON dperm.models FOR SELECT USING (
                                  WHERE pg_catalog.pg_has_role(a::pg_catalog.oid, 'MEMBER')))));
 ALTER TABLE dperm.model_schedules ENABLE ROW LEVEL SECURITY;
 CREATE POLICY model_schedules_visible ON dperm.model_schedules FOR SELECT USING (
-  EXISTS (SELECT 1 FROM dperm.models m WHERE m.name OPERATOR(pg_catalog.=) model_schedules.name));
+  EXISTS (SELECT 1 FROM dperm.models m WHERE m.owner OPERATOR(pg_catalog.=) model_schedules.owner
+                                         AND m.name OPERATOR(pg_catalog.=) model_schedules.name));
 GRANT SELECT ON dperm.models, dperm.model_schedules TO PUBLIC;
 
 CREATE FUNCTION dperm.train_model(name text, relation regclass, features text, label text,
                                   loss text, options jsonb)
   RETURNS int AS 'MODULE_PATHNAME', 'dperm_train_model' LANGUAGE C STRICT VOLATILE;
-COMMENT ON FUNCTION dperm.train_model IS 'trains a new version of a named model (dperm.train for protected relations, as the caller otherwise); returns the version';
+COMMENT ON FUNCTION dperm.train_model IS 'trains a new version of the caller''s own named model (dperm.train for protected relations, as the caller otherwise); returns the version';
+
+-- The owner of the model a name resolves to for the caller: its own model
+-- of that name, else the one role's among the models of that name it may
+-- see; NULL when it sees none; 42725 when several roles' models are visible.
+CREATE FUNCTION dperm.model_owner(name text)
+  RETURNS regrole AS 'MODULE_PATHNAME', 'dperm_model_owner' LANGUAGE C STRICT STABLE;
+COMMENT ON FUNCTION dperm.model_owner IS 'the owner of the model a name resolves to for the caller (its own first, else the one visible); NULL when none';
 
 CREATE FUNCTION dperm.retrain(name text)
   RETURNS int AS 'MODULE_PATHNAME', 'dperm_retrain' LANGUAGE C STRICT VOLATILE;
-COMMENT ON FUNCTION dperm.retrain IS 'trains the next version of a model from its latest specification (owner only); a failed run is recorded as a failed version';
+COMMENT ON FUNCTION dperm.retrain(text) IS 'trains the next version of a model from its latest specification (owner only); a failed run is recorded as a failed version';
+CREATE FUNCTION dperm.retrain(name text, owner regrole)
+  RETURNS int AS 'MODULE_PATHNAME', 'dperm_retrain' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION dperm.retrain(text, regrole) IS 'dperm.retrain of the given role''s model (checked by OID; what a scheduled job runs)';
 
 CREATE FUNCTION dperm.drop_model(name text)
   RETURNS void AS 'MODULE_PATHNAME', 'dperm_drop_model' LANGUAGE C STRICT VOLATILE;
@@ -638,7 +673,7 @@ COMMENT ON FUNCTION dperm.drop_model IS 'drops every version of a model and its 
 
 CREATE FUNCTION dperm.schedule_retraining(name text, cron_schedule text, min_runs int DEFAULT 1)
   RETURNS bigint AS 'MODULE_PATHNAME', 'dperm_schedule_retraining' LANGUAGE C STRICT VOLATILE;
-COMMENT ON FUNCTION dperm.schedule_retraining IS 'a pg_cron job that runs dperm.retrain(name) on a cron schedule; refused when fewer than min_runs runs fit in the budget';
+COMMENT ON FUNCTION dperm.schedule_retraining IS 'a pg_cron job that runs dperm.retrain(name, owner) on a cron schedule; refused when fewer than min_runs runs fit in the budget';
 
 CREATE FUNCTION dperm.unschedule_retraining(name text)
   RETURNS void AS 'MODULE_PATHNAME', 'dperm_unschedule_retraining' LANGUAGE C STRICT VOLATILE;
@@ -649,26 +684,29 @@ CREATE FUNCTION dperm.cron_next_run(cron_schedule text, after timestamptz, k big
   LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION dperm.cron_next_run IS 'the k-th run of a cron schedule after a time (UTC, as pg_cron 1.4); NULL when it cannot be forecast';
 
--- A version of a model the caller may see: the latest trained one by
--- default, or the given version (trained or failed).
+-- A version of a model the caller may see (the one its name resolves to:
+-- dperm.model_owner): the latest trained one by default, or the given
+-- version (trained or failed).
 CREATE FUNCTION dperm.model(name text, version int DEFAULT NULL) RETURNS dperm.models
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   r dperm.models;
+  o regrole := dperm.model_owner($1);
 BEGIN
+  IF o IS NULL THEN
+    RAISE EXCEPTION 'model "%" does not exist', $1 USING ERRCODE = 'undefined_object',
+      HINT = 'dperm.train_model creates a model; dperm.models lists the models you may see.';
+  END IF;
   IF $2 IS NULL THEN
-    SELECT * INTO r FROM dperm.models m WHERE m.name = $1 AND m.status = 'trained'
+    SELECT * INTO r FROM dperm.models m WHERE m.owner = o AND m.name = $1 AND m.status = 'trained'
      ORDER BY m.version DESC LIMIT 1;
   ELSE
-    SELECT * INTO r FROM dperm.models m WHERE m.name = $1 AND m.version = $2;
+    SELECT * INTO r FROM dperm.models m WHERE m.owner = o AND m.name = $1 AND m.version = $2;
   END IF;
   IF FOUND THEN
     RETURN r;
   END IF;
-  IF NOT EXISTS (SELECT 1 FROM dperm.models m WHERE m.name = $1) THEN
-    RAISE EXCEPTION 'model "%" does not exist', $1 USING ERRCODE = 'undefined_object',
-      HINT = 'dperm.train_model creates a model; dperm.models lists the models you may see.';
-  ELSIF $2 IS NULL THEN
+  IF $2 IS NULL THEN
     RAISE EXCEPTION 'model "%" has no trained version', $1
       USING ERRCODE = 'object_not_in_prerequisite_state',
       HINT = 'Every run failed: see status and error in dperm.models.';
@@ -770,7 +808,8 @@ BEGIN
       limiting_relation := b.relation;
     END IF;
   END LOOP;
-  SELECT s.cron_schedule INTO cron_schedule FROM dperm.model_schedules s WHERE s.name = $1;
+  SELECT s.cron_schedule INTO cron_schedule FROM dperm.model_schedules s
+   WHERE s.owner = m.owner AND s.name = m.name;
   IF cron_schedule IS NOT NULL THEN
     next_run_at := dperm.cron_next_run(cron_schedule, now(), 1);
     IF runs > 0 THEN

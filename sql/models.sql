@@ -158,15 +158,19 @@ SET ROLE regress_models_alice;
 SELECT DISTINCT name FROM dperm.models WHERE relation = 'mdl_t'::regclass ORDER BY name;
 SELECT dperm.retrain('churn');
 SELECT dperm.drop_model('churn');
+-- names belong to their owner: alice's own 'churn', which her lookups find first
 SELECT dperm.train_model('churn', 'mdl_t', 'x', 'y', 'logistic', dp_options(epsilon => 1, dimension => 2));
 SELECT dperm.predict('churn', ARRAY[0.1, 0.2]) BETWEEN 0 AND 1 AS alice_predicts;
+SELECT owner, version FROM dperm.model('churn');
 RESET ROLE;
 SET ROLE regress_models_mallory;
 SELECT count(*) AS mallory_sees FROM dperm.models;
 SELECT dperm.retrain('churn');
 SELECT dperm.model('churn');
 SELECT dperm.predict('churn', ARRAY[0.1, 0.2]);
+-- her own 'churn' on a relation she may not read: a failed version of hers
 SELECT dperm.train_model('churn', 'mdl_t', 'x', 'y', 'logistic', dp_options(epsilon => 1, dimension => 2));
+SELECT owner, version, status, sqlstate FROM dperm.models WHERE name = 'churn';
 -- only dperm writes the catalog
 INSERT INTO dperm.models (name, version, status, owner, relation, relation_name, features,
   label, loss, options, trained_by, trained_at)
@@ -293,7 +297,7 @@ SELECT (dperm.evaluate('churn', 'mdl_holdout', 'x', 'y', '{"epsilon": 1, "versio
 ROLLBACK;
 SELECT version, jsonb_array_length(evaluation) AS evaluations,
        (evaluation->0->>'ledger_id')::bigint IN (SELECT id FROM dperm.ledger WHERE algorithm = 'evaluate') AS linked
-  FROM dperm.models WHERE name = 'churn' ORDER BY version;
+  FROM dperm.models WHERE name = 'churn' AND owner = 'regress_models_owner'::regrole ORDER BY version;
 SELECT models_ledger_rows() - :ledger_before AS charged;
 -- Huber: the RMSE; softmax: accuracy and log-loss
 SELECT e ? 'rmse' AS rmse, e->>'residual_bound' AS bound, (e->>'rmse')::float8 >= 0 AS nonnegative
@@ -328,7 +332,8 @@ SET ROLE regress_models_alice;
 SELECT (e->>'n')::int AS n FROM dperm.evaluate('alice_pt', 'mdl_pt', 'x', 'y', '{"epsilon": 0.5}') e;
 SELECT role, algorithm, relation_names FROM dperm.ledger ORDER BY id DESC LIMIT 1;
 SELECT dperm.evaluate('alice_pt', 'mdl_holdout', 'x', 'y', '{"epsilon": 0.5}');
-SELECT dperm.evaluate('churn', 'mdl_t', 'x', 'y', '{"epsilon": 0.5}');
+-- nor with a model of another role she may see
+SELECT dperm.evaluate('kind', 'mdl_t', 'x', 'k', '{"epsilon": 0.5}');
 RESET ROLE;
 SET ROLE regress_models_mallory;
 SELECT dperm.evaluate('alice_pt', 'mdl_pt', 'x', 'y', '{"epsilon": 0.5}');

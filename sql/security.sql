@@ -245,20 +245,19 @@ SET max_parallel_workers_per_gather = 0;
 RESET ROLE;
 SELECT relation_names FROM dperm.ledger ORDER BY id DESC LIMIT 1;
 
--- 7. Row-level security applies as it does for the owner (FORCE honoured):
--- a policy that hides rows of a protected relation makes the read partial
--- (n would be the size of the subset), refused before anything is charged.
+-- 7. Row-level security: a relation with it is never protected (its
+-- policies would run for the owner; sql/rls.sql has the attacks); granted
+-- SELECT, an analyst trains on the rows the policies show it.
 SET ROLE regress_sec_owner;
 CREATE TABLE sec_rls AS SELECT ARRAY[0.1, 0.01 * i]::float8[] AS x, i % 2 = 0 AS y, i FROM generate_series(1, 100) i;
 ALTER TABLE sec_rls ENABLE ROW LEVEL SECURITY;
 ALTER TABLE sec_rls FORCE ROW LEVEL SECURITY;
 CREATE POLICY sec_rls_half ON sec_rls USING (i <= 40);
 SELECT dperm.protect('sec_rls');
+GRANT SELECT ON sec_rls TO regress_sec_alice;
 RESET ROLE;
 SET ROLE regress_sec_alice;
-SELECT sec_ledger_rows() AS rows_before \gset
-SELECT public.sec_sqlstate($$SELECT dperm.train('sec_rls', 'x', 'y', 'logistic', dp_options(epsilon => 1, dimension => 2, l2 => 0.1))$$) AS train_under_rls;
-SELECT sec_ledger_rows() - :rows_before AS charged_under_rls;
+SELECT (dperm.train('sec_rls', 'x', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1)))::jsonb->>'n' AS n_under_rls;
 RESET ROLE;
 
 -- 8. Bounded resources: a release's coefficient count is capped before the

@@ -59,7 +59,7 @@ since=$(psql_q -c "SELECT now()")
 job=$(as_owner "SELECT dperm.schedule_retraining('nightly', '* * * * *')")
 spent_job=$(as_owner "SELECT dperm.schedule_retraining('spent', '* * * * *', 0)")
 check job_command "$(psql_q -c "SELECT command || ' | ' || username FROM cron.job WHERE jobid = $job")" \
-  "SELECT dperm.retrain('nightly') | regress_cron_owner"
+  "SELECT dperm.retrain('nightly', 'regress_cron_owner'::pg_catalog.regrole) | regress_cron_owner"
 check dperm_schedule "$(psql_q -c "SELECT cron_schedule || ' ' || (jobid = $job) FROM dperm.model_schedules WHERE name = 'nightly'")" \
   "* * * * * true"
 # the forecast of a scheduled model: runs, and the minute of the last that fits
@@ -109,7 +109,7 @@ check charges "$(psql_q -c "SELECT count(*) - $ledger_before FROM dperm.ledger")
 psql_q >/dev/null -c "SELECT dperm.set_budget('t', 1000, 1e-5)"
 as_owner "SELECT dperm.train_model('it''s', 't', 'x', 'y', 'logistic', dp_options(epsilon => 0.01, l2 => 0.1))" >/dev/null
 as_owner "SELECT dperm.schedule_retraining('it''s', '0 3 * * *')" >/dev/null
-check quoted_command "$(psql_q -c "SELECT command FROM cron.job")" "SELECT dperm.retrain('it''s')"
+check quoted_command "$(psql_q -c "SELECT command FROM cron.job")" "SELECT dperm.retrain('it''s', 'regress_cron_owner'::pg_catalog.regrole)"
 as_owner "SELECT dperm.drop_model('it''s')" >/dev/null
 check dropped_job "$(psql_q -c "SELECT count(*) FROM cron.job") $(psql_q -c "SELECT count(*) FROM dperm.models WHERE name = 'it''s'")" "0 0"
 
@@ -120,6 +120,27 @@ as_owner "SELECT dperm.train_model('${long}_b', 't', 'x', 'y', 'logistic', dp_op
 as_owner "SELECT dperm.schedule_retraining('${long}_a', '0 3 * * *')" >/dev/null
 as_owner "SELECT dperm.schedule_retraining('${long}_b', '0 4 * * *')" >/dev/null
 check long_names "$(psql_q -c "SELECT string_agg(schedule, ',' ORDER BY schedule) FROM cron.job")" "0 3 * * *,0 4 * * *"
+
+# 5. Model names are per owner: another role's own 'nightly' has its own
+# schedule and job, whose command names its owner (checked by OID when it
+# runs); retrain(name, owner) refuses a role that does not act for the owner.
+psql_q >/dev/null <<'SQL'
+CREATE ROLE "Regress Cron Other" LOGIN;
+GRANT USAGE ON SCHEMA cron TO "Regress Cron Other";
+GRANT SELECT ON t TO "Regress Cron Other";
+SQL
+as_other() { psql_q -c 'SET ROLE "Regress Cron Other"' -c "$1"; }
+as_other "SELECT dperm.train_model('nightly', 't', 'x', 'y', 'logistic', dp_options(epsilon => 0.01, l2 => 0.1))" >/dev/null
+as_other "SELECT dperm.schedule_retraining('nightly', '0 5 * * *')" >/dev/null
+as_owner "SELECT dperm.schedule_retraining('nightly', '0 6 * * *')" >/dev/null
+check other_schedule "$(psql_q -c "SELECT string_agg(owner::text || ' ' || cron_schedule, ',' ORDER BY cron_schedule) FROM dperm.model_schedules WHERE name = 'nightly'")" \
+  '"Regress Cron Other" 0 5 * * *,regress_cron_owner 0 6 * * *'
+check other_command "$(psql_q -c "SELECT command || ' | ' || username FROM cron.job WHERE schedule = '0 5 * * *'")" \
+  "SELECT dperm.retrain('nightly', '\"Regress Cron Other\"'::pg_catalog.regrole) | Regress Cron Other"
+check other_job_runs "$(as_other "$(psql_q -c "SELECT command FROM cron.job WHERE schedule = '0 5 * * *'")")" 2
+check owner_own_model "$(as_owner "SELECT (dperm.model('nightly')).owner")" regress_cron_owner
+refused=$(as_owner "SELECT dperm.retrain('nightly', '\"Regress Cron Other\"')" 2>&1 || true)
+check retrain_other "$(echo "$refused" | head -1)" 'ERROR:  must be owner of model "nightly" to retrain it'
 
 psql -X -q -d postgres -c "DROP DATABASE $db WITH (FORCE)" >/dev/null 2>&1 || true
 [ $fail = 0 ] && echo "cron: ok"

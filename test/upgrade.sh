@@ -28,7 +28,7 @@ check() {  # name, query, expected
 check old_catalog "SELECT count(*) || ' ' || count(coefficient) FROM models, dp_coefficients(m)" "3 3"
 psql_q -d dperm_upgrade -c "ALTER EXTENSION dperm UPDATE" >/dev/null
 check version "SELECT extversion FROM pg_extension WHERE extname = 'dperm'" "0.7.0"
-# 0.5.0: the SECURITY DEFINER budget_spent searches pg_temp last
+# 0.5.0: budget_spent searches pg_temp last (SECURITY INVOKER since 0.7.0)
 check definer_path "SELECT proconfig::text FROM pg_proc WHERE proname = 'budget_spent'" "{\"search_path=pg_catalog, pg_temp\"}"
 check budget_kept "SELECT accounting || ' ' || epsilon FROM dperm.budgets" "basic 1"
 check ledger_kept "SELECT count(*) || ' ' || bool_and(rdp IS NULL) FROM dperm.ledger" "1 true"
@@ -52,7 +52,7 @@ check softmax_ledger "SELECT loss || ' ' || n FROM dperm.ledger ORDER BY id DESC
 # a model trained after the upgrade on the relation of 0.1.0
 check models_catalog "SELECT count(*) FROM pg_class WHERE oid IN ('dperm.models'::regclass, 'dperm.model_schedules'::regclass) AND relrowsecurity" "2"
 check models_dumped "SELECT count(*) FROM pg_extension, unnest(extconfig) c WHERE extname = 'dperm' AND c IN ('dperm.models'::regclass, 'dperm.model_schedules'::regclass)" "2"
-check model_functions "SELECT count(*) FROM pg_proc WHERE pronamespace = 'dperm'::regnamespace AND proname IN ('train_model', 'retrain', 'model', 'predict', 'drop_model', 'schedule_retraining', 'unschedule_retraining', 'retraining_forecast', 'evaluate', 'cron_next_run')" "10"
+check model_functions "SELECT count(*) FROM pg_proc WHERE pronamespace = 'dperm'::regnamespace AND proname IN ('train_model', 'retrain', 'model', 'predict', 'drop_model', 'schedule_retraining', 'unschedule_retraining', 'retraining_forecast', 'evaluate', 'cron_next_run', 'model_owner')" "12"
 check train_model "SELECT dperm.train_model('m', 't', 'f', 'y', 'logistic', dp_options(epsilon => 0.05, l2 => 1, dimension => 2))" "1"
 check retrain "SELECT dperm.retrain('m') || ' ' || (dperm.predict('m', ARRAY[0.1, 0.2]) BETWEEN 0 AND 1)" "2 true"
 # t's 0.1.0 budget (1, basic) is spent (0.4 + 0.5 + 2 x 0.05); doubled, 20 runs of 0.05 fit
@@ -100,6 +100,43 @@ roles drop_refused "DO \$\$ BEGIN DROP TABLE t; EXCEPTION WHEN dependent_objects
 psql_q -d dperm_upgrade_roles -c "SET client_min_messages = warning; SELECT dperm.retire_budget('t')" -c "DROP TABLE t" >/dev/null
 dropdb dperm_upgrade_roles
 psql_q -d postgres -c 'DROP ROLE "Regress Upg Kept"' >/dev/null
+# ---- 0.6.0 -> 0.7.0: model owners become regrole (OIDs). Names of roles
+# that exist become their OIDs; names of roles that no longer exist become
+# 0 ('-', a superuser's to delete); schedules take their model's owner. The
+# current library refuses named models on the 0.6.0 catalog until the update.
+dropdb --if-exists dperm_upgrade06 >/dev/null 2>&1 || true
+createdb dperm_upgrade06
+psql_q -d dperm_upgrade06 >/dev/null <<'SQL'
+CREATE EXTENSION dperm VERSION '0.6.0';
+SET client_min_messages = warning;
+DROP ROLE IF EXISTS "Regress Upgrade Owner";
+CREATE ROLE "Regress Upgrade Owner";
+CREATE TABLE t AS SELECT ARRAY[0.1 * i, 0.2] AS f, i % 2 = 0 AS y FROM generate_series(1, 50) i;
+INSERT INTO dperm.models (name, version, status, owner, relation, relation_name, features, label, loss,
+                          options, trained_by, trained_at, error)
+  VALUES ('kept', 1, 'failed', 'Regress Upgrade Owner', 't', 'public.t', 'f', 'y', 'logistic', '{}',
+          'Regress Upgrade Owner', now(), 'e'),
+         ('orphan', 1, 'failed', 'regress_upgrade_gone', 't', 'public.t', 'f', 'y', 'logistic', '{}',
+          'Regress Upgrade Owner', now(), 'e');
+INSERT INTO dperm.model_schedules VALUES ('kept', '0 3 * * *', 7, 1, 'Regress Upgrade Owner', now());
+SQL
+check06() {  # name, query, expected
+  got=$(psql_q -d dperm_upgrade06 -c "$2" 2>&1 | head -1 || true)
+  [ "$got" = "$3" ] || { echo "upgrade 0.6.0: $1: got '$got', expected '$3'"; fail=1; }
+}
+check06 old_catalog_refused "SELECT dperm.retrain('kept')" \
+  "ERROR:  dperm's model catalog is older than its library"
+psql_q -d dperm_upgrade06 -c "ALTER EXTENSION dperm UPDATE" >/dev/null
+check06 owners "SELECT string_agg(name || ' ' || owner::text || ' ' || trained_by::text || ' ' || pg_typeof(owner), ', ' ORDER BY name) FROM dperm.models" \
+  'kept "Regress Upgrade Owner" "Regress Upgrade Owner" regrole, orphan - "Regress Upgrade Owner" regrole'
+check06 schedule "SELECT owner::text || ' ' || scheduled_by::text || ' ' || name FROM dperm.model_schedules" \
+  '"Regress Upgrade Owner" "Regress Upgrade Owner" kept'
+check06 owner_oid "SELECT bool_and(owner = '\"Regress Upgrade Owner\"'::regrole) FROM dperm.models WHERE name = 'kept'" t
+check06 train_after "SELECT dperm.train_model('kept', 't', 'f', 'y', 'logistic', dp_options(epsilon => 0.05, l2 => 1))" 1
+check06 resolves_own "SELECT owner::text FROM dperm.model('kept')" "$(psql_q -d dperm_upgrade06 -c 'SELECT current_user')"
+dropdb dperm_upgrade06
+psql_q -d postgres -c 'DROP ROLE "Regress Upgrade Owner"' >/dev/null
+[ $fail = 0 ] && echo "upgrade 0.6.0 -> 0.7.0: model owners converted: ok"
 
 # ---- one source of truth: the complete install script (dperm--X.sql for the
 # default version) and every upgrade path give the same catalog. Each

@@ -11,6 +11,7 @@
 #include "arrays.hpp"
 #include "internal_sql.hpp"
 #include "protect.hpp"
+#include "relations.hpp"
 
 extern "C" {
 #include "catalog/namespace.h"
@@ -53,22 +54,19 @@ struct ChargeSums {
   const double* rdp = nullptr;
 };
 
-// SECURITY DEFINER (the totals cover every role's ledger rows): the
-// statements resolve no name a caller could define (kInternalSearchPath,
-// qualified types and operators).
+// Read as the catalog owner (the totals cover every role's ledger rows,
+// which dperm.budget_spent shows only to roles that may see the relation):
+// the statement resolves no name a caller could define.
 ChargeSums ReadTotals(Oid relid) {
   MemoryContext outer = CurrentMemoryContext;  // survives SPI_finish
   ChargeSums sums;
   SPI_connect();
-  int guc_level = PinInternalSearchPath();
   Oid types[1] = {OIDOID};
   Datum args[1] = {ObjectIdGetDatum(relid)};
-  if (SPI_execute_with_args(
-          "SELECT releases, epsilon, delta, plain_epsilon, plain_delta, curves, rdp"
-          "  FROM dperm.budget_totals WHERE relation OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
-          1, types, args, nullptr, true, 1) != SPI_OK_SELECT)
-    elog(ERROR, "could not read dperm.budget_totals");
-  AtEOXact_GUC(true, guc_level);
+  RunAsCatalogOwner(
+      "SELECT releases, epsilon, delta, plain_epsilon, plain_delta, curves, rdp"
+      "  FROM dperm.budget_totals WHERE relation OPERATOR(pg_catalog.=) $1::pg_catalog.regclass",
+      1, types, args, nullptr, SPI_OK_SELECT, true);
   if (SPI_processed == 1) {
     HeapTuple row = SPI_tuptable->vals[0];
     TupleDesc desc = SPI_tuptable->tupdesc;
@@ -94,15 +92,12 @@ ChargeSums ReadTotals(Oid relid) {
 dperm::Charge* ReadCharges(Oid relid, int spare, int* count) {
   MemoryContext outer = CurrentMemoryContext;  // survives SPI_finish
   SPI_connect();
-  int guc_level = PinInternalSearchPath();
   Oid types[1] = {OIDOID};
   Datum args[1] = {ObjectIdGetDatum(relid)};
-  if (SPI_execute_with_args(
-          "SELECT epsilon, delta, rdp FROM dperm.ledger"
-          " WHERE relations OPERATOR(pg_catalog.@>) ARRAY[$1::pg_catalog.regclass]",
-          1, types, args, nullptr, true, 0) != SPI_OK_SELECT)
-    elog(ERROR, "could not read dperm.ledger");
-  AtEOXact_GUC(true, guc_level);
+  RunAsCatalogOwner(
+      "SELECT epsilon, delta, rdp FROM dperm.ledger"
+      " WHERE relations OPERATOR(pg_catalog.@>) ARRAY[$1::pg_catalog.regclass]",
+      1, types, args, nullptr, SPI_OK_SELECT, true);
   int n = static_cast<int>(SPI_processed);
   dperm::Charge* charges = static_cast<dperm::Charge*>(
       MemoryContextAllocZero(outer, sizeof(dperm::Charge) * Max(n + spare, 1)));
@@ -154,10 +149,30 @@ char* OwnedRelation(Oid relid, const char* action) {
   return name;
 }
 
+// 42501 unless the caller may see `relid`'s budget and spend.
+void CheckMaySeeBudget(Oid relid) {
+  if (MaySeeRelation(relid, GetUserId())) return;
+  char* name = get_rel_name(relid);
+  ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                  errmsg("permission denied for the privacy budget of relation %s",
+                         name != nullptr ? name : psprintf("%u", relid)),
+                  errdetail("The spent budget counts the releases of every role: dperm shows it to "
+                            "roles with the privileges of the relation's owner, SELECT on it (or on "
+                            "a parent), its analysts (dperm.protect), and members of "
+                            "pg_read_all_stats.")));
+}
+
 }  // namespace
 }  // namespace dperm::pg
 
 using namespace dperm::pg;
+
+// dperm.relation_visible(relation regclass) -> boolean: whether the caller
+// may see the relation's budget and spend (MaySeeRelation); the row-level
+// security policy of dperm.budgets.
+DPERM_FUNCTION(dperm_relation_visible) {
+  PG_RETURN_BOOL(MaySeeRelation(PG_GETARG_OID(0), GetUserId()));
+}
 
 // dperm.rdp_orders(): the orders of the ledger's RDP curves.
 DPERM_FUNCTION(dperm_rdp_orders) {
@@ -166,10 +181,14 @@ DPERM_FUNCTION(dperm_rdp_orders) {
 }
 
 // dperm.budget_spent(relation, accounting, delta_budget [, extra_rdp,
-// extra_epsilon, extra_delta]) -> (epsilon, delta, releases)
+// extra_epsilon, extra_delta]) -> (epsilon, delta, releases): the ledger of
+// every role composed, so only for a caller that may see the relation
+// (MaySeeRelation; the ledger writer and dperm's internal callers run as the
+// bootstrap superuser).
 DPERM_FUNCTION(dperm_budget_spent) {
   if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2)) PG_RETURN_NULL();
   Oid relid = PG_GETARG_OID(0);
+  CheckMaySeeBudget(relid);
   char* accounting = text_to_cstring(PG_GETARG_TEXT_PP(1));
   double delta_budget = PG_GETARG_FLOAT8(2);
   bool rdp = strcmp(accounting, "rdp") == 0;

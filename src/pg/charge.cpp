@@ -102,9 +102,18 @@ int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_rel
   char* detail = pstrdup(req->detail);
   char* hint = pstrdup(req->hint);
   dsm_detach(seg);
-  if (result == kRefused)
+  if (result == kRefused) {
+    // The writer's detail quotes what the relation has spent, which counts
+    // every role's releases: only for a role that may see every relation
+    // charged (a view's reader may not see the tables it reads).
+    bool visible = true;
+    for (int i = 0; i < n_relations && visible; i++) visible = MaySeeRelation(relations[i], role);
+    if (!visible)
+      detail = psprintf("The release asks for epsilon = %g and delta = %g, more than the budget "
+                        "has left.", charge.epsilon, charge.delta);
     ereport(ERROR, (errcode(kBudgetExceeded), errmsg("%s", message),
                     errdetail("%s", detail), errhint("%s", hint)));
+  }
   if (result == kFailed && sqlstate == ERRCODE_LOCK_NOT_AVAILABLE)
     ereport(ERROR, (errcode(sqlstate),
                     errmsg("the privacy budget of a relation this release reads is locked by an uncommitted transaction"),

@@ -15,6 +15,13 @@
 // (internal_sql.cpp). What a caller may see
 // of dperm.models is decided by its row-level security policy, which the
 // lookups here run under (as the caller).
+//
+// Model names belong to their owner, a role stored by OID (regrole): the key
+// is (owner, name, version). A name resolves, for the caller, to its own
+// model of that name, else to the one model of that name it may see, else
+// (several roles' models visible) to an error naming them (ResolveOwner).
+// Creating a model never depends on names other roles use, and a role
+// created later under a dropped role's name does not inherit its models.
 #include "dperm/cron.hpp"
 #include "dperm/evaluate.hpp"
 #include "dperm/options.hpp"
@@ -36,6 +43,7 @@ extern "C" {
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "commands/dbcommands.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -62,7 +70,7 @@ const int kBudgetExceeded = MAKE_SQLSTATE('D', 'P', '0', '0', '1');
 // The specification of a model: what retrain trains again.
 struct ModelSpec {
   const char* name;
-  const char* owner;          // the role the model belongs to
+  Oid owner;                  // the role the model belongs to
   Oid relid;
   const char* relation_name;  // schema.name when recorded (for messages once dropped)
   const char* features;
@@ -70,6 +78,18 @@ struct ModelSpec {
   const char* loss;
   const char* options;        // jsonb text
 };
+
+// Refuses named models on a catalog from before 0.7.0 (owners stored by
+// name), which this library would misread until ALTER EXTENSION UPDATE.
+void RequireModelCatalog() {
+  Oid nsp = get_namespace_oid("dperm", true);
+  Oid rel = OidIsValid(nsp) ? get_relname_relid("models", nsp) : InvalidOid;
+  AttrNumber att = OidIsValid(rel) ? get_attnum(rel, "owner") : InvalidAttrNumber;
+  if (att != InvalidAttrNumber && get_atttype(rel, att) == REGROLEOID) return;
+  ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                  errmsg("dperm's model catalog is older than its library"),
+                  errhint("Run ALTER EXTENSION dperm UPDATE in this database.")));
+}
 
 void CheckModelName(const char* name) {
   if (name[0] == '\0' || strlen(name) > 200)
@@ -82,69 +102,110 @@ char* CopyValue(MemoryContext context, HeapTuple row, TupleDesc desc, int column
   return value == nullptr ? nullptr : MemoryContextStrdup(context, value);
 }
 
-// The latest version of model `name` that the caller may see (row-level
-// security applies: the lookup runs as the caller); false if there is none.
-// Copies into `context`. Needs an SPI connection.
-bool LookupModel(const char* name, ModelSpec* spec, MemoryContext context) {
+// The owner of the model that `name` resolves to for the caller: its own
+// model of that name, else the one role's among the models of that name it
+// may see (row-level security applies: the lookup runs as the caller);
+// InvalidOid if it sees none; 42725 if several roles' models are visible.
+// Needs an SPI connection.
+Oid ResolveOwner(const char* name) {
+  Oid caller = GetUserId();
   Oid types[1] = {TEXTOID};
   Datum args[1] = {CStringGetTextDatum(name)};
+  RunInternalSql(caller,
+                 "SELECT DISTINCT m.owner::pg_catalog.oid, m.owner::pg_catalog.text"
+                 "  FROM dperm.models m WHERE m.name OPERATOR(pg_catalog.=) $1 ORDER BY 2",
+                 1, types, args, nullptr, SPI_OK_SELECT, true);
+  uint64 n = SPI_processed;
+  bool isnull;
+  StringInfoData owners;
+  initStringInfo(&owners);
+  for (uint64 i = 0; i < n; i++) {
+    Oid owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+    if (owner == caller) return owner;
+    appendStringInfo(&owners, "%s%s", i > 0 ? ", " : "",
+                     SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
+  }
+  if (n == 0) return InvalidOid;
+  if (n == 1)
+    return DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+  ereport(ERROR, (errcode(ERRCODE_AMBIGUOUS_FUNCTION),
+                  errmsg("model name \"%s\" is ambiguous", name),
+                  errdetail("You have no model of that name, and you may see models of that name "
+                            "owned by: %s.", owners.data),
+                  errhint("Read the version you want from dperm.models (by owner, name and "
+                          "version) and use its model column with dp_predict, or train a model "
+                          "of your own under that name.")));
+  pg_unreachable();
+}
+
+// The latest version of `owner`'s model `name`, if the caller may see it
+// (row-level security applies: the lookup runs as the caller); false if not.
+// Copies into `context`. Needs an SPI connection.
+bool LookupModelOf(const char* name, Oid owner, ModelSpec* spec, MemoryContext context) {
+  Oid types[2] = {TEXTOID, OIDOID};
+  Datum args[2] = {CStringGetTextDatum(name), ObjectIdGetDatum(owner)};
   RunInternalSql(GetUserId(),
-                 "SELECT m.owner::pg_catalog.text, m.relation::pg_catalog.oid, m.relation_name,"
+                 "SELECT m.relation::pg_catalog.oid, m.relation_name,"
                  "       m.features, m.label, m.loss, m.options::pg_catalog.text"
                  "  FROM dperm.models m WHERE m.name OPERATOR(pg_catalog.=) $1"
+                 "   AND m.owner OPERATOR(pg_catalog.=) $2"
                  " ORDER BY m.version DESC LIMIT 1",
-                 1, types, args, nullptr, SPI_OK_SELECT, true);
+                 2, types, args, nullptr, SPI_OK_SELECT, true);
   if (SPI_processed == 0) return false;
   HeapTuple row = SPI_tuptable->vals[0];
   TupleDesc desc = SPI_tuptable->tupdesc;
   bool isnull;
   spec->name = MemoryContextStrdup(context, name);
-  spec->owner = CopyValue(context, row, desc, 1);
-  spec->relid = DatumGetObjectId(SPI_getbinval(row, desc, 2, &isnull));
-  spec->relation_name = CopyValue(context, row, desc, 3);
-  spec->features = CopyValue(context, row, desc, 4);
-  spec->label = CopyValue(context, row, desc, 5);
-  spec->loss = CopyValue(context, row, desc, 6);
-  spec->options = CopyValue(context, row, desc, 7);
+  spec->owner = owner;
+  spec->relid = DatumGetObjectId(SPI_getbinval(row, desc, 1, &isnull));
+  spec->relation_name = CopyValue(context, row, desc, 2);
+  spec->features = CopyValue(context, row, desc, 3);
+  spec->label = CopyValue(context, row, desc, 4);
+  spec->loss = CopyValue(context, row, desc, 5);
+  spec->options = CopyValue(context, row, desc, 6);
   return true;
 }
 
-// Whether the caller acts for `owner`: is it, has its privileges, or is a
-// superuser.
-bool ActsFor(const char* owner) {
-  Oid role = get_role_oid(owner, true);
-  if (!OidIsValid(role)) return superuser();
-  return has_privs_of_role(GetUserId(), role);
+// The name of role `role`, or its OID in digits once it is dropped.
+const char* RoleName(Oid role) {
+  const char* name = GetUserNameFromId(role, true);
+  return name != nullptr ? name : psprintf("%u", role);
 }
 
-// The latest version of `name` for an operation only its owner may run:
-// 42704 if the caller sees no such model, 42501 if it is not the owner.
-ModelSpec OwnedModel(const char* name, const char* operation) {
+// Whether the caller acts for `owner` (by OID): is it, has its privileges,
+// or is a superuser. Nobody but a superuser acts for a dropped role, nor
+// does a new role that took its name.
+bool ActsFor(Oid owner) {
+  if (!OidIsValid(owner) || !SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(owner)))
+    return superuser();
+  return has_privs_of_role(GetUserId(), owner);
+}
+
+// The latest version of the model `name` resolves to (or of `owner`'s
+// model `name` when `owner` is valid) for an operation only its owner may
+// run: 42704 if the caller sees no such model, 42501 if it does not act for
+// the owner.
+ModelSpec OwnedModel(const char* name, const char* operation, Oid owner = InvalidOid) {
+  RequireModelCatalog();
   MemoryContext context = CurrentMemoryContext;
   ModelSpec spec;
   SPI_connect();
-  bool found = LookupModel(name, &spec, context);
+  if (!OidIsValid(owner)) owner = ResolveOwner(name);
+  bool found = OidIsValid(owner) && LookupModelOf(name, owner, &spec, context);
   SPI_finish();
   if (!found)
     ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("model \"%s\" does not exist", name),
                     errhint("dperm.train_model creates a model; dperm.models lists the models "
                             "you may see.")));
+  const char* owner_name = GetUserNameFromId(spec.owner, true);
   if (!ActsFor(spec.owner))
     ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                     errmsg("must be owner of model \"%s\" to %s it", name, operation),
-                    errdetail("Model \"%s\" belongs to role %s.", name, spec.owner)));
+                    owner_name != nullptr
+                        ? errdetail("Model \"%s\" belongs to role %s.", name, owner_name)
+                        : errdetail("Model \"%s\" belongs to a role that was dropped; a superuser "
+                                    "can delete it from dperm.models.", name)));
   return spec;
-}
-
-// The owner of model `name` whoever may see it, or nullptr. Needs SPI.
-char* ModelOwner(const char* name, MemoryContext context) {
-  Oid types[1] = {TEXTOID};
-  Datum args[1] = {CStringGetTextDatum(name)};
-  RunAsCatalogOwner("SELECT m.owner::pg_catalog.text FROM dperm.models m"
-                    " WHERE m.name OPERATOR(pg_catalog.=) $1 LIMIT 1",
-                    1, types, args, nullptr, SPI_OK_SELECT, true);
-  return SPI_processed == 0 ? nullptr
-                            : CopyValue(context, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 }
 
 // The schema of an installed extension, or nullptr. Needs SPI.
@@ -197,12 +258,13 @@ int64 SubmitModelRecord(LedgerRequestKind kind, const char* json) {
 // failed (error set). Returns the version.
 int64 RecordVersion(const ModelSpec& spec, const char* model_text, int64 ledger_id,
                     TimestampTz started, const ErrorData* error) {
-  Oid types[16] = {TEXTOID, TEXTOID, OIDOID,  TEXTOID, TEXTOID,        TEXTOID,
-                   TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID,        TEXTOID,
+  // Roles by OID: regrole reads digits as an OID.
+  Oid types[16] = {TEXTOID, OIDOID,  OIDOID,  TEXTOID, TEXTOID,        TEXTOID,
+                   TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID,        OIDOID,
                    TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID};
   Datum args[16] = {
       CStringGetTextDatum(spec.name),
-      CStringGetTextDatum(spec.owner),
+      ObjectIdGetDatum(spec.owner),
       ObjectIdGetDatum(spec.relid),
       CStringGetTextDatum(spec.relation_name),
       CStringGetTextDatum(spec.features),
@@ -212,7 +274,7 @@ int64 RecordVersion(const ModelSpec& spec, const char* model_text, int64 ledger_
       CStringGetTextDatum(error == nullptr ? "trained" : "failed"),
       model_text != nullptr ? CStringGetTextDatum(model_text) : (Datum)0,
       Int64GetDatum(ledger_id),
-      CStringGetTextDatum(GetUserNameFromId(GetUserId(), false)),
+      ObjectIdGetDatum(GetUserId()),
       TimestampTzGetDatum(started),
       error != nullptr && error->message ? CStringGetTextDatum(error->message) : (Datum)0,
       error != nullptr && error->detail ? CStringGetTextDatum(error->detail) : (Datum)0,
@@ -228,9 +290,10 @@ int64 RecordVersion(const ModelSpec& spec, const char* model_text, int64 ledger_
   SPI_connect();
   RunAsCatalogOwner(
       "SELECT pg_catalog.jsonb_build_object("
-      "  'name', $1, 'owner', $2, 'relation', $3, 'relation_name', $4, 'features', $5,"
-      "  'label', $6, 'loss', $7, 'options', $8::pg_catalog.jsonb, 'status', $9, 'model', $10,"
-      "  'ledger_id', $11, 'trained_by', $12, 'trained_at', $13, 'error', $14,"
+      "  'name', $1, 'owner', $2::pg_catalog.text, 'relation', $3, 'relation_name', $4,"
+      "  'features', $5, 'label', $6, 'loss', $7, 'options', $8::pg_catalog.jsonb, 'status', $9,"
+      "  'model', $10, 'ledger_id', $11, 'trained_by', $12::pg_catalog.text, 'trained_at', $13,"
+      "  'error', $14,"
       "  'error_detail', $15, 'sqlstate', $16)::pg_catalog.text",
       16, types, args, nulls, SPI_OK_SELECT, true);
   char* json = CopyValue(context, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
@@ -425,14 +488,14 @@ void UnscheduleJob(const char* cron, int64 jobid) {
                  1, types, args, nullptr, SPI_OK_SELECT, false);
 }
 
-// The recorded pg_cron job of model `name`, or -1 if it is not scheduled.
-// Needs SPI.
-int64 ScheduledJob(const char* name, bool* found) {
-  Oid types[1] = {TEXTOID};
-  Datum args[1] = {CStringGetTextDatum(name)};
+// The recorded pg_cron job of `owner`'s model `name`, or -1 if it is not
+// scheduled. Needs SPI.
+int64 ScheduledJob(const char* name, Oid owner, bool* found) {
+  Oid types[2] = {TEXTOID, OIDOID};
+  Datum args[2] = {CStringGetTextDatum(name), ObjectIdGetDatum(owner)};
   RunAsCatalogOwner("SELECT s.jobid FROM dperm.model_schedules s"
-                    " WHERE s.name OPERATOR(pg_catalog.=) $1",
-                    1, types, args, nullptr, SPI_OK_SELECT, true);
+                    " WHERE s.name OPERATOR(pg_catalog.=) $1 AND s.owner OPERATOR(pg_catalog.=) $2",
+                    2, types, args, nullptr, SPI_OK_SELECT, true);
   *found = SPI_processed > 0;
   if (!*found) return -1;
   bool isnull;
@@ -440,11 +503,12 @@ int64 ScheduledJob(const char* name, bool* found) {
   return isnull ? -1 : DatumGetInt64(job);
 }
 
-void DeleteSchedule(const char* name) {
-  Oid types[1] = {TEXTOID};
-  Datum args[1] = {CStringGetTextDatum(name)};
-  RunAsCatalogOwner("DELETE FROM dperm.model_schedules WHERE name OPERATOR(pg_catalog.=) $1",
-                    1, types, args, nullptr, SPI_OK_DELETE, false);
+void DeleteSchedule(const char* name, Oid owner) {
+  Oid types[2] = {TEXTOID, OIDOID};
+  Datum args[2] = {CStringGetTextDatum(name), ObjectIdGetDatum(owner)};
+  RunAsCatalogOwner("DELETE FROM dperm.model_schedules WHERE name OPERATOR(pg_catalog.=) $1"
+                    " AND owner OPERATOR(pg_catalog.=) $2",
+                    2, types, args, nullptr, SPI_OK_DELETE, false);
 }
 
 }  // namespace
@@ -452,9 +516,9 @@ void DeleteSchedule(const char* name) {
 // The record requests of the ledger writer (ledger_writer.hpp): one
 // dperm.models row, or an evaluation appended to one, as the bootstrap
 // superuser in the writer's own transaction. Version numbers are assigned
-// here, under a lock that serialises writers of dperm.models (no untrusted
-// role may take it: it needs UPDATE on the table); a name taken by another
-// role meanwhile is refused.
+// here, per (owner, name), under a lock that serialises writers of
+// dperm.models (no untrusted role may take it: it needs UPDATE on the
+// table). Roles arrive as OIDs.
 void ServeModelRecord(LedgerRequest* req) {
   Oid types[1] = {TEXTOID};
   Datum args[1] = {CStringGetTextDatum(req->query)};
@@ -463,8 +527,9 @@ void ServeModelRecord(LedgerRequest* req) {
             "UPDATE dperm.models m SET evaluation = pg_catalog.jsonb_build_array(r.evaluation)"
             "   OPERATOR(pg_catalog.||) COALESCE(m.evaluation, '[]'::pg_catalog.jsonb)"
             "  FROM pg_catalog.jsonb_to_record($1::pg_catalog.jsonb)"
-            "       AS r(name pg_catalog.text, version pg_catalog.int4, evaluation pg_catalog.jsonb)"
-            " WHERE m.name OPERATOR(pg_catalog.=) r.name"
+            "       AS r(name pg_catalog.text, owner pg_catalog.oid, version pg_catalog.int4,"
+            "            evaluation pg_catalog.jsonb)"
+            " WHERE m.name OPERATOR(pg_catalog.=) r.name AND m.owner OPERATOR(pg_catalog.=) r.owner"
             "   AND m.version OPERATOR(pg_catalog.=) r.version RETURNING m.version",
             1, types, args, nullptr, false, 0) != SPI_OK_UPDATE_RETURNING ||
         SPI_processed != 1)
@@ -479,18 +544,17 @@ void ServeModelRecord(LedgerRequest* req) {
             "  trained_by, trained_at, error, error_detail, sqlstate)"
             " SELECT r.name,"
             "   COALESCE((SELECT pg_catalog.max(m.version) FROM dperm.models m"
-            "              WHERE m.name OPERATOR(pg_catalog.=) r.name), 0) OPERATOR(pg_catalog.+) 1,"
+            "              WHERE m.name OPERATOR(pg_catalog.=) r.name"
+            "                AND m.owner OPERATOR(pg_catalog.=) r.owner), 0) OPERATOR(pg_catalog.+) 1,"
             "   r.owner, r.relation, r.relation_name, r.features, r.label, r.loss, r.options,"
             "   r.status, r.model, r.ledger_id, l.epsilon, l.delta, l.rdp, l.relations,"
             "   r.trained_by, r.trained_at, r.error, r.error_detail, r.sqlstate"
             "  FROM pg_catalog.jsonb_populate_record(NULL::dperm.models, $1::pg_catalog.jsonb) r"
             "  LEFT JOIN dperm.ledger l ON l.id OPERATOR(pg_catalog.=) r.ledger_id"
-            " WHERE NOT EXISTS (SELECT 1 FROM dperm.models o WHERE o.name OPERATOR(pg_catalog.=) r.name"
-            "                     AND o.owner OPERATOR(pg_catalog.<>) r.owner)"
             " RETURNING version",
-            1, types, args, nullptr, false, 0) != SPI_OK_INSERT_RETURNING)
+            1, types, args, nullptr, false, 0) != SPI_OK_INSERT_RETURNING ||
+        SPI_processed != 1)
       elog(ERROR, "could not write dperm.models");
-    if (SPI_processed != 1) elog(ERROR, "the model name is taken by another role");
   }
   bool isnull;
   req->ledger_id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -501,14 +565,14 @@ void ServeModelRecord(LedgerRequest* req) {
 using namespace dperm::pg;
 
 // dperm.train_model(name, relation, features, label, loss, options) -> int:
-// trains a new version of model `name` (created if new; a model belongs to
-// the role that created it) and returns its number. A failed run is recorded
-// as a failed version, then its error is raised.
+// trains a new version of the caller's own model `name` (created if new,
+// whatever models of that name other roles have) and returns its number. A
+// failed run is recorded as a failed version, then its error is raised.
 DPERM_FUNCTION(dperm_train_model) {
   char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
   Oid relid = PG_GETARG_OID(1);
+  RequireModelCatalog();
   CheckModelName(name);
-  char* caller = GetUserNameFromId(GetUserId(), false);
   // The arguments are checked before anything runs: errors here leave no
   // version (failures of the run itself do).
   dperm::LossKind loss = ParseLossName(text_to_cstring(PG_GETARG_TEXT_PP(4)));
@@ -520,17 +584,9 @@ DPERM_FUNCTION(dperm_train_model) {
   ColumnType(relid, text_to_cstring(PG_GETARG_TEXT_PP(3)));
   ParsedOptions parsed = ParseOptionsJsonb(PG_GETARG_JSONB_P(5));
   RunCore([&] { dperm::CheckOptionsForLoss(parsed.options, loss); });
-  MemoryContext context = CurrentMemoryContext;
-  SPI_connect();
-  char* owner = ModelOwner(name, context);
-  SPI_finish();
-  if (owner != nullptr && !ActsFor(owner))
-    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                    errmsg("model \"%s\" belongs to another role", name),
-                    errhint("Choose another name.")));
   ModelSpec spec;
   spec.name = name;
-  spec.owner = owner != nullptr ? owner : caller;
+  spec.owner = GetUserId();
   spec.relid = relid;
   spec.relation_name = psprintf("%s.%s", quote_identifier(get_namespace_name(get_rel_namespace(relid))),
                                 quote_identifier(relation_name));
@@ -541,12 +597,29 @@ DPERM_FUNCTION(dperm_train_model) {
   PG_RETURN_INT32(static_cast<int32>(RunVersion(spec)));
 }
 
-// dperm.retrain(name) -> int: trains the next version of a model from the
-// specification of its latest version; the owner only (pg_cron runs it as
-// the role that scheduled it).
+// dperm.model_owner(name) -> regrole: the owner of the model `name`
+// resolves to for the caller (ResolveOwner), NULL when it sees none; the
+// lookup of dperm.model, dperm.predict and dperm.retraining_forecast.
+DPERM_FUNCTION(dperm_model_owner) {
+  char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  RequireModelCatalog();
+  SPI_connect();
+  Oid owner = ResolveOwner(name);
+  SPI_finish();
+  if (!OidIsValid(owner)) PG_RETURN_NULL();
+  PG_RETURN_OID(owner);
+}
+
+// dperm.retrain(name [, owner regrole]) -> int: trains the next version of
+// a model (the one `name` resolves to, or `owner`'s) from the specification
+// of its latest version; for its owner only, checked by OID (pg_cron runs
+// dperm.retrain(name, owner) as the role that scheduled it).
 DPERM_FUNCTION(dperm_retrain) {
   char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-  ModelSpec spec = OwnedModel(name, "retrain");
+  Oid owner = PG_NARGS() > 1 ? PG_GETARG_OID(1) : InvalidOid;
+  if (PG_NARGS() > 1 && !OidIsValid(owner))
+    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("model \"%s\" does not exist", name)));
+  ModelSpec spec = OwnedModel(name, "retrain", owner);
   PG_RETURN_INT32(static_cast<int32>(RunVersion(spec)));
 }
 
@@ -554,31 +627,32 @@ DPERM_FUNCTION(dperm_retrain) {
 // (the pg_cron job too); the ledger keeps every charge.
 DPERM_FUNCTION(dperm_drop_model) {
   char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-  OwnedModel(name, "drop");
+  Oid owner = OwnedModel(name, "drop").owner;
   MemoryContext context = CurrentMemoryContext;
   SPI_connect();
   bool scheduled;
-  int64 job = ScheduledJob(name, &scheduled);
+  int64 job = ScheduledJob(name, owner, &scheduled);
   char* cron = scheduled ? CronSchema(context) : nullptr;
   if (cron != nullptr && job >= 0) UnscheduleJob(cron, job);
-  DeleteSchedule(name);
-  Oid types[1] = {TEXTOID};
-  Datum args[1] = {CStringGetTextDatum(name)};
-  RunAsCatalogOwner("DELETE FROM dperm.models WHERE name OPERATOR(pg_catalog.=) $1", 1, types,
-                    args, nullptr, SPI_OK_DELETE, false);
+  DeleteSchedule(name, owner);
+  Oid types[2] = {TEXTOID, OIDOID};
+  Datum args[2] = {CStringGetTextDatum(name), ObjectIdGetDatum(owner)};
+  RunAsCatalogOwner("DELETE FROM dperm.models WHERE name OPERATOR(pg_catalog.=) $1"
+                    " AND owner OPERATOR(pg_catalog.=) $2",
+                    2, types, args, nullptr, SPI_OK_DELETE, false);
   SPI_finish();
   PG_RETURN_VOID();
 }
 
 // dperm.schedule_retraining(name, cron_schedule, min_runs DEFAULT 1) ->
-// bigint: a pg_cron job, owned by the caller, that runs dperm.retrain(name)
-// on the schedule; refused (DP001) when fewer than min_runs retrainings fit
+// bigint: a pg_cron job, owned by the caller, that runs
+// dperm.retrain(name, owner) on the schedule; refused (DP001) when fewer than min_runs retrainings fit
 // in the budget (dperm.retraining_forecast). Returns the job id.
 DPERM_FUNCTION(dperm_schedule_retraining) {
   char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
   char* schedule = text_to_cstring(PG_GETARG_TEXT_PP(1));
   int32 min_runs = PG_GETARG_INT32(2);
-  OwnedModel(name, "schedule");
+  Oid owner = OwnedModel(name, "schedule").owner;
   MemoryContext context = CurrentMemoryContext;
   char* cron = RequireCron(context);
   if (min_runs < 0)
@@ -612,29 +686,34 @@ DPERM_FUNCTION(dperm_schedule_retraining) {
                             limiting ? limiting : "the relation")));
   // A model has at most one job: a new schedule replaces the old.
   bool scheduled;
-  int64 old_job = ScheduledJob(name, &scheduled);
+  int64 old_job = ScheduledJob(name, owner, &scheduled);
   if (scheduled && old_job >= 0) UnscheduleJob(cron, old_job);
   // An unnamed job, known by its id: pg_cron's job names are per-role
-  // `name`s (63 bytes), which long model names could make collide.
-  char* command = psprintf("SELECT dperm.retrain(%s)", quote_literal_cstr(name));
+  // `name`s (63 bytes), which long model names could make collide. The
+  // command names the owner (by name, as pg_cron names the job's role, so a
+  // dump and restore keeps it working); retrain checks the model's owner by
+  // OID, so a role created later under a dropped owner's name finds none.
+  char* command = psprintf("SELECT dperm.retrain(%s, %s::pg_catalog.regrole)",
+                           quote_literal_cstr(name),
+                           quote_literal_cstr(quote_identifier(RoleName(owner))));
   args[0] = CStringGetTextDatum(schedule);
   args[1] = CStringGetTextDatum(command);
   RunInternalSql(GetUserId(),
                  psprintf("SELECT %s.schedule($1, $2)", quote_identifier(cron)), 2, types,
                  args, nullptr, SPI_OK_SELECT, false);
   int64 job = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-  Oid stypes[5] = {TEXTOID, TEXTOID, INT8OID, INT4OID, TEXTOID};
-  Datum sargs[5] = {CStringGetTextDatum(name), CStringGetTextDatum(schedule), Int64GetDatum(job),
-                    Int32GetDatum(min_runs),
-                    CStringGetTextDatum(GetUserNameFromId(GetUserId(), false))};
+  Oid stypes[6] = {TEXTOID, TEXTOID, INT8OID, INT4OID, OIDOID, OIDOID};
+  Datum sargs[6] = {CStringGetTextDatum(name), CStringGetTextDatum(schedule), Int64GetDatum(job),
+                    Int32GetDatum(min_runs), ObjectIdGetDatum(GetUserId()),
+                    ObjectIdGetDatum(owner)};
   RunAsCatalogOwner(
-      "INSERT INTO dperm.model_schedules (name, cron_schedule, jobid, min_runs, scheduled_by,"
-      "  scheduled_at)"
-      " VALUES ($1, $2, $3, $4, $5::pg_catalog.name, pg_catalog.now())"
-      " ON CONFLICT (name) DO UPDATE SET cron_schedule = excluded.cron_schedule,"
+      "INSERT INTO dperm.model_schedules (owner, name, cron_schedule, jobid, min_runs,"
+      "  scheduled_by, scheduled_at)"
+      " VALUES ($6::pg_catalog.regrole, $1, $2, $3, $4, $5::pg_catalog.regrole, pg_catalog.now())"
+      " ON CONFLICT (owner, name) DO UPDATE SET cron_schedule = excluded.cron_schedule,"
       "   jobid = excluded.jobid, min_runs = excluded.min_runs,"
       "   scheduled_by = excluded.scheduled_by, scheduled_at = excluded.scheduled_at",
-      5, stypes, sargs, nullptr, SPI_OK_INSERT, false);
+      6, stypes, sargs, nullptr, SPI_OK_INSERT, false);
   SPI_finish();
   PG_RETURN_INT64(job);
 }
@@ -643,17 +722,17 @@ DPERM_FUNCTION(dperm_schedule_retraining) {
 // its schedule.
 DPERM_FUNCTION(dperm_unschedule_retraining) {
   char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-  OwnedModel(name, "unschedule");
+  Oid owner = OwnedModel(name, "unschedule").owner;
   MemoryContext context = CurrentMemoryContext;
   SPI_connect();
   bool scheduled;
-  int64 job = ScheduledJob(name, &scheduled);
+  int64 job = ScheduledJob(name, owner, &scheduled);
   if (!scheduled)
     ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
                     errmsg("model \"%s\" has no retraining schedule", name)));
   char* cron = CronSchema(context);
   if (cron != nullptr && job >= 0) UnscheduleJob(cron, job);
-  DeleteSchedule(name);
+  DeleteSchedule(name, owner);
   SPI_finish();
   PG_RETURN_VOID();
 }
@@ -795,23 +874,24 @@ DPERM_FUNCTION(dperm_evaluate) {
   char* label = text_to_cstring(PG_GETARG_TEXT_PP(3));
   EvaluateOptions o = ParseEvaluateOptions(PG_GETARG_JSONB_P(4));
   Oid caller = GetUserId();
-  OwnedModel(name, "evaluate");
+  Oid owner = OwnedModel(name, "evaluate").owner;
   MemoryContext context = CurrentMemoryContext;
 
   // The version (as the caller: row-level security applies).
   SPI_connect();
-  Oid vtypes[2] = {TEXTOID, INT4OID};
-  Datum vargs[2] = {CStringGetTextDatum(name), Int32GetDatum(o.version)};
+  Oid vtypes[3] = {TEXTOID, INT4OID, OIDOID};
+  Datum vargs[3] = {CStringGetTextDatum(name), Int32GetDatum(o.version), ObjectIdGetDatum(owner)};
   RunInternalSql(caller,
                  "SELECT m.version, m.loss, m.model,"
                  "       ((m.model::pg_catalog.jsonb) OPERATOR(pg_catalog.->>) 'd')::pg_catalog.int4,"
                  "       COALESCE(((m.model::pg_catalog.jsonb) OPERATOR(pg_catalog.->>) 'classes')"
                  "                ::pg_catalog.int4, 2)"
                  "  FROM dperm.models m WHERE m.name OPERATOR(pg_catalog.=) $1"
+                 "   AND m.owner OPERATOR(pg_catalog.=) $3"
                  "   AND m.status OPERATOR(pg_catalog.=) 'trained'"
                  "   AND ($2 OPERATOR(pg_catalog.=) 0 OR m.version OPERATOR(pg_catalog.=) $2)"
                  " ORDER BY m.version DESC LIMIT 1",
-                 2, vtypes, vargs, nullptr, SPI_OK_SELECT, true);
+                 3, vtypes, vargs, nullptr, SPI_OK_SELECT, true);
   if (SPI_processed == 0)
     ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                     errmsg(o.version ? "model \"%s\" has no trained version %d"
@@ -847,6 +927,7 @@ DPERM_FUNCTION(dperm_evaluate) {
       ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                       errmsg("role %s may not evaluate on %s", GetUserNameFromId(caller, false), relname),
                       errhint("The owner lists the analysts of a protected relation with dperm.protect.")));
+    RefuseRowSecurity(relid, relname, false);
     HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
     if (!HeapTupleIsValid(tuple)) elog(ERROR, "relation %u vanished", relid);
     reader = reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relowner;
@@ -985,11 +1066,12 @@ DPERM_FUNCTION(dperm_evaluate) {
       "   ::pg_catalog.text",
       13, jtypes, jargs, nullptr, SPI_OK_SELECT, true);
   char* evaluation = CopyValue(context, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-  Oid rtypes[3] = {TEXTOID, INT4OID, TEXTOID};
-  Datum rargs[3] = {CStringGetTextDatum(name), Int32GetDatum(version), CStringGetTextDatum(evaluation)};
+  Oid rtypes[4] = {TEXTOID, INT4OID, TEXTOID, OIDOID};
+  Datum rargs[4] = {CStringGetTextDatum(name), Int32GetDatum(version), CStringGetTextDatum(evaluation),
+                    ObjectIdGetDatum(owner)};
   RunAsCatalogOwner("SELECT pg_catalog.jsonb_build_object('name', $1, 'version', $2,"
-                    "  'evaluation', $3::pg_catalog.jsonb)::pg_catalog.text",
-                    3, rtypes, rargs, nullptr, SPI_OK_SELECT, true);
+                    "  'owner', $4, 'evaluation', $3::pg_catalog.jsonb)::pg_catalog.text",
+                    4, rtypes, rargs, nullptr, SPI_OK_SELECT, true);
   char* record = CopyValue(context, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
   SPI_finish();
   // Stored by the ledger writer, so the charged evaluation outlives a rollback.

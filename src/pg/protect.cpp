@@ -6,9 +6,12 @@
 // knows its caller: it checks the caller, records them as the releasing role
 // in the ledger, and switches identity only around the queries it builds
 // itself: as the relation's owner under SECURITY_RESTRICTED_OPERATION to
-// read it (row-level security applies as it does to the owner), as the
-// bootstrap superuser for dperm's own catalog; identifiers quoted, types,
-// functions and operators qualified, search_path = pg_catalog, pg_temp.
+// read it, as the bootstrap superuser for dperm's own catalog; identifiers
+// quoted, types, functions and operators qualified, search_path =
+// pg_catalog, pg_temp. Reading as the owner would evaluate row-level
+// security policies for the owner, not the analyst: a relation with
+// row-level security enabled in its family is neither protected nor read
+// through its protection (RefuseRowSecurity).
 #include "dperm/options.hpp"
 #include "dperm/pass.hpp"
 #include "dperm/select_l2.hpp"
@@ -214,9 +217,32 @@ void CheckCoefficientCount(dperm::LossKind loss, int d, const dperm::Options& o)
                     errhint("Fewer classes or features; a superuser can raise dperm.max_coefficients.")));
 }
 
+void RefuseRowSecurity(Oid relid, const char* name, bool protecting) {
+  Oid rls = RowSecurityInFamily(relid);
+  if (!OidIsValid(rls)) return;
+  char* rls_name = get_rel_name(rls);
+  const char* why =
+      "dperm reads a protected relation as its owner, so row-level security policies would be "
+      "evaluated for the owner, not for the analyst (the owner's rows, the analyst's settings).";
+  const char* what =
+      "Keep one table per tenant and protect each, or grant the analysts SELECT without "
+      "dperm.protect: dperm.train then reads the relation with their own rights and the "
+      "policies apply to them.";
+  if (protecting)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("cannot protect %s: row-level security is enabled on %s", name, rls_name),
+                    errdetail("%s", why), errhint("%s", what)));
+  ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                  errmsg("cannot read the protected relation %s: row-level security is enabled on %s",
+                         name, rls_name),
+                  errdetail("%s Nothing was charged.", why),
+                  errhint("The owner can disable row-level security on %s. %s", rls_name, what)));
+}
+
 void ProtectRelation(Oid relid, Datum analysts, bool analysts_null) {
   Oid owner;
   char* name = LockReadableRelation(relid, &owner, false);
+  RefuseRowSecurity(relid, name, true);
   // The relation first, then every partition and inheritance child.
   List* family = find_all_inheritors(relid, AccessShareLock, nullptr);
   SPI_connect();
@@ -261,7 +287,8 @@ using namespace dperm::pg;
 // owner (or a superuser) revokes every direct privilege on the relation, its
 // partitions and inheritance children, and their columns from everyone but
 // their owners, and lets `analysts` (NULL: every role) train on them through
-// dperm.train. Refused while a view or materialized view exposes the rows.
+// dperm.train. Refused while a view or materialized view exposes the rows,
+// or while row-level security is enabled in the relation's family.
 DPERM_FUNCTION(dperm_protect) {
   if (PG_ARGISNULL(0))
     ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("relation must not be NULL")));
@@ -307,10 +334,11 @@ bool MayReadColumns(Oid relid, Oid role, const char* features, const char* label
 // options jsonb [, mode text]) -> dp_model: a private release from a
 // relation, charged to it (and its partitions and ancestors) and recorded
 // under the caller's name. A protected relation is read as its owner, by
-// the analysts the owner listed; any other relation with the caller's own
-// rights (SELECT on it or on both columns; row-level security as the caller
-// sees it). mode: 'in_memory' runs the training aggregate over the rows
-// (refused, uncharged, when n (d + 1) float8 pass dperm.max_buffer);
+// the analysts the owner listed (refused, before any charge, while
+// row-level security is enabled in its family); any other relation with the
+// caller's own rights (SELECT on it or on both columns; row-level security
+// as the caller sees it). mode: 'in_memory' runs the training aggregate over
+// the rows (refused, uncharged, when n (d + 1) float8 pass dperm.max_buffer);
 // 'streaming' charges once and runs one pass of a per-pass aggregate per
 // gradient (output_gd, dp_gd, dp_accmd), in constant memory; 'auto' (the
 // 5-argument form) streams exactly when the rows would not fit.
@@ -345,6 +373,7 @@ DPERM_FUNCTION(dperm_train) {
       ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                       errmsg("role %s may not train on %s", GetUserNameFromId(caller, false), name),
                       errhint("The owner lists the analysts of a protected relation with dperm.protect.")));
+    RefuseRowSecurity(relid, name, false);
     reader = owner;
   } else {
     // Not protected: read with the caller's own rights, as their own

@@ -22,6 +22,12 @@ void CheckSeedAllowed(const Options& options);
 // their rows to another role. dperm.protect, and dperm.move_budget for the
 // relation that replaces a protected one.
 void ProtectRelation(Oid relid, Datum analysts, bool analysts_null);
+// Refuses (0A000 when protecting, else 55000) a relation with row-level
+// security enabled anywhere in its family (RowSecurityInFamily): dperm reads a
+// protected relation as its owner, so its policies would be evaluated for
+// the owner, not for the analyst. `name` is the relation's name for the
+// message.
+void RefuseRowSecurity(Oid relid, const char* name, bool protecting);
 
 // Raises 42703 unless `relid` has a column named `name`
 // (dperm.train and dperm.train_model take column names); returns its type.

@@ -12,6 +12,7 @@ extern "C" {
 #include "catalog/namespace.h"
 #include "catalog/dependency.h"
 #include "catalog/indexing.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_depend.h"
 #include "catalog/pg_inherits.h"
@@ -25,6 +26,7 @@ extern "C" {
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 }
 
 namespace dperm::pg {
@@ -75,6 +77,54 @@ List* AncestorsOf(Oid relid) {
   }
   table_close(inherits, AccessShareLock);
   return ancestors;
+}
+
+namespace {
+
+// pg_class.relrowsecurity of `relid` (false once it is gone).
+bool RowSecurityEnabled(Oid relid) {
+  HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+  if (!HeapTupleIsValid(tuple)) return false;
+  bool enabled = reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relrowsecurity;
+  ReleaseSysCache(tuple);
+  return enabled;
+}
+
+}  // namespace
+
+// Catalog data only (pg_class.relrowsecurity), so a refusal depends on no row.
+Oid RowSecurityInFamily(Oid relid) {
+  ListCell* lc;
+  foreach (lc, find_all_inheritors(relid, AccessShareLock, nullptr))
+    if (RowSecurityEnabled(lfirst_oid(lc))) return lfirst_oid(lc);
+  foreach (lc, AncestorsOf(relid))
+    if (RowSecurityEnabled(lfirst_oid(lc))) return lfirst_oid(lc);
+  return InvalidOid;
+}
+
+bool MaySeeRelation(Oid relid, Oid role) {
+  if (superuser_arg(role) || has_privs_of_role(role, ROLE_PG_READ_ALL_STATS)) return true;
+  if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid))) return false;
+  // A parent's readers read its partitions and children's rows.
+  List* family = lcons_oid(relid, AncestorsOf(relid));
+  ListCell* lc;
+  foreach (lc, family) {
+    Oid member = lfirst_oid(lc);
+    HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(member));
+    if (!HeapTupleIsValid(tuple)) continue;
+    Oid owner = reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relowner;
+    ReleaseSysCache(tuple);
+    bool missing = false;  // dropped meanwhile: no privilege, no error
+    if (has_privs_of_role(role, owner) ||
+        pg_class_aclcheck_ext(member, role, ACL_SELECT, &missing) == ACLCHECK_OK ||
+        pg_attribute_aclcheck_all(member, role, ACL_SELECT, ACLMASK_ANY) == ACLCHECK_OK)
+      return true;
+  }
+  bool allowed = false;
+  SPI_connect();
+  bool analyst = OidIsValid(ProtectionOf(relid, role, &allowed)) && allowed;
+  SPI_finish();
+  return analyst;
 }
 
 Oid ProtectionOf(Oid relid, Oid role, bool* allowed) {
