@@ -14,7 +14,7 @@ SQL
 outdir=$(mktemp -d)
 for k in $(seq 1 8); do
   psql -X -At -d dperm_concurrency \
-    -c "SELECT dp_logreg(f, y, dp_options(epsilon => 0.3, l2 => 1)) IS NOT NULL FROM t" \
+    -c "SELECT dp_logreg(f, y, dp_options(epsilon => 0.3, l2 => 1, dimension => 2)) IS NOT NULL FROM t" \
     > "$outdir/$k.out" 2>&1 &
 done
 wait
