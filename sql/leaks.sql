@@ -61,17 +61,17 @@ GRANT SELECT ON lk_public TO PUBLIC;
 SELECT dperm.protect('lk_secret', ARRAY['regress_leaks_analyst']::regrole[]);
 SELECT dperm.set_budget(r, 10, 1e-5)
   FROM unnest(ARRAY['lk_private', 'lk_shared', 'lk_secret', 'lk_parted', 'lk_part1', 'lk_public']::regclass[]) r;
-SELECT dp_logreg(x, y, dp_options(epsilon => 0.5, l2 => 0.1)) IS NOT NULL AS released FROM lk_private;
-SELECT dp_logreg(x, y, dp_options(epsilon => 0.5, l2 => 0.1)) IS NOT NULL AS released FROM lk_shared;
-SELECT dp_logreg(x, y, dp_options(epsilon => 0.5, l2 => 0.1)) IS NOT NULL AS released FROM lk_parted;
+SELECT dp_logreg(x, y, dp_options(dimension => 2, epsilon => 0.5, l2 => 0.1)) IS NOT NULL AS released FROM lk_private;
+SELECT dp_logreg(x, y, dp_options(dimension => 2, epsilon => 0.5, l2 => 0.1)) IS NOT NULL AS released FROM lk_shared;
+SELECT dp_logreg(x, y, dp_options(dimension => 2, epsilon => 0.5, l2 => 0.1)) IS NOT NULL AS released FROM lk_parted;
 RESET ROLE;
 SET ROLE regress_leaks_analyst;
-SELECT (dperm.train('lk_secret', 'x', 'y', 'logistic', dp_options(epsilon => 0.5, l2 => 0.1)))::jsonb->>'n' AS n;
+SELECT (dperm.train('lk_secret', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 0.5, l2 => 0.1)))::jsonb->>'n' AS n;
 RESET ROLE;
 SET ROLE regress_leaks_eve;
 CREATE TABLE lk_eve AS SELECT * FROM lk_public;
 SELECT dperm.set_budget('lk_eve', 10, 1e-5);
-SELECT dp_logreg(x, y, dp_options(epsilon => 0.5, l2 => 0.1)) IS NOT NULL AS released FROM lk_eve;
+SELECT dp_logreg(x, y, dp_options(dimension => 2, epsilon => 0.5, l2 => 0.1)) IS NOT NULL AS released FROM lk_eve;
 RESET ROLE;
 
 -- 1. Eve may see none of the owner's relations: 42501 from the functions,
@@ -119,26 +119,26 @@ SELECT c.relrowsecurity AS budgets_rls, c.relforcerowsecurity AS budgets_forced
 SET ROLE regress_leaks_owner;
 CREATE TABLE lk_small AS SELECT * FROM lk_private;
 SELECT dperm.set_budget('lk_small', 1, 0, 'basic');
-SELECT dp_logreg(x, y, dp_options(epsilon => 0.75, l2 => 0.1)) IS NOT NULL AS released FROM lk_small;
+SELECT dp_logreg(x, y, dp_options(dimension => 2, epsilon => 0.75, l2 => 0.1)) IS NOT NULL AS released FROM lk_small;
 CREATE VIEW lk_small_view AS SELECT x, y FROM lk_small;
 GRANT SELECT ON lk_small_view TO regress_leaks_eve;
 RESET ROLE;
 SET ROLE regress_leaks_eve;
-SELECT dp_logreg(x, y, dp_options(epsilon => 0.5, l2 => 0.1)) FROM lk_small_view;
+SELECT dp_logreg(x, y, dp_options(dimension => 2, epsilon => 0.5, l2 => 0.1)) FROM lk_small_view;
 RESET ROLE;
 SET ROLE regress_leaks_owner;
-SELECT dp_logreg(x, y, dp_options(epsilon => 0.5, l2 => 0.1)) FROM lk_small_view;
+SELECT dp_logreg(x, y, dp_options(dimension => 2, epsilon => 0.5, l2 => 0.1)) FROM lk_small_view;
 RESET ROLE;
 
 -- 3. Model names are per owner. The owner's 'churn' is invisible to eve,
 -- who creates her own 'churn' (never "belongs to another role"); each role
 -- resolves 'churn' to its own.
 SET ROLE regress_leaks_owner;
-SELECT dperm.train_model('churn', 'lk_private', 'x', 'y', 'logistic', dp_options(epsilon => 0.1, l2 => 0.1)) AS version;
-SELECT dperm.train_model('secret_name', 'lk_private', 'x', 'y', 'logistic', dp_options(epsilon => 0.1, l2 => 0.1)) AS version;
+SELECT dperm.train_model('churn', 'lk_private', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 0.1, l2 => 0.1)) AS version;
+SELECT dperm.train_model('secret_name', 'lk_private', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 0.1, l2 => 0.1)) AS version;
 RESET ROLE;
 SET ROLE regress_leaks_eve;
-SELECT dperm.train_model('churn', 'lk_eve', 'x', 'y', 'logistic', dp_options(epsilon => 0.1, l2 => 0.1)) AS version;
+SELECT dperm.train_model('churn', 'lk_eve', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 0.1, l2 => 0.1)) AS version;
 SELECT dperm.retrain('churn') AS version;
 SELECT owner, name, version, trained_by FROM dperm.models ORDER BY owner::text, name, version;
 SELECT (dperm.model('churn')).owner AS resolves_to;
@@ -162,16 +162,16 @@ RESET ROLE;
 -- name it may see; else, when several roles' models of that name are
 -- visible, an error naming only those.
 SET ROLE regress_leaks_owner;
-SELECT dperm.train_model('shared_m', 'lk_shared', 'x', 'y', 'logistic', dp_options(epsilon => 0.1, l2 => 0.1)) AS version;
-SELECT dperm.train_model('dup', 'lk_shared', 'x', 'y', 'logistic', dp_options(epsilon => 0.1, l2 => 0.1)) AS version;
+SELECT dperm.train_model('shared_m', 'lk_shared', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 0.1, l2 => 0.1)) AS version;
+SELECT dperm.train_model('dup', 'lk_shared', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 0.1, l2 => 0.1)) AS version;
 RESET ROLE;
 SET ROLE regress_leaks_owner2;
 CREATE TABLE lk_shared2 AS SELECT * FROM lk_public;
 GRANT SELECT ON lk_shared2 TO regress_leaks_reader;
-SELECT dperm.train_model('dup', 'lk_shared2', 'x', 'y', 'logistic', dp_options(epsilon => 0.1, l2 => 0.1)) AS version;
+SELECT dperm.train_model('dup', 'lk_shared2', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 0.1, l2 => 0.1)) AS version;
 RESET ROLE;
 SET ROLE regress_leaks_eve;  -- a 'dup' the reader cannot see
-SELECT dperm.train_model('dup', 'lk_eve', 'x', 'y', 'logistic', dp_options(epsilon => 0.1, l2 => 0.1)) AS version;
+SELECT dperm.train_model('dup', 'lk_eve', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 0.1, l2 => 0.1)) AS version;
 RESET ROLE;
 SET ROLE regress_leaks_reader;
 SELECT (dperm.model('shared_m')).owner AS visible_owner,
@@ -183,7 +183,7 @@ SELECT (dperm.model('dup')).owner;
 SELECT dperm.predict('dup', ARRAY[0.1, 0.2]);
 SELECT dperm.retrain('dup');
 -- the reader's own 'dup' comes first, and creating it was never refused
-SELECT dperm.train_model('dup', 'lk_shared', 'x', 'y', 'logistic', dp_options(epsilon => 0.1, l2 => 0.1)) AS version;
+SELECT dperm.train_model('dup', 'lk_shared', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 0.1, l2 => 0.1)) AS version;
 SELECT (dperm.model('dup')).owner AS resolves_to, dperm.retrain('dup') AS version;
 SELECT owner, name, version FROM dperm.models WHERE name = 'dup' ORDER BY owner::text, version;
 RESET ROLE;
@@ -196,7 +196,7 @@ RESET ROLE;
 -- 4. Roles by OID: a role dropped and created again under the same name
 -- does not inherit the models of the old one.
 SET ROLE regress_leaks_ghost;
-SELECT dperm.train_model('ghost_m', 'lk_public', 'x', 'y', 'logistic', dp_options(epsilon => 0.1, l2 => 0.1)) AS version;
+SELECT dperm.train_model('ghost_m', 'lk_public', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 0.1, l2 => 0.1)) AS version;
 SELECT owner, trained_by FROM dperm.models WHERE name = 'ghost_m';
 RESET ROLE;
 SELECT 'regress_leaks_ghost'::regrole::oid AS ghost_oid \gset
@@ -212,7 +212,7 @@ SELECT dperm.retrain('ghost_m');
 SELECT dperm.drop_model('ghost_m');
 SELECT dperm.evaluate('ghost_m', 'lk_public', 'x', 'y', '{"epsilon": 1}');
 -- the name is free for the new role, from version 1
-SELECT dperm.train_model('ghost_m', 'lk_public', 'x', 'y', 'logistic', dp_options(epsilon => 0.1, l2 => 0.1)) AS version;
+SELECT dperm.train_model('ghost_m', 'lk_public', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 0.1, l2 => 0.1)) AS version;
 SELECT owner::text = :'ghost_oid' AS old, version FROM dperm.models WHERE name = 'ghost_m' ORDER BY 1, 2;
 SELECT (dperm.model('ghost_m')).owner AS resolves_to;
 RESET ROLE;
@@ -227,6 +227,9 @@ SELECT pg_get_constraintdef(oid) AS key, conrelid::regclass AS catalog FROM pg_c
  ORDER BY 2;
 
 DELETE FROM dperm.models WHERE owner::text LIKE 'regress_leaks_%' OR owner::text = :'ghost_oid';
+SET client_min_messages = warning;
+SELECT count(dperm.retire_budget(b.relation)) >= 0 AS retired FROM dperm.budgets b;
+RESET client_min_messages;
 DROP OWNED BY regress_leaks_owner, regress_leaks_owner2, regress_leaks_analyst, regress_leaks_reader,
   regress_leaks_eve, regress_leaks_stats, regress_leaks_member, regress_leaks_ghost CASCADE;
 DROP ROLE regress_leaks_owner, regress_leaks_owner2, regress_leaks_analyst, regress_leaks_reader,

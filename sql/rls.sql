@@ -84,8 +84,8 @@ SELECT dperm.protect('rls_late', ARRAY['regress_rls_analyst']::regrole[]);
 SELECT dperm.set_budget('rls_late', 100, 1e-5);
 RESET ROLE;
 SET ROLE regress_rls_analyst;
-SELECT dperm.train_model('late_m', 'rls_late', 'x', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1)) AS version;
-SELECT (dperm.train('rls_late', 'x', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1)))::jsonb->>'n' AS n_before_rls;
+SELECT dperm.train_model('late_m', 'rls_late', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 1, l2 => 0.1)) AS version;
+SELECT (dperm.train('rls_late', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 1, l2 => 0.1)))::jsonb->>'n' AS n_before_rls;
 RESET ROLE;
 SET ROLE regress_rls_owner;
 ALTER TABLE rls_late ENABLE ROW LEVEL SECURITY;
@@ -94,12 +94,12 @@ RESET ROLE;
 SET ROLE regress_rls_analyst;
 SET app.tenant = 'regress_rls_owner';
 SELECT rls_ledger_rows() AS ledger_before \gset
-SELECT dperm.train('rls_late', 'x', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1));
-SELECT rls_sqlstate($$SELECT dperm.train('rls_late', 'x', 'y', 'logistic', dp_options(epsilon => 1), 'streaming')$$) AS streaming,
-       rls_sqlstate($$SELECT dperm.train('rls_late', 'x', 'y', 'logistic', dp_options(epsilon => 1), 'in_memory')$$) AS in_memory,
-       rls_sqlstate($$SELECT dperm.train('rls_late', 'x', 'k', 'softmax', dp_options(epsilon => 1, classes => 3))$$) AS softmax;
+SELECT dperm.train('rls_late', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 1, l2 => 0.1));
+SELECT rls_sqlstate($$SELECT dperm.train('rls_late', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 1), 'streaming')$$) AS streaming,
+       rls_sqlstate($$SELECT dperm.train('rls_late', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 1), 'in_memory')$$) AS in_memory,
+       rls_sqlstate($$SELECT dperm.train('rls_late', 'x', 'k', 'softmax', dp_options(dimension => 2, epsilon => 1, classes => 3))$$) AS softmax;
 SELECT dperm.retrain('late_m');
-SELECT rls_sqlstate($$SELECT dperm.train_model('late_m2', 'rls_late', 'x', 'y', 'logistic', dp_options(epsilon => 1))$$) AS train_model;
+SELECT rls_sqlstate($$SELECT dperm.train_model('late_m2', 'rls_late', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 1))$$) AS train_model;
 SELECT dperm.evaluate('late_m', 'rls_late', 'x', 'y', '{"epsilon": 1}');
 SELECT rls_ledger_rows() - :ledger_before AS charged;
 -- the refused runs are versions without a charge
@@ -120,7 +120,7 @@ CREATE POLICY cast_rows ON rls_cast USING (code::int > 0);
 RESET ROLE;
 SET ROLE regress_rls_analyst;
 SELECT rls_ledger_rows() AS ledger_before \gset
-SELECT rls_sqlstate($$SELECT dperm.train('rls_cast', 'x', 'y', 'logistic', dp_options(epsilon => 1))$$) AS with_bad_row;
+SELECT rls_sqlstate($$SELECT dperm.train('rls_cast', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 1))$$) AS with_bad_row;
 RESET ROLE;
 SET ROLE regress_rls_owner;
 ALTER TABLE rls_cast NO FORCE ROW LEVEL SECURITY;
@@ -128,7 +128,7 @@ DELETE FROM rls_cast WHERE i = 500;
 ALTER TABLE rls_cast FORCE ROW LEVEL SECURITY;
 RESET ROLE;
 SET ROLE regress_rls_analyst;
-SELECT rls_sqlstate($$SELECT dperm.train('rls_cast', 'x', 'y', 'logistic', dp_options(epsilon => 1))$$) AS without_bad_row;
+SELECT rls_sqlstate($$SELECT dperm.train('rls_cast', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 1))$$) AS without_bad_row;
 SELECT rls_ledger_rows() - :ledger_before AS charged;
 RESET ROLE;
 
@@ -138,13 +138,13 @@ SET ROLE regress_rls_owner;
 ALTER TABLE rls_part_high ENABLE ROW LEVEL SECURITY;
 RESET ROLE;
 SET ROLE regress_rls_analyst;
-SELECT rls_sqlstate($$SELECT dperm.train('rls_parted', 'x', 'y', 'logistic', dp_options(epsilon => 1))$$) AS parent_of_rls_partition;
+SELECT rls_sqlstate($$SELECT dperm.train('rls_parted', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 1))$$) AS parent_of_rls_partition;
 RESET ROLE;
 SET ROLE regress_rls_owner;
 ALTER TABLE rls_part_high DISABLE ROW LEVEL SECURITY;
 RESET ROLE;
 SET ROLE regress_rls_analyst;
-SELECT (dperm.train('rls_parted', 'x', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1)))::jsonb->>'n' AS n_without_rls;
+SELECT (dperm.train('rls_parted', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 1, l2 => 0.1)))::jsonb->>'n' AS n_without_rls;
 RESET ROLE;
 
 -- 3. Not protected: read with the caller's rights, so the tenant policy
@@ -157,15 +157,18 @@ SELECT count(*) AS owner_sees FROM rls_tenant;
 RESET ROLE;
 SET ROLE regress_rls_analyst;
 SELECT count(*) AS analyst_sees FROM rls_tenant;
-SELECT (dperm.train('rls_tenant', 'x', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1), 'in_memory'))::jsonb->>'n' AS n_in_memory,
-       (dperm.train('rls_tenant', 'x', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1), 'streaming'))::jsonb->>'n' AS n_streaming;
+SELECT (dperm.train('rls_tenant', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 1, l2 => 0.1), 'in_memory'))::jsonb->>'n' AS n_in_memory,
+       (dperm.train('rls_tenant', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 1, l2 => 0.1), 'streaming'))::jsonb->>'n' AS n_streaming;
 SELECT role, n, relation_names FROM dperm.ledger ORDER BY id DESC LIMIT 1;
-SELECT dperm.train_model('tenant_m', 'rls_tenant', 'x', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1)) AS version;
+SELECT dperm.train_model('tenant_m', 'rls_tenant', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 1, l2 => 0.1)) AS version;
 SELECT (model::jsonb->>'n')::int AS model_n FROM dperm.model('tenant_m');
 SELECT (e->>'n')::int AS evaluated_n FROM dperm.evaluate('tenant_m', 'rls_tenant', 'x', 'y', '{"epsilon": 1}') e;
 RESET ROLE;
 
 DELETE FROM dperm.models WHERE owner::text LIKE 'regress_rls_%';
+SET client_min_messages = warning;
+SELECT count(dperm.retire_budget(b.relation)) >= 0 AS retired FROM dperm.budgets b;
+RESET client_min_messages;
 DROP OWNED BY regress_rls_owner, regress_rls_analyst CASCADE;
 DROP ROLE regress_rls_owner, regress_rls_analyst;
 DROP FUNCTION rls_sqlstate(text), rls_ledger_rows();

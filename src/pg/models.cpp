@@ -323,9 +323,10 @@ char* TrainOnce(const ModelSpec& spec, MemoryContext context) {
   Datum args[5] = {ObjectIdGetDatum(spec.relid), CStringGetTextDatum(spec.features),
                    CStringGetTextDatum(spec.label), CStringGetTextDatum(spec.loss),
                    CStringGetTextDatum(spec.options)};
-  if (is_protected) {
-    // dperm.train checks the analyst, the columns and the options, and reads
-    // the relation as its owner.
+  Oid feature_type = ColumnType(spec.relid, spec.features);
+  if (is_protected || feature_type == FLOAT8ARRAYOID) {
+    // dperm.train checks the analyst, the columns and the options, charges
+    // before it reads, and reads a protected relation as its owner.
     RunInternalSql(caller,
                    "SELECT dperm.train($1::pg_catalog.regclass, $2, $3, $4, $5::pg_catalog.jsonb)",
                    5, types, args, nullptr, SPI_OK_SELECT, false);
@@ -336,7 +337,6 @@ char* TrainOnce(const ModelSpec& spec, MemoryContext context) {
     dperm::LossKind loss = ParseLossName(spec.loss);
     // Numeric arrays the caller can read are cast to float8[] as a direct
     // aggregate call would (an error of the cast is the caller's own data).
-    Oid feature_type = ColumnType(spec.relid, spec.features);
     if (feature_type != FLOAT8ARRAYOID && feature_type != FLOAT4ARRAYOID &&
         feature_type != NUMERICARRAYOID && feature_type != INT2ARRAYOID &&
         feature_type != INT4ARRAYOID && feature_type != INT8ARRAYOID)

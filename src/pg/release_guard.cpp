@@ -216,13 +216,18 @@ void CheckTrainingCall(AggState* agg, Aggref* aggref, const char* name) {
                               "function: one row's options would decide the release. Nothing "
                               "was charged."),
                     errhint("Pass a constant, a parameter or dp_options(...) of constants.")));
+  // dperm.train's own statement reads its relation whole by construction:
+  // it declared d, refused a partition of a budgeted parent
+  // (CheckTrainReadsWhole) and checked a view's plan (CheckViewCount); a
+  // qual here is a row-level security policy that applies to the caller,
+  // whose visible rows are the relation it may read.
+  if (OidIsValid(g_release.caller)) return;
   const char* dataset = DatasetOption(options, estate);
   int n_relations = 0;
   Oid* relations = StatementRelations(estate, dataset, &n_relations);
   List* strict = StrictRelations(relations, n_relations);
-  if (strict == NIL && !g_release.strict) return;
-  // dperm.train's own statement declared d before (it charges first).
-  Datum value = OidIsValid(g_release.caller) ? (Datum)0 : EvaluateOptions(options, estate);
+  if (strict == NIL) return;
+  Datum value = EvaluateOptions(options, estate);
   if (value != (Datum)0 &&
       dperm::DeclaredDimension(ParseOptionsJsonb(DatumGetJsonbP(value)).options) < 0)
     RaiseUndeclaredDimension(name);
