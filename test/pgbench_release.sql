@@ -11,7 +11,7 @@ DECLARE
   tag text := ':client_id-:n';
   got_model boolean;
 BEGIN
-  SELECT dp_logreg(f, y, dp_options(epsilon => 0.01, l2 => 1)) IS NOT NULL INTO got_model FROM tiny;
+  SELECT dp_logreg(f, y, dp_options(epsilon => 0.01, l2 => 1, dimension => 2)) IS NOT NULL INTO got_model FROM tiny;
   IF NOT got_model THEN
     RAISE EXCEPTION 'release % returned no model', tag;
   END IF;
