@@ -59,7 +59,7 @@ ALTER DATABASE $DB SET parallel_setup_cost = 0;
 ALTER DATABASE $DB SET parallel_tuple_cost = 0;
 ALTER DATABASE $DB SET min_parallel_table_scan_size = 0;
 SQL
-RELEASE="SELECT dp_logreg(f, y, dp_options(epsilon => $EPS, l2 => 1)) IS NOT NULL AS ok FROM t"
+RELEASE="SELECT dp_logreg(f, y, dp_options(epsilon => $EPS, l2 => 1, dimension => 2)) IS NOT NULL AS ok FROM t"
 plan=$(psql_q -d $DB -c "EXPLAIN (COSTS OFF) $RELEASE")
 # The aggregate runs above the Gather (PARALLEL RESTRICTED since 0.6.0), so
 # its final function charges while the leader is in parallel mode.
