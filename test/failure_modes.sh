@@ -83,8 +83,9 @@ BEGIN
 END $$;
 SQL
 EPS=0.1
-LONG="dp_options(algorithm => 'output_gd', epsilon => $EPS, l2 => 0.1, iterations => 5000000)"
-SHORT="dp_options(algorithm => 'output_gd', epsilon => $EPS, l2 => 0.1, iterations => 200)"
+# (t is budgeted: d is declared)
+LONG="dp_options(algorithm => 'output_gd', epsilon => $EPS, l2 => 0.1, iterations => 5000000, dimension => 2)"
+SHORT="dp_options(algorithm => 'output_gd', epsilon => $EPS, l2 => 0.1, iterations => 200, dimension => 2)"
 LONG_RELEASE="SELECT dp_logreg(f, y, $LONG) IS NOT NULL AS got_model FROM t"
 SHORT_RELEASE="SELECT dp_logreg(f, y, $SHORT) IS NOT NULL AS got_model FROM t"
 out=$(mktemp -d)
@@ -95,7 +96,7 @@ trap 'rm -rf "$out"' EXIT
 planned=$(psql_q -d $DB -c "SELECT dp_explain('logistic', 20000, 2, $LONG)->>'iterations'")
 [ "$planned" = 5000000 ] || fail "dp_explain plans '$planned' iterations, not 5000000"
 t0=$(now_ms)
-psql_q -d $DB -c "SELECT dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => $EPS, l2 => 0.1, iterations => 2000)) IS NOT NULL FROM t" >/dev/null
+psql_q -d $DB -c "SELECT dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => $EPS, l2 => 0.1, iterations => 2000, dimension => 2)) IS NOT NULL FROM t" >/dev/null
 per_2000=$(( $(now_ms) - t0 ))
 est_s=$(( per_2000 * 2500 / 1000 ))
 [ "$est_s" -ge 60 ] || fail "the long release would train for only ~${est_s} s"
