@@ -41,7 +41,7 @@ SQL
 as_owner "CREATE TABLE t AS SELECT ARRAY[sin(i) / 2, cos(i) / 2] AS x, sin(3 * i) > 0 AS y
             FROM generate_series(1, 300) i" >/dev/null
 as_owner "SELECT dperm.set_budget('t', 100, 1e-5)" >/dev/null
-as_owner "SELECT dperm.train_model('nightly', 't', 'x', 'y', 'logistic', dp_options(epsilon => 0.5, l2 => 0.1))" >/dev/null
+as_owner "SELECT dperm.train_model('nightly', 't', 'x', 'y', 'logistic', dp_options(epsilon => 0.5, l2 => 0.1, dimension => 2))" >/dev/null
 
 # 1 and 2 share one minute boundary (pg_cron 1.4 schedules by the minute):
 # 'nightly' (on t, budget to spare) makes version 2 within ~70 s, while
@@ -50,7 +50,7 @@ as_owner "SELECT dperm.train_model('nightly', 't', 'x', 'y', 'logistic', dp_opti
 # charged.
 as_owner "CREATE TABLE t2 AS SELECT * FROM t" >/dev/null
 as_owner "SELECT dperm.set_budget('t2', 100, 1e-5)" >/dev/null
-as_owner "SELECT dperm.train_model('spent', 't2', 'x', 'y', 'logistic', dp_options(epsilon => 0.5, l2 => 0.1))" >/dev/null
+as_owner "SELECT dperm.train_model('spent', 't2', 'x', 'y', 'logistic', dp_options(epsilon => 0.5, l2 => 0.1, dimension => 2))" >/dev/null
 psql_q >/dev/null -c "SELECT dperm.set_budget('t2', epsilon_spent + 0.1, delta_budget) FROM dperm.budget_status WHERE relation = 't2'::regclass"
 check forecast_zero "$(as_owner "SELECT runs FROM dperm.retraining_forecast('spent')")" 0
 t2_charges() { psql_q -c "SELECT count(*) FROM dperm.ledger WHERE relations @> ARRAY['t2'::regclass]"; }
@@ -107,7 +107,7 @@ check charges "$(psql_q -c "SELECT count(*) - $ledger_before FROM dperm.ledger")
 
 # 4. drop_model removes the model's job; a name with a quote is quoted.
 psql_q >/dev/null -c "SELECT dperm.set_budget('t', 1000, 1e-5)"
-as_owner "SELECT dperm.train_model('it''s', 't', 'x', 'y', 'logistic', dp_options(epsilon => 0.01, l2 => 0.1))" >/dev/null
+as_owner "SELECT dperm.train_model('it''s', 't', 'x', 'y', 'logistic', dp_options(epsilon => 0.01, l2 => 0.1, dimension => 2))" >/dev/null
 as_owner "SELECT dperm.schedule_retraining('it''s', '0 3 * * *')" >/dev/null
 check quoted_command "$(psql_q -c "SELECT command FROM cron.job")" "SELECT dperm.retrain('it''s', 'regress_cron_owner'::pg_catalog.regrole)"
 as_owner "SELECT dperm.drop_model('it''s')" >/dev/null
@@ -115,8 +115,8 @@ check dropped_job "$(psql_q -c "SELECT count(*) FROM cron.job") $(psql_q -c "SEL
 
 # two long names with a common 100-byte prefix keep two jobs
 long=$(printf 'm%.0s' $(seq 1 100))
-as_owner "SELECT dperm.train_model('${long}_a', 't', 'x', 'y', 'logistic', dp_options(epsilon => 0.01, l2 => 0.1))" >/dev/null
-as_owner "SELECT dperm.train_model('${long}_b', 't', 'x', 'y', 'logistic', dp_options(epsilon => 0.01, l2 => 0.1))" >/dev/null
+as_owner "SELECT dperm.train_model('${long}_a', 't', 'x', 'y', 'logistic', dp_options(epsilon => 0.01, l2 => 0.1, dimension => 2))" >/dev/null
+as_owner "SELECT dperm.train_model('${long}_b', 't', 'x', 'y', 'logistic', dp_options(epsilon => 0.01, l2 => 0.1, dimension => 2))" >/dev/null
 as_owner "SELECT dperm.schedule_retraining('${long}_a', '0 3 * * *')" >/dev/null
 as_owner "SELECT dperm.schedule_retraining('${long}_b', '0 4 * * *')" >/dev/null
 check long_names "$(psql_q -c "SELECT string_agg(schedule, ',' ORDER BY schedule) FROM cron.job")" "0 3 * * *,0 4 * * *"
@@ -130,7 +130,7 @@ GRANT USAGE ON SCHEMA cron TO "Regress Cron Other";
 GRANT SELECT ON t TO "Regress Cron Other";
 SQL
 as_other() { psql_q -c 'SET ROLE "Regress Cron Other"' -c "$1"; }
-as_other "SELECT dperm.train_model('nightly', 't', 'x', 'y', 'logistic', dp_options(epsilon => 0.01, l2 => 0.1))" >/dev/null
+as_other "SELECT dperm.train_model('nightly', 't', 'x', 'y', 'logistic', dp_options(epsilon => 0.01, l2 => 0.1, dimension => 2))" >/dev/null
 as_other "SELECT dperm.schedule_retraining('nightly', '0 5 * * *')" >/dev/null
 as_owner "SELECT dperm.schedule_retraining('nightly', '0 6 * * *')" >/dev/null
 check other_schedule "$(psql_q -c "SELECT string_agg(owner::text || ' ' || cron_schedule, ',' ORDER BY cron_schedule) FROM dperm.model_schedules WHERE name = 'nightly'")" \
