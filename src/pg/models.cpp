@@ -183,8 +183,10 @@ int64 SubmitModelRecord(LedgerRequestKind kind, const char* json) {
   int status = req->status;
   int sqlstate = req->sqlstate;
   int64 version = req->ledger_id;
+  Oid busy = req->busy_relation;
   char* message = pstrdup(req->message);
   dsm_detach(seg);
+  if (status == kBusy) RaiseBusy(busy);
   if (status != kCharged)
     ereport(ERROR, (errcode(status == kFailed && sqlstate != 0 ? sqlstate : ERRCODE_INTERNAL_ERROR),
                     errmsg("dperm could not record the model version: %s",
