@@ -152,8 +152,8 @@ bool WithinBudgets(LedgerRequest* req) {
 // and their names as schema.name (the OID where the relation is gone).
 #define LEDGER_ROW_HEAD                                                                  \
   " SELECT $1, $2::pg_catalog.name, $3::pg_catalog.regclass[],"                         \
-  "  ARRAY(SELECT COALESCE(pg_catalog.format('%I.%I', ns.nspname, c.relname),"          \
-  "                        u.relid::pg_catalog.text)"                                   \
+  "  ARRAY(SELECT CASE WHEN c.oid IS NULL THEN u.relid::pg_catalog.text"               \
+  "                    ELSE pg_catalog.format('%I.%I', ns.nspname, c.relname) END"     \
   "          FROM pg_catalog.unnest($3) WITH ORDINALITY u(relid, i)"                    \
   "          LEFT JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) u.relid"   \
   "          LEFT JOIN pg_catalog.pg_namespace ns"                                      \
