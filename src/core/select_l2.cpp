@@ -291,6 +291,7 @@ L2SelectionResult TrainL2Selection(const L2Selection& s, const double* rows, Sec
     double* dst = k < s.n_train ? &train[size_t(k) * stride]
                                 : &valid[size_t(k - s.n_train) * stride];
     std::copy(r, r + stride, dst);
+    CountWork(uint64_t(stride));
   }
   // 2. Every candidate, always (a fixed, public number of trainings).
   std::vector<std::vector<double>> models, offsets(s.candidates.size());
@@ -304,7 +305,10 @@ L2SelectionResult TrainL2Selection(const L2Selection& s, const double* rows, Sec
   std::vector<double> sums(models.size(), 0.0), bounds(models.size(), s.score_bound);
   for (size_t g = 0; g < models.size(); g++) {
     CheckInterrupt();
-    for (int64_t i = 0; i < s.n_valid; i++) sums[g] += RowScore(s, models[g], &valid[size_t(i) * stride]);
+    for (int64_t i = 0; i < s.n_valid; i++) {
+      sums[g] += RowScore(s, models[g], &valid[size_t(i) * stride]);
+      CountWork(models[g].size());  // one multiply-add per coefficient
+    }
   }
   L2SelectionResult r;
   r.noisy_scores = s.score_multiplier > 0
