@@ -113,6 +113,12 @@ std::string L2SelectionJson(const L2Selection& selection, const L2SelectionResul
 // dp_explain for l2 => 'auto': the selection and every candidate's plan.
 std::string ExplainL2Selection(const L2Selection& selection);
 
+// The peak memory of TrainL2Selection besides the rows (registry.hpp,
+// ReleaseMemoryBytes): its copy of the rows split in two parts and the
+// permutation, 8 (n (d + 1) + n) bytes, the candidates' coefficients, and
+// the largest candidate's training.
+double SelectionMemoryBytes(const L2Selection& selection);
+
 // The plan the ledger row names: the first candidate's algorithm, noise,
 // loss and shape, with the release's n and options (epsilon, delta as
 // requested).

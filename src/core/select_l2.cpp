@@ -11,6 +11,7 @@
 #include "dperm/explain.hpp"
 #include "dperm/interrupt.hpp"
 #include "dperm/json.hpp"
+#include "dperm/registry.hpp"
 #include "dperm/noise.hpp"
 #include "dperm/rdp.hpp"
 #include "dperm/train.hpp"
@@ -369,6 +370,7 @@ std::string ExplainL2Selection(const L2Selection& s) {
   j.Key("loss").String(LossName(s.loss));
   j.Key("n").Integer(s.n);
   j.Key("d").Integer(s.d);
+  j.Key("memory_bytes").Integer(static_cast<int64_t>(std::ceil(SelectionMemoryBytes(s))));
   j.Key("selection").Raw(L2SelectionJson(s, nullptr).c_str());
   j.Key("accounting").BeginObject();
   j.Key("rdp_orders").BeginArray();
@@ -383,6 +385,15 @@ std::string ExplainL2Selection(const L2Selection& s) {
   j.EndArray();
   j.EndObject();
   return j.str();
+}
+
+double SelectionMemoryBytes(const L2Selection& s) {
+  double largest = 0, coefficients = 0;
+  for (const Plan& p : s.candidates) {
+    largest = std::max(largest, ReleaseMemoryBytes(p, false));
+    coefficients += 8 * double(p.dim);
+  }
+  return 8 * (double(s.n) * double(s.d + 1) + double(s.n)) + coefficients + largest;
 }
 
 Plan SelectionChargePlan(const L2Selection& s) {

@@ -15,6 +15,7 @@
 #include "dperm/budget.hpp"
 #include "dperm/model.hpp"
 #include "dperm/random.hpp"
+#include "dperm/registry.hpp"
 #include "dperm/rows.hpp"
 #include "dperm/select_l2.hpp"
 #include "dperm/train.hpp"
@@ -418,6 +419,21 @@ void RaiseBufferRefusal() {
   pg_unreachable();
 }
 
+void CheckReleaseMemory(double bytes, const char* what) {
+  const double limit = static_cast<double>(g_max_release_memory_kb) * 1024;
+  if (!(bytes > limit)) return;
+  ereport(ERROR,
+          (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+           errmsg("%s needs about %.0f MB of memory, more than dperm.max_release_memory (%s)",
+                  what, ceil(bytes / (1024 * 1024)),
+                  GetConfigOptionByName("dperm.max_release_memory", nullptr, false)),
+           errdetail("The estimate (memory_bytes in dp_explain) counts the training's vectors of "
+                     "the model's dimension, its per-row arrays and its work blocks, from n, d, "
+                     "the classes and the options only. Nothing was charged."),
+           errhint("Use fewer classes or features, another algorithm (dp_explain shows each "
+                   "one's memory_bytes), or ask a superuser to raise dperm.max_release_memory.")));
+}
+
 }  // namespace dperm::pg
 
 // Final: plan from public inputs, charge the ledger, train, release.
@@ -442,6 +458,7 @@ DPERM_FUNCTION(dperm_final) {
   PgBox<dperm::Plan> plan(CurrentMemoryContext);
   PgBox<std::vector<double>> curve(CurrentMemoryContext);
   PgBox<dperm::L2Selection> selection(CurrentMemoryContext);  // l2 => 'auto'
+  double memory = 0;  // the training's estimated memory (public inputs only)
   if (st->deferred != kNoError) {
     DescribeDeferred(st, &failure);
   } else if (o.n_feature_names >= 0 && o.n_feature_names != st->d) {
@@ -457,13 +474,17 @@ DPERM_FUNCTION(dperm_final) {
         selection.Emplace(dperm::PlanL2Selection(o, loss, st->n, st->d));
         plan.Emplace(dperm::SelectionChargePlan(*selection));
         curve.Emplace(selection->rdp_curve);
+        memory = dperm::SelectionMemoryBytes(*selection);
       } else {
         plan.Emplace(dperm::PlanRelease(o, loss, st->n, st->d));
         curve.Emplace(dperm::ReleaseRdpCurve(*plan));
+        memory = dperm::ReleaseMemoryBytes(*plan, false);
       }
     }, &failure);
   }
   if (failure.raised && failure.sqlstate == ERRCODE_QUERY_CANCELED) ReportCoreError(failure);
+  // Refused before the charge: the estimate needs n, d and the options only.
+  if (!failure.raised) CheckReleaseMemory(memory, "the release");
   if (st->reports) ProgressSetPhase(ProgressPhase::kCharging);
   if (failure.raised) ChargeAndRaise(failure, o, loss, st, relations, n_relations);
 

@@ -11,6 +11,7 @@
 // functions and operators qualified, search_path = pg_catalog, pg_temp.
 #include "dperm/options.hpp"
 #include "dperm/pass.hpp"
+#include "dperm/registry.hpp"
 #include "dperm/select_l2.hpp"
 #include "dperm/train.hpp"
 
@@ -410,15 +411,21 @@ DPERM_FUNCTION(dperm_train) {
   bool streaming = mode == TrainMode::kStreaming || (mode == TrainMode::kAuto && (!fits || distributed));
   if (!streaming && !fits) RaiseBufferRefusal();
   ProgressSetMode(streaming ? ProgressMode::kStreaming : ProgressMode::kInMemory);
+  double memory = 0;
   if (n > 0)
     RunCore([&] {
       if (streaming)
-        dperm::PlanStreamingRelease(parsed.options, loss, n, release.dimension);
+        memory = dperm::ReleaseMemoryBytes(
+            dperm::PlanStreamingRelease(parsed.options, loss, n, release.dimension), true);
       else if (parsed.options.l2_auto)
-        dperm::PlanL2Selection(parsed.options, loss, n, release.dimension);
+        memory = dperm::SelectionMemoryBytes(
+            dperm::PlanL2Selection(parsed.options, loss, n, release.dimension));
       else
-        dperm::PlanRelease(parsed.options, loss, n, release.dimension);
+        memory = dperm::ReleaseMemoryBytes(
+            dperm::PlanRelease(parsed.options, loss, n, release.dimension), false);
     });
+  // Before any row is read (the aggregate checks again on its own plan).
+  CheckReleaseMemory(memory, "the release");
 
   // dperm's own aggregate, by schema and exact argument types.
   RunAsCatalogOwner("SELECT e.extnamespace FROM pg_catalog.pg_extension e"
