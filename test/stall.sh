@@ -62,6 +62,20 @@ CREATE TABLE big AS
   SELECT ARRAY[random(), random(), random(), random()] AS f, (random() * 999)::int AS k
     FROM generate_series(1, 20000) i;
 GRANT SELECT ON big TO $B;
+-- How long pid 'victim' stays active after a cancel (ms; -1: over 10 s).
+CREATE FUNCTION cancel_ms(victim int) RETURNS float8 LANGUAGE plpgsql AS \$\$
+DECLARE
+  t0 timestamptz := clock_timestamp();
+BEGIN
+  PERFORM pg_cancel_backend(victim);
+  LOOP
+    PERFORM pg_stat_clear_snapshot();
+    EXIT WHEN NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = victim AND state = 'active');
+    IF clock_timestamp() - t0 > interval '10 s' THEN RETURN -1; END IF;
+    PERFORM pg_sleep(0.005);
+  END LOOP;
+  RETURN round(extract(epoch FROM clock_timestamp() - t0) * 1000, 1);
+END \$\$;
 SQL
 
 # ---------------------------------- 1. a held budget row delays only its own
@@ -154,3 +168,80 @@ wait $holder || fail "A's holder failed: $(cat "$out/holder.out")"
 echo "stall ($mode): 1. B's releases took at most $b_max ms while $SESSIONS sessions of A queued" \
      "releases on A's held budget row; A's failed with 55P03 after $a_min..$a_max ms" \
      "(dperm.ledger_wait_timeout = $A_TIMEOUT_MS ms), uncharged"
+
+# ------------------------------------------------ 2. cron_next_run is bounded
+# Each call must return or fail within 5 s under a 1 s statement_timeout
+# (on 0.6.0 k = 10^9 looped for minutes and ignored the timeout).
+timed() {  # timed NAME SQL: runs SQL as B with a 1 s statement_timeout, prints ms and the outcome
+  local t0 ms res
+  t0=$(now_ms)
+  res=$(PGPASSWORD=$pw PGOPTIONS="-c statement_timeout=1s" psql -X -At -U $B -d $DB \
+          -c '\set VERBOSITY verbose' -c "$2" 2>&1 | grep -o -m1 -E '^ERROR:  [0-9A-Z]{5}|^[^E].*' || true)
+  ms=$(( $(now_ms) - t0 ))
+  [ $ms -lt 5000 ] || fail "$1 took $ms ms under a 1 s statement_timeout"
+  echo "$1: $ms ms, $res"
+}
+cron_report=""
+for c in "k = 10^9|SELECT dperm.cron_next_run('* * * * *', '2026-01-01 00:00+00', 1000000000)" \
+         "k = 10^9 under EXPLAIN|EXPLAIN SELECT dperm.cron_next_run('* * * * *', '2026-01-01 00:00+00', 1000000000)" \
+         "impossible schedule|SELECT dperm.cron_next_run('0 0 31 2 *', '2026-01-01 00:00+00', 1000000) IS NULL" \
+         "k = 10^6 daily at 23:59|SELECT dperm.cron_next_run('59 23 * * *', '2026-01-01 00:00+00', 1000000) IS NOT NULL" \
+         "k = 10^6 every minute|SELECT dperm.cron_next_run('* * * * *', '2026-01-01 00:00+00', 1000000) IS NOT NULL"; do
+  line=$(timed "${c%%|*}" "${c#*|}")
+  case "${c%%|*}" in
+    "k = 10^9"*) echo "$line" | grep -q "ERROR:  22023" || fail "cron_next_run with $line" ;;
+    *) echo "$line" | grep -q -E ", t$|ERROR:  57014" || fail "cron_next_run with $line" ;;
+  esac
+  cron_report="$cron_report; $line"
+done
+echo "stall ($mode): 2. cron_next_run${cron_report#;}"
+
+# ----------------------------- 3. softmax memory and time are bounded, cancels land
+# The release of 0.6.0's report: 99999 classes, dp_svrg, 200 rows, a 2 s
+# statement_timeout (ignored for 67 s there, with memory growing as n K).
+# Now its memory is refused or it stops within a second or two of the
+# timeout, and nothing is charged for a refusal.
+t0=$(now_ms)
+res=$(PGPASSWORD=$pw PGOPTIONS="-c statement_timeout=2s" psql -X -At -U $B -d $DB -c '\set VERBOSITY verbose' \
+  -c "SELECT dp_softmax(f, k, dp_options(epsilon => 1, delta => 1e-6, classes => 99999, l2 => 0.01,
+                                         algorithm => 'dp_svrg')) IS NOT NULL
+        FROM (SELECT f, k % 5 AS k FROM big LIMIT 200) s" 2>&1 | grep -o -m1 -E '^ERROR:  [0-9A-Z]{5}.*|^t$' || true)
+ms=$(( $(now_ms) - t0 ))
+echo "$res" | grep -q -E "ERROR:  (57014|54000)" || fail "the 99999-class dp_svrg release ended with '$res'"
+[ $ms -lt 5000 ] || fail "the 99999-class dp_svrg release took $ms ms under a 2 s statement_timeout"
+softmax_timeout="$ms ms (${res:0:60})"
+# ... refused under a lowered dperm.max_release_memory, uncharged
+before=$(psql_q -d $DB -c "SELECT count(*) FROM dperm.ledger")
+res=$(PGPASSWORD=$pw PGOPTIONS="-c dperm.max_release_memory=16MB" psql -X -At -U $B -d $DB -c '\set VERBOSITY verbose' \
+  -c "SELECT dp_softmax(f, k, dp_options(epsilon => 1, delta => 1e-6, classes => 99999, l2 => 0.01,
+                                         algorithm => 'dp_svrg')) IS NOT NULL
+        FROM (SELECT f, k % 5 AS k FROM big LIMIT 300) s" 2>&1 | grep -o -m1 -E '^ERROR:  [0-9A-Z]{5}' || true)
+[ "$res" = "ERROR:  54000" ] || fail "the 99999-class dp_svrg release under a 16MB limit was not refused: '$res'"
+[ "$(psql_q -d $DB -c "SELECT count(*) FROM dperm.ledger")" = "$before" ] \
+  || fail "the refused release was charged"
+
+# A big but allowed release (1000 classes, 20000 rows, d = 4, many full
+# passes) is cancelled mid-training: the backend stops within 2 s.
+PGAPPNAME=stall_big PGPASSWORD=$pw psql -X -At -U $B -d $DB \
+  -c "SELECT dp_softmax(f, k, dp_options(epsilon => 1, delta => 1e-6, classes => 1000,
+                                         algorithm => 'dp_gd', iterations => 100000)) IS NOT NULL FROM big" \
+  >"$out/big.out" 2>&1 &
+big=$!
+pids+=($big)
+backend=""
+for _ in $(seq 1 100); do
+  backend=$(psql_q -d $DB -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'stall_big' AND state = 'active'")
+  [ -n "$backend" ] && break
+  sleep 0.05
+done
+[ -n "$backend" ] || fail "the big softmax release did not start: $(cat "$out/big.out")"
+sleep 2   # well into training
+cancel=$(psql_q -d $DB -c "SELECT cancel_ms($backend)")
+wait $big || true
+grep -q "canceling statement due to user request" "$out/big.out" \
+  || fail "the big softmax release was not cancelled: $(cat "$out/big.out")"
+[ "$cancel" != -1 ] && awk -v c="$cancel" 'BEGIN { exit !(c < 2000) }' \
+  || fail "the big softmax release stopped $cancel ms after the cancel"
+echo "stall ($mode): 3. 99999-class dp_svrg under a 2 s timeout: $softmax_timeout; refused uncharged" \
+     "under a 16MB dperm.max_release_memory; a 1000-class release stopped $cancel ms after a cancel"
+echo "stall ($mode): OK"
