@@ -112,6 +112,11 @@ done
 job worker_slots pg_virtualenv -t -o max_worker_processes=8 bash test/worker_slots.sh
 job worker_slots_preload pg_virtualenv -t -o max_worker_processes=8 \
   -o shared_preload_libraries=dperm bash test/worker_slots.sh
+# No role can stall another: a held budget row delays only its own releases;
+# cron_next_run and softmax releases stop within seconds (both writer modes).
+job stall pg_virtualenv -t -o max_worker_processes=40 bash test/stall.sh
+job stall_preload pg_virtualenv -t -o max_worker_processes=40 \
+  -o shared_preload_libraries=dperm bash test/stall.sh
 
 declare -A job_status=()
 declare -A running=()  # pid -> job index

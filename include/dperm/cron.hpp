@@ -37,7 +37,14 @@ CronSchedule ParseCron(const std::string& spec);
 // `after_minute`, or -1 if there is none before the year 10000.
 int64_t NextCronMinute(const CronSchedule& schedule, int64_t after_minute);
 
-// The k-th run (k >= 1) strictly after `after_minute`, or -1.
+// The most runs ahead a forecast counts (k of NthCronMinute): the cap of
+// dperm.runs_that_fit, so that dperm.retraining_forecast can always ask.
+// With the year-10000 horizon it bounds the work of one call: at most k
+// runs plus one step per skipped month, day or hour (a few times 10^7
+// steps), each step counted for interrupts (interrupt.hpp).
+constexpr int64_t kMaxCronRuns = 1000000;
+
+// The k-th run (1 <= k <= kMaxCronRuns) strictly after `after_minute`, or -1.
 int64_t NthCronMinute(const CronSchedule& schedule, int64_t after_minute, int64_t k);
 
 }  // namespace dperm

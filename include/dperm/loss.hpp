@@ -64,6 +64,14 @@ class HuberLoss final : public Loss {
 // The margin loss of a binary model (logistic, Huber), from its options.
 std::unique_ptr<Loss> MakeLoss(LossKind kind, const Options& options);
 
+// The full-batch passes of the objectives (LossValue, LossGradient) run
+// over blocks of rows of about this many multiply-adds: one interrupt probe
+// per block (interrupt.hpp), and a block's margins or scores are the only
+// temporaries that grow with the rows.
+constexpr int64_t kFullPassBlockWork = int64_t(1) << 18;
+// Rows per block when a row costs `work_per_row` multiply-adds (at least 1).
+Eigen::Index FullPassBlockRows(Eigen::Index work_per_row);
+
 // Objective::PrefetchRows over rows viewed in place: a prefetch of every
 // cache line of rows[0..m) of x and of their labels in y.
 void PrefetchFeatureRows(const FeatureMap& x, const LabelMap& y, const int64_t* rows,
@@ -90,7 +98,9 @@ class LinearObjective : public Objective {
   Eigen::MatrixXd LossHessian(const Eigen::VectorXd& w) const override;
 
  private:
-  Eigen::VectorXd Margins(const Eigen::VectorXd& w) const;
+  // Margins <w, x_i> (+ b) of rows start .. start + rows - 1, into m.
+  void BlockMargins(const Eigen::VectorXd& w, Eigen::Index start, Eigen::Index rows,
+                    Eigen::VectorXd& m) const;
   const Loss& loss_;
   FeatureMap x_;
   LabelMap y_;

@@ -91,6 +91,7 @@ struct InMemoryRelease {
   std::vector<double> curve;  // the release's RDP curve on LedgerOrders()
   bool selects = false;       // l2 => 'auto'
   L2Selection selection;      // when selects
+  double memory = 0;          // the training's peak memory besides the rows (bytes)
 };
 InMemoryRelease PlanInMemoryRelease(const Options& options, LossKind loss, int64_t n, int d);
 
@@ -125,6 +126,12 @@ std::string L2SelectionJson(const L2Selection& selection, const L2SelectionResul
 
 // dp_explain for l2 => 'auto': the selection and every candidate's plan.
 std::string ExplainL2Selection(const L2Selection& selection);
+
+// The peak memory of TrainL2Selection besides the rows (registry.hpp,
+// ReleaseMemoryBytes): its copy of the rows split in two parts and the
+// permutation, 8 (n (d + 1) + n) bytes, the candidates' coefficients, and
+// the largest candidate's training.
+double SelectionMemoryBytes(const L2Selection& selection);
 
 // The plan the ledger row names: the first candidate's algorithm, noise,
 // loss and shape, with the release's n and options (epsilon, delta as

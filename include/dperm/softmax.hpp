@@ -33,8 +33,11 @@ class SoftmaxObjective final : public Objective {
 
  private:
   int per_class() const { return static_cast<int>(x_.cols()) + (fit_intercept_ ? 1 : 0); }
-  // n x K scores s_ik.
-  Eigen::MatrixXd Scores(const Eigen::VectorXd& w) const;
+  // Scores s_ik of rows start .. start + rows - 1 (rows x K), into s.
+  void BlockScores(const Eigen::VectorXd& w, Eigen::Index start, Eigen::Index rows,
+                   RowMatrix& s) const;
+  // Rows per block of a full pass that reads each row `passes` times.
+  Eigen::Index BlockRows(int passes) const;
   FeatureMap x_;
   LabelMap y_;
   int classes_;

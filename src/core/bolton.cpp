@@ -299,6 +299,8 @@ const AlgorithmSpec& SpecOf<Algorithm::kBolton>() {
   static const Bolton mechanism;
   static const AlgorithmSpec spec = [] {
     AlgorithmSpec s(Algorithm::kBolton, mechanism);
+    s.model_vectors = 2;  // w and g; the permutation
+    s.row_arrays = 1;
     s.options = {"radius", "iterations", "step_size", "batch_size"};
     return s;
   }();

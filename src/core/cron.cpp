@@ -1,6 +1,8 @@
 // Cron schedules for the retraining forecast (cron.hpp).
 #include "dperm/cron.hpp"
 
+#include "dperm/interrupt.hpp"
+
 #include <cctype>
 #include <sstream>
 #include <vector>
@@ -153,6 +155,7 @@ CronSchedule ParseCron(const std::string& raw) {
 int64_t NextCronMinute(const CronSchedule& s, int64_t after) {
   int64_t t = after + 1;
   for (;;) {
+    CountWork(64);  // a step: a date conversion and at most 60 minutes
     int64_t days = FloorDiv(t, 1440);
     int64_t minute_of_day = t - days * 1440;
     int64_t y;
@@ -182,7 +185,8 @@ int64_t NextCronMinute(const CronSchedule& s, int64_t after) {
 }
 
 int64_t NthCronMinute(const CronSchedule& s, int64_t after, int64_t k) {
-  if (k < 1) ThrowInvalid("the run number must be at least 1");
+  if (k < 1 || k > kMaxCronRuns)
+    ThrowInvalid("the run number k must be between 1 and " + std::to_string(kMaxCronRuns));
   int64_t t = after;
   for (int64_t i = 0; i < k; i++) {
     t = NextCronMinute(s, t);

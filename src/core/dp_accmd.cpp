@@ -334,6 +334,8 @@ const AlgorithmSpec& SpecOf<Algorithm::kDpAccmd>() {
   static const DpAccmd mechanism;
   static const AlgorithmSpec spec = [] {
     AlgorithmSpec s(Algorithm::kDpAccmd, mechanism);
+    s.model_vectors = 7;  // x, y, z, g and the mirror step's three temporaries
+    s.row_arrays = 0;
     s.options = {"radius", "iterations"};
     s.refusals = {{"l1", "its L1-ball constraint (radius) replaces the l1 penalty"},
                   {"batch_size", "it uses the full batch (Theorem 5.3)"},

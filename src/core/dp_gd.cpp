@@ -113,6 +113,8 @@ const AlgorithmSpec& SpecOf<Algorithm::kDpGd>() {
   static const DpGd mechanism;
   static const AlgorithmSpec spec = [] {
     AlgorithmSpec s(Algorithm::kDpGd, mechanism);
+    s.model_vectors = 2;  // x and its noisy gradient
+    s.row_arrays = 0;
     s.options = {"l1", "iterations", "step_size"};
     s.refusals = {{"batch_size", "it uses the full batch at every step"}};
     s.needs_delta = "it adds Gaussian noise to every step";

@@ -260,6 +260,8 @@ const AlgorithmSpec& SpecOf<Algorithm::kDpLssgd>() {
   static const DpLssgd mechanism;
   static const AlgorithmSpec spec = [] {
     AlgorithmSpec s(Algorithm::kDpLssgd, mechanism);
+    s.model_vectors = 4;  // w, g, the running sum, the smoother's scratch; a batch and the sampler's n indices
+    s.row_arrays = 2;
     s.options = {"iterations", "step_size", "batch_size", "ls_sigma"};
     s.refusals = {{"l1", "DP-LSSGD has no proximal step; use l2"},
                   {"radius", "DP-LSSGD (Algorithm 1) does not project; use algorithm dp_sgd"}};

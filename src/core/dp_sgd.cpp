@@ -190,6 +190,8 @@ const AlgorithmSpec& SpecOf<Algorithm::kDpSgd>() {
   static const DpSgd mechanism;
   static const AlgorithmSpec spec = [] {
     AlgorithmSpec s(Algorithm::kDpSgd, mechanism);
+    s.model_vectors = 4;  // w, g, the running sum, scratch; a batch and the sampler's n indices
+    s.row_arrays = 2;
     s.options = {"radius", "iterations", "step_size", "batch_size"};
     s.refusals = {{"l1", "ANSGD has no proximal step; use l2"},
                   {"ls_sigma", "it does no Laplacian smoothing; use algorithm dp_lssgd"}};

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dperm/core.hpp"
+#include "dperm/interrupt.hpp"
 
 namespace dperm {
 namespace {
@@ -141,6 +142,7 @@ Eigen::VectorXd ObjectiveNoise(SecureRng& rng, int dim, double sigma) {
     // |K| < 2^28 and sigma has <= 20 significant bits: sigma K is exact.
     const int64_t k = RoundedExactNormal(rng, kObjectiveNoiseBits);
     b[i] = std::ldexp(sigma * double(k), -kObjectiveNoiseBits);
+    CountWork(kNoiseCoordinateWork);
   }
   return b;
 }

@@ -12,6 +12,7 @@
 #include "dperm/pld.hpp"
 #include "dperm/plan.hpp"
 #include "dperm/rdp.hpp"
+#include "dperm/registry.hpp"
 #include "dperm/svrg_common.hpp"
 
 namespace dperm {
@@ -141,7 +142,8 @@ std::string ExplainJson(const Plan& plan) {
   given.epsilon = TotalEpsilon(plan);
   return PlanJson(plan, {{"options", OptionsJson(given)},
                          {"options_given", OptionsGivenJson(plan.options)},
-                         {"accounting", AccountingJson(plan)}});
+                         {"accounting", AccountingJson(plan)},
+                         {"memory_bytes", std::to_string(static_cast<long long>(std::ceil(ReleaseMemoryBytes(plan, false))))}});
 }
 
 }  // namespace dperm

@@ -8,9 +8,14 @@ namespace {
 InterruptProbe g_probe = nullptr;
 }
 
+namespace detail {
+thread_local uint64_t work_since_probe = 0;
+}
+
 void SetInterruptProbe(InterruptProbe probe) { g_probe = probe; }
 
 void CheckInterrupt() {
+  detail::work_since_probe = 0;
   if (g_probe != nullptr && g_probe())
     throw Error(ErrorKind::kCancelled, "training was interrupted");
 }

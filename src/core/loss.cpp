@@ -1,7 +1,10 @@
 // Logistic and Huber losses, the margin loss by kind, and the regularised empirical risk.
 #include "dperm/loss.hpp"
 
+#include <algorithm>
 #include <cmath>
+
+#include "dperm/interrupt.hpp"
 
 namespace dperm {
 namespace {
@@ -51,28 +54,43 @@ LinearObjective::LinearObjective(const Loss& loss, FeatureMap x, LabelMap y,
                                  bool fit_intercept, double l2, double l1)
     : Objective(l2, l1), loss_(loss), x_(x), y_(y), fit_intercept_(fit_intercept) {}
 
-Eigen::VectorXd LinearObjective::Margins(const Eigen::VectorXd& w) const {
+Eigen::Index FullPassBlockRows(Eigen::Index work_per_row) {
+  return std::max<Eigen::Index>(1, Eigen::Index(kFullPassBlockWork) / std::max<Eigen::Index>(work_per_row, 1));
+}
+
+void LinearObjective::BlockMargins(const Eigen::VectorXd& w, Eigen::Index start, Eigen::Index rows,
+                                   Eigen::VectorXd& m) const {
   const Eigen::Index d = x_.cols();
-  Eigen::VectorXd m = x_ * w.head(d);
+  m.noalias() = x_.middleRows(start, rows) * w.head(d);
   if (fit_intercept_) m.array() += w(d);
-  return m;
 }
 
 double LinearObjective::LossValue(const Eigen::VectorXd& w) const {
-  Eigen::VectorXd m = Margins(w);
+  const Eigen::Index d = x_.cols(), n = x_.rows(), block = FullPassBlockRows(d + 1);
+  Eigen::VectorXd m;
   double sum = 0;
-  for (Eigen::Index i = 0; i < m.size(); i++) sum += loss_.Value(m(i), y_(i));
-  return sum / static_cast<double>(n());
+  for (Eigen::Index start = 0; start < n; start += block) {
+    const Eigen::Index rows = std::min(block, n - start);
+    BlockMargins(w, start, rows, m);
+    for (Eigen::Index i = 0; i < rows; i++) sum += loss_.Value(m(i), y_(start + i));
+    CountWork(uint64_t(rows) * uint64_t(d + 1));
+  }
+  return sum / static_cast<double>(n);
 }
 
 Eigen::VectorXd LinearObjective::LossGradient(const Eigen::VectorXd& w) const {
-  const Eigen::Index d = x_.cols();
-  Eigen::VectorXd g = Margins(w);
-  for (Eigen::Index i = 0; i < g.size(); i++) g(i) = loss_.Derivative(g(i), y_(i));
-  Eigen::VectorXd grad(w.size());
-  grad.head(d).noalias() = x_.transpose() * g;
-  if (fit_intercept_) grad(d) = g.sum();
-  grad /= static_cast<double>(n());
+  const Eigen::Index d = x_.cols(), n = x_.rows(), block = FullPassBlockRows(2 * (d + 1));
+  Eigen::VectorXd grad = Eigen::VectorXd::Zero(w.size());
+  Eigen::VectorXd g;
+  for (Eigen::Index start = 0; start < n; start += block) {
+    const Eigen::Index rows = std::min(block, n - start);
+    BlockMargins(w, start, rows, g);
+    for (Eigen::Index i = 0; i < rows; i++) g(i) = loss_.Derivative(g(i), y_(start + i));
+    grad.head(d).noalias() += x_.middleRows(start, rows).transpose() * g;
+    if (fit_intercept_) grad(d) += g.sum();
+    CountWork(2 * uint64_t(rows) * uint64_t(d + 1));
+  }
+  grad /= static_cast<double>(n);
   return grad;
 }
 
@@ -86,6 +104,7 @@ void LinearObjective::AddRowGradients(const Eigen::VectorXd& w,
     double c = loss_.Derivative(x_.row(i).dot(w.head(d)) + b, y_(i));
     sum.head(d).noalias() += c * x_.row(i).transpose();
     if (fit_intercept_) sum(d) += c;
+    CountWork(2 * uint64_t(d + 1));
   }
 }
 
@@ -108,7 +127,9 @@ void LinearObjective::PrefetchRows(const int64_t* rows, int64_t m) const {
 
 Eigen::MatrixXd LinearObjective::LossHessian(const Eigen::VectorXd& w) const {
   const Eigen::Index d = x_.cols();
-  Eigen::VectorXd m = Margins(w);
+  Eigen::VectorXd m;
+  BlockMargins(w, 0, n(), m);
+  CountWork(uint64_t(n()) * uint64_t(w.size()) * uint64_t(w.size()));
   Eigen::MatrixXd rows(n(), w.size());  // training rows with the intercept column
   rows.leftCols(d) = x_;
   if (fit_intercept_) rows.col(d).setOnes();

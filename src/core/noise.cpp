@@ -4,6 +4,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "dperm/interrupt.hpp"
+
 namespace dperm {
 namespace {
 
@@ -165,14 +167,18 @@ int64_t GridRound(double v, double grid) {
 
 void SnapDiscreteGaussian(SecureRng& rng, double grid, uint64_t sigma_sq_grid,
                           double* v, int dim) {
-  for (int i = 0; i < dim; ++i)
+  for (int i = 0; i < dim; ++i) {
     v[i] = grid * double(GridRound(v[i], grid) + DiscreteGaussian(rng, sigma_sq_grid, 1));
+    CountWork(kNoiseCoordinateWork);
+  }
 }
 
 void SnapDiscreteLaplace(SecureRng& rng, double grid, uint64_t t, uint64_t s,
                          double* v, int dim) {
-  for (int i = 0; i < dim; ++i)
+  for (int i = 0; i < dim; ++i) {
     v[i] = grid * double(GridRound(v[i], grid) + DiscreteLaplace(rng, t, s));
+    CountWork(kNoiseCoordinateWork);
+  }
 }
 
 }  // namespace dperm
@@ -250,6 +256,7 @@ void SnapExactGaussian(SecureRng& rng, double sigma, int bits, double* v, int di
     if (k != k) k = 0;  // NaN
     k = std::round(std::min(std::max(k, -kClamp), kClamp));
     v[i] = u * double(int64_t(k) + RoundedExactNormal(rng, bits));
+    CountWork(kNoiseCoordinateWork);
   }
 }
 

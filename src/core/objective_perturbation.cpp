@@ -208,6 +208,10 @@ void ObjectivePerturbationSpec(AlgorithmSpec& s) {
   s.needs_delta =
       "its Gaussian objective noise gives (epsilon, delta)-DP (Bassily et al. 2019, "
       "Theorem 5.2), not epsilon-DP";
+  // The noise b (and b/n), the solver's iterates (x, y, y_next; for
+  // objective_approx w, v, two row gradients, the snapshot and its gradient).
+  s.model_vectors = 8;
+  s.row_arrays = 0;
 }
 
 void PlanObjectiveLambda(Plan& p) {

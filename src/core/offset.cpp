@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dperm/interrupt.hpp"
 #include "dperm/noise.hpp"
 
 namespace dperm {
@@ -149,6 +150,7 @@ std::vector<double> ReleaseOffset(const Plan& plan, const double* rows, SecureRn
         u[0] += std::isnan(y) ? 0.5 : (std::clamp(y, -B, B) + B) / (2 * B);
         break;
     }
+    CountWork(4);
   }
   const double g = op.grid / range;
   uint64_t t, s;

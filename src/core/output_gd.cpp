@@ -256,6 +256,8 @@ const AlgorithmSpec& SpecOf<Algorithm::kOutputGd>() {
   static const OutputGd mechanism;
   static const AlgorithmSpec spec = [] {
     AlgorithmSpec s(Algorithm::kOutputGd, mechanism);
+    s.model_vectors = 2;  // w and its gradient
+    s.row_arrays = 0;
     s.options = {"iterations", "step_size"};
     s.streams = true;
     return s;

@@ -2,6 +2,7 @@
 // composition by FFT (Koskela, Jälkö & Honkela, AISTATS 2020).
 #include "dperm/pld.hpp"
 
+#include "dperm/interrupt.hpp"
 #include "dperm/numeric_util.hpp"
 
 #include <unsupported/Eigen/FFT>
@@ -62,6 +63,7 @@ Complex Power(Complex z, int64_t k) {
 // Circular convolution helper: forward real FFT of `values` zero-padded to
 // `length` (a multiple of 4), as the half spectrum of length/2 + 1 entries.
 std::vector<Complex> HalfSpectrum(const std::vector<double>& values, int64_t length) {
+  CheckInterrupt();  // an FFT of up to kPldMaxPoints is the longest stretch without a probe
   std::vector<double> padded(static_cast<size_t>(length), 0.0);
   std::copy(values.begin(), values.end(), padded.begin());
   std::vector<Complex> spectrum(static_cast<size_t>(length / 2 + 1));
@@ -74,6 +76,7 @@ std::vector<Complex> HalfSpectrum(const std::vector<double>& values, int64_t len
 // Inverse of HalfSpectrum (scaled by 1/length), real output.
 std::vector<double> FromHalfSpectrum(const std::vector<Complex>& spectrum,
                                      int64_t length) {
+  CheckInterrupt();
   std::vector<double> values(static_cast<size_t>(length));
   Eigen::FFT<double> fft;
   fft.SetFlag(Eigen::FFT<double>::HalfSpectrum);

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "dperm/interrupt.hpp"
+
 namespace dperm {
 namespace {
 
@@ -131,6 +133,7 @@ void SampleWithoutReplacement(SecureRng& rng, int64_t n, int64_t m,
   if (static_cast<int64_t>(scratch.size()) != n) {
     scratch.resize(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; i++) scratch[static_cast<size_t>(i)] = i;
+    CountWork(uint64_t(n));
   }
   // The first m slots of a partial Fisher-Yates shuffle are a uniform
   // m-subset in uniform order, whatever permutation `scratch` held before.
@@ -139,6 +142,7 @@ void SampleWithoutReplacement(SecureRng& rng, int64_t n, int64_t m,
     int64_t j = k + static_cast<int64_t>(rng.UniformIndex(static_cast<uint64_t>(n - k)));
     std::swap(scratch[static_cast<size_t>(k)], scratch[static_cast<size_t>(j)]);
     out[static_cast<size_t>(k)] = scratch[static_cast<size_t>(k)];
+    CountWork(16);  // a draw from the generator
   }
 }
 
@@ -148,6 +152,7 @@ std::vector<int64_t> RandomPermutation(SecureRng& rng, int64_t n) {
   for (int64_t i = n - 1; i > 0; i--) {
     int64_t j = static_cast<int64_t>(rng.UniformIndex(static_cast<uint64_t>(i + 1)));
     std::swap(p[static_cast<size_t>(i)], p[static_cast<size_t>(j)]);
+    CountWork(16);  // a draw from the generator
   }
   return p;
 }

@@ -169,6 +169,8 @@ const AlgorithmSpec& SpecOf<Algorithm::kRrpsgd>() {
   static const Rrpsgd mechanism;
   static const AlgorithmSpec spec = [] {
     AlgorithmSpec s(Algorithm::kRrpsgd, mechanism);
+    s.model_vectors = 2;  // w and g
+    s.row_arrays = 0;
     s.options = {"iterations", "step_size", "batch_size"};
     s.refusals = {{"radius", "Algorithm 2 does not project; the regulariser needs no bound on w"}};
     s.needs_delta = "it adds Gaussian noise to every step";

@@ -11,6 +11,7 @@
 #include "dperm/explain.hpp"
 #include "dperm/interrupt.hpp"
 #include "dperm/json.hpp"
+#include "dperm/registry.hpp"
 #include "dperm/noise.hpp"
 #include "dperm/rdp.hpp"
 #include "dperm/train.hpp"
@@ -291,6 +292,7 @@ L2SelectionResult TrainL2Selection(const L2Selection& s, const double* rows, Sec
     double* dst = k < s.n_train ? &train[size_t(k) * stride]
                                 : &valid[size_t(k - s.n_train) * stride];
     std::copy(r, r + stride, dst);
+    CountWork(uint64_t(stride));
   }
   // 2. Every candidate, always (a fixed, public number of trainings).
   std::vector<std::vector<double>> models, offsets(s.candidates.size());
@@ -304,7 +306,10 @@ L2SelectionResult TrainL2Selection(const L2Selection& s, const double* rows, Sec
   std::vector<double> sums(models.size(), 0.0), bounds(models.size(), s.score_bound);
   for (size_t g = 0; g < models.size(); g++) {
     CheckInterrupt();
-    for (int64_t i = 0; i < s.n_valid; i++) sums[g] += RowScore(s, models[g], &valid[size_t(i) * stride]);
+    for (int64_t i = 0; i < s.n_valid; i++) {
+      sums[g] += RowScore(s, models[g], &valid[size_t(i) * stride]);
+      CountWork(models[g].size());  // one multiply-add per coefficient
+    }
   }
   L2SelectionResult r;
   r.noisy_scores = s.score_multiplier > 0
@@ -365,6 +370,7 @@ std::string ExplainL2Selection(const L2Selection& s) {
   j.Key("loss").String(LossName(s.loss));
   j.Key("n").Integer(s.n);
   j.Key("d").Integer(s.d);
+  j.Key("memory_bytes").Integer(static_cast<int64_t>(std::ceil(SelectionMemoryBytes(s))));
   j.Key("selection").Raw(L2SelectionJson(s, nullptr).c_str());
   j.Key("accounting").BeginObject();
   j.Key("rdp_orders").BeginArray();
@@ -379,6 +385,15 @@ std::string ExplainL2Selection(const L2Selection& s) {
   j.EndArray();
   j.EndObject();
   return j.str();
+}
+
+double SelectionMemoryBytes(const L2Selection& s) {
+  double largest = 0, coefficients = 0;
+  for (const Plan& p : s.candidates) {
+    largest = std::max(largest, ReleaseMemoryBytes(p, false));
+    coefficients += 8 * double(p.dim);
+  }
+  return 8 * (double(s.n) * double(s.d + 1) + double(s.n)) + coefficients + largest;
 }
 
 Plan SelectionChargePlan(const L2Selection& s) {
@@ -433,9 +448,11 @@ InMemoryRelease PlanInMemoryRelease(const Options& options, LossKind loss, int64
     r.selection = PlanL2Selection(options, loss, n, d);
     r.plan = SelectionChargePlan(r.selection);
     r.curve = r.selection.rdp_curve;
+    r.memory = SelectionMemoryBytes(r.selection);
   } else {
     r.plan = PlanRelease(options, loss, n, d);
     r.curve = ReleaseRdpCurve(r.plan);
+    r.memory = ReleaseMemoryBytes(r.plan, false);
   }
   return r;
 }

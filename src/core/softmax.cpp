@@ -1,7 +1,10 @@
 // Multinomial logistic regression objective.
 #include "dperm/softmax.hpp"
 
+#include <algorithm>
 #include <cmath>
+
+#include "dperm/interrupt.hpp"
 
 namespace dperm {
 namespace {
@@ -27,13 +30,17 @@ SoftmaxObjective::SoftmaxObjective(FeatureMap x, LabelMap y, int classes,
                                    bool fit_intercept, double l2, double l1)
     : Objective(l2, l1), x_(x), y_(y), classes_(classes), fit_intercept_(fit_intercept) {}
 
-Eigen::MatrixXd SoftmaxObjective::Scores(const Eigen::VectorXd& w) const {
+void SoftmaxObjective::BlockScores(const Eigen::VectorXd& w, Eigen::Index start,
+                                   Eigen::Index rows, RowMatrix& s) const {
   const Eigen::Index d = x_.cols();
   ClassMatrix wm(w.data(), classes_, per_class());
-  Eigen::MatrixXd s = x_ * wm.leftCols(d).transpose();
+  s.noalias() = x_.middleRows(start, rows) * wm.leftCols(d).transpose();
   if (fit_intercept_) s.rowwise() += wm.col(d).transpose();
   if (offset_.size() > 0) s.rowwise() += offset_.transpose();
-  return s;
+}
+
+Eigen::Index SoftmaxObjective::BlockRows(int passes) const {
+  return FullPassBlockRows(Eigen::Index(passes) * classes_ * per_class());
 }
 
 void SoftmaxObjective::SetOffset(const std::vector<double>& b0) {
@@ -43,29 +50,41 @@ void SoftmaxObjective::SetOffset(const std::vector<double>& b0) {
 }
 
 double SoftmaxObjective::LossValue(const Eigen::VectorXd& w) const {
-  Eigen::MatrixXd s = Scores(w);
+  const Eigen::Index n = x_.rows(), block = BlockRows(1);
+  RowMatrix s;
   double sum = 0;
-  for (Eigen::Index i = 0; i < s.rows(); i++) {
-    double top = s.row(i).maxCoeff();
-    double lse = top + std::log((s.row(i).array() - top).exp().sum());
-    sum += lse - s(i, Label(y_(i)));
+  for (Eigen::Index start = 0; start < n; start += block) {
+    const Eigen::Index rows = std::min(block, n - start);
+    BlockScores(w, start, rows, s);
+    for (Eigen::Index i = 0; i < rows; i++) {
+      double top = s.row(i).maxCoeff();
+      double lse = top + std::log((s.row(i).array() - top).exp().sum());
+      sum += lse - s(i, Label(y_(start + i)));
+    }
+    CountWork(uint64_t(rows) * uint64_t(classes_) * uint64_t(per_class()));
   }
-  return sum / static_cast<double>(n());
+  return sum / static_cast<double>(n);
 }
 
 Eigen::VectorXd SoftmaxObjective::LossGradient(const Eigen::VectorXd& w) const {
-  const Eigen::Index d = x_.cols();
-  // Row-major so that each row's scores are contiguous for SoftmaxInPlace.
-  RowMatrix p = Scores(w);
-  for (Eigen::Index i = 0; i < p.rows(); i++) {
-    SoftmaxInPlace(p.row(i).data(), classes_);
-    p(i, Label(y_(i))) -= 1;  // p - e_y
-  }
-  Eigen::VectorXd grad(dim());
+  const Eigen::Index d = x_.cols(), n = x_.rows(), block = BlockRows(2);
+  Eigen::VectorXd grad = Eigen::VectorXd::Zero(dim());
   Eigen::Map<RowMatrix> g(grad.data(), classes_, per_class());
-  g.leftCols(d).noalias() = p.transpose() * x_;
-  if (fit_intercept_) g.col(d) = p.colwise().sum().transpose();
-  grad /= static_cast<double>(n());
+  // Row-major so that each row's scores are contiguous for SoftmaxInPlace;
+  // one block of rows at a time, so memory stays O(block K), not O(n K).
+  RowMatrix p;
+  for (Eigen::Index start = 0; start < n; start += block) {
+    const Eigen::Index rows = std::min(block, n - start);
+    BlockScores(w, start, rows, p);
+    for (Eigen::Index i = 0; i < rows; i++) {
+      SoftmaxInPlace(p.row(i).data(), classes_);
+      p(i, Label(y_(start + i))) -= 1;  // p - e_y
+    }
+    g.leftCols(d).noalias() += p.transpose() * x_.middleRows(start, rows);
+    if (fit_intercept_) g.col(d) += p.colwise().sum().transpose();
+    CountWork(2 * uint64_t(rows) * uint64_t(classes_) * uint64_t(per_class()));
+  }
+  grad /= static_cast<double>(n);
   return grad;
 }
 
@@ -85,16 +104,19 @@ void SoftmaxObjective::AddRowGradients(const Eigen::VectorXd& w,
     p(Label(y_(i))) -= 1;
     g.leftCols(d).noalias() += p * x_.row(i);
     if (fit_intercept_) g.col(d) += p;
+    CountWork(2 * uint64_t(classes_) * uint64_t(per_class()));
   }
 }
 
 Eigen::MatrixXd SoftmaxObjective::LossHessian(const Eigen::VectorXd& w) const {
   const Eigen::Index d = x_.cols();
   const int c = per_class();
-  RowMatrix p = Scores(w);
+  RowMatrix p;
+  BlockScores(w, 0, n(), p);
   Eigen::MatrixXd h = Eigen::MatrixXd::Zero(dim(), dim());
   Eigen::VectorXd z(c);
   for (Eigen::Index i = 0; i < p.rows(); i++) {
+    CountWork(uint64_t(dim()) * uint64_t(dim()));
     SoftmaxInPlace(p.row(i).data(), classes_);
     z.head(d) = x_.row(i).transpose();
     if (fit_intercept_) z(d) = 1;

@@ -543,6 +543,11 @@ void SvrgSpec(AlgorithmSpec& s) {
   s.options = {"l1", "iterations", "step_size", "batch_size"};
   s.refusals = {{"radius", "it takes proximal steps, not projections onto a ball"}};
   s.needs_delta = "it adds Gaussian noise to every inner step";
+  // RunSvrg: the snapshot, x, v, the two batch gradients, the mean, the
+  // noisy snapshot gradient and the full gradient; a batch and the
+  // sampler's n indices.
+  s.model_vectors = 8;
+  s.row_arrays = 2;
 }
 
 int64_t SvrgBatch(const Options& o, int64_t n, Algorithm a) {

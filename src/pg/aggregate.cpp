@@ -15,6 +15,7 @@
 #include "dperm/budget.hpp"
 #include "dperm/model.hpp"
 #include "dperm/random.hpp"
+#include "dperm/registry.hpp"
 #include "dperm/rows.hpp"
 #include "dperm/select_l2.hpp"
 #include "dperm/train.hpp"
@@ -352,6 +353,21 @@ void RaiseBufferRefusal() {
   pg_unreachable();
 }
 
+void CheckReleaseMemory(double bytes, const char* what) {
+  const double limit = static_cast<double>(g_max_release_memory_kb) * 1024;
+  if (!(bytes > limit)) return;
+  ereport(ERROR,
+          (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+           errmsg("%s needs about %.0f MB of memory, more than dperm.max_release_memory (%s)",
+                  what, ceil(bytes / (1024 * 1024)),
+                  GetConfigOptionByName("dperm.max_release_memory", nullptr, false)),
+           errdetail("The estimate (memory_bytes in dp_explain) counts the training's vectors of "
+                     "the model's dimension, its per-row arrays and its work blocks, from n, d, "
+                     "the classes and the options only. Nothing was charged."),
+           errhint("Use fewer classes or features, another algorithm (dp_explain shows each "
+                   "one's memory_bytes), or ask a superuser to raise dperm.max_release_memory.")));
+}
+
 }  // namespace dperm::pg
 
 // Final: plan from public inputs, charge the ledger, train, release.
@@ -374,6 +390,8 @@ DPERM_FUNCTION(dperm_final) {
   PgBox<dperm::InMemoryRelease> planned(CurrentMemoryContext);
   RunCore([&] { planned.Emplace(dperm::PlanInMemoryRelease(o, loss, st->n, st->d)); });
   const dperm::Plan* plan = &planned->plan;
+  // Refused before the charge: the estimate needs n, d and the options only.
+  CheckReleaseMemory(planned->memory, "the release");
   if (st->reports) ProgressSetPhase(ProgressPhase::kCharging);
   if (st->reports) ProgressSetAlgorithm(plan->algorithm);
   if (g_release.precharged) {

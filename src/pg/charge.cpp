@@ -40,6 +40,34 @@ void CopyText(char* dst, size_t size, const char* src) {
 
 }  // namespace
 
+void RaiseBusy(Oid relation) {
+  if (OidIsValid(relation) && BudgetChangedHere(relation))
+    ereport(ERROR, (errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+                    errmsg("the privacy budget of relation %s was changed by this transaction, "
+                           "which has not committed",
+                           RelationNameForMessage(relation)),
+                    errdetail("A release is charged in a transaction of its own, which cannot "
+                              "see or wait for this one. Nothing was charged and no model was "
+                              "computed."),
+                    errhint("Commit the dperm.set_budget first, then release.")));
+  if (OidIsValid(relation))
+    ereport(ERROR, (errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+                    errmsg("the privacy budget of relation %s is locked by an uncommitted transaction",
+                           RelationNameForMessage(relation)),
+                    errdetail("The release waited up to dperm.ledger_wait_timeout (%d ms) for the "
+                              "budget row. Nothing was charged and no model was computed.",
+                              g_ledger_wait_timeout_ms),
+                    errhint("If this transaction changed the budget with dperm.set_budget, commit it "
+                            "first; otherwise retry once the transaction that holds it has ended.")));
+  ereport(ERROR, (errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+                  errmsg("a dperm catalog row this release needs is locked by an uncommitted transaction"),
+                  errdetail("The release waited up to dperm.ledger_wait_timeout (%d ms). Nothing was "
+                            "charged and no model was computed.",
+                            g_ledger_wait_timeout_ms),
+                  errhint("Retry once the transaction that holds it has ended.")));
+  pg_unreachable();
+}
+
 ChargeRequest PlanCharge(const dperm::Plan& plan, const dperm::Options& o,
                          const std::vector<double>& curve) {
   return {dperm::AlgorithmName(plan.algorithm),
@@ -98,6 +126,7 @@ int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_rel
   int result = req->status;
   int sqlstate = req->sqlstate;
   int64 id = req->ledger_id;
+  Oid busy = req->busy_relation;
   char* message = pstrdup(req->message);
   char* detail = pstrdup(req->detail);
   char* hint = pstrdup(req->hint);
@@ -114,11 +143,7 @@ int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_rel
     ereport(ERROR, (errcode(kBudgetExceeded), errmsg("%s", message),
                     errdetail("%s", detail), errhint("%s", hint)));
   }
-  if (result == kFailed && sqlstate == ERRCODE_LOCK_NOT_AVAILABLE)
-    ereport(ERROR, (errcode(sqlstate),
-                    errmsg("the privacy budget of a relation this release reads is locked by an uncommitted transaction"),
-                    errhint("If this transaction changed the budget with dperm.set_budget, commit it first. "
-                            "The release was not charged and no model was computed.")));
+  if (result == kBusy) RaiseBusy(busy);
   if (result == kFailed)
     ereport(ERROR, (errcode(sqlstate), errmsg("dperm ledger writer failed: %s", message),
                     errhint("The release was not charged and no model was computed.")));

@@ -40,6 +40,11 @@ int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_rel
 ChargeRequest PlanCharge(const dperm::Plan& plan, const dperm::Options& o,
                          const std::vector<double>& curve);
 
+// Raises 55P03 for a request the ledger writer kept answering busy: the
+// budget row of `relation` (InvalidOid: another catalog row) is locked by
+// an uncommitted transaction, this one's or another's. Nothing was charged.
+[[noreturn]] void RaiseBusy(Oid relation);
+
 // The ledger row of this backend's latest charge (ChargeRelease sets it;
 // models.cpp clears it before a training and reads it after).
 extern int64 g_last_charge_id;

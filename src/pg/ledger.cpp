@@ -2,7 +2,8 @@
 // check and the ledger row of one release, in a transaction of its own, as
 // the bootstrap superuser. The check and the charge are atomic across
 // sessions: the writer locks the budget rows of the relations (SELECT ...
-// FOR UPDATE) before summing the ledger. Why a separate writer, and what a
+// FOR UPDATE SKIP LOCKED) before summing the ledger, and answers busy
+// instead of waiting when one is locked. Why a separate writer, and what a
 // release sends it, is in charge.cpp; how the request reaches it (a
 // persistent writer with shared_preload_libraries, else a dynamic worker) is
 // in ledger_writer.cpp.
@@ -50,6 +51,30 @@ void SpentAfter(bool legacy_catalog, Datum relid, const char* accounting, double
   *spent_delta = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 }
 
+// The first of the request's budgeted relations whose budget row the locking
+// read skipped (it is locked by another transaction), or InvalidOid. The
+// budget rows are listed again without a lock; a row that appeared or went
+// away in between reads as skipped, and the retry sees it settled.
+Oid SkippedBudget(LedgerRequest* req, SPITupleTable* locked, uint64 n_locked) {
+  Oid argtypes[1] = {OIDARRAYOID};
+  Datum args[1] = {OidArrayDatum(req->relations, req->n_relations)};
+  if (SPI_execute_with_args(
+          "SELECT b.relation::pg_catalog.oid FROM dperm.budgets b"
+          " WHERE b.relation::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1)"
+          " ORDER BY b.relation::pg_catalog.oid",
+          1, argtypes, args, nullptr, false, 0) != SPI_OK_SELECT)
+    elog(ERROR, "could not read dperm.budgets");
+  for (uint64 i = 0; i < SPI_processed; i++) {
+    bool isnull;
+    Oid relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+    bool found = false;
+    for (uint64 j = 0; j < n_locked && !found; j++)
+      found = DatumGetObjectId(SPI_getbinval(locked->vals[j], locked->tupdesc, 1, &isnull)) == relid;
+    if (!found) return relid;
+  }
+  return InvalidOid;
+}
+
 // Checks every budget of the request's relations with this release added,
 // under each relation's accounting (dperm.budget_spent); fills a refusal if
 // one would be overspent.
@@ -57,19 +82,29 @@ bool WithinBudgets(LedgerRequest* req) {
   if (req->n_relations == 0) return true;
   Oid argtypes[1] = {OIDARRAYOID};
   Datum args[1] = {OidArrayDatum(req->relations, req->n_relations)};
-  // Lock the budgets in a fixed order so concurrent charges serialise.
+  // Lock the budgets so concurrent charges serialise, without ever waiting:
+  // a row another transaction holds (an uncommitted dperm.set_budget) is
+  // skipped, and the request answered busy below. A wait here would hold up
+  // every release behind it (the persistent writer serves one request at a
+  // time; a dynamic one holds a worker slot).
   if (SPI_execute_with_args(
           req->legacy_catalog
               ? "SELECT b.relation::pg_catalog.oid, b.relation::pg_catalog.text, b.epsilon, b.delta, 'basic'"
                 "  FROM dperm.budgets b WHERE b.relation::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1)"
-                "  ORDER BY b.relation::pg_catalog.oid FOR UPDATE"
+                "  ORDER BY b.relation::pg_catalog.oid FOR UPDATE SKIP LOCKED"
               : "SELECT b.relation::pg_catalog.oid, b.relation::pg_catalog.text, b.epsilon, b.delta, b.accounting"
                 "  FROM dperm.budgets b WHERE b.relation::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1)"
-                "  ORDER BY b.relation::pg_catalog.oid FOR UPDATE",
+                "  ORDER BY b.relation::pg_catalog.oid FOR UPDATE SKIP LOCKED",
           1, argtypes, args, nullptr, false, 0) != SPI_OK_SELECT)
     elog(ERROR, "could not read dperm.budgets");
   SPITupleTable* budgets = SPI_tuptable;
   uint64 n_budgets = SPI_processed;
+  Oid skipped = SkippedBudget(req, budgets, n_budgets);
+  if (OidIsValid(skipped)) {
+    req->status = kBusy;
+    req->busy_relation = skipped;
+    return false;
+  }
   for (uint64 i = 0; i < n_budgets; i++) {
     HeapTuple row = budgets->vals[i];
     TupleDesc desc = budgets->tupdesc;
@@ -118,8 +153,8 @@ bool WithinBudgets(LedgerRequest* req) {
 // oid[]) and their names as schema.name (the OID where the relation is gone).
 #define LEDGER_ROW_HEAD                                                                  \
   " SELECT $1, %s, $3::pg_catalog.regclass[],"                                          \
-  "  ARRAY(SELECT COALESCE(pg_catalog.format('%%I.%%I', ns.nspname, c.relname),"        \
-  "                        u.relid::pg_catalog.text)"                                   \
+  "  ARRAY(SELECT CASE WHEN c.oid IS NULL THEN u.relid::pg_catalog.text"               \
+  "                    ELSE pg_catalog.format('%%I.%%I', ns.nspname, c.relname) END"   \
   "          FROM pg_catalog.unnest($3) WITH ORDINALITY u(relid, i)"                    \
   "          LEFT JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) u.relid"   \
   "          LEFT JOIN pg_catalog.pg_namespace ns"                                      \
@@ -173,12 +208,13 @@ void AppendLedgerRow(LedgerRequest* req) {
       SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
-// The writer waits at most this long for a budget row. Charges hold it for
-// milliseconds; a longer wait means an uncommitted change to the budget,
-// possibly by the releasing transaction itself, which waits for the writer:
-// without a timeout that would hang (the deadlock detector cannot see a wait
-// for a background worker).
-const char* const kBudgetLockTimeout = "5s";
+// The writer waits at most this long for any other lock (a dperm.models
+// row for an evaluation, a budget_totals row another dynamic writer is
+// inserting): charges hold theirs for milliseconds, and a longer wait means
+// an uncommitted transaction, whose release would otherwise hold up every
+// other release behind it. It then answers busy (55P03 is retried by the
+// releasing backend) and never waits on a lock an untrusted role controls.
+const char* const kWriterLockTimeout = "100ms";
 
 // True when the database still has dperm 0.1.0's SQL objects (the library
 // was upgraded, ALTER EXTENSION dperm UPDATE not yet run).
@@ -210,7 +246,7 @@ void ServeLedgerRequest(LedgerRequest* req) {
     SPI_connect();
     PushActiveSnapshot(GetTransactionSnapshot());
     int guc_level = PinInternalSearchPath();
-    set_config_option("lock_timeout", kBudgetLockTimeout, PGC_USERSET, PGC_S_SESSION,
+    set_config_option("lock_timeout", kWriterLockTimeout, PGC_USERSET, PGC_S_SESSION,
                       GUC_ACTION_SAVE, true, 0, false);
     bool charge = true;
     if (req->kind != kChargeRelease) {
@@ -233,7 +269,9 @@ void ServeLedgerRequest(LedgerRequest* req) {
     FlushErrorState();
     req->sqlstate = error->sqlerrcode;
     CopyText(req->message, sizeof req->message, error->message);
-    req->status = kFailed;
+    // A lock the writer would have waited for: nothing was written.
+    req->status = error->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE ? kBusy : kFailed;
+    req->busy_relation = InvalidOid;
     AbortCurrentTransaction();
   }
   PG_END_TRY();

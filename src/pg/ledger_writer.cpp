@@ -20,13 +20,30 @@
 //   the release retries with a short backoff for up to
 //   dperm.ledger_wait_timeout before it fails with 53000.
 //
+// No role can stall another through the writer. The writer never waits for
+// a lock (ledger.cpp: budget rows are locked with SKIP LOCKED, any other
+// lock within 100 ms): a request whose budget row another transaction holds
+// is answered busy at once, and the releasing backend hands it in again
+// with backoff (cancellable) until dperm.ledger_wait_timeout, then fails
+// with 55P03. So a held budget row delays only the releases charged to that
+// relation, in both modes. The queue has a slot for every backend
+// (MaxBackends), and a backend has at most one request in it, so it never
+// fills; one role's share of the writer is its sessions' releases (bounded
+// by its connection limit), each a short transaction.
+//
 // Either way the model is computed only after the writer has committed the
 // ledger row and said so (status kCharged): a cancel or an error while
 // waiting gives no model, and the writer may still commit the charge (at
 // worst a failed training is charged; no charge is ever lost).
+#include "internal_sql.hpp"
 #include "ledger_writer.hpp"
 
 extern "C" {
+#include "access/transam.h"
+#include "access/xact.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "catalog/pg_authid.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -54,9 +71,11 @@ int g_ledger_wait_timeout_ms = 30000;
 
 namespace {
 
-// Requests waiting for the persistent writer; a release finding the queue
-// full waits (up to dperm.ledger_wait_timeout) like one finding no slot.
-const int kQueueCapacity = 1024;
+// A busy answer is retried after this many ms, doubling up to the second
+// figure: a role's retries keep the persistent writer busy for at most a
+// few per cent of its time (a busy answer costs it well under a millisecond).
+const long kBusyFirstMs = 5;
+const long kBusyMaxMs = 250;
 // A connected writer that has been idle this long exits (and is restarted
 // unconnected), so that it never holds up DROP DATABASE (which waits 5 s).
 const long kIdleDisconnectMs = 1000;
@@ -72,6 +91,8 @@ struct QueueEntry {
 
 // The persistent writer's queue, in the main shared memory segment. Every
 // field is read and written under `mutex` (a spinlock: no section calls out).
+// capacity: twice MaxBackends (each backend has at most one live request;
+// withdrawn ones wait for the head to pass them).
 struct LedgerQueue {
   slock_t mutex;
   bool writer_running;
@@ -80,8 +101,13 @@ struct LedgerQueue {
   uint64 next_request_id;
   uint64 head;               // entries[head % capacity] is the oldest
   uint64 tail;
-  QueueEntry entries[kQueueCapacity];
+  uint64 capacity;
+  QueueEntry entries[FLEXIBLE_ARRAY_MEMBER];
 };
+
+uint64 QueueCapacity() { return 2 * static_cast<uint64>(Max(MaxBackends, 64)); }
+
+Size QueueSize() { return add_size(offsetof(LedgerQueue, entries), mul_size(QueueCapacity(), sizeof(QueueEntry))); }
 
 LedgerQueue* g_queue = nullptr;  // set only with shared_preload_libraries
 shmem_request_hook_type g_prev_shmem_request_hook = nullptr;
@@ -89,7 +115,7 @@ shmem_startup_hook_type g_prev_shmem_startup_hook = nullptr;
 
 void QueueShmemRequest() {
   if (g_prev_shmem_request_hook != nullptr) g_prev_shmem_request_hook();
-  RequestAddinShmemSpace(MAXALIGN(sizeof(LedgerQueue)));
+  RequestAddinShmemSpace(MAXALIGN(QueueSize()));
 }
 
 void QueueShmemStartup() {
@@ -97,11 +123,12 @@ void QueueShmemStartup() {
   LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
   bool found;
   g_queue = static_cast<LedgerQueue*>(
-      ShmemInitStruct("dperm ledger queue", sizeof(LedgerQueue), &found));
+      ShmemInitStruct("dperm ledger queue", QueueSize(), &found));
   if (!found) {
-    memset(g_queue, 0, sizeof *g_queue);
+    memset(g_queue, 0, QueueSize());
     SpinLockInit(&g_queue->mutex);
     g_queue->writer_procno = -1;
+    g_queue->capacity = QueueCapacity();
   }
   LWLockRelease(AddinShmemInitLock);
 }
@@ -124,7 +151,7 @@ bool WithdrawRequest(uint64 id) {
   bool found = false;
   SpinLockAcquire(&g_queue->mutex);
   for (uint64 i = g_queue->head; i < g_queue->tail; i++) {
-    QueueEntry* entry = &g_queue->entries[i % kQueueCapacity];
+    QueueEntry* entry = &g_queue->entries[i % g_queue->capacity];
     if (entry->request_id == id) {
       entry->request_id = 0;
       found = true;
@@ -176,10 +203,10 @@ void SubmitToPersistentWriter(dsm_segment* seg, LedgerRequest* req) {
     bool queued = false;
     int writer = -1;
     SpinLockAcquire(&g_queue->mutex);
-    if (g_queue->tail - g_queue->head < static_cast<uint64>(kQueueCapacity)) {
+    if (g_queue->tail - g_queue->head < g_queue->capacity) {
       uint64 id = ++g_queue->next_request_id;
       req->request_id = id;  // plain stores into our own segment
-      QueueEntry* entry = &g_queue->entries[g_queue->tail % kQueueCapacity];
+      QueueEntry* entry = &g_queue->entries[g_queue->tail % g_queue->capacity];
       entry->handle = dsm_segment_handle(seg);
       entry->database = req->database;
       entry->request_id = id;
@@ -276,12 +303,12 @@ TakeResult TakeRequest(Oid connected, QueueEntry* out) {
   TakeResult result;
   SpinLockAcquire(&g_queue->mutex);
   while (g_queue->head < g_queue->tail &&
-         g_queue->entries[g_queue->head % kQueueCapacity].request_id == 0)
+         g_queue->entries[g_queue->head % g_queue->capacity].request_id == 0)
     g_queue->head++;
   if (g_queue->head == g_queue->tail) {
     result = kNothing;
   } else {
-    QueueEntry* entry = &g_queue->entries[g_queue->head % kQueueCapacity];
+    QueueEntry* entry = &g_queue->entries[g_queue->head % g_queue->capacity];
     if (OidIsValid(connected) && entry->database != connected) {
       result = kOtherDatabase;
     } else {
@@ -341,13 +368,67 @@ void ServeEntry(const QueueEntry& entry, uint64 generation, Oid* connected) {
   pgstat_report_stat(false);
 }
 
+// Clears the writer's answer, so that the request can be handed in again.
+void ResetAnswer(LedgerRequest* req) {
+  req->request_id = 0;
+  req->claimed_by = 0;
+  req->status = kPending;
+  req->sqlstate = 0;
+  req->ledger_id = 0;
+  req->busy_relation = InvalidOid;
+  req->message[0] = req->detail[0] = req->hint[0] = '\0';
+  req->done = 0;
+  pg_write_barrier();
+}
+
 }  // namespace
 
+// Reads the budget row as this transaction sees it: a version this
+// transaction wrote is the one the writer's lock attempt skipped, and
+// waiting for it would only wait out the timeout.
+bool BudgetChangedHere(Oid relid) {
+  SPI_connect();
+  int guc_level = PinInternalSearchPath();
+  Oid types[1] = {OIDOID};
+  Datum args[1] = {ObjectIdGetDatum(relid)};
+  bool ours = false;
+  if (SPI_execute_with_args("SELECT b.xmin FROM dperm.budgets b"
+                            " WHERE b.relation::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
+                            1, types, args, nullptr, true, 1) == SPI_OK_SELECT &&
+      SPI_processed == 1) {
+    bool isnull;
+    Datum xmin = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+    ours = !isnull && TransactionIdIsCurrentTransactionId(DatumGetTransactionId(xmin));
+  }
+  AtEOXact_GUC(true, guc_level);
+  SPI_finish();
+  return ours;
+}
+
 void SubmitLedgerRequest(dsm_segment* seg, LedgerRequest* req) {
-  if (g_queue != nullptr)
-    SubmitToPersistentWriter(seg, req);
-  else
-    SubmitToDynamicWriter(seg);
+  TimestampTz start = GetCurrentTimestamp();
+  long delay = kBusyFirstMs;
+  for (;;) {
+    ResetAnswer(req);
+    if (g_queue != nullptr)
+      SubmitToPersistentWriter(seg, req);
+    else
+      SubmitToDynamicWriter(seg);
+    if (req->status != kBusy) return;
+    if (OidIsValid(req->busy_relation) && BudgetChangedHere(req->busy_relation)) return;
+    long left = g_ledger_wait_timeout_ms -
+                static_cast<long>((GetCurrentTimestamp() - start) / 1000);
+    if (left <= 0) return;
+    Nap(Min(delay, left));  // a cancel or timeout raises here
+    delay = Min(delay * 2, kBusyMaxMs);
+  }
+}
+
+char* RelationNameForMessage(Oid relid) {
+  char* name = get_rel_name(relid);
+  if (name == nullptr) return psprintf("%u", relid);
+  char* schema = get_namespace_name(get_rel_namespace(relid));
+  return quote_qualified_identifier(schema, name);
 }
 
 void InitPersistentLedgerWriter() {

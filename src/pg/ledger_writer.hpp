@@ -18,7 +18,11 @@ const int kMaxOrders = 64;
 // Marks a dynamic shared memory segment as a ledger request ("DPLR").
 const uint32 kLedgerRequestMagic = 0x44504c52;
 
-enum LedgerStatus { kPending = 0, kCharged = 1, kRefused = 2, kFailed = 3 };
+// kBusy: a row the writer needs (a budget row: busy_relation names its
+// relation) is locked by another transaction; nothing was written, and
+// SubmitLedgerRequest hands the request in again until it is served or
+// dperm.ledger_wait_timeout has passed.
+enum LedgerStatus { kPending = 0, kCharged = 1, kRefused = 2, kFailed = 3, kBusy = 4 };
 
 // What a request asks the writer to do: charge a release (the default), or
 // write a row of dperm.models in a transaction of its own (models.cpp), so
@@ -54,6 +58,7 @@ struct LedgerRequest {
   int32 status;
   int32 sqlstate;
   int64 ledger_id;              // the ledger row; for records, the model version
+  Oid busy_relation;            // kBusy: whose budget row is locked (0: another row)
   char message[1024];
   char detail[1024];
   char hint[512];
@@ -76,11 +81,23 @@ void ServeModelRecord(LedgerRequest* req);
 // Hands the request in `seg` to a ledger writer and waits until it is
 // served (req->done). Uses the persistent writer when dperm is in
 // shared_preload_libraries, otherwise a dynamic background worker (waiting
-// up to dperm.ledger_wait_timeout for a free slot). Raises 53000 when no
-// writer takes the request in time; a cancel while waiting raises as usual
-// (the writer may still charge the release: at worst a failed training is
+// up to dperm.ledger_wait_timeout for a free slot). A busy answer (kBusy:
+// a row it needs is locked) is retried with backoff, interruptibly, until
+// dperm.ledger_wait_timeout has passed since the first attempt, or at once
+// when the lock is this transaction's own; then req->status stays kBusy.
+// The writer never waits for a lock, so one relation's locked budget
+// delays only the releases charged to it. Raises 53000 when no writer
+// takes the request in time; a cancel while waiting raises as usual (the
+// writer may still charge the release: at worst a failed training is
 // charged).
 void SubmitLedgerRequest(dsm_segment* seg, LedgerRequest* req);
+
+// Whether this transaction itself changed the budget row of `relid` (with
+// dperm.set_budget, not yet committed): a writer can never lock it.
+bool BudgetChangedHere(Oid relid);
+
+// The relation's name for messages (schema-qualified; its OID if gone).
+char* RelationNameForMessage(Oid relid);
 
 // With shared_preload_libraries = dperm: reserves the request queue in
 // shared memory and registers the persistent writer. Called from _PG_init.

@@ -244,8 +244,10 @@ int64 SubmitModelRecord(LedgerRequestKind kind, const char* json) {
   int status = req->status;
   int sqlstate = req->sqlstate;
   int64 version = req->ledger_id;
+  Oid busy = req->busy_relation;
   char* message = pstrdup(req->message);
   dsm_detach(seg);
+  if (status == kBusy) RaiseBusy(busy);
   if (status != kCharged)
     ereport(ERROR, (errcode(status == kFailed && sqlstate != 0 ? sqlstate : ERRCODE_INTERNAL_ERROR),
                     errmsg("dperm could not record the model version: %s",
@@ -745,18 +747,23 @@ DPERM_FUNCTION(dperm_cron_next_run) {
   char* spec = text_to_cstring(PG_GETARG_TEXT_PP(0));
   TimestampTz after = PG_GETARG_TIMESTAMPTZ(1);
   int64 k = PG_GETARG_INT64(2);
-  if (k < 1)
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("k must be >= 1")));
+  if (k < 1 || k > dperm::kMaxCronRuns)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("k must be between 1 and %lld", static_cast<long long>(dperm::kMaxCronRuns)),
+                    errhint("dperm forecasts at most %lld runs ahead (the cap of dperm.runs_that_fit).",
+                            static_cast<long long>(dperm::kMaxCronRuns))));
   if (TIMESTAMP_NOT_FINITE(after)) PG_RETURN_NULL();
   // PostgreSQL counts microseconds from 2000-01-01, 10957 days after 1970-01-01.
   const int64 epoch_minutes = int64(10957) * 1440;
   int64 after_minute = after / USECS_PER_MINUTE - (after % USECS_PER_MINUTE < 0 ? 1 : 0) + epoch_minutes;
   int64 run = -1;
-  dperm::pg::CoreError ignored;
+  dperm::pg::CoreError failure;
   bool ok = CaptureCore([&] {
     dperm::CronSchedule schedule = dperm::ParseCron(spec);
     run = dperm::NthCronMinute(schedule, after_minute, k);
-  }, &ignored);
+  }, &failure);
+  // A cancel or timeout is raised; a schedule it cannot forecast is NULL.
+  if (!ok && failure.sqlstate == ERRCODE_QUERY_CANCELED) ReportCoreError(failure);
   if (!ok || run < 0) PG_RETURN_NULL();
   PG_RETURN_TIMESTAMPTZ((run - epoch_minutes) * USECS_PER_MINUTE);
 }

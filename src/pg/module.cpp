@@ -13,6 +13,7 @@
 #include "progress.hpp"
 
 extern "C" {
+#include "access/parallel.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
 
@@ -25,6 +26,7 @@ namespace dperm::pg {
 bool g_allow_seed = false;
 int g_max_coefficients = 1000000;
 int g_max_buffer_kb = 256 * 1024;
+int g_max_release_memory_kb = 1024 * 1024;
 
 namespace {
 // True when a cancel or termination is pending: the interrupts that end a
@@ -32,6 +34,30 @@ namespace {
 bool InterruptIsPending() {
   return InterruptPending && (QueryCancelPending || ProcDiePending);
 }
+// The value of dperm.max_release_memory that the server, a database or a
+// role setting gave (an administrator's); only a superuser sets more.
+int g_release_memory_ceiling_kb = 1024 * 1024;
+
+// dperm.max_release_memory: any role may lower it for its session (SET, a
+// function's SET clause), only a superuser may raise it above the ceiling.
+// Values from the configuration file, ALTER SYSTEM, and database or role
+// settings (validated when they were stored: a non-superuser's ALTER ROLE
+// ... SET is checked here as PGC_S_TEST) become the ceiling. A parallel
+// worker takes its leader's value, which passed here already.
+bool CheckMaxReleaseMemory(int* value, void**, GucSource source) {
+  if (source <= PGC_S_DATABASE_USER) {
+    g_release_memory_ceiling_kb = *value;
+    return true;
+  }
+  if (*value <= g_release_memory_ceiling_kb || InitializingParallelWorker || superuser())
+    return true;
+  GUC_check_errcode(ERRCODE_INSUFFICIENT_PRIVILEGE);
+  GUC_check_errdetail("Only a superuser can raise dperm.max_release_memory above %d kB, "
+                      "the value the server, database or role settings give.",
+                      g_release_memory_ceiling_kb);
+  return false;
+}
+
 // dperm.pass_key: empty (not configured) or at least 32 characters.
 bool CheckPassKey(char** value, void**, GucSource) {
   if (*value == nullptr || (*value)[0] == '\0' || strlen(*value) >= 32) return true;
@@ -70,6 +96,17 @@ void _PG_init(void) {
       "need more.",
       &dperm::pg::g_max_buffer_kb, 256 * 1024, 64, INT_MAX, PGC_SUSET, GUC_UNIT_KB, nullptr,
       nullptr, nullptr);
+  // Any role may lower it; only a superuser may raise it (CheckMaxReleaseMemory):
+  // like max_buffer it bounds a backend's memory, a server resource.
+  DefineCustomIntVariable(
+      "dperm.max_release_memory",
+      "The most memory one release's training may need, besides its rows.",
+      "Estimated from n, d, the classes and the options before the release is "
+      "charged (dp_explain shows it as memory_bytes); a release above it is refused "
+      "with SQLSTATE 54000 and nothing is charged. Any role may lower it; only a "
+      "superuser may raise it.",
+      &dperm::pg::g_max_release_memory_kb, 1024 * 1024, 1024, INT_MAX, PGC_USERSET,
+      GUC_UNIT_KB, &dperm::pg::CheckMaxReleaseMemory, nullptr, nullptr);
   // Not a user setting: dperm.train turns it on around each streaming pass
   // (streaming.cpp) and the per-pass aggregates refuse without it. SUSET,
   // so no other role can set it (a function's SET clause runs with its
@@ -98,7 +135,9 @@ void _PG_init(void) {
       "Without shared_preload_libraries = dperm: how long to wait for a free "
       "background worker slot; with it: how long to wait for the persistent "
       "ledger writer to take the request. Then the release fails with "
-      "SQLSTATE 53000 and no model. 0 fails at once.",
+      "SQLSTATE 53000 and no model. Also how long a release retries while "
+      "another transaction holds a budget row it is charged to; then it fails "
+      "with SQLSTATE 55P03, uncharged. 0 fails at once.",
       &dperm::pg::g_ledger_wait_timeout_ms, 30000, 0, INT_MAX, PGC_USERSET, GUC_UNIT_MS,
       nullptr, nullptr, nullptr);
   MarkGUCPrefixReserved("dperm");

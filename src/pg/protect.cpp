@@ -14,6 +14,7 @@
 // through its protection (RefuseRowSecurity).
 #include "dperm/options.hpp"
 #include "dperm/pass.hpp"
+#include "dperm/registry.hpp"
 #include "dperm/select_l2.hpp"
 #include "dperm/train.hpp"
 
@@ -476,8 +477,15 @@ DPERM_FUNCTION(dperm_train) {
   bool streaming = mode == TrainMode::kStreaming || (mode == TrainMode::kAuto && (!fits || distributed));
   if (!streaming && !fits) RaiseBufferRefusal();
   ProgressSetMode(streaming ? ProgressMode::kStreaming : ProgressMode::kInMemory);
-  if (n > 0 && streaming)
-    RunCore([&] { dperm::PlanStreamingRelease(parsed.options, loss, n, release.dimension); });
+  if (n > 0 && streaming) {
+    double memory = 0;
+    RunCore([&] {
+      memory = dperm::ReleaseMemoryBytes(
+          dperm::PlanStreamingRelease(parsed.options, loss, n, release.dimension), true);
+    });
+    // Before any row is read or charged (in memory: with the plan below).
+    CheckReleaseMemory(memory, "the release");
+  }
 
   // dperm's own aggregate, by schema and exact argument types.
   RunAsCatalogOwner("SELECT e.extnamespace FROM pg_catalog.pg_extension e"
@@ -513,6 +521,7 @@ DPERM_FUNCTION(dperm_train) {
       RunCore([&] {
         planned.Emplace(dperm::PlanInMemoryRelease(parsed.options, loss, n, release.dimension));
       });
+      CheckReleaseMemory(planned->memory, "the release");
       ProgressSetPhase(ProgressPhase::kCharging);
       ChargeRelease(PlanCharge(planned->plan, parsed.options, planned->curve), relations,
                     n_relations);

@@ -19,6 +19,7 @@
 #include "dperm/model.hpp"
 #include "dperm/pass.hpp"
 #include "dperm/random.hpp"
+#include "dperm/registry.hpp"
 
 #include <cmath>
 #include <ctime>
@@ -141,10 +142,13 @@ Datum TrainStreamingRelease(const StreamingRequest& r, bool* isnull) {
   // Everything up to the charge depends on the options and on (n, d) only.
   PgBox<dperm::Plan> plan(CurrentMemoryContext);
   PgBox<std::vector<double>> curve(CurrentMemoryContext);
+  double memory = 0;
   RunCore([&] {
     plan.Emplace(dperm::PlanStreamingRelease(o, r.loss, r.n, r.d));
     curve.Emplace(dperm::ReleaseRdpCurve(*plan));
+    memory = dperm::ReleaseMemoryBytes(*plan, true);
   });
+  CheckReleaseMemory(memory, "the release");
   if (o.n_feature_names >= 0 && o.n_feature_names != r.d)
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("feature_names has %d names, but the rows have %d features",
