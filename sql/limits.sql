@@ -65,17 +65,17 @@ SELECT dperm.set_budget('limits_rows', 100, 1e-3);
 GRANT SELECT ON limits_rows TO regress_dperm_limits;
 SET ROLE regress_dperm_limits;
 SET dperm.max_release_memory = '32MB';
-SELECT dp_softmax(f, k, dp_options(epsilon => 1, delta => 1e-6, classes => 99999,
+SELECT dp_softmax(f, k, dp_options(dimension => 2, epsilon => 1, delta => 1e-6, classes => 99999,
                                    l2 => 0.01, algorithm => 'dp_svrg')) FROM limits_rows;
-SELECT pg_temp.sqlstate_of($$SELECT dp_softmax(f, k, dp_options(epsilon => 1, delta => 1e-6, classes => 99999,
+SELECT pg_temp.sqlstate_of($$SELECT dp_softmax(f, k, dp_options(dimension => 2, epsilon => 1, delta => 1e-6, classes => 99999,
                                    l2 => 0.01, algorithm => 'dp_svrg')) FROM limits_rows$$);
 SELECT pg_temp.sqlstate_of($$SELECT dperm.train('limits_rows', 'f', 'k', 'softmax',
-         dp_options(epsilon => 1, delta => 1e-6, classes => 99999, l2 => 0.01, algorithm => 'dp_svrg'))$$);
+         dp_options(dimension => 2, epsilon => 1, delta => 1e-6, classes => 99999, l2 => 0.01, algorithm => 'dp_svrg'))$$);
 SELECT pg_temp.sqlstate_of($$SELECT dperm.train('limits_rows', 'f', 'k', 'softmax',
-         dp_options(epsilon => 1, delta => 1e-6, classes => 99999, algorithm => 'dp_gd'), mode => 'streaming')$$);
+         dp_options(dimension => 2, epsilon => 1, delta => 1e-6, classes => 99999, algorithm => 'dp_gd'), mode => 'streaming')$$);
 SELECT count(*) AS charged FROM dperm.ledger WHERE relations @> ARRAY['limits_rows'::regclass];
 -- a release within the limit goes through and is charged
-SELECT dp_softmax(f, k, dp_options(epsilon => 1, delta => 1e-6, classes => 3)) IS NOT NULL AS released
+SELECT dp_softmax(f, k, dp_options(dimension => 2, epsilon => 1, delta => 1e-6, classes => 3)) IS NOT NULL AS released
   FROM limits_rows;
 SELECT count(*) AS charged FROM dperm.ledger WHERE relations @> ARRAY['limits_rows'::regclass];
 RESET dperm.max_release_memory;
@@ -86,7 +86,7 @@ RESET ROLE;
 -- never take that row.
 BEGIN;
 SELECT dperm.set_budget('limits_rows', 200, 1e-3);
-SELECT pg_temp.sqlstate_of($$SELECT dp_logreg(f, k > 0, dp_options(epsilon => 0.1, l2 => 1)) FROM limits_rows$$);
+SELECT pg_temp.sqlstate_of($$SELECT dp_logreg(f, k > 0, dp_options(dimension => 2, epsilon => 0.1, l2 => 1)) FROM limits_rows$$);
 ROLLBACK;
 SELECT count(*) AS charged FROM dperm.ledger WHERE relations @> ARRAY['limits_rows'::regclass];
 REVOKE SELECT ON limits_rows FROM regress_dperm_limits;
