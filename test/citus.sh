@@ -248,7 +248,8 @@ expect_error 0 postgres "0A000: pts is a Citus distributed table; dperm.train re
 check "no refusal was charged" "SELECT count(*) = $ledger_before + 6 FROM dperm.ledger"
 
 # A protected distributed table: the owner's rows, the analyst trains
-# through dperm.train only (the passes run as the owner on the workers).
+# through dperm.train only (the passes run as the owner on the workers),
+# declaring d (a protected relation's d is never read from a row).
 psql_on 0 data_owner -c "SET citus.shard_count = 4" \
   -c "CREATE TABLE prot (id bigint PRIMARY KEY, features float8[], label boolean)" \
   -c "SELECT create_distributed_table('prot', 'id')" \
@@ -260,12 +261,12 @@ expect_error 1 analyst "42501: permission denied for table $prot_shard" "SELECT 
 expect_error 1 analyst "42501: permission denied for table $prot_shard" \
   "SELECT dperm.pass_logreg(features, label, $wp, '$token') FROM $prot_shard"
 model=$(psql_on 0 analyst -c "SELECT dperm.train('prot', 'features', 'label', 'logistic',
-                                dp_options(epsilon => 1, l2 => 0.1, algorithm => 'output_gd'))::jsonb->>'n'")
+                                dp_options(epsilon => 1, l2 => 0.1, algorithm => 'output_gd', dimension => 4))::jsonb->>'n'")
 [ "$model" = 20000 ] || fail "the analyst's release on prot: $model"
 grep -q "data_owner: .*worker_partial_agg('dperm.pass_logreg.*FROM public.prot_" "$work/n1.log" ||
   fail "the passes over prot did not run as its owner on worker 1"
 check "the analyst's release on prot is charged once, on the coordinator, to the analyst" "
-  SELECT count(*) = 1 AND bool_and(relations = ARRAY['prot'::regclass] AND role = 'analyst')
+  SELECT count(*) = 1 AND bool_and(relations = ARRAY['prot'::regclass] AND role = 'analyst'::regrole)
     FROM dperm.ledger WHERE 'prot'::regclass = ANY (relations)"
 
 # A missing or different key: refused before the charge on the coordinator,
