@@ -14,9 +14,9 @@ SELECT key, value FROM jsonb_each(dp_explain('logistic', 45211, 42,
  WHERE key IN ('algorithm', 'iterations', 'step_size', 'L', 'beta', 'sensitivity',
                'noise', 'noise_scale', 'epsilon', 'delta');
 
-\echo '== train: one (1, 1e-6)-differentially private release'
+\echo '== train: one (1, 1e-6)-differentially private release (bank is budgeted: d = 42 is declared)'
 CREATE TEMP TABLE model AS
-  SELECT dp_logreg(features, label, dp_options(epsilon => 1, delta => 1e-6, l2 => 0.01)) AS m
+  SELECT dp_logreg(features, label, dp_options(epsilon => 1, delta => 1e-6, l2 => 0.01, dimension => 42)) AS m
     FROM bank;
 SELECT jsonb_pretty(m::jsonb - 'plan' - 'coefficients') AS model FROM model;
 

@@ -17,7 +17,7 @@ SELECT dperm.set_budget('bank', epsilon => 3, delta => 1e-5);
 \echo '== alice trains a named model and schedules it (every minute, for the demo)'
 SET ROLE alice;
 SELECT dperm.train_model('churn', 'bank', 'features', 'label', 'logistic',
-                         dp_options(epsilon => 0.5, l2 => 0.01)) AS version;
+                         dp_options(epsilon => 0.5, l2 => 0.01, dimension => 42)) AS version;
 SELECT dperm.schedule_retraining('churn', '* * * * *') AS jobid;
 SELECT runs, limiting_relation, epsilon_per_run, next_run_at, last_run_at
   FROM dperm.retraining_forecast('churn');
