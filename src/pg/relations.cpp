@@ -182,8 +182,7 @@ static Oid* WithAncestors(List* relids, int* count) {
   return out;
 }
 
-// The relations in the range table of a statement.
-static List* EStateRelations(EState* estate) {
+List* EStateRelations(EState* estate) {
   List* relids = NIL;
   ListCell* lc;
   foreach (lc, estate->es_range_table) {

@@ -61,6 +61,9 @@ Oid CheckDataset(const char* dataset, Oid role);
 // plus the `dataset` option's relation when given (CheckDataset), plus the
 // inheritance and partition ancestors of each. Returns a palloc'd array.
 Oid* RelationsRead(FunctionCallInfo fcinfo, const char* dataset, int* count);
+// The relations in the range table of the statement of `estate`.
+List* EStateRelations(EState* estate);
+
 // RelationsRead for the statement of executor state `estate`.
 Oid* StatementRelations(EState* estate, const char* dataset, int* count);
 // The relations in the range table of the query running aggregate `fcinfo`.

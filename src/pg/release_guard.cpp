@@ -23,6 +23,7 @@
 #include "dperm/options.hpp"
 
 #include "arrays.hpp"
+#include "citus.hpp"
 #include "internal_sql.hpp"
 #include "options_pg.hpp"
 #include "relations.hpp"
@@ -208,6 +209,9 @@ void CheckWholeRelations(AggState* agg, Aggref* aggref, List* strict, const char
 // The checks of one training aggregate call of a statement about to run.
 void CheckTrainingCall(AggState* agg, Aggref* aggref, const char* name) {
   EState* estate = agg->ss.ps.state;
+  // Citus rewrites the statement (its options become a column of the
+  // distributed scan): refused as in the transition, with its own hint.
+  RefuseCitusRelations(EStateRelations(estate), name);
   Expr* options = OptionsArgument(aggref);
   if (!RowIndependent(options))
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
