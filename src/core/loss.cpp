@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "dperm/exact_sum.hpp"
+
 namespace dperm {
 namespace {
 
@@ -70,8 +72,19 @@ Eigen::VectorXd LinearObjective::LossGradient(const Eigen::VectorXd& w) const {
   Eigen::VectorXd g = Margins(w);
   for (Eigen::Index i = 0; i < g.size(); i++) g(i) = loss_.Derivative(g(i), y_(i));
   Eigen::VectorXd grad(w.size());
-  grad.head(d).noalias() = x_.transpose() * g;
-  if (fit_intercept_) grad(d) = g.sum();
+  if (sum_grid() > 0) {
+    // Each row's f'(m_i) [x_i, 1] rounded to the grid, summed exactly
+    // (exact_sum.hpp): the sum the sensitivity was derived for.
+    ExactSum sum(dim(), sum_grid());
+    const double* rows = x_.data();
+    const Eigen::Index stride = x_.outerStride();
+    for (Eigen::Index i = 0; i < g.size(); i++)
+      sum.AddScaled(0, g(i), rows + i * stride, int(d), fit_intercept_);
+    for (int j = 0; j < dim(); j++) grad(j) = sum.Value(j);
+  } else {
+    grad.head(d).noalias() = x_.transpose() * g;
+    if (fit_intercept_) grad(d) = g.sum();
+  }
   grad /= static_cast<double>(n());
   return grad;
 }
@@ -81,6 +94,19 @@ void LinearObjective::AddRowGradients(const Eigen::VectorXd& w,
                                       Eigen::VectorXd& sum) const {
   const Eigen::Index d = x_.cols();
   const double b = fit_intercept_ ? w(d) : 0.0;
+  if (sum_grid() > 0) {
+    // The batch's rows rounded to the grid and summed exactly, then added
+    // to `sum` once (exact_sum.hpp).
+    ExactSum batch(dim(), sum_grid());
+    const Eigen::Index stride = x_.outerStride();
+    for (int64_t k = 0; k < m; k++) {
+      const Eigen::Index i = rows[k];
+      double c = loss_.Derivative(x_.row(i).dot(w.head(d)) + b, y_(i));
+      batch.AddScaled(0, c, x_.data() + i * stride, int(d), fit_intercept_);
+    }
+    for (int j = 0; j < dim(); j++) sum(j) += batch.Value(j);
+    return;
+  }
   for (int64_t k = 0; k < m; k++) {
     const Eigen::Index i = rows[k];
     double c = loss_.Derivative(x_.row(i).dot(w.head(d)) + b, y_(i));

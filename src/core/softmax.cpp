@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "dperm/exact_sum.hpp"
+
 namespace dperm {
 namespace {
 
@@ -62,6 +64,18 @@ Eigen::VectorXd SoftmaxObjective::LossGradient(const Eigen::VectorXd& w) const {
     p(i, Label(y_(i))) -= 1;  // p - e_y
   }
   Eigen::VectorXd grad(dim());
+  if (sum_grid() > 0) {
+    // Each row's (p - e_y)_k [x, 1] rounded to the grid, summed exactly
+    // (exact_sum.hpp), class block after class block.
+    ExactSum sum(dim(), sum_grid());
+    const Eigen::Index stride = x_.outerStride();
+    for (Eigen::Index i = 0; i < p.rows(); i++)
+      for (int k = 0; k < classes_; k++)
+        sum.AddScaled(k * per_class(), p(i, k), x_.data() + i * stride, int(d), fit_intercept_);
+    for (int j = 0; j < dim(); j++) grad(j) = sum.Value(j);
+    grad /= static_cast<double>(n());
+    return grad;
+  }
   Eigen::Map<RowMatrix> g(grad.data(), classes_, per_class());
   g.leftCols(d).noalias() = p.transpose() * x_;
   if (fit_intercept_) g.col(d) = p.colwise().sum().transpose();
@@ -76,6 +90,9 @@ void SoftmaxObjective::AddRowGradients(const Eigen::VectorXd& w,
   ClassMatrix wm(w.data(), classes_, per_class());
   Eigen::Map<RowMatrix> g(sum.data(), classes_, per_class());
   Eigen::VectorXd p(classes_);
+  const bool exact = sum_grid() > 0;
+  ExactSum batch(exact ? dim() : 0, exact ? sum_grid() : 1.0);
+  const Eigen::Index stride = x_.outerStride();
   for (int64_t k = 0; k < m; k++) {
     const Eigen::Index i = rows[k];
     p.noalias() = wm.leftCols(d) * x_.row(i).transpose();
@@ -83,9 +100,16 @@ void SoftmaxObjective::AddRowGradients(const Eigen::VectorXd& w,
     if (offset_.size() > 0) p += offset_;
     SoftmaxInPlace(p.data(), classes_);
     p(Label(y_(i))) -= 1;
+    if (exact) {  // rounded to the grid, summed exactly (exact_sum.hpp)
+      for (int c = 0; c < classes_; c++)
+        batch.AddScaled(c * per_class(), p(c), x_.data() + i * stride, int(d), fit_intercept_);
+      continue;
+    }
     g.leftCols(d).noalias() += p * x_.row(i);
     if (fit_intercept_) g.col(d) += p;
   }
+  if (exact)
+    for (int j = 0; j < dim(); j++) sum(j) += batch.Value(j);
 }
 
 Eigen::MatrixXd SoftmaxObjective::LossHessian(const Eigen::VectorXd& w) const {
