@@ -94,6 +94,17 @@ void LinearObjective::AddRowGradients(const Eigen::VectorXd& w,
                                       Eigen::VectorXd& sum) const {
   const Eigen::Index d = x_.cols();
   const double b = fit_intercept_ ? w(d) : 0.0;
+  if (sum_grid() > 0 && m == 1) {
+    // One row (stochastic steps): its rounded contribution is the exact
+    // sum, added once; no accumulator needed (bit-identical to ExactSum's).
+    const Eigen::Index i = rows[0];
+    const double q = sum_grid();
+    const double s = loss_.Derivative(x_.row(i).dot(w.head(d)) + b, y_(i)) / q;
+    const double* x = x_.data() + i * x_.outerStride();
+    for (Eigen::Index j = 0; j < d; j++) sum(j) += q * RoundToGrid(s * x[j]);
+    if (fit_intercept_) sum(d) += q * RoundToGrid(s);
+    return;
+  }
   if (sum_grid() > 0) {
     // The batch's rows rounded to the grid and summed exactly, then added
     // to `sum` once (exact_sum.hpp).

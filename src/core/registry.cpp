@@ -2,6 +2,7 @@
 // each algorithm's SpecOf, and the checks every algorithm shares.
 #include "dperm/registry.hpp"
 
+#include "dperm/noise.hpp"
 #include "dperm/plan_common.hpp"
 
 namespace dperm {
@@ -90,7 +91,11 @@ std::vector<std::string> StreamingAlgorithms() {
 Plan PlanFor(Algorithm algorithm, const Options& options, LossKind loss, int64_t n, int d) {
   const AlgorithmSpec& spec = SpecFor(algorithm);
   CheckSpec(spec, options, loss);
-  return spec.mechanism->MakePlan(options, loss, n, d);
+  Plan plan = spec.mechanism->MakePlan(options, loss, n, d);
+  // delta must dominate the samplers' failure for this plan's draws
+  // (noise.hpp, SAMPLER FAILURE): refused while planning, before any charge.
+  CheckDeltaFloor(plan);
+  return plan;
 }
 
 }  // namespace dperm
