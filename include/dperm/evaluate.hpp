@@ -28,9 +28,11 @@ struct NoisySums {
 //   mechanism does (Dwork & Roth 2014, Thm 3.6): the density ratio of two
 //   neighbours is at most exp(||r(u) - r(u')||_1 / b) <= exp(epsilon).
 //   The released sums are bounds[i] times the noisy u_i (post-processing).
-// bounds must be positive and finite; epsilon > 0.
+// bounds must be positive and finite; epsilon > 0. `slack`: how far beyond
+// one unit a replaced row may move a computed u_i (the sums' own rounding,
+// exact_sum.hpp; 0 for sums that are exact), added to Delta_1 per sum.
 NoisySums ReleaseBoundedSums(const std::vector<double>& sums, const std::vector<double>& bounds,
-                             double epsilon, SecureRng& rng);
+                             double epsilon, SecureRng& rng, double slack = 0);
 
 // The ledger's RDP curve of an epsilon-DP release on LedgerOrders():
 // min(epsilon, alpha epsilon^2 / 2) (epsilon-DP implies (epsilon^2/2)-zCDP,

@@ -22,9 +22,12 @@
 
 namespace dperm {
 
-// The largest |X| kept: a draw with |X| >= kExactNormalBound is refused with
-// an internal error (probability < 2 exp(-2^15) < 10^-14000 per draw, and a
-// function of the CSPRNG's bits alone, never of the data).
+// The largest |X| kept: a round whose step N1 proposes k >= kExactNormalBound
+// is refused with an internal error -- probability exp(-128) per round,
+// < 3 exp(-128) per draw, a function of the CSPRNG's bits alone, never of
+// the data -- so a draw that returns is N(0, 1) truncated to |X| < 256
+// (excluded mass < exp(-32000)). noise.hpp, SAMPLER FAILURE, bounds both
+// against delta (the floor kMinDelta).
 constexpr int kExactNormalBound = 256;
 // The fraction bits objective perturbation keeps of each coordinate.
 constexpr int kObjectiveNoiseBits = 20;

@@ -25,6 +25,61 @@ namespace dperm {
 // Privacy", NeurIPS 2020 (CKS20). Every draw uses only integer arithmetic on
 // ChaCha20 words: no floating-point value ever influences the distribution.
 
+// ---- SAMPLER FAILURE AND THE FLOOR ON DELTA ------------------------------
+// Which draws can fail, and why delta has a floor (options.hpp, kMinDelta).
+//  * DiscreteLaplace: exact, never fails (128-bit, no cap). Every pure
+//    epsilon-DP release (output perturbation with delta = 0, the stage-0
+//    offset, dperm.evaluate, l2 selection's Laplace scores) draws only it,
+//    so its guarantee is exactly epsilon-DP.
+//  * DiscreteGaussian: aborts (throws, nothing released) when a discrete
+//    Laplace proposal has |Y| t den >= 2^63. With den = 1 and sigma <= 2^28
+//    grid units (MaxGridUnits) that needs |Y| >= 2^63/t >= 128 t: at most
+//    2 exp(-128) per proposal; with sigma >= 2^10 grid units (SnapGrid) a
+//    proposal is accepted with probability >= 0.38 (|Y| <= t has
+//    probability >= 1 - 2/(e (1 + e^(-1/t))) > 0.63, and then the
+//    acceptance exp(-(|Y| - sigma^2/t)^2/(2 sigma^2)) >= exp(-(t/sigma)^2/2)
+//    > 0.6), so a draw takes fewer than 4 proposals on average and aborts
+//    with probability < 8 exp(-128).
+//  * RoundedExactNormal (exact_normal.hpp): aborts when step N1 proposes
+//    k >= 256, probability exp(-128) per round; a round is accepted with
+//    probability > 1/3 (k = 0 and step N4 at k = 0: (1 - e^(-1/2)) 0.85),
+//    so a draw aborts with probability < 3 exp(-128).
+// What an abort does to privacy. It is an event of the generator's bits
+// alone, with the same probability under both neighbours (a refusal that
+// says nothing about the data), and conditioned on no abort every round's
+// proposal is conditioned on staying below the cap, so the accepted value
+// has the exact law truncated there: the discrete Gaussian at
+// |Y| < 2^63/t >= 127 sigma, the normal at |X| < 256 sigma. Truncation
+// divides every density by one normaliser common to both neighbours, so on
+// the region G where no draw of either neighbour's law is near its cap the
+// privacy loss is the ideal one; G's complement has probability at most
+// 2 exp(-(127 - s)^2/2) per draw, s the largest shift of a draw's mean
+// between neighbours in units of its sigma (MaxShiftPerSigma). Hence the
+// release is (epsilon, (delta + tail)/(1 - tail))-DP with tail = draws
+// 2 exp(-(127 - s)^2/2), and the abort has probability <= draws 8 exp(-128).
+// The floor: CheckDeltaFloor requires both to be at most 2^-20 delta for
+// the plan's number of draws (PlannedNoiseDraws, public) and its s; with
+// delta >= kMinDelta = 1e-30 the abort term holds for every plan of fewer
+// than 10^18 draws and the tail term whenever s <= 110 (only plans at
+// epsilon in the hundreds with delta > 0 have more). So a release charged
+// (epsilon, delta) is (epsilon, (1 + 2^-19) delta)-DP with its real
+// samplers: their failure is dominated by delta, not the other way round
+// (as it was for delta = 1e-100 against aborts of up to exp(-128) a draw).
+constexpr double kAbortPerDraw = 8;         // aborts <= 8 exp(-128) per draw
+constexpr double kAbortExponent = 128;
+constexpr double kTruncationSigmas = 127;   // every cap is >= 127 sigma
+constexpr double kFailureShareBits = 20;    // both terms <= 2^-20 delta
+// The largest shift, in units of the draw's sigma, of any noise draw of the
+// plan between neighbours.
+double MaxShiftPerSigma(const Plan& plan);
+// The number of noise draws a release makes, from its plan (an upper bound).
+double PlannedNoiseDraws(const Plan& plan);
+// log of draws 8 exp(-128): the probability that one of them aborts.
+double LogSamplerAbortBound(const Plan& plan);
+// Refuses (22023, before any charge) a plan with delta > 0 whose samplers'
+// abort probability or truncation exceeds 2^-20 delta.
+void CheckDeltaFloor(const Plan& plan);
+
 // Bernoulli(exp(-num/den)), den >= 1 (CKS20 Algorithm 1; for num/den > 1
 // the product of floor(num/den) Bernoulli(exp(-1)) and one
 // Bernoulli(exp(-frac))).
@@ -32,15 +87,16 @@ bool BernoulliExpNeg(SecureRng& rng, unsigned __int128 num, unsigned __int128 de
 
 // The discrete Laplace distribution on Z with scale t/s (t, s >= 1):
 // P[Y = y] ∝ exp(-|y| s / t) (CKS20 Algorithm 2). Needs t, s <= 2^32.
-int64_t DiscreteLaplace(SecureRng& rng, uint64_t t, uint64_t s);
+// Exact: never refuses, never truncates (a 128-bit value).
+__int128 DiscreteLaplace(SecureRng& rng, uint64_t t, uint64_t s);
 
 // The discrete Gaussian N_Z(0, sigma^2) with sigma^2 = num/den exactly:
 // P[Y = y] ∝ exp(-y^2 / (2 sigma^2)) (CKS20 Algorithm 3: discrete Laplace
 // proposals of scale t = floor(sigma) + 1, accepted with probability
 // exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2))). Needs 1 <= num, den <= 2^62 and
 // 2 num den t^2 < 2^127. A proposal with |Y| t den >= 2^63 (probability
-// at most exp(-128) for every sigma the plans use, MaxGridUnits) throws rather than
-// overflow: it can only abort a release, never change its distribution.
+// at most 2 exp(-128) for every sigma the plans use, MaxGridUnits) throws
+// rather than overflow: SAMPLER FAILURE above says what that costs.
 int64_t DiscreteGaussian(SecureRng& rng, uint64_t num, uint64_t den);
 
 // ---- Snapping: releases on the grid g Z^dim, g = 2^k ---------------------
@@ -142,13 +198,12 @@ void SnapDiscreteLaplace(SecureRng& rng, double grid, uint64_t t, uint64_t s,
 // significant bits; always so unless |g| > 2^(33-b) sigma), else the double
 // nearest to it: either way a deterministic function of the integer K + N.
 //
-// THE REFUSAL. A draw with |X| >= kExactNormalBound throws (nothing is
-// released from that step on). It is an event of the CSPRNG's bits alone,
-// probability p < 10^-14000 per draw whatever the data. For any set S of
-// outputs, P[M'(D) in S] <= P[M(D) in S] <= e^eps P[M(D') in S] + delta
-// <= e^eps (P[M'(D') in S] + P_abort) + delta, with P_abort <= draws p: the
-// refusal adds at most e^eps draws 10^-14000 to delta, far below a double's
-// resolution of any delta a plan accepts.
+// THE REFUSAL. A round whose step N1 proposes k >= kExactNormalBound
+// throws (nothing is released from that step on): an event of the
+// CSPRNG's bits alone, probability < 3 exp(-128) per draw whatever the
+// data; conditioned on no refusal the draw is N(0, 1) truncated to
+// |X| < 256 (excluded mass < exp(-32000)). SAMPLER FAILURE above bounds
+// both against delta, and kMinDelta keeps them below 2^-20 delta.
 //
 // b from public quantities: the smallest b >= 10 with sqrt(dim) sigma 2^-b
 // <= 2^-10 C for sigma/C up to multiplier (1 + 2^-9), capped at 40 (the

@@ -23,13 +23,21 @@ class Objective {
   virtual Eigen::Index n() const = 0;
   double l2() const { return l2_; }
   double l1() const { return l1_; }
+  // The grid of the exact gradient sums (exact_sum.hpp): LossGradient and
+  // AddRowGradients round every row's contribution to it and sum in
+  // integers. MakeObjective always sets the plan's sum_grid; 0 (objectives
+  // built directly, in tests of a loss alone) sums in floating point.
+  void SetSumGrid(double grid) { sum_grid_ = grid; }
+  double sum_grid() const { return sum_grid_; }
 
   // 1/n sum_i f_i(w), without the regulariser.
   virtual double LossValue(const Eigen::VectorXd& w) const = 0;
   // 1/n sum_i grad f_i(w), without the regulariser.
   virtual Eigen::VectorXd LossGradient(const Eigen::VectorXd& w) const = 0;
   // Adds sum_{k < m} grad f_{rows[k]}(w) to `sum` (not averaged, no
-  // regulariser): the mini-batch gradient of stochastic methods.
+  // regulariser): the mini-batch gradient of stochastic methods. The batch
+  // sum is exact on the grid and added to `sum` with one rounding per
+  // coordinate.
   virtual void AddRowGradients(const Eigen::VectorXd& w, const int64_t* rows,
                                int64_t m, Eigen::VectorXd& sum) const = 0;
   // 1/n sum_i Hessian f_i(w): dim x dim, for tests and exact solvers.
@@ -62,6 +70,7 @@ class Objective {
  private:
   double l2_;
   double l1_;
+  double sum_grid_ = 0;
 };
 
 // The proximal map of t ||.||_1: coordinate-wise soft thresholding,

@@ -8,7 +8,8 @@
 // them under dperm.train (rows.hpp). The mechanism is the same code as in
 // memory (Mechanism::Train over an Objective): PassObjective answers
 // LossValue and LossGradient with one pass each, so a seeded streaming model
-// equals the in-memory one up to the order of floating-point sums.
+// equals the in-memory one up to the rounding of the margins and the loss
+// derivatives (the gradient sums are exact on the same grid in both).
 #pragma once
 #include "dperm/core.hpp"
 #include "dperm/objective.hpp"
@@ -34,6 +35,10 @@ struct PassSpec {
   // pass of output_gd, dp_gd and dp_accmd) skip the loss's exp/log per row
   // and leave the loss sum 0.
   bool with_loss = true;
+  // The grid of the exact gradient sums (exact_sum.hpp): plan.sum_grid, a
+  // power of two, and its reciprocal.
+  double sum_grid = 0;
+  double sum_inv = 0;
   // Model coordinates: max(K, 1) (d + fit_intercept).
   int dim() const;
 };
@@ -43,14 +48,33 @@ PassSpec PassSpecFor(const Plan& plan);
 
 // The spec as the float8[] the per-pass aggregates take, and back (false
 // when the values are not a valid spec).
-const int kPassSpecSize = 8;
+const int kPassSpecSize = 9;
 const int kPassSpecIndexWithLoss = 7;  // where EncodePassSpec puts with_loss
+const int kPassSpecIndexSumGrid = 8;   // log2 of sum_grid
 void EncodePassSpec(const PassSpec& spec, double* out);
 bool DecodePassSpec(const double* in, int size, PassSpec* spec);
 
-// A pass's state: [rows, loss sum (0 unless spec.with_loss), gradient sum
-// (dim values)].
-inline int PassStateSize(const PassSpec& spec) { return 2 + spec.dim(); }
+// A pass's state, format 2 (every value a float8, so that PostgreSQL's
+// parallel workers and Citus ship it as they ship any float8[]):
+//   [0] rows read, [1] the format tag kPassStateFormat, [2] rows added since
+//   the gradient limbs were last normalised (< kLimbWindow), [3] the loss
+//   sum (0 unless spec.with_loss; a plain float sum: no streaming mechanism
+//   releases anything computed from it), then the exact gradient sums as
+//   limbs (exact_sum.hpp): dim low limbs, then dim high limbs. Coordinate
+//   j's sum is sum_grid (lo_j + 2^32 hi_j), exact, whatever the order of
+//   the rows and the split into partial states.
+const double kPassStateFormat = 2;
+const int kPassStateHeader = 4;
+inline int PassStateSize(const PassSpec& spec) { return kPassStateHeader + 2 * spec.dim(); }
+
+// Prepares a zeroed state of PassStateSize values (writes the format tag).
+void PassInitState(double* state) noexcept;
+// Whether `state` (size values) is a well-formed pass state: the tag, the
+// counts and integer-valued limbs in range.
+bool PassStateValid(const double* state, int size) noexcept;
+// The state's gradient sums, sum_grid times each coordinate's exact
+// integer sum, rounded once (dim values).
+void PassStateGradient(const PassSpec& spec, const double* state, double* grad) noexcept;
 
 // Adds one training row to `state`: x holds the d features already clipped
 // (ClipRow), `label` the stored label (+1/-1, Huber target, or class index
@@ -65,8 +89,9 @@ void PassAddRow(const PassSpec& spec, const double* w, const double* x, double l
 void PassAddRawRow(const PassSpec& spec, const double* w, const double* raw, double label,
                    double* state, double* x_scratch, double* scratch) noexcept;
 
-// Combine: into[i] += from[i].
-void PassCombine(double* into, const double* from, int size) noexcept;
+// Combine: into += from, exact (the limbs carry, the counts add). Both
+// must be valid states of `size` values; false (into unchanged) otherwise.
+bool PassCombine(double* into, const double* from, int size) noexcept;
 
 // Runs one pass at w and fills `state` (PassStateSize values). Implemented
 // by the boundary (an SPI query of the per-pass aggregate); may throw.

@@ -81,6 +81,15 @@ struct Plan {
   double L = 0;        // Lipschitz constant of the per-row loss in w
   double beta = 0;     // smoothness of the per-row loss in w
   double mu = 0;       // strong convexity: the l2 option
+  // Exact sums over rows (exact_sum.hpp): every per-row gradient
+  // contribution is rounded to sum_grid and summed in integers, and every
+  // argument that bounds one row's gradient by L holds with L + sum_slack
+  // (sum_slack = n sqrt(dim) sum_grid). The mechanisms' sensitivities count
+  // it; sum_inflation is what it adds to `sensitivity` (also counted in
+  // rounding_inflation, below).
+  double sum_grid = 0;
+  double sum_slack = 0;
+  double sum_inflation = 0;
 
   double step_size = 0;
   double max_step_size = 0;  // the largest step the sensitivity analysis covers
@@ -113,7 +122,8 @@ struct Plan {
   // Snapping (noise.hpp): every noisy release is grid * (round(v/grid) + Z)
   // with Z exact discrete noise (CKS20) of scale noise_scale/grid; grid is a
   // power of two (0: no snapping). `sensitivity` above already includes the
-  // rounding term sqrt(dim) grid, `rounding_inflation`.
+  // rounding terms, `rounding_inflation`: sqrt(dim) grid for the release's
+  // grid plus sum_inflation for the sums' grid.
   double grid = 0;
   double rounding_inflation = 0;
   std::string sampler;

@@ -11,7 +11,7 @@
 namespace dperm {
 
 NoisySums ReleaseBoundedSums(const std::vector<double>& sums, const std::vector<double>& bounds,
-                             double epsilon, SecureRng& rng) {
+                             double epsilon, SecureRng& rng, double slack) {
   const int m = static_cast<int>(sums.size());
   if (m < 1 || bounds.size() != sums.size())
     throw Error(ErrorKind::kInternal, "ReleaseBoundedSums: one bound per sum");
@@ -24,8 +24,9 @@ NoisySums ReleaseBoundedSums(const std::vector<double>& sums, const std::vector<
   // an exact power of two.
   double grid = std::ldexp(1.0, std::ilogb(m / epsilon / 1024));
   NoisySums out;
-  // Delta_1 = m (1 + g): the sums' own sensitivity plus the rounding's.
-  out.l1_sensitivity = m * (1 + grid);
+  // Delta_1 = m (1 + g): the sums' own sensitivity plus the rounding's
+  // (plus the sums' own rounding slack, when they have one).
+  out.l1_sensitivity = m * (1 + grid + slack);
   out.scale = out.l1_sensitivity / epsilon;  // Laplace mechanism: b = Delta_1 / epsilon
   out.grid = grid;
   uint64_t t, s;

@@ -109,8 +109,8 @@ int64_t RoundedExactNormal(SecureRng& rng, int frac_bits) {
     const int64_t k = GeometricHalf(d);                     // N1
     if (k >= kExactNormalBound)
       throw Error(ErrorKind::kInternal,
-                  "exact normal sampler: a draw beyond 256 standard deviations (probability "
-                  "below 10^-14000, independent of the data); nothing is released");
+                  "exact normal sampler: a proposal beyond 256 standard deviations "
+                  "(probability exp(-128), independent of the data); nothing is released");
     if (!AcceptInteger(d, k)) continue;                     // N2
     d.x.Reset();                                            // N3: x ~ U(0, 1)
     bool accepted = true;

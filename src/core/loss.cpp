@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "dperm/interrupt.hpp"
+#include "dperm/exact_sum.hpp"
 
 namespace dperm {
 namespace {
@@ -82,14 +83,27 @@ Eigen::VectorXd LinearObjective::LossGradient(const Eigen::VectorXd& w) const {
   const Eigen::Index d = x_.cols(), n = x_.rows(), block = FullPassBlockRows(2 * (d + 1));
   Eigen::VectorXd grad = Eigen::VectorXd::Zero(w.size());
   Eigen::VectorXd g;
+  // With a grid, each row's f'(m_i) [x_i, 1] is rounded to it and summed
+  // exactly (exact_sum.hpp): the sum the sensitivity was derived for.
+  const bool exact = sum_grid() > 0;
+  ExactSum sum(exact ? dim() : 0, exact ? sum_grid() : 1.0);
+  const double* data = x_.data();
+  const Eigen::Index stride = x_.outerStride();
   for (Eigen::Index start = 0; start < n; start += block) {
     const Eigen::Index rows = std::min(block, n - start);
     BlockMargins(w, start, rows, g);
     for (Eigen::Index i = 0; i < rows; i++) g(i) = loss_.Derivative(g(i), y_(start + i));
-    grad.head(d).noalias() += x_.middleRows(start, rows).transpose() * g;
-    if (fit_intercept_) grad(d) += g.sum();
+    if (exact) {
+      for (Eigen::Index i = 0; i < rows; i++)
+        sum.AddScaled(0, g(i), data + (start + i) * stride, int(d), fit_intercept_);
+    } else {
+      grad.head(d).noalias() += x_.middleRows(start, rows).transpose() * g;
+      if (fit_intercept_) grad(d) += g.sum();
+    }
     CountWork(2 * uint64_t(rows) * uint64_t(d + 1));
   }
+  if (exact)
+    for (int j = 0; j < dim(); j++) grad(j) = sum.Value(j);
   grad /= static_cast<double>(n);
   return grad;
 }
@@ -99,6 +113,30 @@ void LinearObjective::AddRowGradients(const Eigen::VectorXd& w,
                                       Eigen::VectorXd& sum) const {
   const Eigen::Index d = x_.cols();
   const double b = fit_intercept_ ? w(d) : 0.0;
+  if (sum_grid() > 0 && m == 1) {
+    // One row (stochastic steps): its rounded contribution is the exact
+    // sum, added once; no accumulator needed (bit-identical to ExactSum's).
+    const Eigen::Index i = rows[0];
+    const double q = sum_grid();
+    const double s = loss_.Derivative(x_.row(i).dot(w.head(d)) + b, y_(i)) / q;
+    const double* x = x_.data() + i * x_.outerStride();
+    for (Eigen::Index j = 0; j < d; j++) sum(j) += q * RoundToGrid(s * x[j]);
+    if (fit_intercept_) sum(d) += q * RoundToGrid(s);
+    return;
+  }
+  if (sum_grid() > 0) {
+    // The batch's rows rounded to the grid and summed exactly, then added
+    // to `sum` once (exact_sum.hpp).
+    ExactSum batch(dim(), sum_grid());
+    const Eigen::Index stride = x_.outerStride();
+    for (int64_t k = 0; k < m; k++) {
+      const Eigen::Index i = rows[k];
+      double c = loss_.Derivative(x_.row(i).dot(w.head(d)) + b, y_(i));
+      batch.AddScaled(0, c, x_.data() + i * stride, int(d), fit_intercept_);
+    }
+    for (int j = 0; j < dim(); j++) sum(j) += batch.Value(j);
+    return;
+  }
   for (int64_t k = 0; k < m; k++) {
     const Eigen::Index i = rows[k];
     double c = loss_.Derivative(x_.row(i).dot(w.head(d)) + b, y_(i));

@@ -1,6 +1,7 @@
 // The secure samplers (CKS20) and snapping of every noisy release.
 #include "dperm/noise.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -60,8 +61,12 @@ bool BernoulliExpNeg(SecureRng& rng, u128 num, u128 den) {
 // CKS20 Algorithm 2 (scale t/s): U uniform in {0..t-1} accepted with
 // probability exp(-U/t); V geometric with P[V >= v] = exp(-v); X = U + tV is
 // then geometric with P[X = x] ∝ exp(-x/t); Y = floor(X/s); a sign B, with
-// (B = 1, Y = 0) rejected so that 0 is not counted twice.
-int64_t DiscreteLaplace(SecureRng& rng, uint64_t t, uint64_t s) {
+// (B = 1, Y = 0) rejected so that 0 is not counted twice. Exact, with no
+// cap: V counts loop iterations in 64 bits (2^64 of them cannot run), and
+// X < 2^32 + 2^96 is held in 128 bits, so no draw is ever refused or
+// truncated -- pure epsilon-DP releases stay pure (noise.hpp, SAMPLER
+// FAILURE).
+__int128 DiscreteLaplace(SecureRng& rng, uint64_t t, uint64_t s) {
   if (t < 1 || s < 1 || t > (uint64_t(1) << 32) || s > (uint64_t(1) << 32))
     throw Error(ErrorKind::kInternal, "DiscreteLaplace: scale t/s out of range");
   for (;;) {
@@ -69,14 +74,11 @@ int64_t DiscreteLaplace(SecureRng& rng, uint64_t t, uint64_t s) {
     if (!BernoulliExpNeg(rng, u, t)) continue;
     uint64_t v = 0;
     while (BernoulliExpNeg(rng, 1, 1)) ++v;
-    // X = U + tV < 2^63: V >= 2^30 has probability exp(-2^30).
-    if (v >= (uint64_t(1) << 30))
-      throw Error(ErrorKind::kInternal, "DiscreteLaplace: geometric draw out of range");
-    const uint64_t x = u + t * v;
-    const int64_t y = int64_t(x / s);
+    const u128 x = u128(u) + u128(t) * v;
+    const u128 y = x / s;
     const bool negative = (rng.NextU64() & 1) == 1;
     if (negative && y == 0) continue;
-    return negative ? -y : y;
+    return negative ? -__int128(y) : __int128(y);
   }
 }
 
@@ -101,13 +103,18 @@ int64_t DiscreteGaussian(SecureRng& rng, uint64_t num, uint64_t den) {
   const u128 denom = 2 * nd * tt;
   const u128 td = u128(t) * den;
   for (;;) {
-    const int64_t y = DiscreteLaplace(rng, t, 1);
-    const uint64_t ay = uint64_t(y < 0 ? -y : y);
-    const u128 a = u128(ay) * td;  // |Y| t den
-    if (a >= (u128(1) << 63))
-      throw Error(ErrorKind::kInternal, "DiscreteGaussian: proposal out of range");
+    const __int128 y = DiscreteLaplace(rng, t, 1);
+    const u128 ay = u128(y < 0 ? -y : y);
+    // |Y| t den >= 2^63: the abort of noise.hpp, SAMPLER FAILURE (an event
+    // of the generator's bits alone, probability < 2 exp(-128) per proposal
+    // for every sigma the plans use).
+    if (ay >= (u128(1) << 63) / td)
+      throw Error(ErrorKind::kInternal,
+                  "discrete Gaussian sampler: a proposal beyond 2^63 (probability below "
+                  "2 exp(-128), independent of the data); nothing is released");
+    const u128 a = ay * td;  // |Y| t den < 2^63
     const u128 diff = a >= num ? a - num : u128(num) - a;  // < 2^63
-    if (BernoulliExpNeg(rng, diff * diff, denom)) return y;
+    if (BernoulliExpNeg(rng, diff * diff, denom)) return int64_t(y);
   }
 }
 
@@ -175,8 +182,10 @@ void SnapDiscreteGaussian(SecureRng& rng, double grid, uint64_t sigma_sq_grid,
 
 void SnapDiscreteLaplace(SecureRng& rng, double grid, uint64_t t, uint64_t s,
                          double* v, int dim) {
+  // The exact integer round(v/g) + Z, then one rounding to a double: a
+  // deterministic function of the exact release (post-processing).
   for (int i = 0; i < dim; ++i) {
-    v[i] = grid * double(GridRound(v[i], grid) + DiscreteLaplace(rng, t, s));
+    v[i] = grid * double(__int128(GridRound(v[i], grid)) + DiscreteLaplace(rng, t, s));
     CountWork(kNoiseCoordinateWork);
   }
 }
@@ -315,6 +324,57 @@ void AddPlannedNoise(const Plan& plan, SecureRng& rng, double* v) {
   } else {
     throw Error(ErrorKind::kInternal, "AddPlannedNoise: no secure sampler for this noise");
   }
+}
+
+}  // namespace dperm
+
+// ---- Sampler failure and the floor on delta (noise.hpp) -------------------
+namespace dperm {
+
+double PlannedNoiseDraws(const Plan& p) {
+  // Generous: two noise vectors per noisy step (SVRG's two parts), two for
+  // an output-perturbation plan (objective perturbation's b and its output
+  // noise), and the stage-0 offset's and l2 selection's few draws besides.
+  const double steps = double(std::max<int64_t>(p.noisy_steps, 1));
+  return double(p.dim) * (2 * steps + 2) + 64;
+}
+
+double LogSamplerAbortBound(const Plan& p) {
+  return std::log(PlannedNoiseDraws(p)) + std::log(kAbortPerDraw) - kAbortExponent;
+}
+
+double MaxShiftPerSigma(const Plan& p) {
+  // The release's own noise: sensitivity / scale (output noise, or a step's
+  // mean gradient against its sigma).
+  double ratio = p.noise_scale > 0 ? p.sensitivity / p.noise_scale : 0;
+  // SVRG's two parts carry sqrt(f) and sqrt(1 - f) of sigma, each against
+  // at most the whole sensitivity (svrg_common.hpp, "noise_fraction").
+  const double f = p.mechanism_fields.Get("noise_fraction");
+  if (f > 0 && f < 1) ratio /= std::sqrt(std::min(f, 1 - f));
+  // Objective perturbation's b: 2L against sigma_1
+  // (objective_perturbation.hpp, "objective_noise").
+  const double sigma1 = p.mechanism_fields.Get("objective_noise");
+  if (sigma1 > 0) ratio = std::max(ratio, 2 * p.L / sigma1);
+  return ratio;
+}
+
+void CheckDeltaFloor(const Plan& p) {
+  const double delta = p.options.delta;
+  if (!(delta > 0)) return;  // pure epsilon-DP: discrete Laplace only, exact
+  const double log_share = std::log(delta) - kFailureShareBits * std::log(2.0);
+  const bool abort_ok = LogSamplerAbortBound(p) <= log_share;
+  // The truncation: outside the region where no noise draw of either
+  // neighbour is within reach of its cap (mass <= 2 exp(-(c - s)^2/2) per
+  // draw, s the shift per sigma), the two laws have the ideal densities
+  // divided by one common normaliser (noise.hpp).
+  const double gap = kTruncationSigmas - MaxShiftPerSigma(p);
+  const bool tail_ok =
+      gap > 0 && std::log(2 * PlannedNoiseDraws(p)) - gap * gap / 2 <= log_share;
+  if (abort_ok && tail_ok) return;
+  ThrowInvalid("delta " + FormatNumber(delta) + " is below this release's floor: its " +
+                   FormatNumber(PlannedNoiseDraws(p)) +
+                   " noise draws may fail with a probability that delta must dominate",
+               "Use delta => 0 (pure epsilon-DP) or a larger delta; noise.hpp, SAMPLER FAILURE.");
 }
 
 }  // namespace dperm

@@ -14,8 +14,13 @@
 //      mu_P = 2 lambda + l2 the strong convexity of P. Strong convexity
 //      gives ||w - w*|| <= ||grad P(w)||/mu_P <= r/2 <= r: deterministic,
 //      whatever SVRG's sampling did. (Half of r is left as a margin for
-//      rounding in the computed gradient.) If the certificate fails
-//      (probability <= p_fail, below), nothing is released.
+//      rounding in the computed gradient: its sums are exact on the plan's
+//      grid, so the computed mean gradient is within sqrt(dim) sum_grid =
+//      sum_slack/n of the exact one whatever n (exact_sum.hpp; a float sum's
+//      error, up to n u L, passed mu_P r/2 = L/(80 n) near n = 3 10^7), and
+//      the plan refuses sum_slack > L/160, i.e. that error above mu_P r/4.)
+//      If the certificate fails (probability <= p_fail, below), nothing is
+//      released.
 //   3. Release w + z, z ~ N(0, sigma_2^2 I).
 //
 // Neighbouring relation: replace-one; n public. Losses and options: as
@@ -190,6 +195,11 @@ Plan ObjectiveApprox::MakePlan(const Options& options, LossKind loss, int64_t n,
   const double mu = PerturbedStrongConvexity(p);
   const double eps_j = JacobianEpsilon(p);
   const double r = p.L / (kRadiusDivisor * double(n) * mu);
+  // The certificate's margin covers the exact sums' rounding (top of file).
+  if (p.sum_slack > p.L / (4 * kRadiusDivisor))
+    ThrowInvalid("algorithm objective_approx cannot certify its solver at n = " + std::to_string(n) +
+                     " with " + std::to_string(p.dim) + " coordinates",
+                 "Use algorithm objective or output_gd.");
   // The failure event costs (1 + e^eps) p_fail = kFailureShare delta of delta
   // (coupling, above): the curve gets the rest.
   const double delta_curve = (1 - kFailureShare) * o.delta;

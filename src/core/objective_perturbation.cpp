@@ -118,8 +118,16 @@
 //   T = ceil(sqrt(k) log((mu_P + S) G0^2 / (mu_P^3 D^2)))
 // guarantees ||y_T - w*(b)|| <= D = tol/mu_P, tol = 1e-10 (L + sigma
 // sqrt(dim)/n) (the scale of P's gradient terms, a public number), for
-// every table and every b (in exact arithmetic; double rounding in T
-// gradient steps is many orders below tol). T depends on (L, beta, l2,
+// every table and every b (in exact arithmetic). Which sums matter: the
+// released y_T is not a sum, and the privacy of w* (the curve below) uses
+// no computed sum at all; the sums over rows enter only through each full
+// gradient of the solver, hence only through the distance D. They are
+// exact on the plan's grid (exact_sum.hpp), so each computed gradient is
+// within sqrt(dim) sum_grid <= sqrt(dim) 2^-45 L of the exact one whatever
+// n and the row order, against tol >= 1e-10 L (a float sum's error was up
+// to n u L: 11 tol at n = 10^7). A proven bound on how the accelerated
+// method carries such per-step errors (or the other floating-point steps')
+// into y_T is not part of this argument, as before. T depends on (L, beta, l2,
 // lambda, sigma, n, dim) only; the plan reports it as `iterations` and T n
 // as `gradient_evaluations`, and Train does exactly that work on every
 // table. What still depends on the data is the latency of single
@@ -155,9 +163,11 @@
 //    the Gaussian term), and sigma is calibrated against that sum. The
 //    output noise is about 32 r/kappa, far below the displacement ||b||/(n
 //    mu_P) that b itself causes.
-//  * The one event outside the argument: a draw of |X_i| >= 256 is refused
-//    (nothing released), probability < dim 10^-14000, a function of the
-//    CSPRNG alone; it adds that to delta, which no double can represent.
+//  * The one event outside the argument: a proposal k >= 256 of the exact
+//    normal sampler is refused (nothing released), probability < 3 exp(-128)
+//    per draw, a function of the CSPRNG alone, and the draws that return are
+//    truncated at 256; delta >= kMinDelta dominates both (noise.hpp,
+//    SAMPLER FAILURE).
 #include "dperm/objective_perturbation.hpp"
 
 #include <algorithm>

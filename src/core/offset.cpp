@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "dperm/interrupt.hpp"
+#include "dperm/exact_sum.hpp"
 #include "dperm/noise.hpp"
 
 namespace dperm {
@@ -18,6 +19,14 @@ double UnitSensitivity(LossKind loss) { return loss == LossKind::kSoftmax ? 2.0 
 
 // The sums are counts (exact on any grid g <= 1 that is a power of two).
 bool IntegerSums(LossKind loss) { return loss != LossKind::kHuber; }
+
+// The Huber sum's exact sums (exact_sum.hpp): each row's value in [0, 1]
+// rounded to this grid, summed in integers. Two neighbours' exact sums then
+// differ by at most 1 + grid, and the one rounding to a double of a sum of
+// n values in [0, 1] (and of its division by the range) adds at most
+// n 2^-52: HuberSumSlack, added to Delta_u.
+double HuberSumGrid() { return SumGrid(1.0); }
+double HuberSumSlack(int64_t n) { return HuberSumGrid() + std::ldexp(double(n), -52); }
 
 // One row's range in the sums' units: 1 for counts, 2B for the Huber sum.
 double RowRange(LossKind loss, const Options& o) {
@@ -70,7 +79,9 @@ OffsetPlan PlanOffset(const Options& o, LossKind loss, int64_t n) {
   // the grid, CKS20 Alg. 2, as in evaluate.hpp).
   double g = std::ldexp(1.0, std::ilogb(std::min(1.0, 1 / eps0) * du / 1024));
   while (du / eps0 / g > MaxGridUnits(NoiseKind::kLaplace)) g *= 2;
-  const double delta1 = IntegerSums(loss) && g <= 1 ? du : du + m * g;
+  // Counts are exact in doubles (n < 2^53); the Huber sum is exact on its
+  // own grid, up to HuberSumSlack.
+  const double delta1 = IntegerSums(loss) && g <= 1 ? du : du + m * g + HuberSumSlack(n);
   const double range = RowRange(loss, o);
   p.epsilon = eps0;
   p.sensitivity = delta1 * range;
@@ -139,6 +150,7 @@ std::vector<double> ReleaseOffset(const Plan& plan, const double* rows, SecureRn
   // [0, 1] (one count, or (y + B)/2B) -- clamped again here, so the
   // sensitivity holds whatever the buffer holds.
   std::vector<double> u(m, 0.0);
+  ExactSum huber(1, HuberSumGrid());  // the Huber sum, exact (HuberSumSlack)
   for (int64_t i = 0; i < plan.n; i++) {
     const double y = rows[i * stride + plan.d];
     switch (loss) {
@@ -147,11 +159,12 @@ std::vector<double> ReleaseOffset(const Plan& plan, const double* rows, SecureRn
         u[std::isnan(y) ? 0 : size_t(std::clamp(y, 0.0, double(m - 1)))] += 1.0;
         break;
       case LossKind::kHuber:
-        u[0] += std::isnan(y) ? 0.5 : (std::clamp(y, -B, B) + B) / (2 * B);
+        huber.Add(0, std::isnan(y) ? 0.5 : (std::clamp(y, -B, B) + B) / (2 * B));
         break;
     }
     CountWork(4);
   }
+  if (loss == LossKind::kHuber) u[0] = huber.Value(0);
   const double g = op.grid / range;
   uint64_t t, s;
   GridLaplaceScale(op.noise_scale / range, g, t, s);  // rounded up: at least the scale

@@ -499,6 +499,14 @@ Options ParseOptions(const OptionEntry* entries, int n_entries) {
   if (o.dimension > 0 && o.n_feature_names >= 0 && o.n_feature_names != o.dimension)
     ThrowInvalid("feature_names has " + std::to_string(o.n_feature_names) +
                  " names, but dimension is " + std::to_string(o.dimension));
+  // delta > 0 below the floor: the Gaussian samplers' failure probability
+  // would not be dominated by delta (options.hpp, kMinDelta).
+  if (o.delta > 0 && o.delta < kMinDelta)
+    ThrowInvalid("option \"delta\" must be 0 or at least " + FormatNumber(kMinDelta) + ", not " +
+                     FormatNumber(o.delta),
+                 "dperm's Gaussian noise samplers may fail with probability up to about 2e-55 "
+                 "per draw, which a smaller delta would not cover; use delta => 0 for pure "
+                 "epsilon-DP.");
   return o;
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dperm/exact_sum.hpp"
 #include "dperm/loss.hpp"
 #include "dperm/registry.hpp"
 #include "dperm/rows.hpp"
@@ -16,12 +17,24 @@ namespace {
 // Largest d and K a spec may carry (the plans' own caps are lower).
 const double kMaxSpecDim = 100000000;
 
-// Adds the gradient c x (and c for the intercept) of a binary row.
+// Adds the gradient c x (and c for the intercept) of a row to the low
+// limbs `lo`, each coordinate rounded to the grid (exact_sum.hpp).
 inline void AddScaledRow(const PassSpec& s, double c, const double* __restrict x,
-                         double* __restrict grad) {
-  const int d = s.d;  // a local: the stores to grad cannot change it
-  for (int j = 0; j < d; j++) grad[j] += c * x[j];
-  if (s.fit_intercept) grad[d] += c;
+                         double* __restrict lo) {
+  const double t = c * s.sum_inv;  // exact: sum_inv is a power of two
+  LimbAddScaled(lo, t, x, s.d);
+  if (s.fit_intercept) lo[s.d] += RoundToGrid(t);
+}
+
+// Counts a row's additions to the low limbs, and moves their multiples of
+// 2^32 to the high limbs every kLimbWindow rows, so that no low limb
+// reaches 2^53 (exact_sum.hpp).
+inline void EndRow(const PassSpec& s, double* state) {
+  if (++state[2] >= kLimbWindow) {
+    const int dim = s.dim();
+    LimbNormalise(state + kPassStateHeader, state + kPassStateHeader + dim, dim);
+    state[2] = 0;
+  }
 }
 
 // <w, x> (+ b): the margin of a binary model, or one class's score. Four
@@ -47,14 +60,14 @@ inline double Margin(const PassSpec& s, const double* w, const double* x) {
 // asked) and the gradient f'(m) [x, 1].
 inline void AddBinaryRow(const PassSpec& s, const double* x, double m, double label,
                          double* state) {
-  double* grad = state + 2;
+  double* grad = state + kPassStateHeader;
   if (s.loss == LossKind::kLogistic) {
     const LogisticLoss f;
-    if (s.with_loss) state[1] += f.Value(m, label);
+    if (s.with_loss) state[3] += f.Value(m, label);
     AddScaledRow(s, f.Derivative(m, label), x, grad);
   } else {
     const HuberLoss f(s.huber_delta);
-    if (s.with_loss) state[1] += f.Value(m, label);
+    if (s.with_loss) state[3] += f.Value(m, label);
     AddScaledRow(s, f.Derivative(m, label), x, grad);
   }
 }
@@ -72,6 +85,8 @@ PassSpec PassSpecFor(const Plan& plan) {
   s.huber_delta = plan.options.huber_delta;
   s.target_bound = plan.options.target_bound;
   s.classes = plan.classes;
+  s.sum_grid = plan.sum_grid;
+  s.sum_inv = 1 / plan.sum_grid;
   return s;
 }
 
@@ -84,6 +99,7 @@ void EncodePassSpec(const PassSpec& s, double* out) {
   out[5] = s.classes;
   out[6] = s.target_bound;
   out[kPassSpecIndexWithLoss] = s.with_loss ? 1 : 0;
+  out[kPassSpecIndexSumGrid] = std::ilogb(s.sum_grid);
 }
 
 bool DecodePassSpec(const double* in, int size, PassSpec* s) {
@@ -96,6 +112,10 @@ bool DecodePassSpec(const double* in, int size, PassSpec* s) {
   if (!(in[3] > 0) || !(in[4] > 0) || !(in[6] > 0)) return false;
   if (in[5] < 0 || in[5] > kMaxSpecDim || in[5] != std::floor(in[5])) return false;
   if (in[kPassSpecIndexWithLoss] != 0 && in[kPassSpecIndexWithLoss] != 1) return false;
+  // The grid's exponent: an integer whose power of two and its reciprocal
+  // are normal doubles.
+  const double k = in[kPassSpecIndexSumGrid];
+  if (k < -1000 || k > 1000 || k != std::floor(k)) return false;
   s->loss = static_cast<LossKind>(static_cast<int>(in[0]));
   s->d = static_cast<int>(in[1]);
   s->fit_intercept = in[2] == 1;
@@ -104,6 +124,8 @@ bool DecodePassSpec(const double* in, int size, PassSpec* s) {
   s->classes = static_cast<int>(in[5]);
   s->target_bound = in[6];
   s->with_loss = in[kPassSpecIndexWithLoss] == 1;
+  s->sum_grid = std::ldexp(1.0, static_cast<int>(k));
+  s->sum_inv = std::ldexp(1.0, -static_cast<int>(k));
   if ((s->loss == LossKind::kSoftmax) != (s->classes >= 2)) return false;
   double dim = (in[1] + in[2]) * std::max(in[5], 1.0);
   return dim >= 1 && dim <= kMaxSpecDim;
@@ -111,7 +133,7 @@ bool DecodePassSpec(const double* in, int size, PassSpec* s) {
 
 void PassAddRow(const PassSpec& s, const double* w, const double* x, double label,
                 double* state, double* scratch) noexcept {
-  double* grad = state + 2;
+  double* grad = state + kPassStateHeader;
   state[0] += 1;
   switch (s.loss) {
     case LossKind::kLogistic:
@@ -129,7 +151,7 @@ void PassAddRow(const PassSpec& s, const double* w, const double* x, double labe
         for (int k = 1; k < s.classes; k++) top = std::max(top, scratch[k]);
         double sum = 0;
         for (int k = 0; k < s.classes; k++) sum += std::exp(scratch[k] - top);
-        state[1] += top + std::log(sum) - scratch[y];
+        state[3] += top + std::log(sum) - scratch[y];
       }
       SoftmaxInPlace(scratch, s.classes);
       scratch[y] -= 1;
@@ -137,6 +159,7 @@ void PassAddRow(const PassSpec& s, const double* w, const double* x, double labe
       break;
     }
   }
+  EndRow(s, state);
 }
 
 void PassAddRawRow(const PassSpec& s, const double* w, const double* raw, double label,
@@ -172,10 +195,40 @@ void PassAddRawRow(const PassSpec& s, const double* w, const double* raw, double
   if (s.fit_intercept) m += w[s.d];
   state[0] += 1;
   AddBinaryRow(s, raw, m, label, state);
+  EndRow(s, state);
 }
 
-void PassCombine(double* into, const double* from, int size) noexcept {
-  for (int i = 0; i < size; i++) into[i] += from[i];
+void PassInitState(double* state) noexcept { state[1] = kPassStateFormat; }
+
+bool PassStateValid(const double* state, int size) noexcept {
+  if (size < kPassStateHeader + 2 || (size - kPassStateHeader) % 2 != 0) return false;
+  const int dim = (size - kPassStateHeader) / 2;
+  if (state[1] != kPassStateFormat) return false;
+  const double rows = state[0], pending = state[2];
+  if (!(rows >= 0) || !(rows <= double(kMaxLimbRows)) || rows != std::floor(rows)) return false;
+  if (!(pending >= 0) || !(pending < kLimbWindow) || pending != std::floor(pending)) return false;
+  // state[3], the loss sum, may be anything a sum of losses can be.
+  return LimbsValid(state + kPassStateHeader, state + kPassStateHeader + dim, dim);
+}
+
+void PassStateGradient(const PassSpec& s, const double* state, double* grad) noexcept {
+  const int dim = s.dim();
+  const double* lo = state + kPassStateHeader;
+  const double* hi = lo + dim;
+  for (int j = 0; j < dim; j++) grad[j] = UnitsValue(LimbUnits(lo[j], hi[j]), s.sum_grid);
+}
+
+bool PassCombine(double* into, const double* from, int size) noexcept {
+  if (!PassStateValid(into, size) || !PassStateValid(from, size)) return false;
+  const int dim = (size - kPassStateHeader) / 2;
+  if (into[0] + from[0] > double(kMaxLimbRows)) return false;
+  into[0] += from[0];
+  into[2] = 0;  // LimbCombine normalises
+  into[3] += from[3];
+  double* lo = into + kPassStateHeader;
+  const double* from_lo = from + kPassStateHeader;
+  LimbCombine(lo, lo + dim, from_lo, from_lo + dim, dim);
+  return true;
 }
 
 PassObjective::PassObjective(const Plan& plan, PassRunner& runner)
@@ -188,6 +241,7 @@ PassObjective::PassObjective(const Plan& plan, PassRunner& runner)
 void PassObjective::Pass(const Eigen::VectorXd& w, bool with_loss) const {
   CheckInterrupt();
   std::fill(state_.begin(), state_.end(), 0.0);
+  PassInitState(state_.data());
   runner_->Run(w, with_loss, state_.data());
   passes_++;
   // Every pass reads the rows of one snapshot, the n the plan was made for.
@@ -197,16 +251,19 @@ void PassObjective::Pass(const Eigen::VectorXd& w, bool with_loss) const {
                     " rows, but the release was planned for n = " + std::to_string(n_),
                 "Every pass reads the snapshot of the statement; a row-level security policy "
                 "whose result changes between passes breaks that.");
+  if (!PassStateValid(state_.data(), static_cast<int>(state_.size())))
+    throw Error(ErrorKind::kInternal, "a streaming pass returned a malformed state");
 }
 
 double PassObjective::LossValue(const Eigen::VectorXd& w) const {
   Pass(w, true);
-  return state_[1] / static_cast<double>(n_);
+  return state_[3] / static_cast<double>(n_);
 }
 
 Eigen::VectorXd PassObjective::LossGradient(const Eigen::VectorXd& w) const {
   Pass(w, false);  // a gradient-only pass: no loss value per row
-  Eigen::VectorXd grad = Eigen::Map<const Eigen::VectorXd>(state_.data() + 2, dim());
+  Eigen::VectorXd grad(dim());
+  PassStateGradient(spec_, state_.data(), grad.data());  // the exact sums, rounded once
   grad /= static_cast<double>(n_);
   return grad;
 }
@@ -227,6 +284,10 @@ bool SupportsStreaming(Algorithm a) { return SpecFor(a).streams; }
 Plan PlanStreamingRelease(const Options& options, LossKind loss, int64_t n, int d) {
   // l2 => 'auto' trains G candidates on a random split of the rows held in
   // memory (select_l2.hpp); streaming passes have no such split.
+  // The limbs of the pass state hold sums of fewer rows (exact_sum.hpp).
+  if (n >= kMaxLimbRows)
+    ThrowInvalid("streaming training takes fewer than " + std::to_string(kMaxLimbRows) +
+                 " rows, not " + std::to_string(n));
   if (options.l2_auto)
     ThrowInvalid("l2 => 'auto' cannot train in streaming mode",
                  "It trains every candidate on a random split of the rows in memory; pass "

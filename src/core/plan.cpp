@@ -89,6 +89,8 @@ std::string PlanJson(const Plan& p, const std::vector<std::pair<std::string, std
   j.Key("R").Number(p.R);
   j.Key("L").Number(p.L);
   j.Key("beta").Number(p.beta);
+  j.Key("sum_grid").Number(p.sum_grid);
+  j.Key("sum_inflation").Number(p.sum_inflation);
   if (!p.l2_rule.empty()) {  // DefaultL2 chose l2 (= mu)
     j.Key("l2").Number(p.options.l2);
     j.Key("l2_rule").String(p.l2_rule.c_str());

@@ -7,6 +7,7 @@
 #include "dperm/analytic_gaussian.hpp"
 #include "dperm/budget.hpp"
 #include "dperm/calibrate.hpp"
+#include "dperm/exact_sum.hpp"
 #include "dperm/noise.hpp"
 #include "dperm/pld_wor.hpp"
 #include "dperm/rdp_wor.hpp"
@@ -116,6 +117,10 @@ Plan BasePlan(const Options& options, LossKind loss, Algorithm algorithm,
   }
   p.mu = options.l2;
   p.batch_size = n;
+  // The grid of the exact sums: every coordinate of a row's gradient is at
+  // most L in magnitude (exact_sum.hpp).
+  p.sum_grid = SumGrid(p.L);
+  p.sum_slack = SumSlack(n, p.dim, p.sum_grid);
   return p;
 }
 
@@ -140,7 +145,18 @@ PureNoiseSq PureNoiseComparison(int dim) {
 void PlanOutputNoise(Plan& p, double paper_sigma, const std::string& paper_rule) {
   const Options& o = p.options;
   p.noisy_steps = 0;
-  const double base = p.sensitivity;  // L2 sensitivity before rounding
+  // The sums' rounding (exact_sum.hpp): every output-perturbation
+  // sensitivity is linear in the per-row bound L -- output_gd's contraction
+  // Delta_{t+1} <= c Delta_t + 2 eta L/n, bolton's (2L/b_min) sum_j c(jm),
+  // and the papers' bounds -- and each step's computed batch mean lies within
+  // sqrt(dim) sum_grid of the exact one on both sides, which the per-row
+  // bound L + sum_slack absorbs (exact_sum.hpp, (b); for bolton the errors
+  // of all T = k m steps, sum_t c(t) <= m sum_j c(jm) as c increases, are
+  // covered by n/b_min >= m). So Delta(L + sum_slack) = Delta (1 + sum_slack/L).
+  const double exact_base = p.sensitivity;  // the exact-arithmetic bound the papers state
+  p.sum_inflation = exact_base * (p.sum_slack / p.L);
+  p.sensitivity += p.sum_inflation;
+  const double base = p.sensitivity;  // L2 sensitivity before rounding to the release grid
   const double root_dim = std::sqrt(double(p.dim));
   double per_unit = 0;  // noise scale per unit of (inflated) sensitivity
   if (o.delta == 0) {
@@ -185,7 +201,9 @@ void PlanOutputNoise(Plan& p, double paper_sigma, const std::string& paper_rule)
     per_unit = CalibrateNoiseMultiplier(epsilon_of, o.epsilon);
     p.noise_rule = "smallest sigma whose discrete-Gaussian RDP alpha Delta^2/(2 sigma^2) (Canonne, Kamath & Steinke 2020, Thm 14) gives (epsilon, delta)";
     if (p.accountant == Accountant::kPaper) {
-      const double paper_per_unit = paper_sigma / base;
+      // The paper's sigma per unit of its own (exact-arithmetic) Delta,
+      // applied to the inflated one.
+      const double paper_per_unit = paper_sigma / exact_base;
       if (paper_per_unit >= per_unit) {
         per_unit = paper_per_unit;
         p.noise_rule = paper_rule + ", at the rounded sensitivity";
@@ -198,6 +216,8 @@ void PlanOutputNoise(Plan& p, double paper_sigma, const std::string& paper_rule)
     ThrowInvalid("epsilon " + FormatNumber(o.epsilon) + " is too small: the noise scale overflows",
                  "Use a larger epsilon.");
   SnapPlan(p, per_unit);
+  p.rounding_inflation += p.sum_inflation;
+  p.sensitivity_rule += " + the sums' rounding (exact_sum.hpp)";
   p.expected_noise_sq = ExpectedNoiseSq(p.noise, p.dim, p.noise_scale);
   // Refused while planning, before any charge: a release that cannot add
   // its noise would be charged and then fail.
@@ -218,9 +238,15 @@ void PlanGradientNoise(Plan& p, double paper_sigma, const std::string& paper_rul
                  std::to_string(p.n));
   p.sampling = p.batch_size == p.n ? Sampling::kFullBatch : Sampling::kWithoutReplacement;
   p.sampling_rate = double(p.batch_size) / double(p.n);
-  const double contribution = p.L / double(p.batch_size);  // C: one row's share of the mean
+  // C: one row's share of the mean, L/m, plus the sums' rounding: the
+  // computed batch mean at the released point lies within sqrt(dim)
+  // sum_grid of the exact mean (exact_sum.hpp, (a)), which sum_slack/m
+  // covers (m <= n).
+  p.sum_inflation = 2 * p.sum_slack / double(p.batch_size);
+  const double contribution = (p.L + p.sum_slack) / double(p.batch_size);
   p.sensitivity = 2 * contribution;
-  p.sensitivity_rule = "2 L / batch_size: a replaced row moves the batch mean gradient by at most 2L/m";
+  p.sensitivity_rule = "2 L / batch_size: a replaced row moves the batch mean gradient by at most 2L/m"
+                       " (+ the sums' rounding, exact_sum.hpp)";
   p.noise = NoiseKind::kGaussian;
   const int64_t steps = p.noisy_steps;
   const double q = p.sampling_rate;
@@ -272,6 +298,7 @@ void PlanGradientNoise(Plan& p, double paper_sigma, const std::string& paper_rul
   // moves the rounded mean by at most 2C' = 2(C + sqrt(dim) u) (noise.hpp),
   // and sigma >= multiplier C' keeps the calibrated multiplier.
   PlanExactGaussianSteps(p, multiplier);
+  p.rounding_inflation += p.sum_inflation;
   // The ledger's curve: the dominating pair's RDP at the multiplier used
   // (rdp_wor.hpp; capped by the Gaussian's 2 alpha/z^2), times the steps
   // (Mironov 2017, Prop. 1). It is an RDP bound for the same mechanism as the

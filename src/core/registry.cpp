@@ -3,6 +3,7 @@
 #include "dperm/registry.hpp"
 
 #include "dperm/loss.hpp"
+#include "dperm/noise.hpp"
 #include "dperm/plan_common.hpp"
 
 #include <algorithm>
@@ -102,7 +103,11 @@ double ReleaseMemoryBytes(const Plan& p, bool streaming) {
 Plan PlanFor(Algorithm algorithm, const Options& options, LossKind loss, int64_t n, int d) {
   const AlgorithmSpec& spec = SpecFor(algorithm);
   CheckSpec(spec, options, loss);
-  return spec.mechanism->MakePlan(options, loss, n, d);
+  Plan plan = spec.mechanism->MakePlan(options, loss, n, d);
+  // delta must dominate the samplers' failure for this plan's draws
+  // (noise.hpp, SAMPLER FAILURE): refused while planning, before any charge.
+  CheckDeltaFloor(plan);
+  return plan;
 }
 
 }  // namespace dperm

@@ -8,6 +8,7 @@
 #include "dperm/budget.hpp"
 #include "dperm/calibrate.hpp"
 #include "dperm/evaluate.hpp"
+#include "dperm/exact_sum.hpp"
 #include "dperm/explain.hpp"
 #include "dperm/interrupt.hpp"
 #include "dperm/json.hpp"
@@ -62,11 +63,13 @@ std::vector<double> ScoreCurve(double z) {
 }
 
 std::vector<double> ReleaseGaussianScores(const std::vector<double>& sums, double bound, double z,
-                                          SecureRng& rng) {
+                                          SecureRng& rng, double slack) {
   const int m = int(sums.size());
   const double root = std::sqrt(double(m));
   const double grid = SnapGrid(root, m, z * root, NoiseKind::kGaussian);
-  const double sigma = z * root * (1 + grid);  // z times the rounded sums' sensitivity
+  // z times the rounded sums' sensitivity: each moves by at most 1 + slack
+  // (the sums' own rounding, ScoreSumSlack), then the grid's rounding.
+  const double sigma = z * root * (1 + grid + slack);
   std::vector<double> u(sums.size());
   for (int i = 0; i < m; i++) u[size_t(i)] = sums[size_t(i)] / bound;
   SnapDiscreteGaussian(rng, grid, GridSigmaSq(sigma, grid), u.data(), m);
@@ -303,18 +306,33 @@ L2SelectionResult TrainL2Selection(const L2Selection& s, const double* rows, Sec
   // 3. The validation sums, released together: discrete Gaussian of
   // multiplier score_multiplier (delta > 0), discrete Laplace at
   // score_epsilon (delta = 0).
+  // Counts (logistic, softmax) are exact in doubles; the Huber scores, in
+  // [0, score_bound], are summed exactly on the grid SumGrid(score_bound)
+  // (exact_sum.hpp): two neighbours' sums then differ by at most one row's
+  // range plus one grid step, and their rounding to doubles and division by
+  // the bound add at most n_valid 2^-51 more, in units of the bound.
+  const bool exact_counts = s.loss != LossKind::kHuber;
+  const double score_grid = SumGrid(s.score_bound);
+  const double slack =
+      exact_counts ? 0 : score_grid / s.score_bound + std::ldexp(double(s.n_valid), -51);
   std::vector<double> sums(models.size(), 0.0), bounds(models.size(), s.score_bound);
   for (size_t g = 0; g < models.size(); g++) {
     CheckInterrupt();
+    ExactSum sum(1, score_grid);
     for (int64_t i = 0; i < s.n_valid; i++) {
-      sums[g] += RowScore(s, models[g], &valid[size_t(i) * stride]);
+      const double score = RowScore(s, models[g], &valid[size_t(i) * stride]);
       CountWork(models[g].size());  // one multiply-add per coefficient
+      if (exact_counts)
+        sums[g] += score;
+      else
+        sum.Add(0, score);
     }
+    if (!exact_counts) sums[g] = sum.Value(0);
   }
   L2SelectionResult r;
   r.noisy_scores = s.score_multiplier > 0
-                       ? ReleaseGaussianScores(sums, s.score_bound, s.score_multiplier, rng)
-                       : ReleaseBoundedSums(sums, bounds, s.score_epsilon, rng).values;
+                       ? ReleaseGaussianScores(sums, s.score_bound, s.score_multiplier, rng, slack)
+                       : ReleaseBoundedSums(sums, bounds, s.score_epsilon, rng, slack).values;
   // Post-processing of the noisy scores: the best one (first on ties).
   int best = 0;
   for (int g = 1; g < int(r.noisy_scores.size()); g++) {

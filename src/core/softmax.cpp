@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "dperm/interrupt.hpp"
+#include "dperm/exact_sum.hpp"
 
 namespace dperm {
 namespace {
@@ -70,6 +71,11 @@ Eigen::VectorXd SoftmaxObjective::LossGradient(const Eigen::VectorXd& w) const {
   const Eigen::Index d = x_.cols(), n = x_.rows(), block = BlockRows(2);
   Eigen::VectorXd grad = Eigen::VectorXd::Zero(dim());
   Eigen::Map<RowMatrix> g(grad.data(), classes_, per_class());
+  // With a grid, each row's (p - e_y)_k [x, 1] is rounded to it and summed
+  // exactly (exact_sum.hpp), class block after class block.
+  const bool exact = sum_grid() > 0;
+  ExactSum sum(exact ? dim() : 0, exact ? sum_grid() : 1.0);
+  const Eigen::Index stride = x_.outerStride();
   // Row-major so that each row's scores are contiguous for SoftmaxInPlace;
   // one block of rows at a time, so memory stays O(block K), not O(n K).
   RowMatrix p;
@@ -80,10 +86,19 @@ Eigen::VectorXd SoftmaxObjective::LossGradient(const Eigen::VectorXd& w) const {
       SoftmaxInPlace(p.row(i).data(), classes_);
       p(i, Label(y_(start + i))) -= 1;  // p - e_y
     }
-    g.leftCols(d).noalias() += p.transpose() * x_.middleRows(start, rows);
-    if (fit_intercept_) g.col(d) += p.colwise().sum().transpose();
+    if (exact) {
+      for (Eigen::Index i = 0; i < rows; i++)
+        for (int k = 0; k < classes_; k++)
+          sum.AddScaled(k * per_class(), p(i, k), x_.data() + (start + i) * stride, int(d),
+                        fit_intercept_);
+    } else {
+      g.leftCols(d).noalias() += p.transpose() * x_.middleRows(start, rows);
+      if (fit_intercept_) g.col(d) += p.colwise().sum().transpose();
+    }
     CountWork(2 * uint64_t(rows) * uint64_t(classes_) * uint64_t(per_class()));
   }
+  if (exact)
+    for (int j = 0; j < dim(); j++) grad(j) = sum.Value(j);
   grad /= static_cast<double>(n);
   return grad;
 }
@@ -95,6 +110,9 @@ void SoftmaxObjective::AddRowGradients(const Eigen::VectorXd& w,
   ClassMatrix wm(w.data(), classes_, per_class());
   Eigen::Map<RowMatrix> g(sum.data(), classes_, per_class());
   Eigen::VectorXd p(classes_);
+  const bool exact = sum_grid() > 0;
+  ExactSum batch(exact ? dim() : 0, exact ? sum_grid() : 1.0);
+  const Eigen::Index stride = x_.outerStride();
   for (int64_t k = 0; k < m; k++) {
     const Eigen::Index i = rows[k];
     p.noalias() = wm.leftCols(d) * x_.row(i).transpose();
@@ -102,10 +120,17 @@ void SoftmaxObjective::AddRowGradients(const Eigen::VectorXd& w,
     if (offset_.size() > 0) p += offset_;
     SoftmaxInPlace(p.data(), classes_);
     p(Label(y_(i))) -= 1;
+    if (exact) {  // rounded to the grid, summed exactly (exact_sum.hpp)
+      for (int c = 0; c < classes_; c++)
+        batch.AddScaled(c * per_class(), p(c), x_.data() + i * stride, int(d), fit_intercept_);
+      continue;
+    }
     g.leftCols(d).noalias() += p * x_.row(i);
     if (fit_intercept_) g.col(d) += p;
     CountWork(2 * uint64_t(classes_) * uint64_t(per_class()));
   }
+  if (exact)
+    for (int j = 0; j < dim(); j++) sum(j) += batch.Value(j);
 }
 
 Eigen::MatrixXd SoftmaxObjective::LossHessian(const Eigen::VectorXd& w) const {

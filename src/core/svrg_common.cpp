@@ -563,8 +563,8 @@ double SvrgNoiseError(const Plan& p, bool doubling, int64_t batch, const SvrgCan
   s.n = p.n;
   s.batch = batch;
   s.steps = SvrgTotalSteps(c.epochs, c.m, doubling);
-  s.snapshot_sensitivity = 2 * p.L / double(p.n);
-  s.row_range = SvrgRowRange(p);
+  s.snapshot_sensitivity = 2 * (p.L + p.sum_slack) / double(p.n);
+  s.row_range = SvrgRowRange(p) + 2 * p.sum_slack;
   double sigma;
   try {
     sigma = SvrgPredictedSigma(s, p.options.epsilon, p.options.delta);
@@ -604,8 +604,12 @@ void PlanSvrgNoise(Plan& p, int64_t m, bool doubling, double paper_sigma,
   s.n = p.n;
   s.batch = p.batch_size;
   s.steps = steps;
-  s.snapshot_sensitivity = 2 * p.L / double(p.n);  // (a): replace-one change of grad F
-  s.row_range = SvrgRowRange(p);                   // (b): D
+  // (a): replace-one change of grad F; (b): D. Each with the sums'
+  // rounding (exact_sum.hpp, (a)): the snapshot mean is within sqrt(dim)
+  // sum_grid of the exact one (L + sum_slack), and the sampled part is a
+  // difference of two exact batch sums (D + 2 sum_slack).
+  s.snapshot_sensitivity = 2 * (p.L + p.sum_slack) / double(p.n);
+  s.row_range = SvrgRowRange(p) + 2 * p.sum_slack;
   SvrgSplit split = SvrgOptimalSplit(s, o.epsilon, o.delta);
   // The step noise (noise.hpp, THE BRIDGE). The two parts are released as
   // u1 (round(v~/u1) + round(2^b X1)) and u2 (round(h_t/u2) + round(2^b X2)),
@@ -663,7 +667,9 @@ void PlanSvrgNoise(Plan& p, int64_t m, bool doubling, double paper_sigma,
   p.mechanism_fields.Set(kNoiseFraction, f);
   p.noise_bits = bits;
   p.grid = std::ldexp(SvrgPartSigma(sigma, f, false), -bits);  // the sampled part's grid
-  p.rounding_inflation = 2 * root_dim * (p.grid + std::ldexp(SvrgPartSigma(sigma, f, true), -bits));
+  p.sum_inflation = 4 * p.sum_slack / double(p.batch_size) + 2 * p.sum_slack / double(p.n);
+  p.rounding_inflation = 2 * root_dim * (p.grid + std::ldexp(SvrgPartSigma(sigma, f, true), -bits)) +
+                         p.sum_inflation;
   p.sampler = "two independent rounded exact Gaussians (Karney 2016, Alg. N; noise.hpp), of scales "
               "Dyadic(sqrt(f) sigma) and Dyadic(sqrt(1 - f) sigma), for the snapshot and the sampled part, "
               "each on its grid sigma_part 2^-" + std::to_string(bits) + " (the sampled part's is `grid`)";

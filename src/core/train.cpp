@@ -214,13 +214,16 @@ std::unique_ptr<Objective> MakeObjective(const Plan& plan, const double* rows,
     auto f = std::make_unique<SoftmaxObjective>(x, y, plan.classes, plan.options.fit_intercept,
                                                 plan.mu, plan.options.l1);
     if (!offset.empty()) f->SetOffset(offset);
+    f->SetSumGrid(plan.sum_grid);  // exact sums (exact_sum.hpp)
     return f;
   }
   std::unique_ptr<Loss> loss = MakeLoss(plan.loss, plan.options);
   if (!offset.empty()) loss = ShiftLoss(std::move(loss), offset[0]);
-  return std::make_unique<OwningLinearObjective>(std::move(loss), x, y,
-                                                 plan.options.fit_intercept, plan.mu,
-                                                 plan.options.l1);
+  auto f = std::make_unique<OwningLinearObjective>(std::move(loss), x, y,
+                                                   plan.options.fit_intercept, plan.mu,
+                                                   plan.options.l1);
+  f->SetSumGrid(plan.sum_grid);  // exact sums (exact_sum.hpp)
+  return f;
 }
 
 std::vector<double> TrainModel(const Plan& plan, const double* rows, SecureRng& rng,

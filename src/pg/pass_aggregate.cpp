@@ -1,11 +1,12 @@
 // The per-pass aggregates of streaming training (DESIGN.md section 5, issue
 // 12): dperm.pass_logreg, dperm.pass_huber, dperm.pass_softmax. For a model
 // w and a spec (the public shape and options, pass.hpp) passed as constants,
-// one scan returns [rows, loss sum, gradient sum] over the training rows,
+// one scan returns the pass state (rows, loss sum, exact gradient sums as
+// integer limbs: pass.hpp) over the training rows,
 // clipped and labelled exactly as dp_logreg/dp_huber/dp_softmax store them
 // under dperm.train (every row kept, NULLs imputed). The state is a plain
-// float8[] and the combine function sums element-wise, so the aggregates are
-// PARALLEL SAFE and parallel workers share every pass.
+// float8[] and the combine function adds states exactly, so the aggregates
+// are PARALLEL SAFE and parallel workers share every pass.
 //
 // Exact gradients are not private, so the aggregates run only inside
 // dperm.train's passes: the driver turns on dperm.internal_pass, a
@@ -222,6 +223,9 @@ Datum PassTransition(FunctionCallInfo fcinfo, LossKind loss, PassLabel rule) {
   if (state_size == 0) {  // the initial '{}': the sums live in the aggregate context
     state = NewState(context, size);
     sums = reinterpret_cast<double*>(ARR_DATA_PTR(state));
+    dperm::PassInitState(sums);
+  } else if (sums[1] != dperm::kPassStateFormat) {
+    BadArgument("state");
   }
   // Otherwise the state is this aggregate's own array, updated in place as
   // float8_accum does.
@@ -295,8 +299,10 @@ DPERM_FUNCTION(dperm_pass_softmax_step) {
   return PassTransition(fcinfo, LossKind::kSoftmax, PassLabel::kClass);
 }
 
-// Combine of the per-pass aggregates: element-wise sum ('{}' is the empty
-// state). Sums arrays only, so it needs no guard.
+// Combine of the per-pass aggregates ('{}' is the empty state): the exact
+// sum of two states (PassCombine: limbs with carries, so the result does
+// not depend on which worker or node combined what). Sums arrays only, so
+// it needs no guard; a state that is not a valid pass state is refused.
 DPERM_FUNCTION(dperm_pass_combine) {
   MemoryContext context;
   if (!AggCheckCallContext(fcinfo, &context))
@@ -311,10 +317,13 @@ DPERM_FUNCTION(dperm_pass_combine) {
     ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dperm per-pass state")));
   if (nb == 0) PG_RETURN_ARRAYTYPE_P(a);
   if (na == 0) {  // b may live in a short-lived context: copy it
+    if (!dperm::PassStateValid(vb, nb))
+      ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dperm per-pass state")));
     ArrayType* copy = NewState(context, nb);
     memcpy(ARR_DATA_PTR(copy), vb, sizeof(double) * nb);
     PG_RETURN_ARRAYTYPE_P(copy);
   }
-  dperm::PassCombine(reinterpret_cast<double*>(ARR_DATA_PTR(a)), vb, na);
+  if (!dperm::PassCombine(reinterpret_cast<double*>(ARR_DATA_PTR(a)), vb, na))
+    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dperm per-pass state")));
   PG_RETURN_ARRAYTYPE_P(a);
 }

@@ -115,8 +115,12 @@ SvrgSteps StepsOf(const Plan& p, const Constants& c) {
 // Checks the noise half of a plan: the stored curve is the split curve at
 // the plan's sigma and the optimal fraction, it converts to epsilon (tight:
 // within 1e-6 relative), and 'paper' uses max(Theorem's sigma, calibrated).
-void CheckNoise(const Plan& p, const Constants& c, double paper_sigma) {
+void CheckNoise(const Plan& p, const Constants& exact, double paper_sigma) {
   const double eps = p.options.epsilon, delta = p.options.delta;
+  // The sums' rounding (exact_sum.hpp): L + sum_slack and D + 2 sum_slack.
+  Constants c = exact;
+  c.L += p.sum_slack;
+  c.D += 2 * p.sum_slack;
   SvrgSteps s = StepsOf(p, c);
   dperm::SvrgSplit split = dperm::SvrgOptimalSplit(s, eps, delta);
   // The step noise (svrg_common.cpp; updated for issue 15): each part is a
@@ -128,7 +132,8 @@ void CheckNoise(const Plan& p, const Constants& c, double paper_sigma) {
   const double u1 = std::ldexp(dperm::SvrgPartSigma(p.noise_scale, p.mechanism_fields.Get(dperm::kNoiseFraction), true), -p.noise_bits);
   const double u2 = std::ldexp(dperm::SvrgPartSigma(p.noise_scale, p.mechanism_fields.Get(dperm::kNoiseFraction), false), -p.noise_bits);
   EXPECT_EQ(p.grid, u2);
-  EXPECT_DOUBLE_EQ(p.rounding_inflation, 2 * root * (u1 + u2));
+  EXPECT_DOUBLE_EQ(p.rounding_inflation, 2 * root * (u1 + u2) + p.sum_inflation);
+  EXPECT_DOUBLE_EQ(p.sum_inflation, 4 * p.sum_slack / double(p.batch_size) + 2 * p.sum_slack / double(p.n));
   EXPECT_LE(root * u1, c.L / double(p.n) / 1024 * (1 + 1e-5));
   EXPECT_LE(root * u2, c.D / double(p.batch_size) / 1024 * (1 + 1e-5));
   EXPECT_NE(p.sampler.find("two independent rounded exact Gaussians"), std::string::npos) << p.sampler;

@@ -44,7 +44,7 @@ inline Options Opts(double epsilon, double delta, double l2, bool fit_intercept 
 }
 
 // A snapped plan (noise.hpp): the grid is a power of two, the rounding
-// term is sqrt(dim) grid and at most 2^-10 of the sensitivity it inflates
+// term is sqrt(dim) grid (plus the sums' sum_inflation, exact_sum.hpp) and at most 2^-10 of the sensitivity it inflates
 // (unless sigma is over MaxGridUnits of it), and the noise keeps the ratio to
 // the sensitivity it was calibrated for. Returns the noise scale before
 // inflation: noise_scale (Delta - sqrt(dim) g)/Delta.
@@ -59,7 +59,7 @@ inline double ExpectSnappedNoise(const Plan& p) {
     EXPECT_GE(p.noise_bits, 10);
     const double base = p.sensitivity - p.rounding_inflation;
     if (p.mechanism_fields.Get(dperm::kNoiseFraction) == 0) {
-      EXPECT_DOUBLE_EQ(p.rounding_inflation, 2 * std::sqrt(double(p.dim)) * p.grid);
+      EXPECT_DOUBLE_EQ(p.rounding_inflation, 2 * std::sqrt(double(p.dim)) * p.grid + p.sum_inflation);
       EXPECT_LE(p.rounding_inflation, base / 1024 * (1 + 1e-12)) << "grid coarser than 2^-10 of the sensitivity";
     }
     EXPECT_NE(p.sampler.find("exact Gaussian"), std::string::npos) << p.sampler;
@@ -67,7 +67,7 @@ inline double ExpectSnappedNoise(const Plan& p) {
   }
   int exponent = 0;
   EXPECT_EQ(std::frexp(p.grid, &exponent), 0.5) << "grid " << p.grid << " is not a power of two";
-  EXPECT_DOUBLE_EQ(p.rounding_inflation, std::sqrt(double(p.dim)) * p.grid);
+  EXPECT_DOUBLE_EQ(p.rounding_inflation, std::sqrt(double(p.dim)) * p.grid + p.sum_inflation);
   const double base = p.sensitivity - p.rounding_inflation;
   EXPECT_LE(p.rounding_inflation, base / 1024 * (1 + 1e-12)) << "grid coarser than 2^-10 of the sensitivity";
   EXPECT_LE(p.noise_scale / p.grid, MaxGridUnits(p.noise));

@@ -120,6 +120,7 @@ TEST(Pass, SpecRoundTripsAndRejectsBadValues) {
   s.feature_bound = 2.5;
   s.huber_delta = 0.5;
   s.target_bound = 7.5;
+  s.sum_grid = std::ldexp(1.0, -40);
   double v[dperm::kPassSpecSize];
   dperm::EncodePassSpec(s, v);
   PassSpec back;
@@ -129,25 +130,33 @@ TEST(Pass, SpecRoundTripsAndRejectsBadValues) {
   EXPECT_EQ(back.dim(), 28);
   EXPECT_EQ(back.huber_delta, 0.5);
   EXPECT_EQ(back.target_bound, 7.5);
+  EXPECT_EQ(back.sum_grid, s.sum_grid);
   EXPECT_FALSE(dperm::DecodePassSpec(v, dperm::kPassSpecSize - 1, &back));
   EXPECT_TRUE(back.with_loss);
   s.with_loss = false;
   dperm::EncodePassSpec(s, v);
   ASSERT_TRUE(dperm::DecodePassSpec(v, dperm::kPassSpecSize, &back));
   EXPECT_FALSE(back.with_loss);
-  static_assert(dperm::kPassSpecSize == 8, "the specs below list every field");
-  double good[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 1, 0};  // Huber, d = 3
+  static_assert(dperm::kPassSpecSize == 9, "the specs below list every field");
+  double good[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 1, 0, -45};  // Huber, d = 3
   EXPECT_TRUE(dperm::DecodePassSpec(good, dperm::kPassSpecSize, &back));
-  double bad[dperm::kPassSpecSize] = {0, 3, 1, 1, 1, 2, 1, 1};  // logistic with classes
+  EXPECT_EQ(back.sum_grid, std::ldexp(1.0, -45));
+  EXPECT_EQ(back.sum_inv, std::ldexp(1.0, 45));
+  double bad[dperm::kPassSpecSize] = {0, 3, 1, 1, 1, 2, 1, 1, -45};  // logistic with classes
   EXPECT_FALSE(dperm::DecodePassSpec(bad, dperm::kPassSpecSize, &back));
-  double nan[dperm::kPassSpecSize] = {0, NAN, 1, 1, 1, 0, 1, 1};
+  double nan[dperm::kPassSpecSize] = {0, NAN, 1, 1, 1, 0, 1, 1, -45};
   EXPECT_FALSE(dperm::DecodePassSpec(nan, dperm::kPassSpecSize, &back));
-  double neg[dperm::kPassSpecSize] = {1, 3, 1, -1, 1, 0, 1, 1};
+  double neg[dperm::kPassSpecSize] = {1, 3, 1, -1, 1, 0, 1, 1, -45};
   EXPECT_FALSE(dperm::DecodePassSpec(neg, dperm::kPassSpecSize, &back));
-  double no_bound[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 0, 1};  // target_bound 0
+  double no_bound[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 0, 1, -45};  // target_bound 0
   EXPECT_FALSE(dperm::DecodePassSpec(no_bound, dperm::kPassSpecSize, &back));
-  double half_loss[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 1, 0.5};  // with_loss 0 or 1
+  double half_loss[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 1, 0.5, -45};  // with_loss 0 or 1
   EXPECT_FALSE(dperm::DecodePassSpec(half_loss, dperm::kPassSpecSize, &back));
+  // The sums' grid is a power of two given by an integer exponent in range.
+  double half_grid[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 1, 0, -45.5};
+  EXPECT_FALSE(dperm::DecodePassSpec(half_grid, dperm::kPassSpecSize, &back));
+  double tiny_grid[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 1, 0, -1074};
+  EXPECT_FALSE(dperm::DecodePassSpec(tiny_grid, dperm::kPassSpecSize, &back));
 }
 
 // A pass with the loss sums what the in-memory objective's LossValue does; a
@@ -164,15 +173,21 @@ TEST(Pass, GradientOnlyPassSkipsTheLoss) {
     PassSpec spec = dperm::PassSpecFor(plan);
     MemoryRunner runner(spec, rows, n);
     std::vector<double> with(dperm::PassStateSize(spec)), without(with.size());
+    dperm::PassInitState(with.data());
+    dperm::PassInitState(without.data());
     runner.Run(w, true, with.data());
     runner.Run(w, false, without.data());
-    EXPECT_NEAR(with[1] / n, mem->LossValue(w), 1e-12) << dperm::LossName(loss);
-    EXPECT_GT(with[1], 0) << dperm::LossName(loss);
-    EXPECT_EQ(without[1], 0) << dperm::LossName(loss);
+    ASSERT_TRUE(dperm::PassStateValid(with.data(), int(with.size())));
+    EXPECT_NEAR(with[3] / n, mem->LossValue(w), 1e-12) << dperm::LossName(loss);
+    EXPECT_GT(with[3], 0) << dperm::LossName(loss);
+    EXPECT_EQ(without[3], 0) << dperm::LossName(loss);
     Eigen::VectorXd g = mem->LossGradient(w);
+    std::vector<double> g_with(plan.dim), g_without(plan.dim);
+    dperm::PassStateGradient(spec, with.data(), g_with.data());
+    dperm::PassStateGradient(spec, without.data(), g_without.data());
     for (int j = 0; j < plan.dim; j++) {
-      EXPECT_EQ(with[2 + j], without[2 + j]);
-      EXPECT_NEAR(without[2 + j] / n, g[j], 1e-12) << dperm::LossName(loss) << " " << j;
+      EXPECT_EQ(g_with[j], g_without[j]);
+      EXPECT_NEAR(g_without[j] / n, g[j], 1e-12) << dperm::LossName(loss) << " " << j;
     }
   }
 }

@@ -421,7 +421,7 @@ TEST(PlanNoise, SensitivityInflatedByRounding) {
       Plan p = PlanRelease(o, LossKind::kLogistic, 1000, 40);
       int e;
       EXPECT_EQ(std::frexp(p.grid, &e), 0.5);
-      EXPECT_DOUBLE_EQ(p.rounding_inflation, std::sqrt(41.0) * p.grid);
+      EXPECT_DOUBLE_EQ(p.rounding_inflation, std::sqrt(41.0) * p.grid + p.sum_inflation);
       const double base = p.sensitivity - p.rounding_inflation;
       EXPECT_NEAR(base, 2 * p.L / (1000 * 0.1) * -std::expm1(double(p.iterations) * std::log1p(-p.step_size * 0.1)),
                   1e-12 * base);

@@ -62,8 +62,9 @@ TEST(WorCalibration, SampledAlgorithmsWithinTargetOfTheLowerBound) {
       EXPECT_GE(p.noise_bits, 10) << what;
       EXPECT_EQ(p.grid, std::ldexp(p.noise_scale, -p.noise_bits)) << what;
       EXPECT_NE(p.sampler.find("exact Gaussian"), std::string::npos) << p.sampler;
-      // sensitivity = 2 (C + sqrt(dim) u), C = L / m.
-      const double c = p.L / double(p.batch_size);
+      // sensitivity = 2 (C + sqrt(dim) u), C = (L + sum_slack) / m (the
+      // sums' rounding, exact_sum.hpp).
+      const double c = (p.L + p.sum_slack) / double(p.batch_size);
       EXPECT_DOUBLE_EQ(p.sensitivity, 2 * (c + std::sqrt(double(p.dim)) * p.grid)) << what;
       EXPECT_LE(std::sqrt(double(p.dim)) * p.grid, std::ldexp(c, -10) * (1 + 1e-9)) << what;
     }
