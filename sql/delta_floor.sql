@@ -1,5 +1,5 @@
 -- The floor on delta (options.hpp kMinDelta; noise.hpp, SAMPLER FAILURE):
--- dperm's Gaussian samplers may fail with probability up to about 2e-55 per
+-- dperm's Gaussian samplers may fail with probability up to about 1e-55 per
 -- draw, so a delta > 0 below 1e-30 would not dominate that. It is refused
 -- while the options are read, with 22023, before any charge: no ledger row,
 -- nothing spent. delta = 0 (pure epsilon-DP, exact discrete Laplace) and

@@ -23,12 +23,13 @@ SELECT j->>'algorithm' AS algorithm, j->>'noise' AS noise, (j->>'L')::float8 AS 
 -- Snapping (noise.hpp): the release is grid * (round(w/grid) + Z); the grid is
 -- a power of two at most Delta/(2^10 sqrt(dim)), and the sensitivity grows by
 -- the rounding term sqrt(dim) grid (each coordinate of two rounded vectors
--- moves by at most one grid step more than the vectors do).
+-- moves by at most one grid step more than the vectors do); rounding_inflation
+-- also holds the exact sums' own slack, sum_inflation (exact_sum.hpp).
 WITH p AS (SELECT dp_explain('logistic', 45211, 42,
              dp_options(algorithm => 'output_gd', epsilon => 1, delta => 1e-3, l2 => 0.1, fit_intercept => false)) j)
 SELECT log(2.0, (j->>'grid')::numeric) = round(log(2.0, (j->>'grid')::numeric)) AS grid_power_of_two,
        (j->>'grid')::float8 <= ((j->>'sensitivity')::float8 - (j->>'rounding_inflation')::float8) / (1024 * sqrt(42.0)) AS grid_fine,
-       abs((j->>'rounding_inflation')::float8 - sqrt(42.0) * (j->>'grid')::float8) < 1e-18 AS inflation_ok,
+       abs((j->>'rounding_inflation')::float8 - (j->>'sum_inflation')::float8 - sqrt(42.0) * (j->>'grid')::float8) < 1e-18 AS inflation_ok,
        (j->>'noise_scale')::float8 / (j->>'grid')::float8 >= 1024 AS sigma_many_steps,
        j->>'sampler' AS sampler
   FROM p;

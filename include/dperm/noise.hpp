@@ -31,50 +31,51 @@ namespace dperm {
 //    epsilon-DP release (output perturbation with delta = 0, the stage-0
 //    offset, dperm.evaluate, l2 selection's Laplace scores) draws only it,
 //    so its guarantee is exactly epsilon-DP.
-//  * DiscreteGaussian: aborts (throws, nothing released) when a discrete
-//    Laplace proposal has |Y| t den >= 2^63. With den = 1 and sigma <= 2^28
-//    grid units (MaxGridUnits) that needs |Y| >= 2^63/t >= 128 t: at most
-//    2 exp(-128) per proposal; with sigma >= 2^10 grid units (SnapGrid) a
-//    proposal is accepted with probability >= 0.38 (|Y| <= t has
-//    probability >= 1 - 2/(e (1 + e^(-1/t))) > 0.63, and then the
-//    acceptance exp(-(|Y| - sigma^2/t)^2/(2 sigma^2)) >= exp(-(t/sigma)^2/2)
-//    > 0.6), so a draw takes fewer than 4 proposals on average and aborts
-//    with probability < 8 exp(-128).
+//  * DiscreteGaussian: exact too. A discrete Laplace proposal with
+//    |Y| t den >= 2^63 (with den = 1 and sigma <= 2^28 grid units,
+//    MaxGridUnits, that needs |Y| >= 128 t: probability < 2 exp(-128)) is
+//    tested in 256-bit arithmetic instead of aborting, as dperm did up to
+//    0.6.0; every caller's t den < 2^29 keeps |Y| t den < 2^126. (With
+//    sigma >= 2^10 grid units, SnapGrid, a proposal is accepted with
+//    probability >= 0.38, so a draw takes fewer than 4 proposals on
+//    average: test_delta_floor.cpp.) So output perturbation with delta > 0
+//    and l2 selection's Gaussian scores are exact.
 //  * RoundedExactNormal (exact_normal.hpp): aborts when step N1 proposes
 //    k >= 256, probability exp(-128) per round; a round is accepted with
 //    probability > 1/3 (k = 0 and step N4 at k = 0: (1 - e^(-1/2)) 0.85),
 //    so a draw aborts with probability < 3 exp(-128).
-// What an abort does to privacy. It is an event of the generator's bits
-// alone, with the same probability under both neighbours (a refusal that
-// says nothing about the data), and conditioned on no abort every round's
-// proposal is conditioned on staying below the cap, so the accepted value
-// has the exact law truncated there: the discrete Gaussian at
-// |Y| < 2^63/t >= 127 sigma, the normal at |X| < 256 sigma. Truncation
-// divides every density by one normaliser common to both neighbours, so on
-// the region G where no draw of either neighbour's law is near its cap the
-// privacy loss is the ideal one; G's complement has probability at most
-// 2 exp(-(127 - s)^2/2) per draw, s the largest shift of a draw's mean
-// between neighbours in units of its sigma (MaxShiftPerSigma). Hence the
-// release is (epsilon, (delta + tail)/(1 - tail))-DP with tail = draws
-// 2 exp(-(127 - s)^2/2), and the abort has probability <= draws 8 exp(-128).
-// The floor: CheckDeltaFloor requires both to be at most 2^-20 delta for
-// the plan's number of draws (PlannedNoiseDraws, public) and its s; with
-// delta >= kMinDelta = 1e-30 the abort term holds for every plan of fewer
-// than 10^18 draws and the tail term whenever s <= 110 (only plans at
-// epsilon in the hundreds with delta > 0 have more). So a release charged
-// (epsilon, delta) is (epsilon, (1 + 2^-19) delta)-DP with its real
-// samplers: their failure is dominated by delta, not the other way round
-// (as it was for delta = 1e-100 against aborts of up to exp(-128) a draw).
-constexpr double kAbortPerDraw = 8;         // aborts <= 8 exp(-128) per draw
+// What the exact normal's abort does to privacy (it is kept: objective
+// perturbation's solver bound needs |b_i| < 256 sigma, exact_normal.hpp).
+// It is an event of the generator's bits alone, with the same probability
+// under both neighbours (a refusal that says nothing about the data), and
+// conditioned on no abort every round's proposal is conditioned on k < 256,
+// so the accepted value has the exact law truncated to |X| < 256.
+// Truncation divides every density by one normaliser common to both
+// neighbours, so on the region G where no draw of either neighbour's law is
+// near its cap the privacy loss is the ideal one; G's complement has
+// probability at most 2 exp(-(256 - s)^2/2) per draw, s the largest shift of
+// a draw's mean between neighbours in units of its sigma
+// (MaxShiftPerSigma). Hence the release is (epsilon, (delta + tail)/(1 -
+// tail))-DP with tail = draws 2 exp(-(256 - s)^2/2), and the abort has
+// probability <= draws 3 exp(-128). The floor: CheckDeltaFloor requires
+// both to be at most 2^-20 delta for the plan's number of draws
+// (PlannedNoiseDraws, public) and its s; with delta >= kMinDelta = 1e-30
+// the abort term holds for every plan of fewer than 10^18 draws and the
+// tail term whenever s <= 240 (a noise multiplier sigma/C below 1/120:
+// epsilon in the thousands). So a release charged (epsilon, delta) is
+// (epsilon, (1 + 2^-19) delta)-DP with its real samplers: their failure is
+// dominated by delta, not the other way round (as it was for delta =
+// 1e-100 against aborts of up to exp(-128) a draw).
+constexpr double kAbortPerDraw = 3;         // aborts <= 3 exp(-128) per draw
 constexpr double kAbortExponent = 128;
-constexpr double kTruncationSigmas = 127;   // every cap is >= 127 sigma
+constexpr double kTruncationSigmas = 256;   // the exact normal's cap: 256 sigma
 constexpr double kFailureShareBits = 20;    // both terms <= 2^-20 delta
 // The largest shift, in units of the draw's sigma, of any noise draw of the
 // plan between neighbours.
 double MaxShiftPerSigma(const Plan& plan);
 // The number of noise draws a release makes, from its plan (an upper bound).
 double PlannedNoiseDraws(const Plan& plan);
-// log of draws 8 exp(-128): the probability that one of them aborts.
+// log of draws 3 exp(-128): the probability that one of them aborts.
 double LogSamplerAbortBound(const Plan& plan);
 // Refuses (22023, before any charge) a plan with delta > 0 whose samplers'
 // abort probability or truncation exceeds 2^-20 delta.
@@ -94,10 +95,9 @@ __int128 DiscreteLaplace(SecureRng& rng, uint64_t t, uint64_t s);
 // P[Y = y] ∝ exp(-y^2 / (2 sigma^2)) (CKS20 Algorithm 3: discrete Laplace
 // proposals of scale t = floor(sigma) + 1, accepted with probability
 // exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2))). Needs 1 <= num, den <= 2^62 and
-// 2 num den t^2 < 2^127. A proposal with |Y| t den >= 2^63 (probability
-// at most 2 exp(-128) for every sigma the plans use, MaxGridUnits) throws
-// rather than overflow: SAMPLER FAILURE above says what that costs.
-int64_t DiscreteGaussian(SecureRng& rng, uint64_t num, uint64_t den);
+// 2 num den t^2 < 2^127, and t den < 2^29 for exactness in the far tail
+// (SAMPLER FAILURE above; beyond it a proposal past 2^126 throws).
+__int128 DiscreteGaussian(SecureRng& rng, uint64_t num, uint64_t den);
 
 // ---- Snapping: releases on the grid g Z^dim, g = 2^k ---------------------
 // A release of v + noise becomes g (round(v/g) + Z), Z integer noise of

@@ -86,12 +86,12 @@ struct Options {
 // Validates the entries and returns the options; throws Error naming the key.
 // The smallest epsilon a release may ask for (README "Trust model").
 constexpr double kMinEpsilon = 1e-3;
-// The smallest delta > 0 a release accepts. dperm's Gaussian samplers abort
-// (release nothing) with probability up to 8 exp(-128) ~ 2e-55 per draw and
-// truncate far in the tail; delta must dominate that for the (epsilon,
-// delta) claim to hold (noise.hpp, SAMPLER FAILURE: at this floor both stay
-// below 2^-20 delta for every plan of fewer than 10^18 draws). delta = 0
-// (pure epsilon-DP) uses the exact discrete Laplace sampler only.
+// The smallest delta > 0 a release accepts. dperm's exact normal sampler
+// aborts (releases nothing) with probability up to 3 exp(-128) ~ 1e-55 per
+// draw and truncates at 256 sigma; delta must dominate that for the
+// (epsilon, delta) claim to hold (noise.hpp, SAMPLER FAILURE: at this floor
+// both stay below 2^-20 delta for every plan of fewer than 10^18 draws).
+// delta = 0 (pure epsilon-DP) uses the exact discrete Laplace sampler only.
 constexpr double kMinDelta = 1e-30;
 
 // The default huber_delta is kHuberDeltaPerTargetBound * target_bound: the

@@ -4,6 +4,10 @@
 #include <algorithm>
 #include <cmath>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace dperm {
 namespace {
 
@@ -39,7 +43,21 @@ void ExactSum::AddScaled(int first, double c, const double* x, int d, bool inter
   // contribution is rounded once, then put on the grid.
   const double s = c * inv_;
   int64_t* __restrict p = partial_.data() + first;
-  for (int j = 0; j < d; j++) p[j] += RoundToGridInt(s * x[j]);
+  int j = 0;
+#if defined(__SSE2__)
+  // Two coordinates at a time, bit-identical to RoundToGridInt: maxpd(t,
+  // -clamp) returns -clamp for a NaN t, as Clamp does.
+  const __m128d vs = _mm_set1_pd(s), low = _mm_set1_pd(-kSumClamp), high = _mm_set1_pd(kSumClamp),
+                round = _mm_set1_pd(sum_detail::kRound);
+  const __m128i round_bits = _mm_set1_epi64x(sum_detail::kRoundBits);
+  for (; j + 2 <= d; j += 2) {
+    __m128d t = _mm_min_pd(_mm_max_pd(_mm_mul_pd(vs, _mm_loadu_pd(x + j)), low), high);
+    const __m128i units = _mm_sub_epi64(_mm_castpd_si128(_mm_add_pd(t, round)), round_bits);
+    __m128i* out = reinterpret_cast<__m128i*>(p + j);
+    _mm_storeu_si128(out, _mm_add_epi64(_mm_loadu_si128(out), units));
+  }
+#endif
+  for (; j < d; j++) p[j] += RoundToGridInt(s * x[j]);
   if (intercept) p[d] += RoundToGridInt(s);
   Counted();
 }
@@ -81,7 +99,18 @@ double UnitsValue(__int128 units, double grid) noexcept {
 }
 
 void LimbAddScaled(double* __restrict lo, double s, const double* __restrict x, int d) noexcept {
-  for (int j = 0; j < d; j++) lo[j] += RoundToGrid(s * x[j]);
+  int j = 0;
+#if defined(__SSE2__)
+  // Two coordinates at a time, bit-identical to RoundToGrid (see AddScaled).
+  const __m128d vs = _mm_set1_pd(s), low = _mm_set1_pd(-kSumClamp), high = _mm_set1_pd(kSumClamp),
+                round = _mm_set1_pd(sum_detail::kRound);
+  for (; j + 2 <= d; j += 2) {
+    const __m128d t = _mm_min_pd(_mm_max_pd(_mm_mul_pd(vs, _mm_loadu_pd(x + j)), low), high);
+    const __m128d units = _mm_sub_pd(_mm_add_pd(t, round), round);
+    _mm_storeu_pd(lo + j, _mm_add_pd(_mm_loadu_pd(lo + j), units));
+  }
+#endif
+  for (; j < d; j++) lo[j] += RoundToGrid(s * x[j]);
 }
 
 void LimbNormalise(double* __restrict lo, double* __restrict hi, int count) noexcept {

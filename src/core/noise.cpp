@@ -46,6 +46,42 @@ bool BernoulliExpNegUnit(SecureRng& rng, u128 num, u128 den) {
   return (k & 1) == 1;
 }
 
+
+// A 256-bit unsigned integer hi 2^128 + lo.
+struct U256 {
+  u128 hi, lo;
+};
+
+// a b, exactly.
+U256 MulWide(u128 a, u128 b) {
+  const uint64_t a0 = uint64_t(a), a1 = uint64_t(a >> 64);
+  const uint64_t b0 = uint64_t(b), b1 = uint64_t(b >> 64);
+  const u128 p00 = u128(a0) * b0, p01 = u128(a0) * b1, p10 = u128(a1) * b0, p11 = u128(a1) * b1;
+  const u128 mid = (p00 >> 64) + uint64_t(p01) + uint64_t(p10);  // < 3 2^64
+  return {p11 + (p01 >> 64) + (p10 >> 64) + (mid >> 64), (mid << 64) | uint64_t(p00)};
+}
+
+// Bernoulli(exp(-x/d)) for a 256-bit x and 1 <= d <= 2^127 (CKS20
+// Algorithm 1, as BernoulliExpNeg): floor(x/d) Bernoulli(exp(-1)) factors,
+// then Bernoulli(exp(-(x mod d)/d)). The factors stop at the first failure;
+// a count beyond 2^128 is never reached (2^128 successes cannot run).
+bool BernoulliExpNegWide(SecureRng& rng, U256 x, u128 d) {
+  U256 q{0, 0};
+  u128 r = 0;  // < d <= 2^127: r << 1 fits
+  for (int i = 255; i >= 0; --i) {
+    const u128 bit = i >= 128 ? (x.hi >> (i - 128)) & 1 : (x.lo >> i) & 1;
+    r = (r << 1) | bit;
+    if (r >= d) {
+      r -= d;
+      if (i >= 128) q.hi |= u128(1) << (i - 128);
+      else q.lo |= u128(1) << i;
+    }
+  }
+  for (u128 i = 0; q.hi != 0 || i < q.lo; ++i)
+    if (!BernoulliExpNegUnit(rng, 1, 1)) return false;
+  return BernoulliExpNegUnit(rng, r, d);
+}
+
 }  // namespace
 
 // CKS20 Algorithm 1: for gamma > 1, exp(-gamma) = exp(-1)^floor(gamma) *
@@ -85,7 +121,7 @@ __int128 DiscreteLaplace(SecureRng& rng, uint64_t t, uint64_t s) {
 // CKS20 Algorithm 3 with sigma^2 = num/den: t = floor(sigma) + 1; Y discrete
 // Laplace of scale t; accept with probability exp(-(|Y| - sigma^2/t)^2 /
 // (2 sigma^2)) = exp(-(|Y| t den - num)^2 / (2 num den t^2)).
-int64_t DiscreteGaussian(SecureRng& rng, uint64_t num, uint64_t den) {
+__int128 DiscreteGaussian(SecureRng& rng, uint64_t num, uint64_t den) {
   const uint64_t kMax = uint64_t(1) << 62;
   if (num < 1 || den < 1 || num > kMax || den > kMax)
     throw Error(ErrorKind::kInternal, "DiscreteGaussian: sigma^2 = num/den out of range");
@@ -105,16 +141,22 @@ int64_t DiscreteGaussian(SecureRng& rng, uint64_t num, uint64_t den) {
   for (;;) {
     const __int128 y = DiscreteLaplace(rng, t, 1);
     const u128 ay = u128(y < 0 ? -y : y);
-    // |Y| t den >= 2^63: the abort of noise.hpp, SAMPLER FAILURE (an event
-    // of the generator's bits alone, probability < 2 exp(-128) per proposal
-    // for every sigma the plans use).
-    if (ay >= (u128(1) << 63) / td)
-      throw Error(ErrorKind::kInternal,
-                  "discrete Gaussian sampler: a proposal beyond 2^63 (probability below "
-                  "2 exp(-128), independent of the data); nothing is released");
-    const u128 a = ay * td;  // |Y| t den < 2^63
-    const u128 diff = a >= num ? a - num : u128(num) - a;  // < 2^63
-    if (BernoulliExpNeg(rng, diff * diff, denom)) return int64_t(y);
+    if (ay < (u128(1) << 63) / td) {  // |Y| t den < 2^63: diff^2 fits 128 bits
+      const u128 a = ay * td;
+      const u128 diff = a >= num ? a - num : u128(num) - a;  // < 2^63
+      if (BernoulliExpNeg(rng, diff * diff, denom)) return y;
+      continue;
+    }
+    // A proposal far in the tail (probability < 2 exp(-128) for the plans'
+    // sigma): the same test with diff^2 in 256 bits, so that the sampler
+    // stays exact instead of refusing or truncating (noise.hpp, SAMPLER
+    // FAILURE). |Y| < 2^97 (DiscreteLaplace), so |Y| t den < 2^126 whenever
+    // t den < 2^29 -- every caller's (den = 1, sigma <= 2^28 grid units).
+    if (ay >= (u128(1) << 126) / td)
+      throw Error(ErrorKind::kInternal, "DiscreteGaussian: proposal beyond 2^126 (t den too large)");
+    const u128 a = ay * td;
+    const u128 diff = a - num;  // a >= 2^63 > num
+    if (BernoulliExpNegWide(rng, MulWide(diff, diff), denom)) return y;
   }
 }
 
@@ -174,8 +216,9 @@ int64_t GridRound(double v, double grid) {
 
 void SnapDiscreteGaussian(SecureRng& rng, double grid, uint64_t sigma_sq_grid,
                           double* v, int dim) {
+  // The exact integer, then one rounding to a double (post-processing).
   for (int i = 0; i < dim; ++i) {
-    v[i] = grid * double(GridRound(v[i], grid) + DiscreteGaussian(rng, sigma_sq_grid, 1));
+    v[i] = grid * double(__int128(GridRound(v[i], grid)) + DiscreteGaussian(rng, sigma_sq_grid, 1));
     CountWork(kNoiseCoordinateWork);
   }
 }
@@ -344,13 +387,14 @@ double LogSamplerAbortBound(const Plan& p) {
 }
 
 double MaxShiftPerSigma(const Plan& p) {
-  // The release's own noise: sensitivity / scale (output noise, or a step's
-  // mean gradient against its sigma).
-  double ratio = p.noise_scale > 0 ? p.sensitivity / p.noise_scale : 0;
+  // Only the exact normal truncates (the discrete samplers are exact): the
+  // rounded exact Gaussian of gradient steps, a step's mean gradient
+  // against its sigma.
+  double ratio = p.noise_bits > 0 && p.noise_scale > 0 ? p.sensitivity / p.noise_scale : 0;
   // SVRG's two parts carry sqrt(f) and sqrt(1 - f) of sigma, each against
   // at most the whole sensitivity (svrg_common.hpp, "noise_fraction").
   const double f = p.mechanism_fields.Get("noise_fraction");
-  if (f > 0 && f < 1) ratio /= std::sqrt(std::min(f, 1 - f));
+  if (ratio > 0 && f > 0 && f < 1) ratio /= std::sqrt(std::min(f, 1 - f));
   // Objective perturbation's b: 2L against sigma_1
   // (objective_perturbation.hpp, "objective_noise").
   const double sigma1 = p.mechanism_fields.Get("objective_noise");

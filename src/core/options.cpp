@@ -504,7 +504,7 @@ Options ParseOptions(const OptionEntry* entries, int n_entries) {
   if (o.delta > 0 && o.delta < kMinDelta)
     ThrowInvalid("option \"delta\" must be 0 or at least " + FormatNumber(kMinDelta) + ", not " +
                      FormatNumber(o.delta),
-                 "dperm's Gaussian noise samplers may fail with probability up to about 2e-55 "
+                 "dperm's Gaussian noise samplers may fail with probability up to about 1e-55 "
                  "per draw, which a smaller delta would not cover; use delta => 0 for pure "
                  "epsilon-DP.");
   return o;

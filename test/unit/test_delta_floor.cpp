@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "dperm/noise.hpp"
 #include "dperm/options.hpp"
@@ -74,13 +75,16 @@ TEST(DeltaFloor, RefusesPlansTheFloorDoesNotCover) {
   EXPECT_THROW(dperm::CheckDeltaFloor(p), dperm::Error);
   p.options.delta = 1e-10;
   EXPECT_NO_THROW(dperm::CheckDeltaFloor(p));
-  // A noise of sigma below 1/110 of the sensitivity (epsilon in the
-  // hundreds) reaches the samplers' caps: refused at any delta.
+  // A noise of sigma below 1/243 of the sensitivity (epsilon in the
+  // thousands) reaches the exact normal's cap: refused.
   p.sensitivity = 1;
-  p.noise_scale = 1.0 / 50;
+  p.noise_bits = 20;  // gradient steps: the exact normal
+  p.noise_scale = 1.0 / 200;
   EXPECT_NO_THROW(dperm::CheckDeltaFloor(p));
-  p.noise_scale = 1.0 / 120;
+  p.noise_scale = 1.0 / 250;
   EXPECT_THROW(dperm::CheckDeltaFloor(p), dperm::Error);
+  p.noise_bits = 0;  // output noise: the exact discrete Gaussian, no cap
+  EXPECT_NO_THROW(dperm::CheckDeltaFloor(p));
   p.options.delta = 0;  // pure DP: exact discrete Laplace, no floor
   EXPECT_NO_THROW(dperm::CheckDeltaFloor(p));
 }
@@ -88,7 +92,7 @@ TEST(DeltaFloor, RefusesPlansTheFloorDoesNotCover) {
 // The discrete Gaussian's proposal (discrete Laplace of scale t = floor(sigma)
 // + 1) is accepted with probability >= 0.38 for every sigma >= 2^10 (the
 // grid's minimum), so fewer than 4 proposals are drawn per sample on
-// average: the factor behind 8 exp(-128) per draw (2 exp(-128) per proposal).
+// average (each in the 256-bit tail path with probability < 2 exp(-128)).
 TEST(DeltaFloor, DiscreteGaussianAcceptsOftenEnough) {
   for (double sigma : {1024.0, 4096.0, 65536.0}) {
     const double t = std::floor(sigma) + 1;
@@ -102,6 +106,31 @@ TEST(DeltaFloor, DiscreteGaussianAcceptsOftenEnough) {
     }
     EXPECT_GE(accept, 0.38) << "sigma " << sigma;
     EXPECT_LT(1 / accept, 4.0);
+  }
+}
+
+// The discrete Gaussian's far-tail path (256-bit acceptance test, taken
+// instead of the old abort) samples the same law: sigma^2 = num/den = 1
+// written as 2^62/2^62 sends every proposal |Y| >= 1 through it (t den =
+// 2^63), and its frequencies match the exact pmf and the 128-bit path's.
+TEST(DeltaFloor, DiscreteGaussianTailPathIsExact) {
+  const uint64_t big = uint64_t(1) << 62;
+  dperm::SecureRng wide = dperm::SecureRng::FromSeed(5), narrow = dperm::SecureRng::FromSeed(6);
+  const int draws = 200000;
+  std::vector<int> count_wide(9, 0), count_narrow(9, 0);
+  for (int i = 0; i < draws; i++) {
+    const __int128 a = dperm::DiscreteGaussian(wide, big, big);
+    const __int128 b = dperm::DiscreteGaussian(narrow, 1, 1);
+    if (a >= -4 && a <= 4) count_wide[size_t(int(a) + 4)]++;
+    if (b >= -4 && b <= 4) count_narrow[size_t(int(b) + 4)]++;
+  }
+  double z = 0;
+  for (int y = -20; y <= 20; y++) z += std::exp(-y * y / 2.0);
+  for (int y = -4; y <= 4; y++) {
+    const double p = std::exp(-y * y / 2.0) / z;
+    const double sd = std::sqrt(p * (1 - p) / draws);
+    EXPECT_NEAR(count_wide[size_t(y + 4)] / double(draws), p, 5 * sd + 1e-5) << "y = " << y;
+    EXPECT_NEAR(count_narrow[size_t(y + 4)] / double(draws), p, 5 * sd + 1e-5) << "y = " << y;
   }
 }
 
