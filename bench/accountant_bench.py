@@ -209,8 +209,8 @@ def git_rev():
 # ------------------------------------------------------------------ part 1
 
 def explain_accounting(delta):
-    opts = f"dp_options(epsilon => {REL_EPS!r}, delta => {delta!r}, l2 => 0.1)" if delta > 0 \
-        else f"dp_options(epsilon => {REL_EPS!r}, l2 => 0.1)"
+    opts = f"dp_options(epsilon => {REL_EPS!r}, delta => {delta!r}, l2 => 0.1, dimension => 2)" if delta > 0 \
+        else f"dp_options(epsilon => {REL_EPS!r}, l2 => 0.1, dimension => 2)"
     j = scalar(f"SELECT dp_explain('logistic', {E2E_ROWS}, 2, {opts})->'accounting'")
     return json.loads(j)
 
@@ -355,8 +355,8 @@ def part1_e2e(out, results):
     ]
     rows, all_ok, exact = [], True, True
     for rel, acct, delta, key in cases:
-        opts = (f"dp_options(epsilon => {REL_EPS!r}, delta => {delta!r}, l2 => 0.1)" if delta > 0
-                else f"dp_options(epsilon => {REL_EPS!r}, l2 => 0.1)")
+        opts = (f"dp_options(epsilon => {REL_EPS!r}, delta => {delta!r}, l2 => 0.1, dimension => 2)" if delta > 0
+                else f"dp_options(epsilon => {REL_EPS!r}, l2 => 0.1, dimension => 2)")
         t0 = time.time()
         lines = psql(E2E_SQL % dict(rows=E2E_ROWS, rel=rel, eps=BUDGET_EPS, delta=BUDGET_DELTA,
                                     acct=acct, opts=opts, cap=E2E_CAP))

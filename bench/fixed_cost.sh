@@ -37,7 +37,7 @@ run "release, no budget" "SELECT dp_logreg(f, y, dp_options(epsilon => 0.01, l2 
 # their curves are the one a release of epsilon 0.01 records).
 psql_q -d $DB >/dev/null <<SQL
 SELECT dperm.set_budget('budgeted', 1e9, 0.5);
-SELECT dp_logreg(f, y, dp_options(epsilon => 0.01, l2 => 1)) IS NOT NULL FROM budgeted;
+SELECT dp_logreg(f, y, dp_options(epsilon => 0.01, l2 => 1, dimension => 2)) IS NOT NULL FROM budgeted;
 INSERT INTO dperm.ledger (released_at, role, relations, relation_names, algorithm, mechanism, loss,
                           neighbors, epsilon, delta, n, d, seeded, query, rdp)
 SELECT released_at, role, relations, relation_names, algorithm, mechanism, loss, neighbors,
@@ -47,5 +47,5 @@ SELECT released_at, role, relations, relation_names, algorithm, mechanism, loss,
 ANALYZE dperm.ledger;
 SQL
 echo "ledger rows of the budgeted relation: $(psql_q -d $DB -c "SELECT count(*) FROM dperm.ledger WHERE relations @> ARRAY['budgeted'::regclass]")"
-run "release, budget, ${LEDGER_ROWS} ledger rows" "SELECT dp_logreg(f, y, dp_options(epsilon => 0.01, l2 => 1)) IS NOT NULL FROM budgeted;"
+run "release, budget, ${LEDGER_ROWS} ledger rows" "SELECT dp_logreg(f, y, dp_options(epsilon => 0.01, l2 => 1, dimension => 2)) IS NOT NULL FROM budgeted;"
 run "budget check alone (budget_spent)" "SELECT epsilon FROM dperm.budget_spent('budgeted', 'rdp', 0.5);"
