@@ -87,9 +87,9 @@ SELECT 'a_t'::regclass::oid;
 \o
 BEGIN;
 SELECT dperm.set_budget('a_t', 6);
-\! while [ ! -f $out/release ]; do sleep 0.05; done
+\! while [ -d $out ] && [ ! -f $out/release ]; do sleep 0.05; done
 COMMIT;
-\! while [ ! -f $out/done ]; do sleep 0.05; done
+\! while [ -d $out ] && [ ! -f $out/done ]; do sleep 0.05; done
 SQL
 PGAPPNAME=stall_holder PGPASSWORD=$pw psql -X -q -At -v ON_ERROR_STOP=1 -U $A -d $DB -f "$out/holder.sql" \
   >"$out/holder.out" 2>&1 &
