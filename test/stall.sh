@@ -2,7 +2,7 @@
 # No role can stall another (README, "No role can stall another"):
 #  1. A login role holds the budget row of its own table in an idle
 #     transaction (an uncommitted dperm.set_budget) and queues releases
-#     charged to it (dataset => its OID) from many sessions.
+#     charged to it (releases from its own table) from many sessions.
 #     Another role's releases on its own budgeted table must finish within a
 #     few seconds meanwhile; the first role's releases fail with 55P03 after
 #     dperm.ledger_wait_timeout (set low here) and leave no ledger row; a
@@ -52,7 +52,7 @@ REVOKE CREATE ON SCHEMA public FROM PUBLIC;
 CREATE TABLE pub AS
   SELECT ARRAY[random(), random()] AS f, random() < 0.5 AS y FROM generate_series(1, 200) i;
 GRANT SELECT ON pub TO $A;
-CREATE TABLE a_t AS SELECT 1 AS x;
+CREATE TABLE a_t AS SELECT * FROM pub;
 ALTER TABLE a_t OWNER TO $A;
 SELECT dperm.set_budget('a_t', 5);
 CREATE TABLE b_t AS SELECT * FROM pub;
@@ -105,8 +105,8 @@ oid=$(cat "$out/oid")
 in_ledger() {
   psql_q -d $DB -c "SELECT count(*) FROM dperm.ledger WHERE relations @> ARRAY[$1::oid::regclass]"
 }
-A_RELEASE="SELECT dp_logreg(f, y, dp_options(epsilon => 0.1, l2 => 1, dataset => '$oid')) IS NOT NULL FROM pub"
-B_RELEASE="SELECT dp_logreg(f, y, dp_options(epsilon => 0.1, l2 => 1)) IS NOT NULL FROM b_t"
+A_RELEASE="SELECT dp_logreg(f, y, dp_options(epsilon => 0.1, l2 => 1, dimension => 2)) IS NOT NULL FROM a_t"
+B_RELEASE="SELECT dp_logreg(f, y, dp_options(epsilon => 0.1, l2 => 1, dimension => 2)) IS NOT NULL FROM b_t"
 
 # A queues $SESSIONS releases charged to its locked budget, two each.
 start_a=$(now_ms)
