@@ -1001,21 +1001,31 @@ DPERM_FUNCTION(dperm_evaluate) {
       quote_identifier(features), label_expr, qualified);
   const char* ok = "(pg_catalog.array_ndims(r.f) OPERATOR(pg_catalog.=) 1 AND "
                    "pg_catalog.array_length(r.f, 1) OPERATOR(pg_catalog.=) $2)";
+  // The metric sums are exact (exact_sum.hpp): each row's value v in
+  // [0, B] is rounded to B 2^-40 and the integers round(v/B 2^40) summed as
+  // bigint (an exact numeric sum, whatever the row order or the parallel
+  // plan), then rounded once to a double; the slack passed to
+  // ReleaseBoundedSums counts the grid and that rounding. The count is exact.
   char* sql;
   if (huber)
     sql = psprintf(
-        "SELECT COALESCE(pg_catalog.sum(CASE WHEN %s THEN pg_catalog.power(pg_catalog.float8larger("
+        "SELECT COALESCE(pg_catalog.sum(pg_catalog.round((CASE WHEN %s THEN pg_catalog.power(pg_catalog.float8larger("
         "         OPERATOR(pg_catalog.-) $3, pg_catalog.float8smaller($3, r.y OPERATOR(pg_catalog.-) %s.dp_predict($1, r.f))), 2)"
-        "         ELSE $3 OPERATOR(pg_catalog.*) $3 END), 0), 0 FROM (%s) r",
+        "         ELSE $3 OPERATOR(pg_catalog.*) $3 END) OPERATOR(pg_catalog./) ($3 OPERATOR(pg_catalog.*) $3)"
+        "         OPERATOR(pg_catalog.*) 1099511627776::pg_catalog.float8)::pg_catalog.int8), 0)::pg_catalog.float8"
+        "         OPERATOR(pg_catalog.*) ($3 OPERATOR(pg_catalog.*) $3) OPERATOR(pg_catalog./) 1099511627776::pg_catalog.float8,"
+        "       0 FROM (%s) r",
         ok, ext, rows);
   else
     sql = psprintf(
         "SELECT COALESCE(pg_catalog.sum(CASE WHEN %s AND %s.dp_predict_class($1, r.f) OPERATOR(pg_catalog.=) r.y"
         "         THEN 1 ELSE 0 END), 0)::pg_catalog.float8,"
-        "       COALESCE(pg_catalog.sum(CASE WHEN %s THEN pg_catalog.float8smaller($3,"
+        "       COALESCE(pg_catalog.sum(pg_catalog.round((CASE WHEN %s THEN pg_catalog.float8smaller($3,"
         "         OPERATOR(pg_catalog.-) pg_catalog.ln(pg_catalog.float8larger(1e-300,"
         "           (%s.dp_predict_proba($1, r.f))[r.y OPERATOR(pg_catalog.+) 1])))"
-        "         ELSE $3 END), 0)"
+        "         ELSE $3 END) OPERATOR(pg_catalog./) $3"
+        "         OPERATOR(pg_catalog.*) 1099511627776::pg_catalog.float8)::pg_catalog.int8), 0)::pg_catalog.float8"
+        "         OPERATOR(pg_catalog.*) $3 OPERATOR(pg_catalog./) 1099511627776::pg_catalog.float8"
         "  FROM (%s) r",
         ok, ext, ok, ext, rows);
   double bound = huber ? o.residual_bound : o.loss_bound;
@@ -1042,7 +1052,10 @@ DPERM_FUNCTION(dperm_evaluate) {
     std::vector<double> s(sums, sums + metrics);
     std::vector<double> bounds = huber ? std::vector<double>{bound * bound}
                                        : std::vector<double>{1.0, bound};
-    dperm::NoisySums r = dperm::ReleaseBoundedSums(s, bounds, o.epsilon, rng);
+    // One grid step 2^-40 per sum, and the rounding of an exact sum of n
+    // values in [0, 1] units to a double and back to the bound's units.
+    const double slack = std::ldexp(1.0, -40) + std::ldexp(static_cast<double>(n), -50);
+    dperm::NoisySums r = dperm::ReleaseBoundedSums(s, bounds, o.epsilon, rng, slack);
     for (int i = 0; i < metrics; i++) noisy[i] = r.values[i];
     scale = r.scale;
     grid = r.grid;
