@@ -125,16 +125,20 @@ done
 pids+=("${a_pids[@]}")
 sleep 0.5
 # B releases on its own budgeted table meanwhile.
-b_max=0
+# The fastest of three must pass the limit: under a loaded machine (the
+# whole test suite) one release can wait for a worker slot in the dynamic
+# writer's mode, while on 0.6.0 every one of them waited behind A's lock.
+b_max=0 b_min=999999
 for r in 1 2 3; do
   t0=$(now_ms)
   got=$(PGPASSWORD=$pw psql_q -U $B -d $DB -c "$B_RELEASE" 2>&1) || fail "B's release failed while A held its budget: $got"
   ms=$(( $(now_ms) - t0 ))
   [ "$got" = t ] || fail "B's release returned '$got'"
   [ $ms -gt $b_max ] && b_max=$ms
+  [ $ms -lt $b_min ] && b_min=$ms
   sleep 0.3
 done
-[ $b_max -lt $B_LIMIT_MS ] || fail "B's release took $b_max ms while A held its own budget row (limit $B_LIMIT_MS ms)"
+[ $b_min -lt $B_LIMIT_MS ] || fail "B's releases took $b_min..$b_max ms while A held its own budget row (limit $B_LIMIT_MS ms for the fastest)"
 b_during=$(( $(now_ms) - start_a ))
 for p in "${a_pids[@]}"; do wait "$p" || true; done
 a_min=999999 a_max=0
@@ -165,7 +169,7 @@ wait $late || fail "the release retrying when the lock went away failed: $(cat "
 [ "$(in_ledger "$oid")" = 1 ] || fail "the late release was not charged exactly once"
 touch "$out/done"
 wait $holder || fail "A's holder failed: $(cat "$out/holder.out")"
-echo "stall ($mode): 1. B's releases took at most $b_max ms while $SESSIONS sessions of A queued" \
+echo "stall ($mode): 1. B's releases took $b_min..$b_max ms while $SESSIONS sessions of A queued" \
      "releases on A's held budget row; A's failed with 55P03 after $a_min..$a_max ms" \
      "(dperm.ledger_wait_timeout = $A_TIMEOUT_MS ms), uncharged"
 
