@@ -1,19 +1,25 @@
 # dperm: PGXS build of a C++17 extension (pgvector-style Makefile).
 EXTENSION = dperm
 MODULE_big = dperm
-# The complete script of the current version (dperm.control's
-# default_version), the 0.1.0 one and the upgrade chain between them.
-DATA = $(wildcard dperm--*.sql)
+EXTVERSION = $(shell sed -n "s/^default_version = '\\(.*\\)'/\\1/p" $(EXTENSION).control)
+# pgvector's layout: sql/ holds the install and upgrade scripts. The
+# complete script of the current version is built from one source,
+# sql/dperm.sql; the 0.1.0 script and the upgrade chain from it are kept as
+# they shipped (CREATE EXTENSION ... VERSION '0.1.0' and ALTER EXTENSION
+# UPDATE replay them; test/upgrade.sh checks both routes give one catalog).
+DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
+DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
 
 CORE_SRCS = $(sort $(wildcard src/core/*.cpp))
 PG_SRCS = $(sort $(wildcard src/pg/*.cpp))
 CORE_OBJS = $(CORE_SRCS:.cpp=.o)
 OBJS = $(CORE_OBJS) $(PG_SRCS:.cpp=.o)
 
-# pg_regress schedule: every sql/X.sql, in name order (each file sets up what
-# it needs, so no file depends on another having run).
-REGRESS = $(sort $(basename $(notdir $(wildcard sql/*.sql))))
-REGRESS_OPTS = --load-extension=dperm
+# pg_regress schedule: every test/sql/X.sql (expected output in
+# test/expected/X.out), in name order (each file sets up what it needs, so
+# no file depends on another having run).
+REGRESS = $(sort $(basename $(notdir $(wildcard test/sql/*.sql))))
+REGRESS_OPTS = --inputdir=test --load-extension=dperm
 
 EIGEN_CFLAGS ?= -I/usr/include/eigen3
 WARN = -Wall -Wextra $(if $(filter 1,$(DPERM_WERROR)),-Werror)
@@ -64,5 +70,8 @@ core-guard:
 # No include cycle between the core's modules (header + same-named .cpp).
 check-includes:
 	bash test/check_includes.sh
+
+$(DATA_built): sql/$(EXTENSION).sql
+	cp $< $@
 
 -include $(wildcard src/core/*.d src/pg/*.d test/unit/*.d)

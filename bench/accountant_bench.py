@@ -373,7 +373,7 @@ def part1_e2e(out, results):
                      f"{float(delta_spent):.3g}", f"{float(eps_sum):.4g}", f"{dt:.1f}"])
     out.append("### End to end: real releases against real budgets\n")
     out.append(
-        f"A {E2E_ROWS}-row table with 2 features (the shape of `sql/rdp_ledger.sql`) is copied once "
+        f"A {E2E_ROWS}-row table with 2 features (the shape of `test/sql/rdp_ledger.sql`) is copied once "
         f"per case; `dperm.set_budget(rel, 3, 1e-6, accounting => ...)`; then `dp_logreg(f, y, "
         f"dp_options(epsilon => 0.1[, delta => 1e-8], l2 => 0.1))` runs in a PL/pgSQL loop until the "
         f"ledger refuses a release with SQLSTATE DP001. *predicted* is the arithmetic above (basic "

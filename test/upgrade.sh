@@ -138,8 +138,8 @@ dropdb dperm_upgrade06
 psql_q -d postgres -c 'DROP ROLE "Regress Upgrade Owner"' >/dev/null
 [ $fail = 0 ] && echo "upgrade 0.6.0 -> 0.7.0: model owners converted: ok"
 
-# ---- one source of truth: the complete install script (dperm--X.sql for the
-# default version) and every upgrade path give the same catalog. Each
+# ---- one source of truth: the complete install script (sql/dperm.sql, installed
+# as dperm--X.sql for the default version) and every upgrade path give the same catalog. Each
 # database's extension objects are dumped with pg_dump --binary-upgrade (the
 # only mode that dumps an extension's members: definitions, comments, ACLs,
 # policies, ownership), without the OIDs it pins, and cut into one block per
@@ -178,7 +178,7 @@ got=$(psql_q -d dperm_fresh -c "SELECT extversion FROM pg_extension WHERE extnam
 [ "$got" = "$default_version" ] || { echo "upgrade: CREATE EXTENSION dperm installed $got, not $default_version"; fail=1; }
 catalog_of dperm_fresh > "$tmp/fresh.catalog"
 grep -q 'Name: budgets; Type: TABLE' "$tmp/fresh.catalog" || { echo "upgrade: the catalog dump lists no dperm.budgets"; fail=1; }
-for from in $(ls dperm--*.sql | sed -n 's/^dperm--\([0-9.]*\)--[0-9.]*\.sql$/\1/p' | sort -uV); do
+for from in $(ls sql/dperm--*.sql | sed -n 's/^sql\/dperm--\([0-9.]*\)--[0-9.]*\.sql$/\1/p' | sort -uV); do
   [ "$from" = "$default_version" ] && continue
   db=dperm_from_${from//./_}
   dropdb --if-exists "$db" >/dev/null 2>&1 || true

@@ -325,7 +325,7 @@ DPERM_FUNCTION(dperm_softmax_transition) {
 
 // dperm.combine, dperm.serialize, dperm.deserialize: the support functions
 // of the aggregates up to 0.5.0, dropped by the 0.6.0 upgrade. Only the
-// replay of dperm--0.1.0.sql still needs their symbols.
+// replay of sql/dperm--0.1.0.sql still needs their symbols.
 DPERM_FUNCTION(dperm_combine) {
   ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                   errmsg("dperm training aggregates no longer combine partial states"),

@@ -1,6 +1,6 @@
 // The real datasets of $DPERM_SHARED/data/raw in tests and benches: loaded
 // through bench/load_datasets.py (the benches' one preprocessing, run as a
-// child process like sql/utility.sql does; needs the repository root as the
+// child process like test/sql/utility.sql does; needs the repository root as the
 // working directory), in dperm's row layout. DPERM_SHARED (SharedDir(),
 // reference_csv.hpp) is the one variable that locates them; a missing
 // directory or dataset is a test failure naming the path and the variable.

@@ -370,8 +370,9 @@ TEST(OptionTable, ReadmeTableMatches) {
 }
 
 // The current version's dp_options(...) in every SQL script that ends at it
-// (the install script and the last upgrade): its parameters and the keys it
-// builds are the option table's, with the table's SQL types.
+// (the install script's source, sql/dperm.sql, and the last upgrade): its
+// parameters and the keys it builds are the option table's, with the table's
+// SQL types.
 TEST(OptionTable, DpOptionsSqlMatches) {
   const std::string control = ReadFile("dperm.control");
   std::smatch m;
@@ -381,15 +382,30 @@ TEST(OptionTable, DpOptionsSqlMatches) {
   std::map<std::string, std::string> table;
   for (const OptionSpec& s : dperm::OptionTable()) table[s.key] = s.sql_type;
   int checked = 0;
-  DIR* dir = opendir(".");
-  ASSERT_NE(dir, nullptr);
+  DIR* dir = opendir("sql");
+  ASSERT_NE(dir, nullptr) << "no sql/ folder (run from the repository root)";
   std::vector<std::string> scripts;
   while (dirent* entry = readdir(dir)) {
     const std::string name = entry->d_name;
-    if (std::regex_match(name, std::regex("dperm--(.*--)?" + std::regex_replace(version, std::regex("\\."), "\\.") + "\\.sql")))
-      scripts.push_back(name);
+    if (std::regex_match(name, std::regex("dperm--.*--" + std::regex_replace(version, std::regex("\\."), "\\.") + "\\.sql")))
+      scripts.push_back("sql/" + name);
   }
   closedir(dir);
+  {
+    // sql/dperm.sql declares both overloads from one list of
+    // ['name', 'type', 'default'] triples after epsilon (a DO block).
+    SCOPED_TRACE("sql/dperm.sql");
+    const std::string sql = ReadFile("sql/dperm.sql");
+    const size_t list_at = sql.find("params text[][] := ARRAY[");
+    ASSERT_NE(list_at, std::string::npos) << "sql/dperm.sql lacks dp_options' parameter list";
+    const std::string list = sql.substr(list_at, sql.find("]];", list_at) + 2 - list_at);
+    std::map<std::string, std::string> declared{{"epsilon", "float8"}};
+    const std::regex triple("\\['(\\w+)', '([^']+)', '[^']*'\\]");
+    for (auto it = std::sregex_iterator(list.begin(), list.end(), triple); it != std::sregex_iterator(); ++it)
+      declared[(*it)[1]] = (*it)[2];
+    EXPECT_EQ(declared, table) << "dp_options' parameters (name, type) differ from the option table";
+    checked++;
+  }
   for (const std::string& name : scripts) {
     const std::string sql = ReadFile(name);
     // The last CREATE [OR REPLACE] FUNCTION [schema.]dp_options( ... ),

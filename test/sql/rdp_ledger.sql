@@ -60,7 +60,7 @@ SELECT abs((SELECT epsilon_spent FROM dperm.budget_status WHERE relation = 'surv
 -- pure epsilon-DP releases compose in RDP too: min(eps, alpha eps^2 / 2)
 CREATE TABLE pure AS SELECT * FROM survey;
 SELECT dperm.set_budget('pure', 1.0, 1e-6);
--- (the plain intercept: no offset stage, whose share sql/offset.sql checks)
+-- (the plain intercept: no offset stage, whose share test/sql/offset.sql checks)
 SELECT dp_logreg(f, y, dp_options(epsilon => 0.1, l2 => 0.1, intercept => 'fitted', dimension => 2)) IS NOT NULL AS released FROM pure;
 SELECT abs(rdp[1] - 1.25 * 0.01 / 2) < 1e-15 AS zcdp_curve, rdp[24] = 0.1 AS capped_at_epsilon
   FROM dperm.ledger WHERE 'pure'::regclass = ANY (relations);

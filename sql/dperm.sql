@@ -1,8 +1,8 @@
--- dperm 0.7.0, complete: what CREATE EXTENSION dperm installs. Older
--- databases reach the same catalog through dperm--0.1.0.sql and the upgrade
--- scripts; test/upgrade.sh checks that both give the same objects (a change
--- to the current version goes into this file AND into
--- dperm--0.6.0--0.7.0.sql).
+-- dperm, complete: what CREATE EXTENSION dperm installs (the build copies
+-- this file to sql/dperm--<default_version>.sql). Older databases reach the
+-- same catalog through sql/dperm--0.1.0.sql and the upgrade scripts;
+-- test/upgrade.sh checks that both give the same objects (a change to the
+-- current version goes into this file AND into the latest upgrade script).
 \echo Use "CREATE EXTENSION dperm" to load this file. \quit
 
 CREATE SCHEMA dperm;
@@ -15,87 +15,56 @@ CREATE FUNCTION dperm.check_options(options jsonb) RETURNS jsonb
   LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION dperm.check_options(jsonb) IS 'validates dperm options and returns them';
 
--- Builds the options of a release with named arguments; NULL means default.
-CREATE FUNCTION dp_options(
-    epsilon float8,
-    delta float8 DEFAULT 0,
-    algorithm text DEFAULT NULL,
-    l2 float8 DEFAULT NULL,
-    l1 float8 DEFAULT NULL,
-    fit_intercept boolean DEFAULT NULL,
-    feature_bound float8 DEFAULT NULL,
-    huber_delta float8 DEFAULT NULL,
-    radius float8 DEFAULT NULL,
-    iterations bigint DEFAULT NULL,
-    step_size float8 DEFAULT NULL,
-    batch_size bigint DEFAULT NULL,
-    ls_sigma float8 DEFAULT NULL,
-    accountant text DEFAULT NULL,
-    neighbors text DEFAULT NULL,
-    dataset text DEFAULT NULL,
-    seed bigint DEFAULT NULL,
-    feature_names text[] DEFAULT NULL,
-    classes int DEFAULT NULL,
-    target_bound float8 DEFAULT NULL,
-    intercept text DEFAULT NULL,
-    dimension int DEFAULT NULL)
-RETURNS jsonb
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN dperm.check_options(jsonb_strip_nulls(jsonb_build_object(
-    'epsilon', epsilon, 'delta', delta, 'algorithm', algorithm, 'l2', l2,
-    'l1', l1, 'fit_intercept', fit_intercept, 'feature_bound', feature_bound,
-    'huber_delta', huber_delta, 'radius', radius, 'iterations', iterations,
-    'step_size', step_size, 'batch_size', batch_size, 'ls_sigma', ls_sigma,
-    'accountant', accountant, 'neighbors', neighbors, 'dataset', dataset,
-    'seed', seed, 'feature_names', feature_names, 'classes', classes,
-    'target_bound', target_bound, 'intercept', intercept,
-    'dimension', dimension)));
-COMMENT ON FUNCTION dp_options IS 'options of a private release (epsilon is required)';
-
--- dp_options with l2 as text, for l2 => 'auto' (issue 15 item 3: dperm picks
--- l2 from a public grid privately). l2 comes first and has no default, so
--- dp_options(epsilon => 1, l2 => 'auto') resolves here (PostgreSQL prefers
+-- dp_options builds the options of a release with named arguments; NULL
+-- means default. It has two overloads with one parameter list, written
+-- once here: dp_options(epsilon, delta, algorithm, l2, ...) and, for
+-- l2 => 'auto' (l2 picked privately from a public grid), the same list with
+-- `l2 text` moved first and without a default, so that
+-- dp_options(epsilon => 1, l2 => 'auto') resolves to it (PostgreSQL prefers
 -- the string category for an unknown literal) while l2 => 0.01 and calls
--- without l2 resolve to the float8 version. dperm.check_options accepts
--- only 'auto' (22023 otherwise).
-CREATE FUNCTION dp_options(
-    l2 text,
-    epsilon float8,
-    delta float8 DEFAULT 0,
-    algorithm text DEFAULT NULL,
-    l1 float8 DEFAULT NULL,
-    fit_intercept boolean DEFAULT NULL,
-    feature_bound float8 DEFAULT NULL,
-    huber_delta float8 DEFAULT NULL,
-    radius float8 DEFAULT NULL,
-    iterations bigint DEFAULT NULL,
-    step_size float8 DEFAULT NULL,
-    batch_size bigint DEFAULT NULL,
-    ls_sigma float8 DEFAULT NULL,
-    accountant text DEFAULT NULL,
-    neighbors text DEFAULT NULL,
-    dataset text DEFAULT NULL,
-    seed bigint DEFAULT NULL,
-    feature_names text[] DEFAULT NULL,
-    classes int DEFAULT NULL,
-    target_bound float8 DEFAULT NULL,
-    intercept text DEFAULT NULL,
-    dimension int DEFAULT NULL)
-RETURNS jsonb
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN dperm.check_options(jsonb_strip_nulls(jsonb_build_object(
-    'epsilon', epsilon, 'delta', delta, 'algorithm', algorithm, 'l2', l2,
-    'l1', l1, 'fit_intercept', fit_intercept, 'feature_bound', feature_bound,
-    'huber_delta', huber_delta, 'radius', radius, 'iterations', iterations,
-    'step_size', step_size, 'batch_size', batch_size, 'ls_sigma', ls_sigma,
-    'accountant', accountant, 'neighbors', neighbors, 'dataset', dataset,
-    'seed', seed, 'feature_names', feature_names, 'classes', classes,
-    'target_bound', target_bound, 'intercept', intercept,
-    'dimension', dimension)));
-COMMENT ON FUNCTION dp_options(text, float8, float8, text, float8, boolean, float8, float8, float8,
-                               bigint, float8, bigint, float8, text, text, text, bigint, text[],
-                               int, float8, text, int)
-  IS 'options of a private release with l2 => ''auto'' (l2 chosen privately)';
+-- without l2 resolve to the float8 one. dperm.check_options accepts only
+-- 'auto' as text (22023 otherwise). The keys are the option table's
+-- (src/core/options.cpp); a unit test checks the two agree.
+DO $$
+DECLARE
+  -- name, SQL type and default of each parameter after epsilon, in order
+  params text[][] := ARRAY[
+    ['delta', 'float8', '0'], ['algorithm', 'text', 'NULL'], ['l2', 'float8', 'NULL'],
+    ['l1', 'float8', 'NULL'], ['fit_intercept', 'boolean', 'NULL'],
+    ['feature_bound', 'float8', 'NULL'], ['huber_delta', 'float8', 'NULL'],
+    ['radius', 'float8', 'NULL'], ['iterations', 'bigint', 'NULL'],
+    ['step_size', 'float8', 'NULL'], ['batch_size', 'bigint', 'NULL'],
+    ['ls_sigma', 'float8', 'NULL'], ['accountant', 'text', 'NULL'],
+    ['neighbors', 'text', 'NULL'], ['dataset', 'text', 'NULL'], ['seed', 'bigint', 'NULL'],
+    ['feature_names', 'text[]', 'NULL'], ['classes', 'int', 'NULL'],
+    ['target_bound', 'float8', 'NULL'], ['intercept', 'text', 'NULL'],
+    ['dimension', 'int', 'NULL']];
+  declared text := '';      -- the float8 overload's parameters after epsilon
+  declared_auto text := ''; -- the text overload's (l2 left out)
+  body text := '';          -- 'key', key, ... for jsonb_build_object
+  signature_auto text := 'text, float8';
+  i int;
+BEGIN
+  FOR i IN 1 .. array_length(params, 1) LOOP
+    declared := declared || format(E',\n    %I %s DEFAULT %s', params[i][1], params[i][2], params[i][3]);
+    IF params[i][1] <> 'l2' THEN
+      declared_auto := declared_auto || format(E',\n    %I %s DEFAULT %s', params[i][1], params[i][2], params[i][3]);
+      signature_auto := signature_auto || ', ' || params[i][2];
+    END IF;
+    body := body || format(', %L, %I', params[i][1], params[i][1]);
+  END LOOP;
+  body := format('RETURN dperm.check_options(jsonb_strip_nulls(jsonb_build_object(''epsilon'', epsilon%s)))', body);
+  EXECUTE format(E'CREATE FUNCTION dp_options(\n    epsilon float8%s)\nRETURNS jsonb\nLANGUAGE sql IMMUTABLE PARALLEL SAFE\n%s',
+                 declared, body);
+  EXECUTE format(E'CREATE FUNCTION dp_options(\n    l2 text,\n    epsilon float8%s)\nRETURNS jsonb\nLANGUAGE sql IMMUTABLE PARALLEL SAFE\n%s',
+                 declared_auto, body);
+  EXECUTE format('COMMENT ON FUNCTION dp_options(float8, %s) IS %L',
+                 array_to_string(ARRAY(SELECT params[j][2] FROM generate_subscripts(params, 1) j), ', '),
+                 'options of a private release (epsilon is required)');
+  EXECUTE format('COMMENT ON FUNCTION dp_options(%s) IS %L', signature_auto,
+                 'options of a private release with l2 => ''auto'' (l2 chosen privately)');
+END
+$$;
 
 -- ---------------------------------------------------------------- dp_model
 
