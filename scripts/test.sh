@@ -86,7 +86,7 @@ for shard in 0 1; do
   job "unit$shard" env GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=$shard \
     make -s unit DPERM_WERROR=1 DPERM_FAST_BUILD=1
 done
-# Citus (issue 12 item 4): a coordinator and two workers of its own (three
+# Citus (docs/citus.md): a coordinator and two workers of its own (three
 # throwaway clusters), a distributed table trained through dperm.train.
 # Builds Citus 13.2.2 once per machine (~5 minutes); a failed build fails.
 job citus bash -c 'bash scripts/setup-citus.sh && bash test/citus.sh'

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The core's include graph has no cycle (issue 14, item 2). A module is a
+# The core's include graph has no cycle. A module is a
 # header include/dperm/X.hpp with its src/core/X.cpp (either may be alone;
 # PARTS below names the few .cpp files that implement another module's
 # header). Module X depends on Y when a file of X has #include "dperm/Y.hpp".

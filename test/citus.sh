@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# dperm on Citus (issue 12 item 4, docs/citus.md): a coordinator and two
+# dperm on Citus (docs/citus.md): a coordinator and two
 # workers on localhost (three throwaway clusters, shared_preload_libraries =
 # citus, the same dperm.pass_key), a distributed training table and a local
 # copy of its rows, and with citus.coordinator_aggregation_strategy =

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves the fence of STYLE.md "one seam": a core translation unit that
+# Proves the fence of docs/style.md, "one seam": a core translation unit that
 # includes postgres.h fails to compile, whichever comes first.
 set -u
 CXX=${CXX:-g++}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scheduled retraining with a real pg_cron (issue 13): a job every minute
+# Scheduled retraining with a real pg_cron: a job every minute
 # makes a new version within ~70 s; once the budget is nearly spent the
 # forecast says 0 and the next run fails in cron.job_run_details with
 # dperm's DP001 message, as a failed version, uncharged; a forecast of k is

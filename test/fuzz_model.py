@@ -202,7 +202,7 @@ def hostile_value(rng, small=False):
 
 
 def collision(key, rng):
-    """An array that, read as an object (the bug of issue 10), holds `key`:
+    """An array that, read as an object (an old bug), holds `key`:
     three strings whose bytes, shifted by the 12 bytes of three JEntries,
     spell the key at the middle entry the binary search probes first. The
     value then comes from a JEntry made of the first string's bytes: a

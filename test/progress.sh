@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# dperm.progress (issue 12): a release's row is visible from another session
+# dperm.progress: a release's row is visible from another session
 # while it runs, with its relation, algorithm, phase, pass, passes planned
 # and rows read; it is gone once the release returns, errors or is cancelled
 # (in the same session and transaction, not only when the backend exits);

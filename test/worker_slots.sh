@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Releases keep working when parallel query holds every background worker
-# slot (issue 10, item 11). On a server with max_worker_processes = 8 and
+# slot. On a server with max_worker_processes = 8 and
 # parallel query forced on the training table:
 #  1. two long parallel queries take every free worker slot; a release made
 #     meanwhile must still succeed (with shared_preload_libraries = dperm at

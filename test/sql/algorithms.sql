@@ -1,4 +1,4 @@
--- The stochastic-gradient family of issue 4 on real data: dp_sgd (ANSGD),
+-- The stochastic-gradient family on real data: dp_sgd (ANSGD),
 -- rrpsgd, dp_lssgd and bolton, on BANK (logistic, n = 45211, d = 42) and
 -- WINE (Huber, n = 6497, d = 12), epsilon = 1, delta = 1e-3, l2 = 0.1, no
 -- intercept, huber_delta = 1 (wine_risk's objective), a few seeds each

@@ -1,4 +1,4 @@
--- The private-ERM family of issue 5 on real data: dp_gd, dp_svrg,
+-- The private-ERM family on real data: dp_gd, dp_svrg,
 -- dp_svrg_pp, dp_accmd (Wang, Ye & Xu 2017) and objective,
 -- objective_approx (Bassily et al. 2019), on BANK (logistic) and WINE
 -- (Huber, huber_delta = 1: erm_wine_risk's objective), epsilon = 1, delta = 1e-3,
@@ -29,7 +29,7 @@ CREATE TABLE erm_optima AS
 
 -- wine_max NULL: the algorithm refuses the Huber loss (checked below).
 -- The SVRG maxima are 3-6x the means measured with their chosen batch
--- sizes (since the tight accountant of issue 15: dp_svrg 1.0e-4 / 1.4e-3,
+-- sizes (with the tight accountant: dp_svrg 1.0e-4 / 1.4e-3,
 -- dp_svrg_pp 4.8e-5 / 1.1e-3; the paper's one-row defaults were 0.32 on
 -- BANK, docs/algorithms.md).
 CREATE TABLE erm_list (algorithm text, bank_max float8, wine_max float8);

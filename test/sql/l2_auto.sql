@@ -1,4 +1,4 @@
--- l2 => 'auto' (issue 15 item 3): dp_options' overload resolution, the
+-- l2 => 'auto': dp_options' overload resolution, the
 -- explain (grid and cost), one ledger row with the composed curve, seeded
 -- reproducibility, the model's record of the choice, refusals by SQLSTATE
 -- and an attacker's neighbouring tables.

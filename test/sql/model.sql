@@ -15,7 +15,7 @@ SELECT '{"loss":"huber","coefficients":[1],"intercept":0}'::dp_model;
 SELECT '{"loss":"huber","coefficients":[1,"a"],"intercept":0,"preprocessing":{"feature_bound":1,"fit_intercept":true,"huber_delta":1}}'::dp_model;
 SELECT '{"loss":"huber","coefficients":[1],"intercept":null,"preprocessing":{"feature_bound":1,"fit_intercept":true,"huber_delta":1}}'::dp_model;
 SELECT '{"loss":"huber","coefficients":[1],"intercept":0,"preprocessing":{"feature_bound":-1,"fit_intercept":true,"huber_delta":1}}'::dp_model;
--- issue 10: every field is checked for its kind before it is read (an
+-- every field is checked for its kind before it is read (an
 -- array read as an object crashed the server; the second literal is built
 -- so that the misread finds "feature_bound" and dereferences garbage)
 SELECT '{"loss":"logistic","preprocessing":["a","b","c"],"coefficients":[1],"intercept":0}'::dp_model;

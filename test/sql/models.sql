@@ -1,4 +1,4 @@
--- Named, versioned models (issue 13): train_model, retrain, model, predict,
+-- Named, versioned models: train_model, retrain, model, predict,
 -- drop_model, the forecast, every error, failed versions that outlive a
 -- rollback, row-level security, and the attacks of an unprivileged role.
 -- Scheduling with a real pg_cron is test/cron.sh.

@@ -1,4 +1,4 @@
--- Parallel query and the in-memory aggregates (issue 12). The aggregates are
+-- Parallel query and the in-memory aggregates. The aggregates are
 -- PARALLEL RESTRICTED with no combine function: shipping every buffered row
 -- from the workers to the leader made parallel plans slower than serial ones,
 -- so the aggregate always runs in the leader and is never partial. With the

@@ -1,4 +1,4 @@
--- dperm.progress (issue 12): one row per backend training a release. Here
+-- dperm.progress: one row per backend training a release. Here
 -- the backend watches its own release: max() reads this backend's row as
 -- dp_logreg reads the rows of the same scan (rows_read moves every 100000
 -- rows); test/progress.sh watches releases from another session, through

@@ -52,7 +52,7 @@ SELECT dperm.protect('records');
 DELETE FROM dperm.ledger;
 UPDATE dperm.protected SET analysts = NULL;
 -- dperm.train reads an unprotected relation with the caller's own rights
--- (issue 12): her own table is hers to train on
+-- her own table is hers to train on
 CREATE TABLE regress_alice.own AS SELECT ARRAY[0.1, 0.2]::float8[] AS x, true AS y;
 SELECT dperm.train('regress_alice.own', 'x', 'y', 'logistic', dp_options(epsilon => 0.1))::jsonb->>'n' AS n;
 -- her view over records runs with her rights, which records no longer grants

@@ -1,4 +1,4 @@
--- Data handling (DESIGN.md section 4): clipping, NaN/inf sanitising, NULL
+-- Data handling (docs/design.md section 4): clipping, NaN/inf sanitising, NULL
 -- rows, empty input and n = 1. Never a data-dependent error.
 SET dperm.allow_seed = on;
 SET max_parallel_workers_per_gather = 0;

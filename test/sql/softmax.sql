@@ -195,7 +195,7 @@ SELECT dperm.train('sm_protected', 'features', 'class', 'softmax', dp_options(ep
 SELECT dperm.train('sm_protected', 'features', 'class_float', 'softmax', dp_options(epsilon => 1, classes => 3));
 
 -- A parallel scan under dp_softmax (which is never partial: PARALLEL
--- RESTRICTED, issue 12): the model equals the serial one.
+-- RESTRICTED): the model equals the serial one.
 CREATE TABLE sm_par AS
   SELECT i, i % 3 AS class,
          ARRAY[0.5 * cos(2 * pi() * (i % 3) / 3) + 0.25 * sin(7 * i),

@@ -1,4 +1,4 @@
--- dperm.train's streaming mode (issue 12): one charge, then one pass of a
+-- dperm.train's streaming mode: one charge, then one pass of a
 -- per-pass aggregate per gradient; the seeded model equals the in-memory one.
 SET dperm.allow_seed = on;
 SET max_parallel_workers_per_gather = 0;

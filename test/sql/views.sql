@@ -1,4 +1,4 @@
--- dperm.train on a view (issue 12, item 2): the view is read as the caller,
+-- dperm.train on a view: the view is read as the caller,
 -- its body with its owner's rights (or the caller's, security_invoker), and
 -- the release is charged to every relation the view reads, through nested
 -- views, as the caller's own SELECT dp_logreg(...) FROM view is.
