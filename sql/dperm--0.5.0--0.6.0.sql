@@ -5,7 +5,7 @@
 -- fails, naming the object, when the two catalogs differ.
 \echo Use "ALTER EXTENSION dperm UPDATE TO '0.6.0'" to load this file. \quit
 
--- ==== streaming training (issue 12) ====
+-- ==== streaming training ====
 
 -- The in-memory aggregates stay in the leader: PARALLEL RESTRICTED, and no
 -- combine function. Shipping every buffered row from the workers to the
@@ -77,7 +77,7 @@ CREATE FUNCTION dperm.train(relation regclass, features text, label text, loss t
   RETURNS dp_model AS 'MODULE_PATHNAME', 'dperm_train' LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION dperm.train(regclass, text, text, text, jsonb) IS 'a private model from a relation the caller may read, or a protected one they are an analyst of (columns by name; loss logistic, huber or softmax), charged to it; streams when the rows pass dperm.max_buffer';
 COMMENT ON FUNCTION dperm.train(regclass, text, text, text, jsonb, text) IS 'dperm.train with a mode: auto, in_memory or streaming';
--- ==== progress of releases (issue 12) ====
+-- ==== progress of releases ====
 -- One row per backend training a release (dperm.train, or dp_logreg,
 -- dp_huber and dp_softmax called directly), updated per pass and every
 -- 100000 rows read; from the backends' progress slots, which no
@@ -103,7 +103,7 @@ GRANT SELECT ON dperm.progress TO PUBLIC;
 COMMENT ON FUNCTION dperm.progress_info() IS 'the dperm releases in progress that the caller may see (see the view dperm.progress)';
 COMMENT ON VIEW dperm.progress IS 'one row per backend training a dperm release: relation, algorithm, phase, pass of passes_planned, rows read';
 
--- ==== models and scheduled retraining (issue 13) ====
+-- ==== models and scheduled retraining ====
 -- Named models: one row per training run (version), trained or failed,
 -- written only by dperm's C functions through the ledger writer (a
 -- transaction of its own: a version outlives the caller's rollback, like a
@@ -330,12 +330,12 @@ CREATE FUNCTION dperm.evaluate(name text, relation regclass, features text, labe
   RETURNS jsonb AS 'MODULE_PATHNAME', 'dperm_evaluate' LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION dperm.evaluate IS 'a private estimate of a model''s accuracy and log-loss (classifiers) or RMSE (Huber) on a relation, charged to it and stored with the version';
 
--- ==== Huber defaults from public scales (issue 16, item 3) ====
+-- ==== Huber defaults from public scales ====
 
 -- dp_options gains `target_bound` (B: the public bound on |target|; dp_huber
 -- clips targets to [-B, B], and the default huber_delta is 0.1 B) and
 -- `intercept` ('offset', the default: the intercept fitted on a private
--- offset; 'fitted': an ordinary coordinate -- issue 15, item 2). A new
+-- offset; 'fitted': an ordinary coordinate). A new
 -- argument changes the signature: drop and re-create (appended last, so
 -- positional calls keep their meaning).
 DROP FUNCTION dp_options(float8, float8, text, float8, float8, boolean, float8, float8, float8,
@@ -375,7 +375,7 @@ RETURN dperm.check_options(jsonb_strip_nulls(jsonb_build_object(
     'target_bound', target_bound, 'intercept', intercept)));
 COMMENT ON FUNCTION dp_options IS 'options of a private release (epsilon is required)';
 
--- ==== running budget totals (issue 12 item 6) ====
+-- ==== running budget totals ====
 -- One row per relation that a ledger row names: the sums dperm.budget_spent
 -- composes (ComposeTotals, src/core/budget.cpp), so a budget check reads one
 -- row, not every charge. Kept by the ledger's own triggers in the transaction
@@ -455,9 +455,9 @@ CREATE TRIGGER ledger_totals_rebuild AFTER UPDATE OR DELETE OR TRUNCATE ON dperm
 -- the rebuild trigger once.
 UPDATE dperm.ledger SET id = id WHERE false;
 
--- ==== l2 => 'auto' (issue 15 item 3) ====
+-- ==== l2 => 'auto' ====
 
--- dp_options with l2 as text, for l2 => 'auto' (issue 15 item 3: dperm picks
+-- dp_options with l2 as text, for l2 => 'auto' (dperm picks
 -- l2 from a public grid privately). l2 comes first and has no default, so
 -- dp_options(epsilon => 1, l2 => 'auto') resolves here (PostgreSQL prefers
 -- the string category for an unknown literal) while l2 => 0.01 and calls

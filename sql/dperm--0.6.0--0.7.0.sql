@@ -52,7 +52,7 @@ RETURN dperm.check_options(jsonb_strip_nulls(jsonb_build_object(
     'dimension', dimension)));
 COMMENT ON FUNCTION dp_options IS 'options of a private release (epsilon is required)';
 
--- dp_options with l2 as text, for l2 => 'auto' (issue 15 item 3: dperm picks
+-- dp_options with l2 as text, for l2 => 'auto' (dperm picks
 -- l2 from a public grid privately). l2 comes first and has no default, so
 -- dp_options(epsilon => 1, l2 => 'auto') resolves here (PostgreSQL prefers
 -- the string category for an unknown literal) while l2 => 0.01 and calls

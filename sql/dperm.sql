@@ -332,7 +332,7 @@ CREATE POLICY ledger_own_rows ON dperm.ledger FOR SELECT
 GRANT USAGE ON SCHEMA dperm TO PUBLIC;
 GRANT SELECT ON dperm.budgets, dperm.ledger TO PUBLIC;
 
--- ==== running budget totals (issue 12 item 6) ====
+-- ==== running budget totals ====
 -- One row per relation that a ledger row names: the sums dperm.budget_spent
 -- composes (ComposeTotals, src/core/budget.cpp), so a budget check reads one
 -- row, not every charge. Kept by the ledger's own triggers in the transaction
