@@ -36,6 +36,7 @@
 // waiting gives no model, and the writer may still commit the charge (at
 // worst a failed training is charged; no charge is ever lost).
 #include "internal_sql.hpp"
+#include "ledger.hpp"
 #include "ledger_writer.hpp"
 
 extern "C" {

@@ -1,6 +1,6 @@
 // The ledger writer's transport: the request a release hands to the writer,
 // and how it gets there (ledger_writer.cpp). The writer's transaction itself
-// (budget check and ledger row) is ServeLedgerRequest in ledger.cpp.
+// (budget check and ledger row) is ServeLedgerRequest in ledger.hpp.
 #pragma once
 
 #include "boundary.hpp"
@@ -25,8 +25,8 @@ const uint32 kLedgerRequestMagic = 0x44504c52;
 enum LedgerStatus { kPending = 0, kCharged = 1, kRefused = 2, kFailed = 3, kBusy = 4 };
 
 // What a request asks the writer to do: charge a release (the default), or
-// write a row of dperm.models in a transaction of its own (models.cpp), so
-// that a version, failed or trained, outlives the caller's rollback.
+// write a record in a transaction of its own, so that it outlives the
+// caller's rollback (the kinds served by RegisterLedgerHandler's handlers).
 enum LedgerRequestKind { kChargeRelease = 0, kRecordModelVersion = 1, kRecordEvaluation = 2 };
 
 // The request and the writer's answer, in a dynamic shared memory segment.
@@ -66,17 +66,6 @@ struct LedgerRequest {
   volatile int32 done;
   char query[FLEXIBLE_ARRAY_MEMBER];
 };
-
-// Checks the budgets and appends the ledger row of `req` in a transaction of
-// its own, as the bootstrap superuser, in a process connected to
-// req->database; leaves status (and ledger_id or the error) in `req`. Never
-// raises: an error aborts the transaction and is recorded as kFailed.
-void ServeLedgerRequest(LedgerRequest* req);
-
-// Writes the dperm.models row of a record request (kind != kChargeRelease),
-// inside the writer's transaction (SPI connected, search_path pinned);
-// leaves the version in req->ledger_id. Raises on failure. In models.cpp.
-void ServeModelRecord(LedgerRequest* req);
 
 // Hands the request in `seg` to a ledger writer and waits until it is
 // served (req->done). Uses the persistent writer when dperm is in
