@@ -57,7 +57,7 @@ struct LedgerRequest {
   uint64 claimed_by;            // generation of the persistent writer serving it
   int32 status;
   int32 sqlstate;
-  int64 ledger_id;              // the ledger row; for records, the model version
+  int64 ledger_id;              // the ledger row; for records, what their handler returns
   Oid busy_relation;            // kBusy: whose budget row is locked (0: another row)
   char message[1024];
   char detail[1024];
@@ -88,9 +88,12 @@ bool BudgetChangedHere(Oid relid);
 // The relation's name for messages (schema-qualified; its OID if gone).
 char* RelationNameForMessage(Oid relid);
 
-// With shared_preload_libraries = dperm: reserves the request queue in
-// shared memory and registers the persistent writer. Called from _PG_init.
-void InitPersistentLedgerWriter();
+// Sleeps on this process's latch for up to `ms`; a cancel or termination
+// raises here, so no wait of a release is uninterruptible.
+void Nap(long ms);
+
+// Whether more than `ms` milliseconds have passed since `start`.
+bool WaitedLongerThan(TimestampTz start, int ms);
 
 // dperm.ledger_wait_timeout in milliseconds.
 extern int g_ledger_wait_timeout_ms;

@@ -10,6 +10,7 @@
 #include "model_record.hpp"
 #include "module.hpp"
 #include "pass_aggregate.hpp"
+#include "persistent_ledger_writer.hpp"
 #include "progress.hpp"
 #include "relations.hpp"
 #include "release_guard.hpp"
