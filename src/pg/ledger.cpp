@@ -1,4 +1,4 @@
-// The ledger writer's transaction (DESIGN.md section 3, item 4): the budget
+// The ledger writer's transaction (docs/design.md section 3, item 4): the budget
 // check and the ledger row of one release, in a transaction of its own, as
 // the bootstrap superuser. The check and the charge are atomic across
 // sessions: the writer locks the budget rows of the relations (SELECT ...
@@ -6,10 +6,11 @@
 // instead of waiting when one is locked. Why a separate writer, and what a
 // release sends it, is in charge.cpp; how the request reaches it (a
 // persistent writer with shared_preload_libraries, else a dynamic worker) is
-// in ledger_writer.cpp.
+// in ledger_writer.cpp. Requests of other kinds go to the handler their
+// kind registered (RegisterLedgerHandler), in the same transaction.
 #include "arrays.hpp"
 #include "internal_sql.hpp"
-#include "ledger_writer.hpp"
+#include "ledger.hpp"
 
 extern "C" {
 #include "access/xact.h"
@@ -25,6 +26,19 @@ namespace dperm::pg {
 
 namespace {
 
+// The handlers of the request kinds other than kChargeRelease, by kind.
+const int kMaxLedgerKinds = 16;
+LedgerHandler g_handlers[kMaxLedgerKinds] = {};
+
+// Runs the handler registered for req->kind; a kind without one raises (the
+// request fails, and nothing is written).
+void ServeRegistered(LedgerRequest* req) {
+  int kind = req->kind;
+  LedgerHandler handler =
+      kind > kChargeRelease && kind < kMaxLedgerKinds ? g_handlers[kind] : nullptr;
+  if (handler == nullptr) elog(ERROR, "dperm ledger writer: no handler for request kind %d", kind);
+  handler(req);
+}
 
 // What relation `relid` will have spent, under `accounting`, after a release
 // with this curve (nullptr: none), epsilon and delta. A 0.1.0 catalog (not yet
@@ -208,8 +222,8 @@ void AppendLedgerRow(LedgerRequest* req) {
       SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
-// The writer waits at most this long for any other lock (a dperm.models
-// row for an evaluation, a budget_totals row another dynamic writer is
+// The writer waits at most this long for any other lock (a row a record
+// request updates, a budget_totals row another dynamic writer is
 // inserting): charges hold theirs for milliseconds, and a longer wait means
 // an uncommitted transaction, whose release would otherwise hold up every
 // other release behind it. It then answers busy (55P03 is retried by the
@@ -233,6 +247,12 @@ void CopyText(char* dst, size_t size, const char* src) {
 
 }  // namespace
 
+void RegisterLedgerHandler(LedgerRequestKind kind, LedgerHandler handler) {
+  if (kind <= kChargeRelease || kind >= kMaxLedgerKinds)
+    elog(ERROR, "dperm ledger writer: request kind %d cannot have a handler", static_cast<int>(kind));
+  g_handlers[kind] = handler;
+}
+
 // One request, one transaction (both writers of ledger_writer.cpp). The
 // writer is connected as the bootstrap superuser: the catalog is writable by
 // its owner only; the worker writes for the releasing role, which it records
@@ -250,7 +270,7 @@ void ServeLedgerRequest(LedgerRequest* req) {
                       GUC_ACTION_SAVE, true, 0, false);
     bool charge = true;
     if (req->kind != kChargeRelease) {
-      ServeModelRecord(req);  // a dperm.models row, no charge
+      ServeRegistered(req);  // a record, no charge
     } else {
       req->legacy_catalog = CatalogIsLegacy();
       charge = WithinBudgets(req);

@@ -1,6 +1,6 @@
 // The ledger writer's transport: the request a release hands to the writer,
 // and how it gets there (ledger_writer.cpp). The writer's transaction itself
-// (budget check and ledger row) is ServeLedgerRequest in ledger.cpp.
+// (budget check and ledger row) is ServeLedgerRequest in ledger.hpp.
 #pragma once
 
 #include "boundary.hpp"
@@ -25,8 +25,8 @@ const uint32 kLedgerRequestMagic = 0x44504c52;
 enum LedgerStatus { kPending = 0, kCharged = 1, kRefused = 2, kFailed = 3, kBusy = 4 };
 
 // What a request asks the writer to do: charge a release (the default), or
-// write a row of dperm.models in a transaction of its own (models.cpp), so
-// that a version, failed or trained, outlives the caller's rollback.
+// write a record in a transaction of its own, so that it outlives the
+// caller's rollback (the kinds served by RegisterLedgerHandler's handlers).
 enum LedgerRequestKind { kChargeRelease = 0, kRecordModelVersion = 1, kRecordEvaluation = 2 };
 
 // The request and the writer's answer, in a dynamic shared memory segment.
@@ -57,7 +57,7 @@ struct LedgerRequest {
   uint64 claimed_by;            // generation of the persistent writer serving it
   int32 status;
   int32 sqlstate;
-  int64 ledger_id;              // the ledger row; for records, the model version
+  int64 ledger_id;              // the ledger row; for records, what their handler returns
   Oid busy_relation;            // kBusy: whose budget row is locked (0: another row)
   char message[1024];
   char detail[1024];
@@ -66,17 +66,6 @@ struct LedgerRequest {
   volatile int32 done;
   char query[FLEXIBLE_ARRAY_MEMBER];
 };
-
-// Checks the budgets and appends the ledger row of `req` in a transaction of
-// its own, as the bootstrap superuser, in a process connected to
-// req->database; leaves status (and ledger_id or the error) in `req`. Never
-// raises: an error aborts the transaction and is recorded as kFailed.
-void ServeLedgerRequest(LedgerRequest* req);
-
-// Writes the dperm.models row of a record request (kind != kChargeRelease),
-// inside the writer's transaction (SPI connected, search_path pinned);
-// leaves the version in req->ledger_id. Raises on failure. In models.cpp.
-void ServeModelRecord(LedgerRequest* req);
 
 // Hands the request in `seg` to a ledger writer and waits until it is
 // served (req->done). Uses the persistent writer when dperm is in
@@ -99,9 +88,12 @@ bool BudgetChangedHere(Oid relid);
 // The relation's name for messages (schema-qualified; its OID if gone).
 char* RelationNameForMessage(Oid relid);
 
-// With shared_preload_libraries = dperm: reserves the request queue in
-// shared memory and registers the persistent writer. Called from _PG_init.
-void InitPersistentLedgerWriter();
+// Sleeps on this process's latch for up to `ms`; a cancel or termination
+// raises here, so no wait of a release is uninterruptible.
+void Nap(long ms);
+
+// Whether more than `ms` milliseconds have passed since `start`.
+bool WaitedLongerThan(TimestampTz start, int ms);
 
 // dperm.ledger_wait_timeout in milliseconds.
 extern int g_ledger_wait_timeout_ms;

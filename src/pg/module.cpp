@@ -5,12 +5,15 @@
 #include <cstring>
 
 #include "citus.hpp"
+#include "ledger.hpp"
+#include "ledger_writer.hpp"
+#include "model_record.hpp"
 #include "module.hpp"
 #include "pass_aggregate.hpp"
+#include "persistent_ledger_writer.hpp"
+#include "progress.hpp"
 #include "relations.hpp"
 #include "release_guard.hpp"
-#include "ledger_writer.hpp"
-#include "progress.hpp"
 
 extern "C" {
 #include "access/parallel.h"
@@ -141,6 +144,11 @@ void _PG_init(void) {
       &dperm::pg::g_ledger_wait_timeout_ms, 30000, 0, INT_MAX, PGC_USERSET, GUC_UNIT_MS,
       nullptr, nullptr, nullptr);
   MarkGUCPrefixReserved("dperm");
+  // The ledger writer's request kinds besides a charge, registered in every
+  // process that loads the library: the dynamic writer loads it, the
+  // persistent writer inherits the postmaster's table.
+  dperm::pg::RegisterLedgerHandler(dperm::pg::kRecordModelVersion, dperm::pg::ServeModelRecord);
+  dperm::pg::RegisterLedgerHandler(dperm::pg::kRecordEvaluation, dperm::pg::ServeModelRecord);
   // With shared_preload_libraries = dperm: the persistent ledger writer.
   dperm::pg::InitPersistentLedgerWriter();
   dperm::SetInterruptProbe(&dperm::pg::InterruptIsPending);

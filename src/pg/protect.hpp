@@ -1,18 +1,14 @@
-// Protected relations and dperm.train (protect.cpp): the checks a release
-// shares with the aggregates and named models.
+// Protected relations (protect.cpp): dperm.protect, and the checks that
+// dperm.train and dperm.move_budget share with it.
 #pragma once
 
-#include "dperm/options.hpp"
 #include "boundary.hpp"
+// Until their callers include them directly: what protect.hpp declared
+// before dperm.train and the release checks had files of their own.
+#include "release_checks.hpp"
+#include "train_pg.hpp"
 
 namespace dperm::pg {
-
-// Refuses a release whose coefficient count (from the options and the
-// features' dimension d, the public shape) exceeds dperm.max_coefficients.
-void CheckCoefficientCount(LossKind loss, int d, const Options& options);
-
-// Refuses the seed option unless dperm.allow_seed is on.
-void CheckSeedAllowed(const Options& options);
 
 // Protects `relid` (a table, partitioned table or materialized view; the
 // caller checked ownership): revokes every direct privilege on it, its
@@ -29,17 +25,9 @@ void ProtectRelation(Oid relid, Datum analysts, bool analysts_null);
 // message.
 void RefuseRowSecurity(Oid relid, const char* name, bool protecting);
 
-// Raises 42703 unless `relid` has a column named `name`
-// (dperm.train and dperm.train_model take column names); returns its type.
-Oid ColumnType(Oid relid, const char* name);
-
-// dperm's aggregate for a loss and the label cast to its exact argument
-// type, or a 42804 error if the label column's type does not fit the loss.
-struct TrainTarget {
-  const char* aggregate;
-  const char* label_cast;
-  const char* pass_aggregate;  // streaming mode's per-pass aggregate in schema dperm
-};
-TrainTarget TargetFor(LossKind loss, Oid label_type, const char* label, const char* loss_name);
+// Locks `relid` (ACCESS SHARE, to the end of the transaction) and refuses
+// (42809) anything but a table, partitioned table or materialized view, or
+// also a view when `view_allowed`. Returns its name; its owner in `owner`.
+char* LockReadableRelation(Oid relid, Oid* owner, bool view_allowed);
 
 }  // namespace dperm::pg

@@ -1,4 +1,5 @@
-// dp_explain: the plan training would follow, without reading any data.
+// dp_explain in SQL: the plan training would follow, without reading any
+// data (the plan and its JSON are the core's, src/core/explain.cpp).
 #include "dperm/explain.hpp"
 #include "dperm/select_l2.hpp"
 #include "dperm/train.hpp"

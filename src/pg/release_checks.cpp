@@ -1,0 +1,37 @@
+// Refusals of a release from public inputs only (its options and shape),
+// shared by the aggregates, dperm.train and the named models: raised before
+// any row is read or charged.
+#include "dperm/options.hpp"
+
+#include "module.hpp"
+#include "release_checks.hpp"
+
+namespace dperm::pg {
+namespace {
+
+// The coefficients a release of this loss, shape and options would have.
+int64 CoefficientCount(dperm::LossKind loss, int d, const dperm::Options& o) {
+  int64 per_class = int64(d) + (o.fit_intercept ? 1 : 0);
+  return loss == dperm::LossKind::kSoftmax ? per_class * o.classes : per_class;
+}
+
+}  // namespace
+
+void CheckCoefficientCount(dperm::LossKind loss, int d, const dperm::Options& o) {
+  int64 count = CoefficientCount(loss, d, o);
+  if (count > g_max_coefficients)
+    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                    errmsg("the release would have " INT64_FORMAT " coefficients, more than "
+                           "dperm.max_coefficients = %d", count, g_max_coefficients),
+                    errhint("Fewer classes or features; a superuser can raise dperm.max_coefficients.")));
+}
+
+void CheckSeedAllowed(const dperm::Options& o) {
+  if (o.has_seed && !g_allow_seed)
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                    errmsg("option \"seed\" requires dperm.allow_seed = on"),
+                    errhint("dperm.allow_seed is a superuser-only setting for tests: "
+                            "seeded models are reproducible and not private.")));
+}
+
+}  // namespace dperm::pg

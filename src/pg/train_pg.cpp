@@ -1,0 +1,343 @@
+// dperm.train (docs/design.md section 6): a private release from a
+// relation, protected (read as its owner) or not (read with the caller's
+// rights), in memory or streaming; and the column resolution it shares with
+// the named models.
+//
+// dperm.train is a C function rather than a SECURITY DEFINER one so that it
+// knows its caller: it checks the caller, records them as the releasing role
+// in the ledger, and switches identity only around the queries it builds
+// itself: as the relation's owner under SECURITY_RESTRICTED_OPERATION to
+// read it, as the bootstrap superuser for dperm's own catalog; identifiers
+// quoted, types, functions and operators qualified, search_path =
+// pg_catalog, pg_temp. A relation with row-level security enabled in its
+// family is not read through its protection (RefuseRowSecurity,
+// protect.cpp).
+#include "dperm/options.hpp"
+#include "dperm/pass.hpp"
+#include "dperm/registry.hpp"
+#include "dperm/select_l2.hpp"
+#include "dperm/train.hpp"
+
+#include "aggregate.hpp"
+#include "arrays.hpp"
+#include "charge.hpp"
+#include "citus.hpp"
+#include "internal_sql.hpp"
+#include "module.hpp"
+#include "options_pg.hpp"
+#include "protect.hpp"
+#include "relations.hpp"
+#include "release_checks.hpp"
+#include "release_guard.hpp"
+#include "streaming.hpp"
+#include "progress.hpp"
+#include "train_pg.hpp"
+
+extern "C" {
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+}
+
+namespace dperm::pg {
+
+// The type of a column of `relid` named exactly `name` (not dropped, not a
+// system column), or an error naming both.
+Oid ColumnType(Oid relid, const char* name) {
+  AttrNumber attnum = get_attnum(relid, name);
+  if (attnum <= 0)
+    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
+                    errmsg("column \"%s\" of relation %s does not exist", name, get_rel_name(relid)),
+                    errhint("dperm.train takes column names, not expressions.")));
+  return get_atttype(relid, attnum);
+}
+
+// The label cast of each loss: to the exact argument type of dperm's
+// aggregate, so that no other function of that name can be a better match,
+// and only casts that cannot fail on a value (an error would depend on the
+// data).
+TrainTarget TargetFor(dperm::LossKind loss, Oid label_type, const char* label,
+                      const char* loss_name) {
+  bool ok;
+  const char* types;
+  TrainTarget t;
+  switch (loss) {
+    case dperm::LossKind::kLogistic:
+      ok = label_type == FLOAT8OID || label_type == BOOLOID;
+      types = "boolean or float8";
+      t = {"dp_logreg", label_type == BOOLOID ? "pg_catalog.bool" : "pg_catalog.float8",
+           "pass_logreg"};
+      break;
+    case dperm::LossKind::kHuber:
+      ok = label_type == FLOAT8OID;
+      types = "float8";
+      t = {"dp_huber", "pg_catalog.float8", "pass_huber"};
+      break;
+    default:  // softmax: a class index; smallint widens to integer
+      ok = label_type == INT4OID || label_type == INT2OID;
+      types = "integer or smallint";
+      t = {"dp_softmax", "pg_catalog.int4", "pass_softmax"};
+      break;
+  }
+  if (!ok)
+    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                    errmsg("column \"%s\" has type %s; %s needs %s", label,
+                           format_type_be(label_type), loss_name, types)));
+  return t;
+}
+
+}  // namespace dperm::pg
+
+using namespace dperm::pg;
+
+// How dperm.train reads the rows.
+enum class TrainMode { kAuto, kInMemory, kStreaming };
+
+namespace dperm::pg {
+namespace {
+
+TrainMode ParseTrainMode(const char* mode) {
+  if (strcmp(mode, "auto") == 0) return TrainMode::kAuto;
+  if (strcmp(mode, "in_memory") == 0) return TrainMode::kInMemory;
+  if (strcmp(mode, "streaming") == 0) return TrainMode::kStreaming;
+  ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                  errmsg("unknown dperm.train mode \"%s\"", mode),
+                  errhint("Valid modes: auto, in_memory, streaming.")));
+  pg_unreachable();
+}
+
+// Whether `role` may read the two columns of `relid` (SELECT on the table,
+// or on both columns).
+bool MayReadColumns(Oid relid, Oid role, const char* features, const char* label) {
+  if (pg_class_aclcheck(relid, role, ACL_SELECT) == ACLCHECK_OK) return true;
+  return pg_attribute_aclcheck(relid, get_attnum(relid, features), role, ACL_SELECT) ==
+             ACLCHECK_OK &&
+         pg_attribute_aclcheck(relid, get_attnum(relid, label), role, ACL_SELECT) == ACLCHECK_OK;
+}
+
+}  // namespace
+}  // namespace dperm::pg
+
+// dperm.train(relation regclass, features text, label text, loss text,
+// options jsonb [, mode text]) -> dp_model: a private release from a
+// relation, charged to it (and its partitions and ancestors) and recorded
+// under the caller's name. A protected relation is read as its owner, by
+// the analysts the owner listed (refused, before any charge, while
+// row-level security is enabled in its family); any other relation with the
+// caller's own rights (SELECT on it or on both columns; row-level security
+// as the caller sees it). mode: 'in_memory' runs the training aggregate over
+// the rows (refused, uncharged, when n (d + 1) float8 pass dperm.max_buffer);
+// 'streaming' charges once and runs one pass of a per-pass aggregate per
+// gradient (output_gd, dp_gd, dp_accmd), in constant memory; 'auto' (the
+// 5-argument form) streams exactly when the rows would not fit.
+DPERM_FUNCTION(dperm_train) {
+  Oid relid = PG_GETARG_OID(0);
+  char* features = text_to_cstring(PG_GETARG_TEXT_PP(1));
+  char* label = text_to_cstring(PG_GETARG_TEXT_PP(2));
+  char* loss_name = text_to_cstring(PG_GETARG_TEXT_PP(3));
+  Datum options = PG_GETARG_DATUM(4);
+  TrainMode mode = PG_NARGS() > 5 ? ParseTrainMode(text_to_cstring(PG_GETARG_TEXT_PP(5)))
+                                  : TrainMode::kAuto;
+  Oid caller = GetUserId();
+  Oid owner;
+  // A view is read as the caller like any relation not protected (a view is
+  // never protected); its body runs with its owner's rights, as in the
+  // caller's own SELECT, and the release is charged to every relation it
+  // reads (TrainRelations; the aggregate's range table in memory).
+  char* name = LockReadableRelation(relid, &owner, true);
+  dperm::LossKind loss = ParseLossName(loss_name);
+  SPI_connect();
+  bool allowed = false;
+  Oid reader;
+  bool is_protected = OidIsValid(ProtectionOf(relid, caller, &allowed));
+  if (is_protected) {
+    // A protected table that became a view (a "_RETURN" rule) is no longer
+    // protected data: never read it as its owner.
+    if (get_rel_relkind(relid) == RELKIND_VIEW)
+      ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+                      errmsg("%s is a view, but dperm.protected lists it", name),
+                      errhint("A view is never protected: protect the tables it reads instead.")));
+    if (!allowed)
+      ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                      errmsg("role %s may not train on %s", GetUserNameFromId(caller, false), name),
+                      errhint("The owner lists the analysts of a protected relation with dperm.protect.")));
+    RefuseRowSecurity(relid, name, false);
+    reader = owner;
+  } else {
+    // Not protected: read with the caller's own rights, as their own
+    // SELECT dp_logreg(...) FROM it would.
+    ColumnType(relid, features);
+    ColumnType(relid, label);
+    if (!MayReadColumns(relid, caller, features, label))
+      ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                      errmsg("permission denied for relation %s", name),
+                      errhint("dperm.train reads a relation with the caller's rights unless its "
+                              "owner protected it with dperm.protect and listed the caller.")));
+    reader = caller;
+  }
+  Oid feature_type = ColumnType(relid, features);
+  Oid label_type = ColumnType(relid, label);
+  if (feature_type != FLOAT8ARRAYOID)
+    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                    errmsg("column \"%s\" must be float8[], not %s", features, format_type_be(feature_type))));
+  TrainTarget target = TargetFor(loss, label_type, label, loss_name);
+  // Everything that depends on the options only fails here, before a row
+  // is read, and costs nothing.
+  ParsedOptions parsed = ParseOptionsJsonb(DatumGetJsonbP(options));
+  RunCore([&] { dperm::CheckOptionsForLoss(parsed.options, loss); });
+  CheckSeedAllowed(parsed.options);
+  ReleaseContext release;
+  release.caller = caller;
+  if (parsed.dataset != nullptr) release.dataset = CheckDataset(parsed.dataset, caller);
+
+  char* qualified = psprintf("%s.%s", quote_identifier(get_namespace_name(get_rel_namespace(relid))),
+                             quote_identifier(name));
+  // dperm.progress: this release's row, ended below or by the transaction
+  // callbacks should anything raise (progress.cpp).
+  uint64 progress = ProgressBegin(relid, loss);
+  ProgressSetPhase(ProgressPhase::kCountingRows);
+  // The relations charged, and whether the release must be private with
+  // respect to them (a budget or protection): then d is declared.
+  int n_relations = 0;
+  Oid* relations = TrainRelations(relid, release.dataset, &n_relations);
+  release.strict = is_protected || ChargedStrictly(relations, n_relations);
+  release.dimension = dperm::DeclaredDimension(parsed.options);
+  if (release.strict && release.dimension < 0) RaiseUndeclaredDimension("dperm.train");
+  if (release.strict) CheckTrainReadsWhole(relid, relations, n_relations);
+  // n, the relation's row count (every row is kept, NULLs imputed, so n
+  // does not depend on the columns or options chosen), counted as the
+  // reader in the snapshot the in-memory read uses too. Without a budget or
+  // protection and with d not declared, d is the length of the first
+  // non-NULL features value (the model shows both anyway).
+  // A view of a budgeted or protected relation: the release guard checks
+  // the count's plan reads every row of them once (release_guard.cpp).
+  bool guard_view = release.strict && get_rel_relkind(relid) == RELKIND_VIEW;
+  PG_TRY();
+  {
+    g_release.guard_view_count = guard_view;
+    RunInternalSql(reader,
+                   // Two scalar subqueries, not a subquery beside count(*): Citus
+                   // plans each of them on a distributed relation (it cannot push
+                   // a target-list subquery down beside an aggregate).
+                   guard_view ? psprintf("SELECT pg_catalog.count(*), %d FROM %s", release.dimension,
+                                         qualified)
+                   : release.dimension >= 0
+                       ? psprintf("SELECT (SELECT pg_catalog.count(*) FROM %s), %d", qualified,
+                                  release.dimension)
+                       : psprintf("SELECT (SELECT pg_catalog.count(*) FROM %s),"
+                                  " (SELECT pg_catalog.cardinality(%s) FROM %s WHERE %s IS NOT NULL LIMIT 1)",
+                                  qualified, quote_identifier(features), qualified,
+                                  quote_identifier(features)),
+                   0, nullptr, nullptr, nullptr, SPI_OK_SELECT, true);
+    g_release.guard_view_count = false;
+  }
+  PG_CATCH();
+  {
+    g_release.guard_view_count = false;
+    PG_RE_THROW();
+  }
+  PG_END_TRY();
+  bool isnull;
+  int64 n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+  Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+  release.dimension = isnull ? 0 : DatumGetInt32(d);
+  CheckCoefficientCount(loss, release.dimension, parsed.options);
+  // The mode depends on n and d only (public): the rows' buffer against
+  // dperm.max_buffer, as the aggregate itself would count it.
+  bool fits = InMemoryFits(n, release.dimension);
+  // A Citus table streams: the in-memory aggregates do not run on one
+  // (RefuseCitusRelations), the per-pass aggregates split into O(d) partial
+  // sums per shard. Whether a relation is distributed is catalog data.
+  bool distributed = IsCitusTable(relid);
+  if (distributed && mode == TrainMode::kInMemory)
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("%s is a Citus distributed table; dperm.train reads it only in "
+                           "streaming mode", name),
+                    errhint("Use mode => 'streaming' or 'auto'.")));
+  if (distributed && !PassKeyConfigured())
+    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                    errmsg("dperm.pass_key is not set: the workers could not verify the passes "
+                           "over the distributed table %s", name),
+                    errhint("Set dperm.pass_key to the same secret (at least 32 characters) in "
+                            "postgresql.conf on the coordinator and every worker, and reload. "
+                            "Nothing was charged.")));
+  bool streaming = mode == TrainMode::kStreaming || (mode == TrainMode::kAuto && (!fits || distributed));
+  if (!streaming && !fits) RaiseBufferRefusal();
+  ProgressSetMode(streaming ? ProgressMode::kStreaming : ProgressMode::kInMemory);
+  if (n > 0 && streaming) {
+    double memory = 0;
+    RunCore([&] {
+      memory = dperm::ReleaseMemoryBytes(
+          dperm::PlanStreamingRelease(parsed.options, loss, n, release.dimension), true);
+    });
+    // Before any row is read or charged (in memory: with the plan below).
+    CheckReleaseMemory(memory, "the release");
+  }
+
+  // dperm's own aggregate, by schema and exact argument types.
+  RunAsCatalogOwner("SELECT e.extnamespace FROM pg_catalog.pg_extension e"
+                    " WHERE e.extname OPERATOR(pg_catalog.=) 'dperm'",
+                    0, nullptr, nullptr, nullptr, SPI_OK_SELECT, true);
+  if (SPI_processed != 1) elog(ERROR, "dperm is not installed in this database");
+  bool schema_null;
+  Oid schema = DatumGetObjectId(
+      SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &schema_null));
+  Datum model = (Datum)0;
+  isnull = true;
+  if (streaming) {
+    // The per-pass aggregates live in dperm's own schema "dperm".
+    char* pass_sql = psprintf(
+        "SELECT dperm.%s(%s::pg_catalog.float8[], %s::%s, $1::pg_catalog.float8[],"
+        " $2::pg_catalog.float8[]) FROM %s",
+        target.pass_aggregate, quote_identifier(features), quote_identifier(label),
+        target.label_cast, qualified);
+    StreamingRequest request = {reader, pass_sql, loss, &parsed, DatumGetJsonbP(options),
+                                n, release.dimension, relations, n_relations, distributed};
+    model = TrainStreamingRelease(request, &isnull);
+  } else {
+    char* sql = psprintf("SELECT %s.%s(%s::pg_catalog.float8[], %s::%s, $1::pg_catalog.jsonb) FROM %s",
+                         quote_identifier(get_namespace_name(schema)), target.aggregate,
+                         quote_identifier(features), quote_identifier(label), target.label_cast,
+                         qualified);
+    Oid types[1] = {JSONBOID};
+    Datum args[1] = {options};
+    // Charged before the first row is read: whatever the read raises
+    // afterwards (a row the reader cannot cast, a cancel) is paid for.
+    if (n > 0) {
+      PgBox<dperm::InMemoryRelease> planned(CurrentMemoryContext);
+      RunCore([&] {
+        planned.Emplace(dperm::PlanInMemoryRelease(parsed.options, loss, n, release.dimension));
+      });
+      CheckReleaseMemory(planned->memory, "the release");
+      ProgressSetPhase(ProgressPhase::kCharging);
+      ChargeRelease(PlanCharge(planned->plan, parsed.options, planned->curve), relations,
+                    n_relations);
+      release.precharged = true;
+      release.n = n;
+    }
+    PG_TRY();
+    {
+      g_release = release;
+      // read_only: the snapshot n was counted in.
+      RunInternalSql(reader, sql, 1, types, args, nullptr, SPI_OK_SELECT, true);
+      g_release = ReleaseContext();
+    }
+    PG_CATCH();
+    {
+      g_release = ReleaseContext();
+      PG_RE_THROW();
+    }
+    PG_END_TRY();
+    if (SPI_processed == 1)
+      model = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+  }
+  if (!isnull) model = SPI_datumTransfer(model, false, -1);
+  SPI_finish();
+  ProgressEnd(progress);
+  if (isnull) PG_RETURN_NULL();
+  PG_RETURN_DATUM(model);
+}

@@ -1,0 +1,23 @@
+// dperm.train (train_pg.cpp): the column resolution it shares with the
+// named models.
+#pragma once
+
+#include "dperm/options.hpp"
+#include "boundary.hpp"
+
+namespace dperm::pg {
+
+// Raises 42703 unless `relid` has a column named `name`
+// (dperm.train and dperm.train_model take column names); returns its type.
+Oid ColumnType(Oid relid, const char* name);
+
+// dperm's aggregate for a loss and the label cast to its exact argument
+// type, or a 42804 error if the label column's type does not fit the loss.
+struct TrainTarget {
+  const char* aggregate;
+  const char* label_cast;
+  const char* pass_aggregate;  // streaming mode's per-pass aggregate in schema dperm
+};
+TrainTarget TargetFor(LossKind loss, Oid label_type, const char* label, const char* loss_name);
+
+}  // namespace dperm::pg
