@@ -1,5 +1,4 @@
-// The in-memory training aggregates (aggregate.cpp): their buffer limit and
-// the model's timestamp.
+// The in-memory training aggregates (aggregate.cpp): their buffer limit.
 #pragma once
 
 #include "boundary.hpp"
@@ -8,14 +7,10 @@ namespace dperm::pg {
 
 // Refuses an in-memory release whose rows pass dperm.max_buffer (SQLSTATE
 // 54000, hint: dperm.train). Uncharged: it depends only on n and d, which
-// are public under replace-one neighbours (DESIGN.md section 4).
+// are public under replace-one neighbours (docs/design.md section 4).
 [[noreturn]] void RaiseBufferRefusal();
 
 // Whether n rows of d features fit in dperm.max_buffer (in-memory mode).
 bool InMemoryFits(int64 n, int d);
-
-// The current time as ISO 8601 UTC ("2026-11-23T14:00:00Z"), palloc'd: a
-// model's created_at.
-char* NowIso8601();
 
 }  // namespace dperm::pg
