@@ -170,27 +170,6 @@ const double* ArrayElements(ArrayType* array, int* count) {
   return out;
 }
 
-// How the label argument becomes the stored label.
-enum class LabelRule { kBoolean, kLogisticFloat, kHuberTarget, kClass };
-
-// The stored label of a row (the sanitising rule of docs/design.md section 4:
-// every row is kept, so n is the number of rows read whatever their
-// values): a NULL label is imputed as a NaN one (logistic: negative;
-// Huber: 0), a NULL class as class 0, and a class outside 0 .. K-1 is
-// clamped into it, as features are clipped.
-double StoredLabel(FunctionCallInfo fcinfo, LabelRule rule, const RowState* st) {
-  bool null_label = PG_ARGISNULL(2);
-  switch (rule) {
-    case LabelRule::kBoolean: return !null_label && PG_GETARG_BOOL(2) ? 1.0 : -1.0;
-    case LabelRule::kLogisticFloat: return LogisticLabel(null_label ? NAN : PG_GETARG_FLOAT8(2));
-    case LabelRule::kHuberTarget:
-      return HuberTarget(null_label ? NAN : PG_GETARG_FLOAT8(2), st->options.target_bound);
-    case LabelRule::kClass:
-      return null_label ? 0 : Max(0, Min(st->options.classes - 1, PG_GETARG_INT32(2)));
-  }
-  return 0;
-}
-
 // Keeps a label of a row read before d is known (d not declared, and
 // every features value so far NULL): the row is the zero vector.
 void AddPending(MemoryContext context, RowState* st, double label) {
@@ -263,7 +242,7 @@ Datum Transition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule,
     st->read++;
     ProgressCountRow();
   }
-  double label = StoredLabel(fcinfo, rule, st);
+  double label = StoredLabel(fcinfo, rule, st->options.target_bound, st->options.classes);
   if (PG_ARGISNULL(1)) {
     if (st->d < 0)
       AddPending(context, st, label);
