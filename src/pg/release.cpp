@@ -38,6 +38,23 @@ extern "C" {
 namespace dperm::pg {
 namespace {
 
+// Step 1's plan from public inputs (in memory or by passes) and its memory
+// refusal, before anything is charged.
+void PlanStep(const Options& o, LossKind loss, int64 n, int d, bool streaming,
+              PgBox<dperm::InMemoryRelease>* planned) {
+  RunCore([&] {
+    if (!streaming) {
+      planned->Emplace(dperm::PlanInMemoryRelease(o, loss, n, d));
+    } else {
+      dperm::InMemoryRelease& p = planned->Emplace();
+      p.plan = dperm::PlanStreamingRelease(o, loss, n, d);
+      p.curve = dperm::ReleaseRdpCurve(p.plan);
+      p.memory = dperm::ReleaseMemoryBytes(p.plan, true);
+    }
+  });
+  CheckReleaseMemory((*planned)->memory, "the release");
+}
+
 // One release; `rows` (in memory) or `passes` (streaming) feeds it.
 Datum Release(const ReleaseRequest& r, const double* rows, const PassSource* passes) {
   const Options& o = r.parsed->options;
@@ -48,18 +65,8 @@ Datum Release(const ReleaseRequest& r, const double* rows, const PassSource* pas
                     errmsg("feature_names has %d names, but the rows have %d features",
                            o.n_feature_names, r.d)));
   PgBox<dperm::InMemoryRelease> planned(CurrentMemoryContext);
-  RunCore([&] {
-    if (passes == nullptr) {
-      planned.Emplace(dperm::PlanInMemoryRelease(o, r.loss, r.n, r.d));
-    } else {
-      dperm::InMemoryRelease& p = planned.Emplace();
-      p.plan = dperm::PlanStreamingRelease(o, r.loss, r.n, r.d);
-      p.curve = dperm::ReleaseRdpCurve(p.plan);
-      p.memory = dperm::ReleaseMemoryBytes(p.plan, true);
-    }
-  });
+  PlanStep(o, r.loss, r.n, r.d, passes != nullptr, &planned);
   const dperm::Plan* plan = &planned->plan;
-  CheckReleaseMemory(planned->memory, "the release");
 
   // 2. The charge, before any row is read for training: one charge, whatever
   // the number of passes.
@@ -123,6 +130,14 @@ Datum Release(const ReleaseRequest& r, const double* rows, const PassSource* pas
 }
 
 }  // namespace
+
+void PrechargeInMemory(const ParsedOptions& parsed, LossKind loss, int64 n, int d,
+                       const Oid* relations, int n_relations) {
+  PgBox<dperm::InMemoryRelease> planned(CurrentMemoryContext);
+  PlanStep(parsed.options, loss, n, d, false, &planned);
+  ProgressSetPhase(ProgressPhase::kCharging);
+  ChargeRelease(PlanCharge(planned->plan, parsed.options, planned->curve), relations, n_relations);
+}
 
 Datum ReleaseFromRows(const ReleaseRequest& request, const double* rows) {
   return Release(request, rows, nullptr);

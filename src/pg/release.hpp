@@ -52,6 +52,13 @@ Datum ReleaseFromRows(const ReleaseRequest& request, const double* rows);
 // The same release trained by passes of `passes` (n > 0).
 Datum ReleaseFromPasses(const ReleaseRequest& request, const PassSource& passes);
 
+// dperm.train's charge before it reads a relation in memory: steps 1 and 2
+// of the pipeline for the plan the final function makes from the same
+// options, n and d, so that whatever the read raises is paid for; the final
+// function then skips its own charge (ReleaseRequest.precharged).
+void PrechargeInMemory(const ParsedOptions& parsed, LossKind loss, int64 n, int d,
+                       const Oid* relations, int n_relations);
+
 // The key of a release's noise, drawn in the PostgreSQL phase before any
 // C++ object lives: 32 bytes of pg_strong_random, or the superuser-only
 // seed (docs/design.md section 4: a seeded release says so).
