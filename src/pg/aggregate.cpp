@@ -1,5 +1,5 @@
-// The training aggregates dp_logreg, dp_huber and dp_softmax (DESIGN.md
-// section 3.2).
+// The training aggregates dp_logreg, dp_huber and dp_softmax (docs/design.md
+// section 3, item 2).
 //
 // The transition function appends each row, clipped and sanitised, to one
 // contiguous buffer in the aggregate memory context (stride d + 1: the d
@@ -9,32 +9,25 @@
 // counted and the final function refuses (BufferRefusal). The aggregates are
 // PARALLEL RESTRICTED with no combine function: shipping every row from the
 // workers to the leader made a parallel plan slower than a serial one and
-// overflowed the 1 GB limit of a serialised state (issue 12); tables that do
-// not fit train by dperm.train's streaming mode (streaming.cpp). The final
-// function plans, charges the ledger, then trains.
-#include "dperm/budget.hpp"
-#include "dperm/model.hpp"
-#include "dperm/random.hpp"
+// overflowed the 1 GB limit of a serialised state; tables that do not fit
+// train by dperm.train's streaming mode (streaming.cpp). The final function
+// hands the buffer to the release pipeline (release.cpp).
 #include "dperm/registry.hpp"
 #include "dperm/rows.hpp"
-#include "dperm/select_l2.hpp"
-#include "dperm/train.hpp"
 
 #include <cmath>
-#include <ctime>
 
 #include "dperm_pg.hpp"
 #include "progress.hpp"
 #include "protect.hpp"
+#include "release.hpp"
 #include "release_guard.hpp"
 
 extern "C" {
 #include "catalog/pg_type.h"
 #include "nodes/primnodes.h"
-#include "port.h"
 #include "utils/array.h"
 #include "utils/guc.h"
-#include "utils/timestamp.h"
 }
 
 namespace dperm::pg {
@@ -177,27 +170,6 @@ const double* ArrayElements(ArrayType* array, int* count) {
   return out;
 }
 
-// How the label argument becomes the stored label.
-enum class LabelRule { kBoolean, kLogisticFloat, kHuberTarget, kClass };
-
-// The stored label of a row (the sanitising rule of DESIGN.md section 4:
-// every row is kept, so n is the number of rows read whatever their
-// values): a NULL label is imputed as a NaN one (logistic: negative;
-// Huber: 0), a NULL class as class 0, and a class outside 0 .. K-1 is
-// clamped into it, as features are clipped.
-double StoredLabel(FunctionCallInfo fcinfo, LabelRule rule, const RowState* st) {
-  bool null_label = PG_ARGISNULL(2);
-  switch (rule) {
-    case LabelRule::kBoolean: return !null_label && PG_GETARG_BOOL(2) ? 1.0 : -1.0;
-    case LabelRule::kLogisticFloat: return LogisticLabel(null_label ? NAN : PG_GETARG_FLOAT8(2));
-    case LabelRule::kHuberTarget:
-      return HuberTarget(null_label ? NAN : PG_GETARG_FLOAT8(2), st->options.target_bound);
-    case LabelRule::kClass:
-      return null_label ? 0 : Max(0, Min(st->options.classes - 1, PG_GETARG_INT32(2)));
-  }
-  return 0;
-}
-
 // Keeps a label of a row read before d is known (d not declared, and
 // every features value so far NULL): the row is the zero vector.
 void AddPending(MemoryContext context, RowState* st, double label) {
@@ -270,7 +242,7 @@ Datum Transition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule,
     st->read++;
     ProgressCountRow();
   }
-  double label = StoredLabel(fcinfo, rule, st);
+  double label = StoredLabel(fcinfo, rule, st->options.target_bound, st->options.classes);
   if (PG_ARGISNULL(1)) {
     if (st->d < 0)
       AddPending(context, st, label);
@@ -287,16 +259,6 @@ Datum Transition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule,
 }
 
 }  // namespace
-
-// ISO 8601 UTC time of the release.
-char* NowIso8601() {
-  time_t now = timestamptz_to_time_t(GetCurrentTimestamp());
-  struct tm parts;
-  gmtime_r(&now, &parts);
-  char* out = static_cast<char*>(palloc(32));
-  strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &parts);
-  return out;
-}
 
 }  // namespace dperm::pg
 
@@ -353,24 +315,10 @@ void RaiseBufferRefusal() {
   pg_unreachable();
 }
 
-void CheckReleaseMemory(double bytes, const char* what) {
-  const double limit = static_cast<double>(g_max_release_memory_kb) * 1024;
-  if (!(bytes > limit)) return;
-  ereport(ERROR,
-          (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-           errmsg("%s needs about %.0f MB of memory, more than dperm.max_release_memory (%s)",
-                  what, ceil(bytes / (1024 * 1024)),
-                  GetConfigOptionByName("dperm.max_release_memory", nullptr, false)),
-           errdetail("The estimate (memory_bytes in dp_explain) counts the training's vectors of "
-                     "the model's dimension, its per-row arrays and its work blocks, from n, d, "
-                     "the classes and the options only. Nothing was charged."),
-           errhint("Use fewer classes or features, another algorithm (dp_explain shows each "
-                   "one's memory_bytes), or ask a superuser to raise dperm.max_release_memory.")));
-}
-
 }  // namespace dperm::pg
 
-// Final: plan from public inputs, charge the ledger, train, release.
+// Final: the rows to the release pipeline (release.cpp), which plans from
+// public inputs, charges the ledger, trains and releases.
 DPERM_FUNCTION(dperm_final) {
   MemoryContext context = AggregateContext(fcinfo, "dperm_final");
   if (PG_ARGISNULL(0)) PG_RETURN_NULL();  // no rows at all: n = 0
@@ -379,68 +327,10 @@ DPERM_FUNCTION(dperm_final) {
   if (st->d < 0) SetDimension(context, st, 0);  // every features value NULL
   if (st->over_buffer) RaiseBufferRefusal();
   ParsedOptions parsed = ParseOptionsJsonb(st->options_raw);
-  const dperm::Options& o = parsed.options;
-  LossKind loss = static_cast<LossKind>(st->loss);
-  // Every error up to the charge needs only public inputs (the options, n
-  // and d) and costs nothing; after it, every outcome is paid for.
-  if (o.n_feature_names >= 0 && o.n_feature_names != st->d)
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("feature_names has %d names, but the rows have %d features",
-                           o.n_feature_names, st->d)));
-  PgBox<dperm::InMemoryRelease> planned(CurrentMemoryContext);
-  RunCore([&] { planned.Emplace(dperm::PlanInMemoryRelease(o, loss, st->n, st->d)); });
-  const dperm::Plan* plan = &planned->plan;
-  // Refused before the charge: the estimate needs n, d and the options only.
-  CheckReleaseMemory(planned->memory, "the release");
-  if (st->reports) ProgressSetPhase(ProgressPhase::kCharging);
-  if (st->reports) ProgressSetAlgorithm(plan->algorithm);
-  if (g_release.precharged) {
-    // dperm.train charged this plan before the first row was read, from
-    // the n it counted in the same snapshot.
-    if (st->n != g_release.n)
-      elog(ERROR, "dperm.train counted %lld rows but read %lld", (long long)g_release.n,
-           (long long)st->n);
-  } else {
-    ChargeRelease(PlanCharge(*plan, o, planned->curve), st->relations, st->n_relations);
-  }
-  if (st->reports) ProgressSetPhase(ProgressPhase::kTraining);
-
-  uint8 key[32];
-  if (!o.has_seed && !pg_strong_random(key, sizeof key))
-    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
-                    errmsg("could not generate a random key for the noise")));
-  dperm::ModelMeta meta;
-  meta.created_at = NowIso8601();
-  meta.options_json = JsonbText(st->options_raw);
-  meta.feature_names = parsed.feature_names;
-  meta.seeded = o.has_seed;
-  PgBox<std::vector<double>> w(CurrentMemoryContext);
-  PgBox<std::string> json(CurrentMemoryContext);
-  PgBox<std::string> selection_json(CurrentMemoryContext);
-  RunCore([&] {
-    std::array<uint8_t, 32> k;
-    memcpy(k.data(), key, sizeof key);
-    dperm::SecureRng rng = o.has_seed ? dperm::SecureRng::FromSeed(o.seed) : dperm::SecureRng(k);
-    std::vector<double> offset;  // b0 of stage 0 (offset.hpp), recorded in the JSON
-    dperm::ModelMeta m = meta;  // a copy: m.offset points into this scope
-    m.offset = &offset;
-    if (o.l2_auto) {
-      dperm::L2SelectionResult r = dperm::TrainL2Selection(planned->selection, st->rows, rng);
-      selection_json.Emplace(dperm::L2SelectionJson(planned->selection, &r));
-      m.l2_selection_json = selection_json->c_str();
-      m.release_epsilon = o.epsilon;
-      m.release_delta = o.delta;
-      offset = std::move(r.offset);
-      w.Emplace(std::move(r.w));
-      json.Emplace(dperm::ModelJson(planned->selection.candidates[size_t(r.chosen)], *w, m));
-    } else {
-      w.Emplace(dperm::TrainModel(*plan, st->rows, rng, &offset));
-      json.Emplace(dperm::ModelJson(*plan, *w, m));
-    }
-  });
-  explicit_bzero(key, sizeof key);
-  Datum model = MakeModelDatum(loss, st->d, plan->classes, o.fit_intercept, o.feature_bound,
-                               plan->options.huber_delta, w->data(), json->c_str());
+  ReleaseRequest request = {static_cast<LossKind>(st->loss), &parsed, st->options_raw, st->n,
+                            st->d, st->relations, st->n_relations, g_release.precharged,
+                            st->reports};
+  Datum model = ReleaseFromRows(request, st->rows);
   ProgressEnd(st->progress);  // a row of its own (under dperm.train, dperm.train ends it)
   PG_RETURN_DATUM(model);
 }

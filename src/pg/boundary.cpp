@@ -1,4 +1,6 @@
-// Mapping of core exceptions to SQLSTATEs (the catch side of the seam).
+// Mapping of core exceptions to SQLSTATEs, and the re-raise of a PostgreSQL
+// error carried through C++ frames (the catch side of the seam,
+// boundary.hpp).
 #include "dperm/core.hpp"
 
 #include <cstring>
@@ -38,6 +40,10 @@ void CaptureCurrentException(CoreError* error) noexcept {
   error->raised = true;
   try {
     throw;
+  } catch (const PostgresError& e) {
+    error->postgres_error = e.data;
+    error->sqlstate = e.data->sqlerrcode;
+    Copy(error->message, sizeof error->message, e.data->message ? e.data->message : "");
   } catch (const Error& e) {
     error->sqlstate = SqlState(e.kind());
     Copy(error->message, sizeof error->message, e.what());
@@ -61,6 +67,8 @@ void CaptureCurrentException(CoreError* error) noexcept {
 }
 
 void ReportCoreError(const CoreError& error) {
+  // A PostgreSQL error, re-raised unchanged now that no C++ frame is left.
+  if (error.postgres_error != nullptr) ReThrowError(error.postgres_error);
   if (error.sqlstate == ERRCODE_QUERY_CANCELED)
     CHECK_FOR_INTERRUPTS();  // raises the pending cancel or termination
   ereport(ERROR, (errcode(error.sqlstate), errmsg("%s", error.message),

@@ -1,12 +1,26 @@
-// The seam between PostgreSQL and the C++ core (STYLE.md "one seam").
+// The seam between PostgreSQL and the C++ core (docs/style.md, "One seam").
+// Errors cross it in two directions, each in one place here.
 //
-// Every SQL-callable function has three phases: (1) read and validate its
-// arguments with PostgreSQL calls; (2) call the core inside RunCore, which
-// catches every C++ exception and records it as a plain CoreError; (3) report
-// the recorded error with ereport, or build the result Datums. No ereport and
-// no PostgreSQL call that can raise runs while a C++ object with a destructor
-// is alive: such objects live only inside RunCore's lambda, or in
-// PostgreSQL memory with a reset callback that destroys them (PgBox).
+// C++ -> PostgreSQL. Every SQL-callable function has three phases: (1) read
+// and validate its arguments with PostgreSQL calls; (2) call the core inside
+// RunCore or CaptureCore, which catch every C++ exception and record it as a
+// plain CoreError; (3) report the recorded error with ereport, or build the
+// result Datums. No ereport and no PostgreSQL call that can raise runs while
+// a C++ object with a destructor is alive: such objects live only inside
+// RunCore's lambda, or in PostgreSQL memory with a reset callback that
+// destroys them (PgBox). DPERM_FUNCTION catches whatever still escapes.
+//
+// PostgreSQL -> C++. Where the core calls back into PostgreSQL (a streaming
+// pass run through SPI from inside the training loop), an ereport would
+// longjmp over the C++ frames and skip their destructors. CallPostgres runs
+// such a call under PG_TRY in a frame that holds no C++ object, deeper than
+// every RAII object it protects (pg_duckdb's PostgresFunctionGuard); an
+// error is copied and flushed, then thrown as a PostgresError, so the C++
+// frames unwind normally. RunCore/CaptureCore record it in the CoreError,
+// and ReportCoreError re-raises the original error (its SQLSTATE, message,
+// detail and context) once the catch has closed and no C++ frame is left.
+// After a caught PostgreSQL error nothing but unwinding and re-raising may
+// happen: the transaction is aborted by the re-raise.
 //
 // Core headers must be included before this file: they refuse to compile
 // once PostgreSQL's headers are in.
@@ -25,19 +39,62 @@ extern "C" {
 namespace dperm::pg {
 
 // An error captured from the core, in plain storage.
+// postgres_error is set when the exception was a PostgresError (a
+// PostgreSQL error caught by CallPostgres): then it is re-raised as it was.
 struct CoreError {
   bool raised = false;
   int sqlstate = 0;
   char message[1024] = {0};
   char hint[512] = {0};
+  ErrorData* postgres_error = nullptr;
+};
+
+// A PostgreSQL error caught by CallPostgres, carried through the C++ frames
+// as an exception (trivially destructible: it owns nothing; the ErrorData
+// lives in the memory context that was current when CallPostgres began).
+struct PostgresError {
+  ErrorData* data;
 };
 
 // Fills `error` from the exception being handled (call only inside catch).
 void CaptureCurrentException(CoreError* error) noexcept;
 
-// Raises `error` as a PostgreSQL ERROR if it is set. Safe because the caller
-// holds no C++ objects with destructors (phase 3).
+// Raises `error` as a PostgreSQL ERROR if it is set: a PostgreSQL error
+// caught by CallPostgres as it was (ReThrowError), else the core's. Safe
+// because the caller holds no C++ objects with destructors (phase 3).
 void ReportCoreError(const CoreError& error);
+
+// Runs `call` (a PostgreSQL call that may raise) from inside C++ code and
+// returns nullptr, or the copied error it raised (flushed, in the memory
+// context current on entry). The longjmp of an error unwinds only `call`'s
+// own frames and this one, which hold no object with a destructor: `call`
+// must keep it that way (plain data and PostgreSQL calls only).
+template <typename Call>
+ErrorData* CallPostgresCatching(Call&& call) {
+  MemoryContext volatile caller = CurrentMemoryContext;
+  ErrorData* volatile error = nullptr;
+  PG_TRY();
+  {
+    call();
+  }
+  PG_CATCH();
+  {
+    MemoryContextSwitchTo(caller);
+    error = CopyErrorData();
+    FlushErrorState();
+  }
+  PG_END_TRY();
+  return error;
+}
+
+// CallPostgresCatching for a caller inside RunCore/CaptureCore: a
+// PostgreSQL error becomes a PostgresError exception, which the C++ frames
+// unwind through and ReportCoreError re-raises at the boundary.
+template <typename Call>
+void CallPostgres(Call&& call) {
+  ErrorData* error = CallPostgresCatching(call);
+  if (error != nullptr) throw PostgresError{error};
+}
 
 // Runs `body` (phase 2) and reports any exception once the catch has closed.
 // Only the lambda's own locals may own resources; captures are references.
@@ -105,8 +162,8 @@ class PgBox {
 // function; any exception that escapes it (a bug: bodies use RunCore) is
 // caught in the wrapper and raised as an internal error after the catch.
 // The CoreError (1.5 kB) is a function-local static, zeroed once: a local
-// one was zeroed on every call, which was 6% of a streaming pass (the
-// per-row transitions are DPERM_FUNCTIONs). A backend is single-threaded and
+// one would be zeroed on every call, a measurable share of a streaming pass
+// (the per-row transitions are DPERM_FUNCTIONs). A backend is single-threaded and
 // the error is reset right before it is filled and reported right after,
 // with nothing in between that could enter another DPERM_FUNCTION.
 #define DPERM_FUNCTION(name)                                               \

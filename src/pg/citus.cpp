@@ -1,4 +1,4 @@
-// Citus (issue 12 item 4, docs/citus.md): finding distributed relations
+// Citus (docs/citus.md): finding distributed relations
 // without linking to Citus, keeping the in-memory aggregates off them, and
 // the pass tokens that let a worker run a streaming pass.
 //

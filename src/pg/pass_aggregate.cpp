@@ -1,5 +1,5 @@
-// The per-pass aggregates of streaming training (DESIGN.md section 5, issue
-// 12): dperm.pass_logreg, dperm.pass_huber, dperm.pass_softmax. For a model
+// The per-pass aggregates of streaming training (docs/design.md section 5):
+// dperm.pass_logreg, dperm.pass_huber, dperm.pass_softmax. For a model
 // w and a spec (the public shape and options, pass.hpp) passed as constants,
 // one scan returns the pass state (rows, loss sum, exact gradient sums as
 // integer limbs: pass.hpp) over the training rows,
@@ -46,10 +46,6 @@ bool g_internal_pass = false;
 
 namespace {
 
-// How the label argument becomes the stored label (aggregate.cpp's
-// StoredLabel under dperm.train: NULLs imputed, classes clamped).
-enum class PassLabel { kBoolean, kLogisticFloat, kHuberTarget, kClass };
-
 // A float8[]'s values when it is one-dimensional with no NULLs, else nullptr.
 const double* PlainFloat8s(ArrayType* a, int* n) {
   if (ARR_NDIM(a) > 1 || ARR_HASNULL(a) || ARR_ELEMTYPE(a) != FLOAT8OID) return nullptr;
@@ -76,8 +72,8 @@ ArrayType* NewState(MemoryContext context, int n) {
 // not per call site (fn_extra): Citus's worker_partial_agg_sfunc calls the
 // transition through a fresh FmgrInfo for every row (fmgr_info on the
 // stack), so a call-site cache was rebuilt, and the pass token's HMAC
-// computed, on every row of a worker's shard: 2-5 us a row (docs/scale.md,
-// *Citus with 2 workers*). A backend runs one pass at a time; two passes
+// computed, on every row of a worker's shard (docs/scale.md, *Citus with 2
+// workers*). A backend runs one pass at a time; two passes
 // interleaved in one query would only decode their specs again, never mix
 // them (the spec is compared on every row).
 struct PassCache {
@@ -182,7 +178,7 @@ void CheckSignedPass(PassCache* cache, const PassSpec& spec, const double* spec_
 }
 
 // One transition: (state, features, label, w, spec).
-Datum PassTransition(FunctionCallInfo fcinfo, LossKind loss, PassLabel rule) {
+Datum PassTransition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule) {
   MemoryContext context;
   if (!AggCheckCallContext(fcinfo, &context))
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -255,18 +251,8 @@ Datum PassTransition(FunctionCallInfo fcinfo, LossKind loss, PassLabel rule) {
         cache->raw[i] = i >= n ? 0 : nulls[i] ? NAN : DatumGetFloat8(values[i]);
     }
   }
-  bool null_label = PG_ARGISNULL(2);
-  double label = 0;
-  switch (rule) {
-    case PassLabel::kBoolean: label = !null_label && PG_GETARG_BOOL(2) ? 1.0 : -1.0; break;
-    case PassLabel::kLogisticFloat: label = LogisticLabel(null_label ? NAN : PG_GETARG_FLOAT8(2)); break;
-    case PassLabel::kHuberTarget:
-      label = HuberTarget(null_label ? NAN : PG_GETARG_FLOAT8(2), spec.target_bound);
-      break;
-    case PassLabel::kClass:
-      label = null_label ? 0 : Max(0, Min(spec.classes - 1, PG_GETARG_INT32(2)));
-      break;
-  }
+  // Labels as the in-memory aggregates store them (aggregate.hpp).
+  double label = StoredLabel(fcinfo, rule, spec.target_bound, spec.classes);
   // Plain loops over plain arrays; no allocation, no throw. A row inside
   // the bound is read in place (no copy).
   PassAddRawRow(spec, w, raw, label, sums, cache->x, cache->scratch);
@@ -281,22 +267,22 @@ using namespace dperm::pg;
 
 // dperm.pass_logreg(float8[], boolean, float8[], float8[]) transition.
 DPERM_FUNCTION(dperm_pass_logreg_bool_step) {
-  return PassTransition(fcinfo, LossKind::kLogistic, PassLabel::kBoolean);
+  return PassTransition(fcinfo, LossKind::kLogistic, LabelRule::kBoolean);
 }
 
 // dperm.pass_logreg(float8[], float8, float8[], float8[]) transition.
 DPERM_FUNCTION(dperm_pass_logreg_float_step) {
-  return PassTransition(fcinfo, LossKind::kLogistic, PassLabel::kLogisticFloat);
+  return PassTransition(fcinfo, LossKind::kLogistic, LabelRule::kLogisticFloat);
 }
 
 // dperm.pass_huber(float8[], float8, float8[], float8[]) transition.
 DPERM_FUNCTION(dperm_pass_huber_step) {
-  return PassTransition(fcinfo, LossKind::kHuber, PassLabel::kHuberTarget);
+  return PassTransition(fcinfo, LossKind::kHuber, LabelRule::kHuberTarget);
 }
 
 // dperm.pass_softmax(float8[], int, float8[], float8[]) transition.
 DPERM_FUNCTION(dperm_pass_softmax_step) {
-  return PassTransition(fcinfo, LossKind::kSoftmax, PassLabel::kClass);
+  return PassTransition(fcinfo, LossKind::kSoftmax, LabelRule::kClass);
 }
 
 // Combine of the per-pass aggregates ('{}' is the empty state): the exact

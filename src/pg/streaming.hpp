@@ -1,9 +1,16 @@
-// Streaming mode of dperm.train (streaming.cpp).
+// dperm.train's streaming mode (streaming.cpp): the passes that feed the
+// release pipeline (release.hpp), and dperm.train's entry to it.
 #pragma once
 
 #include "dperm/options.hpp"
+#include "dperm/plan.hpp"
+#include "dperm/random.hpp"
+
+#include <vector>
+
 #include "boundary.hpp"
 #include "options_pg.hpp"
+#include "release.hpp"
 
 extern "C" {
 #include "utils/jsonb.h"
@@ -11,9 +18,10 @@ extern "C" {
 
 namespace dperm::pg {
 
-// One streaming release of dperm.train (streaming.cpp), everything public
-// already checked: plans, charges `relations` once, then trains by passes of
-// `pass_sql` ($1 = w, $2 = spec) run as `reader`. NULL (*isnull) for n = 0.
+// One streaming release of dperm.train, everything public already checked:
+// the pipeline (ReleaseFromPasses) plans, charges `relations` once, then
+// trains by passes of `pass_sql` ($1 = w, $2 = spec) run as `reader`. NULL
+// (*isnull) for n = 0.
 struct StreamingRequest {
   Oid reader;
   const char* pass_sql;
@@ -27,5 +35,19 @@ struct StreamingRequest {
   bool sign_passes;  // a Citus table: every pass carries a token (citus.cpp)
 };
 Datum TrainStreamingRelease(const StreamingRequest& request, bool* isnull);
+
+// The passes of one release, prepared in the PostgreSQL phase for `plan`
+// (its spec and a scratch memory context), palloc'd.
+struct PassQuery;
+PassQuery* PreparePasses(const PassSource& source, const dperm::Plan& plan);
+
+// C++ phase: trains by the plan, every full-batch gradient one pass run
+// under CallPostgres (boundary.hpp), so a pass's PostgreSQL error unwinds
+// the training loop as a PostgresError.
+std::vector<double> TrainByPasses(const dperm::Plan& plan, PassQuery* query,
+                                  dperm::SecureRng& rng);
+
+// PostgreSQL phase, after a release trained: frees the passes' memory.
+void EndPasses(PassQuery* query, const dperm::Plan& plan);
 
 }  // namespace dperm::pg

@@ -1,0 +1,251 @@
+// Scheduled retraining of named models through pg_cron (docs/design.md
+// section 7, README "Retraining on a schedule"): a pg_cron job per model
+// runs dperm.retrain(name, owner) as the role that scheduled it;
+// dperm.retraining_forecast (SQL) says how many runs still fit, and
+// dperm.cron_next_run forecasts a schedule's runs (the core's cron.cpp).
+#include "dperm/cron.hpp"
+
+#include "internal_sql.hpp"
+#include "model_cron.hpp"
+#include "model_registry.hpp"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "storage/dsm.h"
+#include "storage/lmgr.h"
+#include "storage/proc.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+}
+
+namespace dperm::pg {
+namespace {
+
+// SQLSTATE of a budget refusal (charge.cpp raises the same for releases).
+const int kBudgetExceeded = MAKE_SQLSTATE('D', 'P', '0', '0', '1');
+
+// pg_cron's schema, or the error that says how to install it.
+char* RequireCron(MemoryContext context) {
+  SPI_connect();
+  char* cron = CronSchema(context);
+  SPI_finish();
+  if (cron == nullptr) {
+    const char* db = get_database_name(MyDatabaseId);
+    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                    errmsg("scheduled retraining needs the pg_cron extension, which is not "
+                           "installed in database \"%s\"", db),
+                    errhint("Install the package postgresql-15-cron, add to postgresql.conf "
+                            "shared_preload_libraries = 'pg_cron' and cron.database_name = '%s', "
+                            "restart PostgreSQL, then run CREATE EXTENSION pg_cron in \"%s\".",
+                            db, db)));
+  }
+  // Installed but not loaded (removed from shared_preload_libraries), or
+  // the jobs would run in another database: nothing would ever run here.
+  const char* cron_db = GetConfigOption("cron.database_name", true, false);
+  const char* db = get_database_name(MyDatabaseId);
+  if (cron_db == nullptr || strcmp(cron_db, db) != 0)
+    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                    errmsg(cron_db == nullptr
+                               ? "pg_cron is installed in database \"%s\" but not loaded"
+                               : "pg_cron runs its jobs in database \"%s\", not in \"%s\"",
+                           cron_db == nullptr ? db : cron_db, db),
+                    errhint("Set shared_preload_libraries = 'pg_cron' and cron.database_name = "
+                            "'%s' in postgresql.conf and restart PostgreSQL.", db)));
+  return cron;
+}
+
+}  // namespace
+
+// The schema of pg_cron's functions and tables (its script creates schema
+// `cron`; the extension itself is recorded in another), or nullptr when
+// pg_cron is not installed. Needs SPI.
+char* CronSchema(MemoryContext context) {
+  RunAsCatalogOwner("SELECT n.nspname::pg_catalog.text FROM pg_catalog.pg_extension e"
+                    "  JOIN pg_catalog.pg_depend d"
+                    "    ON d.refobjid OPERATOR(pg_catalog.=) e.oid"
+                    "   AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass"
+                    "   AND d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass"
+                    "   AND d.deptype OPERATOR(pg_catalog.=) 'e'"
+                    "  JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) d.objid"
+                    "  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace"
+                    " WHERE e.extname OPERATOR(pg_catalog.=) 'pg_cron'"
+                    "   AND p.proname OPERATOR(pg_catalog.=) 'schedule' LIMIT 1",
+                    0, nullptr, nullptr, nullptr, SPI_OK_SELECT, true);
+  return SPI_processed == 0 ? nullptr
+                            : CopyValue(context, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+}
+
+// Removes model `name`'s pg_cron job `jobid`, if it still exists (as the
+// caller: pg_cron lets a role unschedule its own jobs). Needs SPI.
+void UnscheduleJob(const char* cron, int64 jobid) {
+  Oid types[1] = {INT8OID};
+  Datum args[1] = {Int64GetDatum(jobid)};
+  RunInternalSql(GetUserId(),
+                 psprintf("SELECT %s.unschedule(j.jobid) FROM %s.job j"
+                          " WHERE j.jobid OPERATOR(pg_catalog.=) $1",
+                          quote_identifier(cron), quote_identifier(cron)),
+                 1, types, args, nullptr, SPI_OK_SELECT, false);
+}
+
+// The recorded pg_cron job of `owner`'s model `name`, or -1 if it is not
+// scheduled. Needs SPI.
+int64 ScheduledJob(const char* name, Oid owner, bool* found) {
+  Oid types[2] = {TEXTOID, OIDOID};
+  Datum args[2] = {CStringGetTextDatum(name), ObjectIdGetDatum(owner)};
+  RunAsCatalogOwner("SELECT s.jobid FROM dperm.model_schedules s"
+                    " WHERE s.name OPERATOR(pg_catalog.=) $1 AND s.owner OPERATOR(pg_catalog.=) $2",
+                    2, types, args, nullptr, SPI_OK_SELECT, true);
+  *found = SPI_processed > 0;
+  if (!*found) return -1;
+  bool isnull;
+  Datum job = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+  return isnull ? -1 : DatumGetInt64(job);
+}
+
+void DeleteSchedule(const char* name, Oid owner) {
+  Oid types[2] = {TEXTOID, OIDOID};
+  Datum args[2] = {CStringGetTextDatum(name), ObjectIdGetDatum(owner)};
+  RunAsCatalogOwner("DELETE FROM dperm.model_schedules WHERE name OPERATOR(pg_catalog.=) $1"
+                    " AND owner OPERATOR(pg_catalog.=) $2",
+                    2, types, args, nullptr, SPI_OK_DELETE, false);
+}
+
+}  // namespace dperm::pg
+
+using namespace dperm::pg;
+
+// dperm.schedule_retraining(name, cron_schedule, min_runs DEFAULT 1) ->
+// bigint: a pg_cron job, owned by the caller, that runs
+// dperm.retrain(name, owner) on the schedule; refused (DP001) when fewer than min_runs retrainings fit
+// in the budget (dperm.retraining_forecast). Returns the job id.
+DPERM_FUNCTION(dperm_schedule_retraining) {
+  char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  char* schedule = text_to_cstring(PG_GETARG_TEXT_PP(1));
+  int32 min_runs = PG_GETARG_INT32(2);
+  Oid owner = OwnedModel(name, "schedule").owner;
+  MemoryContext context = CurrentMemoryContext;
+  char* cron = RequireCron(context);
+  if (min_runs < 0)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("min_runs must be >= 0, not %d", min_runs)));
+  SPI_connect();
+  // The forecast, as the caller.
+  Oid types[3] = {TEXTOID, TEXTOID, TEXTOID};
+  Datum args[3] = {CStringGetTextDatum(name), (Datum)0, (Datum)0};
+  RunInternalSql(GetUserId(),
+                 "SELECT f.runs, f.limiting_relation::pg_catalog.text, f.epsilon_per_run,"
+                 "       f.delta_per_run FROM dperm.retraining_forecast($1) f",
+                 1, types, args, nullptr, SPI_OK_SELECT, true);
+  bool runs_null, isnull;
+  HeapTuple row = SPI_tuptable->vals[0];
+  TupleDesc desc = SPI_tuptable->tupdesc;
+  int64 runs = DatumGetInt64(SPI_getbinval(row, desc, 1, &runs_null));
+  char* limiting = CopyValue(context, row, desc, 2);
+  double eps = DatumGetFloat8(SPI_getbinval(row, desc, 3, &isnull));
+  double delta = DatumGetFloat8(SPI_getbinval(row, desc, 4, &isnull));
+  if (!runs_null && runs < min_runs)
+    ereport(ERROR, (errcode(kBudgetExceeded),
+                    errmsg("model \"%s\": " INT64_FORMAT " more retrainings fit in the privacy "
+                           "budget of relation %s, fewer than min_runs = %d",
+                           name, runs, limiting ? limiting : "?", min_runs),
+                    errdetail("dperm.retraining_forecast: each run costs epsilon = %g and "
+                              "delta = %g (the latest trained version's charge), composed with "
+                              "the ledger under the relation's accounting.", eps, delta),
+                    errhint("Ask the owner of %s to raise its budget with dperm.set_budget, "
+                            "retrain with a smaller epsilon, or pass a smaller min_runs.",
+                            limiting ? limiting : "the relation")));
+  // A model has at most one job: a new schedule replaces the old.
+  bool scheduled;
+  int64 old_job = ScheduledJob(name, owner, &scheduled);
+  if (scheduled && old_job >= 0) UnscheduleJob(cron, old_job);
+  // An unnamed job, known by its id: pg_cron's job names are per-role
+  // `name`s (63 bytes), which long model names could make collide. The
+  // command names the owner (by name, as pg_cron names the job's role, so a
+  // dump and restore keeps it working); retrain checks the model's owner by
+  // OID, so a role created later under a dropped owner's name finds none.
+  char* command = psprintf("SELECT dperm.retrain(%s, %s::pg_catalog.regrole)",
+                           quote_literal_cstr(name),
+                           quote_literal_cstr(quote_identifier(RoleName(owner))));
+  args[0] = CStringGetTextDatum(schedule);
+  args[1] = CStringGetTextDatum(command);
+  RunInternalSql(GetUserId(),
+                 psprintf("SELECT %s.schedule($1, $2)", quote_identifier(cron)), 2, types,
+                 args, nullptr, SPI_OK_SELECT, false);
+  int64 job = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+  Oid stypes[6] = {TEXTOID, TEXTOID, INT8OID, INT4OID, OIDOID, OIDOID};
+  Datum sargs[6] = {CStringGetTextDatum(name), CStringGetTextDatum(schedule), Int64GetDatum(job),
+                    Int32GetDatum(min_runs), ObjectIdGetDatum(GetUserId()),
+                    ObjectIdGetDatum(owner)};
+  RunAsCatalogOwner(
+      "INSERT INTO dperm.model_schedules (owner, name, cron_schedule, jobid, min_runs,"
+      "  scheduled_by, scheduled_at)"
+      " VALUES ($6::pg_catalog.regrole, $1, $2, $3, $4, $5::pg_catalog.regrole, pg_catalog.now())"
+      " ON CONFLICT (owner, name) DO UPDATE SET cron_schedule = excluded.cron_schedule,"
+      "   jobid = excluded.jobid, min_runs = excluded.min_runs,"
+      "   scheduled_by = excluded.scheduled_by, scheduled_at = excluded.scheduled_at",
+      6, stypes, sargs, nullptr, SPI_OK_INSERT, false);
+  SPI_finish();
+  PG_RETURN_INT64(job);
+}
+
+// dperm.unschedule_retraining(name): removes the model's pg_cron job and
+// its schedule.
+DPERM_FUNCTION(dperm_unschedule_retraining) {
+  char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  Oid owner = OwnedModel(name, "unschedule").owner;
+  MemoryContext context = CurrentMemoryContext;
+  SPI_connect();
+  bool scheduled;
+  int64 job = ScheduledJob(name, owner, &scheduled);
+  if (!scheduled)
+    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
+                    errmsg("model \"%s\" has no retraining schedule", name)));
+  char* cron = CronSchema(context);
+  if (cron != nullptr && job >= 0) UnscheduleJob(cron, job);
+  DeleteSchedule(name, owner);
+  SPI_finish();
+  PG_RETURN_VOID();
+}
+
+// dperm.cron_next_run(cron_schedule, after, k DEFAULT 1) -> timestamptz:
+// the k-th run of a pg_cron schedule after `after` (UTC, as pg_cron 1.4
+// runs jobs); NULL when the schedule has no forecast (cron.hpp: @reboot,
+// "N seconds", an impossible date) or the run falls after the year 9999.
+DPERM_FUNCTION(dperm_cron_next_run) {
+  char* spec = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  TimestampTz after = PG_GETARG_TIMESTAMPTZ(1);
+  int64 k = PG_GETARG_INT64(2);
+  if (k < 1 || k > dperm::kMaxCronRuns)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("k must be between 1 and %lld", static_cast<long long>(dperm::kMaxCronRuns)),
+                    errhint("dperm forecasts at most %lld runs ahead (the cap of dperm.runs_that_fit).",
+                            static_cast<long long>(dperm::kMaxCronRuns))));
+  if (TIMESTAMP_NOT_FINITE(after)) PG_RETURN_NULL();
+  // PostgreSQL counts microseconds from 2000-01-01, 10957 days after 1970-01-01.
+  const int64 epoch_minutes = int64(10957) * 1440;
+  int64 after_minute = after / USECS_PER_MINUTE - (after % USECS_PER_MINUTE < 0 ? 1 : 0) + epoch_minutes;
+  int64 run = -1;
+  dperm::pg::CoreError failure;
+  bool ok = CaptureCore([&] {
+    dperm::CronSchedule schedule = dperm::ParseCron(spec);
+    run = dperm::NthCronMinute(schedule, after_minute, k);
+  }, &failure);
+  // A cancel or timeout is raised; a schedule it cannot forecast is NULL.
+  if (!ok && failure.sqlstate == ERRCODE_QUERY_CANCELED) ReportCoreError(failure);
+  if (!ok || run < 0) PG_RETURN_NULL();
+  PG_RETURN_TIMESTAMPTZ((run - epoch_minutes) * USECS_PER_MINUTE);
+}

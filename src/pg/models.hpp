@@ -1,0 +1,19 @@
+// Named, versioned models (models.cpp): training runs recorded as
+// versions, and the ledger writer's record requests.
+#pragma once
+
+#include "boundary.hpp"
+#include "ledger_writer.hpp"
+
+namespace dperm::pg {
+
+// Hands a dperm.models row or an evaluation (as JSON) to the ledger writer,
+// which writes it in a transaction of its own; returns the version. Raises
+// if the writer could not write it.
+int64 SubmitModelRecord(LedgerRequestKind kind, const char* json);
+
+// The record requests of the ledger writer: one dperm.models row, or an
+// evaluation appended to one, in the writer's own transaction.
+void ServeModelRecord(LedgerRequest* req);
+
+}  // namespace dperm::pg

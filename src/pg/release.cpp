@@ -1,0 +1,188 @@
+// The release pipeline (docs/design.md sections 3 and 4): every model dperm
+// releases, in memory or by passes, goes through Release below, in order:
+//   1. public checks: feature_names against d; the plan, from the options,
+//      n and d only (in memory: PlanInMemoryRelease, which also plans
+//      l2 => 'auto'; by passes: PlanStreamingRelease); its memory estimate
+//      against dperm.max_release_memory. Each refusal costs nothing.
+//   2. charge: one ledger row for the plan (ChargeRelease), unless
+//      dperm.train charged the same plan before reading the first row.
+//   3. key: 32 bytes of pg_strong_random, or the superuser-only seed.
+//   4. train (C++ phase): over the rows, or by passes whose PostgreSQL calls
+//      run under CallPostgres; any failure is raised after the key is wiped
+//      (RunKeyed), and is paid for: the charge is already committed.
+//   5. model: the JSON and the dp_model.
+#include "dperm/budget.hpp"
+#include "dperm/model.hpp"
+#include "dperm/pass.hpp"
+#include "dperm/registry.hpp"
+#include "dperm/select_l2.hpp"
+#include "dperm/train.hpp"
+
+#include <cmath>
+#include <ctime>
+
+#include "charge.hpp"
+#include "model_type.hpp"
+#include "module.hpp"
+#include "progress.hpp"
+#include "relations.hpp"
+#include "release.hpp"
+#include "streaming.hpp"
+
+extern "C" {
+#include "port.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+}
+
+namespace dperm::pg {
+namespace {
+
+// Step 1's plan from public inputs (in memory or by passes) and its memory
+// refusal, before anything is charged.
+void PlanStep(const Options& o, LossKind loss, int64 n, int d, bool streaming,
+              PgBox<dperm::InMemoryRelease>* planned) {
+  RunCore([&] {
+    if (!streaming) {
+      planned->Emplace(dperm::PlanInMemoryRelease(o, loss, n, d));
+    } else {
+      dperm::InMemoryRelease& p = planned->Emplace();
+      p.plan = dperm::PlanStreamingRelease(o, loss, n, d);
+      p.curve = dperm::ReleaseRdpCurve(p.plan);
+      p.memory = dperm::ReleaseMemoryBytes(p.plan, true);
+    }
+  });
+  CheckReleaseMemory((*planned)->memory, "the release");
+}
+
+// One release; `rows` (in memory) or `passes` (streaming) feeds it.
+Datum Release(const ReleaseRequest& r, const double* rows, const PassSource* passes) {
+  const Options& o = r.parsed->options;
+  // 1. Every error up to the charge needs only public inputs (the options,
+  // n and d) and costs nothing; after it, every outcome is paid for.
+  if (o.n_feature_names >= 0 && o.n_feature_names != r.d)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("feature_names has %d names, but the rows have %d features",
+                           o.n_feature_names, r.d)));
+  PgBox<dperm::InMemoryRelease> planned(CurrentMemoryContext);
+  PlanStep(o, r.loss, r.n, r.d, passes != nullptr, &planned);
+  const dperm::Plan* plan = &planned->plan;
+
+  // 2. The charge, before any row is read for training: one charge, whatever
+  // the number of passes.
+  if (r.reports) {
+    ProgressSetAlgorithm(plan->algorithm);
+    // Streaming mechanisms (output_gd, dp_gd, dp_accmd) take one
+    // full-batch gradient, so one pass, per iteration.
+    if (passes != nullptr) ProgressSetPassesPlanned(plan->iterations);
+    ProgressSetPhase(ProgressPhase::kCharging);
+  }
+  if (r.precharged) {
+    // dperm.train charged this plan before the first row was read, from
+    // the n it counted in the same snapshot.
+    if (r.n != g_release.n)
+      elog(ERROR, "dperm.train counted %lld rows but read %lld", (long long)g_release.n,
+           (long long)r.n);
+  } else {
+    ChargeRelease(PlanCharge(*plan, o, planned->curve), r.relations, r.n_relations);
+  }
+  if (r.reports) ProgressSetPhase(ProgressPhase::kTraining);
+  PassQuery* query = passes != nullptr ? PreparePasses(*passes, *plan) : nullptr;
+
+  // 3. The key, and what the model's JSON says about the release.
+  NoiseKey key = DrawNoiseKey(o.has_seed, o.seed);
+  dperm::ModelMeta meta;
+  meta.created_at = NowIso8601();
+  meta.options_json = JsonbText(r.options);
+  meta.feature_names = r.parsed->feature_names;
+  meta.seeded = o.has_seed;
+
+  // 4. Training.
+  PgBox<std::vector<double>> w(CurrentMemoryContext);
+  PgBox<std::string> json(CurrentMemoryContext);
+  PgBox<std::string> selection_json(CurrentMemoryContext);
+  RunKeyed(&key, [&](dperm::SecureRng& rng) {
+    std::vector<double> offset;  // b0 of stage 0 (offset.hpp), recorded in the JSON
+    dperm::ModelMeta m = meta;   // a copy: m.offset points into this scope
+    m.offset = &offset;
+    if (passes != nullptr) {
+      w.Emplace(TrainByPasses(*plan, query, rng));
+      json.Emplace(dperm::ModelJson(*plan, *w, m));
+    } else if (o.l2_auto) {
+      dperm::L2SelectionResult s = dperm::TrainL2Selection(planned->selection, rows, rng);
+      selection_json.Emplace(dperm::L2SelectionJson(planned->selection, &s));
+      m.l2_selection_json = selection_json->c_str();
+      m.release_epsilon = o.epsilon;
+      m.release_delta = o.delta;
+      offset = std::move(s.offset);
+      w.Emplace(std::move(s.w));
+      json.Emplace(dperm::ModelJson(planned->selection.candidates[size_t(s.chosen)], *w, m));
+    } else {
+      w.Emplace(dperm::TrainModel(*plan, rows, rng, &offset));
+      json.Emplace(dperm::ModelJson(*plan, *w, m));
+    }
+  });
+  if (query != nullptr) EndPasses(query, *plan);
+
+  // 5. The model.
+  return MakeModelDatum(r.loss, r.d, plan->classes, o.fit_intercept, o.feature_bound,
+                        plan->options.huber_delta, w->data(), json->c_str());
+}
+
+}  // namespace
+
+void PrechargeInMemory(const ParsedOptions& parsed, LossKind loss, int64 n, int d,
+                       const Oid* relations, int n_relations) {
+  PgBox<dperm::InMemoryRelease> planned(CurrentMemoryContext);
+  PlanStep(parsed.options, loss, n, d, false, &planned);
+  ProgressSetPhase(ProgressPhase::kCharging);
+  ChargeRelease(PlanCharge(planned->plan, parsed.options, planned->curve), relations, n_relations);
+}
+
+Datum ReleaseFromRows(const ReleaseRequest& request, const double* rows) {
+  return Release(request, rows, nullptr);
+}
+
+Datum ReleaseFromPasses(const ReleaseRequest& request, const PassSource& passes) {
+  return Release(request, nullptr, &passes);
+}
+
+NoiseKey DrawNoiseKey(bool seeded, uint64 seed) {
+  NoiseKey key;
+  key.seeded = seeded;
+  key.seed = seed;
+  memset(key.bytes, 0, sizeof key.bytes);
+  if (!seeded && !pg_strong_random(key.bytes, sizeof key.bytes))
+    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
+                    errmsg("could not generate a random key for the noise")));
+  return key;
+}
+
+void WipeNoiseKey(NoiseKey* key) { explicit_bzero(key->bytes, sizeof key->bytes); }
+
+// ISO 8601 UTC time of the release.
+char* NowIso8601() {
+  time_t now = timestamptz_to_time_t(GetCurrentTimestamp());
+  struct tm parts;
+  gmtime_r(&now, &parts);
+  char* out = static_cast<char*>(palloc(32));
+  strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &parts);
+  return out;
+}
+
+void CheckReleaseMemory(double bytes, const char* what) {
+  const double limit = static_cast<double>(g_max_release_memory_kb) * 1024;
+  if (!(bytes > limit)) return;
+  ereport(ERROR,
+          (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+           errmsg("%s needs about %.0f MB of memory, more than dperm.max_release_memory (%s)",
+                  what, ceil(bytes / (1024 * 1024)),
+                  GetConfigOptionByName("dperm.max_release_memory", nullptr, false)),
+           errdetail("The estimate (memory_bytes in dp_explain) counts the training's vectors of "
+                     "the model's dimension, its per-row arrays and its work blocks, from n, d, "
+                     "the classes and the options only. Nothing was charged."),
+           errhint("Use fewer classes or features, another algorithm (dp_explain shows each "
+                   "one's memory_bytes), or ask a superuser to raise dperm.max_release_memory.")));
+}
+
+}  // namespace dperm::pg

@@ -1,0 +1,104 @@
+// The release pipeline (release.cpp): plan -> charge -> key -> train ->
+// model, and the failed-release path, written once for every release dperm
+// makes. The in-memory aggregates feed it their row buffer
+// (ReleaseFromRows); dperm.train's streaming mode and Citus feed it passes
+// (ReleaseFromPasses, streaming.cpp); dperm.evaluate uses its key and
+// failure steps (RunKeyed) around a release of its own.
+#pragma once
+
+#include "dperm/options.hpp"
+#include "dperm/random.hpp"
+
+#include <array>
+#include <cstring>
+
+#include "boundary.hpp"
+#include "options_pg.hpp"
+
+extern "C" {
+#include "utils/jsonb.h"
+}
+
+namespace dperm::pg {
+
+// What a model release needs besides its rows; all public.
+struct ReleaseRequest {
+  LossKind loss;
+  const ParsedOptions* parsed;
+  Jsonb* options;          // as given: the model's JSON records them
+  int64 n;                 // rows read (public under replace-one)
+  int d;                   // the public d
+  const Oid* relations;    // what the release is charged to
+  int n_relations;
+  bool precharged;         // dperm.train charged this plan before the first
+                           // row was read (in memory), for g_release.n rows
+  bool reports;            // writes its phases to dperm.progress
+};
+
+// Passes over a relation (streaming.cpp runs them): `sql` ($1 = w, $2 =
+// the pass spec) run as `reader`; `sign`: a Citus table, every pass
+// carries a token (citus.cpp).
+struct PassSource {
+  Oid reader;
+  const char* sql;
+  bool sign;
+};
+
+// A release over n rows of stride d + 1 held in memory (the clipped
+// features, then the label): plans, refuses what public inputs refuse,
+// charges (unless precharged), draws the key, trains, returns the dp_model.
+Datum ReleaseFromRows(const ReleaseRequest& request, const double* rows);
+
+// The same release trained by passes of `passes` (n > 0).
+Datum ReleaseFromPasses(const ReleaseRequest& request, const PassSource& passes);
+
+// dperm.train's charge before it reads a relation in memory: steps 1 and 2
+// of the pipeline for the plan the final function makes from the same
+// options, n and d, so that whatever the read raises is paid for; the final
+// function then skips its own charge (ReleaseRequest.precharged).
+void PrechargeInMemory(const ParsedOptions& parsed, LossKind loss, int64 n, int d,
+                       const Oid* relations, int n_relations);
+
+// The key of a release's noise, drawn in the PostgreSQL phase before any
+// C++ object lives: 32 bytes of pg_strong_random, or the superuser-only
+// seed (docs/design.md section 4: a seeded release says so).
+struct NoiseKey {
+  uint8 bytes[32];
+  bool seeded;
+  uint64 seed;
+};
+NoiseKey DrawNoiseKey(bool seeded, uint64 seed);
+
+// The generator of `key` (C++ phase).
+inline dperm::SecureRng NoiseRng(const NoiseKey& key) {
+  if (key.seeded) return dperm::SecureRng::FromSeed(key.seed);
+  std::array<uint8_t, 32> k;
+  std::memcpy(k.data(), key.bytes, sizeof key.bytes);
+  return dperm::SecureRng(k);
+}
+
+// Erases a key once its release has trained or failed.
+void WipeNoiseKey(NoiseKey* key);
+
+// The failed-release path, in one place: runs `body(rng)` (phase 2) with
+// the generator of `key`, then wipes the key whatever happened, then
+// raises any failure (a core exception, or a PostgreSQL error a pass raised
+// through CallPostgres, re-raised as it was) once no C++ frame is left.
+// After the charge every such failure is paid for: nothing here depends on
+// whether the release was charged.
+template <typename Body>
+void RunKeyed(NoiseKey* key, Body&& body) {
+  CoreError failure;
+  CaptureCore([&] {
+    dperm::SecureRng rng = NoiseRng(*key);
+    body(rng);
+  }, &failure);
+  WipeNoiseKey(key);
+  if (failure.raised) ReportCoreError(failure);
+}
+
+// The current time as ISO 8601 UTC ("2026-11-23T14:00:00Z"), palloc'd: a
+// model's created_at.
+char* NowIso8601();
+
+}  // namespace dperm::pg
