@@ -17,9 +17,19 @@
 
 #include <cmath>
 
-#include "dperm_pg.hpp"
+#include "aggregate.hpp"
+#include "arrays.hpp"
+#include "charge.hpp"
+#include "citus.hpp"
+#include "internal_sql.hpp"
+#include "model_type.hpp"
+#include "module.hpp"
+#include "options_pg.hpp"
+#include "pass_aggregate.hpp"
+#include "relations.hpp"
+#include "release_checks.hpp"
+#include "streaming.hpp"
 #include "progress.hpp"
-#include "protect.hpp"
 #include "release.hpp"
 #include "release_guard.hpp"
 

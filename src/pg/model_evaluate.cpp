@@ -17,6 +17,7 @@
 #include "module.hpp"
 #include "options_pg.hpp"
 #include "protect.hpp"
+#include "train_pg.hpp"
 #include "relations.hpp"
 #include "release.hpp"
 

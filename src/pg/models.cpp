@@ -21,7 +21,7 @@
 #include "model_registry.hpp"
 #include "models.hpp"
 #include "options_pg.hpp"
-#include "protect.hpp"
+#include "train_pg.hpp"
 #include "relations.hpp"
 
 extern "C" {

@@ -7,7 +7,7 @@
 #include "citus.hpp"
 #include "ledger.hpp"
 #include "ledger_writer.hpp"
-#include "model_record.hpp"
+#include "models.hpp"
 #include "module.hpp"
 #include "pass_aggregate.hpp"
 #include "persistent_ledger_writer.hpp"

@@ -18,12 +18,7 @@ extern int g_max_buffer_kb;
 
 // dperm.max_release_memory (kB): the most memory one release's training
 // may need besides its rows (ReleaseMemoryBytes, registry.hpp); a release
-// above it is refused before it is charged (CheckReleaseMemory).
+// above it is refused before it is charged (release.cpp).
 extern int g_max_release_memory_kb;
-
-// Refuses (54000; nothing is charged) a release whose training needs about
-// `bytes` (an estimate from public quantities only) when that is more than
-// dperm.max_release_memory. What is refused is named in the message.
-void CheckReleaseMemory(double bytes, const char* what);
 
 }  // namespace dperm::pg

@@ -28,7 +28,17 @@
 
 #include <cmath>
 
-#include "dperm_pg.hpp"
+#include "aggregate.hpp"
+#include "arrays.hpp"
+#include "charge.hpp"
+#include "citus.hpp"
+#include "internal_sql.hpp"
+#include "model_type.hpp"
+#include "module.hpp"
+#include "options_pg.hpp"
+#include "pass_aggregate.hpp"
+#include "relations.hpp"
+#include "streaming.hpp"
 #include "progress.hpp"
 
 extern "C" {

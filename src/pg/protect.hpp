@@ -3,10 +3,6 @@
 #pragma once
 
 #include "boundary.hpp"
-// Until their callers include them directly: what protect.hpp declared
-// before dperm.train and the release checks had files of their own.
-#include "release_checks.hpp"
-#include "train_pg.hpp"
 
 namespace dperm::pg {
 

@@ -38,10 +38,15 @@ extern "C" {
 namespace dperm::pg {
 namespace {
 
-// Step 1's plan from public inputs (in memory or by passes) and its memory
-// refusal, before anything is charged.
+// Step 1: the checks of public inputs (feature_names against d), the plan
+// (in memory or by passes) and its memory refusal, before anything is
+// charged.
 void PlanStep(const Options& o, LossKind loss, int64 n, int d, bool streaming,
               PgBox<dperm::InMemoryRelease>* planned) {
+  if (o.n_feature_names >= 0 && o.n_feature_names != d)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("feature_names has %d names, but the rows have %d features",
+                           o.n_feature_names, d)));
   RunCore([&] {
     if (!streaming) {
       planned->Emplace(dperm::PlanInMemoryRelease(o, loss, n, d));
@@ -60,10 +65,6 @@ Datum Release(const ReleaseRequest& r, const double* rows, const PassSource* pas
   const Options& o = r.parsed->options;
   // 1. Every error up to the charge needs only public inputs (the options,
   // n and d) and costs nothing; after it, every outcome is paid for.
-  if (o.n_feature_names >= 0 && o.n_feature_names != r.d)
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("feature_names has %d names, but the rows have %d features",
-                           o.n_feature_names, r.d)));
   PgBox<dperm::InMemoryRelease> planned(CurrentMemoryContext);
   PlanStep(o, r.loss, r.n, r.d, passes != nullptr, &planned);
   const dperm::Plan* plan = &planned->plan;
@@ -130,6 +131,11 @@ Datum Release(const ReleaseRequest& r, const double* rows, const PassSource* pas
 }
 
 }  // namespace
+
+void CheckReleasePlan(const ParsedOptions& parsed, LossKind loss, int64 n, int d, bool streaming) {
+  PgBox<dperm::InMemoryRelease> planned(CurrentMemoryContext);
+  PlanStep(parsed.options, loss, n, d, streaming, &planned);
+}
 
 void PrechargeInMemory(const ParsedOptions& parsed, LossKind loss, int64 n, int d,
                        const Oid* relations, int n_relations) {

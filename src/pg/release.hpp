@@ -52,6 +52,15 @@ Datum ReleaseFromRows(const ReleaseRequest& request, const double* rows);
 // The same release trained by passes of `passes` (n > 0).
 Datum ReleaseFromPasses(const ReleaseRequest& request, const PassSource& passes);
 
+// Refuses (54000; nothing is charged) a release whose training needs about
+// `bytes` (an estimate from public quantities only) when that is more than
+// dperm.max_release_memory. What is refused is named in the message.
+void CheckReleaseMemory(double bytes, const char* what);
+
+// Step 1 alone (public checks, plan, memory refusal), for dperm.train's
+// refusals before it reads or charges anything.
+void CheckReleasePlan(const ParsedOptions& parsed, LossKind loss, int64 n, int d, bool streaming);
+
 // dperm.train's charge before it reads a relation in memory: steps 1 and 2
 // of the pipeline for the plan the final function makes from the same
 // options, n and d, so that whatever the read raises is paid for; the final

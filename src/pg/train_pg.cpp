@@ -27,6 +27,7 @@
 #include "options_pg.hpp"
 #include "protect.hpp"
 #include "relations.hpp"
+#include "release.hpp"
 #include "release_checks.hpp"
 #include "release_guard.hpp"
 #include "streaming.hpp"
@@ -268,15 +269,8 @@ DPERM_FUNCTION(dperm_train) {
   bool streaming = mode == TrainMode::kStreaming || (mode == TrainMode::kAuto && (!fits || distributed));
   if (!streaming && !fits) RaiseBufferRefusal();
   ProgressSetMode(streaming ? ProgressMode::kStreaming : ProgressMode::kInMemory);
-  if (n > 0 && streaming) {
-    double memory = 0;
-    RunCore([&] {
-      memory = dperm::ReleaseMemoryBytes(
-          dperm::PlanStreamingRelease(parsed.options, loss, n, release.dimension), true);
-    });
-    // Before any row is read or charged (in memory: with the plan below).
-    CheckReleaseMemory(memory, "the release");
-  }
+  // Before any row is read or charged (in memory: with the charge below).
+  if (n > 0 && streaming) CheckReleasePlan(parsed, loss, n, release.dimension, true);
 
   // dperm's own aggregate, by schema and exact argument types.
   RunAsCatalogOwner("SELECT e.extnamespace FROM pg_catalog.pg_extension e"
@@ -308,14 +302,7 @@ DPERM_FUNCTION(dperm_train) {
     // Charged before the first row is read: whatever the read raises
     // afterwards (a row the reader cannot cast, a cancel) is paid for.
     if (n > 0) {
-      PgBox<dperm::InMemoryRelease> planned(CurrentMemoryContext);
-      RunCore([&] {
-        planned.Emplace(dperm::PlanInMemoryRelease(parsed.options, loss, n, release.dimension));
-      });
-      CheckReleaseMemory(planned->memory, "the release");
-      ProgressSetPhase(ProgressPhase::kCharging);
-      ChargeRelease(PlanCharge(planned->plan, parsed.options, planned->curve), relations,
-                    n_relations);
+      PrechargeInMemory(parsed, loss, n, release.dimension, relations, n_relations);
       release.precharged = true;
       release.n = n;
     }
