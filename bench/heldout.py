@@ -6,7 +6,7 @@ Run through bench/heldout.sh, which builds the C++ driver
 This script loads the five datasets of ../shared/data with the preprocessing of
 bench/load_datasets.py (imported, not copied), draws a 70/30 split per seed,
 trains every method on the 70 %, scores it on the 30 % and writes markdown
-(docs/heldout.md) plus the per-seed numbers (CSV).
+(bench/reports/heldout.md) plus the per-seed numbers (CSV).
 
 Methods, all with an intercept and rows of norm <= 1:
   * dperm default: no algorithm given (dperm's DefaultAlgorithm rule), delta =
