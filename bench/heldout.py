@@ -369,7 +369,7 @@ def default_sections(r, w, logistic, regression, E, L2):
         w("Target: dperm's default at least diffprivlib's best-l2 accuracy at every ε on every "
           "dataset, and never below the majority baseline by more than its standard error. "
           "dperm default: neither `l2` nor `algorithm` given — `DefaultL2` (include/dperm/train.hpp, "
-          "README *Choosing l2*) sets l2 from public n and ε (mean l2 used in brackets), then "
+          "docs/user-guide.md *Choosing l2*) sets l2 from public n and ε (mean l2 used in brackets), then "
           "`DefaultAlgorithm` picks the mechanism; nothing is tuned on the test split. "
           "diffprivlib best: its μ picked on the **test** split (an oracle); diffprivlib default: "
           "C = 1. dperm auto: `l2 => 'auto'` (private selection inside the same ε). "
