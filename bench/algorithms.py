@@ -337,7 +337,7 @@ def main():
     a = ap.parse_args()
     if a.replot:
         with open(a.replot) as inp:
-            print("\n".join(plots(json.load(inp), a.plots or "docs")))
+            print("\n".join(plots(json.load(inp), a.plots or "bench/reports")))
         return
     start = time.time()
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Full privacy audit of every algorithm: builds the core, compiles
 # bench/audit/audit_main.cpp against the core objects, runs it and writes
-# docs/audit.md (and stdout). Extra arguments go to the audit program
+# bench/reports/audit.md (and stdout). Extra arguments go to the audit program
 # (--runs N, default 100000 per side; --alpha A, --epsilon E, --delta D,
 # --divisor K, --rerun F, --seed S, --threads J, --only ALGO,ALGO). Exits non-zero when an honest case exceeds its epsilon or a
 # broken case is not flagged (the report is written either way). AUDIT_OUT
@@ -28,7 +28,7 @@ rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] && rev="$rev (with uncommitted changes)"
 
 mkdir -p docs
-report=${AUDIT_OUT:-docs/audit.md}
+report=${AUDIT_OUT:-bench/reports/audit.md}
 {
   cat <<EOF
 # dperm privacy audit: empirical lower bounds on epsilon

@@ -244,8 +244,8 @@ NOTES = """
 - l2 = 0: the default plan picks T for a minimiser of norm D = 1; when ‖ŵ‖ is far
   above 1 the excess risk is mostly optimisation error, not noise.
 - Timing: absolute times are informative only (small shared machine); the ratios
-  matter. `iterations => 1` keeps the per-row aggregate work (transition, buffer,
-  combine, noise, ledger write) and drops almost all gradient descent, so
+  matter. `iterations => 1` keeps the per-row aggregate work (transition,
+  buffer, noise, ledger write) and drops almost all gradient descent, so
   training minus that row is roughly the model computation. The one-row
   release (primary-key lookup) is the fixed cost of a release: plan, noise,
   ledger write through the background worker.

@@ -6,7 +6,7 @@ Run through bench/heldout.sh, which builds the C++ driver
 This script loads the five datasets of ../shared/data with the preprocessing of
 bench/load_datasets.py (imported, not copied), draws a 70/30 split per seed,
 trains every method on the 70 %, scores it on the 30 % and writes markdown
-(docs/heldout.md) plus the per-seed numbers (CSV).
+(bench/reports/heldout.md) plus the per-seed numbers (CSV).
 
 Methods, all with an intercept and rows of norm <= 1:
   * dperm default: no algorithm given (dperm's DefaultAlgorithm rule), delta =
@@ -369,7 +369,7 @@ def default_sections(r, w, logistic, regression, E, L2):
         w("Target: dperm's default at least diffprivlib's best-l2 accuracy at every ε on every "
           "dataset, and never below the majority baseline by more than its standard error. "
           "dperm default: neither `l2` nor `algorithm` given — `DefaultL2` (include/dperm/train.hpp, "
-          "README *Choosing l2*) sets l2 from public n and ε (mean l2 used in brackets), then "
+          "docs/user-guide.md *Choosing l2*) sets l2 from public n and ε (mean l2 used in brackets), then "
           "`DefaultAlgorithm` picks the mechanism; nothing is tuned on the test split. "
           "diffprivlib best: its μ picked on the **test** split (an oracle); diffprivlib default: "
           "C = 1. dperm auto: `l2 => 'auto'` (private selection inside the same ε). "

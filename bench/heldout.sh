@@ -5,7 +5,7 @@
 # compiles bench/heldout/heldout_main.cpp against src/core/*.o, unpacks
 # diffprivlib from ../shared/peers into a temporary directory, installs
 # Debian's numpy/scipy/scikit-learn/pandas when missing, runs bench/heldout.py
-# and writes docs/heldout.md (and stdout) plus bench/results/heldout_runs.csv.
+# and writes bench/reports/heldout.md (and stdout) plus bench/results/heldout_runs.csv.
 # Extra arguments go to bench/heldout.py (--datasets, --seeds, --eps, --l2,
 # --out, --csv); e.g. a smoke run:
 #   bash bench/heldout.sh --datasets wine --seeds 2 --out /tmp/heldout.md

@@ -3,7 +3,7 @@
 # classification dataset and eps, one for the regression sets), then one report from the parts'
 # CSVs (bench/heldout.py --from-csv): the same jobs, seeds and splits as
 # bench/heldout.sh, in less wall time on a machine with spare cores.
-# Writes docs/heldout.md and bench/results/heldout_runs.csv (+ bench/results/heldout_part_*).
+# Writes bench/reports/heldout.md and bench/results/heldout_runs.csv (+ bench/results/heldout_part_*).
 # Usage: bash bench/heldout_parallel.sh [--seeds N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,4 +30,4 @@ PYTHONPATH="$tmp/diffprivlib-0.6.5" /usr/bin/python3 bench/heldout.py --driver n
 import sys, pandas as pd
 pd.concat([pd.read_csv(f) for f in sys.argv[1:]]).to_csv("bench/results/heldout_runs.csv", index=False)
 PY
-echo "heldout_parallel: wrote docs/heldout.md and bench/results/heldout_runs.csv" >&2
+echo "heldout_parallel: wrote bench/reports/heldout.md and bench/results/heldout_runs.csv" >&2

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Held-out R² of dperm's Huber default as huber_delta = c * target_bound varies.
 
-The generator of docs/heldout.md, section "Huber default huber_delta" (issue 16,
+The generator of bench/reports/heldout.md, section "Huber default huber_delta" (issue 16,
 item 3): the constant kHuberDeltaPerTargetBound of include/dperm/options.hpp
 was chosen from this table. For BIKE and WINE (targets min-max scaled to
 [0, 1], so target_bound = 1 and huber_delta = c), the 70/30 splits of
@@ -10,8 +10,8 @@ bench/heldout.py, dperm's default rule (no algorithm), delta = 1e-6, l2 = 0
 Also prints R² with predictions clipped to [-target_bound, target_bound]
 (post-processing dp_predict could apply).
 
-Writes the section as markdown to --out (docs/heldout_huber_delta.md, which
-bench/heldout.py copies into docs/heldout.md) and to stdout.
+Writes the section as markdown to --out (bench/reports/heldout_huber_delta.md, which
+bench/heldout.py copies into bench/reports/heldout.md) and to stdout.
 
 Usage (after make; builds the C++ driver of bench/heldout.sh itself):
   /usr/bin/python3 bench/huber_delta_sweep.py [--seeds 10] [--c 0.03 0.05 0.1 0.2 0.3 1]

@@ -9,8 +9,8 @@ dperm's default algorithm at each l2, the best l2, its plateau (every l2 whose
 mean is within one standard error of the best mean: the one-standard-error
 rule) and where DefaultL2 lands (n the training size, as dperm sees it).
 
-Writes the section as markdown to --out (docs/heldout_l2_rule.md, which
-bench/heldout.py copies into docs/heldout.md) and to stdout.
+Writes the section as markdown to --out (bench/reports/heldout_l2_rule.md, which
+bench/heldout.py copies into bench/reports/heldout.md) and to stdout.
 Usage: /usr/bin/python3 bench/l2_rule.py
 """
 
@@ -138,15 +138,15 @@ def main():
             w("")
     w("Not in the tables: the δ = 1e-6 parts for ADULT and for BIKE/WINE were stopped "
       "unfinished (a shared machine; about another hour each). The held-out tables of "
-      "docs/heldout.md measure the rule's own l2 on every set, and their per-dataset tables "
+      "bench/reports/heldout.md measure the rule's own l2 on every set, and their per-dataset tables "
       "show ADULT, BIKE and WINE at δ = 1e-6 on the grid {0, 1e-4, 1e-3, 0.01, 0.1}.")
     w("")
-    w("**Choice** (`DefaultL2`, include/dperm/train.hpp; README *Choosing l2*). "
+    w("**Choice** (`DefaultL2`, include/dperm/train.hpp; docs/user-guide.md *Choosing l2*). "
       "Logistic, δ > 0: l2 = √d/(n·ε), objective perturbation (DefaultAlgorithm's choice at "
       "n·l2 ≤ 100), while that is ≤ 0.001, else 0 (dp_gd). BANK and CREDIT put the best l2 at "
       "1e-4…3e-4 for ε ≥ 0.5, i.e. 2–6/(n·ε); ADULT (d = 100, the widest set) needed about "
-      "1e-3 at ε = 0.5 in the earlier 10-seed run of docs/heldout.md, hence √d (the "
-      "excess-risk optimum of a perturbed l2-strongly convex minimiser, README) and c = 1 "
+      "1e-3 at ε = 0.5 in the earlier 10-seed run of bench/reports/heldout.md, hence √d (the "
+      "excess-risk optimum of a perturbed l2-strongly convex minimiser, docs/user-guide.md) and c = 1 "
       "(BANK and CREDIT alone would prefer c ≈ 0.5: CREDIT at ε = 2 sits on the slope, "
       "1.3e-4 against the best 1e-4). At ε = 0.1 "
       "objective at every l2 was at or below the majority class while dp_gd at l2 = 0 matched "

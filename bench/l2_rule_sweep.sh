@@ -6,7 +6,7 @@
 # output_gd for Huber), at delta = 1e-6 and (the default only, a wider grid)
 # delta = 0. One process per dataset and eps pair so the two cores are used;
 # CSVs in bench/results/l2_rule_sweep_*.csv, summarised by bench/l2_rule.py into
-# docs/heldout_l2_rule.md.
+# bench/reports/heldout_l2_rule.md.
 # Usage: bash bench/l2_rule_sweep.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."

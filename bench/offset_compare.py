@@ -10,7 +10,7 @@ one with DPERM_HELDOUT_INTERCEPT=fitted, e.g.
     --seeds 10 --out /tmp/fitted.md --csv bench/results/heldout_fitted_intercept.csv
 
 Same splits and training seeds, so the per-seed differences are paired.
-Prints a markdown table (docs/heldout_offset.md).
+Prints a markdown table (bench/reports/heldout_offset.md).
 """
 import argparse
 import pathlib

@@ -13,7 +13,7 @@ the backend's peak memory (VmHWM).
 Usage (python3-matplotlib):
   /usr/bin/python3 bench/plot_scale.py OUT.png LOG...
 e.g. the figure in docs/scale.md:
-  /usr/bin/python3 bench/plot_scale.py docs/scale.png \\
+  /usr/bin/python3 bench/plot_scale.py bench/reports/scale.png \\
       bench/results/scale_ladder_2026-11-26.log bench/results/scale_citus_2026-11-26.log
 """
 import sys

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# README "Retraining on a schedule", end to end: a throwaway cluster with
+# docs/user-guide.md "Named models and retraining", end to end: a throwaway cluster with
 # pg_cron, BANK loaded, bench/retraining_demo.sql run with its statements
 # echoed (about two minutes: it waits for two pg_cron runs). Needs dperm
 # installed (make install) and postgresql-15-cron (scripts/setup.sh).

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# One command for the algorithm benchmark (docs/algorithms.md and its plots):
+# One command for the algorithm benchmark (bench/reports/algorithms.md and its plots):
 # installs what the harness needs (the project's setup, python3-numpy,
 # python3-matplotlib, dataset-fashion-mnist), builds and installs dperm,
 # starts a throwaway PostgreSQL 15 cluster, loads the five Table 2 datasets
-# and Fashion-MNIST, runs bench/algorithms.py and writes docs/algorithms.md,
-# docs/algorithms.json and docs/utility_*.png.
+# and Fashion-MNIST, runs bench/algorithms.py and writes bench/reports/algorithms.md,
+# bench/reports/algorithms.json and bench/reports/utility_*.png.
 # Usage: bash bench/run_algorithms.sh [algorithms.py options, e.g. --seeds 3]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,14 +26,14 @@ make -s && make -s install
 cmd="bash bench/run_algorithms.sh${*:+ $*}"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-mkdir -p docs
+mkdir -p bench/reports
 pg_virtualenv -t -o max_worker_processes=16 -o shared_buffers=1GB bash -c '
   set -euo pipefail
   py=$0; out=$1; cmd=$2; shift 2
   $py bench/load_datasets.py --load all
   case " $* " in *" --no-fashion "*) ;; *) $py bench/load_datasets.py --load fashion fashion_test ;; esac
   psql -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION dperm"
-  $py bench/algorithms.py --command "$cmd" --json docs/algorithms.json --plots docs "$@" > "$out"
+  $py bench/algorithms.py --command "$cmd" --json bench/reports/algorithms.json --plots bench/reports "$@" > "$out"
 ' "$py" "$out" "$cmd" "$@" >&2
-cp "$out" docs/algorithms.md && chmod 644 docs/algorithms.md
-cat docs/algorithms.md
+cp "$out" bench/reports/algorithms.md && chmod 644 bench/reports/algorithms.md
+cat bench/reports/algorithms.md

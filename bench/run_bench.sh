@@ -2,7 +2,7 @@
 # One command for the benchmark report: installs what the harness needs
 # (the project's setup plus python3-numpy), builds and installs dperm, starts
 # a throwaway PostgreSQL 15 cluster, loads BANK and WINE, runs bench/bench.py
-# and writes its markdown report to docs/benchmarks.md (and stdout).
+# and writes its markdown report to bench/reports/benchmarks.md (and stdout).
 # Usage: bash bench/run_bench.sh [bench.py options, e.g. --seeds 3]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +33,6 @@ pg_virtualenv -t -o max_worker_processes=16 bash -c '
   $py bench/bench.py --command "$cmd" "$@" > "$out"
 ' "$py" "$out" "$cmd" "$@" >&2
 echo "Cluster start, data load and bench.py: $(( $(date +%s) - start )) s (setup and build not counted)." >> "$out"
-mkdir -p docs
-cp "$out" docs/benchmarks.md && chmod 644 docs/benchmarks.md
-cat docs/benchmarks.md
+mkdir -p bench/reports
+cp "$out" bench/reports/benchmarks.md && chmod 644 bench/reports/benchmarks.md
+cat bench/reports/benchmarks.md

@@ -106,6 +106,12 @@ for check in failure_modes progress fuzz_model pgbench_charges concurrent_charge
              dump_restore upgrade; do
   job "$check" pg_virtualenv -t -o max_worker_processes=40 bash "test/$check.sh"
 done
+# The doc-test: every ```sql block of README.md and docs/*.md runs as
+# written (a block marked expect-error must fail with its SQLSTATE); and
+# docs/sql-reference.md is what scripts/gen_sql_reference.py generates from
+# the installed extension.
+job doc_test pg_virtualenv -t -o max_worker_processes=16 bash test/doc_test.sh
+job sql_reference pg_virtualenv -t /usr/bin/python3 scripts/gen_sql_reference.py --check
 # Releases while parallel query holds every worker slot (max_worker_processes
 # = 8), without preload (the release waits for a slot) and with
 # shared_preload_libraries = dperm (the persistent ledger writer).

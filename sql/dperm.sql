@@ -15,6 +15,13 @@ CREATE FUNCTION dperm.check_options(options jsonb) RETURNS jsonb
   LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION dperm.check_options(jsonb) IS 'validates dperm options and returns them';
 
+-- The option table, for docs/sql-reference.md (scripts/gen_sql_reference.py).
+CREATE FUNCTION dperm.option_reference()
+  RETURNS TABLE(key text, sql_type text, "values" text, "default" text, meaning text)
+  AS 'MODULE_PATHNAME', 'dperm_option_reference'
+  LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.option_reference() IS 'the option table: every key dp_options and the jsonb options take, its SQL type, its values, its default and its meaning';
+
 -- dp_options builds the options of a release with named arguments; NULL
 -- means default. It has two overloads with one parameter list, written
 -- once here: dp_options(epsilon, delta, algorithm, l2, ...) and, for
@@ -71,12 +78,16 @@ $$;
 CREATE TYPE dp_model;
 CREATE FUNCTION dp_model_in(cstring) RETURNS dp_model
   AS 'MODULE_PATHNAME' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_model_in(cstring) IS 'the text input of dp_model: a model''s JSON, checked field by field';
 CREATE FUNCTION dp_model_out(dp_model) RETURNS cstring
   AS 'MODULE_PATHNAME' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_model_out(dp_model) IS 'the text output of dp_model: the model''s JSON';
 CREATE FUNCTION dp_model_recv(internal) RETURNS dp_model
   AS 'MODULE_PATHNAME' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_model_recv(internal) IS 'the binary input of dp_model, checked field by field';
 CREATE FUNCTION dp_model_send(dp_model) RETURNS bytea
   AS 'MODULE_PATHNAME' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_model_send(dp_model) IS 'the binary output of dp_model';
 CREATE TYPE dp_model (
   INPUT = dp_model_in, OUTPUT = dp_model_out,
   RECEIVE = dp_model_recv, SEND = dp_model_send,
@@ -89,12 +100,14 @@ CREATE CAST (jsonb AS dp_model) WITH INOUT;
 -- Probability (logistic) or prediction (Huber), with training's clipping.
 CREATE FUNCTION dp_predict(model dp_model, features float8[]) RETURNS float8
   AS 'MODULE_PATHNAME' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_predict(dp_model, float8[]) IS 'the probability (logistic) or prediction (Huber) of a model for a feature vector, with training''s clipping; an error for softmax models';
 
 -- One row per coefficient: intercept first, then x1.. or the feature names;
 -- softmax models list class 0's rows, then class 1's, ...
 CREATE FUNCTION dp_coefficients(model dp_model, OUT term text, OUT coefficient float8, OUT class int)
   RETURNS SETOF record
   AS 'MODULE_PATHNAME' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE ROWS 50;
+COMMENT ON FUNCTION dp_coefficients(dp_model) IS 'one row per coefficient: intercept, then x1 ... or the feature names; softmax models list class 0''s rows, then class 1''s';
 
 -- The most likely class: argmax of the class probabilities (binary logistic
 -- models: 1 when p > 0.5, else 0), with training's clipping.
@@ -110,25 +123,31 @@ COMMENT ON FUNCTION dp_predict_proba IS 'the class probabilities of a softmax or
 -- The plan of a release, without reading any data.
 CREATE FUNCTION dp_explain(loss text, n bigint, d int, options jsonb) RETURNS jsonb
   AS 'MODULE_PATHNAME' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dp_explain(text, bigint, int, jsonb) IS 'the plan of a release (algorithm, iterations, noise, accounting, memory) for a loss, n, d and options, without reading any data';
 
 -- ---------------------------------------------------------------- aggregates
 
 CREATE FUNCTION dperm.logreg_bool_transition(internal, float8[], boolean, jsonb)
   RETURNS internal AS 'MODULE_PATHNAME', 'dperm_logreg_bool_transition'
   LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.logreg_bool_transition(internal, float8[], boolean, jsonb) IS 'internal: dp_logreg''s transition (boolean labels); buffers one clipped row';
 CREATE FUNCTION dperm.logreg_float_transition(internal, float8[], float8, jsonb)
   RETURNS internal AS 'MODULE_PATHNAME', 'dperm_logreg_float_transition'
   LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.logreg_float_transition(internal, float8[], float8, jsonb) IS 'internal: dp_logreg''s transition (float8 labels); buffers one clipped row';
 CREATE FUNCTION dperm.huber_transition(internal, float8[], float8, jsonb)
   RETURNS internal AS 'MODULE_PATHNAME', 'dperm_huber_transition'
   LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.huber_transition(internal, float8[], float8, jsonb) IS 'internal: dp_huber''s transition; buffers one clipped row';
 CREATE FUNCTION dperm.softmax_transition(internal, float8[], int, jsonb)
   RETURNS internal AS 'MODULE_PATHNAME', 'dperm_softmax_transition'
   LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.softmax_transition(internal, float8[], int, jsonb) IS 'internal: dp_softmax''s transition; buffers one clipped row';
 -- The final function charges the ledger (through a background worker) and
 -- trains: it is volatile, and runs in the leader only.
 CREATE FUNCTION dperm.final(internal) RETURNS dp_model
   AS 'MODULE_PATHNAME', 'dperm_final' LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.final(internal) IS 'internal: the training aggregates'' final function; charges the ledger, then trains';
 
 -- The in-memory aggregates stay in the leader: PARALLEL RESTRICTED, and no
 -- combine function (shipping buffered rows to the leader made parallel plans
@@ -165,17 +184,22 @@ COMMENT ON AGGREGATE dp_softmax(float8[], int, jsonb) IS 'differentially private
 CREATE FUNCTION dperm.pass_logreg_bool_step(float8[], float8[], boolean, float8[], float8[])
   RETURNS float8[] AS 'MODULE_PATHNAME', 'dperm_pass_logreg_bool_step'
   LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.pass_logreg_bool_step(float8[], float8[], boolean, float8[], float8[]) IS 'internal: a streaming pass''s transition (logistic, boolean labels); only inside dperm.train';
 CREATE FUNCTION dperm.pass_logreg_float_step(float8[], float8[], float8, float8[], float8[])
   RETURNS float8[] AS 'MODULE_PATHNAME', 'dperm_pass_logreg_float_step'
   LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.pass_logreg_float_step(float8[], float8[], float8, float8[], float8[]) IS 'internal: a streaming pass''s transition (logistic, float8 labels); only inside dperm.train';
 CREATE FUNCTION dperm.pass_huber_step(float8[], float8[], float8, float8[], float8[])
   RETURNS float8[] AS 'MODULE_PATHNAME', 'dperm_pass_huber_step'
   LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.pass_huber_step(float8[], float8[], float8, float8[], float8[]) IS 'internal: a streaming pass''s transition (Huber); only inside dperm.train';
 CREATE FUNCTION dperm.pass_softmax_step(float8[], float8[], int, float8[], float8[])
   RETURNS float8[] AS 'MODULE_PATHNAME', 'dperm_pass_softmax_step'
   LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.pass_softmax_step(float8[], float8[], int, float8[], float8[]) IS 'internal: a streaming pass''s transition (softmax); only inside dperm.train';
 CREATE FUNCTION dperm.pass_combine(float8[], float8[]) RETURNS float8[]
   AS 'MODULE_PATHNAME', 'dperm_pass_combine' LANGUAGE C STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.pass_combine(float8[], float8[]) IS 'internal: adds two streaming pass states element by element (parallel workers, Citus shards)';
 CREATE AGGREGATE dperm.pass_logreg(features float8[], label boolean, w float8[], spec float8[]) (
   SFUNC = dperm.pass_logreg_bool_step, STYPE = float8[], INITCOND = '{}',
   COMBINEFUNC = dperm.pass_combine, PARALLEL = SAFE);
@@ -290,6 +314,7 @@ CREATE FUNCTION dperm.budget_spent(relation regclass, accounting text, delta_bud
   AS 'MODULE_PATHNAME', 'dperm_budget_spent'
   LANGUAGE C CALLED ON NULL INPUT STABLE
   SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION dperm.budget_spent(regclass, text, float8, float8[], float8, float8) IS 'what a relation has spent under an accounting (what budget_status shows), optionally with one more charge; 42501 unless the caller may see the relation';
 
 -- accounting NULL keeps a budget's accounting ('rdp' for a new budget).
 CREATE FUNCTION dperm.set_budget(relation regclass, epsilon float8, delta float8 DEFAULT 0,
@@ -364,6 +389,7 @@ CREATE FUNCTION dperm.is_ledger_curve(rdp float8[]) RETURNS boolean
   RETURN coalesce(pg_catalog.array_ndims(rdp) OPERATOR(pg_catalog.=) 1
                   AND pg_catalog.cardinality(rdp) OPERATOR(pg_catalog.=) pg_catalog.cardinality(dperm.rdp_orders())
                   AND pg_catalog.array_position(rdp, NULL) IS NULL, false);
+COMMENT ON FUNCTION dperm.is_ledger_curve(float8[]) IS 'whether a ledger row''s rdp is a curve on dperm.rdp_orders() that composes (else the row composes by sums)';
 
 -- Order-wise sum of two curves (NULL is no curve).
 CREATE FUNCTION dperm.curve_add(a float8[], b float8[]) RETURNS float8[]
@@ -372,7 +398,9 @@ CREATE FUNCTION dperm.curve_add(a float8[], b float8[]) RETURNS float8[]
               ELSE ARRAY(SELECT x OPERATOR(pg_catalog.+) y
                            FROM ROWS FROM (pg_catalog.unnest(a), pg_catalog.unnest(b))
                                 WITH ORDINALITY u(x, y, i) ORDER BY i) END;
+COMMENT ON FUNCTION dperm.curve_add(float8[], float8[]) IS 'the order-wise sum of two RDP curves (NULL is no curve)';
 CREATE AGGREGATE dperm.curve_sum(float8[]) (SFUNC = dperm.curve_add, STYPE = float8[]);
+COMMENT ON AGGREGATE dperm.curve_sum(float8[]) IS 'the order-wise sum of RDP curves';
 
 CREATE FUNCTION dperm.ledger_totals() RETURNS trigger
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -404,6 +432,7 @@ BEGIN
       rdp = dperm.curve_add(t.rdp, excluded.rdp)$q$, source);
   RETURN NULL;
 END $$;
+COMMENT ON FUNCTION dperm.ledger_totals() IS 'internal: the ledger''s trigger that keeps dperm.budget_totals, each relation''s running sums';
 CREATE TRIGGER ledger_totals_insert AFTER INSERT ON dperm.ledger
   REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION dperm.ledger_totals();
 CREATE TRIGGER ledger_totals_rebuild AFTER UPDATE OR DELETE OR TRUNCATE ON dperm.ledger
@@ -740,6 +769,7 @@ BEGIN
   END LOOP;
   RETURN lo;
 END $$;
+COMMENT ON FUNCTION dperm.runs_that_fit(regclass, text, float8, float8, float8[], float8, float8) IS 'how many more copies of a charge (RDP curve, epsilon, delta) fit in a relation''s budget, at most 10^6; 42501 unless the caller may see the relation';
 
 -- Whether k more charges fit (the test of the ledger writer, ledger.cpp
 -- WithinBudgets: spent <= budget with a relative slack of 1e-12).
@@ -753,6 +783,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
            (SELECT array_agg(x * $8 ORDER BY i) FROM unnest($5) WITH ORDINALITY u(x, i)),
            $6 * $8, $7 * $8) s
 $$;
+COMMENT ON FUNCTION dperm.charges_fit(regclass, text, float8, float8, float8[], float8, float8, bigint) IS 'whether k more copies of a charge fit in a relation''s budget; 42501 unless the caller may see the relation';
 
 CREATE FUNCTION dperm.retraining_forecast(name text,
     OUT runs bigint, OUT last_run_at timestamptz, OUT next_run_at timestamptz,

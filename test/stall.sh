@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# No role can stall another (README, "No role can stall another"):
+# No role can stall another (docs/user-guide.md, "No role can stall another"):
 #  1. A login role holds the budget row of its own table in an idle
 #     transaction (an uncommitted dperm.set_budget) and queues releases
 #     charged to it (releases from its own table) from many sessions.

@@ -1,4 +1,4 @@
-// Full privacy audit of every algorithm (bench/audit.sh writes docs/audit.md).
+// Full privacy audit of every algorithm (bench/audit.sh writes bench/reports/audit.md).
 //
 // Audited with test/unit/audit_harness.hpp, each twice: as released
 // (epsilon_lb must stay <= epsilon) and with the noise divided by --divisor

@@ -1,5 +1,5 @@
 // dperm's side of the held-out quality benchmark (bench/heldout.sh writes
-// docs/heldout.md): trains many configurations in one process and prints
+// bench/reports/heldout.md): trains many configurations in one process and prints
 // the released coefficients; bench/heldout.py does the splits, the peers
 // and the metrics.
 //

@@ -1,4 +1,4 @@
-# Before/after table of the intercept offset (docs/heldout.md, "Intercept offset"): dperm default at l2 = 0 and at its best l2, the majority/mean baseline and diffprivlib best, from two bench/heldout.py CSVs.
+# Before/after table of the intercept offset (bench/reports/heldout.md, "Intercept offset"): dperm default at l2 = 0 and at its best l2, the majority/mean baseline and diffprivlib best, from two bench/heldout.py CSVs.
 import csv, sys, math, collections
 def load(p):
     d = collections.defaultdict(list)
@@ -13,7 +13,7 @@ def load(p):
 def ms(v):
     m = sum(v)/len(v); s = math.sqrt(sum((x-m)**2 for x in v)/(len(v)-1)/len(v)) if len(v) > 1 else 0
     return m, s
-# Usage: compare.py BEFORE.csv AFTER.csv (bench/heldout.py --csv outputs; docs/heldout.md, "Intercept offset")
+# Usage: compare.py BEFORE.csv AFTER.csv (bench/heldout.py --csv outputs; bench/reports/heldout.md, "Intercept offset")
 b, a = load(sys.argv[1]), load(sys.argv[2])
 methods = set(k[1] for k in b)
 print(methods, file=sys.stderr)

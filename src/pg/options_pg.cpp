@@ -2,9 +2,14 @@
 // checker.
 #include "dperm/options.hpp"
 
+#include <stdexcept>
+#include <string>
+#include <vector>
+
 #include "options_pg.hpp"
 
 extern "C" {
+#include "funcapi.h"
 #include "nodes/pg_list.h"
 #include "utils/builtins.h"
 #include "utils/numeric.h"
@@ -103,6 +108,51 @@ OptionEntry* ReadEntries(Jsonb* options, int* count) {
   return entries;
 }
 
+// One row of dperm.option_reference().
+struct OptionRow {
+  std::string key, sql_type, values, fallback, meaning;
+};
+
+// Markdown's escaped pipe back to a plain one.
+std::string Unescape(const std::string& cell) {
+  std::string out;
+  for (size_t i = 0; i < cell.size(); i++) {
+    if (cell[i] == '\\' && i + 1 < cell.size() && cell[i + 1] == '|') continue;
+    out += cell[i];
+  }
+  return out;
+}
+
+// The option table as OptionsMarkdown renders it, one row per option: the
+// values column (a range rendered from lo..hi) and the meaning (with the
+// per-algorithm refusal note) are read from that rendering, so the SQL view
+// and the markdown table cannot disagree.
+std::vector<OptionRow> OptionRows() {
+  const std::string md = OptionsMarkdown();
+  size_t at = md.find('\n', md.find('\n') + 1) + 1;  // past the header and rule
+  std::vector<OptionRow> rows;
+  for (const OptionSpec& spec : OptionTable()) {
+    const size_t end = md.find('\n', at);
+    if (end == std::string::npos) throw std::logic_error("option table rendering is short");
+    const std::string line = md.substr(at + 2, end - at - 4);  // without "| " and " |"
+    at = end + 1;
+    std::vector<std::string> cells;
+    size_t from = 0;
+    for (int i = 0; i < 4; i++) {
+      const size_t bar = line.find(" | ", from);
+      if (bar == std::string::npos) throw std::logic_error("option table row is malformed");
+      cells.push_back(line.substr(from, bar - from));
+      from = bar + 3;
+    }
+    cells.push_back(line.substr(from));
+    if (cells[0] != std::string("`") + spec.key + "`")
+      throw std::logic_error("option table rendering is out of order");
+    rows.push_back({spec.key, spec.sql_type, Unescape(cells[2]), Unescape(cells[3]),
+                    Unescape(cells[4])});
+  }
+  return rows;
+}
+
 }  // namespace
 
 char* JsonbText(Jsonb* value) {
@@ -141,4 +191,24 @@ DPERM_FUNCTION(dperm_check_options) {
   Jsonb* options = PG_GETARG_JSONB_P(0);
   dperm::pg::ParseOptionsJsonb(options);
   PG_RETURN_JSONB_P(options);
+}
+
+// dperm.option_reference(): the option table (key, SQL type, values,
+// default, meaning), the source of docs/sql-reference.md's options table.
+DPERM_FUNCTION(dperm_option_reference) {
+  using dperm::pg::OptionRow;
+  InitMaterializedSRF(fcinfo, 0);
+  ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
+  dperm::pg::PgBox<std::vector<OptionRow>> rows(CurrentMemoryContext);
+  dperm::pg::RunCore([&] { rows.Emplace(dperm::pg::OptionRows()); });
+  for (const OptionRow& row : *rows) {
+    Datum values[5] = {CStringGetTextDatum(row.key.c_str()),
+                       CStringGetTextDatum(row.sql_type.c_str()),
+                       CStringGetTextDatum(row.values.c_str()),
+                       CStringGetTextDatum(row.fallback.c_str()),
+                       CStringGetTextDatum(row.meaning.c_str())};
+    bool nulls[5] = {false, false, false, false, false};
+    tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+  }
+  return (Datum)0;
 }

@@ -3,7 +3,7 @@
 -- WINE (Huber, n = 6497, d = 12), epsilon = 1, delta = 1e-3, l2 = 0.1, no
 -- intercept, huber_delta = 1 (wine_risk's objective), a few seeds each
 -- (alg_list.seeds). Thresholds come from measured means with a
--- margin (docs/algorithms.md has the full tables); a lower bound checks
+-- margin (bench/reports/algorithms.md has the full tables); a lower bound checks
 -- the noise is there.
 --
 -- Seeds: the checks hold for the mean over alg_list.seeds seeds, so each

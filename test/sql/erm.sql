@@ -4,7 +4,7 @@
 -- (Huber, huber_delta = 1: erm_wine_risk's objective), epsilon = 1, delta = 1e-3,
 -- l2 = 0.1, no intercept, 3 seeds;
 -- then L1 and elastic-net models. Thresholds come from measured means with
--- a margin (docs/algorithms.md has the full tables).
+-- a margin (bench/reports/algorithms.md has the full tables).
 SET dperm.allow_seed = on;
 SET max_parallel_workers_per_gather = 0;
 CREATE TABLE erm_bank (features float8[], label boolean);
@@ -31,7 +31,7 @@ CREATE TABLE erm_optima AS
 -- The SVRG maxima are 3-6x the means measured with their chosen batch
 -- sizes (with the tight accountant: dp_svrg 1.0e-4 / 1.4e-3,
 -- dp_svrg_pp 4.8e-5 / 1.1e-3; the paper's one-row defaults were 0.32 on
--- BANK, docs/algorithms.md).
+-- BANK, bench/reports/algorithms.md).
 CREATE TABLE erm_list (algorithm text, bank_max float8, wine_max float8);
 INSERT INTO erm_list VALUES
   ('dp_gd', 1e-4, 1e-3),

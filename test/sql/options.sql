@@ -38,3 +38,16 @@ SELECT dperm.check_options('{"epsilon": 1, "feature_names": [1, 2]}');
 SELECT dperm.check_options('{"delta": 0.1}');
 SELECT dperm.check_options('[1, 2]');
 SELECT dperm.check_options('3');
+-- dperm.option_reference(): one row per key dp_options takes (the same
+-- keys), with the parameter's SQL type; ranges rendered, pipes unescaped
+-- (target_bound's meaning has |target|).
+SELECT (SELECT array_agg(key ORDER BY key) FROM dperm.option_reference())
+       = (SELECT array_agg(a ORDER BY a) FROM pg_proc p, unnest(p.proargnames) a
+           WHERE p.proname = 'dp_options' AND p.proargtypes[0] = 'float8'::regtype) AS keys_match;
+SELECT count(*) FROM dperm.option_reference() r
+  JOIN pg_proc p ON p.proname = 'dp_options' AND p.proargtypes[0] = 'float8'::regtype
+  JOIN LATERAL unnest(p.proargnames, p.proargtypes::oid[]) u(name, type) ON u.name = r.key
+ WHERE u.type <> r.sql_type::regtype;
+SELECT key, sql_type, "values", "default" FROM dperm.option_reference() WHERE key IN ('epsilon', 'delta', 'iterations', 'accountant', 'seed');
+SELECT count(*) FROM dperm.option_reference() WHERE meaning LIKE '%|target|%' OR "values" LIKE '%\|%';
+SELECT count(*) FROM dperm.option_reference() WHERE meaning LIKE '%algorithms that do not take it refuse it%';
