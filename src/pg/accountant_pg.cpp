@@ -1,5 +1,6 @@
 // The accountant in SQL: Poisson sampling, add/remove neighbours, L2
-// sensitivity 1 unless stated (the setting of ../shared/accounting).
+// sensitivity 1 unless stated (the setting of the accounting reference
+// vectors the unit tests read).
 #include "dperm/analytic_gaussian.hpp"
 #include "dperm/calibrate.hpp"
 #include "dperm/pld.hpp"

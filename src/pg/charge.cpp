@@ -1,7 +1,7 @@
 // Charging a release to the privacy ledger: the request a release hands to
 // the ledger writer, and the answer it raises or returns.
 //
-// Why a writer of its own (DESIGN.md section 3, item 4): the final function
+// Why a writer of its own (docs/design.md section 3, item 4): the final function
 // of a parallel plan runs while the leader is in parallel mode, where
 // PostgreSQL refuses writes; and a row written in the caller's transaction
 // would vanish on ROLLBACK although the client has seen the model. The

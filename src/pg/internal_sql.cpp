@@ -1,4 +1,4 @@
-// The SQL dperm runs on its own behalf (DESIGN.md section 6, README "Trust
+// The SQL dperm runs on its own behalf (docs/design.md section 6, docs/user-guide.md, "Trust
 // model"): under which identity, and with which names in reach.
 //
 // Untrusted roles can create types, domains and relations in their session's

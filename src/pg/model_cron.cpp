@@ -1,5 +1,5 @@
 // Scheduled retraining of named models through pg_cron (docs/design.md
-// section 7, README "Retraining on a schedule"): a pg_cron job per model
+// section 7, docs/user-guide.md, "Named models and retraining"): a pg_cron job per model
 // runs dperm.retrain(name, owner) as the role that scheduled it;
 // dperm.retraining_forecast (SQL) says how many runs still fit, and
 // dperm.cron_next_run forecasts a schedule's runs (the core's cron.cpp).

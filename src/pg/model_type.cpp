@@ -1,5 +1,5 @@
 // The dp_model type: a varlena holding the coefficients for fast prediction
-// and the model's JSON text, which is its text form (DESIGN.md section 1).
+// and the model's JSON text, which is its text form (docs/design.md section 1).
 #include "dperm/model.hpp"
 
 #include <cmath>

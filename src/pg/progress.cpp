@@ -1,4 +1,4 @@
-// dperm.progress (issue 12): each backend's release in its progress slot of
+// dperm.progress: each backend's release in its progress slot of
 // the backend status array, and the set-returning function behind the view.
 //
 // The slot. PostgreSQL 15 gives each backend one progress slot: a command
@@ -9,7 +9,7 @@
 // VACUUM with a magic number in parameter 0, so its rows also appear in
 // pg_stat_progress_vacuum (relid set, phase NULL) for every DBA and
 // monitoring tool that reads that view — and so would dperm's in any of the
-// six system views (README "Progress of a release", measured). dperm writes the command type
+// six system views (docs/user-guide.md, "Progress of a release"). dperm writes the command type
 // kProgressCommand = 7 instead, which no pg_stat_get_progress_info name
 // selects: no pg_stat_progress_* view lists dperm's rows, and
 // dperm.progress_info() reads the slots itself, with the same permission
@@ -31,7 +31,7 @@
 // What the view shows: the relation and the options' algorithm (public:
 // the caller names them), the phase, the pass and the passes planned (from
 // the plan, which depends on the options, n and d only), and rows_read,
-// which reaches n: public under replace-one neighbours (README "n is
+// which reaches n: public under replace-one neighbours (docs/user-guide.md, "The privacy model": "n is
 // public"), and shown only to roles with the privileges of the releasing
 // session's role, and to pg_read_all_stats. No model value, gradient or loss is ever written here.
 #include "progress.hpp"

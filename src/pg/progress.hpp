@@ -1,4 +1,4 @@
-// dperm.progress (issue 12): what a backend's release is doing — the
+// dperm.progress: what a backend's release is doing — the
 // relation, the algorithm, the phase, the pass and the rows read — written
 // into the backend's own progress slot of PostgreSQL's backend status array
 // (the pgstat progress API that VACUUM and COPY use) and read back by

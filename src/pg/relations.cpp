@@ -1,4 +1,4 @@
-// Which relations a release reads and is charged to (DESIGN.md section 3,
+// Which relations a release reads and is charged to (docs/design.md section 3,
 // item 4), protection lookups, and the `dataset` option's checks.
 #include "internal_sql.hpp"
 #include "relations.hpp"

@@ -57,7 +57,7 @@ Oid RowSecurityInFamily(Oid relid);
 Oid CheckDataset(const char* dataset, Oid role);
 
 // Relations whose rows the aggregate call in `fcinfo` reads: every relation
-// of the executing statement's range table (DESIGN.md section 3, item 4),
+// of the executing statement's range table (docs/design.md section 3, item 4),
 // plus the `dataset` option's relation when given (CheckDataset), plus the
 // inheritance and partition ancestors of each. Returns a palloc'd array.
 Oid* RelationsRead(FunctionCallInfo fcinfo, const char* dataset, int* count);

@@ -1,4 +1,4 @@
-// The release guard (DESIGN.md sections 4 and 6): a release charged to a
+// The release guard (docs/design.md sections 4 and 6): a release charged to a
 // budgeted or protected relation is private with respect to that
 // relation's rows only if nothing but the noisy model depends on a row. The
 // aggregates sanitise every row (aggregate.cpp); what is left is the

@@ -17,7 +17,7 @@ namespace dperm::pg {
 void InstallReleaseGuard();
 
 // Whether a release charged to `relations` must be private with respect to
-// them (DESIGN.md section 4): one of them has a budget or is protected.
+// them (docs/design.md section 4): one of them has a budget or is protected.
 // Then d must be declared, and the aggregate must read every row of its
 // relations exactly once (no filter, join, grouping, HAVING, FILTER or
 // DISTINCT: the model states n). Reads dperm's catalog as its owner.
