@@ -16,7 +16,7 @@
 #include "dperm/plan.hpp"
 #include "dperm/rows.hpp"
 #include "dperm/train.hpp"
-#include "reference_solvers.hpp"
+#include "../../bench/lib/reference_solvers.hpp"
 
 namespace dperm::testing {
 

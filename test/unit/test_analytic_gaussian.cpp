@@ -23,6 +23,7 @@ using testing::ReadAccountingCsv;
 
 // README.md tolerances: sigma relative 1e-6, sigma_classic relative 1e-12.
 TEST(AnalyticGaussianSigma, MatchesEveryReferenceRow) {
+  DPERM_SKIP_WITHOUT_SHARED("accounting");
   const std::vector<Row> rows = ReadAccountingCsv("analytic_gaussian.csv");
   ASSERT_FALSE(rows.empty()) << "no rows in analytic_gaussian.csv";
   double max_rel = 0.0;

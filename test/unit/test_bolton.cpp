@@ -25,7 +25,7 @@
 #include "dperm/rows.hpp"
 #include "dperm/train.hpp"
 #include "synthetic_problems.hpp"
-#include "reference_solvers.hpp"
+#include "../../bench/lib/reference_solvers.hpp"
 #include "test_helpers.hpp"
 
 using dperm::testing::Constants;

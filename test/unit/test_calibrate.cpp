@@ -25,6 +25,7 @@ using testing::ReadAccountingCsv;
 
 // README: noise_multiplier within 1e-4 relative, best_order exact.
 TEST(CalibratePoissonSubsampledGaussianRdp, MatchesEveryReferenceRow) {
+  DPERM_SKIP_WITHOUT_SHARED("accounting");
   const std::vector<CsvRow> rows = ReadAccountingCsv("noise_calibration.csv");
   ASSERT_FALSE(rows.empty());
   double worst = 0.0;

@@ -19,7 +19,7 @@
 #include "dperm/rows.hpp"
 #include "dperm/train.hpp"
 #include "test_helpers.hpp"
-#include "reference_solvers.hpp"
+#include "../../bench/lib/reference_solvers.hpp"
 
 using dperm::testing::NewtonMinimiser;
 using dperm::testing::ToVector;

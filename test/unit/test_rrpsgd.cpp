@@ -24,7 +24,7 @@
 #include "dperm/rrpsgd.hpp"
 #include "dperm/train.hpp"
 #include "synthetic_problems.hpp"
-#include "reference_solvers.hpp"
+#include "../../bench/lib/reference_solvers.hpp"
 #include "test_helpers.hpp"
 
 using dperm::testing::Constants;

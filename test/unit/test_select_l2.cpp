@@ -219,6 +219,7 @@ TEST(L2Selection, RowScoresStayWithinTheirBound) {
 // beats the majority class (70/30 split by a seeded permutation, the
 // selection's own 80/20 split inside the 70 %).
 TEST(L2Selection, WineBinaryHeldoutAccuracyFloor) {
+  DPERM_SKIP_WITHOUT_SHARED("data/raw");
   Dataset wine = WineBinary(LoadCopy("wine"));
   ASSERT_EQ(wine.n(), 6497);
   const int d = wine.d, stride = d + 1;

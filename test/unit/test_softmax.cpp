@@ -25,7 +25,7 @@
 #include "dperm/softmax.hpp"
 #include "dperm/train.hpp"
 #include "test_helpers.hpp"
-#include "reference_solvers.hpp"
+#include "../../bench/lib/reference_solvers.hpp"
 
 using dperm::testing::NewtonMinimiser;
 

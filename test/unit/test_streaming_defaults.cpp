@@ -27,7 +27,7 @@
 #include "dperm/pass.hpp"
 #include "dperm/train.hpp"
 #include "real_datasets.hpp"
-#include "reference_solvers.hpp"
+#include "../../bench/lib/reference_solvers.hpp"
 
 namespace dperm::testing {
 namespace {
@@ -107,6 +107,7 @@ Excess MeanExcess(const Plan& mem, const Plan& str, const std::vector<double>& r
 }
 
 TEST(StreamingDefaultsTable, DISABLED_Print) {
+  DPERM_SKIP_WITHOUT_SHARED("data/raw");
   const Problem problems[] = {{"bank", LossKind::kLogistic},
                               {"adult", LossKind::kLogistic},
                               {"creditcard", LossKind::kLogistic},

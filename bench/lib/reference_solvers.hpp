@@ -1,5 +1,6 @@
-// Reference pieces every mechanism test needs: the exact minimiser by
-// damped Newton, seeded training, and a plan with its noise turned off.
+// Reference pieces the benches and the mechanism tests share (bench code:
+// tests may include it, never the reverse): the exact minimiser by damped
+// Newton, seeded training, and a plan with its noise turned off.
 #pragma once
 #include "dperm/objective.hpp"
 #include "dperm/plan.hpp"
