@@ -10,7 +10,9 @@ EXTVERSION = $(shell sed -n "s/^default_version = '\\(.*\\)'/\\1/p" $(EXTENSION)
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
 
-CORE_SRCS = $(sort $(wildcard src/core/*.cpp))
+# The core is in folders by concept (src/core/<concept>/*.cpp, headers in
+# include/dperm/<concept>/), one level deep.
+CORE_SRCS = $(sort $(wildcard src/core/*.cpp src/core/*/*.cpp))
 PG_SRCS = $(sort $(wildcard src/pg/*.cpp))
 CORE_OBJS = $(CORE_SRCS:.cpp=.o)
 OBJS = $(CORE_OBJS) $(PG_SRCS:.cpp=.o)
@@ -26,7 +28,7 @@ WARN = -Wall -Wextra $(if $(filter 1,$(DPERM_WERROR)),-Werror)
 PG_CPPFLAGS = -Iinclude $(EIGEN_CFLAGS)
 PG_CXXFLAGS = -std=c++17 -O2 -fPIC -MMD -MP $(WARN)
 SHLIB_LINK = -lstdc++ -lm
-EXTRA_CLEAN = src/core/*.d src/pg/*.d test/unit/*.o test/unit/*.d test/unit/run_unit_tests results regression.diffs regression.out
+EXTRA_CLEAN = src/core/*.d src/core/*/*.d src/pg/*.d test/unit/*.o test/unit/*.d test/unit/run_unit_tests results regression.diffs regression.out
 
 # No LLVM bitcode: JIT inlining of C++ is of no use here, and the bitcode
 # rule would not see the C++ flags.
@@ -74,4 +76,4 @@ check-includes:
 $(DATA_built): sql/$(EXTENSION).sql
 	cp $< $@
 
--include $(wildcard src/core/*.d src/pg/*.d test/unit/*.d)
+-include $(wildcard src/core/*.d src/core/*/*.d src/pg/*.d test/unit/*.d)

@@ -41,11 +41,12 @@
 #include <vector>
 
 #include "../lib/reference_solvers.hpp"
-#include "dperm/options.hpp"
-#include "dperm/plan.hpp"
-#include "dperm/random.hpp"
-#include "dperm/select_l2.hpp"
-#include "dperm/train.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/noise/random.hpp"
+#include "dperm/release/select_l2.hpp"
+#include "dperm/release/plan_release.hpp"
+#include "dperm/release/train_model.hpp"
 
 namespace {
 

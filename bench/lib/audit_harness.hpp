@@ -59,13 +59,14 @@
 #include <thread>
 #include <vector>
 
-#include "dperm/analytic_gaussian.hpp"
-#include "dperm/exact_normal.hpp"
-#include "dperm/objective_perturbation.hpp"
-#include "dperm/options.hpp"
-#include "dperm/plan.hpp"
-#include "dperm/random.hpp"
-#include "dperm/train.hpp"
+#include "dperm/accounting/analytic_gaussian.hpp"
+#include "dperm/noise/exact_normal.hpp"
+#include "dperm/algorithms/objective_perturbation.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/noise/random.hpp"
+#include "dperm/release/plan_release.hpp"
+#include "dperm/release/train_model.hpp"
 
 namespace dperm::audit {
 

@@ -2,10 +2,10 @@
 // tests may include it, never the reverse): the exact minimiser by damped
 // Newton, seeded training, and a plan with its noise turned off.
 #pragma once
-#include "dperm/objective.hpp"
-#include "dperm/plan.hpp"
-#include "dperm/random.hpp"
-#include "dperm/train.hpp"
+#include "dperm/losses/objective.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/noise/random.hpp"
+#include "dperm/release/train_model.hpp"
 
 #include <Eigen/Dense>
 #include <cstdint>

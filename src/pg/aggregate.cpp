@@ -12,13 +12,13 @@
 // overflowed the 1 GB limit of a serialised state (issue 12); tables that do
 // not fit train by dperm.train's streaming mode (streaming.cpp). The final
 // function plans, charges the ledger, then trains.
-#include "dperm/budget.hpp"
-#include "dperm/model.hpp"
-#include "dperm/random.hpp"
-#include "dperm/registry.hpp"
-#include "dperm/rows.hpp"
-#include "dperm/select_l2.hpp"
-#include "dperm/train.hpp"
+#include "dperm/accounting/budget.hpp"
+#include "dperm/model/model.hpp"
+#include "dperm/noise/random.hpp"
+#include "dperm/algorithms/registry.hpp"
+#include "dperm/rows/rows.hpp"
+#include "dperm/release/select_l2.hpp"
+#include "dperm/release/train_model.hpp"
 
 #include <cmath>
 #include <ctime>

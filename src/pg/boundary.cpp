@@ -1,5 +1,5 @@
 // Mapping of core exceptions to SQLSTATEs (the catch side of the seam).
-#include "dperm/core.hpp"
+#include "dperm/util/errors.hpp"
 
 #include <cstring>
 #include <stdexcept>

@@ -6,7 +6,7 @@
 // relation's accounting: basic sums or Renyi DP).
 #include <cmath>
 
-#include "dperm/budget.hpp"
+#include "dperm/accounting/budget.hpp"
 
 #include "arrays.hpp"
 #include "internal_sql.hpp"

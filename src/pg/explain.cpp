@@ -1,7 +1,7 @@
 // dp_explain: the plan training would follow, without reading any data.
-#include "dperm/explain.hpp"
-#include "dperm/select_l2.hpp"
-#include "dperm/train.hpp"
+#include "dperm/plan/explain.hpp"
+#include "dperm/release/select_l2.hpp"
+#include "dperm/release/plan_release.hpp"
 
 #include "options_pg.hpp"
 

@@ -22,9 +22,9 @@
 // (several roles' models visible) to an error naming them (ResolveOwner).
 // Creating a model never depends on names other roles use, and a role
 // created later under a dropped role's name does not inherit its models.
-#include "dperm/cron.hpp"
-#include "dperm/evaluate.hpp"
-#include "dperm/options.hpp"
+#include "dperm/model/cron.hpp"
+#include "dperm/model/evaluate.hpp"
+#include "dperm/options/options.hpp"
 
 #include "charge.hpp"
 #include "internal_sql.hpp"

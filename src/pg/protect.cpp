@@ -12,11 +12,12 @@
 // security policies for the owner, not the analyst: a relation with
 // row-level security enabled in its family is neither protected nor read
 // through its protection (RefuseRowSecurity).
-#include "dperm/options.hpp"
-#include "dperm/pass.hpp"
-#include "dperm/registry.hpp"
-#include "dperm/select_l2.hpp"
-#include "dperm/train.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/release/streaming.hpp"
+#include "dperm/algorithms/registry.hpp"
+#include "dperm/release/select_l2.hpp"
+#include "dperm/release/plan_release.hpp"
+#include "dperm/release/train_model.hpp"
 
 #include "aggregate.hpp"
 #include "arrays.hpp"

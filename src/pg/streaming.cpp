@@ -15,11 +15,11 @@
 // object, runs the SPI call under PG_TRY, and turns a PostgreSQL error into
 // a C++ exception carrying the copied ErrorData; once every C++ frame has
 // unwound, the boundary re-throws the original error.
-#include "dperm/budget.hpp"
-#include "dperm/model.hpp"
-#include "dperm/pass.hpp"
-#include "dperm/random.hpp"
-#include "dperm/registry.hpp"
+#include "dperm/accounting/budget.hpp"
+#include "dperm/model/model.hpp"
+#include "dperm/release/streaming.hpp"
+#include "dperm/noise/random.hpp"
+#include "dperm/algorithms/registry.hpp"
 
 #include <cmath>
 #include <ctime>

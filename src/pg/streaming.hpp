@@ -1,7 +1,7 @@
 // Streaming mode of dperm.train (streaming.cpp).
 #pragma once
 
-#include "dperm/options.hpp"
+#include "dperm/options/options.hpp"
 #include "boundary.hpp"
 #include "options_pg.hpp"
 

@@ -1,7 +1,7 @@
 // Synthetic problems shared by the bolton and rrpsgd unit tests.
 #pragma once
-#include "dperm/options.hpp"
-#include "dperm/rows.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/rows/rows.hpp"
 
 #include <cmath>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // Unit tests for the Gaussian mechanism's δ(ε) curve and its calibration
 // (analytic_gaussian.hpp), against ../shared/accounting/analytic_gaussian.csv.
-#include "dperm/analytic_gaussian.hpp"
+#include "dperm/accounting/analytic_gaussian.hpp"
 
 #include <gtest/gtest.h>
 

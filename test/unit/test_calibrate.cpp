@@ -1,8 +1,8 @@
 // Unit tests for noise calibration (calibrate.hpp) against
 // $DPERM_SHARED/accounting/noise_calibration.csv, plus safety properties.
-#include "dperm/calibrate.hpp"
+#include "dperm/accounting/calibrate.hpp"
 
-#include "dperm/rdp.hpp"
+#include "dperm/accounting/rdp.hpp"
 
 #include <gtest/gtest.h>
 

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "dperm/explain.hpp"
-#include "dperm/options.hpp"
-#include "dperm/pass.hpp"
-#include "dperm/plan.hpp"
-#include "dperm/train.hpp"
+#include "dperm/plan/explain.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/release/streaming.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/release/plan_release.hpp"
 #include "test_helpers.hpp"
 
 namespace {

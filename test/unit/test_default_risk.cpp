@@ -24,9 +24,10 @@
 #include <string>
 #include <vector>
 
-#include "dperm/options.hpp"
-#include "dperm/plan.hpp"
-#include "dperm/train.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/release/plan_release.hpp"
+#include "dperm/release/train_model.hpp"
 #include "real_datasets.hpp"
 #include "../../bench/lib/reference_solvers.hpp"
 

@@ -15,10 +15,11 @@
 #include <utility>
 #include <vector>
 
-#include "dperm/options.hpp"
-#include "dperm/plan.hpp"
-#include "dperm/random.hpp"
-#include "dperm/train.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/noise/random.hpp"
+#include "dperm/release/plan_release.hpp"
+#include "dperm/release/train_model.hpp"
 #include "real_datasets.hpp"
 
 namespace dperm::testing {

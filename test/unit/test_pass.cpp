@@ -9,9 +9,10 @@
 #include <limits>
 #include <vector>
 
-#include "dperm/pass.hpp"
-#include "dperm/rows.hpp"
-#include "dperm/train.hpp"
+#include "dperm/release/streaming.hpp"
+#include "dperm/rows/rows.hpp"
+#include "dperm/release/plan_release.hpp"
+#include "dperm/release/train_model.hpp"
 
 namespace {
 

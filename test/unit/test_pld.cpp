@@ -1,9 +1,9 @@
 // Unit tests for the PLD accountant (pld.hpp) against
 // $DPERM_SHARED/accounting/pld_eps.csv (dp_accounting's PLDAccountant) and
 // rdp_to_eps.csv, plus properties of the discrete PLD operations.
-#include "dperm/pld.hpp"
+#include "dperm/accounting/pld.hpp"
 
-#include "dperm/analytic_gaussian.hpp"
+#include "dperm/accounting/analytic_gaussian.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // Unit tests for the RDP accountant (rdp.hpp, rdp_poisson.hpp) against
 // $DPERM_SHARED/accounting/rdp_subsampled_gaussian.csv and rdp_to_eps.csv
 // (tolerances from that folder's README.md), plus properties.
-#include "dperm/rdp.hpp"
-#include "dperm/rdp_poisson.hpp"
+#include "dperm/accounting/rdp.hpp"
+#include "dperm/accounting/rdp_poisson.hpp"
 
 #include <gtest/gtest.h>
 

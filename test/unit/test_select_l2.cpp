@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "dperm/budget.hpp"
-#include "dperm/evaluate.hpp"
-#include "dperm/options.hpp"
-#include "dperm/pass.hpp"
-#include "dperm/random.hpp"
-#include "dperm/rdp.hpp"
-#include "dperm/select_l2.hpp"
-#include "dperm/train.hpp"
+#include "dperm/accounting/budget.hpp"
+#include "dperm/model/evaluate.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/release/streaming.hpp"
+#include "dperm/noise/random.hpp"
+#include "dperm/accounting/rdp.hpp"
+#include "dperm/release/select_l2.hpp"
+#include "dperm/release/plan_release.hpp"
 #include "real_datasets.hpp"
 #include "test_helpers.hpp"
 

@@ -18,12 +18,13 @@
 #include <string>
 #include <vector>
 
-#include "dperm/options.hpp"
-#include "dperm/plan.hpp"
-#include "dperm/random.hpp"
-#include "dperm/rows.hpp"
-#include "dperm/softmax.hpp"
-#include "dperm/train.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/noise/random.hpp"
+#include "dperm/rows/rows.hpp"
+#include "dperm/losses/softmax.hpp"
+#include "dperm/release/plan_release.hpp"
+#include "dperm/release/train_model.hpp"
 #include "test_helpers.hpp"
 #include "../../bench/lib/reference_solvers.hpp"
 

@@ -24,8 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "dperm/pass.hpp"
-#include "dperm/train.hpp"
+#include "dperm/release/streaming.hpp"
+#include "dperm/release/plan_release.hpp"
+#include "dperm/release/train_model.hpp"
 #include "real_datasets.hpp"
 #include "../../bench/lib/reference_solvers.hpp"
 
