@@ -26,7 +26,8 @@ ALLOWED=""
 # .cpp files without a header of their own, and the module whose header
 # declares what they define. An algorithm may be one .cpp file alone (its
 # SpecOf<Algorithm::kX> entry, registry.hpp): a module of its own that no
-# file includes.
+# file includes; so may a loss (its LossSpecOf<LossKind::kX> entry,
+# losses/loss_spec.hpp).
 PARTS="accounting/pld_gaussian:accounting/pld"  # pld.hpp declares the Gaussian PLD accountant
 
 # check ROOT ALLOWED: prints the cycles of ROOT's graph; 1 if one is not allowed.
@@ -53,10 +54,11 @@ bad = False
 for module, path in files:
     if path.endswith(".cpp") and module not in headers:
         with open(os.path.join(root, path), encoding="utf-8") as f:
-            algorithm = "SpecOf<Algorithm::" in f.read()
+            text = f.read()
+            algorithm = "SpecOf<Algorithm::" in text or "LossSpecOf<LossKind::" in text
         if module in parts:
             module = parts[module]
-        elif not algorithm:  # an algorithm alone is a module nothing includes
+        elif not algorithm:  # an algorithm or a loss alone is a module nothing includes
             print(f"check_includes: {path} has no header: add include/dperm/{module}.hpp "
                   "or name its module in PARTS (test/check_includes.sh)")
             bad = True

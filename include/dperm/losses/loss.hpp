@@ -28,13 +28,14 @@ class Loss {
   virtual double MaxCurvature() const = 0;
   // L and beta of w -> f(<w, x>, y) for every row with ||x|| <= R: since
   // grad = f'(m) x and Hessian = f''(m) x x^T, L = R max|f'| and
-  // beta = R^2 max f'' (DESIGN.md section 3: from public options only).
+  // beta = R^2 max f'' (docs/design.md section 3: from public options only); each loss's
+  // LossSpec (loss_spec.hpp) returns them as the plan's constants.
   double Lipschitz(double R) const { return R * MaxDerivative(); }
   double Smoothness(double R) const { return R * R * MaxCurvature(); }
 };
 
 // Logistic loss log(1 + exp(-y m)) for y in {-1, +1}: |f'| <= 1, f'' <= 1/4,
-// so L = R and beta = R^2/4.
+// so L = R and beta = R^2/4 (logistic.cpp).
 class LogisticLoss final : public Loss {
  public:
   LossKind kind() const override { return LossKind::kLogistic; }
@@ -46,7 +47,7 @@ class LogisticLoss final : public Loss {
 };
 
 // Huber loss h_delta(m - y): |h'| <= delta, h'' <= 1, so L = delta R and
-// beta = R^2.
+// beta = R^2 (huber.cpp).
 class HuberLoss final : public Loss {
  public:
   explicit HuberLoss(double delta) : delta_(delta) {}
@@ -61,7 +62,8 @@ class HuberLoss final : public Loss {
   double delta_;
 };
 
-// The margin loss of a binary model (logistic, Huber), from its options.
+// The margin loss of a binary model (LossSpec::MakeMarginLoss), from its
+// options; throws for a multi-class loss.
 std::unique_ptr<Loss> MakeLoss(LossKind kind, const Options& options);
 
 // The full-batch passes of the objectives (LossValue, LossGradient) run

@@ -3,7 +3,7 @@
 // 0 .. K-1 as a double. w holds K blocks of d + fit_intercept coordinates
 // (class k's feature weights, then its intercept), class after class.
 // F(w) = 1/n sum_i [log sum_k exp(s_ik) - s_{i,y_i}] + l2/2 ||w||^2 with
-// s_ik = <w_k, x_i> + b_k. L = sqrt(2) R and beta = R^2/2 (plan_common.hpp).
+// s_ik = <w_k, x_i> + b_k. L = sqrt(2) R and beta = R^2/2 (its LossSpec, softmax.cpp).
 #pragma once
 #include "dperm/util/errors.hpp"
 #include "dperm/losses/loss.hpp"

@@ -12,7 +12,12 @@
 
 namespace dperm {
 
-enum class LossKind { kLogistic, kHuber, kSoftmax };
+// The losses: one line each in losses.def.
+enum class LossKind {
+#define DPERM_LOSS(id, name, aggregate, multiclass) id,
+#include "dperm/losses/losses.def"
+#undef DPERM_LOSS
+};
 // The algorithms: one line each in algorithms.def.
 enum class Algorithm {
 #define DPERM_ALGORITHM(id, name) id,
@@ -125,6 +130,12 @@ void CheckOptionsForLoss(const Options& options, LossKind loss);
 
 // Names used in JSON output and error messages.
 const char* LossName(LossKind loss);
+// The SQL aggregate that trains the loss (dp_logreg, ...).
+const char* LossAggregateName(LossKind loss);
+// Whether the loss is multi-class (takes the `classes` option).
+bool LossIsMulticlass(LossKind loss);
+// Every loss, in losses.def order.
+const std::vector<LossKind>& AllLosses();
 const char* AlgorithmName(Algorithm algorithm);
 // Every algorithm, in documentation order.
 const std::vector<Algorithm>& AllAlgorithms();

@@ -14,18 +14,10 @@ namespace dperm {
 // classes option against the loss, and that the model has a coordinate.
 //  * Rows are clipped to ||x|| <= feature_bound, so a training row with its
 //    intercept column has norm <= R = sqrt(feature_bound^2 + fit_intercept).
-//  * Logistic: L = R, beta = R^2/4; Huber: L = huber_delta R, beta = R^2
-//    (loss.hpp: L = R max|f'|, beta = R^2 max f''), with the effective
-//    huber_delta (HuberDelta: the option, or a constant times target_bound),
-//    which the plan's options then carry. Clipping targets to
-//    [-target_bound, target_bound] (rows.hpp) changes neither constant:
-//    |h'(r)| <= huber_delta and h'' <= 1 for every residual r, whatever the
-//    target.
-//  * Softmax cross-entropy of W (K x dim): grad = (p - e_y) x^T, whose
-//    Frobenius norm is ||p - e_y|| ||x|| <= sqrt(2) R (||p - e_y||^2 =
-//    (1 - p_y)^2 + sum_{k != y} p_k^2 <= 2 (1 - p_y)^2 <= 2); the Hessian is
-//    (diag(p) - p p^T) (x) x x^T, and diag(p) - p p^T has eigenvalues <= 1/2
-//    (Bohning 1992), so beta = R^2/2.
+//  * L and beta are the loss's (LossSpec::Constants, loss_spec.hpp; each
+//    derived beside its loss: logistic.cpp, huber.cpp, softmax.cpp), with
+//    the effective huber_delta (HuberDelta: the option, or a constant times
+//    target_bound), which the plan's options then carry.
 Plan BasePlan(const Options& options, LossKind loss, Algorithm algorithm,
               int64_t n, int d);
 
@@ -43,9 +35,9 @@ int64_t CapIterations(Plan& p, double t, int64_t cap);
 void AddNote(Plan& p, const std::string& note);
 
 // A public upper bound on F(0) = 1/n sum f_i(0), the mean loss of the zero
-// model (every regulariser is 0 there), hence on F(0) - F* (losses are >= 0):
-// ln 2 (logistic), ln K (softmax: uniform probabilities), h_delta(B) (Huber:
-// every target is clipped to [-B, B], rows.hpp, and h_delta grows with |y|).
+// model, hence on F(0) - F* (losses are >= 0): the loss's own
+// (LossConstants::zero_model_bound; ln 2 logistic, ln K softmax, h_delta(B)
+// Huber).
 double ZeroModelLossBound(const Plan& p);
 
 // Output perturbation noise for p.sensitivity (set p.noisy_steps = 0). The

@@ -22,6 +22,8 @@
 
 namespace dperm {
 
+class LossSpec;
+
 // What a pass needs besides w: the public shape and options of the release.
 struct PassSpec {
   LossKind loss = LossKind::kLogistic;
@@ -30,7 +32,10 @@ struct PassSpec {
   double feature_bound = 1;
   double huber_delta = 1;   // the plan's effective huber_delta
   double target_bound = 1;  // Huber targets are clipped to [-B, B] (rows.hpp)
-  int classes = 0;  // softmax: K; 0 for binary models
+  int classes = 0;  // multi-class losses: K; 0 for binary models
+  // The loss's table entry, whose RowKernel a pass calls per row (set by
+  // PassSpecFor and DecodePassSpec; LossSpecFor(loss) when null).
+  const LossSpec* loss_spec = nullptr;
   // Whether the pass sums the loss values too. Gradient-only passes (every
   // pass of output_gd, dp_gd and dp_accmd) skip the loss's exp/log per row
   // and leave the loss sum 0.

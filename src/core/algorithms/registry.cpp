@@ -51,21 +51,12 @@ std::vector<std::string> NamesWhere(Keep keep) {
   return names;
 }
 
-const char* AggregateName(LossKind loss) {
-  switch (loss) {
-    case LossKind::kLogistic: return "dp_logreg";
-    case LossKind::kHuber: return "dp_huber";
-    case LossKind::kSoftmax: return "dp_softmax";
-  }
-  return "?";
-}
-
 void CheckSpec(const AlgorithmSpec& spec, const Options& o, LossKind loss) {
   const char* name = AlgorithmName(spec.algorithm);
   for (const LossRefusal& r : spec.refused_losses)
     if (r.loss == loss)
       ThrowInvalid(std::string("algorithm ") + name + " does not support " +
-                       AggregateName(loss) + ": " + r.why,
+                       LossAggregateName(loss) + ": " + r.why,
                    r.hint);
   for (const OptionSpec& option : OptionTable()) {
     if (option.given == nullptr || !option.given(o) || TakesOption(spec.algorithm, option.key))

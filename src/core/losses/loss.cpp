@@ -1,5 +1,8 @@
-// Logistic and Huber losses, the margin loss by kind, and the regularised empirical risk.
+// The margin loss by kind, and the regularised empirical risk of a binary
+// linear model (loss.hpp); each loss is defined in its own file.
 #include "dperm/losses/loss.hpp"
+
+#include "dperm/losses/loss_spec.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,48 +11,6 @@
 #include "dperm/rows/exact_sum.hpp"
 
 namespace dperm {
-namespace {
-
-// log(1 + exp(t)) without overflow.
-double Softplus(double t) {
-  return t > 0 ? t + std::log1p(std::exp(-t)) : std::log1p(std::exp(t));
-}
-
-// 1 / (1 + exp(-t)) without overflow. Both branches' values are computed
-// and one is selected (a conditional move, not a jump), so the time does not
-// depend on the sign of t through branch prediction: objective perturbation
-// promises a running time independent of the data (objective_perturbation.cpp).
-// The values are bit-for-bit those of 1/(1 + exp(-t)) (t >= 0) and
-// exp(t)/(1 + exp(t)) (t < 0).
-double Sigmoid(double t) {
-  const double e = std::exp(-std::fabs(t));
-  const double d = 1.0 + e;
-  const double positive = 1.0 / d, negative = e / d;
-  return t >= 0 ? positive : negative;
-}
-
-}  // namespace
-
-double LogisticLoss::Value(double m, double y) const { return Softplus(-y * m); }
-double LogisticLoss::Derivative(double m, double y) const {
-  return -y * Sigmoid(-y * m);
-}
-double LogisticLoss::Curvature(double m, double) const {
-  double s = Sigmoid(m);
-  return s * (1.0 - s);
-}
-
-double HuberLoss::Value(double m, double y) const {
-  double u = std::fabs(m - y);
-  return u <= delta_ ? 0.5 * u * u : delta_ * (u - 0.5 * delta_);
-}
-double HuberLoss::Derivative(double m, double y) const {
-  double u = m - y;
-  return u > delta_ ? delta_ : (u < -delta_ ? -delta_ : u);
-}
-double HuberLoss::Curvature(double m, double y) const {
-  return std::fabs(m - y) <= delta_ ? 1.0 : 0.0;
-}
 
 LinearObjective::LinearObjective(const Loss& loss, FeatureMap x, LabelMap y,
                                  bool fit_intercept, double l2, double l1)
@@ -179,12 +140,10 @@ Eigen::MatrixXd LinearObjective::LossHessian(const Eigen::VectorXd& w) const {
 }
 
 std::unique_ptr<Loss> MakeLoss(LossKind kind, const Options& options) {
-  switch (kind) {
-    case LossKind::kLogistic: return std::make_unique<LogisticLoss>();
-    case LossKind::kHuber: return std::make_unique<HuberLoss>(options.huber_delta);
-    case LossKind::kSoftmax: break;  // not a margin loss: see softmax.hpp
-  }
-  throw Error(ErrorKind::kInternal, "MakeLoss: no margin loss for softmax");
+  std::unique_ptr<Loss> loss = LossSpecFor(kind).MakeMarginLoss(LossParamsOf(options));
+  if (loss == nullptr)
+    throw Error(ErrorKind::kInternal, std::string("MakeLoss: no margin loss for ") + LossName(kind));
+  return loss;
 }
 
 }  // namespace dperm

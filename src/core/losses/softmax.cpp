@@ -1,6 +1,8 @@
 // Multinomial logistic regression objective.
 #include "dperm/losses/softmax.hpp"
 
+#include "dperm/losses/loss_spec.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -14,7 +16,52 @@ using ClassMatrix = Eigen::Map<const RowMatrix>;  // K x per_class view of w
 
 int Label(double y) { return static_cast<int>(y); }
 
+class SoftmaxSpec final : public LossSpec {
+ public:
+  LossKind kind() const override { return LossKind::kSoftmax; }
+  LossConstants Constants(const LossParams& p, double R) const override {
+    LossConstants c;
+    // Softmax cross-entropy of W (K x dim): grad = (p - e_y) x^T, whose
+    // Frobenius norm is ||p - e_y|| ||x|| <= sqrt(2) R (||p - e_y||^2 =
+    // (1 - p_y)^2 + sum_{k != y} p_k^2 <= 2 (1 - p_y)^2 <= 2); the Hessian is
+    // (diag(p) - p p^T) (x) x x^T, and diag(p) - p p^T has eigenvalues <= 1/2
+    // (Bohning 1992), so beta = R^2/2. The offset b0 shifts the scores and
+    // changes neither bound.
+    c.L = std::sqrt(2.0) * R;
+    c.beta = R * R / 2;
+    // Every class has probability 1/K at w = 0: F(0) = ln K.
+    c.zero_model_bound = std::log(double(p.classes));
+    // Two probability vectors differ by at most sqrt(2) in norm.
+    c.gradient_range = std::sqrt(2.0) * R;
+    return c;
+  }
+  std::unique_ptr<Loss> MakeMarginLoss(const LossParams&) const override { return nullptr; }
+  double RowKernel(const LossParams& p, double* s, double label,
+                   bool with_loss) const noexcept override {
+    // F_i = log sum_k exp(s_k) - s_y, gradient (p - e_y) (x) [x, 1], as
+    // SoftmaxObjective::LossValue and LossGradient compute it.
+    const int y = Label(label);
+    double value = 0;
+    if (with_loss) {
+      double top = s[0];
+      for (int k = 1; k < p.classes; k++) top = std::max(top, s[k]);
+      double sum = 0;
+      for (int k = 0; k < p.classes; k++) sum += std::exp(s[k] - top);
+      value = top + std::log(sum) - s[y];
+    }
+    SoftmaxInPlace(s, p.classes);
+    s[y] -= 1;
+    return value;
+  }
+};
+
 }  // namespace
+
+template <>
+const LossSpec& LossSpecOf<LossKind::kSoftmax>() {
+  static const SoftmaxSpec spec;
+  return spec;
+}
 
 void SoftmaxInPlace(double* s, int classes) {
   double top = s[0];

@@ -521,21 +521,52 @@ double HuberDelta(const Options& options) {
 }
 
 void CheckOptionsForLoss(const Options& options, LossKind loss) {
-  if (loss == LossKind::kSoftmax && options.classes < 2)
-    ThrowInvalid("dp_softmax needs the option \"classes\": the number of classes K >= 2",
+  if (LossIsMulticlass(loss) && options.classes < 2)
+    ThrowInvalid(std::string(LossAggregateName(loss)) +
+                     " needs the option \"classes\": the number of classes K >= 2",
                  "The class labels are 0 .. K-1; K is part of the model's public shape. "
                  "Pass dp_options(epsilon => ..., classes => K).");
-  if (loss != LossKind::kSoftmax && options.classes > 0)
+  if (!LossIsMulticlass(loss) && options.classes > 0)
     ThrowInvalid("option \"classes\" applies only to dp_softmax");
 }
 
 const char* LossName(LossKind loss) {
   switch (loss) {
-    case LossKind::kLogistic: return "logistic";
-    case LossKind::kHuber: return "huber";
-    case LossKind::kSoftmax: return "softmax";
+#define DPERM_LOSS(id, name, aggregate, multiclass) \
+  case LossKind::id: return name;
+#include "dperm/losses/losses.def"
+#undef DPERM_LOSS
   }
   return "?";
+}
+
+const char* LossAggregateName(LossKind loss) {
+  switch (loss) {
+#define DPERM_LOSS(id, name, aggregate, multiclass) \
+  case LossKind::id: return aggregate;
+#include "dperm/losses/losses.def"
+#undef DPERM_LOSS
+  }
+  return "?";
+}
+
+bool LossIsMulticlass(LossKind loss) {
+  switch (loss) {
+#define DPERM_LOSS(id, name, aggregate, multiclass) \
+  case LossKind::id: return multiclass != 0;
+#include "dperm/losses/losses.def"
+#undef DPERM_LOSS
+  }
+  return false;
+}
+
+const std::vector<LossKind>& AllLosses() {
+  static const std::vector<LossKind> all = {
+#define DPERM_LOSS(id, name, aggregate, multiclass) LossKind::id,
+#include "dperm/losses/losses.def"
+#undef DPERM_LOSS
+  };
+  return all;
 }
 
 const std::vector<Algorithm>& AllAlgorithms() {

@@ -8,6 +8,7 @@
 #include "dperm/accounting/budget.hpp"
 #include "dperm/accounting/calibrate.hpp"
 #include "dperm/rows/exact_sum.hpp"
+#include "dperm/losses/loss_spec.hpp"
 #include "dperm/noise/noise.hpp"
 #include "dperm/accounting/pld_wor.hpp"
 #include "dperm/accounting/rdp_wor.hpp"
@@ -41,17 +42,7 @@ void AddNote(Plan& p, const std::string& note) {
 }
 
 double ZeroModelLossBound(const Plan& p) {
-  switch (p.loss) {
-    case LossKind::kLogistic: return std::log(2.0);  // log(1 + e^0)
-    case LossKind::kSoftmax: return std::log(double(p.classes));  // uniform p
-    case LossKind::kHuber: {
-      // h_delta(B): the Huber loss of a zero prediction for a target of size
-      // B = target_bound, the largest a clipped target can have.
-      const double delta = p.options.huber_delta, bound = p.options.target_bound;
-      return bound <= delta ? bound * bound / 2 : delta * (bound - delta / 2);
-    }
-  }
-  throw Error(ErrorKind::kInternal, "ZeroModelLossBound: unknown loss");
+  return LossConstantsFor(p.loss, p.options, p.R).zero_model_bound;  // the loss's (loss_spec.hpp)
 }
 
 int64_t CapIterations(Plan& p, double t, int64_t cap) {
@@ -90,7 +81,7 @@ Plan BasePlan(const Options& options, LossKind loss, Algorithm algorithm,
                                    " target_bound (README, Options)";
   p.n = n;
   p.d = d;
-  p.classes = loss == LossKind::kSoftmax ? options.classes : 0;
+  p.classes = LossIsMulticlass(loss) ? options.classes : 0;
   int64_t per_class = int64_t(d) + (options.fit_intercept ? 1 : 0);
   if (per_class < 1) ThrowInvalid("a model without features needs fit_intercept => true");
   int64_t dim = per_class * std::max(p.classes, 1);
@@ -101,20 +92,11 @@ Plan BasePlan(const Options& options, LossKind loss, Algorithm algorithm,
   p.dim = static_cast<int>(dim);
   double fb = options.feature_bound;
   p.R = std::sqrt(fb * fb + (options.fit_intercept ? 1.0 : 0.0));
-  switch (loss) {
-    case LossKind::kLogistic:  // |f'| <= 1, f'' <= 1/4
-      p.L = p.R;
-      p.beta = p.R * p.R / 4;
-      break;
-    case LossKind::kHuber:  // |h'| <= huber_delta, h'' <= 1
-      p.L = p.options.huber_delta * p.R;
-      p.beta = p.R * p.R;
-      break;
-    case LossKind::kSoftmax:  // derivation in plan_common.hpp
-      p.L = std::sqrt(2.0) * p.R;
-      p.beta = p.R * p.R / 2;
-      break;
-  }
+  // L and beta of the loss at this R, with the effective huber_delta: each
+  // loss derives its own (loss_spec.hpp; logistic.cpp, huber.cpp, softmax.cpp).
+  const LossConstants constants = LossConstantsFor(loss, p.options, p.R);
+  p.L = constants.L;
+  p.beta = constants.beta;
   p.mu = options.l2;
   p.batch_size = n;
   // The grid of the exact sums: every coordinate of a row's gradient is at

@@ -5,10 +5,9 @@
 #include <cmath>
 
 #include "dperm/rows/exact_sum.hpp"
-#include "dperm/losses/loss.hpp"
+#include "dperm/losses/loss_spec.hpp"
 #include "dperm/algorithms/registry.hpp"
 #include "dperm/rows/rows.hpp"
-#include "dperm/losses/softmax.hpp"
 #include "dperm/release/plan_release.hpp"
 
 namespace dperm {
@@ -56,20 +55,27 @@ inline double Margin(const PassSpec& s, const double* w, const double* x) {
   return m;
 }
 
-// The rest of a binary row's step once its margin m is known: the loss (if
-// asked) and the gradient f'(m) [x, 1].
-inline void AddBinaryRow(const PassSpec& s, const double* x, double m, double label,
-                         double* state) {
+// The loss's per-row kernel (loss_spec.hpp): the spec's cached table entry.
+inline const LossSpec& Kernel(const PassSpec& s) {
+  return s.loss_spec != nullptr ? *s.loss_spec : LossSpecFor(s.loss);
+}
+
+// The rest of a row's step once its scores (one margin, or K class scores)
+// are in `scores`: the loss's kernel turns them into df/ds_k, and each
+// class's gradient df/ds_k [x, 1] is added to its limbs; the loss value too
+// when the pass sums it.
+inline void AddRowScores(const PassSpec& s, const double* x, double label, double* state,
+                         double* scores) {
+  LossParams params;
+  params.huber_delta = s.huber_delta;
+  params.target_bound = s.target_bound;
+  params.classes = s.classes;
+  const double value = Kernel(s).RowKernel(params, scores, label, s.with_loss);
+  if (s.with_loss) state[3] += value;
   double* grad = state + kPassStateHeader;
-  if (s.loss == LossKind::kLogistic) {
-    const LogisticLoss f;
-    if (s.with_loss) state[3] += f.Value(m, label);
-    AddScaledRow(s, f.Derivative(m, label), x, grad);
-  } else {
-    const HuberLoss f(s.huber_delta);
-    if (s.with_loss) state[3] += f.Value(m, label);
-    AddScaledRow(s, f.Derivative(m, label), x, grad);
-  }
+  const int per_class = s.d + (s.fit_intercept ? 1 : 0);
+  for (int k = 0; k < std::max(s.classes, 1); k++)
+    AddScaledRow(s, scores[k], x, grad + k * per_class);
 }
 
 }  // namespace
@@ -87,6 +93,7 @@ PassSpec PassSpecFor(const Plan& plan) {
   s.classes = plan.classes;
   s.sum_grid = plan.sum_grid;
   s.sum_inv = 1 / plan.sum_grid;
+  s.loss_spec = &LossSpecFor(plan.loss);
   return s;
 }
 
@@ -106,7 +113,7 @@ bool DecodePassSpec(const double* in, int size, PassSpec* s) {
   if (size != kPassSpecSize) return false;
   for (int i = 0; i < size; i++)
     if (!std::isfinite(in[i])) return false;
-  if (in[0] != 0 && in[0] != 1 && in[0] != 2) return false;
+  if (in[0] < 0 || in[0] >= double(AllLosses().size()) || in[0] != std::floor(in[0])) return false;
   if (in[1] < 0 || in[1] > kMaxSpecDim || in[1] != std::floor(in[1])) return false;
   if (in[2] != 0 && in[2] != 1) return false;
   if (!(in[3] > 0) || !(in[4] > 0) || !(in[6] > 0)) return false;
@@ -126,45 +133,25 @@ bool DecodePassSpec(const double* in, int size, PassSpec* s) {
   s->with_loss = in[kPassSpecIndexWithLoss] == 1;
   s->sum_grid = std::ldexp(1.0, static_cast<int>(k));
   s->sum_inv = std::ldexp(1.0, -static_cast<int>(k));
-  if ((s->loss == LossKind::kSoftmax) != (s->classes >= 2)) return false;
+  if (LossIsMulticlass(s->loss) != (s->classes >= 2)) return false;
+  s->loss_spec = &LossSpecFor(s->loss);
   double dim = (in[1] + in[2]) * std::max(in[5], 1.0);
   return dim >= 1 && dim <= kMaxSpecDim;
 }
 
 void PassAddRow(const PassSpec& s, const double* w, const double* x, double label,
                 double* state, double* scratch) noexcept {
-  double* grad = state + kPassStateHeader;
   state[0] += 1;
-  switch (s.loss) {
-    case LossKind::kLogistic:
-    case LossKind::kHuber:
-      AddBinaryRow(s, x, Margin(s, w, x), label, state);
-      break;
-    case LossKind::kSoftmax: {
-      // F_i = log sum_k exp(s_k) - s_y, gradient (p - e_y) (x) [x, 1], as
-      // SoftmaxObjective::LossValue and LossGradient compute it.
-      const int per_class = s.d + (s.fit_intercept ? 1 : 0);
-      const int y = static_cast<int>(label);
-      for (int k = 0; k < s.classes; k++) scratch[k] = Margin(s, w + k * per_class, x);
-      if (s.with_loss) {
-        double top = scratch[0];
-        for (int k = 1; k < s.classes; k++) top = std::max(top, scratch[k]);
-        double sum = 0;
-        for (int k = 0; k < s.classes; k++) sum += std::exp(scratch[k] - top);
-        state[3] += top + std::log(sum) - scratch[y];
-      }
-      SoftmaxInPlace(scratch, s.classes);
-      scratch[y] -= 1;
-      for (int k = 0; k < s.classes; k++) AddScaledRow(s, scratch[k], x, grad + k * per_class);
-      break;
-    }
-  }
+  const int per_class = s.d + (s.fit_intercept ? 1 : 0);
+  for (int k = 0; k < std::max(s.classes, 1); k++)
+    scratch[k] = Margin(s, w + k * per_class, x);
+  AddRowScores(s, x, label, state, scratch);
   EndRow(s, state);
 }
 
 void PassAddRawRow(const PassSpec& s, const double* w, const double* raw, double label,
                    double* state, double* x_scratch, double* scratch) noexcept {
-  if (s.loss == LossKind::kSoftmax) {
+  if (s.classes > 0) {  // a multi-class loss: K scores per row
     PassAddRow(s, w, ClippedRow(raw, s.d, s.feature_bound, x_scratch), label, state, scratch);
     return;
   }
@@ -194,7 +181,8 @@ void PassAddRawRow(const PassSpec& s, const double* w, const double* raw, double
   double m = (m0 + m1) + (m2 + m3);
   if (s.fit_intercept) m += w[s.d];
   state[0] += 1;
-  AddBinaryRow(s, raw, m, label, state);
+  scratch[0] = m;
+  AddRowScores(s, raw, label, state, scratch);
   EndRow(s, state);
 }
 
