@@ -10,7 +10,7 @@
 
 namespace dperm::testing {
 
-// {L, beta} of a loss from the options, written out from plan_common.hpp.
+// {L, beta} of a loss from the options, written out from plan_steps.hpp.
 struct Constants {
   double L, beta;
 };

@@ -46,7 +46,7 @@ Options SoftmaxOpts(Options o) {
   return o;
 }
 
-// The public constants, recomputed from plan_common.hpp's formulas for
+// The public constants, recomputed from plan_steps.hpp's formulas for
 // feature_bound 1 with an intercept (R = sqrt(2)) and huber_delta 1.
 struct Constants {
   double L, beta;

@@ -59,7 +59,7 @@ const char* Name(LossKind loss) {
 }
 
 // Public constants for feature_bound 1 with an intercept (R = sqrt(2)),
-// huber_delta 1: Lipschitz L, smoothness beta (plan_common.hpp), and D, the
+// huber_delta 1: Lipschitz L, smoothness beta (plan_steps.hpp), and D, the
 // range of one row's gradient difference (svrg_common.cpp).
 struct Constants {
   double L, beta, D;

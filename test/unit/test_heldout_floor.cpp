@@ -52,7 +52,7 @@ std::vector<double> TrainDefault(const std::vector<double>& train, int d, LossKi
   o.epsilon = epsilon;
   o.delta = 1e-6;
   o.has_algorithm = false;
-  o.has_l2 = false;  // l2 not given: DefaultL2 (train.hpp), as a SQL release
+  o.has_l2 = false;  // l2 not given: DefaultL2 (plan_release.hpp), as a SQL release
   o.fit_intercept = true;
   o.intercept_offset = true;  // as every SQL release (ParseOptions)
   Plan plan = PlanRelease(o, loss, int64_t(train.size() / (d + 1)), d);

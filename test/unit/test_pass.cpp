@@ -1,4 +1,4 @@
-// Unit tests of streaming training (pass.hpp): the per-row pass sums equal
+// Unit tests of streaming training (streaming.hpp): the per-row pass sums equal
 // the in-memory objective's sums, and a seeded streaming release equals the
 // in-memory one (same mechanism code, one pass per gradient), for every
 // loss and every streamable algorithm; the spec round-trips and bad specs

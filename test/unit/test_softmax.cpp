@@ -1,5 +1,5 @@
 // Unit tests of the softmax (multinomial logistic) objective and the public
-// constants the privacy analysis takes from it (plan_common.hpp): the
+// constants the privacy analysis takes from it (plan_steps.hpp): the
 // gradient and Hessian against finite differences of the value, the
 // per-row bounds ||grad f_i|| <= L = sqrt(2) R and lambda_max(Hess f_i) <=
 // beta = R^2/2 on random rows and weights (and that both are attained in

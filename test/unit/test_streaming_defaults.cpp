@@ -1,4 +1,4 @@
-// Streaming defaults (issue 12, item 3; train.hpp PlanStreamingDefault):
+// Streaming defaults (plan_release.hpp, PlanStreamingDefault):
 // (a) for every loss x regulariser x delta the default streaming plan runs at
 //     most kStreamingMaxPasses passes whatever n (up to 10^10 rows), where the
 //     in-memory rule's T grows with n;

@@ -1,5 +1,5 @@
 // Composition of a relation's ledger rows into the privacy it has spent, and
-// the RDP curve each release records (DESIGN.md section 3, item 4).
+// the RDP curve each release records (docs/design.md section 3, item 4).
 #pragma once
 #include "dperm/util/errors.hpp"
 #include "dperm/plan/plan.hpp"
@@ -15,7 +15,7 @@ const std::vector<double>& LedgerOrders();
 // (has_rdp = false); the plan's own rdp_curve when it set one; otherwise:
 // gradient perturbation: noisy_steps times the subsampled Gaussian step's RDP
 // at the plan's sampling rate and noise multiplier (WBK 2019, Thm 9,
-// replace-one: the curve PlanGradientNoise, plan_common.hpp, calibrated on);
+// replace-one: the curve PlanGradientNoise, plan_steps.hpp, calibrated on);
 // Gaussian noise of scale sigma on L2 sensitivity Delta: alpha Delta^2/(2 sigma^2)
 // (Mironov 2017, Prop. 7); epsilon-DP noise: min(epsilon, alpha epsilon^2/2),
 // since epsilon-DP implies (epsilon^2/2)-zCDP (Bun & Steinke 2016, Prop. 1.4)

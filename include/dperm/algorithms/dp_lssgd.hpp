@@ -1,5 +1,5 @@
 // dp_lssgd: DP-LSSGD, noisy mini-batch SGD whose noisy gradient is smoothed
-// by A_sigma^{-1} = (I - sigma L)^{-1} (seeds/001, Algorithm 1; the solve is
+// by A_sigma^{-1} = (I - sigma L)^{-1} ([LSSGD], Algorithm 1; the solve is
 // laplacian_smoothing.hpp). Neighbours, sampling, sensitivity and privacy
 // cost: see src/core/dp_lssgd.cpp.
 #pragma once

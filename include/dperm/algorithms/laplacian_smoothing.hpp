@@ -1,4 +1,4 @@
-// Laplacian smoothing (Osher et al. 2018; DP-LSSGD, seeds/001, eq. (3)):
+// Laplacian smoothing (Osher et al. 2018; DP-LSSGD, [LSSGD], eq. (3)):
 // the solve u = A_sigma^{-1} v with A_sigma = I - sigma L, L the 1-D discrete
 // Laplacian with periodic boundary, i.e. the circulant matrix with 1 + 2 sigma
 // on the diagonal and -sigma on the two cyclic off-diagonals (corners
@@ -33,7 +33,7 @@ class LaplacianSmoother {
 };
 
 // lambda_k = 1 + 2 sigma - 2 sigma cos(2 pi k / d), k = 0 .. d-1: the
-// eigenvalues of A_sigma (seeds/001, Lemma 4).
+// eigenvalues of A_sigma ([LSSGD], Lemma 4).
 double LaplacianEigenvalue(double sigma, int d, int k);
 
 // gamma = 1/d sum_k 1/lambda_k = E||x||^2_{A_sigma^{-1}} / d for standard

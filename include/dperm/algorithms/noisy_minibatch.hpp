@@ -1,5 +1,5 @@
-// The noisy mini-batch gradient loop shared by dp_sgd (ANSGD, seeds/002
-// Algorithm 1) and dp_lssgd (DP-LSSGD, seeds/001 Algorithm 1). Each
+// The noisy mini-batch gradient loop shared by dp_sgd (ANSGD, [BFTT19]
+// Algorithm 1) and dp_lssgd (DP-LSSGD, [LSSGD] Algorithm 1). Each
 // mechanism's file states its own neighbouring relation, sampling,
 // sensitivity and privacy cost; this loop only follows a plan:
 //

@@ -1,6 +1,6 @@
 // Output-perturbation full-batch gradient descent: Algorithm 1 of Zhang,
 // Zheng, Mou, Wang, "Efficient Private ERM for Smooth Objectives" (IJCAI
-// 2017; seeds/004), with the sensitivity analysis tightened in the style of
+// 2017; [ZZMW17]), with the sensitivity analysis tightened in the style of
 // the bolt-on paper (Wu et al., SIGMOD 2017). See output_gd.cpp.
 #pragma once
 #include "dperm/algorithms/mechanism.hpp"

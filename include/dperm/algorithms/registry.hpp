@@ -42,7 +42,7 @@ struct AlgorithmSpec {
   // nullptr: delta = 0 gives pure epsilon-DP; else why it needs delta > 0.
   const char* needs_delta = nullptr;
   // Trains from full-batch gradient passes only, so it can stream
-  // (pass.hpp: dperm.train above dperm.max_buffer).
+  // (streaming.hpp: dperm.train above dperm.max_buffer).
   bool streams = false;
   // Its training's state (ReleaseMemoryBytes): the vectors of the model's
   // dimension Train keeps alive at once, its own and the temporaries of the

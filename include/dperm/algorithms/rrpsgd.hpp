@@ -1,5 +1,5 @@
 // Random Round Private SGD: Algorithm 2 of Zhang, Zheng, Mou, Wang,
-// "Efficient Private ERM for Smooth Objectives" (IJCAI 2017; seeds/004):
+// "Efficient Private ERM for Smooth Objectives" (IJCAI 2017; [ZZMW17]):
 // draw a round R independently of the data, run R single-row SGD steps with
 // Gaussian noise on each row gradient, release w_R. See rrpsgd.cpp for the
 // privacy argument and the choices of T, the step size and the noise.

@@ -1,5 +1,5 @@
 // Cron schedules, as pg_cron reads them, for the retraining forecast: when
-// will the k-th next run of a schedule start? (DESIGN.md section 7.)
+// will the k-th next run of a schedule start? (docs/design.md section 7.)
 //
 // The five fields of Vixie cron (minute hour day-of-month month day-of-week),
 // each `*`, a number, a range `a-b`, a step `*/n` or `a-b/n` (`a/n`: from a to

@@ -1,4 +1,4 @@
-// Private evaluation of a model on a relation (dperm.evaluate, DESIGN.md
+// Private evaluation of a model on a relation (dperm.evaluate, docs/design.md
 // section 7): the metrics are sums over rows of per-row values, each clipped
 // to a public bound, released with exact discrete Laplace noise.
 #pragma once

@@ -24,7 +24,7 @@ struct ModelMeta {
   double release_delta = 0;
 };
 
-// The model as JSON (DESIGN.md section 1, dp_model). `w` holds the d feature
+// The model as JSON (docs/design.md section 1, dp_model). `w` holds the d feature
 // weights followed by the intercept when the plan fits one. A softmax model
 // holds plan.classes such blocks, class after class (softmax.hpp), and its
 // JSON says "classes": K, "coefficients": K arrays of d numbers, and

@@ -1,4 +1,4 @@
-// Cryptographically secure randomness for dperm's noise (DESIGN.md §4: "noise
+// Cryptographically secure randomness for dperm's noise (docs/design.md section 4: "noise
 // comes from a cryptographically secure generator"). The stream is ChaCha20 as
 // specified in RFC 8439; production keys come from pg_strong_random() in
 // src/pg, FromSeed exists only for tests and the superuser-only seed option.

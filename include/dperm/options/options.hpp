@@ -50,7 +50,7 @@ struct Options {
   bool has_algorithm = true;
   double l2 = 0;  // mu: the objective gets l2/2 * ||w||^2
   // false: `l2` was not given; with no algorithm given either, PlanRelease
-  // and PlanStreamingDefault use DefaultL2 (train.hpp). ParseOptions sets it
+  // and PlanStreamingDefault use DefaultL2 (plan_release.hpp). ParseOptions sets it
   // only when the key is given ('auto' included); code that fills Options
   // directly keeps its l2, as with has_algorithm.
   bool has_l2 = true;
@@ -104,7 +104,7 @@ constexpr double kMinDelta = 1e-30;
 // scale B and linear beyond. The constant was chosen by held-out R² on the
 // regression sets of ../shared/data (docs/heldout.md, "Huber default
 // huber_delta"; generator bench/huber_delta_sweep.py). Only public inputs
-// enter (an option and a constant), so L = huber_delta R (plan_common.hpp)
+// enter (an option and a constant), so L = huber_delta R (huber.cpp)
 // stays a public constant.
 constexpr double kHuberDeltaPerTargetBound = 0.1;
 
@@ -142,7 +142,7 @@ const std::vector<Algorithm>& AllAlgorithms();
 const char* AccountantName(Accountant accountant);
 const char* NeighborsName(Neighbors neighbors);
 
-// The option table: one entry per key, in documentation order (DESIGN.md
+// The option table: one entry per key, in documentation order (docs/design.md
 // section 1). It drives ParseOptions, OptionKeys, the generic refusal of an
 // option an algorithm does not take (registry.hpp), the README's options
 // table (OptionsMarkdown; test_algorithm_table.cpp compares the two),
@@ -183,7 +183,7 @@ bool OptionGiven(const Options& o, const OptionSpec& spec);
 // The entry of `key`, or nullptr.
 const OptionSpec* FindOption(const std::string& key);
 
-// The option keys, in documentation order (DESIGN.md section 1).
+// The option keys, in documentation order (docs/design.md section 1).
 const std::vector<std::string>& OptionKeys();
 
 // README.md's options table (section "Options"), rendered from the table.

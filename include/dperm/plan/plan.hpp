@@ -63,7 +63,7 @@ struct Plan {
   Algorithm algorithm = Algorithm::kOutputGd;
   std::string algorithm_rule;  // why this algorithm, when the user did not name one
   // How options.l2 was derived when neither l2 nor the algorithm was given
-  // (DefaultL2, train.hpp); empty: l2 as given (or 0 with a given algorithm).
+  // (DefaultL2, plan_release.hpp); empty: l2 as given (or 0 with a given algorithm).
   std::string l2_rule;
   Accountant accountant = Accountant::kTight;
   Neighbors neighbors = Neighbors::kReplaceOne;

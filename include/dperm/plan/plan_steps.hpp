@@ -51,9 +51,9 @@ double ZeroModelLossBound(const Plan& p);
 // sensitivity) when that is larger. Refuses a noise scale that overflows.
 void PlanOutputNoise(Plan& p, double paper_sigma, const std::string& paper_rule);
 
-// Issue 16, item 4: E||z||^2 / (Delta/epsilon)^2 of three pure epsilon-DP
+// E||z||^2 / (Delta/epsilon)^2 of three pure epsilon-DP
 // noises for an L2 sensitivity Delta in dim coordinates (derivation in
-// plan_common.cpp). dperm samples the per-coordinate discrete Laplace: the
+// plan_steps.cpp). dperm samples the per-coordinate discrete Laplace: the
 // L2-Laplace has no exact lattice sampler, the Linf one is larger for dim > 1.
 struct PureNoiseSq {
   double coordinate, l2, linf;

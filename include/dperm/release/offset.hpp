@@ -1,4 +1,4 @@
-// The intercept on a private offset (issue 15, item 2): stage 0 of every
+// The intercept on a private offset: stage 0 of every
 // in-memory release that fits an intercept.
 //
 // Without it the intercept is one more coordinate: the l2 term shrinks it
@@ -16,7 +16,7 @@
 //               q_k = clamp(S_k, 0, n) + 1/2; b0_k = log q_k - mean_j log q_j.
 //     Huber     S = sum_i (y_i + B), y_i clipped to [-B, B] (B = target_bound),
 //               each term in [0, 2B]: Delta_1 = 2B; b0 = clamp(S/n - B, -B, B).
-//   n is public (DESIGN.md section 4: replace-one neighbours, n public), so
+//   n is public (docs/design.md section 4: replace-one neighbours, n public), so
 //   dividing by n and the clamps are post-processing. |b0| <= log(2n + 1)
 //   (logistic, softmax) or B (Huber): OffsetPlan::bound.
 //

@@ -12,8 +12,8 @@
 
 namespace dperm {
 
-// The l2 dperm uses when neither `l2` nor `algorithm` is given (issue 15
-// item 2), from public inputs only (loss, n, d, epsilon, delta, l1, the
+// The l2 dperm uses when neither `l2` nor `algorithm` is given,
+// from public inputs only (loss, n, d, epsilon, delta, l1, the
 // mode), and a sentence saying how. Chosen by held-out quality
 // (bench/l2_rule_sweep.sh, docs/heldout.md "Default l2"):
 //   l1 > 0, streaming mode, softmax, Huber  -> 0
@@ -62,7 +62,7 @@ Algorithm DefaultAlgorithm(LossKind loss, const Options& options, int64_t n, int
 // planned at epsilon - epsilon0.
 Plan PlanRelease(const Options& options, LossKind loss, int64_t n, int d);
 
-// Streaming mode (dperm.train, issue 12 item 3): every iteration is a pass
+// Streaming mode (dperm.train): every iteration is a pass
 // over the relation, so the default's number of passes must not grow with
 // n. The default plan when no algorithm is given:
 //   l1 > 0            -> dp_gd

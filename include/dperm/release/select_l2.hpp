@@ -1,5 +1,5 @@
-// l2 => 'auto': private selection of l2 among a public grid (issue 15,
-// item 3), charged as one release. docs/accountant.md, "Choosing l2
+// l2 => 'auto': private selection of l2 among a public grid ([PS22]),
+// charged as one release. docs/accountant.md, "Choosing l2
 // privately", has the argument in full; in short:
 //
 //  1. Split. A uniformly random partition (secure generator) of the n rows
@@ -35,7 +35,7 @@
 //
 // Why not Papernot & Steinke's random stopping (ICLR 2022): its bound
 // (Thm 2: repeat K ~ TNB(eta, gamma) times, keep the best) holds only
-// while K stays hidden; a release's running time shows K (DESIGN.md §6:
+// while K stays hidden; a release's running time shows K (docs/design.md section 6:
 // a timing is charged or made independent of the rows), and given K the
 // best of K runs costs up to K times a run. Padding to a public cap
 // costs the cap's work for every release. The split above runs a fixed,

@@ -1,4 +1,4 @@
-// Streaming training (DESIGN.md section 5, issue 12): full-batch algorithms
+// Streaming training (docs/design.md section 5): full-batch algorithms
 // whose every read of the data is a sum over all rows at one model w, taken
 // by one pass of a per-pass aggregate with a plain float8[] state, so that
 // memory does not grow with n and parallel workers share each pass.
@@ -138,7 +138,7 @@ bool SupportsStreaming(Algorithm algorithm);
 
 // The plan of a streaming release: PlanRelease for a named algorithm
 // (throws, feature not supported, for one that cannot stream), else
-// PlanStreamingDefault (train.hpp: passes that do not grow with n).
+// PlanStreamingDefault (plan_release.hpp: passes that do not grow with n).
 Plan PlanStreamingRelease(const Options& options, LossKind loss, int64_t n, int d);
 
 // Trains by the plan, every gradient a pass of `runner`; *passes is set to

@@ -1,4 +1,4 @@
-// Exact sums over rows (DESIGN.md section 4: "sums over rows are exact up to
+// Exact sums over rows (docs/design.md section 4: "sums over rows are exact up to
 // a bound the sensitivity accounts for").
 //
 // WHY. Every sensitivity in dperm is derived in exact arithmetic, but a
@@ -38,7 +38,7 @@
 //      contraction arguments see 2L/n + 2 sqrt(dim) q = 2 (L + n sqrt(dim) q)/n.
 // So every argument that bounds one row's gradient by L holds with
 // L + n sqrt(dim) q (m <= n): SumSlack is that term, and the mechanisms'
-// sensitivities count it (plan_common.hpp, PlanOutputNoise and
+// sensitivities count it (plan_steps.hpp, PlanOutputNoise and
 // PlanGradientNoise; svrg_common.cpp; objective perturbation's solver
 // distance). With q < 2^(1 - kSumRowBits) L it is below
 // n sqrt(dim) 2^-45 L: 2e-6 L at n = 10^7, dim = 51.

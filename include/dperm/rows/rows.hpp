@@ -1,5 +1,5 @@
 // How raw rows become training rows: the sanitising and clipping rules of
-// DESIGN.md section 4. Data-dependent errors would leak, so nothing here
+// docs/design.md section 4. Data-dependent errors would leak, so nothing here
 // fails on values; shape errors are the boundary's business.
 #pragma once
 #include "dperm/util/errors.hpp"
@@ -36,7 +36,7 @@ double LogisticLabel(double value) noexcept;
 // [-target_bound, target_bound] (the public option, <= 1e150, which keeps
 // every loss value finite). This is sanitising, not a sensitivity argument:
 // the Huber gradient is bounded by huber_delta whatever the target, so the
-// clamp changes no constant (plan_common.hpp); it only keeps outliers beyond
+// clamp changes no constant (plan_steps.hpp); it only keeps outliers beyond
 // the public scale from pulling the model.
 double HuberTarget(double value, double target_bound) noexcept;
 

@@ -1,6 +1,6 @@
 // dperm core: included first by every header under include/dperm.
 //
-// The core is plain C++17 and must never see PostgreSQL's headers (STYLE.md,
+// The core is plain C++17 and must never see PostgreSQL's headers (docs/style.md,
 // "one seam"). Two fences enforce that: the core objects are compiled without
 // PostgreSQL's include directory (see the Makefile), and this guard stops a
 // translation unit that pulled postgres.h in before any core header.

@@ -1,7 +1,7 @@
 // Cooperative cancellation: the boundary installs a function that reports a
 // pending interrupt; long loops call CheckInterrupt(), which throws
 // Error(kCancelled) so that the boundary can raise the real interrupt once no
-// C++ object is alive. Depends on core.hpp only, so any module may probe.
+// C++ object is alive. Depends on errors.hpp only, so any module may probe.
 //
 // The rule: no stretch of the core computes for more than about a
 // millisecond of arithmetic without a probe, whatever n, d or K. Loops whose

@@ -12,7 +12,7 @@
 
 namespace dperm {
 
-// Boost.Math errors become C++ exceptions (STYLE.md, MADlib: throwing policy).
+// Boost.Math errors become C++ exceptions (docs/style.md, MADlib: throwing policy).
 using ThrowPolicy = boost::math::policies::policy<
     boost::math::policies::evaluation_error<
         boost::math::policies::throw_on_error>>;

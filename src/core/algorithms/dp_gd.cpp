@@ -1,4 +1,4 @@
-// DP-GD (Wang, Ye & Xu, NIPS 2017, Algorithm 4; seeds/003): full-batch
+// DP-GD (Wang, Ye & Xu, NIPS 2017, Algorithm 4; [WYX17]): full-batch
 // gradient descent with Gaussian noise on every gradient,
 //   x_t = prox_{eta l1}(x_{t-1} - eta (grad F(x_{t-1}) + z_{t-1})),
 //   z ~ N(0, sigma^2 I), x_0 = 0, output x_T,

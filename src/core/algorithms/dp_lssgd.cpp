@@ -1,4 +1,4 @@
-// DP-LSSGD: differentially private Laplacian smoothing SGD (seeds/001,
+// DP-LSSGD: differentially private Laplacian smoothing SGD ([LSSGD],
 // "DP-LSSGD: an optimization method to lift the utility in privacy-
 // preserving ERM", Algorithm 1):
 //   w^{k+1} = w^k - eta A_sigma^{-1} (1/b sum_{i in B_k} grad f_i(w^k) + n_k),
@@ -10,7 +10,7 @@
 // Neighbouring relation: replace-one (same n, one row changed; the paper's
 // Definition 1 "differing by one element"); n is public. Rows are clipped
 // to ||x|| <= feature_bound, so each f_i is G-Lipschitz with G = L
-// (plan_common.hpp), the paper's assumption in Algorithm 1.
+// (plan_steps.hpp), the paper's assumption in Algorithm 1.
 //
 // What each step releases: the batch mean gradient of the loss plus n_k.
 // With l2 > 0 the stochastic gradient is that mean plus l2 w^k; the

@@ -1,6 +1,6 @@
 // ANSGD: projected mini-batch noisy SGD with averaged iterates (Bassily,
 // Feldman, Talwar & Thakurta, "Private Stochastic Convex Optimization with
-// Optimal Rates", NeurIPS 2019; seeds/002, Section 3, Algorithm 1):
+// Optimal Rates", NeurIPS 2019; [BFTT19], Section 3, Algorithm 1):
 //   for t = 0 .. T-1:  w_{t+1} = Proj_W(w_t - eta (1/m sum_{i in B_t}
 //                                  grad l(w_t, z_i) + G_t)),  G_t ~ N(0, sigma^2 I)
 //   release w_bar = 1/T sum_{t=1..T} w_t                          (line 7)
@@ -8,7 +8,7 @@
 //
 // Neighbouring relation: replace-one (same n, one row changed); n is public.
 // Rows are clipped to ||x|| <= feature_bound, so every per-row loss is
-// L-Lipschitz in w on all of R^dim (L from plan_common.hpp: R for logistic,
+// L-Lipschitz in w on all of R^dim (L from plan_steps.hpp: R for logistic,
 // huber_delta R for Huber, sqrt(2) R for softmax).
 //
 // What each step releases: the batch mean gradient of the loss plus G_t.
@@ -63,7 +63,7 @@
 //   eta = M / (G sqrt(T))                                    (Theorem 3.2)
 // where G = L + l2 M bounds the gradient of the regularised per-row loss
 // f_i + l2/2 ||w||^2 on W (the paper's L is the Lipschitz constant of the
-// loss it minimises). The extraction of Theorem 3.2 in seeds/002 lost the
+// loss it minimises). The extraction of Theorem 3.2 in [BFTT19] lost the
 // formula for eta; M/(G sqrt(T)) is the value that balances the terms of the
 // proof: Lemma 3.3 (M^2/(2 eta T) + eta G^2/2 (1 + 16 T d log(1/delta)/(n^2
 // epsilon^2))) plus Lemma 3.4's stability G^2 eta T / n give, at this eta

@@ -1,4 +1,4 @@
-// DP-SVRG (Wang, Ye & Xu, NIPS 2017, Algorithm 1; seeds/003): proximal SVRG
+// DP-SVRG (Wang, Ye & Xu, NIPS 2017, Algorithm 1; [WYX17]): proximal SVRG
 // on a strongly convex F^r = F + r, with Gaussian noise on every inner
 // step's variance-reduced gradient.
 //
@@ -33,13 +33,8 @@
 //    iterations option overrides T (epochs).
 //  Utility only: the noise follows whatever b, m and T the plan sets.
 //
-// Measured on BANK (n = 45211, d = 42, logistic, l2 = 0.01, delta = 1e-6,
-// bench/default_risk.sh): eps = 1 gives b = 4096, T = 7, m = 101, K = 707,
-// sigma = 0.0153, excess 0.0020 (zero model 0.337; before issue 15's
-// sampled-step accountant b = 256, K = 666, sigma = 0.024, excess 0.0048;
-// the paper's one-row schedule: T = 21, m = 9601, K = 201621, sigma = 2.18,
-// excess 0.57, 36 s); plan 0.6-0.8 s (the batch search; 0.01 s when the
-// step curves are memoised), training ~1 s.
+// bench/default_risk.sh measures the schedule, its noise and its excess
+// risk on the real datasets (docs/algorithms.md).
 //
 // Privacy: svrg_common.cpp (the split analysis; Theorem 4.1's sigma^2 = c
 // G^2 T m ln(1/delta)/(n^2 eps^2) with c = 1 is the 'paper' accountant's

@@ -1,4 +1,4 @@
-// DP-SVRG++ (Wang, Ye & Xu, NIPS 2017, Algorithm 2; seeds/003): the
+// DP-SVRG++ (Wang, Ye & Xu, NIPS 2017, Algorithm 2; [WYX17]): the
 // non-strongly convex variant of DP-SVRG, after SVRG++ (Allen-Zhu & Yuan,
 // ICML 2016): epoch lengths double and each epoch starts where the last one
 // stopped.

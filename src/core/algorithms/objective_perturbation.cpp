@@ -47,7 +47,7 @@
 // lambda: the plan reports beta/(eps n) and raises lambda to it when Theorem
 // 5.3's value is smaller. This lambda has a floor (2L/M) sqrt(2/n) that does
 // not fall with epsilon: 0.0023 on BANK at any epsilon, more ridge than a
-// user's l2 = 1e-3 (issue 16).
+// user's l2 = 1e-3.
 //
 // lambda, accountant => 'tight' (the default): dperm's curve below holds for
 // every lambda >= 0 with 2 lambda + l2 > 0; lambda only trades the Jacobian
@@ -97,8 +97,8 @@
 // loss check above matters: it needs C^2 losses (change of variables) and
 // rank-1 Hessians (the determinant bound).
 //
-// Solver, with a running time that does not depend on the data (issue 10,
-// item 8: a solver that stops at a gradient test runs longer on some
+// Solver, with a running time that does not depend on the data (a
+// solver that stops at a gradient test runs longer on some
 // tables than on their neighbours, and its time is observable). P is
 // mu_P = (2 lambda + l2)-strongly convex and S = (beta + mu_P)-smooth.
 // dperm runs Nesterov's accelerated gradient for strongly convex functions
@@ -141,7 +141,7 @@
 // and has no public iteration bound for the logistic loss, which is not
 // self-concordant.)
 //
-// Secure noise (issue 11). The theorem above is for a continuous b and the
+// Secure noise. The theorem above is for a continuous b and the
 // exact minimiser; dperm computes neither, and covers both gaps the way
 // objective_approx.cpp covers its solver's:
 //  * b is drawn exactly (Karney 2016, Algorithm N, on ChaCha20 bits; no

@@ -105,7 +105,7 @@ void PlanTight(Plan& p) {
       //    4 L^2/(mu n) for a mu-strongly convex, L-Lipschitz objective):
       //    below it the data cannot tell two models apart. Without this cap
       //    T grows like log n (the noise shrinks like 1/n^2), with it like
-      //    (log n)/2 at large n (issue 12: 42 passes at 10M x 50).
+      //    (log n)/2 at large n (42 passes at 10M x 50).
       // D = ||w_0 - w_hat|| = ||w_hat|| <= min(L/mu, sqrt(F0/mu)), F0 >=
       // F(0) the public ZeroModelLossBound: F is mu-strongly convex with
       // 0 in its subdifferential at w_hat, so F(0) >= F(w_hat) + mu/2

@@ -1,4 +1,4 @@
-// Random Round Private SGD (Zhang, Zheng, Mou & Wang, IJCAI 2017, seeds/004,
+// Random Round Private SGD (Zhang, Zheng, Mou & Wang, IJCAI 2017, [ZZMW17],
 // Algorithm 2): draw R from the distribution of Theorem 5, then for
 // t = 0 .. R-1 pick one row xi uniformly and step
 //   w_{t+1} = w_t - eta (grad f_xi(w_t) + z_t + l2 w_t),  z_t ~ N(0, s^2 I),
@@ -6,7 +6,7 @@
 //
 // Neighbouring relation: replace-one (same n, one row changed); n is public.
 // Rows are clipped to ||x|| <= feature_bound, so every per-row loss gradient
-// has norm <= L (plan_common.hpp) whatever w is.
+// has norm <= L (plan_steps.hpp) whatever w is.
 //
 // What is noised. Step t releases, in effect, the noisy row gradient
 // g_t = grad f_xi(w_t) + z_t: a batch of one row drawn uniformly (sampling

@@ -1,4 +1,4 @@
-// Validation of training options (DESIGN.md section 1, "Option keys").
+// Validation of training options (docs/design.md section 1, "Option keys").
 #include "dperm/options/options.hpp"
 
 #include <algorithm>
@@ -473,7 +473,7 @@ std::string JoinNames(const std::vector<std::string>& names, const char* last_se
 Options ParseOptions(const OptionEntry* entries, int n_entries) {
   Options o;
   o.has_algorithm = false;
-  o.has_l2 = false;  // DefaultL2 (train.hpp) unless the key is given
+  o.has_l2 = false;  // DefaultL2 (plan_release.hpp) unless the key is given
   o.intercept_offset = true;  // releases fit the intercept on a private offset (offset.hpp)
   for (int i = 0; i < n_entries; i++) {
     const OptionEntry& e = entries[i];

@@ -1,4 +1,4 @@
-// Planning steps shared by the mechanisms (derivations in plan_common.hpp).
+// Planning steps shared by the mechanisms (derivations in plan_steps.hpp).
 #include "dperm/plan/plan_steps.hpp"
 
 #include <algorithm>

@@ -55,7 +55,7 @@ std::vector<double> MaxCurve(const std::vector<double>& a, const std::vector<dou
 // most 1 each when a validation row is replaced (L2 sensitivity sqrt(G));
 // snapped to the grid (noise.hpp: rounding adds sqrt(G) grid) they get
 // discrete Gaussian noise sigma = z Delta' per coordinate, Delta' = sqrt(G)
-// (1 + grid): RDP alpha/(2 z^2) (CKS20 Thm 14, as plan_common.cpp argues
+// (1 + grid): RDP alpha/(2 z^2) (CKS20 Thm 14, as plan_steps.cpp argues
 // for every discrete Gaussian release).
 std::vector<double> ScoreCurve(double z) {
   std::vector<double> c;

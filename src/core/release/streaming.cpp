@@ -1,4 +1,4 @@
-// Per-pass sums and the streaming objective (pass.hpp).
+// Per-pass sums and the streaming objective (streaming.hpp).
 #include "dperm/release/streaming.hpp"
 
 #include <algorithm>
@@ -37,7 +37,7 @@ inline void EndRow(const PassSpec& s, double* state) {
 }
 
 // <w, x> (+ b): the margin of a binary model, or one class's score. Four
-// independent sums (issue 12): one chain of d dependent additions was the
+// independent sums: one chain of d dependent additions was the
 // latency floor of a pass's per-row work. The order of the sums differs from
 // the in-memory objective's (Eigen's) anyway; models agree to rounding.
 inline double Margin(const PassSpec& s, const double* w, const double* x) {
@@ -155,7 +155,7 @@ void PassAddRawRow(const PassSpec& s, const double* w, const double* raw, double
     PassAddRow(s, w, ClippedRow(raw, s.d, s.feature_bound, x_scratch), label, state, scratch);
     return;
   }
-  // One loop for ClipRow's fast-path test and the margin (issue 12: the first
+  // One loop for ClipRow's fast-path test and the margin (the first
   // read of a row is the costly one); the margin's sums are Margin's.
   double m0 = 0, m1 = 0, m2 = 0, m3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0;
   int j = 0;

@@ -1,4 +1,4 @@
-// Sanitising and clipping of rows (DESIGN.md section 4).
+// Sanitising and clipping of rows (docs/design.md section 4).
 #include "dperm/rows/rows.hpp"
 
 #include <algorithm>
@@ -25,7 +25,7 @@ double ClipTolerance(int d) {
 }
 
 // Whether the row is finite, free of NaN and well inside the bound, so that
-// it is its own clipped output (issue 12: clipping was most of a pass's
+// it is its own clipped output (clipping was most of a pass's
 // per-row cost). One loop of products, no division, no store; four
 // independent sums so that the additions do not wait on each other. A NaN
 // or infinite entry, or an overflow, makes the sum NaN or infinite and the

@@ -1,4 +1,4 @@
-// Message helpers of the core (core.hpp).
+// Message helpers of the core (errors.hpp).
 #include "dperm/util/errors.hpp"
 
 #include <sstream>
