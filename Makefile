@@ -10,7 +10,9 @@ EXTVERSION = $(shell sed -n "s/^default_version = '\\(.*\\)'/\\1/p" $(EXTENSION)
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
 
-CORE_SRCS = $(sort $(wildcard src/core/*.cpp))
+# The core is in folders by concept (src/core/<concept>/*.cpp, headers in
+# include/dperm/<concept>/), one level deep.
+CORE_SRCS = $(sort $(wildcard src/core/*.cpp src/core/*/*.cpp))
 PG_SRCS = $(sort $(wildcard src/pg/*.cpp))
 CORE_OBJS = $(CORE_SRCS:.cpp=.o)
 OBJS = $(CORE_OBJS) $(PG_SRCS:.cpp=.o)
@@ -26,7 +28,7 @@ WARN = -Wall -Wextra $(if $(filter 1,$(DPERM_WERROR)),-Werror)
 PG_CPPFLAGS = -Iinclude $(EIGEN_CFLAGS)
 PG_CXXFLAGS = -std=c++17 -O2 -fPIC -MMD -MP $(WARN)
 SHLIB_LINK = -lstdc++ -lm
-EXTRA_CLEAN = src/core/*.d src/pg/*.d test/unit/*.o test/unit/*.d test/unit/run_unit_tests results regression.diffs regression.out
+EXTRA_CLEAN = src/core/*.d src/core/*/*.d src/pg/*.d test/unit/*.o test/unit/*.d test/unit/run_unit_tests results regression.diffs regression.out
 
 # No LLVM bitcode: JIT inlining of C++ is of no use here, and the bitcode
 # rule would not see the C++ flags.
@@ -59,7 +61,7 @@ $(UNIT_OBJS): override CPPFLAGS := -Iinclude $(EIGEN_CFLAGS)
 test/unit/run_unit_tests: $(UNIT_OBJS) $(CORE_OBJS)
 	$(CXX) -o $@ $^ -lgtest -lgtest_main -pthread
 
-.PHONY: unit core-guard check-includes
+.PHONY: unit core-guard check-includes bench-check
 unit: test/unit/run_unit_tests
 	DPERM_SHARED=$(or $(DPERM_SHARED),../shared) ./test/unit/run_unit_tests
 
@@ -71,7 +73,16 @@ core-guard:
 check-includes:
 	bash test/check_includes.sh
 
+# The bench programs (compiled by bench/*.sh against the core's objects)
+# still compile, and include no test code: test/unit may include bench/lib,
+# never the reverse.
+BENCH_SRCS = $(sort $(wildcard bench/*.cpp bench/*/*.cpp))
+bench-check:
+	@! grep -n '#include.*test/' $(BENCH_SRCS) $(wildcard bench/lib/*.hpp) || { echo "bench includes test code"; exit 1; }
+	@for f in $(BENCH_SRCS); do $(CXX) -std=c++17 -fsyntax-only $(WARN) -Iinclude $(EIGEN_CFLAGS) $$f || exit 1; done
+	@echo "bench-check: ok ($(words $(BENCH_SRCS)) programs)"
+
 $(DATA_built): sql/$(EXTENSION).sql
 	cp $< $@
 
--include $(wildcard src/core/*.d src/pg/*.d test/unit/*.d)
+-include $(wildcard src/core/*.d src/core/*/*.d src/pg/*.d test/unit/*.d)

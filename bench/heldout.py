@@ -569,7 +569,7 @@ def build_markdown(df, args, timing, algos, meta):
       "to [0, 1]), never read off the training split; it has no regularisation parameter.")
     w("* **Non-private ceilings.** dperm's own objective (logistic or Huber with "
       "`huber_delta`, l2 on every coordinate, intercept included) at each l2, solved by damped "
-      "Newton (`test/unit/reference_solvers.hpp`); scikit-learn `LogisticRegression` at the same "
+      "Newton (`bench/lib/reference_solvers.hpp`); scikit-learn `LogisticRegression` at the same "
       "μ (its objective is C·Σℓᵢ + ‖w‖²/2, so C = 1/(nμ); intercept not regularised) and at its "
       "default C = 1; scikit-learn OLS and ridge (α = nμ, the squared loss at the same μ) "
       "for regression.")

@@ -33,11 +33,12 @@
 #include <string>
 #include <vector>
 
-#include "dperm/objective_perturbation.hpp"
-#include "dperm/plan.hpp"
-#include "dperm/random.hpp"
-#include "dperm/rows.hpp"
-#include "dperm/train.hpp"
+#include "dperm/algorithms/objective_perturbation.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/noise/random.hpp"
+#include "dperm/rows/rows.hpp"
+#include "dperm/release/plan_release.hpp"
+#include "dperm/release/train_model.hpp"
 
 namespace {
 

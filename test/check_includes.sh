@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The core's include graph has no cycle. A module is a
-# header include/dperm/X.hpp with its src/core/X.cpp (either may be alone;
-# PARTS below names the few .cpp files that implement another module's
-# header). Module X depends on Y when a file of X has #include "dperm/Y.hpp".
+# The core's include graph has no cycle. A module is a header
+# include/dperm/F/X.hpp with its src/core/F/X.cpp, F the concept's folder
+# (either may be alone; PARTS below names the few .cpp files that implement
+# another module's header); the module's name is F/X. Module F/X depends on
+# G/Y when a file of F/X has #include "dperm/G/Y.hpp".
 # A strongly connected component of two or more modules fails the check,
 # named with one cycle through it and the include lines that close it,
 # unless ALLOWED lists exactly that component.
@@ -25,8 +26,9 @@ ALLOWED=""
 # .cpp files without a header of their own, and the module whose header
 # declares what they define. An algorithm may be one .cpp file alone (its
 # SpecOf<Algorithm::kX> entry, registry.hpp): a module of its own that no
-# file includes.
-PARTS="pld_gaussian:pld"  # pld.hpp declares the Gaussian PLD accountant
+# file includes; so may a loss (its LossSpecOf<LossKind::kX> entry,
+# losses/loss_spec.hpp).
+PARTS="accounting/pld_gaussian:accounting/pld"  # pld.hpp declares the Gaussian PLD accountant
 
 # check ROOT ALLOWED: prints the cycles of ROOT's graph; 1 if one is not allowed.
 check() {
@@ -36,23 +38,27 @@ import os, re, sys
 root, allowed_text, parts_text = sys.argv[1], sys.argv[2], sys.argv[3]
 parts = dict(p.split(":") for p in parts_text.split())
 allowed = {frozenset(line.split()) for line in allowed_text.splitlines() if line.strip()}
-include = re.compile(r'^\s*#\s*include\s*["<]dperm/([A-Za-z0-9_]+)\.hpp[">]')
+include = re.compile(r'^\s*#\s*include\s*["<]dperm/([A-Za-z0-9_/]+)\.hpp[">]')
 
 files = []  # (module, path)
 for d, ext in (("include/dperm", ".hpp"), ("src/core", ".cpp")):
-    for name in sorted(os.listdir(os.path.join(root, d))):
-        if name.endswith(ext):
-            files.append((name[: -len(ext)], os.path.join(d, name)))
+    for folder, _, names in sorted(os.walk(os.path.join(root, d))):
+        for name in sorted(names):
+            if name.endswith(ext):
+                path = os.path.relpath(os.path.join(folder, name), root)
+                module = os.path.relpath(os.path.join(folder, name), os.path.join(root, d))
+                files.append((module[: -len(ext)], path))
 headers = {m for m, p in files if p.endswith(".hpp")}
 edges = {}  # module -> {module: "path:line"}
 bad = False
 for module, path in files:
     if path.endswith(".cpp") and module not in headers:
         with open(os.path.join(root, path), encoding="utf-8") as f:
-            algorithm = "SpecOf<Algorithm::" in f.read()
+            text = f.read()
+            algorithm = "SpecOf<Algorithm::" in text or "LossSpecOf<LossKind::" in text
         if module in parts:
             module = parts[module]
-        elif not algorithm:  # an algorithm alone is a module nothing includes
+        elif not algorithm:  # an algorithm or a loss alone is a module nothing includes
             print(f"check_includes: {path} has no header: add include/dperm/{module}.hpp "
                   "or name its module in PARTS (test/check_includes.sh)")
             bad = True
@@ -138,16 +144,17 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/src" "$tmp/include"
 cp -r "$root/src/core" "$tmp/src/core"
 cp -r "$root/include/dperm" "$tmp/include/dperm"
-# X -> Y: the first .cpp with a header of its own that includes another
-# module's header (core.hpp aside); Y's header then includes X's.
-read -r x y < <(for f in "$tmp"/src/core/*.cpp; do
-  x=$(basename "$f" .cpp)
+# X -> Y: the first .cpp (in a concept's folder) with a header of its own
+# that includes another module's header (util/errors.hpp aside); Y's header
+# then includes X's.
+read -r x y < <(cd "$tmp/src/core" && for f in $(find . -name '*.cpp' | sort); do
+  x=${f#./}; x=${x%.cpp}
   [ -f "$tmp/include/dperm/$x.hpp" ] || continue
-  y=$(sed -n 's/^#include "dperm\/\([a-z0-9_]*\)\.hpp".*/\1/p' "$f" | grep -vx -e "$x" -e core | head -1 || true)
+  y=$(sed -n 's/^#include "dperm\/\([a-z0-9_/]*\)\.hpp".*/\1/p' "$f" | grep -vx -e "$x" -e util/errors | head -1 || true)
   [ -n "$y" ] && { echo "$x $y"; break; }
 done)
 [ -n "${x:-}" ] && [ -n "${y:-}" ] || { echo "check_includes: self-test found no dependency to close"; exit 1; }
-sed -i "0,/^#include/s//#include \"dperm\/$x.hpp\"\n#include/" "$tmp/include/dperm/$y.hpp"
+sed -i "0,/^#include/s//#include \"dperm\/${x//\//\\/}.hpp\"\n#include/" "$tmp/include/dperm/$y.hpp"
 if out=$(check "$tmp" "$ALLOWED"); then
   echo "check_includes: self-test: an added cycle $x -> $y -> $x was not refused"; echo "$out"; exit 1
 fi

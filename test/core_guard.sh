@@ -9,10 +9,10 @@ try() {  # compiles stdin with the given include flags; 0 if it compiled
 }
 fail=0
 # 1. Core objects build without the server include dir: postgres.h is absent.
-printf '#include "dperm/core.hpp"\n#include "postgres.h"\n' | try && { echo "core guard: postgres.h reachable without server includes"; fail=1; }
+printf '#include "dperm/util/errors.hpp"\n#include "postgres.h"\n' | try && { echo "core guard: postgres.h reachable without server includes"; fail=1; }
 # 2. Even with the server include dir, the guard header refuses.
-printf '#include "postgres.h"\n#include "dperm/loss.hpp"\n' | try -I"$server" && { echo "core guard: core header accepted after postgres.h"; fail=1; }
+printf '#include "postgres.h"\n#include "dperm/losses/loss.hpp"\n' | try -I"$server" && { echo "core guard: core header accepted after postgres.h"; fail=1; }
 # 3. Control: a clean core file compiles.
-printf '#include "dperm/loss.hpp"\nint main() { return 0; }\n' | try || { echo "core guard: a clean core file does not compile"; fail=1; }
+printf '#include "dperm/losses/loss.hpp"\nint main() { return 0; }\n' | try || { echo "core guard: a clean core file does not compile"; fail=1; }
 [ $fail = 0 ] && echo "core guard: ok (postgres.h cannot reach the core)"
 exit $fail

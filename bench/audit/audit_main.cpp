@@ -1,6 +1,6 @@
 // Full privacy audit of every algorithm (bench/audit.sh writes bench/reports/audit.md).
 //
-// Audited with test/unit/audit_harness.hpp, each twice: as released
+// Audited with bench/lib/audit_harness.hpp, each twice: as released
 // (epsilon_lb must stay <= epsilon) and with the noise divided by --divisor
 // (a broken mechanism the audit must flag: epsilon_lb > epsilon):
 //  * every algorithm x every loss it supports (AlgorithmCase), delta > 0,
@@ -28,7 +28,7 @@
 #include <thread>
 #include <vector>
 
-#include "../../test/unit/audit_harness.hpp"
+#include "../lib/audit_harness.hpp"
 
 namespace dperm::audit {
 namespace {
@@ -171,7 +171,7 @@ int Report(const Settings& s, const std::vector<Row>& rows, double seconds) {
   const int n = int(rows.size());
   std::printf("* Settings: d = 2 features, feature_bound 1, epsilon = %g, delta = %g (Gaussian) or 0 "
               "(Laplace), options per algorithm as in `AlgorithmCase` "
-              "(test/unit/audit_harness.hpp); %lld releases per side per audit, plus a pilot of a "
+              "(bench/lib/audit_harness.hpp); %lld releases per side per audit, plus a pilot of a "
               "quarter of that per side for the canary pairs (%lldx the runs for a rerun); "
               "confidence 1 - alpha = %g per audit; broken = noise scale / %g; seed %llu "
               "(`--seed %llu` replays this run); %d threads; audits took %.0f s\n\n",

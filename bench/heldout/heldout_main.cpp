@@ -16,7 +16,7 @@
 //          method "default": PlanRelease with no algorithm (dperm's default
 //          rule) and SecureRng::FromSeed(seed) -- a seeded benchmark run,
 //          never a private release; "newton": the non-private minimiser of
-//          the same objective (damped Newton, test/unit/reference_solvers.hpp);
+//          the same objective (damped Newton, bench/lib/reference_solvers.hpp);
 //          "algo=NAME": like "default" with `algorithm => NAME`; "auto":
 //          l2 => 'auto' (PlanL2Selection + TrainL2Selection, select_l2.hpp;
 //          the job's l2 is ignored), printed as "auto:L2:ALGORITHM" with
@@ -40,12 +40,13 @@
 #include <string>
 #include <vector>
 
-#include "../../test/unit/reference_solvers.hpp"
-#include "dperm/options.hpp"
-#include "dperm/plan.hpp"
-#include "dperm/random.hpp"
-#include "dperm/select_l2.hpp"
-#include "dperm/train.hpp"
+#include "../lib/reference_solvers.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/noise/random.hpp"
+#include "dperm/release/select_l2.hpp"
+#include "dperm/release/plan_release.hpp"
+#include "dperm/release/train_model.hpp"
 
 namespace {
 

@@ -1,10 +1,10 @@
 // The accountant in SQL: Poisson sampling, add/remove neighbours, L2
 // sensitivity 1 unless stated (the setting of the accounting reference
 // vectors the unit tests read).
-#include "dperm/analytic_gaussian.hpp"
-#include "dperm/calibrate.hpp"
-#include "dperm/pld.hpp"
-#include "dperm/rdp.hpp"
+#include "dperm/accounting/analytic_gaussian.hpp"
+#include "dperm/accounting/calibrate.hpp"
+#include "dperm/accounting/pld.hpp"
+#include "dperm/accounting/rdp.hpp"
 
 #include <cmath>
 

@@ -12,8 +12,8 @@
 // overflowed the 1 GB limit of a serialised state; tables that do not fit
 // train by dperm.train's streaming mode (streaming.cpp). The final function
 // hands the buffer to the release pipeline (release.cpp).
-#include "dperm/registry.hpp"
-#include "dperm/rows.hpp"
+#include "dperm/algorithms/registry.hpp"
+#include "dperm/rows/rows.hpp"
 
 #include <cmath>
 

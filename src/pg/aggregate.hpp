@@ -2,7 +2,7 @@
 // and the label rule they share with the per-pass aggregates.
 #pragma once
 
-#include "dperm/rows.hpp"
+#include "dperm/rows/rows.hpp"
 
 #include <cmath>
 

@@ -1,7 +1,7 @@
 // Mapping of core exceptions to SQLSTATEs, and the re-raise of a PostgreSQL
 // error carried through C++ frames (the catch side of the seam,
 // boundary.hpp).
-#include "dperm/core.hpp"
+#include "dperm/util/errors.hpp"
 
 #include <cstring>
 #include <stdexcept>

@@ -4,7 +4,7 @@
 // relation may be dropped, see the event trigger dperm.budgeted_drop).
 #include <cmath>
 
-#include "dperm/options.hpp"
+#include "dperm/options/options.hpp"
 
 #include "internal_sql.hpp"
 #include "protect.hpp"

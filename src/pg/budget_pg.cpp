@@ -2,7 +2,7 @@
 // composed under a relation's accounting: basic sums or Renyi DP), and who
 // may see it (dperm.relation_visible). Setting, moving and retiring a budget
 // is in budget_admin.cpp.
-#include "dperm/budget.hpp"
+#include "dperm/accounting/budget.hpp"
 
 #include "arrays.hpp"
 #include "internal_sql.hpp"

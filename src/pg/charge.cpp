@@ -8,8 +8,8 @@
 // writer commits the charge before the model is computed, so neither
 // happens. Its transaction (budget check and ledger row) is in ledger.cpp;
 // the transport in ledger_writer.cpp.
-#include "dperm/options.hpp"
-#include "dperm/plan.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/plan/plan.hpp"
 
 #include "charge.hpp"
 #include "ledger_writer.hpp"

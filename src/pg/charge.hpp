@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "dperm/options.hpp"
-#include "dperm/plan.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/plan/plan.hpp"
 
 #include "boundary.hpp"
 

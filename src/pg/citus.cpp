@@ -36,7 +36,7 @@
 // relation's pass lives in a session of the relation's owner, which an
 // analyst cannot see. Rows stay behind the workers' privileges: Citus copies
 // a distributed table's grants and revokes (dperm.protect's) to its shards.
-#include "dperm/pass.hpp"
+#include "dperm/release/streaming.hpp"
 
 #include <cmath>
 

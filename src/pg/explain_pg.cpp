@@ -1,8 +1,8 @@
 // dp_explain in SQL: the plan training would follow, without reading any
 // data (the plan and its JSON are the core's, src/core/explain.cpp).
-#include "dperm/explain.hpp"
-#include "dperm/select_l2.hpp"
-#include "dperm/train.hpp"
+#include "dperm/plan/explain.hpp"
+#include "dperm/release/select_l2.hpp"
+#include "dperm/release/plan_release.hpp"
 
 #include "options_pg.hpp"
 

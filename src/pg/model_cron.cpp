@@ -3,7 +3,7 @@
 // runs dperm.retrain(name, owner) as the role that scheduled it;
 // dperm.retraining_forecast (SQL) says how many runs still fit, and
 // dperm.cron_next_run forecasts a schedule's runs (the core's cron.cpp).
-#include "dperm/cron.hpp"
+#include "dperm/model/cron.hpp"
 
 #include "internal_sql.hpp"
 #include "model_cron.hpp"

@@ -2,9 +2,9 @@
 // on a relation. The charge and the noise's key and failure path are the
 // release pipeline's (release.hpp); the metric is a release of bounded sums
 // (the core's evaluate.cpp).
-#include "dperm/budget.hpp"
-#include "dperm/evaluate.hpp"
-#include "dperm/options.hpp"
+#include "dperm/accounting/budget.hpp"
+#include "dperm/model/evaluate.hpp"
+#include "dperm/options/options.hpp"
 
 #include <cmath>
 #include <vector>

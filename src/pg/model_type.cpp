@@ -1,6 +1,6 @@
 // The dp_model type: a varlena holding the coefficients for fast prediction
 // and the model's JSON text, which is its text form (docs/design.md section 1).
-#include "dperm/model.hpp"
+#include "dperm/model/model.hpp"
 
 #include <cmath>
 #include <cstddef>

@@ -1,7 +1,7 @@
 // The dp_model type (model_type.cpp).
 #pragma once
 
-#include "dperm/options.hpp"
+#include "dperm/options/options.hpp"
 #include "boundary.hpp"
 
 namespace dperm::pg {

@@ -13,7 +13,7 @@
 // the release pipeline, release.cpp), and switch identity only for dperm's
 // own catalog, with search_path pinned to "pg_catalog, pg_temp" (pg_temp
 // last) and every name qualified (internal_sql.cpp).
-#include "dperm/options.hpp"
+#include "dperm/options/options.hpp"
 
 #include "charge.hpp"
 #include "internal_sql.hpp"

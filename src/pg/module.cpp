@@ -1,5 +1,5 @@
 // Module load: magic block, settings, and the core's interrupt probe.
-#include "dperm/interrupt.hpp"
+#include "dperm/util/interrupt.hpp"
 
 #include <climits>
 #include <cstring>

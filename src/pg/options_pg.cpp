@@ -1,6 +1,6 @@
 // Options: jsonb -> OptionEntry list -> core validation, and dp_options'
 // checker.
-#include "dperm/options.hpp"
+#include "dperm/options/options.hpp"
 
 #include <stdexcept>
 #include <string>

@@ -1,7 +1,7 @@
 // Options from jsonb (options_pg.cpp).
 #pragma once
 
-#include "dperm/options.hpp"
+#include "dperm/options/options.hpp"
 #include "boundary.hpp"
 
 extern "C" {

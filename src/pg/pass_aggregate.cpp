@@ -23,8 +23,8 @@
 // over its own connections): there a pass runs only when its spec carries a
 // valid token, which dperm.train signs under the nodes' shared secret
 // dperm.pass_key (citus.cpp explains why, and what else was weighed).
-#include "dperm/pass.hpp"
-#include "dperm/rows.hpp"
+#include "dperm/release/streaming.hpp"
+#include "dperm/rows/rows.hpp"
 
 #include <cmath>
 

@@ -10,7 +10,7 @@
 // (COPY (SELECT dp_logreg(...) ...) TO ...) is not reported. None of these
 // functions raises an error, so C++ frames may call them.
 #pragma once
-#include "dperm/options.hpp"
+#include "dperm/options/options.hpp"
 
 #include "boundary.hpp"
 

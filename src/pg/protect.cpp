@@ -5,7 +5,7 @@
 // row-level security policies for the owner, not the analyst: a relation
 // with row-level security enabled in its family is neither protected nor
 // read through its protection (RefuseRowSecurity).
-#include "dperm/options.hpp"
+#include "dperm/options/options.hpp"
 
 #include "arrays.hpp"
 #include "internal_sql.hpp"

@@ -11,12 +11,12 @@
 //      run under CallPostgres; any failure is raised after the key is wiped
 //      (RunKeyed), and is paid for: the charge is already committed.
 //   5. model: the JSON and the dp_model.
-#include "dperm/budget.hpp"
-#include "dperm/model.hpp"
-#include "dperm/pass.hpp"
-#include "dperm/registry.hpp"
-#include "dperm/select_l2.hpp"
-#include "dperm/train.hpp"
+#include "dperm/accounting/budget.hpp"
+#include "dperm/model/model.hpp"
+#include "dperm/release/streaming.hpp"
+#include "dperm/algorithms/registry.hpp"
+#include "dperm/release/select_l2.hpp"
+#include "dperm/release/plan_release.hpp"
 
 #include <cmath>
 #include <ctime>

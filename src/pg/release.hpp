@@ -6,8 +6,8 @@
 // failure steps (RunKeyed) around a release of its own.
 #pragma once
 
-#include "dperm/options.hpp"
-#include "dperm/random.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/noise/random.hpp"
 
 #include <array>
 #include <cstring>

@@ -1,7 +1,7 @@
 // Refusals of a release from public inputs only (its options and shape),
 // shared by the aggregates, dperm.train and the named models: raised before
 // any row is read or charged.
-#include "dperm/options.hpp"
+#include "dperm/options/options.hpp"
 
 #include "module.hpp"
 #include "release_checks.hpp"

@@ -2,7 +2,7 @@
 // shared by the aggregates, dperm.train and the named models.
 #pragma once
 
-#include "dperm/options.hpp"
+#include "dperm/options/options.hpp"
 #include "boundary.hpp"
 
 namespace dperm::pg {

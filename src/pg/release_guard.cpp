@@ -20,7 +20,7 @@
 // at the latest while the executor initialises the first dperm aggregate
 // (which loads the library before ExecutorRun reads the hook). The
 // aggregates repeat the checks that need no plan (NewState, aggregate.cpp).
-#include "dperm/options.hpp"
+#include "dperm/options/options.hpp"
 
 #include "arrays.hpp"
 #include "citus.hpp"

@@ -16,9 +16,9 @@
 // RunPass holds no C++ object and runs under CallPostgres, which turns a
 // PostgreSQL error into a PostgresError; once every C++ frame has unwound,
 // the pipeline's RunKeyed re-raises the original error.
-#include "dperm/model.hpp"
-#include "dperm/pass.hpp"
-#include "dperm/registry.hpp"
+#include "dperm/model/model.hpp"
+#include "dperm/release/streaming.hpp"
+#include "dperm/algorithms/registry.hpp"
 
 #include "arrays.hpp"
 #include "citus.hpp"

@@ -2,9 +2,9 @@
 // release pipeline (release.hpp), and dperm.train's entry to it.
 #pragma once
 
-#include "dperm/options.hpp"
-#include "dperm/plan.hpp"
-#include "dperm/random.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/noise/random.hpp"
 
 #include <vector>
 

@@ -12,11 +12,11 @@
 // pg_catalog, pg_temp. A relation with row-level security enabled in its
 // family is not read through its protection (RefuseRowSecurity,
 // protect.cpp).
-#include "dperm/options.hpp"
-#include "dperm/pass.hpp"
-#include "dperm/registry.hpp"
-#include "dperm/select_l2.hpp"
-#include "dperm/train.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/release/streaming.hpp"
+#include "dperm/algorithms/registry.hpp"
+#include "dperm/release/select_l2.hpp"
+#include "dperm/release/plan_release.hpp"
 
 #include "aggregate.hpp"
 #include "arrays.hpp"

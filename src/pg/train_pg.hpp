@@ -2,7 +2,7 @@
 // named models.
 #pragma once
 
-#include "dperm/options.hpp"
+#include "dperm/options/options.hpp"
 #include "boundary.hpp"
 
 namespace dperm::pg {

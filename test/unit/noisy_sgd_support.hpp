@@ -10,12 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "dperm/objective.hpp"
-#include "dperm/options.hpp"
-#include "dperm/plan.hpp"
-#include "dperm/rows.hpp"
-#include "dperm/train.hpp"
-#include "reference_solvers.hpp"
+#include "dperm/losses/objective.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/rows/rows.hpp"
+#include "dperm/release/plan_release.hpp"
+#include "dperm/release/train_model.hpp"
+#include "../../bench/lib/reference_solvers.hpp"
 
 namespace dperm::testing {
 

@@ -2,8 +2,10 @@
 // through bench/load_datasets.py (the benches' one preprocessing, run as a
 // child process like test/sql/utility.sql does; needs the repository root as the
 // working directory), in dperm's row layout. DPERM_SHARED (SharedDir(),
-// reference_csv.hpp) is the one variable that locates them; a missing
-// directory or dataset is a test failure naming the path and the variable.
+// reference_csv.hpp) is the one variable that locates them: a test that
+// reads them starts with DPERM_SKIP_WITHOUT_SHARED("data/raw") (skipped,
+// naming the variable, when it is unset or names no such folder); a missing
+// dataset inside the folder is a test failure naming the path.
 #pragma once
 #include <gtest/gtest.h>
 

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <limits>
@@ -19,6 +21,21 @@ using CsvRow = std::map<std::string, double>;
 inline std::string SharedDir() {
   const char* env = std::getenv("DPERM_SHARED");
   return (env != nullptr && *env != '\0') ? env : "../shared";
+}
+
+// Why the shared folder's `sub` (accounting, data/raw) cannot be read, or
+// "" when it can: DPERM_SHARED unset (the fast tier runs without the shared
+// data) or naming no such directory.
+inline std::string SharedMissing(const std::string& sub) {
+  const char* env = std::getenv("DPERM_SHARED");
+  if (env == nullptr || *env == '\0')
+    return "DPERM_SHARED is not set: this test reads the shared " + sub +
+           " folder (make unit sets DPERM_SHARED=../shared)";
+  const std::string path = std::string(env) + "/" + sub;
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return "DPERM_SHARED=" + std::string(env) + " has no " + sub + " folder (" + path + ")";
+  return "";
 }
 
 // What a failure to find a shared file tells the reader to do.
@@ -63,3 +80,12 @@ inline std::vector<CsvRow> ReadAccountingCsv(const std::string& name) {
 }
 
 }  // namespace dperm::testing
+
+// Skips the calling test, naming DPERM_SHARED, when the shared folder's
+// `sub` cannot be read (SharedMissing): the unit tests stand alone in a
+// clone without ../shared, and every shared-data test runs where it exists.
+#define DPERM_SKIP_WITHOUT_SHARED(sub)                                  \
+  do {                                                                  \
+    const std::string dperm_missing_ = ::dperm::testing::SharedMissing(sub); \
+    if (!dperm_missing_.empty()) GTEST_SKIP() << dperm_missing_;        \
+  } while (0)

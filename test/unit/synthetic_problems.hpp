@@ -1,7 +1,7 @@
 // Synthetic problems shared by the bolton and rrpsgd unit tests.
 #pragma once
-#include "dperm/options.hpp"
-#include "dperm/rows.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/rows/rows.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -10,7 +10,7 @@
 
 namespace dperm::testing {
 
-// {L, beta} of a loss from the options, written out from plan_common.hpp.
+// {L, beta} of a loss from the options, written out from plan_steps.hpp.
 struct Constants {
   double L, beta;
 };

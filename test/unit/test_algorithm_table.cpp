@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "dperm/explain.hpp"
-#include "dperm/options.hpp"
-#include "dperm/registry.hpp"
+#include "dperm/plan/explain.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/algorithms/registry.hpp"
 #include "test_helpers.hpp"
 
 namespace {

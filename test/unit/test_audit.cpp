@@ -2,7 +2,7 @@
 // docs/audit.md): for representative output_gd releases and for every
 // algorithm (logistic and Huber where supported, softmax for four),
 // worst-case or canary neighbours, 10000 real releases per side and a
-// Clopper-Pearson lower bound on epsilon (audit_harness.hpp). An honest
+// Clopper-Pearson lower bound on epsilon (bench/lib/audit_harness.hpp). An honest
 // release must stay at or below its claimed epsilon; the same release with
 // its noise divided by 10 (the Plan mutated after planning, production code
 // untouched) must be caught above it, which proves the audit can fail.
@@ -25,7 +25,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "audit_harness.hpp"
+#include "../../bench/lib/audit_harness.hpp"
 
 namespace {
 

@@ -15,17 +15,18 @@
 #include <utility>
 #include <vector>
 
-#include "dperm/analytic_gaussian.hpp"
-#include "dperm/bolton.hpp"
-#include "dperm/budget.hpp"
-#include "dperm/mechanism.hpp"
-#include "dperm/plan.hpp"
-#include "dperm/random.hpp"
-#include "dperm/rdp.hpp"
-#include "dperm/rows.hpp"
-#include "dperm/train.hpp"
+#include "dperm/accounting/analytic_gaussian.hpp"
+#include "dperm/algorithms/bolton.hpp"
+#include "dperm/accounting/budget.hpp"
+#include "dperm/algorithms/mechanism.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/noise/random.hpp"
+#include "dperm/accounting/rdp.hpp"
+#include "dperm/rows/rows.hpp"
+#include "dperm/release/plan_release.hpp"
+#include "dperm/release/train_model.hpp"
 #include "synthetic_problems.hpp"
-#include "reference_solvers.hpp"
+#include "../../bench/lib/reference_solvers.hpp"
 #include "test_helpers.hpp"
 
 using dperm::testing::Constants;

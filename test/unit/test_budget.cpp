@@ -8,8 +8,8 @@
 #include <cmath>
 #include <vector>
 
-#include "dperm/budget.hpp"
-#include "dperm/rdp.hpp"
+#include "dperm/accounting/budget.hpp"
+#include "dperm/accounting/rdp.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // Cron schedules (cron.hpp): parsing and the k-th next run, checked against
 // dates worked out by hand.
-#include "dperm/cron.hpp"
+#include "dperm/model/cron.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 //
 // Excess empirical risk F(w) - F(w*), F = mean loss + l2/2 ||w||^2 (the
 // objective the mechanisms minimise, intercept included), w* by damped
-// Newton (reference_solvers.hpp). The zero model's excess F(0) - F(w*) is
+// Newton (bench/lib/reference_solvers.hpp). The zero model's excess F(0) - F(w*) is
 // the bar at epsilon = 1.
 //
 // The same code prints the tables of docs/algorithms.md ("Defaults against
@@ -24,11 +24,12 @@
 #include <string>
 #include <vector>
 
-#include "dperm/options.hpp"
-#include "dperm/plan.hpp"
-#include "dperm/train.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/release/plan_release.hpp"
+#include "dperm/release/train_model.hpp"
 #include "real_datasets.hpp"
-#include "reference_solvers.hpp"
+#include "../../bench/lib/reference_solvers.hpp"
 
 namespace dperm::testing {
 namespace {
@@ -285,14 +286,17 @@ void CheckDefaults(const Problem& pr) {
 }
 
 TEST(DefaultRisk, EveryAlgorithmLogisticOnWine) {
+  DPERM_SKIP_WITHOUT_SHARED("data/raw");
   CheckDefaults(MakeProblem("wine2", LossKind::kLogistic, 0.01));
 }
 
 TEST(DefaultRisk, EveryAlgorithmHuberOnWine) {
+  DPERM_SKIP_WITHOUT_SHARED("data/raw");
   CheckDefaults(MakeProblem("wine", LossKind::kHuber, 0.01));
 }
 
 TEST(DefaultRisk, EveryAlgorithmSoftmaxOnWine) {
+  DPERM_SKIP_WITHOUT_SHARED("data/raw");
   CheckDefaults(MakeProblem("wine3", LossKind::kSoftmax, 0.01));
 }
 

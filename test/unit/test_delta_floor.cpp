@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "dperm/noise.hpp"
-#include "dperm/options.hpp"
-#include "dperm/train.hpp"
+#include "dperm/noise/noise.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/release/plan_release.hpp"
 #include "test_helpers.hpp"
 
 namespace {

@@ -7,13 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "dperm/analytic_gaussian.hpp"
-#include "dperm/budget.hpp"
-#include "dperm/explain.hpp"
-#include "dperm/mechanism.hpp"
-#include "dperm/plan.hpp"
-#include "dperm/rdp.hpp"
-#include "dperm/train.hpp"
+#include "dperm/accounting/analytic_gaussian.hpp"
+#include "dperm/accounting/budget.hpp"
+#include "dperm/plan/explain.hpp"
+#include "dperm/algorithms/mechanism.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/accounting/rdp.hpp"
+#include "dperm/release/plan_release.hpp"
+#include "dperm/release/train_model.hpp"
 #include "erm_reference.hpp"
 #include "test_helpers.hpp"
 
@@ -45,7 +46,7 @@ Options SoftmaxOpts(Options o) {
   return o;
 }
 
-// The public constants, recomputed from plan_common.hpp's formulas for
+// The public constants, recomputed from plan_steps.hpp's formulas for
 // feature_bound 1 with an intercept (R = sqrt(2)) and huber_delta 1.
 struct Constants {
   double L, beta;

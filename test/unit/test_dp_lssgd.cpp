@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "dperm/budget.hpp"
-#include "dperm/laplacian_smoothing.hpp"
-#include "dperm/noise.hpp"
-#include "dperm/rdp.hpp"
+#include "dperm/accounting/budget.hpp"
+#include "dperm/algorithms/laplacian_smoothing.hpp"
+#include "dperm/noise/noise.hpp"
+#include "dperm/accounting/rdp.hpp"
 #include "noisy_sgd_support.hpp"
 #include "test_helpers.hpp"
 

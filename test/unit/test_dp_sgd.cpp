@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "dperm/budget.hpp"
-#include "dperm/calibrate.hpp"
-#include "dperm/laplacian_smoothing.hpp"
-#include "dperm/registry.hpp"
-#include "dperm/pld_wor.hpp"
-#include "dperm/rdp.hpp"
-#include "dperm/noise.hpp"
+#include "dperm/accounting/budget.hpp"
+#include "dperm/accounting/calibrate.hpp"
+#include "dperm/algorithms/laplacian_smoothing.hpp"
+#include "dperm/algorithms/registry.hpp"
+#include "dperm/accounting/pld_wor.hpp"
+#include "dperm/accounting/rdp.hpp"
+#include "dperm/noise/noise.hpp"
 #include "noisy_sgd_support.hpp"
 #include "test_helpers.hpp"
 

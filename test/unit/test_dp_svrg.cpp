@@ -15,15 +15,16 @@
 #include <string>
 #include <vector>
 
-#include "dperm/budget.hpp"
-#include "dperm/explain.hpp"
-#include "dperm/mechanism.hpp"
-#include "dperm/plan.hpp"
-#include "dperm/pld_wor.hpp"
-#include "dperm/rdp.hpp"
-#include "dperm/rdp_wor.hpp"
-#include "dperm/svrg_common.hpp"
-#include "dperm/train.hpp"
+#include "dperm/accounting/budget.hpp"
+#include "dperm/plan/explain.hpp"
+#include "dperm/algorithms/mechanism.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/accounting/pld_wor.hpp"
+#include "dperm/accounting/rdp.hpp"
+#include "dperm/accounting/rdp_wor.hpp"
+#include "dperm/algorithms/svrg_common.hpp"
+#include "dperm/release/plan_release.hpp"
+#include "dperm/release/train_model.hpp"
 #include "erm_reference.hpp"
 #include "test_helpers.hpp"
 
@@ -58,7 +59,7 @@ const char* Name(LossKind loss) {
 }
 
 // Public constants for feature_bound 1 with an intercept (R = sqrt(2)),
-// huber_delta 1: Lipschitz L, smoothness beta (plan_common.hpp), and D, the
+// huber_delta 1: Lipschitz L, smoothness beta (plan_steps.hpp), and D, the
 // range of one row's gradient difference (svrg_common.cpp).
 struct Constants {
   double L, beta, D;

@@ -1,7 +1,7 @@
 // ReleaseBoundedSums (evaluate.hpp): outputs on the grid, unbiased, with the
 // spread of a Laplace of scale m (1 + g) / epsilon per normalised sum.
-#include "dperm/evaluate.hpp"
-#include "dperm/budget.hpp"
+#include "dperm/model/evaluate.hpp"
+#include "dperm/accounting/budget.hpp"
 
 #include <gtest/gtest.h>
 

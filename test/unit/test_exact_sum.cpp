@@ -13,9 +13,9 @@
 #include <random>
 #include <vector>
 
-#include "dperm/exact_sum.hpp"
-#include "dperm/pass.hpp"
-#include "dperm/train.hpp"
+#include "dperm/rows/exact_sum.hpp"
+#include "dperm/release/streaming.hpp"
+#include "dperm/release/plan_release.hpp"
 
 namespace {
 

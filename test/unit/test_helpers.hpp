@@ -1,13 +1,13 @@
 // Helpers shared by the core's unit tests.
 #pragma once
-#include "dperm/budget.hpp"
-#include "dperm/noise.hpp"
-#include "dperm/options.hpp"
-#include "dperm/plan.hpp"
-#include "dperm/pld_wor.hpp"
-#include "dperm/rdp.hpp"
-#include "dperm/svrg_common.hpp"
-#include "dperm/train.hpp"
+#include "dperm/accounting/budget.hpp"
+#include "dperm/noise/noise.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/accounting/pld_wor.hpp"
+#include "dperm/accounting/rdp.hpp"
+#include "dperm/algorithms/svrg_common.hpp"
+#include "dperm/release/plan_release.hpp"
 
 #include <algorithm>
 #include <cmath>

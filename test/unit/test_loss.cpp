@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "dperm/loss.hpp"
+#include "dperm/losses/loss.hpp"
 
 namespace {
 

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "dperm/interrupt.hpp"
-#include "dperm/json.hpp"
-#include "dperm/model.hpp"
-#include "dperm/softmax.hpp"
-#include "dperm/train.hpp"
+#include "dperm/util/interrupt.hpp"
+#include "dperm/util/json.hpp"
+#include "dperm/model/model.hpp"
+#include "dperm/losses/softmax.hpp"
+#include "dperm/release/plan_release.hpp"
 #include "test_helpers.hpp"
 
 namespace {

@@ -14,18 +14,19 @@
 #include <string>
 #include <vector>
 
-#include "dperm/budget.hpp"
-#include "dperm/explain.hpp"
-#include "dperm/mechanism.hpp"
-#include "dperm/noise.hpp"
-#include "dperm/objective_approx.hpp"
-#include "dperm/objective_perturbation.hpp"
-#include "dperm/exact_normal.hpp"
-#include "dperm/plan.hpp"
-#include "dperm/random.hpp"
-#include "dperm/rdp.hpp"
-#include "dperm/rows.hpp"
-#include "dperm/train.hpp"
+#include "dperm/accounting/budget.hpp"
+#include "dperm/plan/explain.hpp"
+#include "dperm/algorithms/mechanism.hpp"
+#include "dperm/noise/noise.hpp"
+#include "dperm/algorithms/objective_approx.hpp"
+#include "dperm/algorithms/objective_perturbation.hpp"
+#include "dperm/noise/exact_normal.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/noise/random.hpp"
+#include "dperm/accounting/rdp.hpp"
+#include "dperm/rows/rows.hpp"
+#include "dperm/release/plan_release.hpp"
+#include "dperm/release/train_model.hpp"
 #include "test_helpers.hpp"
 
 namespace {

@@ -9,15 +9,16 @@
 #include <cmath>
 #include <vector>
 
-#include "dperm/budget.hpp"
-#include "dperm/loss.hpp"
-#include "dperm/model.hpp"
-#include "dperm/noise.hpp"
-#include "dperm/offset.hpp"
-#include "dperm/options.hpp"
-#include "dperm/plan.hpp"
-#include "dperm/random.hpp"
-#include "dperm/train.hpp"
+#include "dperm/accounting/budget.hpp"
+#include "dperm/losses/loss.hpp"
+#include "dperm/model/model.hpp"
+#include "dperm/noise/noise.hpp"
+#include "dperm/release/offset.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/noise/random.hpp"
+#include "dperm/release/plan_release.hpp"
+#include "dperm/release/train_model.hpp"
 
 namespace dperm::testing {
 namespace {

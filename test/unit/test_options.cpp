@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "dperm/options.hpp"
+#include "dperm/options/options.hpp"
 #include "test_helpers.hpp"
 
 namespace {

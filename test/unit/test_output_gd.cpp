@@ -12,14 +12,15 @@
 #include <utility>
 #include <vector>
 
-#include "dperm/loss.hpp"
-#include "dperm/mechanism.hpp"
-#include "dperm/plan.hpp"
-#include "dperm/random.hpp"
-#include "dperm/rows.hpp"
-#include "dperm/train.hpp"
+#include "dperm/losses/loss.hpp"
+#include "dperm/algorithms/mechanism.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/noise/random.hpp"
+#include "dperm/rows/rows.hpp"
+#include "dperm/release/plan_release.hpp"
+#include "dperm/release/train_model.hpp"
 #include "test_helpers.hpp"
-#include "reference_solvers.hpp"
+#include "../../bench/lib/reference_solvers.hpp"
 
 using dperm::testing::NewtonMinimiser;
 using dperm::testing::ToVector;

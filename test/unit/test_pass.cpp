@@ -1,4 +1,4 @@
-// Unit tests of streaming training (pass.hpp): the per-row pass sums equal
+// Unit tests of streaming training (streaming.hpp): the per-row pass sums equal
 // the in-memory objective's sums, and a seeded streaming release equals the
 // in-memory one (same mechanism code, one pass per gradient), for every
 // loss and every streamable algorithm; the spec round-trips and bad specs
@@ -9,9 +9,10 @@
 #include <limits>
 #include <vector>
 
-#include "dperm/pass.hpp"
-#include "dperm/rows.hpp"
-#include "dperm/train.hpp"
+#include "dperm/release/streaming.hpp"
+#include "dperm/rows/rows.hpp"
+#include "dperm/release/plan_release.hpp"
+#include "dperm/release/train_model.hpp"
 
 namespace {
 

@@ -12,16 +12,16 @@
 #include <random>
 #include <string>
 
-#include "dperm/analytic_gaussian.hpp"
-#include "dperm/budget.hpp"
-#include "dperm/rdp.hpp"
-#include "dperm/model.hpp"
-#include "dperm/offset.hpp"
-#include "dperm/output_gd.hpp"
-#include "dperm/pass.hpp"
-#include "dperm/plan.hpp"
-#include "dperm/plan_common.hpp"
-#include "dperm/train.hpp"
+#include "dperm/accounting/analytic_gaussian.hpp"
+#include "dperm/accounting/budget.hpp"
+#include "dperm/accounting/rdp.hpp"
+#include "dperm/model/model.hpp"
+#include "dperm/release/offset.hpp"
+#include "dperm/algorithms/output_gd.hpp"
+#include "dperm/release/streaming.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/plan/plan_steps.hpp"
+#include "dperm/release/plan_release.hpp"
 #include "test_helpers.hpp"
 
 namespace {

@@ -1,5 +1,5 @@
 // Unit tests for ChaCha20 and SecureRng (include/dperm/random.hpp).
-#include "dperm/random.hpp"
+#include "dperm/noise/random.hpp"
 
 #include <gtest/gtest.h>
 

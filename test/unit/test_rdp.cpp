@@ -1,8 +1,8 @@
 // Unit tests for the RDP accountant (rdp.hpp, rdp_poisson.hpp) against
 // $DPERM_SHARED/accounting/rdp_subsampled_gaussian.csv and rdp_to_eps.csv
 // (tolerances from that folder's README.md), plus properties.
-#include "dperm/rdp.hpp"
-#include "dperm/rdp_poisson.hpp"
+#include "dperm/accounting/rdp.hpp"
+#include "dperm/accounting/rdp_poisson.hpp"
 
 #include <gtest/gtest.h>
 
@@ -28,6 +28,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // README: pass if |x − rdp| ≤ max(1e-6·rdp, 1e-13·steps) on every row.
 TEST(RdpPoissonSubsampledGaussian, MatchesEveryReferenceRow) {
+  DPERM_SKIP_WITHOUT_SHARED("accounting");
   const std::vector<CsvRow> rows =
       ReadAccountingCsv("rdp_subsampled_gaussian.csv");
   ASSERT_FALSE(rows.empty());
@@ -56,6 +57,7 @@ TEST(RdpPoissonSubsampledGaussian, MatchesEveryReferenceRow) {
 // README: epsilon_improved and epsilon_classic within 1e-4 relative, best
 // orders exact; our own RDP on the 24 standard orders is the input.
 TEST(RdpToEpsilon, MatchesEveryReferenceRow) {
+  DPERM_SKIP_WITHOUT_SHARED("accounting");
   const std::vector<CsvRow> rows = ReadAccountingCsv("rdp_to_eps.csv");
   ASSERT_FALSE(rows.empty());
   const std::vector<double> orders = StandardOrders();

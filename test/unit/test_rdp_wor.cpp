@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "dperm/pld.hpp"
-#include "dperm/pld_wor.hpp"
-#include "dperm/rdp.hpp"
-#include "dperm/rdp_wor.hpp"
+#include "dperm/accounting/pld.hpp"
+#include "dperm/accounting/pld_wor.hpp"
+#include "dperm/accounting/rdp.hpp"
+#include "dperm/accounting/rdp_wor.hpp"
 
 namespace dperm {
 namespace {

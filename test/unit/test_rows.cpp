@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "dperm/rows.hpp"
+#include "dperm/rows/rows.hpp"
 
 namespace {
 

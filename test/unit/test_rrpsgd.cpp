@@ -13,18 +13,19 @@
 #include <string>
 #include <vector>
 
-#include "dperm/budget.hpp"
-#include "dperm/mechanism.hpp"
-#include "dperm/plan.hpp"
-#include "dperm/plan_common.hpp"
-#include "dperm/random.hpp"
-#include "dperm/rdp.hpp"
-#include "dperm/rdp_wor.hpp"
-#include "dperm/rows.hpp"
-#include "dperm/rrpsgd.hpp"
-#include "dperm/train.hpp"
+#include "dperm/accounting/budget.hpp"
+#include "dperm/algorithms/mechanism.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/plan/plan_steps.hpp"
+#include "dperm/noise/random.hpp"
+#include "dperm/accounting/rdp.hpp"
+#include "dperm/accounting/rdp_wor.hpp"
+#include "dperm/rows/rows.hpp"
+#include "dperm/algorithms/rrpsgd.hpp"
+#include "dperm/release/plan_release.hpp"
+#include "dperm/release/train_model.hpp"
 #include "synthetic_problems.hpp"
-#include "reference_solvers.hpp"
+#include "../../bench/lib/reference_solvers.hpp"
 #include "test_helpers.hpp"
 
 using dperm::testing::Constants;

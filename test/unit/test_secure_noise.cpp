@@ -1,9 +1,9 @@
 // Unit tests for the exact integer samplers and snapping (noise.hpp, CKS20).
 // Goodness of fit: chi-square over >= 10^6 draws with fixed seeds against
 // the exact pmf, bins merged so that every expected count is >= 20.
-#include "dperm/noise.hpp"
-#include "dperm/exact_normal.hpp"
-#include "dperm/train.hpp"
+#include "dperm/noise/noise.hpp"
+#include "dperm/noise/exact_normal.hpp"
+#include "dperm/release/plan_release.hpp"
 
 #include <gtest/gtest.h>
 

@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "dperm/budget.hpp"
-#include "dperm/evaluate.hpp"
-#include "dperm/options.hpp"
-#include "dperm/pass.hpp"
-#include "dperm/random.hpp"
-#include "dperm/rdp.hpp"
-#include "dperm/select_l2.hpp"
-#include "dperm/train.hpp"
+#include "dperm/accounting/budget.hpp"
+#include "dperm/model/evaluate.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/release/streaming.hpp"
+#include "dperm/noise/random.hpp"
+#include "dperm/accounting/rdp.hpp"
+#include "dperm/release/select_l2.hpp"
+#include "dperm/release/plan_release.hpp"
 #include "real_datasets.hpp"
 #include "test_helpers.hpp"
 
@@ -219,6 +219,7 @@ TEST(L2Selection, RowScoresStayWithinTheirBound) {
 // beats the majority class (70/30 split by a seeded permutation, the
 // selection's own 80/20 split inside the 70 %).
 TEST(L2Selection, WineBinaryHeldoutAccuracyFloor) {
+  DPERM_SKIP_WITHOUT_SHARED("data/raw");
   Dataset wine = WineBinary(LoadCopy("wine"));
   ASSERT_EQ(wine.n(), 6497);
   const int d = wine.d, stride = d + 1;

@@ -13,12 +13,12 @@
 #include <cmath>
 #include <cstdio>
 
-#include "dperm/mechanism.hpp"
-#include "dperm/objective_perturbation.hpp"
-#include "dperm/options.hpp"
-#include "dperm/plan.hpp"
-#include "dperm/svrg_common.hpp"
-#include "dperm/train.hpp"
+#include "dperm/algorithms/mechanism.hpp"
+#include "dperm/algorithms/objective_perturbation.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/algorithms/svrg_common.hpp"
+#include "dperm/release/plan_release.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // Unit tests of the softmax (multinomial logistic) objective and the public
-// constants the privacy analysis takes from it (plan_common.hpp): the
+// constants the privacy analysis takes from it (plan_steps.hpp): the
 // gradient and Hessian against finite differences of the value, the
 // per-row bounds ||grad f_i|| <= L = sqrt(2) R and lambda_max(Hess f_i) <=
 // beta = R^2/2 on random rows and weights (and that both are attained in
@@ -18,14 +18,15 @@
 #include <string>
 #include <vector>
 
-#include "dperm/options.hpp"
-#include "dperm/plan.hpp"
-#include "dperm/random.hpp"
-#include "dperm/rows.hpp"
-#include "dperm/softmax.hpp"
-#include "dperm/train.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/noise/random.hpp"
+#include "dperm/rows/rows.hpp"
+#include "dperm/losses/softmax.hpp"
+#include "dperm/release/plan_release.hpp"
+#include "dperm/release/train_model.hpp"
 #include "test_helpers.hpp"
-#include "reference_solvers.hpp"
+#include "../../bench/lib/reference_solvers.hpp"
 
 using dperm::testing::NewtonMinimiser;
 

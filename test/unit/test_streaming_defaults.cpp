@@ -1,4 +1,4 @@
-// Streaming defaults (issue 12, item 3; train.hpp PlanStreamingDefault):
+// Streaming defaults (plan_release.hpp, PlanStreamingDefault):
 // (a) for every loss x regulariser x delta the default streaming plan runs at
 //     most kStreamingMaxPasses passes whatever n (up to 10^10 rows), where the
 //     in-memory rule's T grows with n;
@@ -24,10 +24,11 @@
 #include <string>
 #include <vector>
 
-#include "dperm/pass.hpp"
-#include "dperm/train.hpp"
+#include "dperm/release/streaming.hpp"
+#include "dperm/release/plan_release.hpp"
+#include "dperm/release/train_model.hpp"
 #include "real_datasets.hpp"
-#include "reference_solvers.hpp"
+#include "../../bench/lib/reference_solvers.hpp"
 
 namespace dperm::testing {
 namespace {
@@ -107,6 +108,7 @@ Excess MeanExcess(const Plan& mem, const Plan& str, const std::vector<double>& r
 }
 
 TEST(StreamingDefaultsTable, DISABLED_Print) {
+  DPERM_SKIP_WITHOUT_SHARED("data/raw");
   const Problem problems[] = {{"bank", LossKind::kLogistic},
                               {"adult", LossKind::kLogistic},
                               {"creditcard", LossKind::kLogistic},

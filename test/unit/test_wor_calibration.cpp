@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "dperm/budget.hpp"
-#include "dperm/noise.hpp"
-#include "dperm/pld_wor.hpp"
-#include "dperm/rdp.hpp"
-#include "dperm/rdp_wor.hpp"
-#include "dperm/train.hpp"
+#include "dperm/accounting/budget.hpp"
+#include "dperm/noise/noise.hpp"
+#include "dperm/accounting/pld_wor.hpp"
+#include "dperm/accounting/rdp.hpp"
+#include "dperm/accounting/rdp_wor.hpp"
+#include "dperm/release/plan_release.hpp"
 #include "noisy_sgd_support.hpp"
 
 namespace dperm {

@@ -1,0 +1,64 @@
+// Composition of a relation's ledger rows into the privacy it has spent, and
+// the RDP curve each release records (docs/design.md section 3, item 4).
+#pragma once
+#include "dperm/util/errors.hpp"
+#include "dperm/plan/plan.hpp"
+
+#include <vector>
+
+namespace dperm {
+
+// The Renyi orders of every curve in the ledger (the 24-order standard grid).
+const std::vector<double>& LedgerOrders();
+
+// The release's RDP curve on LedgerOrders(), empty when the plan has none
+// (has_rdp = false); the plan's own rdp_curve when it set one; otherwise:
+// gradient perturbation: noisy_steps times the subsampled Gaussian step's RDP
+// at the plan's sampling rate and noise multiplier (WBK 2019, Thm 9,
+// replace-one: the curve PlanGradientNoise, plan_steps.hpp, calibrated on);
+// Gaussian noise of scale sigma on L2 sensitivity Delta: alpha Delta^2/(2 sigma^2)
+// (Mironov 2017, Prop. 7); epsilon-DP noise: min(epsilon, alpha epsilon^2/2),
+// since epsilon-DP implies (epsilon^2/2)-zCDP (Bun & Steinke 2016, Prop. 1.4)
+// and (alpha, epsilon)-RDP.
+std::vector<double> ReleaseRdpCurve(const Plan& plan);
+
+// One ledger row: its (epsilon, delta) and its curve (nullptr if unknown).
+struct Charge {
+  double epsilon = 0;
+  double delta = 0;
+  const double* rdp = nullptr;  // LedgerOrders().size() values
+};
+
+struct Spent {
+  double epsilon = 0;
+  double delta = 0;
+};
+
+// The running total of a relation's ledger rows: everything ComposeCharges
+// needs, so that composing the total gives the answer of composing the rows
+// (dperm.budget_totals holds one per relation; the ledger's triggers keep it).
+struct ChargeTotals {
+  long long releases = 0;
+  double epsilon = 0;        // sum over every row
+  double delta = 0;
+  double plain_epsilon = 0;  // sum over the rows without a curve
+  double plain_delta = 0;
+  long long curves = 0;      // rows with a curve
+  std::vector<double> rdp;   // order-wise sum of their curves (LedgerOrders().size())
+};
+
+// Adds one ledger row to a running total.
+void AddCharge(ChargeTotals* totals, const Charge& charge);
+
+// Privacy spent by the rows a running total sums (see ComposeCharges).
+Spent ComposeTotals(bool rdp_accounting, double delta_budget, const ChargeTotals& totals);
+
+// Privacy spent by `charges` on one relation. Basic accounting sums epsilon
+// and delta. RDP accounting composes the curves (sums per order) and converts
+// at the delta budget left by the rows without a curve; it takes the smaller
+// of that and the basic sums whenever both are valid at the delta budget, so
+// it is never worse than basic composition.
+Spent ComposeCharges(bool rdp_accounting, double delta_budget,
+                     const std::vector<Charge>& charges);
+
+}  // namespace dperm

@@ -1,0 +1,66 @@
+// What a loss owns: the public constants the privacy analysis uses (L, beta,
+// the zero model's loss bound, the range of a row's gradient), its margin
+// loss, and the per-row kernel of a streaming pass. One spec per line of
+// losses.def, defined once in the loss's own file as LossSpecOf<LossKind::kX>();
+// planning code asks LossSpecFor(loss) instead of switching on the loss.
+#pragma once
+#include "dperm/util/errors.hpp"
+#include "dperm/options/options.hpp"
+
+#include <memory>
+
+namespace dperm {
+
+class Loss;
+
+// A loss's public parameters in a release: the plan's options (after
+// BasePlan, with the effective huber_delta) or a streaming pass's spec.
+struct LossParams {
+  double huber_delta = 1;   // Huber: the effective delta (HuberDelta)
+  double target_bound = 1;  // Huber: targets are clipped to [-B, B] (rows.hpp)
+  int classes = 0;          // multi-class losses: K; 0 for a margin loss
+};
+LossParams LossParamsOf(const Options& options);
+
+// The public constants of w -> f(w; x, y) over every row whose training
+// vector (the clipped features and the intercept column) has norm <= R:
+// they depend on public options only, never on the rows (docs/design.md
+// section 4).
+struct LossConstants {
+  double L = 0;     // Lipschitz: ||grad f_i(w)|| <= L for every w and row
+  double beta = 0;  // smoothness: grad f_i is beta-Lipschitz in w
+  // >= F(0) = 1/n sum_i f_i(0), the mean loss of the zero model (every
+  // regulariser is 0 there), hence >= F(0) - F* (losses are >= 0).
+  double zero_model_bound = 0;
+  // >= ||grad f_i(w) - grad f_i(w')|| for every w, w' and row.
+  double gradient_range = 0;
+};
+
+class LossSpec {
+ public:
+  virtual ~LossSpec() = default;
+  virtual LossKind kind() const = 0;
+  // The constants for the release's parameters and row bound R (derived
+  // beside each loss, with the paper it follows).
+  virtual LossConstants Constants(const LossParams& params, double R) const = 0;
+  // The margin loss f(m, y) a LinearObjective sums; nullptr for a
+  // multi-class loss (its objective is its own, e.g. softmax.hpp).
+  virtual std::unique_ptr<Loss> MakeMarginLoss(const LossParams& params) const = 0;
+  // The streaming pass's per-row kernel (release/streaming.cpp): the row's
+  // scores s_k = <w_k, x> (+ b_k) in `scores` (one for a margin loss, K for
+  // a multi-class loss) are replaced by df/ds_k; returns f(s, label) when
+  // with_loss, else 0. No allocation, no throw.
+  virtual double RowKernel(const LossParams& params, double* scores, double label,
+                           bool with_loss) const noexcept = 0;
+};
+
+// Defined once per loss, in its own file (losses.def).
+template <LossKind K>
+const LossSpec& LossSpecOf();
+
+const LossSpec& LossSpecFor(LossKind loss);
+
+// LossSpecFor(loss).Constants for the options as the plan stores them.
+LossConstants LossConstantsFor(LossKind loss, const Options& options, double R);
+
+}  // namespace dperm

@@ -1,0 +1,87 @@
+// A released model: its JSON text form and prediction.
+#pragma once
+#include "dperm/util/errors.hpp"
+#include "dperm/plan/plan.hpp"
+
+#include <string>
+#include <vector>
+
+namespace dperm {
+
+// What the release knows beyond the plan and the coefficients; plain
+// pointers into memory the boundary owns.
+struct ModelMeta {
+  const char* created_at = "";          // ISO 8601, UTC
+  const char* options_json = "{}";      // the options exactly as given
+  const char* const* feature_names = nullptr;  // d names, or nullptr
+  bool seeded = false;                  // a fixed seed: not private
+  const std::vector<double>* offset = nullptr;  // b0 of stage 0 (offset.hpp), or nullptr
+  // l2 => 'auto' (select_l2.hpp): the selection's JSON, kept as
+  // "l2_selection", and the release's (epsilon, delta), which replace the
+  // chosen candidate's in "epsilon" and "delta"; nullptr: no selection.
+  const char* l2_selection_json = nullptr;
+  double release_epsilon = 0;
+  double release_delta = 0;
+};
+
+// The model as JSON (docs/design.md section 1, dp_model). `w` holds the d feature
+// weights followed by the intercept when the plan fits one. A softmax model
+// holds plan.classes such blocks, class after class (softmax.hpp), and its
+// JSON says "classes": K, "coefficients": K arrays of d numbers, and
+// "intercept": K numbers (null without intercept); binary models have no
+// "classes" key.
+std::string ModelJson(const Plan& plan, const std::vector<double>& w,
+                      const ModelMeta& meta);
+
+// What a model's JSON states for prediction: the fields ModelJson writes
+// that dp_model keeps in binary form. `w` has ModelJson's layout, except
+// that a binary model always holds d + 1 values (the intercept last, 0 when
+// not fitted).
+struct ModelFields {
+  LossKind loss = LossKind::kLogistic;
+  int classes = 0;  // softmax: K >= 2; binary models: 0
+  int d = 0;
+  bool fit_intercept = false;
+  double feature_bound = 0;
+  double huber_delta = 0;
+  // "l2_selection" (l2 => 'auto'): whether l2 was chosen privately, and
+  // the chosen value (0 when not).
+  bool l2_selected = false;
+  double chosen_l2 = 0;
+  std::vector<double> w;
+  std::vector<double> offset;  // "offset" (b0, already in the intercept); empty: none
+};
+
+// Most classes a model may have (the limit of the classes option).
+const int kMaxModelClasses = 100000;
+
+// Reads a model's JSON text (ModelJson's inverse for ModelFields; dump and
+// restore, casts, binary COPY). Every field is checked for its kind, range
+// and shape; "feature_names", when present and not null, must hold d
+// strings. Throws Error(kInvalidText, "invalid dp_model: ...") naming the
+// field, Error(kLimitExceeded) when the coefficients pass max_coefficients
+// (checked before they are copied), and ParseJson's error for text that is
+// not JSON.
+ModelFields ParseModelJson(const std::string& text, int64_t max_coefficients);
+
+// Prediction with the training preprocessing: the row is clipped exactly as
+// training rows were, then the margin <coef, x> + intercept is turned into a
+// probability (logistic) or returned as is (Huber). `scratch` holds d doubles.
+double Predict(LossKind loss, const double* coef, int d, double intercept,
+               double feature_bound, const double* x, double* scratch) noexcept;
+
+// Class probabilities of a softmax model with the training preprocessing:
+// the row is clipped as training rows were, then proba = softmax(s) with
+// s_k = <w_k, x> + b_k. `w` holds `classes` blocks of d weights followed by
+// the intercept when fit_intercept (the layout of softmax.hpp). `scratch`
+// holds d doubles and `proba` `classes`. Scores are clamped to +-1e300 (a
+// NaN score counts as -1e300) so that a hand-written model with huge
+// coefficients still gives probabilities that sum to 1.
+void PredictSoftmax(const double* w, int classes, int d, bool fit_intercept,
+                    double feature_bound, const double* x, double* scratch,
+                    double* proba) noexcept;
+
+// The index of the largest of n >= 1 values, the first one on ties.
+int ArgMax(const double* values, int n) noexcept;
+
+}  // namespace dperm

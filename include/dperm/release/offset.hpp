@@ -1,0 +1,98 @@
+// The intercept on a private offset: stage 0 of every
+// in-memory release that fits an intercept.
+//
+// Without it the intercept is one more coordinate: the l2 term shrinks it
+// toward 0 (logit 1/2 for a logistic model) and the mechanism's noise moves
+// it like any weight, so at small epsilon a model predicts one class or
+// falls below the majority baseline (docs/heldout.md). With it:
+//
+//   Stage 0. Release a base statistic S with pure epsilon0-DP (discrete
+//   Laplace on a grid, noise.hpp's exact sampler) and turn it into b0:
+//     logistic  S = #{y = +1}, the positive count; Delta_1 = 1 (replace-one
+//               changes one label); p = (S + 1/2)/(n + 1) clamped to
+//               [1/(2(n+1)), 1 - 1/(2(n+1))]; b0 = logit(p).
+//     softmax   S = the class histogram (K counts); replace-one moves one row
+//               from one class to another: Delta_1 = 2 (Delta_2 = sqrt 2);
+//               q_k = clamp(S_k, 0, n) + 1/2; b0_k = log q_k - mean_j log q_j.
+//     Huber     S = sum_i (y_i + B), y_i clipped to [-B, B] (B = target_bound),
+//               each term in [0, 2B]: Delta_1 = 2B; b0 = clamp(S/n - B, -B, B).
+//   n is public (docs/design.md section 4: replace-one neighbours, n public), so
+//   dividing by n and the clamps are post-processing. |b0| <= log(2n + 1)
+//   (logistic, softmax) or B (Huber): OffsetPlan::bound.
+//
+//   Stage 1. The mechanism trains w (feature weights and w_int) on
+//   f_i(w) = loss(<w, x_i> + w_int + b0, y_i) + the penalties, and the
+//   released intercept is w_int + b0. For a fixed b0, f_i is the same loss
+//   at a shifted margin: |df/dm| and d2f/dm2 have the same bounds over all
+//   margins, so L, beta, convexity and the row's gradient bound -- every
+//   constant a mechanism's theorem uses -- are unchanged, and the
+//   mechanism's guarantee at (epsilon - epsilon0, delta) holds for every
+//   b0, i.e. conditionally on stage 0's output.
+//
+//   Privacy. Adaptive composition of an epsilon0-DP release and a mechanism
+//   that is (epsilon - epsilon0, delta)-DP for every value of it gives
+//   (epsilon, delta)-DP (Dwork & Roth 2014, Thm 3.16 and its adaptive form,
+//   Dwork, Rothblum & Vadhan 2010), so the summed claim is exact: the plan
+//   states epsilon, the ledger charges epsilon. In RDP (Mironov 2017, Prop. 1,
+//   adaptive), the release's curve is the mechanism's plus stage 0's:
+//   epsilon0-DP implies (epsilon0^2/2)-zCDP (Bun & Steinke 2016, Prop. 1.4),
+//   i.e. (alpha, alpha epsilon0^2/2)-RDP, and (alpha, epsilon0)-RDP
+//   (Mironov 2017, Prop. 3): min(epsilon0, alpha epsilon0^2/2) per order
+//   (ReleaseRdpCurve, budget.cpp).
+//
+//   Budget share (OffsetEpsilon): epsilon0 = min(epsilon/10, 4 Delta_u /
+//   sqrt(n)), Delta_u the sensitivity in units of one row's range (1 for
+//   the positive count and the Huber sum, 2 for the histogram). The noise
+//   of the released mean then has standard deviation sqrt(2) Delta_u /
+//   (epsilon0 n) = 0.35/sqrt(n) of a row's range, about 0.7 of the largest
+//   sampling error of a mean of n rows (1/(2 sqrt n)) -- the base rate is
+//   known about as well as the data allow -- and never costs more than a
+//   tenth of the budget (docs/accountant.md, *Intercept offset*). Only
+//   public inputs enter (epsilon, n, the loss).
+#pragma once
+#include "dperm/util/errors.hpp"
+#include "dperm/losses/loss.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/noise/random.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace dperm {
+
+// The share rule's constants (see above).
+constexpr double kOffsetMaxShare = 0.1;     // epsilon0 <= epsilon / 10
+constexpr double kOffsetPerSqrtN = 4.0;     // epsilon0 <= 4 Delta_u / sqrt(n)
+
+// epsilon0 for a release of `epsilon` over n rows of `loss`.
+double OffsetEpsilon(LossKind loss, double epsilon, int64_t n);
+
+// Stage 0's plan from public inputs: epsilon0 = 0 (no stage 0) unless
+// options.fit_intercept and options.intercept_offset, n >= 1, and the
+// mechanism's share epsilon - epsilon0 stays at least kMinEpsilon.
+OffsetPlan PlanOffset(const Options& options, LossKind loss, int64_t n);
+
+// The options the mechanism is planned with: epsilon - offset.epsilon.
+Options MechanismOptions(const Options& options, const OffsetPlan& offset);
+
+// Stage 0: releases the plan's statistic over rows viewed in place (n rows
+// of stride d + 1, the label last) and returns b0: one value (logistic,
+// Huber) or K (softmax); empty when the plan has no offset stage. Draws
+// from rng before training does.
+std::vector<double> ReleaseOffset(const Plan& plan, const double* rows, SecureRng& rng);
+
+// b0 from noisy sums (the post-processing above; tests call it directly).
+std::vector<double> OffsetFromSums(LossKind loss, const std::vector<double>& noisy_sums,
+                                   int64_t n, double target_bound);
+
+// The margin loss f(m + b0, y) of `inner`: same bounds on f' and f'' (hence
+// the same L and beta) as `inner`.
+std::unique_ptr<Loss> ShiftLoss(std::unique_ptr<Loss> inner, double b0);
+
+// Adds b0 to the trained intercepts of w (the released intercept is
+// w_int + b0).
+void AddOffset(const Plan& plan, const std::vector<double>& b0, std::vector<double>& w);
+
+}  // namespace dperm

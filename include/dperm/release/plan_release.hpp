@@ -1,0 +1,78 @@
+// The core's entry point for planning a release from public inputs only
+// (options, n, d): the default l2 and algorithm, then the mechanism's plan.
+// Plain types in, plain types out (the pgRouting "driver" shape).
+#pragma once
+#include "dperm/util/errors.hpp"
+#include "dperm/losses/objective.hpp"
+#include "dperm/plan/plan.hpp"
+#include "dperm/noise/random.hpp"
+
+#include <memory>
+#include <vector>
+
+namespace dperm {
+
+// The l2 dperm uses when neither `l2` nor `algorithm` is given,
+// from public inputs only (loss, n, d, epsilon, delta, l1, the
+// mode), and a sentence saying how. Chosen by held-out quality
+// (bench/l2_rule_sweep.sh, docs/heldout.md "Default l2"):
+//   l1 > 0, streaming mode, softmax, Huber  -> 0
+//   logistic, delta > 0 -> l = max(kDefaultL2Objective sqrt(d) / (n epsilon), kDefaultL2Min)
+//                          (objective) while l <= kDefaultL2ObjectiveMax, else 0
+//                          (dp_gd), and 0 too where objective would not be
+//                          DefaultAlgorithm's choice at l (its work cap)
+//   logistic, delta = 0 -> min(kDefaultL2Output / (n epsilon), kDefaultL2Max) (bolton)
+// Why ~1/(n epsilon): both mechanisms perturb the minimiser of an
+// l2-strongly convex objective by noise of norm ~ sqrt(d) sigma / (n l2)
+// (objective perturbation: the term <b, w>/n, ||b|| ~ sqrt(d) sigma,
+// Chaudhuri, Monteleoni & Sarwate 2011 Thm 9 / Kifer et al. 2012;
+// output perturbation: sensitivity 2L/(n l2), ibid. Cor. 8), sigma ~ 1/epsilon,
+// while the penalty's bias grows like l2; the excess risk
+// d sigma^2/(n^2 l2) + l2 ||w*||^2 is smallest at l2 ~ sqrt(d) sigma/(n ||w*||).
+// Bolton's noise is one vector whose norm the rule fixes relative to the
+// signal (sqrt(d) did not help there: the noise norm is per release).
+constexpr double kDefaultL2Objective = 1;  // logistic, delta > 0 (objective)
+constexpr double kDefaultL2Min = 1e-6;     // objective's work grows as 1/sqrt(l2)
+// Above it, early-stopped dp_gd at l2 = 0 beat objective at every l2 of the
+// sweep (BANK, CREDIT at epsilon = 0.1: accuracy at or below the majority's).
+constexpr double kDefaultL2ObjectiveMax = 1e-3;
+constexpr double kDefaultL2Output = 150;   // logistic, delta = 0 (bolton)
+constexpr double kDefaultL2Max = 1;        // the model is then about b0 alone
+double DefaultL2(LossKind loss, const Options& options, int64_t n, int d, bool streaming,
+                 std::string* why);
+
+// The algorithm dperm picks when `algorithm` is not given, from public
+// options only, and a sentence saying why. The choice follows the
+// benchmark in docs/algorithms.md (README, "Choosing an algorithm"):
+//   l1 > 0            -> dp_gd (the only proximal method that is competitive)
+//   logistic, delta > 0, 0 < n l2 <= 100 (and objective's fixed schedule
+//                        within 2e8 row gradients)
+//                     -> objective (best held-out AUC at small l2,
+//                        docs/heldout.md: output perturbation's noise ~1/(n l2)
+//                        leaves a near-constant model there)
+//   l2 > 0            -> bolton (lowest excess risk on all five datasets)
+//   l2 = 0, delta > 0 -> dp_gd (lowest on four of five)
+//   l2 = 0, delta = 0 -> output_gd (dp_gd needs delta > 0)
+Algorithm DefaultAlgorithm(LossKind loss, const Options& options, int64_t n, int d,
+                           std::string* why);
+
+// The plan of the options' algorithm (or the default one) for n rows of d
+// features; with fit_intercept (and intercept_offset), stage 0 of
+// offset.hpp takes epsilon0 = plan.offset.epsilon and the mechanism is
+// planned at epsilon - epsilon0.
+Plan PlanRelease(const Options& options, LossKind loss, int64_t n, int d);
+
+// Streaming mode (dperm.train): every iteration is a pass
+// over the relation, so the default's number of passes must not grow with
+// n. The default plan when no algorithm is given:
+//   l1 > 0            -> dp_gd
+//   l2 > 0            -> output_gd (bolton and objective read rows one by
+//                        one; output_gd's tight contraction needs few passes)
+//   l2 = 0, delta > 0 -> dp_gd
+//   l2 = 0, delta = 0 -> output_gd
+// with, unless `iterations` is given, T = min(the algorithm's own rule,
+// kStreamingMaxPasses); the plan's noise follows its T as for any given T.
+const int64_t kStreamingMaxPasses = 100;
+Plan PlanStreamingDefault(const Options& options, LossKind loss, int64_t n, int d);
+
+}  // namespace dperm

@@ -1,0 +1,40 @@
+// Cooperative cancellation: the boundary installs a function that reports a
+// pending interrupt; long loops call CheckInterrupt(), which throws
+// Error(kCancelled) so that the boundary can raise the real interrupt once no
+// C++ object is alive. Depends on errors.hpp only, so any module may probe.
+//
+// The rule: no stretch of the core computes for more than about a
+// millisecond of arithmetic without a probe, whatever n, d or K. Loops whose
+// iterations cost different amounts (a row of d features, a softmax row of
+// K (d + 1), a noise coordinate) count their work with CountWork, which
+// probes once kInterruptQuantum units have accumulated; one unit is about
+// one multiply-add.
+#pragma once
+#include "dperm/util/errors.hpp"
+
+#include <cstdint>
+
+namespace dperm {
+
+using InterruptProbe = bool (*)();
+void SetInterruptProbe(InterruptProbe probe);
+void CheckInterrupt();
+
+// Units of work between two probes of CountWork: about a millisecond.
+inline constexpr uint64_t kInterruptQuantum = uint64_t(1) << 20;
+// The work of drawing one exact noise coordinate (Karney's sampler, the
+// discrete samplers: some hundred nanoseconds), in those units.
+inline constexpr uint64_t kNoiseCoordinateWork = 256;
+
+namespace detail {
+extern thread_local uint64_t work_since_probe;
+}
+
+// Counts `work` units and probes (CheckInterrupt) once a quantum has
+// accumulated since the last probe. Cheap enough to call per row.
+inline void CountWork(uint64_t work) {
+  detail::work_since_probe += work;
+  if (detail::work_since_probe >= kInterruptQuantum) CheckInterrupt();
+}
+
+}  // namespace dperm

@@ -1,0 +1,66 @@
+// The Huber loss h_delta(m - y) of regression (dp_huber): its values and
+// derivatives, and its entry in the loss table (losses.def).
+#include "dperm/losses/loss.hpp"
+#include "dperm/losses/loss_spec.hpp"
+
+#include <cmath>
+#include <memory>
+
+namespace dperm {
+namespace {
+
+class HuberSpec final : public LossSpec {
+ public:
+  LossKind kind() const override { return LossKind::kHuber; }
+  LossConstants Constants(const LossParams& p, double R) const override {
+    const HuberLoss f(p.huber_delta);
+    LossConstants c;
+    // grad = h'(r) x and Hessian = h''(r) x x^T with |h'| <= delta and
+    // h'' <= 1 for every residual r: L = delta R and beta = R^2 (loss.hpp,
+    // Lipschitz and Smoothness), with the effective huber_delta (HuberDelta:
+    // the option, or a constant times target_bound; public either way).
+    // Clipping targets to [-target_bound, target_bound] (rows.hpp) changes
+    // neither constant, whatever the target.
+    c.L = f.Lipschitz(R);
+    c.beta = f.Smoothness(R);
+    // h_delta(B): the Huber loss of a zero prediction for a target of size
+    // B = target_bound, the largest a clipped target can have (h_delta grows
+    // with |y|).
+    const double delta = p.huber_delta, bound = p.target_bound;
+    c.zero_model_bound = bound <= delta ? bound * bound / 2 : delta * (bound - delta / 2);
+    // h' in [-delta, delta]: two gradients of a row differ by <= 2 delta R.
+    c.gradient_range = 2 * p.huber_delta * R;
+    return c;
+  }
+  std::unique_ptr<Loss> MakeMarginLoss(const LossParams& p) const override {
+    return std::make_unique<HuberLoss>(p.huber_delta);
+  }
+  double RowKernel(const LossParams& p, double* s, double y, bool with_loss) const noexcept override {
+    const HuberLoss f(p.huber_delta);
+    const double value = with_loss ? f.Value(s[0], y) : 0.0;
+    s[0] = f.Derivative(s[0], y);
+    return value;
+  }
+};
+
+}  // namespace
+
+double HuberLoss::Value(double m, double y) const {
+  double u = std::fabs(m - y);
+  return u <= delta_ ? 0.5 * u * u : delta_ * (u - 0.5 * delta_);
+}
+double HuberLoss::Derivative(double m, double y) const {
+  double u = m - y;
+  return u > delta_ ? delta_ : (u < -delta_ ? -delta_ : u);
+}
+double HuberLoss::Curvature(double m, double y) const {
+  return std::fabs(m - y) <= delta_ ? 1.0 : 0.0;
+}
+
+template <>
+const LossSpec& LossSpecOf<LossKind::kHuber>() {
+  static const HuberSpec spec;
+  return spec;
+}
+
+}  // namespace dperm

@@ -1,0 +1,149 @@
+// The margin loss by kind, and the regularised empirical risk of a binary
+// linear model (loss.hpp); each loss is defined in its own file.
+#include "dperm/losses/loss.hpp"
+
+#include "dperm/losses/loss_spec.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "dperm/util/interrupt.hpp"
+#include "dperm/rows/exact_sum.hpp"
+
+namespace dperm {
+
+LinearObjective::LinearObjective(const Loss& loss, FeatureMap x, LabelMap y,
+                                 bool fit_intercept, double l2, double l1)
+    : Objective(l2, l1), loss_(loss), x_(x), y_(y), fit_intercept_(fit_intercept) {}
+
+Eigen::Index FullPassBlockRows(Eigen::Index work_per_row) {
+  return std::max<Eigen::Index>(1, Eigen::Index(kFullPassBlockWork) / std::max<Eigen::Index>(work_per_row, 1));
+}
+
+void LinearObjective::BlockMargins(const Eigen::VectorXd& w, Eigen::Index start, Eigen::Index rows,
+                                   Eigen::VectorXd& m) const {
+  const Eigen::Index d = x_.cols();
+  m.noalias() = x_.middleRows(start, rows) * w.head(d);
+  if (fit_intercept_) m.array() += w(d);
+}
+
+double LinearObjective::LossValue(const Eigen::VectorXd& w) const {
+  const Eigen::Index d = x_.cols(), n = x_.rows(), block = FullPassBlockRows(d + 1);
+  Eigen::VectorXd m;
+  double sum = 0;
+  for (Eigen::Index start = 0; start < n; start += block) {
+    const Eigen::Index rows = std::min(block, n - start);
+    BlockMargins(w, start, rows, m);
+    for (Eigen::Index i = 0; i < rows; i++) sum += loss_.Value(m(i), y_(start + i));
+    CountWork(uint64_t(rows) * uint64_t(d + 1));
+  }
+  return sum / static_cast<double>(n);
+}
+
+Eigen::VectorXd LinearObjective::LossGradient(const Eigen::VectorXd& w) const {
+  const Eigen::Index d = x_.cols(), n = x_.rows(), block = FullPassBlockRows(2 * (d + 1));
+  Eigen::VectorXd grad = Eigen::VectorXd::Zero(w.size());
+  Eigen::VectorXd g;
+  // With a grid, each row's f'(m_i) [x_i, 1] is rounded to it and summed
+  // exactly (exact_sum.hpp): the sum the sensitivity was derived for.
+  const bool exact = sum_grid() > 0;
+  ExactSum sum(exact ? dim() : 0, exact ? sum_grid() : 1.0);
+  const double* data = x_.data();
+  const Eigen::Index stride = x_.outerStride();
+  for (Eigen::Index start = 0; start < n; start += block) {
+    const Eigen::Index rows = std::min(block, n - start);
+    BlockMargins(w, start, rows, g);
+    for (Eigen::Index i = 0; i < rows; i++) g(i) = loss_.Derivative(g(i), y_(start + i));
+    if (exact) {
+      for (Eigen::Index i = 0; i < rows; i++)
+        sum.AddScaled(0, g(i), data + (start + i) * stride, int(d), fit_intercept_);
+    } else {
+      grad.head(d).noalias() += x_.middleRows(start, rows).transpose() * g;
+      if (fit_intercept_) grad(d) += g.sum();
+    }
+    CountWork(2 * uint64_t(rows) * uint64_t(d + 1));
+  }
+  if (exact)
+    for (int j = 0; j < dim(); j++) grad(j) = sum.Value(j);
+  grad /= static_cast<double>(n);
+  return grad;
+}
+
+void LinearObjective::AddRowGradients(const Eigen::VectorXd& w,
+                                      const int64_t* rows, int64_t m,
+                                      Eigen::VectorXd& sum) const {
+  const Eigen::Index d = x_.cols();
+  const double b = fit_intercept_ ? w(d) : 0.0;
+  if (sum_grid() > 0 && m == 1) {
+    // One row (stochastic steps): its rounded contribution is the exact
+    // sum, added once; no accumulator needed (bit-identical to ExactSum's).
+    const Eigen::Index i = rows[0];
+    const double q = sum_grid();
+    const double s = loss_.Derivative(x_.row(i).dot(w.head(d)) + b, y_(i)) / q;
+    const double* x = x_.data() + i * x_.outerStride();
+    for (Eigen::Index j = 0; j < d; j++) sum(j) += q * RoundToGrid(s * x[j]);
+    if (fit_intercept_) sum(d) += q * RoundToGrid(s);
+    return;
+  }
+  if (sum_grid() > 0) {
+    // The batch's rows rounded to the grid and summed exactly, then added
+    // to `sum` once (exact_sum.hpp).
+    ExactSum batch(dim(), sum_grid());
+    const Eigen::Index stride = x_.outerStride();
+    for (int64_t k = 0; k < m; k++) {
+      const Eigen::Index i = rows[k];
+      double c = loss_.Derivative(x_.row(i).dot(w.head(d)) + b, y_(i));
+      batch.AddScaled(0, c, x_.data() + i * stride, int(d), fit_intercept_);
+    }
+    for (int j = 0; j < dim(); j++) sum(j) += batch.Value(j);
+    return;
+  }
+  for (int64_t k = 0; k < m; k++) {
+    const Eigen::Index i = rows[k];
+    double c = loss_.Derivative(x_.row(i).dot(w.head(d)) + b, y_(i));
+    sum.head(d).noalias() += c * x_.row(i).transpose();
+    if (fit_intercept_) sum(d) += c;
+    CountWork(2 * uint64_t(d + 1));
+  }
+}
+
+void PrefetchFeatureRows(const FeatureMap& x, const LabelMap& y, const int64_t* rows,
+                         int64_t m) {
+  // Every cache line of each row's features, and its label.
+  const Eigen::Index stride = x.outerStride();
+  const size_t bytes = sizeof(double) * static_cast<size_t>(x.cols());
+  for (int64_t k = 0; k < m; k++) {
+    const char* row = reinterpret_cast<const char*>(x.data() + rows[k] * stride);
+    for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(row + b);
+    if (bytes > 0) __builtin_prefetch(row + bytes - 1);
+    __builtin_prefetch(y.data() + rows[k] * y.innerStride());
+  }
+}
+
+void LinearObjective::PrefetchRows(const int64_t* rows, int64_t m) const {
+  PrefetchFeatureRows(x_, y_, rows, m);
+}
+
+Eigen::MatrixXd LinearObjective::LossHessian(const Eigen::VectorXd& w) const {
+  const Eigen::Index d = x_.cols();
+  Eigen::VectorXd m;
+  BlockMargins(w, 0, n(), m);
+  CountWork(uint64_t(n()) * uint64_t(w.size()) * uint64_t(w.size()));
+  Eigen::MatrixXd rows(n(), w.size());  // training rows with the intercept column
+  rows.leftCols(d) = x_;
+  if (fit_intercept_) rows.col(d).setOnes();
+  Eigen::VectorXd c(m.size());
+  for (Eigen::Index i = 0; i < m.size(); i++) c(i) = loss_.Curvature(m(i), y_(i));
+  Eigen::MatrixXd h = rows.transpose() * c.asDiagonal() * rows;
+  h /= static_cast<double>(n());
+  return h;
+}
+
+std::unique_ptr<Loss> MakeLoss(LossKind kind, const Options& options) {
+  std::unique_ptr<Loss> loss = LossSpecFor(kind).MakeMarginLoss(LossParamsOf(options));
+  if (loss == nullptr)
+    throw Error(ErrorKind::kInternal, std::string("MakeLoss: no margin loss for ") + LossName(kind));
+  return loss;
+}
+
+}  // namespace dperm

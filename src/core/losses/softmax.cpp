@@ -1,0 +1,207 @@
+// Multinomial logistic regression objective.
+#include "dperm/losses/softmax.hpp"
+
+#include "dperm/losses/loss_spec.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "dperm/util/interrupt.hpp"
+#include "dperm/rows/exact_sum.hpp"
+
+namespace dperm {
+namespace {
+
+using ClassMatrix = Eigen::Map<const RowMatrix>;  // K x per_class view of w
+
+int Label(double y) { return static_cast<int>(y); }
+
+class SoftmaxSpec final : public LossSpec {
+ public:
+  LossKind kind() const override { return LossKind::kSoftmax; }
+  LossConstants Constants(const LossParams& p, double R) const override {
+    LossConstants c;
+    // Softmax cross-entropy of W (K x dim): grad = (p - e_y) x^T, whose
+    // Frobenius norm is ||p - e_y|| ||x|| <= sqrt(2) R (||p - e_y||^2 =
+    // (1 - p_y)^2 + sum_{k != y} p_k^2 <= 2 (1 - p_y)^2 <= 2); the Hessian is
+    // (diag(p) - p p^T) (x) x x^T, and diag(p) - p p^T has eigenvalues <= 1/2
+    // (Bohning 1992), so beta = R^2/2. The offset b0 shifts the scores and
+    // changes neither bound.
+    c.L = std::sqrt(2.0) * R;
+    c.beta = R * R / 2;
+    // Every class has probability 1/K at w = 0: F(0) = ln K.
+    c.zero_model_bound = std::log(double(p.classes));
+    // Two probability vectors differ by at most sqrt(2) in norm.
+    c.gradient_range = std::sqrt(2.0) * R;
+    return c;
+  }
+  std::unique_ptr<Loss> MakeMarginLoss(const LossParams&) const override { return nullptr; }
+  double RowKernel(const LossParams& p, double* s, double label,
+                   bool with_loss) const noexcept override {
+    // F_i = log sum_k exp(s_k) - s_y, gradient (p - e_y) (x) [x, 1], as
+    // SoftmaxObjective::LossValue and LossGradient compute it.
+    const int y = Label(label);
+    double value = 0;
+    if (with_loss) {
+      double top = s[0];
+      for (int k = 1; k < p.classes; k++) top = std::max(top, s[k]);
+      double sum = 0;
+      for (int k = 0; k < p.classes; k++) sum += std::exp(s[k] - top);
+      value = top + std::log(sum) - s[y];
+    }
+    SoftmaxInPlace(s, p.classes);
+    s[y] -= 1;
+    return value;
+  }
+};
+
+}  // namespace
+
+template <>
+const LossSpec& LossSpecOf<LossKind::kSoftmax>() {
+  static const SoftmaxSpec spec;
+  return spec;
+}
+
+void SoftmaxInPlace(double* s, int classes) {
+  double top = s[0];
+  for (int k = 1; k < classes; k++) top = std::max(top, s[k]);
+  double sum = 0;
+  for (int k = 0; k < classes; k++) {
+    s[k] = std::exp(s[k] - top);
+    sum += s[k];
+  }
+  for (int k = 0; k < classes; k++) s[k] /= sum;
+}
+
+SoftmaxObjective::SoftmaxObjective(FeatureMap x, LabelMap y, int classes,
+                                   bool fit_intercept, double l2, double l1)
+    : Objective(l2, l1), x_(x), y_(y), classes_(classes), fit_intercept_(fit_intercept) {}
+
+void SoftmaxObjective::BlockScores(const Eigen::VectorXd& w, Eigen::Index start,
+                                   Eigen::Index rows, RowMatrix& s) const {
+  const Eigen::Index d = x_.cols();
+  ClassMatrix wm(w.data(), classes_, per_class());
+  s.noalias() = x_.middleRows(start, rows) * wm.leftCols(d).transpose();
+  if (fit_intercept_) s.rowwise() += wm.col(d).transpose();
+  if (offset_.size() > 0) s.rowwise() += offset_.transpose();
+}
+
+Eigen::Index SoftmaxObjective::BlockRows(int passes) const {
+  return FullPassBlockRows(Eigen::Index(passes) * classes_ * per_class());
+}
+
+void SoftmaxObjective::SetOffset(const std::vector<double>& b0) {
+  if (int(b0.size()) != classes_)
+    throw Error(ErrorKind::kInternal, "SoftmaxObjective::SetOffset: one shift per class");
+  offset_ = Eigen::Map<const Eigen::VectorXd>(b0.data(), classes_);
+}
+
+double SoftmaxObjective::LossValue(const Eigen::VectorXd& w) const {
+  const Eigen::Index n = x_.rows(), block = BlockRows(1);
+  RowMatrix s;
+  double sum = 0;
+  for (Eigen::Index start = 0; start < n; start += block) {
+    const Eigen::Index rows = std::min(block, n - start);
+    BlockScores(w, start, rows, s);
+    for (Eigen::Index i = 0; i < rows; i++) {
+      double top = s.row(i).maxCoeff();
+      double lse = top + std::log((s.row(i).array() - top).exp().sum());
+      sum += lse - s(i, Label(y_(start + i)));
+    }
+    CountWork(uint64_t(rows) * uint64_t(classes_) * uint64_t(per_class()));
+  }
+  return sum / static_cast<double>(n);
+}
+
+Eigen::VectorXd SoftmaxObjective::LossGradient(const Eigen::VectorXd& w) const {
+  const Eigen::Index d = x_.cols(), n = x_.rows(), block = BlockRows(2);
+  Eigen::VectorXd grad = Eigen::VectorXd::Zero(dim());
+  Eigen::Map<RowMatrix> g(grad.data(), classes_, per_class());
+  // With a grid, each row's (p - e_y)_k [x, 1] is rounded to it and summed
+  // exactly (exact_sum.hpp), class block after class block.
+  const bool exact = sum_grid() > 0;
+  ExactSum sum(exact ? dim() : 0, exact ? sum_grid() : 1.0);
+  const Eigen::Index stride = x_.outerStride();
+  // Row-major so that each row's scores are contiguous for SoftmaxInPlace;
+  // one block of rows at a time, so memory stays O(block K), not O(n K).
+  RowMatrix p;
+  for (Eigen::Index start = 0; start < n; start += block) {
+    const Eigen::Index rows = std::min(block, n - start);
+    BlockScores(w, start, rows, p);
+    for (Eigen::Index i = 0; i < rows; i++) {
+      SoftmaxInPlace(p.row(i).data(), classes_);
+      p(i, Label(y_(start + i))) -= 1;  // p - e_y
+    }
+    if (exact) {
+      for (Eigen::Index i = 0; i < rows; i++)
+        for (int k = 0; k < classes_; k++)
+          sum.AddScaled(k * per_class(), p(i, k), x_.data() + (start + i) * stride, int(d),
+                        fit_intercept_);
+    } else {
+      g.leftCols(d).noalias() += p.transpose() * x_.middleRows(start, rows);
+      if (fit_intercept_) g.col(d) += p.colwise().sum().transpose();
+    }
+    CountWork(2 * uint64_t(rows) * uint64_t(classes_) * uint64_t(per_class()));
+  }
+  if (exact)
+    for (int j = 0; j < dim(); j++) grad(j) = sum.Value(j);
+  grad /= static_cast<double>(n);
+  return grad;
+}
+
+void SoftmaxObjective::AddRowGradients(const Eigen::VectorXd& w,
+                                       const int64_t* rows, int64_t m,
+                                       Eigen::VectorXd& sum) const {
+  const Eigen::Index d = x_.cols();
+  ClassMatrix wm(w.data(), classes_, per_class());
+  Eigen::Map<RowMatrix> g(sum.data(), classes_, per_class());
+  Eigen::VectorXd p(classes_);
+  const bool exact = sum_grid() > 0;
+  ExactSum batch(exact ? dim() : 0, exact ? sum_grid() : 1.0);
+  const Eigen::Index stride = x_.outerStride();
+  for (int64_t k = 0; k < m; k++) {
+    const Eigen::Index i = rows[k];
+    p.noalias() = wm.leftCols(d) * x_.row(i).transpose();
+    if (fit_intercept_) p += wm.col(d);
+    if (offset_.size() > 0) p += offset_;
+    SoftmaxInPlace(p.data(), classes_);
+    p(Label(y_(i))) -= 1;
+    if (exact) {  // rounded to the grid, summed exactly (exact_sum.hpp)
+      for (int c = 0; c < classes_; c++)
+        batch.AddScaled(c * per_class(), p(c), x_.data() + i * stride, int(d), fit_intercept_);
+      continue;
+    }
+    g.leftCols(d).noalias() += p * x_.row(i);
+    if (fit_intercept_) g.col(d) += p;
+    CountWork(2 * uint64_t(classes_) * uint64_t(per_class()));
+  }
+  if (exact)
+    for (int j = 0; j < dim(); j++) sum(j) += batch.Value(j);
+}
+
+Eigen::MatrixXd SoftmaxObjective::LossHessian(const Eigen::VectorXd& w) const {
+  const Eigen::Index d = x_.cols();
+  const int c = per_class();
+  RowMatrix p;
+  BlockScores(w, 0, n(), p);
+  Eigen::MatrixXd h = Eigen::MatrixXd::Zero(dim(), dim());
+  Eigen::VectorXd z(c);
+  for (Eigen::Index i = 0; i < p.rows(); i++) {
+    CountWork(uint64_t(dim()) * uint64_t(dim()));
+    SoftmaxInPlace(p.row(i).data(), classes_);
+    z.head(d) = x_.row(i).transpose();
+    if (fit_intercept_) z(d) = 1;
+    Eigen::MatrixXd zz = z * z.transpose();
+    // (diag(p) - p p^T) (x) z z^T, class-major blocks.
+    for (int k = 0; k < classes_; k++)
+      for (int l = 0; l < classes_; l++) {
+        double a = (k == l ? p(i, k) : 0.0) - p(i, k) * p(i, l);
+        h.block(k * c, l * c, c, c) += a * zz;
+      }
+  }
+  h /= static_cast<double>(n());
+  return h;
+}
+
+}  // namespace dperm

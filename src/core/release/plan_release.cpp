@@ -1,0 +1,198 @@
+// Planning a release from public inputs: the default l2 and algorithm, and
+// the plan of the chosen mechanism (plan_release.hpp).
+#include "dperm/release/plan_release.hpp"
+
+#include "dperm/losses/loss.hpp"
+#include "dperm/release/offset.hpp"
+#include "dperm/algorithms/registry.hpp"
+#include "dperm/losses/softmax.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace dperm {
+
+namespace {
+
+// Small l2 for a logistic model: objective perturbation (its noise is damped
+// by the data's curvature, output perturbation's is not) when n l2 <=
+// kObjectiveNL2 -- where output perturbation's noise, ~1/(n l2), leaves
+// bolton a near-constant model on BANK, ADULT and CREDIT (docs/heldout.md)
+// -- and its fixed schedule stays within kObjectiveWork per-row gradients.
+const double kObjectiveNL2 = 100;
+const double kObjectiveWork = 2e8;
+
+bool ObjectiveForSmallL2(LossKind loss, const Options& o, int64_t n, int d) {
+  if (loss != LossKind::kLogistic || !(o.delta > 0) || o.l1 > 0 || !(o.l2 > 0)) return false;
+  if (double(n) * o.l2 > kObjectiveNL2) return false;
+  Options chosen = o;
+  chosen.algorithm = Algorithm::kObjective;
+  chosen.has_algorithm = true;
+  try {
+    const Plan p = PlanFor(Algorithm::kObjective, chosen, loss, n, d);
+    return double(p.gradient_evaluations) <= kObjectiveWork;
+  } catch (const Error&) {
+    return false;  // e.g. epsilon below what its Jacobian term allows
+  }
+}
+
+// The options a default release is planned with: DefaultL2's l2 when
+// neither l2 nor the algorithm was given (a given algorithm keeps l2 = 0,
+// the setting its own analysis and tests describe), with *rule saying how.
+Options WithDefaultL2(const Options& given, LossKind loss, int64_t n, int d, bool streaming,
+                      std::string* rule) {
+  if (given.has_l2 || given.has_algorithm || given.l2_auto) return given;
+  Options o = given;
+  o.l2 = DefaultL2(loss, given, n, d, streaming, rule);
+  o.has_l2 = true;  // fixed from here on: a plan's options re-plan to the same l2
+  return o;
+}
+
+}  // namespace
+
+double DefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool streaming,
+                 std::string* why) {
+  const double ne = double(std::max<int64_t>(n, 1)) * o.epsilon;  // public: n, epsilon
+  double l2 = 0;
+  std::string rule;
+  if (o.l1 > 0) {
+    rule = "l1 given: no l2 (the lasso as asked)";
+  } else if (streaming) {
+    rule = "streaming: 0 (output_gd, the streaming default at l2 > 0, lost to dp_gd at l2 = 0 "
+           "by held-out accuracy)";
+  } else if (loss == LossKind::kSoftmax) {
+    rule = "softmax: 0 (dp_gd at l2 = 0 beat bolton and dp_gd at l2 > 0 by held-out "
+           "accuracy, docs/heldout_softmax.md)";
+  } else if (loss == LossKind::kLogistic && o.delta > 0) {
+    // Objective perturbation's l2 (DefaultAlgorithm then picks objective).
+    const double candidate =
+        std::max(kDefaultL2Min, kDefaultL2Objective * std::sqrt(double(std::max(d, 1))) / ne);
+    Options at = o;
+    at.l2 = candidate;
+    const std::string formula = "logistic, delta > 0: " + FormatNumber(kDefaultL2Objective) +
+                                " sqrt(d) / (n epsilon) = " + FormatNumber(candidate) +
+                                " with d = " + std::to_string(d) + ", n epsilon = " +
+                                FormatNumber(ne);
+    if (candidate > kDefaultL2ObjectiveMax) {
+      rule = formula + " > " + FormatNumber(kDefaultL2ObjectiveMax) +
+             ": 0 (dp_gd; objective needing more l2 than that lost to it)";
+    } else if (ObjectiveForSmallL2(loss, MechanismOptions(at, PlanOffset(at, loss, n)), n, d)) {
+      l2 = candidate;
+      rule = formula + " (objective)";
+    } else {
+      rule = formula + ", where objective does not run (n l2 > 100, its work cap or its "
+                       "epsilon floor): 0 (dp_gd)";
+    }
+  } else if (loss == LossKind::kLogistic) {
+    // Output perturbation's l2 (bolton): its noise ~ 1/(n l2 epsilon).
+    l2 = std::min(kDefaultL2Max, kDefaultL2Output / ne);
+    rule = "logistic, delta = 0: l2 = min(" + FormatNumber(kDefaultL2Output) +
+           " / (n epsilon), " + FormatNumber(kDefaultL2Max) + ") = " + FormatNumber(l2) +
+           " with n epsilon = " + FormatNumber(ne) + " (bolton)";
+  } else {
+    rule = "huber: 0 (bolton, the default at l2 > 0, lost to l2 = 0 by held-out RMSE)";
+  }
+  if (why != nullptr) *why = "default l2 for " + rule + " (README, Choosing l2)";
+  return l2;
+}
+
+Algorithm DefaultAlgorithm(LossKind loss, const Options& o, int64_t n, int d, std::string* why) {
+  const char* model = LossName(loss);
+  Algorithm a;
+  std::string rule;
+  if (o.l1 > 0) {
+    a = Algorithm::kDpGd;
+    rule = "l1 > 0: dp_gd, the proximal method with the lowest excess risk";
+  } else if (ObjectiveForSmallL2(loss, o, n, d)) {
+    a = Algorithm::kObjective;
+    rule = "n l2 <= 100 and delta > 0: objective, whose noise the data's curvature damps "
+           "(the best held-out AUC at small l2 in the benchmark)";
+  } else if (o.l2 > 0) {
+    a = Algorithm::kBolton;
+    rule = "l2 > 0: bolton, the lowest excess risk in the benchmark";
+  } else if (o.delta > 0) {
+    a = Algorithm::kDpGd;
+    rule = "l2 = 0 and delta > 0: dp_gd, the lowest excess risk in the benchmark";
+  } else {
+    a = Algorithm::kOutputGd;
+    rule = "l2 = 0 and delta = 0: output_gd (pure epsilon-DP)";
+  }
+  if (why != nullptr)
+    *why = std::string("default for ") + model + " with " + rule +
+           " (README, Choosing an algorithm)";
+  return a;
+}
+
+Plan PlanRelease(const Options& given, LossKind loss, int64_t n, int d) {
+  // l2 => 'auto' is planned by PlanL2Selection (select_l2.hpp), which
+  // plans each candidate here with a number for l2.
+  if (given.l2_auto)
+    throw Error(ErrorKind::kInternal, "PlanRelease: l2 => 'auto' is planned by PlanL2Selection");
+  // Stage 0 (offset.hpp): the private offset takes epsilon0; the mechanism
+  // is planned at epsilon - epsilon0 with the same delta.
+  std::string l2_rule;
+  const Options resolved = WithDefaultL2(given, loss, n, d, false, &l2_rule);
+  const OffsetPlan offset = PlanOffset(resolved, loss, n);
+  const Options options = MechanismOptions(resolved, offset);
+  Plan p;
+  if (options.has_algorithm) {
+    p = PlanFor(options.algorithm, options, loss, n, d);
+  } else {
+    Options chosen = options;
+    std::string why;
+    chosen.algorithm = DefaultAlgorithm(loss, options, n, d, &why);
+    chosen.has_algorithm = true;
+    p = PlanFor(chosen.algorithm, chosen, loss, n, d);
+    p.algorithm_rule = why;
+  }
+  p.offset = offset;
+  p.l2_rule = l2_rule;
+  return p;
+}
+
+Plan PlanStreamingDefault(const Options& given, LossKind loss, int64_t n, int d) {
+  std::string l2_rule;
+  const Options options = WithDefaultL2(given, loss, n, d, true, &l2_rule);
+  Options chosen = options;
+  std::string rule;
+  if (options.l1 > 0) {
+    chosen.algorithm = Algorithm::kDpGd;
+    rule = "l1 > 0: dp_gd, the proximal method (as in memory)";
+  } else if (options.l2 > 0) {
+    chosen.algorithm = Algorithm::kOutputGd;
+    rule = "l2 > 0: output_gd (bolton and objective read rows one by one; output_gd's "
+           "tight contraction needs few passes)";
+  } else if (options.delta > 0) {
+    chosen.algorithm = Algorithm::kDpGd;
+    rule = "l2 = 0 and delta > 0: dp_gd (as in memory)";
+  } else {
+    chosen.algorithm = Algorithm::kOutputGd;
+    rule = "l2 = 0 and delta = 0: output_gd (pure epsilon-DP, as in memory)";
+  }
+  chosen.has_algorithm = true;
+  Plan p = PlanFor(chosen.algorithm, chosen, loss, n, d);
+  // The cap: a public constant, so the passes do not grow with n. Privacy
+  // holds for every T -- each mechanism calibrates its noise (output_gd's
+  // sensitivity, dp_gd's per-step sigma) to the T it runs, as for a given
+  // `iterations`; a smaller T only trades optimisation error for less noise.
+  if (options.iterations <= 0 && p.iterations > kStreamingMaxPasses) {
+    const int64_t own = p.iterations;
+    const std::string own_rule = p.iterations_rule;
+    chosen.iterations = kStreamingMaxPasses;
+    p = PlanFor(chosen.algorithm, chosen, loss, n, d);
+    p.iterations_rule = "streaming: min(" + own_rule + " = " + std::to_string(own) + ", " +
+                        std::to_string(kStreamingMaxPasses) + " passes)";
+  }
+  p.algorithm_rule = std::string("default for ") + LossName(loss) + " in streaming mode with " +
+                     rule + "; at most " + std::to_string(kStreamingMaxPasses) +
+                     " passes whatever n (README, Streaming)";
+  p.l2_rule = l2_rule;
+  return p;
+}
+
+namespace {
+
+}  // namespace
+
+}  // namespace dperm

@@ -1,0 +1,315 @@
+// Per-pass sums and the streaming objective (streaming.hpp).
+#include "dperm/release/streaming.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "dperm/rows/exact_sum.hpp"
+#include "dperm/losses/loss_spec.hpp"
+#include "dperm/algorithms/registry.hpp"
+#include "dperm/rows/rows.hpp"
+#include "dperm/release/plan_release.hpp"
+
+namespace dperm {
+namespace {
+
+// Largest d and K a spec may carry (the plans' own caps are lower).
+const double kMaxSpecDim = 100000000;
+
+// Adds the gradient c x (and c for the intercept) of a row to the low
+// limbs `lo`, each coordinate rounded to the grid (exact_sum.hpp).
+inline void AddScaledRow(const PassSpec& s, double c, const double* __restrict x,
+                         double* __restrict lo) {
+  const double t = c * s.sum_inv;  // exact: sum_inv is a power of two
+  LimbAddScaled(lo, t, x, s.d);
+  if (s.fit_intercept) lo[s.d] += RoundToGrid(t);
+}
+
+// Counts a row's additions to the low limbs, and moves their multiples of
+// 2^32 to the high limbs every kLimbWindow rows, so that no low limb
+// reaches 2^53 (exact_sum.hpp).
+inline void EndRow(const PassSpec& s, double* state) {
+  if (++state[2] >= kLimbWindow) {
+    const int dim = s.dim();
+    LimbNormalise(state + kPassStateHeader, state + kPassStateHeader + dim, dim);
+    state[2] = 0;
+  }
+}
+
+// <w, x> (+ b): the margin of a binary model, or one class's score. Four
+// independent sums: one chain of d dependent additions was the
+// latency floor of a pass's per-row work. The order of the sums differs from
+// the in-memory objective's (Eigen's) anyway; models agree to rounding.
+inline double Margin(const PassSpec& s, const double* w, const double* x) {
+  double m0 = 0, m1 = 0, m2 = 0, m3 = 0;
+  int j = 0;
+  for (; j + 4 <= s.d; j += 4) {
+    m0 += w[j] * x[j];
+    m1 += w[j + 1] * x[j + 1];
+    m2 += w[j + 2] * x[j + 2];
+    m3 += w[j + 3] * x[j + 3];
+  }
+  for (; j < s.d; j++) m0 += w[j] * x[j];
+  double m = (m0 + m1) + (m2 + m3);
+  if (s.fit_intercept) m += w[s.d];
+  return m;
+}
+
+// The loss's per-row kernel (loss_spec.hpp): the spec's cached table entry.
+inline const LossSpec& Kernel(const PassSpec& s) {
+  return s.loss_spec != nullptr ? *s.loss_spec : LossSpecFor(s.loss);
+}
+
+// The rest of a row's step once its scores (one margin, or K class scores)
+// are in `scores`: the loss's kernel turns them into df/ds_k, and each
+// class's gradient df/ds_k [x, 1] is added to its limbs; the loss value too
+// when the pass sums it.
+inline void AddRowScores(const PassSpec& s, const double* x, double label, double* state,
+                         double* scores) {
+  LossParams params;
+  params.huber_delta = s.huber_delta;
+  params.target_bound = s.target_bound;
+  params.classes = s.classes;
+  const double value = Kernel(s).RowKernel(params, scores, label, s.with_loss);
+  if (s.with_loss) state[3] += value;
+  double* grad = state + kPassStateHeader;
+  const int per_class = s.d + (s.fit_intercept ? 1 : 0);
+  for (int k = 0; k < std::max(s.classes, 1); k++)
+    AddScaledRow(s, scores[k], x, grad + k * per_class);
+}
+
+}  // namespace
+
+int PassSpec::dim() const { return (d + (fit_intercept ? 1 : 0)) * std::max(classes, 1); }
+
+PassSpec PassSpecFor(const Plan& plan) {
+  PassSpec s;
+  s.loss = plan.loss;
+  s.d = plan.d;
+  s.fit_intercept = plan.options.fit_intercept;
+  s.feature_bound = plan.options.feature_bound;
+  s.huber_delta = plan.options.huber_delta;
+  s.target_bound = plan.options.target_bound;
+  s.classes = plan.classes;
+  s.sum_grid = plan.sum_grid;
+  s.sum_inv = 1 / plan.sum_grid;
+  s.loss_spec = &LossSpecFor(plan.loss);
+  return s;
+}
+
+void EncodePassSpec(const PassSpec& s, double* out) {
+  out[0] = static_cast<double>(static_cast<int>(s.loss));
+  out[1] = s.d;
+  out[2] = s.fit_intercept ? 1 : 0;
+  out[3] = s.feature_bound;
+  out[4] = s.huber_delta;
+  out[5] = s.classes;
+  out[6] = s.target_bound;
+  out[kPassSpecIndexWithLoss] = s.with_loss ? 1 : 0;
+  out[kPassSpecIndexSumGrid] = std::ilogb(s.sum_grid);
+}
+
+bool DecodePassSpec(const double* in, int size, PassSpec* s) {
+  if (size != kPassSpecSize) return false;
+  for (int i = 0; i < size; i++)
+    if (!std::isfinite(in[i])) return false;
+  if (in[0] < 0 || in[0] >= double(AllLosses().size()) || in[0] != std::floor(in[0])) return false;
+  if (in[1] < 0 || in[1] > kMaxSpecDim || in[1] != std::floor(in[1])) return false;
+  if (in[2] != 0 && in[2] != 1) return false;
+  if (!(in[3] > 0) || !(in[4] > 0) || !(in[6] > 0)) return false;
+  if (in[5] < 0 || in[5] > kMaxSpecDim || in[5] != std::floor(in[5])) return false;
+  if (in[kPassSpecIndexWithLoss] != 0 && in[kPassSpecIndexWithLoss] != 1) return false;
+  // The grid's exponent: an integer whose power of two and its reciprocal
+  // are normal doubles.
+  const double k = in[kPassSpecIndexSumGrid];
+  if (k < -1000 || k > 1000 || k != std::floor(k)) return false;
+  s->loss = static_cast<LossKind>(static_cast<int>(in[0]));
+  s->d = static_cast<int>(in[1]);
+  s->fit_intercept = in[2] == 1;
+  s->feature_bound = in[3];
+  s->huber_delta = in[4];
+  s->classes = static_cast<int>(in[5]);
+  s->target_bound = in[6];
+  s->with_loss = in[kPassSpecIndexWithLoss] == 1;
+  s->sum_grid = std::ldexp(1.0, static_cast<int>(k));
+  s->sum_inv = std::ldexp(1.0, -static_cast<int>(k));
+  if (LossIsMulticlass(s->loss) != (s->classes >= 2)) return false;
+  s->loss_spec = &LossSpecFor(s->loss);
+  double dim = (in[1] + in[2]) * std::max(in[5], 1.0);
+  return dim >= 1 && dim <= kMaxSpecDim;
+}
+
+void PassAddRow(const PassSpec& s, const double* w, const double* x, double label,
+                double* state, double* scratch) noexcept {
+  state[0] += 1;
+  const int per_class = s.d + (s.fit_intercept ? 1 : 0);
+  for (int k = 0; k < std::max(s.classes, 1); k++)
+    scratch[k] = Margin(s, w + k * per_class, x);
+  AddRowScores(s, x, label, state, scratch);
+  EndRow(s, state);
+}
+
+void PassAddRawRow(const PassSpec& s, const double* w, const double* raw, double label,
+                   double* state, double* x_scratch, double* scratch) noexcept {
+  if (s.classes > 0) {  // a multi-class loss: K scores per row
+    PassAddRow(s, w, ClippedRow(raw, s.d, s.feature_bound, x_scratch), label, state, scratch);
+    return;
+  }
+  // One loop for ClipRow's fast-path test and the margin (the first
+  // read of a row is the costly one); the margin's sums are Margin's.
+  double m0 = 0, m1 = 0, m2 = 0, m3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0;
+  int j = 0;
+  for (; j + 4 <= s.d; j += 4) {
+    m0 += w[j] * raw[j];
+    m1 += w[j + 1] * raw[j + 1];
+    m2 += w[j + 2] * raw[j + 2];
+    m3 += w[j + 3] * raw[j + 3];
+    q0 += raw[j] * raw[j];
+    q1 += raw[j + 1] * raw[j + 1];
+    q2 += raw[j + 2] * raw[j + 2];
+    q3 += raw[j + 3] * raw[j + 3];
+  }
+  for (; j < s.d; j++) {
+    m0 += w[j] * raw[j];
+    q0 += raw[j] * raw[j];
+  }
+  if (!SquaresInsideBound((q0 + q1) + (q2 + q3), s.d, s.feature_bound)) {
+    ClipRow(raw, s.d, s.feature_bound, x_scratch);
+    PassAddRow(s, w, x_scratch, label, state, scratch);
+    return;
+  }
+  double m = (m0 + m1) + (m2 + m3);
+  if (s.fit_intercept) m += w[s.d];
+  state[0] += 1;
+  scratch[0] = m;
+  AddRowScores(s, raw, label, state, scratch);
+  EndRow(s, state);
+}
+
+void PassInitState(double* state) noexcept { state[1] = kPassStateFormat; }
+
+bool PassStateValid(const double* state, int size) noexcept {
+  if (size < kPassStateHeader + 2 || (size - kPassStateHeader) % 2 != 0) return false;
+  const int dim = (size - kPassStateHeader) / 2;
+  if (state[1] != kPassStateFormat) return false;
+  const double rows = state[0], pending = state[2];
+  if (!(rows >= 0) || !(rows <= double(kMaxLimbRows)) || rows != std::floor(rows)) return false;
+  if (!(pending >= 0) || !(pending < kLimbWindow) || pending != std::floor(pending)) return false;
+  // state[3], the loss sum, may be anything a sum of losses can be.
+  return LimbsValid(state + kPassStateHeader, state + kPassStateHeader + dim, dim);
+}
+
+void PassStateGradient(const PassSpec& s, const double* state, double* grad) noexcept {
+  const int dim = s.dim();
+  const double* lo = state + kPassStateHeader;
+  const double* hi = lo + dim;
+  for (int j = 0; j < dim; j++) grad[j] = UnitsValue(LimbUnits(lo[j], hi[j]), s.sum_grid);
+}
+
+bool PassCombine(double* into, const double* from, int size) noexcept {
+  if (!PassStateValid(into, size) || !PassStateValid(from, size)) return false;
+  const int dim = (size - kPassStateHeader) / 2;
+  if (into[0] + from[0] > double(kMaxLimbRows)) return false;
+  into[0] += from[0];
+  into[2] = 0;  // LimbCombine normalises
+  into[3] += from[3];
+  double* lo = into + kPassStateHeader;
+  const double* from_lo = from + kPassStateHeader;
+  LimbCombine(lo, lo + dim, from_lo, from_lo + dim, dim);
+  return true;
+}
+
+PassObjective::PassObjective(const Plan& plan, PassRunner& runner)
+    : Objective(plan.mu, plan.options.l1),
+      spec_(PassSpecFor(plan)),
+      n_(plan.n),
+      runner_(&runner),
+      state_(PassStateSize(spec_)) {}
+
+void PassObjective::Pass(const Eigen::VectorXd& w, bool with_loss) const {
+  CheckInterrupt();
+  std::fill(state_.begin(), state_.end(), 0.0);
+  PassInitState(state_.data());
+  runner_->Run(w, with_loss, state_.data());
+  passes_++;
+  // Every pass reads the rows of one snapshot, the n the plan was made for.
+  if (state_[0] != static_cast<double>(n_))
+    throw Error(ErrorKind::kInternal,
+                "a streaming pass read " + std::to_string(static_cast<int64_t>(state_[0])) +
+                    " rows, but the release was planned for n = " + std::to_string(n_),
+                "Every pass reads the snapshot of the statement; a row-level security policy "
+                "whose result changes between passes breaks that.");
+  if (!PassStateValid(state_.data(), static_cast<int>(state_.size())))
+    throw Error(ErrorKind::kInternal, "a streaming pass returned a malformed state");
+}
+
+double PassObjective::LossValue(const Eigen::VectorXd& w) const {
+  Pass(w, true);
+  return state_[3] / static_cast<double>(n_);
+}
+
+Eigen::VectorXd PassObjective::LossGradient(const Eigen::VectorXd& w) const {
+  Pass(w, false);  // a gradient-only pass: no loss value per row
+  Eigen::VectorXd grad(dim());
+  PassStateGradient(spec_, state_.data(), grad.data());  // the exact sums, rounded once
+  grad /= static_cast<double>(n_);
+  return grad;
+}
+
+void PassObjective::AddRowGradients(const Eigen::VectorXd&, const int64_t*, int64_t,
+                                    Eigen::VectorXd&) const {
+  throw Error(ErrorKind::kFeatureNotSupported,
+              "streaming training reads full-batch sums only, not single rows");
+}
+
+Eigen::MatrixXd PassObjective::LossHessian(const Eigen::VectorXd&) const {
+  throw Error(ErrorKind::kFeatureNotSupported,
+              "streaming training has no Hessian pass yet");
+}
+
+bool SupportsStreaming(Algorithm a) { return SpecFor(a).streams; }
+
+Plan PlanStreamingRelease(const Options& options, LossKind loss, int64_t n, int d) {
+  // l2 => 'auto' trains G candidates on a random split of the rows held in
+  // memory (select_l2.hpp); streaming passes have no such split.
+  // The limbs of the pass state hold sums of fewer rows (exact_sum.hpp).
+  if (n >= kMaxLimbRows)
+    ThrowInvalid("streaming training takes fewer than " + std::to_string(kMaxLimbRows) +
+                 " rows, not " + std::to_string(n));
+  if (options.l2_auto)
+    ThrowInvalid("l2 => 'auto' cannot train in streaming mode",
+                 "It trains every candidate on a random split of the rows in memory; pass "
+                 "mode => 'in_memory' if the rows fit in dperm.max_buffer, or a number for l2.");
+  if (options.has_algorithm) {
+    if (!SupportsStreaming(options.algorithm))
+      throw Error(ErrorKind::kFeatureNotSupported,
+                  std::string("algorithm ") + AlgorithmName(options.algorithm) +
+                      " cannot train in streaming mode: it reads single rows",
+                  "Streaming mode runs " + JoinNames(StreamingAlgorithms(), " and ") +
+                      " (one pass per gradient); or pass mode => 'in_memory' if the rows "
+                      "fit in dperm.max_buffer.");
+    // No private offset in streaming mode (offset.hpp): its statistic would
+    // need a pass of its own, which pass_aggregate does not have yet, so the
+    // intercept is fitted as an ordinary coordinate, as up to 0.6.0.
+    Options fitted = options;
+    fitted.intercept_offset = false;
+    return PlanRelease(fitted, loss, n, d);
+  }
+  // The default plan has no offset stage either; saying so lets output_gd's
+  // T use the unshifted bound on ||w_hat|| (output_gd.cpp, PlanTight).
+  Options fitted = options;
+  fitted.intercept_offset = false;
+  return PlanStreamingDefault(fitted, loss, n, d);
+}
+
+std::vector<double> TrainStreaming(const Plan& plan, PassRunner& runner, SecureRng& rng,
+                                   int64_t* passes) {
+  if (!SupportsStreaming(plan.algorithm))
+    throw Error(ErrorKind::kInternal, "TrainStreaming: the plan's algorithm cannot stream");
+  PassObjective objective(plan, runner);
+  Eigen::VectorXd w = MechanismFor(plan.algorithm).Train(plan, objective, rng);
+  *passes = objective.passes();
+  return std::vector<double>(w.data(), w.data() + w.size());
+}
+
+}  // namespace dperm

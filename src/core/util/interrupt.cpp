@@ -1,0 +1,23 @@
+// The interrupt probe the boundary installs (src/pg/module.cpp) and the check
+// long loops call.
+#include "dperm/util/interrupt.hpp"
+
+namespace dperm {
+
+namespace {
+InterruptProbe g_probe = nullptr;
+}
+
+namespace detail {
+thread_local uint64_t work_since_probe = 0;
+}
+
+void SetInterruptProbe(InterruptProbe probe) { g_probe = probe; }
+
+void CheckInterrupt() {
+  detail::work_since_probe = 0;
+  if (g_probe != nullptr && g_probe())
+    throw Error(ErrorKind::kCancelled, "training was interrupted");
+}
+
+}  // namespace dperm
