@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Excess empirical risk of every algorithm's default plan against the zero
-# model (issue 15, item 4): the tables of bench/reports/algorithms.md, "Defaults
+# model: the tables of bench/reports/algorithms.md, "Defaults
 # against the zero model". Runs the disabled unit test DefaultRiskTable.Print
 # (test/unit/test_default_risk.cpp), which loads the real datasets through
 # bench/load_datasets.py. Settings (environment, space-separated):

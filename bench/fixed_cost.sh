@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fixed cost of a release (issue 12 item 6): pgbench latency of a one-row-ish
+# Fixed cost of a release: pgbench latency of a one-row-ish
 # release (dp_logreg over a 10-row table), without a budget and with one
 # whose ledger holds LEDGER_ROWS earlier charges of the relation, each against
 # a bare aggregate over the same table (the query's own cost). Run inside a

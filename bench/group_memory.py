@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Group peak memory of one PostgreSQL backend and its parallel workers
-(issue 12 item 7, bench/scale.sh --cells memory).
+(bench/scale.sh --cells memory).
 
 Usage: group_memory.py LEADER_PID OUT_FILE [INTERVAL_SECONDS]
 

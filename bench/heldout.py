@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Held-out quality of dperm's default against diffprivlib 0.6.5 (issue 15, item 5).
+"""Held-out quality of dperm's default against diffprivlib 0.6.5.
 
 Run through bench/heldout.sh, which builds the C++ driver
 (bench/heldout/heldout_main.cpp), unpacks diffprivlib and sets PYTHONPATH.
@@ -59,7 +59,7 @@ DATASETS = {
 }
 DELTA = 1e-6
 NO_L2 = "dperm default, no l2"  # neither l2 nor algorithm given: DefaultL2 (train.hpp)
-AUTO_GRID = [1e-3, 1e-2, 1e-1, 1.0]  # L2Grid() in src/core/select_l2.cpp
+AUTO_GRID = [1e-3, 1e-2, 1e-1, 1.0]  # L2Grid() in src/core/release/select_l2.cpp
 HIGHER_BETTER = {"acc": True, "auc": True, "logloss": False, "rmse": False, "r2": True}
 METRIC_NAMES = {"acc": "test accuracy", "auc": "test ROC AUC", "logloss": "test log-loss",
                 "rmse": "test RMSE (original units)", "r2": "test R²"}
@@ -368,7 +368,7 @@ def default_sections(r, w, logistic, regression, E, L2):
         w("")
         w("Target: dperm's default at least diffprivlib's best-l2 accuracy at every ε on every "
           "dataset, and never below the majority baseline by more than its standard error. "
-          "dperm default: neither `l2` nor `algorithm` given — `DefaultL2` (include/dperm/train.hpp, "
+          "dperm default: neither `l2` nor `algorithm` given — `DefaultL2` (include/dperm/release/plan_release.hpp, "
           "docs/user-guide.md *Choosing l2*) sets l2 from public n and ε (mean l2 used in brackets), then "
           "`DefaultAlgorithm` picks the mechanism; nothing is tuned on the test split. "
           "diffprivlib best: its μ picked on the **test** split (an oracle); diffprivlib default: "
@@ -554,7 +554,7 @@ def build_markdown(df, args, timing, algos, meta):
       "`target_bound` not given (Huber: `target_bound` 1, the targets lying in [0, 1], so "
       "`huber_delta` is dperm's default 0.1·target_bound = 0.1), each l2 of "
       "the grid, `l2 => 0` given, and l2 not given (\"no l2\", dperm's all-defaults call: "
-      "`DefaultL2`'s l2, include/dperm/train.hpp); trained by `TrainModel` with "
+      "`DefaultL2`'s l2, include/dperm/release/plan_release.hpp); trained by `TrainModel` with "
       "`SecureRng::FromSeed` (seeded benchmark runs, never private releases). The algorithms the "
       "rule chose: " + "; ".join(
           f"{fmt_l2(l2)} → {'/'.join(sorted(a))}" for l2, a in sorted(
@@ -778,7 +778,7 @@ def build_markdown(df, args, timing, algos, meta):
         if sweep.exists():
             lines.extend(sweep.read_text().rstrip("\n").split("\n"))
             w("")
-            w("**Choice: c = 0.1** (`kHuberDeltaPerTargetBound`, include/dperm/options.hpp). With "
+            w("**Choice: c = 0.1** (`kHuberDeltaPerTargetBound`, include/dperm/options/options.hpp). With "
               "l2 not given, c from 0.03 to 0.2 are within a few standard errors of each other at "
               "ε ≥ 0.5 on both sets (BIKE 0.58, WINE 0.19–0.21 at ε = 1), all far above c = 1 "
               "(the 0.5.0 default: BIKE 0.43, WINE 0.01); c = 0.1 is best on BIKE at ε = 1 and "

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Held-out quality benchmark (issue 15, item 5): dperm's default against
+# Held-out quality benchmark: dperm's default against
 # diffprivlib 0.6.5, the non-private ceiling and the trivial baselines on the
 # five datasets of ../shared/data (70/30 split per seed). Builds the core,
 # compiles bench/heldout/heldout_main.cpp against src/core/*.o, unpacks

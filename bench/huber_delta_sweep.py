@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Held-out R² of dperm's Huber default as huber_delta = c * target_bound varies.
 
-The generator of bench/reports/heldout.md, section "Huber default huber_delta" (issue 16,
-item 3): the constant kHuberDeltaPerTargetBound of include/dperm/options.hpp
+The generator of bench/reports/heldout.md, section "Huber default huber_delta" ): the constant
+kHuberDeltaPerTargetBound of include/dperm/options/options.hpp
 was chosen from this table. For BIKE and WINE (targets min-max scaled to
 [0, 1], so target_bound = 1 and huber_delta = c), the 70/30 splits of
 bench/heldout.py, dperm's default rule (no algorithm), delta = 1e-6, l2 = 0

@@ -1,5 +1,5 @@
-// Running time of objective and objective_approx on neighbouring tables
-// (issue 10, item 8): each release is timed many times, the two
+// Running time of objective and objective_approx on neighbouring tables:
+// each release is timed many times, the two
 // neighbours interleaved (S, S', S, S', ...) with the same seeds, and the
 // ratio of the median times is printed. With a data-independent schedule
 // it is 1 up to floating-point timing and machine noise.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The private intercept offset against a fitted intercept, held out (issue 15).
+"""The private intercept offset against a fitted intercept, held out.
 
 Pairs the default release (no l2, no algorithm given) of two runs of
 bench/heldout.py that differ only in the intercept: the main run

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""BANK: dperm's default release against diffprivlib's in-memory fit (issue 12).
+"""BANK: dperm's default release against diffprivlib's in-memory fit.
 
 Run by bench/peer_fit_time.sh inside a throwaway cluster (it unpacks
 diffprivlib and sets PYTHONPATH). Loads BANK with bench/load_datasets.py

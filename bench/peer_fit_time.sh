@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 12 target "the default release on BANK at most diffprivlib's in-memory
+# The target "the default release on BANK at most diffprivlib's in-memory
 # fit time": unpacks diffprivlib 0.6.5 from ../shared/peers into a temporary
 # directory, builds bench/heldout/heldout_main.cpp (dperm's core alone) and
 # runs bench/peer_fit_time.py (BANK via bench/load_datasets.py;

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Plots of docs/scale.md (issue 12, item 7) from the logs bench/scale.sh prints.
+"""Plots of docs/scale.md from the logs bench/scale.sh prints.
 
 Reads the markdown tables of the ladder cell (| table | n | d | mode |
 workers | algorithm | seconds | x scan | scans | peak MiB |) and of the

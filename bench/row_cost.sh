@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Per-row cost beyond a bare scan (issue 12, items 1 and 6): a synthetic
+# Per-row cost beyond a bare scan: a synthetic
 # N x D table (generated in SQL), then, interleaved over REPEAT rounds,
 #   scan       SELECT count(features) FROM t (the bare scan)
 #   in_memory  SELECT dp_logreg(features, label, ... iterations => 1 ...)

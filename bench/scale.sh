@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scale benchmark (issue 12 item 7, docs/scale.md). Cells (--cells, comma-
+# Scale benchmark (docs/scale.md). Cells (--cells, comma-
 # separated; default "ladder"):
 #
 #  ladder    dperm.train's default release in memory and streaming, with 0 and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cost of the exact sums over rows (include/dperm/exact_sum.hpp) on the
+# Cost of the exact sums over rows (include/dperm/rows/exact_sum.hpp) on the
 # streaming release, before/after in one interleaved run (docs/scale.md,
 # *Exact sums*): the same dperm.train(..., mode => 'streaming') default
 # release, alternately with two builds of dperm.so swapped into the library

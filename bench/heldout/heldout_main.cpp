@@ -148,7 +148,7 @@ int main(int argc, char** argv) {
     o.has_algorithm = false;  // dperm's default rule
     // As a SQL release (ParseOptions): the intercept on a private offset
     // (offset.hpp), unless DPERM_HELDOUT_INTERCEPT=fitted -- the intercept
-    // as an ordinary coordinate, the "before" of issue 15 item 2.
+    // as an ordinary coordinate, the "before" of the private offset.
     const char* mode = std::getenv("DPERM_HELDOUT_INTERCEPT");
     o.intercept_offset = !(mode != nullptr && std::string(mode) == "fitted");
     if (method.rfind("algo=", 0) == 0) {

@@ -1,5 +1,5 @@
 // dp_explain in SQL: the plan training would follow, without reading any
-// data (the plan and its JSON are the core's, src/core/explain.cpp).
+// data (the plan and its JSON are the core's, src/core/plan/explain.cpp).
 #include "dperm/plan/explain.hpp"
 #include "dperm/release/select_l2.hpp"
 #include "dperm/release/plan_release.hpp"

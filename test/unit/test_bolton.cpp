@@ -1,6 +1,6 @@
 // Unit tests of Bolton (bolt-on output perturbation of permutation SGD, Wu et
 // al., SIGMOD 2017): the plan's numbers recomputed from the derivation at the
-// top of src/core/bolton.cpp and from the paper's bounds; the sensitivity
+// top of src/core/algorithms/bolton.cpp and from the paper's bounds; the sensitivity
 // recomputed by brute force over every batch position and checked
 // empirically on neighbouring datasets; convergence without noise; the noise
 // actually added; errors.

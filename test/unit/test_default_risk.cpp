@@ -1,4 +1,4 @@
-// No algorithm ships a default worse than the zero model (issue 15, item 4):
+// No algorithm ships a default worse than the zero model:
 // every algorithm x loss, at its default plan (only epsilon, delta, l2 and,
 // for softmax, classes given), on a real dataset, with fixed seeds.
 //
@@ -155,7 +155,7 @@ struct KnownGap {
   double measured;  // excess; +inf: the release is refused (an Error)
 };
 const KnownGap kKnownGaps[] = {
-    // (Closed: dp_sgd's four on n = 6497 by the PLD calibration of issue 15;
+    // (Closed: dp_sgd's four on n = 6497 by the PLD calibration;
     // dp_lssgd logistic / softmax at 1e4 by the noise-balanced step; the
     // SVRG cells at epsilon = 1 (dp_svrg Huber by the Huber F(0) bound in
     // its T balance, dp_svrg_pp Huber / softmax by the noise-balanced step);

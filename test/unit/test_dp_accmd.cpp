@@ -1,4 +1,4 @@
-// Unit tests of DP-AccMD (Wang, Ye & Xu 2017, Algorithm 3; src/core/dp_accmd.cpp):
+// Unit tests of DP-AccMD (Wang, Ye & Xu 2017, Algorithm 3; src/core/algorithms/dp_accmd.cpp):
 // the plan against Theorems 5.3/5.4, the accounting, the mirror map's strong
 // convexity, exactness of the two steps against brute force, convergence to
 // the L1-constrained optimum with the noise off (against an independent
@@ -153,7 +153,7 @@ TEST(DpAccmdPlan, NumbersFollowTheorems) {
       EXPECT_NEAR(p.sensitivity - p.rounding_inflation, 2 * L / n, 1e-15);
       // Accounting: the release's curve gives (epsilon, delta), tightly for
       // the calibrated sigma.
-      // (Recomputed for issue 15: the PLD that calibrates the rounded exact
+      // (Recomputed for the PLD calibration: the PLD that calibrates the rounded exact
       // Gaussian steps; the ledger's RDP curve converts at most 15% above.)
       double eps = dperm::testing::PlanStepsEpsilon(p);
       EXPECT_LE(eps, 1.0 + 1e-9);

@@ -69,7 +69,7 @@ const char* Name(LossKind loss) {
 // (epsilon, delta)-DP: T compositions of N(0, sigma^2) on sensitivity Delta
 // are exactly one Gaussian mechanism on sensitivity sqrt(T) Delta (Dong,
 // Roth & Su 2022, Cor. 2), calibrated by the analytic Gaussian (Balle &
-// Wang 2018) -- independent of the plan's PLD calibration (issue 15: the
+// Wang 2018) -- independent of the plan's PLD calibration (the
 // steps are rounded continuous Gaussians, so the exact curve applies). The
 // plan's PLD is pessimistic: its sigma is at most 1% above.
 double GaussianCompositionSigma(double delta_sens, int64_t T, double epsilon, double delta) {
@@ -152,7 +152,7 @@ TEST(DpGdPlan, RdpCurveConvertsToEpsilon) {
     for (double l2 : {0.0, 0.1}) {
       for (Accountant a : {Accountant::kTight, Accountant::kPaper}) {
         Plan p = PlanRelease(GdOpts(eps, 1e-5, l2, a), LossKind::kHuber, 3000, 6);
-        // Recomputed for the PLD calibration (issue 15): the PLD meets
+        // Recomputed for the PLD calibration: the PLD meets
         // epsilon (nearly exactly); the ledger's RDP curve converts at most
         // 25% above it (18% at epsilon = 0.3).
         double got = dperm::testing::PlanStepsEpsilon(p);
@@ -171,7 +171,7 @@ TEST(DpGdPlan, RdpCurveConvertsToEpsilon) {
 TEST(DpGdPlan, ExplainHasRdpGridAndSampler) {
   Plan p = PlanRelease(GdOpts(1, 1e-6, 0.1), LossKind::kLogistic, 5000, 4);
   std::string j = dperm::ExplainJson(p);
-  EXPECT_NE(j.find("\"pld\""), std::string::npos) << j;  // the calibrating PLD (issue 15)
+  EXPECT_NE(j.find("\"pld\""), std::string::npos) << j;  // the calibrating PLD
   EXPECT_NE(j.find("\"grid\":"), std::string::npos) << j;
   EXPECT_NE(j.find("rounded exact Gaussian"), std::string::npos) << j;
   EXPECT_NE(j.find("\"rdp\""), std::string::npos) << j;

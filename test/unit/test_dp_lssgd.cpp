@@ -1,4 +1,4 @@
-// Unit tests of dp_lssgd (DP-LSSGD, seeds/001 Algorithm 1) and of the
+// Unit tests of dp_lssgd (DP-LSSGD, [LSSGD] Algorithm 1) and of the
 // Laplacian smoothing solve: A_sigma^{-1} against a dense solve, its
 // contraction and fixed constants, Proposition 1's gamma; the plan against
 // Theorems 1-2 and Section 4.1 recomputed here; the accounting; one step
@@ -257,7 +257,7 @@ TEST(DpLssgdPlan, OptionsOverride) {
 // than Theorem 1's nu (n = 6497, eps = 0.5), T is lowered to the largest T
 // of the grid T_max 2^{-k/2} whose noise is within 2 nu; the grid's next
 // larger T is not.
-// (Issue 15: with the pair's PLD the floor of WBK Thm 9 is gone, so at
+// (With the pair's PLD the floor of WBK Thm 9 is gone, so at
 // these settings T may stay at T_max; the rule is checked either way.)
 TEST(DpLssgdPlan, FloorOfTheAccountantLowersT) {
   const int64_t n = 6497;
@@ -299,7 +299,7 @@ TEST(DpLssgdAccounting, EpsilonWithinBudget) {
       for (Accountant acc : {Accountant::kTight, Accountant::kPaper}) {
         const double delta = 1e-6;
         Plan p = PlanRelease(Opts(loss, eps, delta, 0.01, acc), loss, 30000, 8);
-        // Recomputed for the PLD calibration (issue 15): the pair's PLD at the
+        // Recomputed for the PLD calibration: the pair's PLD at the
         // plan's multiplier; the ledger's curve converts at most 15% above.
         double spent = dperm::testing::PlanStepsEpsilon(p);
         SCOPED_TRACE(std::string(Name(loss)) + " eps=" + std::to_string(eps));

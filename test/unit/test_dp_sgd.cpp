@@ -158,7 +158,7 @@ double Lemma33(const Plan& p) {
          eta * p.noise_scale * p.noise_scale * p.dim;
 }
 
-// Before issue 15 the accountant (WBK Thm 9) had a floor in sigma that
+// Before the PLD calibration the accountant (WBK Thm 9) had a floor in sigma that
 // forced T down at small epsilon (sigma > 10x line 1's at Theorem 3.2's T).
 // With the rounded exact Gaussian and the pair's PLD there is no floor: at
 // Theorem 3.2's T the multiplier is within 1.25x of the attainable lower
@@ -208,7 +208,7 @@ TEST(DpSgdAccounting, EpsilonWithinBudget) {
       for (Accountant acc : {Accountant::kTight, Accountant::kPaper}) {
         const double delta = 1e-6;
         Plan p = PlanRelease(Opts(loss, eps, delta, 0.01, acc), loss, 30000, 8);
-        // Recomputed for the PLD calibration (issue 15): the pair's PLD at the
+        // Recomputed for the PLD calibration: the pair's PLD at the
         // plan's multiplier; the ledger's curve converts at most 15% above.
         double spent = dperm::testing::PlanStepsEpsilon(p);
         SCOPED_TRACE(std::string(Name(loss)) + " eps=" + std::to_string(eps));

@@ -78,7 +78,7 @@ Constants ConstantsOf(LossKind loss) {
 // K [alpha (2L/n)^2 / (2 f sigma^2) + eps_b(b/n, sqrt(1 - f) sigma b / D, alpha)],
 // eps_b the sampled step's RDP: RdpWorGaussianTight (the dominating pair of
 // Zhu, Dong & Wang 2022, Prop. 30), or with `thm9` WBK 2019 Thm 9 (the
-// accountant before issue 15).
+// accountant before the PLD calibration).
 std::vector<double> ExpectedCurve(int64_t n, int64_t b, int64_t K, double L, double D,
                                   double sigma, double f, bool thm9 = false) {
   const std::vector<double>& orders = dperm::LedgerOrders();
@@ -124,7 +124,7 @@ void CheckNoise(const Plan& p, const Constants& exact, double paper_sigma) {
   c.D += 2 * p.sum_slack;
   SvrgSteps s = StepsOf(p, c);
   dperm::SvrgSplit split = dperm::SvrgOptimalSplit(s, eps, delta);
-  // The step noise (svrg_common.cpp; updated for issue 15): each part is a
+  // The step noise (svrg_common.cpp): each part is a
   // rounded exact Gaussian of scale Dyadic(sqrt(f) sigma) or
   // Dyadic(sqrt(1 - f) sigma) on its grid u_k = sigma_k 2^-b, inflating that
   // part's sensitivity by 2 sqrt(dim) u_k, at most ~2^-10 of it.
@@ -402,7 +402,7 @@ TEST(SvrgAccounting, SplitNeverWorse) {
   }
 }
 
-// The sampled step's RDP (RdpWorGaussianTight, issue 15) against its
+// The sampled step's RDP (RdpWorGaussianTight) against its
 // neighbours, order by order: never above WBK 2019 Thm 9 (the accountant it
 // replaces) nor the unsampled Gaussian 2 alpha / z^2; never below the
 // Poisson-subsampled Gaussian's RDP at noise z/2 (the remove pair of a real
@@ -439,7 +439,7 @@ TEST(SvrgAccounting, SampledStepBetweenBounds) {
 
 // The split curve is never looser than the one it replaces (Thm 9 for the
 // sampled part) at any order, and it is much tighter where Thm 9's floor
-// bound (many steps, large batches): at the BANK default of issue 15
+// bound (many steps, large batches): at the BANK default
 // (b = 4096, K = 707, sigma = 0.0153) the old curve converts to 5.5 where
 // the new one gives 1.0.
 TEST(SvrgAccounting, CurveNeverAboveThm9) {

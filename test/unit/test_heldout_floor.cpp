@@ -1,4 +1,4 @@
-// Held-out quality floors on real data (issue 15: "CI checks ... one held-out
+// Held-out quality floors on real data ("CI checks ... one held-out
 // accuracy floor per loss on a real dataset"); the full benchmark is
 // bench/heldout.sh -> docs/heldout.md. Each test loads a dataset of
 // $DPERM_SHARED/data (real_datasets.hpp), splits
@@ -94,7 +94,7 @@ TEST(HeldoutFloor, BankLogisticDefaultBeatsMajorityClass) {
   EXPECT_GT(acc, base);
 }
 
-// BANK at epsilon = 0.1, where the intercept matters most (issue 15: the
+// BANK at epsilon = 0.1, where the intercept matters most (the
 // default used to fall below the majority baseline at small epsilon): the
 // default, with its private offset (offset.hpp), is not below the majority
 // class's test accuracy by more than that accuracy's standard error
@@ -130,7 +130,7 @@ TEST(HeldoutFloor, BankLogisticAtSmallEpsilonNotBelowMajority) {
 }
 
 // WINE (n = 6497, d = 12, quality scaled to [0, 1]), Huber: the default's
-// test R² is positive and beats predicting the training mean (issue 16's
+// test R² is positive and beats predicting the training mean (the
 // target: R² > 0 at epsilon >= 1). The default huber_delta = 0.1
 // target_bound (options.hpp) made it so: with huber_delta = 1, the old
 // default, it was -0.50 (split seed 1, training seed 11) and -0.50..-0.06

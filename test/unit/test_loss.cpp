@@ -1,4 +1,4 @@
-// Unit tests of the losses (include/dperm/loss.hpp): values, derivatives and
+// Unit tests of the losses (include/dperm/losses/loss.hpp): values, derivatives and
 // curvatures against finite differences, the public constants L and beta,
 // and the regularised objective F(w) = 1/n sum f(<w,x_i>+b, y_i) + l2/2 ||w||^2.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Unit tests of released models (include/dperm/model.hpp): the JSON text
+// Unit tests of released models (include/dperm/model/model.hpp): the JSON text
 // and prediction with the training preprocessing.
 #include <gtest/gtest.h>
 

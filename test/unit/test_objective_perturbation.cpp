@@ -1,6 +1,6 @@
 // Unit tests of objective perturbation (Bassily, Feldman, Talwar & Thakurta
-// 2019, Section 5; src/core/objective_perturbation.cpp) and its efficient
-// version (src/core/objective_approx.cpp): lambda and sigma against the
+// 2019, Section 5; src/core/algorithms/objective_perturbation.cpp) and its efficient
+// version (src/core/algorithms/objective_approx.cpp): lambda and sigma against the
 // paper's formulas and dperm's curve, the accounting, the privacy argument's
 // two inequalities checked on neighbouring datasets, the exact minimiser
 // with the noise off (Newton), the SVRG distance certificate, the noise's
@@ -509,7 +509,7 @@ TEST(ObjectivePerturbationTrain, ObjectiveNoiseHasPlannedScale) {
 }
 
 // objective: the released point is the solver's point for the same b plus
-// the planned output noise, snapped to the plan's grid (issue 11).
+// the planned output noise, snapped to the plan's grid.
 TEST(ObjectivePerturbationTrain, ReleaseIsSnappedWithPlannedOutputNoise) {
   const int n = 80, d = 4, seeds = 1500;
   std::vector<double> rows = LogisticRows(n, d, 23);

@@ -1,4 +1,4 @@
-// The intercept on a private offset (offset.hpp, issue 15 item 2): stage 0's
+// The intercept on a private offset (offset.hpp): stage 0's
 // budget share and noise against the formulas, the exact budget split, the
 // ledger curve, the noise scale by simulation, the shifted loss, the model
 // JSON, and what the offset is for: an imbalanced set at tiny epsilon

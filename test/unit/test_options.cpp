@@ -1,4 +1,4 @@
-// Unit tests of option validation (include/dperm/options.hpp, ParseOptions).
+// Unit tests of option validation (include/dperm/options/options.hpp, ParseOptions).
 #include <gtest/gtest.h>
 
 #include <cmath>

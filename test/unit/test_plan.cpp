@@ -1,7 +1,7 @@
 // Unit tests of OutputGd plans (PlanRelease): step sizes, iterations,
 // sensitivities and noise, each recomputed here from Zhang et al. 2017
 // (Algorithm 1, Lemmas 2-3, Theorems 2-3) or from the tight analysis at the
-// top of src/core/output_gd.cpp.
+// top of src/core/algorithms/output_gd.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -636,7 +636,7 @@ TEST(DefaultAlgorithm, FollowsTheRecommendationTable) {
   EXPECT_TRUE(p.algorithm_rule.empty());
 }
 
-// Issue 16, item 4: the pure epsilon-DP comparison. The K-norm formulas
+// The pure epsilon-DP comparison. The K-norm formulas
 // dim (dim + 1) s^2 E||u||^2 are checked by simulation (Gamma(dim) radius
 // times the cone measure of the boundary, which is the radial projection of
 // a uniform point of K), and the plan states the comparison and uses the

@@ -1,4 +1,4 @@
-// Unit tests for ChaCha20 and SecureRng (include/dperm/random.hpp).
+// Unit tests for ChaCha20 and SecureRng (include/dperm/noise/random.hpp).
 #include "dperm/noise/random.hpp"
 
 #include <gtest/gtest.h>

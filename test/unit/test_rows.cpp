@@ -1,4 +1,4 @@
-// Unit tests of row sanitising and clipping (include/dperm/rows.hpp).
+// Unit tests of row sanitising and clipping (include/dperm/rows/rows.hpp).
 #include <gtest/gtest.h>
 
 #include <cmath>

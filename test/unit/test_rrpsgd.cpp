@@ -1,6 +1,6 @@
 // Unit tests of Rrpsgd (Zhang, Zheng, Mou & Wang 2017, Algorithm 2): the
 // plan's numbers recomputed from Algorithm 2, Theorems 4-6 and the choices at
-// the top of src/core/rrpsgd.cpp; the privacy accounting of the maximum
+// the top of src/core/algorithms/rrpsgd.cpp; the privacy accounting of the maximum
 // number of rounds; the distribution of R; the noise actually added; and the
 // utility measure of the paper, E||grad F(w_R)||^2, against Theorem 5's bound
 // and as the noise goes to zero.
@@ -154,7 +154,7 @@ TEST(RrpsgdPlan, AccountingChargesAllRounds) {
         Plan p = PlanRelease(o, LossKind::kHuber, 5000, 6);
         const std::vector<double>& orders = dperm::LedgerOrders();
         std::vector<double> curve = dperm::ReleaseRdpCurve(p);
-        // (Recomputed for issue 15.) The pair's RDP (rdp_wor.hpp) at the
+        // (Recomputed for the tight accountant.) The pair's RDP (rdp_wor.hpp) at the
         // calibrated multiplier, which is at most the plan's sigma/C' (the
         // dyadic rounding only adds noise) and within ~2^-19 of it.
         for (size_t i = 0; i < orders.size(); i++) {

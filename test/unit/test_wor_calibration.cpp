@@ -1,4 +1,4 @@
-// The sampled-step algorithms' calibration (issue 15, item 1): each step
+// The sampled-step algorithms' calibration: each step
 // adds the rounded exact Gaussian (noise.hpp), so the plan calibrates with
 // the PLD of the Zhu-Dong-Wang dominating pair (pld_wor.hpp). Checked at the
 // issue's paper settings against the attainable lower bound
