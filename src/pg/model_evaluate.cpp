@@ -9,7 +9,6 @@
 #include <cmath>
 #include <vector>
 
-#include "charge.hpp"
 #include "internal_sql.hpp"
 #include "model_evaluate.hpp"
 #include "model_registry.hpp"
@@ -284,6 +283,26 @@ void EvaluationJson(const char* name, Oid owner, int32 version, const char* qual
   SPI_finish();
 }
 
+// The exact clipped sums of dperm.evaluate (MetricSql), read as `reader`
+// after the charge (ReleaseSums' ReadSums).
+struct MetricRead {
+  Oid reader;
+  char* sql;
+  Oid model_type;
+  Datum model;
+  int32 d;
+  double bound;
+};
+void ReadMetricSums(void* arg, double* sums) {
+  const MetricRead* m = static_cast<const MetricRead*>(arg);
+  Oid types[3] = {m->model_type, INT4OID, FLOAT8OID};
+  Datum args[3] = {m->model, Int32GetDatum(m->d), Float8GetDatum(m->bound)};
+  RunInternalSql(m->reader, m->sql, 3, types, args, nullptr, SPI_OK_SELECT, true);
+  bool isnull;
+  sums[0] = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+  sums[1] = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+}
+
 }  // namespace
 }  // namespace dperm::pg
 
@@ -351,51 +370,27 @@ DPERM_FUNCTION(dperm_evaluate) {
                     errmsg("relation %s has no rows to evaluate on", relname),
                     errdetail("Nothing was released or charged.")));
 
-  // Charged before the rows are read for the metrics.
-  double* curve = static_cast<double*>(palloc(sizeof(double) * 64));
-  int n_curve = 0;
-  RunCore([&] {
-    std::vector<double> c = dperm::PureDpRdpCurve(o.epsilon);
-    n_curve = static_cast<int>(c.size());
-    for (int i = 0; i < n_curve && i < 64; i++) curve[i] = c[i];
-  });
   // Charged to what dperm.train would charge for this relation (the same
   // function): it, its partitions and inheritance children (the scan reads
   // them), for a view what it reads, and every ancestor of each.
   int n_relations = 0;
   Oid* relations = TrainRelations(relid, InvalidOid, &n_relations);
-  ChargeRequest charge = {"evaluate", "discrete Laplace on clipped sums", loss_name, "replace_one",
-                          o.epsilon, 0, n, d, curve, n_curve, o.has_seed};
-  int64 ledger_id = ChargeRelease(charge, relations, n_relations);
-
-  // The clipped sums (MetricSql), read as the reader.
-  char* sql = MetricSql(loss, target, v.classes, features, label, qualified, ext);
   double bound = huber ? o.residual_bound : o.loss_bound;
-  Oid stypes[3] = {v.model_type, INT4OID, FLOAT8OID};
-  Datum sargs[3] = {v.model, Int32GetDatum(d), Float8GetDatum(bound)};
-  RunInternalSql(reader, sql, 3, stypes, sargs, nullptr, SPI_OK_SELECT, true);
-  double sums[2];
-  sums[0] = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-  sums[1] = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+  MetricRead metric_read = {reader, MetricSql(loss, target, v.classes, features, label, qualified, ext),
+                            v.model_type, v.model, d, bound};
+  const int metrics = huber ? 1 : 2;
+  const double bounds[2] = {huber ? bound * bound : 1.0, bound};
+  // One grid step 2^-40 per sum, and the rounding of an exact sum of n
+  // values in [0, 1] units to a double and back to the bound's units.
+  const double slack = std::ldexp(1.0, -40) + std::ldexp(static_cast<double>(n), -50);
+  SumsRequest request = {"evaluate", "discrete Laplace on clipped sums", loss_name, o.epsilon,
+                         o.has_seed, static_cast<uint64>(o.seed), n, d, relations, n_relations,
+                         metrics, bounds, slack};
+  SumsRelease released = ReleaseSums(request, ReadMetricSums, &metric_read);
   SPI_finish();
-
-  // The noise (C++ phase), with the pipeline's key and failure path.
-  NoiseKey key = DrawNoiseKey(o.has_seed, static_cast<uint64>(o.seed));
-  double noisy[2] = {0, 0};
-  double scale = 0, grid = 0;
-  int metrics = huber ? 1 : 2;
-  RunKeyed(&key, [&](dperm::SecureRng& rng) {
-    std::vector<double> s(sums, sums + metrics);
-    std::vector<double> bounds = huber ? std::vector<double>{bound * bound}
-                                       : std::vector<double>{1.0, bound};
-    // One grid step 2^-40 per sum, and the rounding of an exact sum of n
-    // values in [0, 1] units to a double and back to the bound's units.
-    const double slack = std::ldexp(1.0, -40) + std::ldexp(static_cast<double>(n), -50);
-    dperm::NoisySums r = dperm::ReleaseBoundedSums(s, bounds, o.epsilon, rng, slack);
-    for (int i = 0; i < metrics; i++) noisy[i] = r.values[i];
-    scale = r.scale;
-    grid = r.grid;
-  });
+  const double* noisy = released.values;
+  const double scale = released.scale, grid = released.grid;
+  const int64 ledger_id = released.ledger_id;
   // Post-processing into the metrics' ranges.
   double dn = static_cast<double>(n);
   double m1 = huber ? std::sqrt(Max(noisy[0] / dn, 0.0)) : Min(Max(noisy[0] / dn, 0.0), 1.0);

@@ -12,6 +12,7 @@
 //      (RunKeyed), and is paid for: the charge is already committed.
 //   5. model: the JSON and the dp_model.
 #include "dperm/accounting/budget.hpp"
+#include "dperm/model/evaluate.hpp"
 #include "dperm/model/model.hpp"
 #include "dperm/release/streaming.hpp"
 #include "dperm/algorithms/registry.hpp"
@@ -166,6 +167,35 @@ NoiseKey DrawNoiseKey(bool seeded, uint64 seed) {
 }
 
 void WipeNoiseKey(NoiseKey* key) { explicit_bzero(key->bytes, sizeof key->bytes); }
+
+SumsRelease ReleaseSums(const SumsRequest& r, ReadSums read, void* arg) {
+  // Step 2: a pure epsilon-DP release (discrete Laplace), charged on its
+  // curve before a row is read.
+  double* curve = static_cast<double*>(palloc(sizeof(double) * 64));
+  int n_curve = 0;
+  RunCore([&] {
+    std::vector<double> c = dperm::PureDpRdpCurve(r.epsilon);
+    n_curve = static_cast<int>(c.size());
+    for (int i = 0; i < n_curve && i < 64; i++) curve[i] = c[i];
+  });
+  ChargeRequest charge = {r.algorithm, r.mechanism, r.loss, "replace_one", r.epsilon, 0,
+                          r.n, r.d, curve, n_curve, r.seeded};
+  SumsRelease out;
+  out.ledger_id = ChargeRelease(charge, r.relations, r.n_relations);
+  double sums[2] = {0, 0};
+  read(arg, sums);
+  // Steps 3 and 4.
+  NoiseKey key = DrawNoiseKey(r.seeded, r.seed);
+  RunKeyed(&key, [&](dperm::SecureRng& rng) {
+    std::vector<double> s(sums, sums + r.count);
+    std::vector<double> bounds(r.bounds, r.bounds + r.count);
+    dperm::NoisySums noisy = dperm::ReleaseBoundedSums(s, bounds, r.epsilon, rng, r.slack);
+    for (int i = 0; i < r.count; i++) out.values[i] = noisy.values[i];
+    out.scale = noisy.scale;
+    out.grid = noisy.grid;
+  });
+  return out;
+}
 
 // ISO 8601 UTC time of the release.
 char* NowIso8601() {

@@ -2,8 +2,8 @@
 // model, and the failed-release path, written once for every release dperm
 // makes. The in-memory aggregates feed it their row buffer
 // (ReleaseFromRows); dperm.train's streaming mode and Citus feed it passes
-// (ReleaseFromPasses, streaming.cpp); dperm.evaluate uses its key and
-// failure steps (RunKeyed) around a release of its own.
+// (ReleaseFromPasses, streaming.cpp); dperm.evaluate's noisy sums go
+// through the same charge, key and failure steps (ReleaseSums).
 #pragma once
 
 #include "dperm/options/options.hpp"
@@ -105,6 +105,34 @@ void RunKeyed(NoiseKey* key, Body&& body) {
   WipeNoiseKey(key);
   if (failure.raised) ReportCoreError(failure);
 }
+
+// dperm.evaluate's release of noisy bounded sums, through the pipeline's
+// steps: the pure-epsilon charge (step 2, to `relations`) before `read`
+// fills the exact clipped sums (PostgreSQL phase; so whatever the read
+// raises is paid for), then the key (step 3) and ReleaseBoundedSums with
+// `bounds` and `slack` (exact_sum.hpp) under RunKeyed (step 4).
+struct SumsRequest {
+  const char* algorithm;   // the ledger's algorithm and mechanism columns
+  const char* mechanism;
+  const char* loss;
+  double epsilon;
+  bool seeded;             // the superuser-only seed (dperm.allow_seed)
+  uint64 seed;
+  int64 n;
+  int d;
+  const Oid* relations;
+  int n_relations;
+  int count;               // sums released, at most 2
+  const double* bounds;    // each sum's per-row bound
+  double slack;
+};
+struct SumsRelease {
+  double values[2] = {0, 0};
+  double scale = 0, grid = 0;
+  int64 ledger_id = 0;
+};
+using ReadSums = void (*)(void* arg, double* sums);
+SumsRelease ReleaseSums(const SumsRequest& request, ReadSums read, void* arg);
 
 // The current time as ISO 8601 UTC ("2026-11-23T14:00:00Z"), palloc'd: a
 // model's created_at.
