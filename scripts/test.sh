@@ -33,7 +33,7 @@ stage setup bash scripts/setup.sh
 # The library and the unit-test binary in one parallel build (the unit
 # tests' objects used to compile one at a time in `make unit`).
 stage clean make -s clean
-stage build make -j"$(nproc)" DPERM_WERROR=1 DPERM_FAST_BUILD=1 all test/unit/run_unit_tests
+stage build make -j"$(nproc)" DPERM_WERROR=1 DPERM_FAST_BUILD=1 all test/unit/run_unit_tests bench-check
 stage checks bash -c 'set -o pipefail && bash test/core_guard.sh && bash test/check_includes.sh &&
   /usr/bin/python3 scripts/gen_reference_constants.py --check | tail -1'
 # (checks: the core guard, the include-cycle check, and the unit tests'
