@@ -17,6 +17,7 @@
 #include "dperm/algorithms/registry.hpp"
 #include "dperm/release/select_l2.hpp"
 #include "dperm/release/plan_release.hpp"
+#include "dperm/release/train_model.hpp"
 
 #include <cmath>
 #include <ctime>

@@ -3,11 +3,37 @@
 #include "dperm/losses/loss.hpp"
 #include "dperm/losses/loss_spec.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
+#include <vector>
 
 namespace dperm {
 namespace {
+
+// The intercept offset (offset.hpp): S = sum_i (y_i + B), y_i clipped to
+// [-B, B] (B = target_bound), each term in [0, 2B] (a NaN target counts as
+// 0, the middle); b0 = clamp(S/n - B, -B, B), the clipped mean.
+class ClippedTargetSum final : public OffsetStatistic {
+ public:
+  const char* Text() const override {
+    return "sum of targets clipped to [-target_bound, target_bound]; b0 = clipped mean";
+  }
+  bool Histogram() const override { return false; }
+  bool Counts() const override { return false; }
+  double RowRange(const LossParams& p) const override { return 2 * p.target_bound; }
+  double Bound(const LossParams& p, int64_t) const override { return p.target_bound; }
+  double Row(const LossParams& p, double y, int* sum) const noexcept override {
+    const double B = p.target_bound;
+    *sum = 0;
+    return std::isnan(y) ? 0.5 : (std::clamp(y, -B, B) + B) / (2 * B);
+  }
+  std::vector<double> FromSums(const LossParams& p, const std::vector<double>& s,
+                               int64_t n) const override {
+    const double B = p.target_bound;
+    return {std::clamp(s[0] / double(n) - B, -B, B)};
+  }
+};
 
 class HuberSpec final : public LossSpec {
  public:
@@ -40,6 +66,10 @@ class HuberSpec final : public LossSpec {
     const double value = with_loss ? f.Value(s[0], y) : 0.0;
     s[0] = f.Derivative(s[0], y);
     return value;
+  }
+  const OffsetStatistic* Offset() const override {
+    static const ClippedTargetSum offset;
+    return &offset;
   }
 };
 
