@@ -69,6 +69,25 @@ class OffsetStatistic {
                                        int64_t n) const = 0;
 };
 
+// l2 => 'auto''s score of one validation row (release/select_l2.cpp): the
+// selection releases each candidate's sum of scores with noise scaled to
+// Bound, and keeps the best.
+class ValidationScore {
+ public:
+  virtual ~ValidationScore() = default;
+  // What the score counts, for dp_explain and the model.
+  virtual const char* Text() const = 0;
+  // Every row's score lies in [0, Bound] whatever the model (select_l2.cpp
+  // clamps it there): one row's range, a public bound.
+  virtual double Bound(const LossParams& params) const = 0;
+  // Every score is 0 or 1: counts, exact in doubles.
+  virtual bool Counts() const = 0;
+  virtual bool LowerIsBetter() const = 0;
+  // The score of a row from its scores s_k = <w_k, x> (+ b_k) (one for a
+  // margin loss, K for a multi-class loss) and its label.
+  virtual double Row(const LossParams& params, const double* scores, double label) const noexcept = 0;
+};
+
 class LossSpec {
  public:
   virtual ~LossSpec() = default;
@@ -88,6 +107,9 @@ class LossSpec {
   // The intercept offset's statistic; nullptr (the default): no offset
   // stage, the intercept is trained as one more weight.
   virtual const OffsetStatistic* Offset() const { return nullptr; }
+  // l2 => 'auto''s validation score; nullptr (the default): l2 => 'auto'
+  // is refused for this loss.
+  virtual const ValidationScore* Score() const { return nullptr; }
 };
 
 // Defined once per loss, in its own file (losses.def).

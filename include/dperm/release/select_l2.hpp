@@ -72,7 +72,7 @@ struct L2Selection {
   double candidate_epsilon = 0;  // each candidate's planned epsilon (at options.delta)
   double score_epsilon = 0;      // the scores' epsilon (delta = 0: pure; else of score_curve at delta)
   double score_multiplier = 0;   // delta > 0: the scores' noise multiplier z (0: Laplace)
-  double score_bound = 0;        // per-row score bound: 1, or B (Huber)
+  double score_bound = 0;        // per-row score bound (the loss's ValidationScore)
   const char* score = "";        // what the score counts
   // Curves on LedgerOrders(): the training part (sum of the candidates'),
   // the validation part (the scores'), and the release's, their maximum.
@@ -115,9 +115,8 @@ struct L2SelectionResult {
 L2SelectionResult TrainL2Selection(const L2Selection& selection, const double* rows,
                                    SecureRng& rng);
 
-// The per-row validation score of coefficients w on a row: correct
-// (1/0) for logistic and softmax; the absolute error capped at B for
-// Huber (lower is better). In [0, score_bound].
+// The per-row validation score of coefficients w on a row: the loss's
+// ValidationScore (loss_spec.hpp), clamped to [0, score_bound].
 double RowScore(const L2Selection& selection, const std::vector<double>& w, const double* row);
 
 // The selection as JSON: what dp_explain shows and the model keeps

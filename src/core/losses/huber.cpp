@@ -35,6 +35,26 @@ class ClippedTargetSum final : public OffsetStatistic {
   }
 };
 
+// l2 => 'auto''s score: the absolute error capped at B = target_bound (a
+// row's value stays in [0, B] whatever w is; targets are clipped to
+// [-B, B]): a wild prediction scores the cap (dp_predict does not clip).
+// The absolute error, not the squared one: for targets spread over a
+// fraction of [-B, B], squared errors are far below their cap 4 B^2 (the
+// sensitivity), and the noise would drown them.
+class CappedAbsoluteError final : public ValidationScore {
+ public:
+  const char* Text() const override {
+    return "absolute error capped at B = target_bound (lower is better)";
+  }
+  double Bound(const LossParams& p) const override { return p.target_bound; }
+  bool Counts() const override { return false; }
+  bool LowerIsBetter() const override { return true; }
+  double Row(const LossParams& p, const double* s, double y) const noexcept override {
+    const double e = std::fabs(s[0] - y);
+    return std::isfinite(e) ? std::min(e, p.target_bound) : p.target_bound;
+  }
+};
+
 class HuberSpec final : public LossSpec {
  public:
   LossKind kind() const override { return LossKind::kHuber; }
@@ -70,6 +90,10 @@ class HuberSpec final : public LossSpec {
   const OffsetStatistic* Offset() const override {
     static const ClippedTargetSum offset;
     return &offset;
+  }
+  const ValidationScore* Score() const override {
+    static const CappedAbsoluteError score;
+    return &score;
   }
 };
 

@@ -50,6 +50,18 @@ class PositiveCount final : public OffsetStatistic {
   }
 };
 
+// l2 => 'auto''s score: 1 when sign(m) is the label, else 0.
+class Correct final : public ValidationScore {
+ public:
+  const char* Text() const override { return "correct predictions (higher is better)"; }
+  double Bound(const LossParams&) const override { return 1; }
+  bool Counts() const override { return true; }
+  bool LowerIsBetter() const override { return false; }
+  double Row(const LossParams&, const double* s, double y) const noexcept override {
+    return (s[0] > 0 ? 1.0 : -1.0) == y ? 1 : 0;
+  }
+};
+
 class LogisticSpec final : public LossSpec {
  public:
   LossKind kind() const override { return LossKind::kLogistic; }
@@ -80,6 +92,10 @@ class LogisticSpec final : public LossSpec {
   const OffsetStatistic* Offset() const override {
     static const PositiveCount offset;
     return &offset;
+  }
+  const ValidationScore* Score() const override {
+    static const Correct score;
+    return &score;
   }
 };
 

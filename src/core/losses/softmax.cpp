@@ -49,6 +49,22 @@ class ClassHistogram final : public OffsetStatistic {
   }
 };
 
+// l2 => 'auto''s score: 1 when the top class (the first on ties) is the
+// label, else 0.
+class CorrectClass final : public ValidationScore {
+ public:
+  const char* Text() const override { return "correct predictions (higher is better)"; }
+  double Bound(const LossParams&) const override { return 1; }
+  bool Counts() const override { return true; }
+  bool LowerIsBetter() const override { return false; }
+  double Row(const LossParams& p, const double* s, double y) const noexcept override {
+    int best = 0;
+    for (int k = 1; k < p.classes; k++)
+      if (s[k] > s[best]) best = k;
+    return double(best) == y ? 1 : 0;
+  }
+};
+
 class SoftmaxSpec final : public LossSpec {
  public:
   LossKind kind() const override { return LossKind::kSoftmax; }
@@ -89,6 +105,10 @@ class SoftmaxSpec final : public LossSpec {
   const OffsetStatistic* Offset() const override {
     static const ClassHistogram offset;
     return &offset;
+  }
+  const ValidationScore* Score() const override {
+    static const CorrectClass score;
+    return &score;
   }
 };
 
