@@ -40,8 +40,9 @@
 // best of K runs costs up to K times a run. Padding to a public cap
 // costs the cap's work for every release. The split above runs a fixed,
 // public number G of trainings and one scoring pass, so its work depends
-// on (n, d, options) only. PapernotSteinkeRdp below is kept as the
-// comparison the benchmark and docs quote (docs/accountant.md).
+// on (n, d, options) only. PapernotSteinkeRdp
+// (accounting/papernot_steinke.hpp) is kept as the comparison the
+// benchmark and docs quote (docs/accountant.md).
 #pragma once
 #include "dperm/util/errors.hpp"
 #include "dperm/options/options.hpp"
@@ -136,25 +137,5 @@ double SelectionMemoryBytes(const L2Selection& selection);
 // loss and shape, with the release's n and options (epsilon, delta as
 // requested).
 Plan SelectionChargePlan(const L2Selection& selection);
-
-// Papernot & Steinke 2022, Thm 2 (truncated negative binomial K with shape
-// eta in (-1, inf) \ {0}... eta = 0 the logarithmic law, and mean mu >= 1):
-// if one run is (lambda, eps(lambda))-RDP at every order of `orders`, the
-// best of K runs is (lambda, eps'(lambda))-RDP with
-//   eps'(lambda) = eps(lambda) + (1 + eta) min_lhat [(1 - 1/lhat) eps(lhat)
-//                  + log(1/gamma)/lhat] + log(mu)/(lambda - 1),
-// gamma the TNB parameter of mean mu (TruncatedNegativeBinomialGamma), the
-// minimum over lhat in `orders`, then made non-decreasing in lambda (RDP is
-// monotone in the order). The comparison point of docs/accountant.md.
-std::vector<double> PapernotSteinkeRdp(const std::vector<double>& orders,
-                                       const std::vector<double>& rdp, double mu, double eta);
-
-// E[K] of the truncated negative binomial law of P&S Definition 1:
-// eta (1 - gamma)/(gamma (1 - gamma^eta)) for eta != 0, and
-// (1/gamma - 1)/log(1/gamma) for eta = 0 (the logarithmic law).
-double TruncatedNegativeBinomialMean(double gamma, double eta);
-// The gamma in (0, 1] of mean mu (bisection; the returned gamma's mean is
-// >= mu, the conservative side).
-double TruncatedNegativeBinomialGamma(double mu, double eta);
 
 }  // namespace dperm
