@@ -31,11 +31,9 @@
 // The domain is W = R^dim (the classic unconstrained objective perturbation
 // of Chaudhuri, Monteleoni & Sarwate 2011 and KST12); the paper's W is an
 // M-bounded convex set, whose M only enters Theorem 5.3's choice of lambda.
-// dperm takes M = 10, a public tuning constant: with rows clipped to norm 1
-// the non-private logistic optima of the bank and adult data have
-// ||w||_2 = 18.6 and 16.8, and with M = 1 the privacy regulariser's bias
-// dominated (bank, eps = 1: excess risk 0.089 at M = 1, 0.056 at M = 10;
-// adult 0.167 and 0.071). Raise l2 to regularise more.
+// dperm takes M = 10, a public tuning constant chosen on the benchmark's
+// datasets (bench/algorithms.py, bench/reports/algorithms.md): with M = 1
+// the privacy regulariser's bias dominated. Raise l2 to regularise more.
 //
 // lambda, accountant => 'paper' (Theorem 5.3): lambda = (2L/M) sqrt(2/n +
 // 4 dim log(1/delta) / (eps^2 n^2)). The seed's extraction drops the factor
@@ -46,8 +44,8 @@
 // log(1/delta)/eps^2)/M" is eps n lambda). Theorem 5.2 needs beta <= eps n
 // lambda: the plan reports beta/(eps n) and raises lambda to it when Theorem
 // 5.3's value is smaller. This lambda has a floor (2L/M) sqrt(2/n) that does
-// not fall with epsilon: 0.0023 on BANK at any epsilon, more ridge than a
-// user's l2 = 1e-3.
+// not fall with epsilon, and at n in the tens of thousands it is more
+// ridge than a user's l2 = 1e-3.
 //
 // lambda, accountant => 'tight' (the default): dperm's curve (objective_perturbation_rdp.cpp) holds for
 // every lambda >= 0 with 2 lambda + l2 > 0; lambda only trades the Jacobian
@@ -59,8 +57,7 @@
 // Lambda has eps/4 where this has eps/2 because their Jacobian factor
 // (1 + c/(n Lambda))^2 is squared and the rank-1 bound here is not):
 //   lambda = max(0, (beta/(n (exp(epsilon/2) - 1)) - l2)/2).
-// It falls like 1/(n epsilon) and is 0 when l2 >= beta/(n (e^{eps/2} - 1))
-// (BANK, epsilon = 1: l2 >= 2.4e-5).
+// It falls like 1/(n epsilon) and is 0 when l2 >= beta/(n (e^{eps/2} - 1)).
 //
 // Privacy, accountant => 'paper': Theorem 5.2 (restating KST12, Thm 2) with
 // Algorithm 2's sigma^2 = 10 L^2 log(1/delta)/eps^2, used as long as dperm's
@@ -106,12 +103,10 @@
 // as `gradient_evaluations`, and Train does exactly that work on every
 // table. What still depends on the data is the latency of single
 // floating-point operations (exp, division, exact zeros and denormals in
-// the loss's gradient): a residual channel, not a count. docs/timing.md
-// measures it: 19% on a crafted pair with the noise off (every iterate
-// exactly 0 on one table), within 1% with the release's noise and on BANK.
+// the loss's gradient): a residual channel, not a count, which
+// bench/objective_timing.cpp measures (bench/reports/timing.md).
 // (dperm 0.4.0 used damped Newton with Armijo backtracking for dim <= 64,
-// which is faster -- BANK, epsilon = 1: 168 ms per release against 452 ms
-// for the fixed T = 587, docs/timing.md -- but stopped at a gradient test
+// which is faster (bench/reports/timing.md) but stopped at a gradient test
 // and has no public iteration bound for the logistic loss, which is not
 // self-concordant.)
 //

@@ -12,9 +12,9 @@
 namespace dperm {
 namespace {
 
-// Writing a number takes about a microsecond (shortest round-trip form), so
-// a model of 10^7 coordinates takes seconds: check for a pending cancel
-// every few thousand numbers.
+// Writing a number is slow (the shortest round-trip form), so a model of
+// 10^7 coordinates takes long: check for a pending cancel every few
+// thousand numbers.
 void NumberChecked(JsonWriter& j, double v, size_t& written) {
   if ((++written & 4095) == 0) CheckInterrupt();
   j.Number(v);

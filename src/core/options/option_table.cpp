@@ -255,7 +255,7 @@ std::vector<OptionSpec> BuildTable() {
       Spec("huber_delta", Type::kNumber, "float8", "0.1 · `target_bound`",
            "δ of the Huber loss: quadratic for residuals up to δ, linear beyond; L = "
            "`huber_delta`·R, so the noise scales with it. The default rule was chosen by "
-           "held-out R² (docs/heldout.md, *Huber default huber_delta*); a given value wins",
+           "held-out R² (bench/reports/heldout_huber_delta.md); a given value wins",
            [](const OptionEntry&, double v, Options& o) { o.huber_delta = v; },
            // the plan's options hold the effective value (BasePlan)
            [](const Options& o) { return NumberIf(o.huber_delta > 0, o.huber_delta); }),
