@@ -56,7 +56,7 @@ int Classes(const ModelDatum* m) {
 }
 
 int64 CoefficientCount(LossKind loss, int d, int classes, bool fit_intercept) {
-  if (loss == LossKind::kSoftmax) return int64(classes) * (int64(d) + (fit_intercept ? 1 : 0));
+  if (dperm::LossIsMulticlass(loss)) return int64(classes) * (int64(d) + (fit_intercept ? 1 : 0));
   return d;
 }
 
@@ -75,9 +75,11 @@ ModelDatum* GetModel(FunctionCallInfo fcinfo, int arg) {
                     errmsg("unsupported dp_model version %d", m->version)));
   LossKind loss = static_cast<LossKind>(m->loss);
   bool softmax = m->version == kSoftmaxModelVersion;
-  bool ok = m->d >= 0 &&
-            (softmax ? loss == LossKind::kSoftmax && m->classes >= 2
-                     : loss == LossKind::kLogistic || loss == LossKind::kHuber);
+  // A loss of losses.def; multi-class ones have the multi-class layout.
+  bool known = size_t(m->loss) < dperm::AllLosses().size();
+  bool ok = m->d >= 0 && known &&
+            (softmax ? dperm::LossIsMulticlass(loss) && m->classes >= 2
+                     : !dperm::LossIsMulticlass(loss));
   Size size = VARSIZE(m);
   Size header = offsetof(ModelDatum, coef);
   if (ok) {
@@ -112,7 +114,7 @@ Datum ParseModel(const char* text) {
 Datum MakeModelDatum(LossKind loss, int d, int classes, bool fit_intercept,
                      double feature_bound, double huber_delta, const double* w,
                      const char* json) {
-  bool softmax = loss == LossKind::kSoftmax;
+  bool softmax = dperm::LossIsMulticlass(loss);
   int64 count = CoefficientCount(loss, d, classes, fit_intercept);
   Size json_size = strlen(json) + 1;
   Size size = offsetof(ModelDatum, coef) + sizeof(double) * Size(count) + json_size;

@@ -10,6 +10,7 @@
 
 extern "C" {
 #include "funcapi.h"
+#include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
 #include "utils/builtins.h"
 #include "utils/numeric.h"
@@ -174,12 +175,17 @@ ParsedOptions ParseOptionsJsonb(Jsonb* options) {
 }
 
 LossKind ParseLossName(const char* name) {
-  if (strcmp(name, "logistic") == 0) return LossKind::kLogistic;
-  if (strcmp(name, "huber") == 0) return LossKind::kHuber;
-  if (strcmp(name, "softmax") == 0) return LossKind::kSoftmax;
+  // The names of losses.def; no C++ object outlives the loops (the hint is
+  // palloc'd), so ereport is safe.
+  for (LossKind k : dperm::AllLosses())
+    if (strcmp(name, dperm::LossName(k)) == 0) return k;
+  StringInfoData valid;
+  initStringInfo(&valid);
+  for (LossKind k : dperm::AllLosses())
+    appendStringInfo(&valid, "%s%s", valid.len > 0 ? ", " : "", dperm::LossName(k));
   ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                   errmsg("unknown loss \"%s\"", name),
-                  errhint("Valid losses: logistic, huber, softmax.")));
+                  errhint("Valid losses: %s.", valid.data)));
   pg_unreachable();
 }
 

@@ -20,8 +20,9 @@ inline Constants ConstantsFor(const dperm::Options& o, dperm::LossKind loss) {
     case dperm::LossKind::kLogistic: return {R, R * R / 4};
     case dperm::LossKind::kHuber: return {dperm::HuberDelta(o) * R, R * R};
     case dperm::LossKind::kSoftmax: return {std::sqrt(2.0) * R, R * R / 2};
+    default: break;  // a loss with no written-out constants: NaN fails every check
   }
-  return {0, 0};
+  return {NAN, NAN};
 }
 
 // Rows of stride d + 1 with features clipped to norm <= 1: logistic labels

@@ -70,8 +70,9 @@ Constants ConstantsOf(LossKind loss) {
     case LossKind::kLogistic: return {R, R * R / 4, R};
     case LossKind::kHuber: return {R, R * R, 2 * R};
     case LossKind::kSoftmax: return {std::sqrt(2.0) * R, R * R / 2, std::sqrt(2.0) * R};
+    default: break;  // a loss with no written-out constants: NaN fails every check
   }
-  return {0, 0, 0};
+  return {NAN, NAN, NAN};
 }
 
 // The split curve written out from its definition (svrg_common.cpp):

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dperm/accounting/budget.hpp"
+#include "dperm/accounting/papernot_steinke.hpp"
 #include "dperm/model/evaluate.hpp"
 #include "dperm/options/options.hpp"
 #include "dperm/release/streaming.hpp"

@@ -34,7 +34,7 @@ double RdpWorGaussianDominatingPair(double gamma, double sigma, double order);
 
 // The RDP dperm records for one sampled step: RdpWorGaussianDominatingPair
 // (capped by the unsampled 2α/sigma²). Thm 27 is a valid bound too but was
-// never smaller on the tests' grid and costs ~1 s per curve.
+// never smaller on the tests' grid and costs far more.
 double RdpWorGaussian(double gamma, double sigma, double order);
 
 // The smallest of three upper bounds on the RDP of one step at `order`: the

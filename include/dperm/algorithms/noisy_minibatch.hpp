@@ -36,13 +36,10 @@ Eigen::VectorXd NoisyMinibatchSgd(const Plan& plan, const Objective& objective,
 // l2 = 0 and the user gave none (dp_sgd: the projection radius M; dp_lssgd:
 // D in D_sigma). Rows have norm <= feature_bound (1 by default); margins
 // then stay within +-10 R. No public bound on the unregularised minimiser
-// exists (it need not exist), and the bundled datasets pull both ways: the
-// logistic minimisers of bank, creditcard and adult have norms 53, 63 and
-// 454 (the loss is flat far out, and larger balls help: dp_sgd excess risk
-// at epsilon = 1 on bank 0.16 / 0.097 / 0.080 / 0.066 / 0.051 for radius
-// 1 / 3 / 10 / 30 / 100), while the Huber minimisers of wine and bike have
-// norms 1.7 and 2.4 and large balls hurt (wine 0.0022 at 10, 0.11 at 100).
-// 10 is the compromise; radius => overrides it.
+// exists (it need not exist), and the benchmark's datasets pull both ways
+// (bench/reports/algorithms.md): logistic minimisers can be far out (the
+// loss is flat there, and larger balls help), Huber minimisers are near 0
+// (and large balls hurt). 10 is the compromise; radius => overrides it.
 constexpr double kDefaultConvexNormBound = 10.0;
 
 // The number of steps of a default plan. The papers choose T by minimising

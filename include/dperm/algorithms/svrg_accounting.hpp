@@ -23,7 +23,7 @@
 // WHY NOT THEOREMS 4.1 / 4.3 AS STATED. They give sigma^2 = c G^2 T m
 // ln(1/delta) / (n^2 eps^2) with an unspecified constant c from the moments
 // accountant (Abadi et al. 2016, Thm 1), valid only for eps <= c1 T m / n^2
-// (for BANK, n = 45211 and T m ~ 2e5: eps <= 1e-4 c1). And v_t is not a
+// (at n = 45211 and T m ~ 2e5: eps <= 1e-4 c1). And v_t is not a
 // plain subsampled gradient: v~ depends on every row, so replacing one row
 // changes v_t at EVERY inner step (by up to 2G/n), not only when that row is
 // sampled; when it is sampled, h_t changes as well.
@@ -67,8 +67,8 @@
 // noise on either part is no option: the other part would be released
 // without noise (rho = infinity). (Part (a) is a plain Gaussian and part
 // (b)'s PLD exists (pld_wor.hpp), so a PLD composition would be tighter by
-// the RDP conversion's loss, ~10% of sigma at the BANK defaults; the RDP
-// keeps the split search cheap and is what the ledger composes.)
+// the RDP conversion's loss; the RDP keeps the split search cheap and is
+// what the ledger composes.)
 //
 // FINDING f. For a given z2 the snapshot part needs the least ratio r =
 // sigma1 / (2G/n) with K [alpha / (2 r^2) + eps_pair(z2, alpha)] converting
@@ -105,11 +105,10 @@
 // with b = 1 that forces noise of order D on every inner step whatever
 // epsilon (a row sampled once must be protected by that one step: with
 // delta = 1e-6 the chance that it is ever sampled is far above delta). That
-// is why the paper's one-row defaults were worse than the zero model (BANK,
-// l2 = 0.01, eps = 1: DP-SVRG sigma = 2.18, excess 0.57 against 0.34 for
-// w = 0) and did not converge even at eps = 1e5 (sigma 0.65: K = 5e5
-// one-row steps cost that much), while their noiseless runs converge to
-// 1e-15. The schedules (dp_svrg.cpp, dp_svrg_pp.cpp) let the step grow with
+// is why the paper's one-row defaults did worse than the zero model on the
+// benchmark's datasets and did not converge even at a huge epsilon (K one-row
+// steps cost that much), while their noiseless runs converge
+// (bench/reports/algorithms.md). The schedules (dp_svrg.cpp, dp_svrg_pp.cpp) let the step grow with
 // b (the inner estimate's variance shrinks by 1/b), so the epochs shorten.
 //
 // THE BATCH SIZE (SvrgChooseBatch; utility only, public inputs only). A
@@ -121,33 +120,29 @@
 // with sigma the predicted noise of the K steps at that b
 // (SvrgPredictedSigma: the split search on its grid with the
 // Poisson-subsampled Gaussian's RDP for part (b), a lower bound of the
-// pair's, 10-100x cheaper, and giving a sigma 0-8% below the calibrated
-// one on BANK; only the chosen b is calibrated with the pair). It tries b = 1, 2, 4, ... while the inner
+// pair's, and much cheaper; only the chosen b is calibrated with the
+// pair). It tries b = 1, 2, 4, ... while the inner
 // steps read at most max(32 n, 2^22) rows, and keeps the b with the least
 // predicted error; the prediction ranks the candidates (it overstates the
-// measured error about tenfold). Without the floor (below) the predicted
-// error flattens out for large b (BANK, eps = 1, T = 7: 0.0236, 0.0216,
-// 0.0206, 0.0201 at b = 512 .. 4096) while the rows read double with b.
-// Taking the smallest b within 10% of the least instead (b = 1024 on BANK)
-// saved training time but cost utility on WINE (dp_svrg, eps = 1: softmax
-// excess 0.058 against 0.040, Huber 0.0010 against 0.00025), so the least
-// it is.
+// error itself). Without the floor (below) the predicted error flattens out
+// for large b while the rows read double with b. Taking the smallest b
+// within 10% of the least instead saved training time but cost utility on
+// the benchmark's datasets (bench/reports/algorithms.md), so the least it
+// is.
 //
 // THE FLOOR THAT WAS. Until part (b) was accounted with WBK 2019
 // Thm 9, whose terms j >= 3 carry min{2, (e^{eps(inf)} - 1)^j} = 2 however
 // large the noise: K steps cost at least about K gamma^3 alpha^2/3 per
 // order, so with many steps and a large b the calibrated sigma jumped to
-// the unamplified one (b = 256, K = 2e5 on BANK: sigma 23 against 0.42 at
-// b = 64) and the batch search stopped at b = 64..512. The pair's RDP has
-// no floor (it falls like gamma^2 alpha / z^2 for large z), so sigma(b)
-// falls until the rows budget stops the search. On BANK (l2 = 0.01,
-// delta = 1e-6) dp_svrg now takes b = 4096..8192 where it took 256..512
-// (docs/algorithms.md has the noise before and after).
+// the unamplified one and the batch search stopped at small b. The pair's
+// RDP has no floor (it falls like gamma^2 alpha / z^2 for large z), so
+// sigma(b) falls until the rows budget stops the search (dp_explain shows
+// the b and sigma a plan takes; bench/reports/algorithms.md the noise
+// before and after).
 //
 // ACCOUNTANT 'paper'. The theorems' sigma with c = 1 (the mechanisms state
-// which); when it is below the calibrated sigma (on BANK at eps = 1 it was,
-// by a factor 8 (b = 16) to 40 (b = 1): c = 1 is far too optimistic) the
-// calibrated sigma is used with a note. A larger paper
+// which); when it is below the calibrated sigma (c = 1 is often far too
+// optimistic) the calibrated sigma is used with a note. A larger paper
 // sigma keeps the calibrated fraction f, whose curve only decreases as
 // sigma grows, so (epsilon, delta) still holds under dperm's accountant.
 #pragma once
@@ -198,8 +193,8 @@ SvrgSplit SvrgOptimalSplit(const SvrgSteps& s, double epsilon, double delta);
 // The batch search's prediction of SvrgOptimalSplit's sigma (utility only):
 // the same search on its grid only, with the Poisson-subsampled Gaussian's
 // RDP (cheaper; a lower bound of the step's RDP) in place of
-// SvrgSampledStepRdp: 0-8% below the calibrated sigma at the BANK
-// settings (or a hair above it, the grid being coarser than the search).
+// SvrgSampledStepRdp: a little below the calibrated sigma (or a hair above
+// it, the grid being coarser than the search).
 double SvrgPredictedSigma(const SvrgSteps& s, double epsilon, double delta);
 
 }  // namespace dperm

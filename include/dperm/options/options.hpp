@@ -102,8 +102,8 @@ constexpr double kMinDelta = 1e-30;
 // The default huber_delta is kHuberDeltaPerTargetBound * target_bound: the
 // Huber loss is quadratic for residuals up to a tenth of the public target
 // scale B and linear beyond. The constant was chosen by held-out R² on the
-// regression sets of ../shared/data (docs/heldout.md, "Huber default
-// huber_delta"; generator bench/huber_delta_sweep.py). Only public inputs
+// regression sets of ../shared/data (bench/reports/heldout_huber_delta.md;
+// generator bench/huber_delta_sweep.py). Only public inputs
 // enter (an option and a constant), so L = huber_delta R (huber.cpp)
 // stays a public constant.
 constexpr double kHuberDeltaPerTargetBound = 0.1;
@@ -144,8 +144,9 @@ const char* NeighborsName(Neighbors neighbors);
 
 // The option table: one entry per key, in documentation order (docs/design.md
 // section 1). It drives ParseOptions, OptionKeys, the generic refusal of an
-// option an algorithm does not take (registry.hpp), the README's options
-// table (OptionsMarkdown; test_algorithm_table.cpp compares the two),
+// option an algorithm does not take (registry.hpp), the options table of
+// docs/sql-reference.md (OptionsMarkdown; test_algorithm_table.cpp compares
+// the two),
 // dp_explain's "options" (ExplainJson, OptionSpec::read) and is
 // checked against dp_options' parameters in the SQL scripts.
 struct OptionSpec {
@@ -156,9 +157,9 @@ struct OptionSpec {
   // kNumber, kInteger: the value must lie in lo..hi (open or closed ends).
   double lo = 0, hi = 0;
   bool lo_open = false, hi_open = false;
-  const char* values = nullptr;   // README "values"; nullptr: the range above
-  const char* fallback = nullptr; // README "default"
-  const char* doc = nullptr;      // README "meaning"
+  const char* values = nullptr;   // the reference's "values"; nullptr: the range above
+  const char* fallback = nullptr; // the reference's "default"
+  const char* doc = nullptr;      // the reference's "meaning"
   const char* hint = nullptr;     // hint of an out-of-range error
   // kNumber only: the one string the option also takes (l2's "auto"),
   // stored by `store` with the entry's kind kString; nullptr: none.
@@ -177,7 +178,12 @@ struct OptionSpec {
   // the ledger records the relation, the model names its coefficients).
   OptionEntry (*read)(const Options& o) = nullptr;
 };
+// The table (option_table.cpp).
 const std::vector<OptionSpec>& OptionTable();
+// The checked value of entry e of option s: a number or integer in s's
+// range, a boolean as 0/1; 0 for text, whose store function checks it.
+// Throws kInvalidParameter.
+double CheckedOptionValue(const OptionSpec& s, const OptionEntry& e);
 // Whether `o` says option `key` was given (Options::given).
 bool OptionGiven(const Options& o, const OptionSpec& spec);
 // The entry of `key`, or nullptr.
@@ -186,7 +192,8 @@ const OptionSpec* FindOption(const std::string& key);
 // The option keys, in documentation order (docs/design.md section 1).
 const std::vector<std::string>& OptionKeys();
 
-// README.md's options table (section "Options"), rendered from the table.
+// docs/sql-reference.md's options table (section "Options"), rendered from
+// the table (scripts/gen_sql_reference.py writes it).
 std::string OptionsMarkdown();
 
 // "a, b or c" (last_separator " or ") of the names, in order.

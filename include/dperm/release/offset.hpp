@@ -4,21 +4,19 @@
 // Without it the intercept is one more coordinate: the l2 term shrinks it
 // toward 0 (logit 1/2 for a logistic model) and the mechanism's noise moves
 // it like any weight, so at small epsilon a model predicts one class or
-// falls below the majority baseline (docs/heldout.md). With it:
+// falls below the majority baseline (bench/reports/heldout_offset.md). With it:
 //
-//   Stage 0. Release a base statistic S with pure epsilon0-DP (discrete
-//   Laplace on a grid, noise.hpp's exact sampler) and turn it into b0:
-//     logistic  S = #{y = +1}, the positive count; Delta_1 = 1 (replace-one
-//               changes one label); p = (S + 1/2)/(n + 1) clamped to
-//               [1/(2(n+1)), 1 - 1/(2(n+1))]; b0 = logit(p).
-//     softmax   S = the class histogram (K counts); replace-one moves one row
-//               from one class to another: Delta_1 = 2 (Delta_2 = sqrt 2);
-//               q_k = clamp(S_k, 0, n) + 1/2; b0_k = log q_k - mean_j log q_j.
-//     Huber     S = sum_i (y_i + B), y_i clipped to [-B, B] (B = target_bound),
-//               each term in [0, 2B]: Delta_1 = 2B; b0 = clamp(S/n - B, -B, B).
-//   n is public (docs/design.md section 4: replace-one neighbours, n public), so
-//   dividing by n and the clamps are post-processing. |b0| <= log(2n + 1)
-//   (logistic, softmax) or B (Huber): OffsetPlan::bound.
+//   Stage 0. Release a statistic S of the labels with pure epsilon0-DP
+//   (discrete Laplace on a grid, noise.hpp's exact sampler) and turn it into
+//   b0. The loss names S and b0 (its LossSpec's OffsetStatistic,
+//   loss_spec.hpp, in the loss's own file: logistic the positive count,
+//   softmax the class histogram, Huber the sum of clipped targets); a loss
+//   without one has no stage 0. Each row adds a value in [0, 1] (times the
+//   loss's row range) to one sum, so replace-one moves S by Delta_1 = 1 row
+//   range, or 2 for a histogram (a row leaves one class and joins another;
+//   Delta_2 = sqrt 2). n is public (docs/design.md section 4: replace-one
+//   neighbours, n public), so b0's formula (dividing by n, the clamps) is
+//   post-processing, and |b0| <= OffsetPlan::bound, a public clamp.
 //
 //   Stage 1. The mechanism trains w (feature weights and w_int) on
 //   f_i(w) = loss(<w, x_i> + w_int + b0, y_i) + the penalties, and the
@@ -42,7 +40,7 @@
 //
 //   Budget share (OffsetEpsilon): epsilon0 = min(epsilon/10, 4 Delta_u /
 //   sqrt(n)), Delta_u the sensitivity in units of one row's range (1 for
-//   the positive count and the Huber sum, 2 for the histogram). The noise
+//   one sum, 2 for a histogram). The noise
 //   of the released mean then has standard deviation sqrt(2) Delta_u /
 //   (epsilon0 n) = 0.35/sqrt(n) of a row's range, about 0.7 of the largest
 //   sampling error of a mean of n rows (1/(2 sqrt n)) -- the base rate is
@@ -78,12 +76,12 @@ OffsetPlan PlanOffset(const Options& options, LossKind loss, int64_t n);
 Options MechanismOptions(const Options& options, const OffsetPlan& offset);
 
 // Stage 0: releases the plan's statistic over rows viewed in place (n rows
-// of stride d + 1, the label last) and returns b0: one value (logistic,
-// Huber) or K (softmax); empty when the plan has no offset stage. Draws
-// from rng before training does.
+// of stride d + 1, the label last) and returns b0: one value, or K for a
+// histogram; empty when the plan has no offset stage. Draws from rng before
+// training does.
 std::vector<double> ReleaseOffset(const Plan& plan, const double* rows, SecureRng& rng);
 
-// b0 from noisy sums (the post-processing above; tests call it directly).
+// b0 from noisy sums (the loss's post-processing; tests call it directly).
 std::vector<double> OffsetFromSums(LossKind loss, const std::vector<double>& noisy_sums,
                                    int64_t n, double target_bound);
 

@@ -15,7 +15,7 @@ namespace dperm {
 // The l2 dperm uses when neither `l2` nor `algorithm` is given,
 // from public inputs only (loss, n, d, epsilon, delta, l1, the
 // mode), and a sentence saying how. Chosen by held-out quality
-// (bench/l2_rule_sweep.sh, docs/heldout.md "Default l2"):
+// (bench/l2_rule_sweep.sh, bench/reports/heldout_l2_rule.md):
 //   l1 > 0, streaming mode, softmax, Huber  -> 0
 //   logistic, delta > 0 -> l = max(kDefaultL2Objective sqrt(d) / (n epsilon), kDefaultL2Min)
 //                          (objective) while l <= kDefaultL2ObjectiveMax, else 0
@@ -34,7 +34,7 @@ namespace dperm {
 constexpr double kDefaultL2Objective = 1;  // logistic, delta > 0 (objective)
 constexpr double kDefaultL2Min = 1e-6;     // objective's work grows as 1/sqrt(l2)
 // Above it, early-stopped dp_gd at l2 = 0 beat objective at every l2 of the
-// sweep (BANK, CREDIT at epsilon = 0.1: accuracy at or below the majority's).
+// sweep (bench/reports/heldout_l2_rule.md).
 constexpr double kDefaultL2ObjectiveMax = 1e-3;
 constexpr double kDefaultL2Output = 150;   // logistic, delta = 0 (bolton)
 constexpr double kDefaultL2Max = 1;        // the model is then about b0 alone
@@ -43,15 +43,15 @@ double DefaultL2(LossKind loss, const Options& options, int64_t n, int d, bool s
 
 // The algorithm dperm picks when `algorithm` is not given, from public
 // options only, and a sentence saying why. The choice follows the
-// benchmark in docs/algorithms.md (README, "Choosing an algorithm"):
+// benchmark in bench/reports/algorithms.md (README, "Choosing an algorithm"):
 //   l1 > 0            -> dp_gd (the only proximal method that is competitive)
 //   logistic, delta > 0, 0 < n l2 <= 100 (and objective's fixed schedule
 //                        within 2e8 row gradients)
 //                     -> objective (best held-out AUC at small l2,
-//                        docs/heldout.md: output perturbation's noise ~1/(n l2)
+//                        bench/reports/heldout.md: output perturbation's noise ~1/(n l2)
 //                        leaves a near-constant model there)
-//   l2 > 0            -> bolton (lowest excess risk on all five datasets)
-//   l2 = 0, delta > 0 -> dp_gd (lowest on four of five)
+//   l2 > 0            -> bolton (lowest excess risk in the benchmark)
+//   l2 = 0, delta > 0 -> dp_gd (lowest on most of its datasets)
 //   l2 = 0, delta = 0 -> output_gd (dp_gd needs delta > 0)
 Algorithm DefaultAlgorithm(LossKind loss, const Options& options, int64_t n, int d,
                            std::string* why);

@@ -40,8 +40,9 @@
 // best of K runs costs up to K times a run. Padding to a public cap
 // costs the cap's work for every release. The split above runs a fixed,
 // public number G of trainings and one scoring pass, so its work depends
-// on (n, d, options) only. PapernotSteinkeRdp below is kept as the
-// comparison the benchmark and docs quote (docs/accountant.md).
+// on (n, d, options) only. PapernotSteinkeRdp
+// (accounting/papernot_steinke.hpp) is kept as the comparison the
+// benchmark and docs quote (docs/accountant.md).
 #pragma once
 #include "dperm/util/errors.hpp"
 #include "dperm/options/options.hpp"
@@ -72,7 +73,7 @@ struct L2Selection {
   double candidate_epsilon = 0;  // each candidate's planned epsilon (at options.delta)
   double score_epsilon = 0;      // the scores' epsilon (delta = 0: pure; else of score_curve at delta)
   double score_multiplier = 0;   // delta > 0: the scores' noise multiplier z (0: Laplace)
-  double score_bound = 0;        // per-row score bound: 1, or B (Huber)
+  double score_bound = 0;        // per-row score bound (the loss's ValidationScore)
   const char* score = "";        // what the score counts
   // Curves on LedgerOrders(): the training part (sum of the candidates'),
   // the validation part (the scores'), and the release's, their maximum.
@@ -115,9 +116,8 @@ struct L2SelectionResult {
 L2SelectionResult TrainL2Selection(const L2Selection& selection, const double* rows,
                                    SecureRng& rng);
 
-// The per-row validation score of coefficients w on a row: correct
-// (1/0) for logistic and softmax; the absolute error capped at B for
-// Huber (lower is better). In [0, score_bound].
+// The per-row validation score of coefficients w on a row: the loss's
+// ValidationScore (loss_spec.hpp), clamped to [0, score_bound].
 double RowScore(const L2Selection& selection, const std::vector<double>& w, const double* row);
 
 // The selection as JSON: what dp_explain shows and the model keeps
@@ -137,25 +137,5 @@ double SelectionMemoryBytes(const L2Selection& selection);
 // loss and shape, with the release's n and options (epsilon, delta as
 // requested).
 Plan SelectionChargePlan(const L2Selection& selection);
-
-// Papernot & Steinke 2022, Thm 2 (truncated negative binomial K with shape
-// eta in (-1, inf) \ {0}... eta = 0 the logarithmic law, and mean mu >= 1):
-// if one run is (lambda, eps(lambda))-RDP at every order of `orders`, the
-// best of K runs is (lambda, eps'(lambda))-RDP with
-//   eps'(lambda) = eps(lambda) + (1 + eta) min_lhat [(1 - 1/lhat) eps(lhat)
-//                  + log(1/gamma)/lhat] + log(mu)/(lambda - 1),
-// gamma the TNB parameter of mean mu (TruncatedNegativeBinomialGamma), the
-// minimum over lhat in `orders`, then made non-decreasing in lambda (RDP is
-// monotone in the order). The comparison point of docs/accountant.md.
-std::vector<double> PapernotSteinkeRdp(const std::vector<double>& orders,
-                                       const std::vector<double>& rdp, double mu, double eta);
-
-// E[K] of the truncated negative binomial law of P&S Definition 1:
-// eta (1 - gamma)/(gamma (1 - gamma^eta)) for eta != 0, and
-// (1/gamma - 1)/log(1/gamma) for eta = 0 (the logarithmic law).
-double TruncatedNegativeBinomialMean(double gamma, double eta);
-// The gamma in (0, 1] of mean mu (bisection; the returned gamma's mean is
-// >= mu, the conservative side).
-double TruncatedNegativeBinomialGamma(double mu, double eta);
 
 }  // namespace dperm

@@ -20,10 +20,11 @@ using InterruptProbe = bool (*)();
 void SetInterruptProbe(InterruptProbe probe);
 void CheckInterrupt();
 
-// Units of work between two probes of CountWork: about a millisecond.
+// Units of work (about one multiply-add each) between two probes of
+// CountWork: frequent enough for a prompt cancel, rare enough to cost nothing.
 inline constexpr uint64_t kInterruptQuantum = uint64_t(1) << 20;
 // The work of drawing one exact noise coordinate (Karney's sampler, the
-// discrete samplers: some hundred nanoseconds), in those units.
+// discrete samplers: some hundred multiply-adds' time), in those units.
 inline constexpr uint64_t kNoiseCoordinateWork = 256;
 
 namespace detail {

@@ -221,7 +221,7 @@ namespace {
 
 // Calibrations already made in this process: a plan is often made twice
 // (dp_explain, then the release; a release per seed; the unit tests plan
-// the same settings many times) and a calibration costs up to ~0.5 s. The
+// the same settings many times) and a calibration is costly. The
 // answer is a deterministic function of the public arguments, so a stored
 // one is the answer; only complete calibrations are stored (an interrupt or
 // an error throws before), and at most kMemoSize (then the memo restarts).

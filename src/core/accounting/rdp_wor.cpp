@@ -316,7 +316,7 @@ double RdpWorGaussianDominatingPair(double gamma, double sigma, double order) {
 // The dominating pair's RDP: it is (nearly) the true RDP, and Thm 27 bounds
 // the same mechanism from above with a constant 4 on its leading term, so it
 // never came out smaller on the tests' grid (checked there) while costing
-// ~1 s per curve; it is kept for comparison (docs/accountant.md).
+// far more; it is kept for comparison (docs/accountant.md).
 double RdpWorGaussian(double gamma, double sigma, double order) {
   return RdpWorGaussianDominatingPair(gamma, sigma, order);
 }
@@ -336,8 +336,8 @@ double RdpWorGaussian(double gamma, double sigma, double order) {
 //   log(A_R) /(α−1) ≤ ε_pair(α) ≤ log(A_R + (α−1)γ erf(c/√2)) /(α−1),
 // and where the two ends are within 1e-6 the right one stands in for the
 // quadrature: large orders at little noise, where A_R is huge and the
-// quadrature takes up to 0.2 s per order (measured there: the quadrature
-// and A_R agree to 1e-12). log A_R carries the quadrature slack as the pair
+// quadrature is slowest (and the quadrature and A_R agree closely there).
+// log A_R carries the quadrature slack as the pair
 // does.
 double RdpWorGaussianTight(double gamma, double sigma, double order) {
   CheckArgs(gamma, sigma, order, kMaxPairOrder);

@@ -115,7 +115,7 @@ namespace {
 
 const int64_t kDefaultBatch = 50;
 const int64_t kDefaultPasses = 10;
-// Default passes keep passes * n * dim at most this (a few seconds).
+// Default passes keep passes * n * dim at most this (a bound on the time).
 const double kMaxDefaultWork = 2e9;
 // D, the norm bound of the minimiser used by the convex default step.
 const double kConvexNormBound = 1.0;

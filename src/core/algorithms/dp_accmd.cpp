@@ -77,12 +77,10 @@
 namespace dperm {
 namespace {
 
-// The L1 radius when the option is not given: a public default. With rows
-// clipped to norm 1 the non-private logistic optima of the bank and adult
-// data have ||w||_1 = 54 and 102; at eps = 1, delta = 1e-3 the excess risk
-// of the default plan was 0.165 / 0.065 / 0.056 (bank) and - / 0.107 /
-// 0.085 (adult) at radius 1 / 10 / 20: 10 keeps most of the gain while
-// bounding the smoothness L_C = beta radius^2 that sets the steps.
+// The L1 radius when the option is not given: a public default, chosen on
+// the benchmark's datasets (bench/algorithms.py, bench/reports/algorithms.md):
+// 10 keeps most of the gain of a larger radius while bounding the
+// smoothness L_C = beta radius^2 that sets the steps.
 const double kDefaultRadius = 10.0;
 // Above this T a plan is capped (each iteration is a full pass).
 const int64_t kMaxDefaultIterations = 100000;

@@ -55,14 +55,10 @@
 // Defaults:
 //   ls_sigma = 1 (kDefaultLsSigma): the experiments (Section 4.1, Table 2)
 //              use 1, 2 and 3, and each beats sigma = 0 on MNIST. On
-//              Fashion-MNIST (d = 784, 10 classes, epsilon = 0.2, delta =
-//              1e-5, default plan, one seed) test accuracy was 54.5 / 55.9 /
-//              55.2 / 54.9 % for sigma = 0 / 1 / 2 / 3, so 1, the smallest
-//              value the paper recommends. On the low-dimensional tables
-//              (bank, adult, creditcard, wine, bike; features in no
-//              particular order) smoothing does not help: excess risk at
-//              sigma = 1 was 0.95x-1.33x that of sigma = 0
-//              (epsilon 0.1, 0.5, 1; delta = 1e-3).
+//              Fashion-MNIST (d = 784) sigma = 1 did best of 0 .. 3, so 1,
+//              the smallest value the paper recommends. On the
+//              low-dimensional tables (features in no particular order)
+//              smoothing does not help (bench/reports/algorithms.md).
 //   b        = min(128, n)                   (Section 4.1: batch size 128)
 //   T        = Theorem 2, T = (D_sigma + G^2) n^2 epsilon^2 / (24 d G^2
 //              log(1/delta)), with D_sigma = ||w^0 - w*||^2_{A_sigma} <=
@@ -89,13 +85,10 @@
 //              the worst case is least at the geometric mean D^ = sqrt(D_F
 //              D) (StepDistance). Theorem 2 itself takes eta = 1/sqrt(T),
 //              which ignores the scale of D and G: it stopped short at large
-//              epsilon (WINE, l2 = 0.01, 3 seeds, epsilon = 1e4: excess
-//              0.021 logistic, 0.033 softmax); tuned for the upper bound D
-//              the step was right at large epsilon (0.0013 / 0.0023) but too
-//              long at epsilon = 0.1 (0.049 / 0.25, zero model 0.069 /
-//              0.096; 1/sqrt(T): 0.024 / 0.050); tuned for D_F too short at
-//              1e4 (0.013 / 0.026); the geometric mean: bench/default_risk.sh
-//              numbers in docs/algorithms.md.
+//              epsilon; tuned for the upper bound D the step was right at
+//              large epsilon but too long at small epsilon; tuned for D_F
+//              too short at large epsilon; the geometric mean did well at
+//              both ends (bench/default_risk.sh, bench/reports/algorithms.md).
 // iterations, batch_size, step_size and ls_sigma override them; none of
 // them affects privacy (the accountant takes the plan's T and b).
 //
@@ -103,7 +96,7 @@
 // for Theorem 1's nu, which grows like sqrt(T). Where the bound of Wang,
 // Balle & Kasiviswanathan (Thm 9) floors (small epsilon, many steps) dperm's
 // calibrated nu is 20-40 times Theorem 1's and the iterates drift (excess
-// risk above F(0) - F(w_hat) on wine and bike at epsilon <= 0.5). The
+// risk above F(0) - F(w_hat) at small epsilon, bench/reports/algorithms.md). The
 // default T is therefore the largest T <= T_max on the grid T_max 2^{-k/2}
 // whose calibrated noise is at most twice Theorem 1's nu; if there is none,
 // the T minimising Theorem 2's bound (D_sigma + T eta^2 (G^2 + gamma d

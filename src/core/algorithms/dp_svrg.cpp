@@ -34,7 +34,7 @@
 //  Utility only: the noise follows whatever b, m and T the plan sets.
 //
 // bench/default_risk.sh measures the schedule, its noise and its excess
-// risk on the real datasets (docs/algorithms.md).
+// risk on the real datasets (bench/reports/algorithms.md).
 //
 // Privacy: svrg_common.cpp (the split analysis; Theorem 4.1's sigma^2 = c
 // G^2 T m ln(1/delta)/(n^2 eps^2) with c = 1 is the 'paper' accountant's
@@ -63,9 +63,8 @@ const int64_t kMaxEpochLength = 100000;
 // by mu-strong convexity (Polyak-Lojasiewicz), and F^r(0) itself (r(0) = 0,
 // F^r >= 0): ln 2, ln K, or for Huber h_delta(B) with the public target
 // bound B (ZeroModelLossBound). For Huber the latter replaced L^2/(2 mu) =
-// 100 at l2 = 0.01 (against 0.11 measured on WINE), which made the T
-// balance below run too many noisy epochs (excess 0.19 at epsilon = 1,
-// above the zero model's 0.11).
+// 100 at l2 = 0.01, far above the real gap, which made the T balance below
+// run too many noisy epochs (bench/reports/algorithms.md).
 double InitialGapBound(const Plan& p) {
   return std::min(p.L * p.L / (2 * p.mu), ZeroModelLossBound(p));
 }
@@ -123,8 +122,8 @@ Plan DpSvrg::MakePlan(const Options& options, LossKind loss, int64_t n,
     // error, halved per epoch from at most E0 (E0 2^-T), against the noise
     // error, which grows with T since sigma^2 grows with the K = T m steps
     // (T e1, e1 the noise error per epoch of the batch chosen at T0).
-    // Measured on BANK (l2 = 0.01, eps = 1) the plain T0 = 21 gave 4x the
-    // excess of T = 6; the noiseless run converges to 1e-6 in 3 epochs.
+    // The plain T0 runs noisy epochs long after the optimisation error is
+    // gone (bench/algorithms.py, bench/reports/algorithms.md).
     const double ratio =
         double(n) * double(n) * eps * eps / (p.dim * G * G * std::log(1 / delta));
     const int64_t t0 = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(std::log2(std::max(ratio, 1.0)))));

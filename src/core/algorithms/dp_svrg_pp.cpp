@@ -19,9 +19,8 @@
 //    step_size accepted), min(b/(13 L), 1/L) for b rows (the variance term
 //    shrinks by 1/b, as for DP-SVRG in dp_svrg.cpp);
 //  * m = Theta(L): m = max(1, ceil(L)) (constant 1; with rows of norm <= 1
-//    that is 1 for logistic and softmax, 2 for Huber). Larger m buys little:
-//    on BANK (eps = 1, delta = 1e-6) m = 1, 16, 256 gave mean excess risk
-//    2.0, 4.5, 11 with one-row steps, because every inner step is noisy;
+//    that is 1 for logistic and softmax, 2 for Huber). Larger m buys little
+//    (bench/reports/algorithms.md), because every inner step is noisy;
 //    the snapshots (T full gradients) do most of the optimisation;
 //  * T = ceil(log2(n eps / (sqrt(dim ln(1/delta)) G))), at least 1: Theorem
 //    4.4's T = O(log(n eps / (sqrt(p) G sqrt(ln(1/delta))))) with constant 1,
@@ -36,9 +35,8 @@
 //    sigma^2 I), whose E||u||^2 = dim sigma^2 = s^2 is the variance that
 //    remains once the variance-reduced part vanishes near the optimum; with
 //    Theorem 4.4's eta = 1/L (mini-batches) that noise, not the
-//    optimisation, set the error (WINE 3-class softmax, eps = 1, sigma =
-//    0.29, dim = 39: excess 0.21 against the zero model's 0.096; eta = 0.1 /
-//    0.03: 0.039 / 0.031). The default is the step of Ghadimi & Lan (2013),
+//    optimisation, set the error, above the zero model's, where smaller
+//    steps did far better (bench/reports/algorithms.md). The default is the step of Ghadimi & Lan (2013),
 //    Cor. 2.2, for K noisy steps of variance s^2, min(1/beta, D_F / (s
 //    sqrt(K))), with D_F = sqrt(2 F0 / (beta + l2)) and F0 the public bound
 //    on F(0) - F* (ZeroModelLossBound), as rrpsgd's default (Theorem 6 of

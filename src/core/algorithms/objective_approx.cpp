@@ -50,7 +50,7 @@
 // (1 + e^eps) p_fail. dperm takes p_fail = 1e-3 delta/(1 + e^eps) and
 // calibrates the curve at delta' = (1 - 1e-3) delta: the release is
 // (eps, delta)-DP. (The ledger composes the curves alone, so across k
-// releases it leaves out k 1e-3 delta_i; see docs/timing.md.)
+// releases it leaves out k 1e-3 delta_i; see bench/reports/timing.md.)
 //
 // Large epsilon. K below needs log2(1/p_fail) ~ epsilon/ln 2 epochs for the
 // failure share, and 1 + e^epsilon overflows to +inf past 709 (p_fail = 0,
@@ -67,7 +67,8 @@
 // for every fixed xi, so revealing xi (e.g. through the time) costs
 // nothing. No count depends on a test of the data. The residual channel is
 // floating-point timing (exp/log1p of data-dependent arguments), as in
-// objective (objective_perturbation.cpp; measured in docs/timing.md).
+// objective (objective_perturbation.cpp; measured by
+// bench/objective_timing.cpp, bench/reports/timing.md).
 //
 // Split between the two parts. The seed defers the efficient variant's
 // parameters to the full version, so dperm states its own:

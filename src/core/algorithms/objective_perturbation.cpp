@@ -31,11 +31,9 @@
 // The domain is W = R^dim (the classic unconstrained objective perturbation
 // of Chaudhuri, Monteleoni & Sarwate 2011 and KST12); the paper's W is an
 // M-bounded convex set, whose M only enters Theorem 5.3's choice of lambda.
-// dperm takes M = 10, a public tuning constant: with rows clipped to norm 1
-// the non-private logistic optima of the bank and adult data have
-// ||w||_2 = 18.6 and 16.8, and with M = 1 the privacy regulariser's bias
-// dominated (bank, eps = 1: excess risk 0.089 at M = 1, 0.056 at M = 10;
-// adult 0.167 and 0.071). Raise l2 to regularise more.
+// dperm takes M = 10, a public tuning constant chosen on the benchmark's
+// datasets (bench/algorithms.py, bench/reports/algorithms.md): with M = 1
+// the privacy regulariser's bias dominated. Raise l2 to regularise more.
 //
 // lambda, accountant => 'paper' (Theorem 5.3): lambda = (2L/M) sqrt(2/n +
 // 4 dim log(1/delta) / (eps^2 n^2)). The seed's extraction drops the factor
@@ -46,10 +44,10 @@
 // log(1/delta)/eps^2)/M" is eps n lambda). Theorem 5.2 needs beta <= eps n
 // lambda: the plan reports beta/(eps n) and raises lambda to it when Theorem
 // 5.3's value is smaller. This lambda has a floor (2L/M) sqrt(2/n) that does
-// not fall with epsilon: 0.0023 on BANK at any epsilon, more ridge than a
-// user's l2 = 1e-3.
+// not fall with epsilon, and at n in the tens of thousands it is more
+// ridge than a user's l2 = 1e-3.
 //
-// lambda, accountant => 'tight' (the default): dperm's curve below holds for
+// lambda, accountant => 'tight' (the default): dperm's curve (objective_perturbation_rdp.cpp) holds for
 // every lambda >= 0 with 2 lambda + l2 > 0; lambda only trades the Jacobian
 // term eps_J = log(1 + beta/(n (2 lambda + l2))) against bias. dperm adds
 // the smallest ridge that keeps eps_J <= epsilon/2 -- the rule of
@@ -59,43 +57,16 @@
 // Lambda has eps/4 where this has eps/2 because their Jacobian factor
 // (1 + c/(n Lambda))^2 is squared and the rank-1 bound here is not):
 //   lambda = max(0, (beta/(n (exp(epsilon/2) - 1)) - l2)/2).
-// It falls like 1/(n epsilon) and is 0 when l2 >= beta/(n (e^{eps/2} - 1))
-// (BANK, epsilon = 1: l2 >= 2.4e-5).
+// It falls like 1/(n epsilon) and is 0 when l2 >= beta/(n (e^{eps/2} - 1)).
 //
 // Privacy, accountant => 'paper': Theorem 5.2 (restating KST12, Thm 2) with
 // Algorithm 2's sigma^2 = 10 L^2 log(1/delta)/eps^2, used as long as dperm's
-// curve below gives (eps, delta) at that sigma (otherwise the calibrated
+// curve (objective_perturbation_rdp.cpp) gives (eps, delta) at that sigma (otherwise the calibrated
 // sigma, with a note). Algorithm 2 assumes eps <= 1 and delta <= 1/n^2; the
 // plan notes when the options leave that range.
 //
-// Privacy, accountant => 'tight' (dperm's analysis, the KST12 argument made
-// exact for generalised linear models). For W = R^dim the minimiser w of P
-// and the noise determine each other: b = g_S(w) := -sum_i grad f_i(w) -
-// n (2 lambda + l2) w, a C^1 bijection of R^dim (P is strongly convex and
-// C^2). So the density of the output is p_S(w) = phi_sigma(g_S(w))
-// |det J_S(w)| with J_S = sum_i Hess f_i(w) + n (2 lambda + l2) I. For S, S'
-// differing in row k (f_k vs f'_k), write A = sum_{i != k} Hess f_i +
-// n (2 lambda + l2) I >= n (2 lambda + l2) I; with rank-1 Hessians
-// c x x^T, c ||x||^2 <= beta:
-//   det(A + c x x^T)/det(A) = 1 + c x^T A^-1 x  in [1, 1 + beta/(n (2 lambda + l2))],
-// so |log det J_S(w) - log det J_S'(w)| <= eps_J := log(1 + beta/(n (2 lambda + l2))).
-// The noise part: g_S'(w) - g_S(w) = s(w) := grad f_k(w) - grad f'_k(w) =
-// f'(<w,x>, y) x - f'(<w,x'>, y') x' lies in the fixed plane V = span{x, x'}
-// and ||s|| <= 2L. With b = g_S(w) ~ N(0, sigma^2 I) under S:
-//   log phi(b)/phi(b + s) = (2 <b, s> + ||s||^2)/(2 sigma^2)
-//                        <= kappa R + kappa^2/2,   kappa = 2L/sigma,
-// where R = ||P_V b||/sigma ~ chi with 2 degrees of freedom (Rayleigh)
-// (maximise over ||s|| <= 2L in V). Hence the privacy loss Z of S vs S'
-// satisfies Z <= eps_J + kappa R + kappa^2/2 pointwise, in both directions,
-// and the Renyi divergence of order alpha is at most
-//   eps(alpha) = eps_J + kappa^2/2 + log E[exp((alpha-1) kappa R)]/(alpha-1),
-//   E[exp(t R)] = 1 + t sqrt(2 pi) exp(t^2/2) Phi(t)     (Rayleigh MGF).
-// This is the release's RDP curve (has_rdp = true): sigma is the smallest
-// one whose curve converts to (eps, delta) (Balle et al. 2020, Thm 21), and
-// the ledger composes the same curve. (For eps = 1, delta = 1e-5 it gives
-// sigma = 9.1 L against Algorithm 2's 10.7 L.) This argument is why the
-// loss check above matters: it needs C^2 losses (change of variables) and
-// rank-1 Hessians (the determinant bound).
+// Privacy, accountant => 'tight': dperm's RDP curve of the exact
+// minimiser, derived in objective_perturbation_rdp.cpp.
 //
 // Solver, with a running time that does not depend on the data (a
 // solver that stops at a gradient test runs longer on some
@@ -119,7 +90,7 @@
 // guarantees ||y_T - w*(b)|| <= D = tol/mu_P, tol = 1e-10 (L + sigma
 // sqrt(dim)/n) (the scale of P's gradient terms, a public number), for
 // every table and every b (in exact arithmetic). Which sums matter: the
-// released y_T is not a sum, and the privacy of w* (the curve below) uses
+// released y_T is not a sum, and the privacy of w* (its curve) uses
 // no computed sum at all; the sums over rows enter only through each full
 // gradient of the solver, hence only through the distance D. They are
 // exact on the plan's grid (exact_sum.hpp), so each computed gradient is
@@ -132,12 +103,10 @@
 // as `gradient_evaluations`, and Train does exactly that work on every
 // table. What still depends on the data is the latency of single
 // floating-point operations (exp, division, exact zeros and denormals in
-// the loss's gradient): a residual channel, not a count. docs/timing.md
-// measures it: 19% on a crafted pair with the noise off (every iterate
-// exactly 0 on one table), within 1% with the release's noise and on BANK.
+// the loss's gradient): a residual channel, not a count, which
+// bench/objective_timing.cpp measures (bench/reports/timing.md).
 // (dperm 0.4.0 used damped Newton with Armijo backtracking for dim <= 64,
-// which is faster -- BANK, epsilon = 1: 168 ms per release against 452 ms
-// for the fixed T = 587, docs/timing.md -- but stopped at a gradient test
+// which is faster (bench/reports/timing.md) but stopped at a gradient test
 // and has no public iteration bound for the logistic loss, which is not
 // self-concordant.)
 //
@@ -153,7 +122,7 @@
 //    (strong convexity), so the released point y_T satisfies
 //      ||y_T - w*(b_exact)|| <= r := tol/mu_P + sigma sqrt(dim) 2^-21/(n mu_P),
 //    for every table, every b_exact the sampler returns.
-//  * Given w* = w*(b_exact) (objective perturbation, the curve above), y_T
+//  * Given w* = w*(b_exact) (objective perturbation, its curve), y_T
 //    is a deterministic function of (S, w*): neighbours give points within
 //    2r of each other. Releasing y_T + z with z discrete Gaussian noise for
 //    sensitivity 2r, snapped to a grid (noise.hpp, SnapPlan: sensitivity
@@ -266,57 +235,6 @@ void DescribeObjectiveSampler(Plan& p) {
 
 double JacobianEpsilon(const Plan& p) {
   return std::log1p(p.beta / (double(p.n) * PerturbedStrongConvexity(p)));
-}
-
-double LogRayleighMgf(double t) {
-  if (!(t > 0)) return 0;
-  // E[exp(tR)] = 1 + t sqrt(2 pi) exp(t^2/2) Phi(t), Phi(t) = erfc(-t/sqrt 2)/2.
-  const double root_two_pi = std::sqrt(2 * M_PI);
-  const double phi = 0.5 * std::erfc(-t / std::sqrt(2.0));
-  if (t < 5) return std::log1p(t * root_two_pi * std::exp(t * t / 2) * phi);
-  return t * t / 2 + std::log(std::exp(-t * t / 2) + t * root_two_pi * phi);
-}
-
-double ObjectivePerturbationRdp(double kappa, double jacobian_epsilon, double order) {
-  double t = (order - 1) * kappa;
-  return jacobian_epsilon + kappa * kappa / 2 + LogRayleighMgf(t) / (order - 1);
-}
-
-std::vector<double> ObjectivePerturbationCurve(double kappa, double jacobian_epsilon,
-                                               double output_ratio) {
-  const std::vector<double>& orders = LedgerOrders();
-  std::vector<double> curve(orders.size());
-  for (size_t i = 0; i < orders.size(); i++) {
-    curve[i] = ObjectivePerturbationRdp(kappa, jacobian_epsilon, orders[i]);
-    // The output noise: a Gaussian release, Mironov 2017 Prop. 7, composed
-    // adaptively with the minimiser (Prop. 1).
-    if (output_ratio > 0) curve[i] += orders[i] * output_ratio * output_ratio / 2;
-  }
-  return curve;
-}
-
-double CalibrateObjectiveKappa(const Plan& p, double jacobian_epsilon, double output_share,
-                               double delta) {
-  const Options& o = p.options;
-  auto epsilon_of = [&](double z) {  // z = sigma/(2L) = 1/kappa
-    double kappa = 1 / z;
-    return RdpToEpsilon(LedgerOrders(),
-                        ObjectivePerturbationCurve(kappa, jacobian_epsilon, output_share * kappa),
-                        delta);
-  };
-  // With vanishing noise the curve tends to eps_J at every order.
-  // The conversion (orders up to 256) then still costs about
-  // (log(1/delta) - log 256)/255 on top of eps_J.
-  std::vector<double> floor(LedgerOrders().size(), jacobian_epsilon);
-  double least = RdpToEpsilon(LedgerOrders(), floor, delta);
-  if (!(least < o.epsilon))
-    ThrowInvalid("epsilon " + FormatNumber(o.epsilon) + " is too small for algorithm " +
-                     AlgorithmName(p.algorithm) + ": its RDP curve has the constant Jacobian term " +
-                     "log(1 + beta/(n (2 lambda + l2))) = " + FormatNumber(jacobian_epsilon) +
-                     ", so even without noise it converts to epsilon " + FormatNumber(least) +
-                     " at delta " + FormatNumber(delta),
-                 "Use a larger epsilon, delta or l2, or another algorithm.");
-  return 1 / CalibrateNoiseMultiplier(epsilon_of, o.epsilon);
 }
 
 PerturbedObjective::PerturbedObjective(const Objective& f, double lambda, Eigen::VectorXd b)

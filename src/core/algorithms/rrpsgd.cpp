@@ -44,12 +44,12 @@
 // Deviation: the number of rounds. The paper draws R over [n^2]: 2e9 steps
 // for n = 45211, far too many. dperm uses T = iterations (the option) or a
 // public default of kDefaultPasses * n steps, capped so that T * dim noise
-// draws stay under kMaxDefaultDraws (about a second). Theorem 5 holds for any
+// draws stay under kMaxDefaultDraws. Theorem 5 holds for any
 // T (Lemma 11 is stated for T in N); privacy is charged for the T used. More
 // rounds do not hurt the utility bound here: Lemma 12's beta D_F^2/T +
 // 2 D_F sigma/sqrt(T) keeps falling for tens of passes, because at q = 1/n
-// the calibrated s hardly grows with T (BANK, eps = 1, delta = 1e-6: s/L =
-// 1.50 at 1 pass, 1.52 at 10, 1.64 at 50), so T is set by running time.
+// the calibrated s hardly grows with T (dp_explain shows s for any T), so
+// T is set by running time.
 //
 // Step size: constant eta < 2 / beta_F (Theorem 5; beta_F = beta + l2, the
 // smoothness of F including the regulariser), by default Theorem 6's rule

@@ -33,8 +33,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // (RdpWorGaussianTight: the dominating pair of Zhu, Dong & Wang 2022, Prop.
 // 30, capped by WBK Thm 9 and the unsampled Gaussian), or the batch
 // search's cheaper stand-in (below). Deterministic functions of public
-// inputs that cost 3-10 ms (exact: a quadrature per order) or ~0.5 ms, and
-// that a plan asks for again and again (the split search, the rounding
+// inputs, costly (the exact one a quadrature per order), and that a plan
+// asks for again and again (the split search, the rounding
 // loop, dp_explain then the release, a release per seed), so they are
 // memoised, as CalibrateWorGaussian's answers are (pld_wor.cpp): at most
 // kMemoSize curves, then the memo restarts.

@@ -33,7 +33,7 @@ namespace {
 const int64_t kMaxTotalSteps = int64_t(1) << 40;
 
 // SvrgChooseBatch: the inner steps of a default schedule read at most
-// max(32 n, 2^22) rows (b K): about a second on BANK (d = 42). The floor
+// max(32 n, 2^22) rows (b K), a bound on the training time. The floor
 // 2^22 serves small n with a large condition number beta/mu, whose epochs
 // need m ~ 2 beta/mu steps whatever n.
 const double kSvrgMaxInnerPasses = 32;

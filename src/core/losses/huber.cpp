@@ -3,11 +3,57 @@
 #include "dperm/losses/loss.hpp"
 #include "dperm/losses/loss_spec.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
+#include <vector>
 
 namespace dperm {
 namespace {
+
+// The intercept offset (offset.hpp): S = sum_i (y_i + B), y_i clipped to
+// [-B, B] (B = target_bound), each term in [0, 2B] (a NaN target counts as
+// 0, the middle); b0 = clamp(S/n - B, -B, B), the clipped mean.
+class ClippedTargetSum final : public OffsetStatistic {
+ public:
+  const char* Text() const override {
+    return "sum of targets clipped to [-target_bound, target_bound]; b0 = clipped mean";
+  }
+  bool Histogram() const override { return false; }
+  bool Counts() const override { return false; }
+  double RowRange(const LossParams& p) const override { return 2 * p.target_bound; }
+  double Bound(const LossParams& p, int64_t) const override { return p.target_bound; }
+  double Row(const LossParams& p, double y, int* sum) const noexcept override {
+    const double B = p.target_bound;
+    *sum = 0;
+    return std::isnan(y) ? 0.5 : (std::clamp(y, -B, B) + B) / (2 * B);
+  }
+  std::vector<double> FromSums(const LossParams& p, const std::vector<double>& s,
+                               int64_t n) const override {
+    const double B = p.target_bound;
+    return {std::clamp(s[0] / double(n) - B, -B, B)};
+  }
+};
+
+// l2 => 'auto''s score: the absolute error capped at B = target_bound (a
+// row's value stays in [0, B] whatever w is; targets are clipped to
+// [-B, B]): a wild prediction scores the cap (dp_predict does not clip).
+// The absolute error, not the squared one: for targets spread over a
+// fraction of [-B, B], squared errors are far below their cap 4 B^2 (the
+// sensitivity), and the noise would drown them.
+class CappedAbsoluteError final : public ValidationScore {
+ public:
+  const char* Text() const override {
+    return "absolute error capped at B = target_bound (lower is better)";
+  }
+  double Bound(const LossParams& p) const override { return p.target_bound; }
+  bool Counts() const override { return false; }
+  bool LowerIsBetter() const override { return true; }
+  double Row(const LossParams& p, const double* s, double y) const noexcept override {
+    const double e = std::fabs(s[0] - y);
+    return std::isfinite(e) ? std::min(e, p.target_bound) : p.target_bound;
+  }
+};
 
 class HuberSpec final : public LossSpec {
  public:
@@ -40,6 +86,14 @@ class HuberSpec final : public LossSpec {
     const double value = with_loss ? f.Value(s[0], y) : 0.0;
     s[0] = f.Derivative(s[0], y);
     return value;
+  }
+  const OffsetStatistic* Offset() const override {
+    static const ClippedTargetSum offset;
+    return &offset;
+  }
+  const ValidationScore* Score() const override {
+    static const CappedAbsoluteError score;
+    return &score;
   }
 };
 

@@ -3,8 +3,10 @@
 #include "dperm/losses/loss.hpp"
 #include "dperm/losses/loss_spec.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
+#include <vector>
 
 namespace dperm {
 namespace {
@@ -26,6 +28,39 @@ double Sigmoid(double t) {
   const double positive = 1.0 / d, negative = e / d;
   return t >= 0 ? positive : negative;
 }
+
+// The intercept offset (offset.hpp): S = #{y = +1}, the positive count;
+// p = (S + 1/2)/(n + 1) clamped to [1/(2(n+1)), 1 - 1/(2(n+1))] and
+// b0 = logit(p), so |b0| <= log(2n + 1).
+class PositiveCount final : public OffsetStatistic {
+ public:
+  const char* Text() const override { return "positive count; b0 = logit((S + 1/2)/(n + 1))"; }
+  bool Histogram() const override { return false; }
+  bool Counts() const override { return true; }
+  double Bound(const LossParams&, int64_t n) const override { return std::log(2.0 * double(n) + 1); }
+  double Row(const LossParams&, double y, int* sum) const noexcept override {
+    *sum = 0;
+    return y > 0 ? 1.0 : 0.0;
+  }
+  std::vector<double> FromSums(const LossParams&, const std::vector<double>& s,
+                               int64_t n) const override {
+    const double nn = double(n), lo = 0.5 / (nn + 1);
+    const double p = std::clamp((s[0] + 0.5) / (nn + 1), lo, 1 - lo);
+    return {std::log(p) - std::log1p(-p)};
+  }
+};
+
+// l2 => 'auto''s score: 1 when sign(m) is the label, else 0.
+class Correct final : public ValidationScore {
+ public:
+  const char* Text() const override { return "correct predictions (higher is better)"; }
+  double Bound(const LossParams&) const override { return 1; }
+  bool Counts() const override { return true; }
+  bool LowerIsBetter() const override { return false; }
+  double Row(const LossParams&, const double* s, double y) const noexcept override {
+    return (s[0] > 0 ? 1.0 : -1.0) == y ? 1 : 0;
+  }
+};
 
 class LogisticSpec final : public LossSpec {
  public:
@@ -53,6 +88,14 @@ class LogisticSpec final : public LossSpec {
     const double value = with_loss ? f.Value(s[0], y) : 0.0;
     s[0] = f.Derivative(s[0], y);
     return value;
+  }
+  const OffsetStatistic* Offset() const override {
+    static const PositiveCount offset;
+    return &offset;
+  }
+  const ValidationScore* Score() const override {
+    static const Correct score;
+    return &score;
   }
 };
 

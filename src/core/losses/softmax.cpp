@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "dperm/util/interrupt.hpp"
 #include "dperm/rows/exact_sum.hpp"
@@ -15,6 +16,54 @@ namespace {
 using ClassMatrix = Eigen::Map<const RowMatrix>;  // K x per_class view of w
 
 int Label(double y) { return static_cast<int>(y); }
+
+// The intercept offset (offset.hpp): S = the class histogram (K counts; a
+// label outside 0 .. K-1 counts for the nearest class, NaN for class 0);
+// q_k = clamp(S_k, 0, n) + 1/2 and b0_k = log q_k - mean_j log q_j, so
+// |b0_k| <= log(2n + 1). The offset shifts the scores and changes neither L
+// nor beta.
+class ClassHistogram final : public OffsetStatistic {
+ public:
+  const char* Text() const override {
+    return "class histogram; b0_k = log(S_k + 1/2) - mean_j log(S_j + 1/2)";
+  }
+  bool Histogram() const override { return true; }
+  bool Counts() const override { return true; }
+  double Bound(const LossParams&, int64_t n) const override { return std::log(2.0 * double(n) + 1); }
+  double Row(const LossParams& p, double y, int* sum) const noexcept override {
+    // Clamped as a double first: int(y) of a huge y is undefined.
+    *sum = std::isnan(y) ? 0 : int(std::clamp(y, 0.0, double(p.classes - 1)));
+    return 1.0;
+  }
+  std::vector<double> FromSums(const LossParams&, const std::vector<double>& s,
+                               int64_t n) const override {
+    std::vector<double> b0(s.size());
+    double mean = 0;
+    for (size_t k = 0; k < s.size(); k++) {
+      b0[k] = std::log(std::clamp(s[k], 0.0, double(n)) + 0.5);
+      mean += b0[k];
+    }
+    mean /= double(s.size());
+    for (double& b : b0) b -= mean;
+    return b0;
+  }
+};
+
+// l2 => 'auto''s score: 1 when the top class (the first on ties) is the
+// label, else 0.
+class CorrectClass final : public ValidationScore {
+ public:
+  const char* Text() const override { return "correct predictions (higher is better)"; }
+  double Bound(const LossParams&) const override { return 1; }
+  bool Counts() const override { return true; }
+  bool LowerIsBetter() const override { return false; }
+  double Row(const LossParams& p, const double* s, double y) const noexcept override {
+    int best = 0;
+    for (int k = 1; k < p.classes; k++)
+      if (s[k] > s[best]) best = k;
+    return double(best) == y ? 1 : 0;
+  }
+};
 
 class SoftmaxSpec final : public LossSpec {
  public:
@@ -52,6 +101,14 @@ class SoftmaxSpec final : public LossSpec {
     SoftmaxInPlace(s, p.classes);
     s[y] -= 1;
     return value;
+  }
+  const OffsetStatistic* Offset() const override {
+    static const ClassHistogram offset;
+    return &offset;
+  }
+  const ValidationScore* Score() const override {
+    static const CorrectClass score;
+    return &score;
   }
 };
 

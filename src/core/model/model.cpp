@@ -12,9 +12,9 @@
 namespace dperm {
 namespace {
 
-// Writing a number takes about a microsecond (shortest round-trip form), so
-// a model of 10^7 coordinates takes seconds: check for a pending cancel
-// every few thousand numbers.
+// Writing a number is slow (the shortest round-trip form), so a model of
+// 10^7 coordinates takes long: check for a pending cancel every few
+// thousand numbers.
 void NumberChecked(JsonWriter& j, double v, size_t& written) {
   if ((++written & 4095) == 0) CheckInterrupt();
   j.Number(v);
@@ -200,14 +200,14 @@ ModelFields ParseModelJson(const std::string& text, int64_t max_coefficients) {
   ModelFields f;
   const JsonValue* loss = j.Find("loss");
   if (loss == nullptr || loss->kind != JsonValue::Kind::kString) BadModel(Quoted("loss") + " must be a string");
-  if (loss->string == "logistic")
-    f.loss = LossKind::kLogistic;
-  else if (loss->string == "huber")
-    f.loss = LossKind::kHuber;
-  else if (loss->string == "softmax")
-    f.loss = LossKind::kSoftmax;
-  else
-    BadModel(Quoted("loss") + " must be \"logistic\", \"huber\" or \"softmax\"");
+  // The loss by its name (losses.def).
+  bool known = false;
+  std::vector<std::string> names;
+  for (LossKind k : AllLosses()) {
+    names.push_back(Quoted(LossName(k)));
+    if (loss->string == LossName(k)) f.loss = k, known = true;
+  }
+  if (!known) BadModel(Quoted("loss") + " must be " + JoinNames(names, " or "));
   const JsonValue& pre = AsObject(j.Find("preprocessing"), "preprocessing");
   f.feature_bound = NumberField(pre.Find("feature_bound"), "feature_bound");
   f.huber_delta = NumberField(pre.Find("huber_delta"), "huber_delta");

@@ -18,7 +18,7 @@ namespace {
 // Small l2 for a logistic model: objective perturbation (its noise is damped
 // by the data's curvature, output perturbation's is not) when n l2 <=
 // kObjectiveNL2 -- where output perturbation's noise, ~1/(n l2), leaves
-// bolton a near-constant model on BANK, ADULT and CREDIT (docs/heldout.md)
+// bolton a near-constant model (bench/reports/heldout.md)
 // -- and its fixed schedule stays within kObjectiveWork per-row gradients.
 const double kObjectiveNL2 = 100;
 const double kObjectiveWork = 2e8;
@@ -63,7 +63,7 @@ double DefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool streami
            "by held-out accuracy)";
   } else if (loss == LossKind::kSoftmax) {
     rule = "softmax: 0 (dp_gd at l2 = 0 beat bolton and dp_gd at l2 > 0 by held-out "
-           "accuracy, docs/heldout_softmax.md)";
+           "accuracy, bench/reports/heldout_softmax.md)";
   } else if (loss == LossKind::kLogistic && o.delta > 0) {
     // Objective perturbation's l2 (DefaultAlgorithm then picks objective).
     const double candidate =

@@ -8,6 +8,7 @@
 #include "dperm/accounting/budget.hpp"
 #include "dperm/accounting/calibrate.hpp"
 #include "dperm/model/evaluate.hpp"
+#include "dperm/losses/loss_spec.hpp"
 #include "dperm/rows/exact_sum.hpp"
 #include "dperm/plan/explain.hpp"
 #include "dperm/util/interrupt.hpp"
@@ -193,7 +194,7 @@ void CalibrateJointly(L2Selection& s) {
 }  // namespace
 
 const std::vector<double>& L2Grid() {
-  // Public; chosen by bench/heldout.py's "dperm auto" column (docs/heldout.md).
+  // Public; chosen by bench/heldout.py's "dperm auto" column (bench/reports/heldout.md).
   static const std::vector<double> grid = {1e-3, 1e-2, 1e-1, 1};
   return grid;
 }
@@ -213,15 +214,12 @@ L2Selection PlanL2Selection(const Options& options, LossKind loss, int64_t n, in
   s.grid = L2Grid();
   s.n_valid = std::max<int64_t>(1, int64_t(std::ceil(kValidationFraction * double(n))));
   s.n_train = n - s.n_valid;
-  if (loss == LossKind::kHuber) {
-    // Targets are clipped to [-B, B] (rows.cpp); the absolute error is
-    // capped at B (RowScore).
-    s.score_bound = options.target_bound;
-    s.score = "absolute error capped at B = target_bound (lower is better)";
-  } else {
-    s.score_bound = 1;
-    s.score = "correct predictions (higher is better)";
-  }
+  const ValidationScore* score = LossSpecFor(loss).Score();
+  if (score == nullptr)
+    ThrowInvalid(std::string("l2 => 'auto' is not available for ") + LossAggregateName(loss),
+                 "Pass a number for l2.");
+  s.score_bound = score->Bound(LossParamsOf(options));
+  s.score = score->Text();
   const double eps = options.epsilon;
   const double g = double(s.grid.size());
   if (options.delta == 0) {
@@ -254,36 +252,26 @@ L2Selection PlanL2Selection(const Options& options, LossKind loss, int64_t n, in
 }
 
 double RowScore(const L2Selection& s, const std::vector<double>& w, const double* row) {
-  const int d = s.d;
+  const ValidationScore& score = *LossSpecFor(s.loss).Score();
+  LossParams params = LossParamsOf(s.options);
+  params.classes = LossIsMulticlass(s.loss) ? s.candidates.front().classes : 0;
+  const int d = s.d, classes = std::max(params.classes, 1);
   const bool b = s.options.fit_intercept;
-  if (s.loss == LossKind::kSoftmax) {
-    const int classes = s.candidates.front().classes;
-    const int per_class = d + (b ? 1 : 0);
-    int best = 0;
-    double best_score = 0;
-    for (int k = 0; k < classes; k++) {
-      const double* wk = w.data() + size_t(k) * per_class;
-      double z = b ? wk[d] : 0.0;
-      for (int j = 0; j < d; j++) z += wk[j] * row[j];
-      if (k == 0 || z > best_score) {
-        best = k;
-        best_score = z;
-      }
-    }
-    return double(best) == row[d] ? 1 : 0;
+  const int per_class = d + (b ? 1 : 0);
+  // The row's scores <w_k, x> (+ b_k), one per class.
+  double one = 0;
+  std::vector<double> many(classes > 1 ? size_t(classes) : 0);
+  double* z = classes > 1 ? many.data() : &one;
+  for (int k = 0; k < classes; k++) {
+    const double* wk = w.data() + size_t(k) * per_class;
+    z[k] = b ? wk[d] : 0.0;
+    for (int j = 0; j < d; j++) z[k] += wk[j] * row[j];
   }
-  double z = b ? w[size_t(d)] : 0.0;
-  for (int j = 0; j < d; j++) z += w[size_t(j)] * row[j];
-  if (s.loss == LossKind::kHuber) {
-    // The absolute error capped at B (a row's value stays in [0, B]
-    // whatever w is): a wild prediction scores the cap (dp_predict does
-    // not clip). The absolute error, not the squared one: for targets
-    // spread over a fraction of [-B, B], squared errors are far below
-    // their cap 4 B^2 (the sensitivity), and the noise would drown them.
-    const double e = std::fabs(z - row[d]);
-    return std::isfinite(e) ? std::min(e, s.score_bound) : s.score_bound;
-  }
-  return (z > 0 ? 1.0 : -1.0) == row[d] ? 1 : 0;
+  // Clamped to [0, score_bound] (or {0, 1} for counts), whatever the loss
+  // returns: the sensitivity of the released sums.
+  const double v = score.Row(params, z, row[d]);
+  if (score.Counts()) return v >= 0.5 ? 1 : 0;
+  return v >= 0 ? std::min(v, s.score_bound) : 0;
 }
 
 L2SelectionResult TrainL2Selection(const L2Selection& s, const double* rows, SecureRng& rng) {
@@ -307,12 +295,13 @@ L2SelectionResult TrainL2Selection(const L2Selection& s, const double* rows, Sec
   // 3. The validation sums, released together: discrete Gaussian of
   // multiplier score_multiplier (delta > 0), discrete Laplace at
   // score_epsilon (delta = 0).
-  // Counts (logistic, softmax) are exact in doubles; the Huber scores, in
-  // [0, score_bound], are summed exactly on the grid SumGrid(score_bound)
+  // Counts are exact in doubles; other scores, in [0, score_bound] (the
+  // loss's ValidationScore), are summed exactly on the grid SumGrid(score_bound)
   // (exact_sum.hpp): two neighbours' sums then differ by at most one row's
   // range plus one grid step, and their rounding to doubles and division by
   // the bound add at most n_valid 2^-51 more, in units of the bound.
-  const bool exact_counts = s.loss != LossKind::kHuber;
+  const ValidationScore& score = *LossSpecFor(s.loss).Score();
+  const bool exact_counts = score.Counts();
   const double score_grid = SumGrid(s.score_bound);
   const double slack =
       exact_counts ? 0 : score_grid / s.score_bound + std::ldexp(double(s.n_valid), -51);
@@ -321,12 +310,12 @@ L2SelectionResult TrainL2Selection(const L2Selection& s, const double* rows, Sec
     CheckInterrupt();
     ExactSum sum(1, score_grid);
     for (int64_t i = 0; i < s.n_valid; i++) {
-      const double score = RowScore(s, models[g], &valid[size_t(i) * stride]);
+      const double row_score = RowScore(s, models[g], &valid[size_t(i) * stride]);
       CountWork(models[g].size());  // one multiply-add per coefficient
       if (exact_counts)
-        sums[g] += score;
+        sums[g] += row_score;
       else
-        sum.Add(0, score);
+        sum.Add(0, row_score);
     }
     if (!exact_counts) sums[g] = sum.Value(0);
   }
@@ -337,8 +326,8 @@ L2SelectionResult TrainL2Selection(const L2Selection& s, const double* rows, Sec
   // Post-processing of the noisy scores: the best one (first on ties).
   int best = 0;
   for (int g = 1; g < int(r.noisy_scores.size()); g++) {
-    const bool better = s.loss == LossKind::kHuber ? r.noisy_scores[g] < r.noisy_scores[best]
-                                                   : r.noisy_scores[g] > r.noisy_scores[best];
+    const bool better = score.LowerIsBetter() ? r.noisy_scores[g] < r.noisy_scores[best]
+                                              : r.noisy_scores[g] > r.noisy_scores[best];
     if (better) best = g;
   }
   r.chosen = best;
@@ -422,42 +411,6 @@ Plan SelectionChargePlan(const L2Selection& s) {
   p.options = s.options;
   p.options.huber_delta = huber_delta;
   return p;
-}
-
-double TruncatedNegativeBinomialMean(double gamma, double eta) {
-  if (!(gamma > 0 && gamma <= 1) || !(eta > -1)) ThrowInvalid("TNB: gamma in (0, 1], eta > -1");
-  if (gamma == 1) return 1;
-  if (eta == 0) return (1 / gamma - 1) / std::log(1 / gamma);
-  return eta * (1 - gamma) / (gamma * (1 - std::pow(gamma, eta)));
-}
-
-double TruncatedNegativeBinomialGamma(double mu, double eta) {
-  if (!(mu >= 1)) ThrowInvalid("TNB: the mean must be >= 1");
-  double lo = 0, hi = 1;  // mean(lo) = inf > mu >= mean(hi) = 1
-  for (int i = 0; i < 200; i++) {
-    const double mid = (lo + hi) / 2;
-    if (mid <= lo || mid >= hi) break;
-    (TruncatedNegativeBinomialMean(mid, eta) >= mu ? lo : hi) = mid;
-  }
-  return lo > 0 ? lo : hi;
-}
-
-std::vector<double> PapernotSteinkeRdp(const std::vector<double>& orders,
-                                       const std::vector<double>& rdp, double mu, double eta) {
-  const double gamma = TruncatedNegativeBinomialGamma(mu, eta);
-  const double mean = TruncatedNegativeBinomialMean(gamma, eta);
-  // (1 + eta) min_lhat [(1 - 1/lhat) eps(lhat) + log(1/gamma)/lhat]
-  double c = INFINITY;
-  for (size_t j = 0; j < orders.size(); j++)
-    c = std::min(c, (1 - 1 / orders[j]) * rdp[j] + std::log(1 / gamma) / orders[j]);
-  c *= 1 + eta;
-  std::vector<double> out(orders.size());
-  for (size_t i = 0; i < orders.size(); i++)
-    out[i] = rdp[i] + c + std::log(mean) / (orders[i] - 1);
-  // RDP is non-decreasing in the order: a higher order's bound holds below.
-  for (size_t i = orders.size(); i-- > 1;)
-    if (orders[i - 1] <= orders[i]) out[i - 1] = std::min(out[i - 1], out[i]);
-  return out;
 }
 
 InMemoryRelease PlanInMemoryRelease(const Options& options, LossKind loss, int64_t n, int d) {
