@@ -78,11 +78,16 @@ TrainTarget TargetFor(dperm::LossKind loss, Oid label_type, const char* label,
       types = "float8";
       t = {"dp_huber", "pg_catalog.float8", "pass_huber"};
       break;
-    default:  // softmax: a class index; smallint widens to integer
+    case dperm::LossKind::kSoftmax:  // a class index; smallint widens to integer
       ok = label_type == INT4OID || label_type == INT2OID;
       types = "integer or smallint";
       t = {"dp_softmax", "pg_catalog.int4", "pass_softmax"};
       break;
+    default:  // a loss of losses.def without a label rule (and pass aggregate) here
+      ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                      errmsg("dperm.train does not train loss %s", loss_name),
+                      errhint("Use its aggregate %s directly. Nothing was charged.",
+                              dperm::LossAggregateName(loss))));
   }
   if (!ok)
     ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
