@@ -20,7 +20,9 @@
 #include "dperm/release/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
 
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <ctime>
 
 #include "charge.hpp"
@@ -39,6 +41,53 @@ extern "C" {
 
 namespace dperm::pg {
 namespace {
+
+// The key of a release's noise, drawn in the PostgreSQL phase before any
+// C++ object lives: 32 bytes of pg_strong_random, or the superuser-only
+// seed (docs/design.md section 4: a seeded release says so).
+struct NoiseKey {
+  uint8 bytes[32];
+  bool seeded;
+  uint64 seed;
+};
+NoiseKey DrawNoiseKey(bool seeded, uint64 seed) {
+  NoiseKey key;
+  key.seeded = seeded;
+  key.seed = seed;
+  memset(key.bytes, 0, sizeof key.bytes);
+  if (!seeded && !pg_strong_random(key.bytes, sizeof key.bytes))
+    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
+                    errmsg("could not generate a random key for the noise")));
+  return key;
+}
+
+// The generator of `key` (C++ phase).
+dperm::SecureRng NoiseRng(const NoiseKey& key) {
+  if (key.seeded) return dperm::SecureRng::FromSeed(key.seed);
+  std::array<uint8_t, 32> k;
+  std::memcpy(k.data(), key.bytes, sizeof key.bytes);
+  return dperm::SecureRng(k);
+}
+
+// Erases a key once its release has trained or failed.
+void WipeNoiseKey(NoiseKey* key) { explicit_bzero(key->bytes, sizeof key->bytes); }
+
+// The failed-release path, in one place: runs `body(rng)` (phase 2) with
+// the generator of `key`, then wipes the key whatever happened, then
+// raises any failure (a core exception, or a PostgreSQL error a pass raised
+// through CallPostgres, re-raised as it was) once no C++ frame is left.
+// After the charge every such failure is paid for: nothing here depends on
+// whether the release was charged.
+template <typename Body>
+void RunKeyed(NoiseKey* key, Body&& body) {
+  CoreError failure;
+  CaptureCore([&] {
+    dperm::SecureRng rng = NoiseRng(*key);
+    body(rng);
+  }, &failure);
+  WipeNoiseKey(key);
+  if (failure.raised) ReportCoreError(failure);
+}
 
 // Step 1: the checks of public inputs (feature_names against d), the plan
 // (in memory or by passes) and its memory refusal, before anything is
@@ -155,18 +204,6 @@ Datum ReleaseFromPasses(const ReleaseRequest& request, const PassSource& passes)
   return Release(request, nullptr, &passes);
 }
 
-NoiseKey DrawNoiseKey(bool seeded, uint64 seed) {
-  NoiseKey key;
-  key.seeded = seeded;
-  key.seed = seed;
-  memset(key.bytes, 0, sizeof key.bytes);
-  if (!seeded && !pg_strong_random(key.bytes, sizeof key.bytes))
-    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
-                    errmsg("could not generate a random key for the noise")));
-  return key;
-}
-
-void WipeNoiseKey(NoiseKey* key) { explicit_bzero(key->bytes, sizeof key->bytes); }
 
 SumsRelease ReleaseSums(const SumsRequest& r, ReadSums read, void* arg) {
   // Step 2: a pure epsilon-DP release (discrete Laplace), charged on its

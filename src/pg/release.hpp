@@ -7,10 +7,7 @@
 #pragma once
 
 #include "dperm/options/options.hpp"
-#include "dperm/noise/random.hpp"
 
-#include <array>
-#include <cstring>
 
 #include "boundary.hpp"
 #include "options_pg.hpp"
@@ -67,44 +64,6 @@ void CheckReleasePlan(const ParsedOptions& parsed, LossKind loss, int64 n, int d
 // function then skips its own charge (ReleaseRequest.precharged).
 void PrechargeInMemory(const ParsedOptions& parsed, LossKind loss, int64 n, int d,
                        const Oid* relations, int n_relations);
-
-// The key of a release's noise, drawn in the PostgreSQL phase before any
-// C++ object lives: 32 bytes of pg_strong_random, or the superuser-only
-// seed (docs/design.md section 4: a seeded release says so).
-struct NoiseKey {
-  uint8 bytes[32];
-  bool seeded;
-  uint64 seed;
-};
-NoiseKey DrawNoiseKey(bool seeded, uint64 seed);
-
-// The generator of `key` (C++ phase).
-inline dperm::SecureRng NoiseRng(const NoiseKey& key) {
-  if (key.seeded) return dperm::SecureRng::FromSeed(key.seed);
-  std::array<uint8_t, 32> k;
-  std::memcpy(k.data(), key.bytes, sizeof key.bytes);
-  return dperm::SecureRng(k);
-}
-
-// Erases a key once its release has trained or failed.
-void WipeNoiseKey(NoiseKey* key);
-
-// The failed-release path, in one place: runs `body(rng)` (phase 2) with
-// the generator of `key`, then wipes the key whatever happened, then
-// raises any failure (a core exception, or a PostgreSQL error a pass raised
-// through CallPostgres, re-raised as it was) once no C++ frame is left.
-// After the charge every such failure is paid for: nothing here depends on
-// whether the release was charged.
-template <typename Body>
-void RunKeyed(NoiseKey* key, Body&& body) {
-  CoreError failure;
-  CaptureCore([&] {
-    dperm::SecureRng rng = NoiseRng(*key);
-    body(rng);
-  }, &failure);
-  WipeNoiseKey(key);
-  if (failure.raised) ReportCoreError(failure);
-}
 
 // dperm.evaluate's release of noisy bounded sums, through the pipeline's
 // steps: the pure-epsilon charge (step 2, to `relations`) before `read`
