@@ -38,7 +38,8 @@ CREATE FUNCTION dp_options(
     classes int DEFAULT NULL,
     target_bound float8 DEFAULT NULL,
     intercept text DEFAULT NULL,
-    dimension int DEFAULT NULL)
+    dimension int DEFAULT NULL,
+    max_rows_per_unit bigint DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN dperm.check_options(jsonb_strip_nulls(jsonb_build_object(
@@ -49,7 +50,7 @@ RETURN dperm.check_options(jsonb_strip_nulls(jsonb_build_object(
     'accountant', accountant, 'neighbors', neighbors, 'dataset', dataset,
     'seed', seed, 'feature_names', feature_names, 'classes', classes,
     'target_bound', target_bound, 'intercept', intercept,
-    'dimension', dimension)));
+    'dimension', dimension, 'max_rows_per_unit', max_rows_per_unit)));
 COMMENT ON FUNCTION dp_options IS 'options of a private release (epsilon is required)';
 
 -- dp_options with l2 as text, for l2 => 'auto' (dperm picks
@@ -80,7 +81,8 @@ CREATE FUNCTION dp_options(
     classes int DEFAULT NULL,
     target_bound float8 DEFAULT NULL,
     intercept text DEFAULT NULL,
-    dimension int DEFAULT NULL)
+    dimension int DEFAULT NULL,
+    max_rows_per_unit bigint DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN dperm.check_options(jsonb_strip_nulls(jsonb_build_object(
@@ -91,10 +93,10 @@ RETURN dperm.check_options(jsonb_strip_nulls(jsonb_build_object(
     'accountant', accountant, 'neighbors', neighbors, 'dataset', dataset,
     'seed', seed, 'feature_names', feature_names, 'classes', classes,
     'target_bound', target_bound, 'intercept', intercept,
-    'dimension', dimension)));
+    'dimension', dimension, 'max_rows_per_unit', max_rows_per_unit)));
 COMMENT ON FUNCTION dp_options(text, float8, float8, text, float8, boolean, float8, float8, float8,
                                bigint, float8, bigint, float8, text, text, text, bigint, text[],
-                               int, float8, text, int)
+                               int, float8, text, int, bigint)
   IS 'options of a private release with l2 => ''auto'' (l2 chosen privately)';
 
 
@@ -150,7 +152,9 @@ CREATE TABLE dperm.retired_budgets (
   releases bigint NOT NULL,
   set_by regrole,
   retired_by regrole NOT NULL,
-  retired_at timestamptz NOT NULL);
+  retired_at timestamptz NOT NULL,
+  privacy_unit name,
+  max_rows_per_unit int);
 COMMENT ON TABLE dperm.retired_budgets IS 'budgets their owners retired with dperm.retire_budget (the ledger keeps the charges)';
 COMMENT ON COLUMN dperm.retired_budgets.relation IS 'the relation''s OID, as dperm.ledger.relations holds it';
 SELECT pg_catalog.pg_extension_config_dump('dperm.retired_budgets', '');
@@ -364,3 +368,34 @@ COMMENT ON AGGREGATE dperm.curve_sum(float8[]) IS 'the order-wise sum of RDP cur
 COMMENT ON FUNCTION dperm.ledger_totals() IS 'internal: the ledger''s trigger that keeps dperm.budget_totals, each relation''s running sums';
 COMMENT ON FUNCTION dperm.runs_that_fit(regclass, text, float8, float8, float8[], float8, float8) IS 'how many more copies of a charge (RDP curve, epsilon, delta) fit in a relation''s budget, at most 10^6; 42501 unless the caller may see the relation';
 COMMENT ON FUNCTION dperm.charges_fit(regclass, text, float8, float8, float8[], float8, float8, bigint) IS 'whether k more copies of a charge fit in a relation''s budget; 42501 unless the caller may see the relation';
+
+-- ==== privacy units ====
+-- A budget names the unit its releases are private for (a column naming
+-- the person) and the rows each unit contributes; dperm.train bounds them.
+ALTER TABLE dperm.budgets ADD COLUMN privacy_unit name,
+  ADD COLUMN max_rows_per_unit int CHECK (max_rows_per_unit BETWEEN 1 AND 100000),
+  ADD CHECK ((privacy_unit IS NULL) = (max_rows_per_unit IS NULL));
+COMMENT ON COLUMN dperm.budgets.privacy_unit IS 'the column naming the unit every release is private for (NULL: the row)';
+COMMENT ON COLUMN dperm.budgets.max_rows_per_unit IS 'k: the rows each unit contributes to a release (dperm.train bounds them)';
+DROP FUNCTION dperm.set_budget(regclass, float8, float8, text);
+-- privacy_unit and max_rows_per_unit NULL keep the budget's unit (the row
+-- for a new budget).
+CREATE FUNCTION dperm.set_budget(relation regclass, epsilon float8, delta float8 DEFAULT 0,
+                                 accounting text DEFAULT NULL, privacy_unit text DEFAULT NULL,
+                                 max_rows_per_unit int DEFAULT NULL)
+  RETURNS void AS 'MODULE_PATHNAME', 'dperm_set_budget' LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+COMMENT ON FUNCTION dperm.set_budget IS 'sets the total privacy budget of a relation (its owner or a superuser); accounting rdp (default) or basic; privacy_unit, a column naming the person (default: the row), with max_rows_per_unit, the rows each contributes';
+CREATE OR REPLACE VIEW dperm.budget_status WITH (security_invoker = true) AS
+SELECT b.relation,
+       b.accounting,
+       b.epsilon AS epsilon_budget,
+       b.delta AS delta_budget,
+       s.epsilon AS epsilon_spent,
+       s.delta AS delta_spent,
+       greatest(b.epsilon - s.epsilon, 0) AS epsilon_remaining,
+       greatest(b.delta - s.delta, 0) AS delta_remaining,
+       s.releases,
+       COALESCE(b.privacy_unit::text, 'row') AS privacy_unit,
+       b.max_rows_per_unit
+  FROM dperm.budgets b,
+       LATERAL dperm.budget_spent(b.relation, b.accounting, b.delta) s;

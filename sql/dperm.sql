@@ -45,7 +45,7 @@ DECLARE
     ['neighbors', 'text', 'NULL'], ['dataset', 'text', 'NULL'], ['seed', 'bigint', 'NULL'],
     ['feature_names', 'text[]', 'NULL'], ['classes', 'int', 'NULL'],
     ['target_bound', 'float8', 'NULL'], ['intercept', 'text', 'NULL'],
-    ['dimension', 'int', 'NULL']];
+    ['dimension', 'int', 'NULL'], ['max_rows_per_unit', 'bigint', 'NULL']];
   declared text := '';      -- the float8 overload's parameters after epsilon
   declared_auto text := ''; -- the text overload's (l2 left out)
   body text := '';          -- 'key', key, ... for jsonb_build_object
@@ -261,8 +261,13 @@ CREATE TABLE dperm.budgets (
   delta float8 NOT NULL DEFAULT 0 CHECK (delta >= 0 AND delta < 1),
   set_by regrole,
   set_at timestamptz NOT NULL DEFAULT now(),
-  accounting text NOT NULL DEFAULT 'rdp' CHECK (accounting IN ('rdp', 'basic')));
+  accounting text NOT NULL DEFAULT 'rdp' CHECK (accounting IN ('rdp', 'basic')),
+  privacy_unit name,
+  max_rows_per_unit int CHECK (max_rows_per_unit BETWEEN 1 AND 100000),
+  CHECK ((privacy_unit IS NULL) = (max_rows_per_unit IS NULL)));
 COMMENT ON TABLE dperm.budgets IS 'total privacy budget of each relation, set by its owner';
+COMMENT ON COLUMN dperm.budgets.privacy_unit IS 'the column naming the unit every release is private for (NULL: the row)';
+COMMENT ON COLUMN dperm.budgets.max_rows_per_unit IS 'k: the rows each unit contributes to a release (dperm.train bounds them)';
 COMMENT ON COLUMN dperm.budgets.set_by IS 'the role that set the budget, by OID (NULL: a role name dperm 0.7.0''s upgrade found no role for)';
 
 CREATE TABLE dperm.ledger (
@@ -317,10 +322,13 @@ CREATE FUNCTION dperm.budget_spent(relation regclass, accounting text, delta_bud
 COMMENT ON FUNCTION dperm.budget_spent(regclass, text, float8, float8[], float8, float8) IS 'what a relation has spent under an accounting (what budget_status shows), optionally with one more charge; 42501 unless the caller may see the relation';
 
 -- accounting NULL keeps a budget's accounting ('rdp' for a new budget).
+-- privacy_unit and max_rows_per_unit NULL keep the budget's unit (the row
+-- for a new budget).
 CREATE FUNCTION dperm.set_budget(relation regclass, epsilon float8, delta float8 DEFAULT 0,
-                                 accounting text DEFAULT NULL)
+                                 accounting text DEFAULT NULL, privacy_unit text DEFAULT NULL,
+                                 max_rows_per_unit int DEFAULT NULL)
   RETURNS void AS 'MODULE_PATHNAME', 'dperm_set_budget' LANGUAGE C CALLED ON NULL INPUT VOLATILE;
-COMMENT ON FUNCTION dperm.set_budget IS 'sets the total privacy budget of a relation (its owner or a superuser); accounting rdp (default) or basic';
+COMMENT ON FUNCTION dperm.set_budget IS 'sets the total privacy budget of a relation (its owner or a superuser); accounting rdp (default) or basic; privacy_unit, a column naming the person (default: the row), with max_rows_per_unit, the rows each contributes';
 
 -- security_invoker: the caller reads dperm.budgets, whose row-level
 -- security shows it the relations it may see (dperm.relation_visible).
@@ -333,7 +341,9 @@ SELECT b.relation,
        s.delta AS delta_spent,
        greatest(b.epsilon - s.epsilon, 0) AS epsilon_remaining,
        greatest(b.delta - s.delta, 0) AS delta_remaining,
-       s.releases
+       s.releases,
+       COALESCE(b.privacy_unit::text, 'row') AS privacy_unit,
+       b.max_rows_per_unit
   FROM dperm.budgets b,
        LATERAL dperm.budget_spent(b.relation, b.accounting, b.delta) s;
 COMMENT ON VIEW dperm.budget_status IS 'spent and remaining privacy budget per relation the caller may see, under its accounting';
@@ -479,7 +489,9 @@ CREATE TABLE dperm.retired_budgets (
   releases bigint NOT NULL,
   set_by regrole,
   retired_by regrole NOT NULL,
-  retired_at timestamptz NOT NULL);
+  retired_at timestamptz NOT NULL,
+  privacy_unit name,
+  max_rows_per_unit int);
 COMMENT ON TABLE dperm.retired_budgets IS 'budgets their owners retired with dperm.retire_budget (the ledger keeps the charges)';
 COMMENT ON COLUMN dperm.retired_budgets.relation IS 'the relation''s OID, as dperm.ledger.relations holds it';
 SELECT pg_catalog.pg_extension_config_dump('dperm.retired_budgets', '');

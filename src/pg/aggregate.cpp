@@ -18,6 +18,7 @@
 #include <cmath>
 
 #include "aggregate.hpp"
+#include "privacy_unit.hpp"
 #include "arrays.hpp"
 #include "charge.hpp"
 #include "citus.hpp"
@@ -98,11 +99,15 @@ RowState* NewState(FunctionCallInfo fcinfo, MemoryContext context, LossKind loss
   RunCore([&] { CheckOptionsForLoss(o, loss); });
   CheckSeedAllowed(o);
   CheckRowIndependentOptions(fcinfo, name);
+  CheckUnitOption(o, g_release.unit_rows, name);
   MemoryContext old = MemoryContextSwitchTo(context);
   st->options_raw = static_cast<Jsonb*>(palloc(VARSIZE(options)));
   memcpy(st->options_raw, options, VARSIZE(options));
   st->relations = RelationsRead(fcinfo, parsed.dataset, &st->n_relations);
   MemoryContextSwitchTo(old);
+  // Only dperm.train bounds a unit's rows (the release guard refused this
+  // statement already; here for a statement the guard did not see).
+  if (!OidIsValid(g_release.caller)) RefuseUnitRelations(st->relations, st->n_relations, name);
   st->strict = g_release.strict || ChargedStrictly(st->relations, st->n_relations);
   // dperm.train decided d before reading (declared, or its own public rule).
   st->d = OidIsValid(g_release.caller) ? g_release.dimension : DeclaredDimension(o);
@@ -339,7 +344,7 @@ DPERM_FUNCTION(dperm_final) {
   ParsedOptions parsed = ParseOptionsJsonb(st->options_raw);
   ReleaseRequest request = {static_cast<LossKind>(st->loss), &parsed, st->options_raw, st->n,
                             st->d, st->relations, st->n_relations, g_release.precharged,
-                            st->reports};
+                            st->reports, g_release.unit_column, g_release.unit_rows};
   Datum model = ReleaseFromRows(request, st->rows);
   ProgressEnd(st->progress);  // a row of its own (under dperm.train, dperm.train ends it)
   PG_RETURN_DATUM(model);

@@ -19,6 +19,7 @@ extern "C" {
 #include "utils/acl.h"
 #include "utils/lsyscache.h"
 #include "utils/builtins.h"
+#include "utils/typcache.h"
 }
 
 namespace dperm::pg {
@@ -55,14 +56,92 @@ char* OwnedRelation(Oid relid, const char* action) {
   return name;
 }
 
+// Refuses a privacy unit that is not a column of `relid` (42703) or whose
+// type has no ordering to group the rows by (42883).
+void CheckUnitColumn(Oid relid, const char* name, const char* unit) {
+  AttrNumber attnum = get_attnum(relid, unit);
+  if (attnum <= 0)
+    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
+                    errmsg("column \"%s\" of relation %s does not exist", unit, name),
+                    errhint("privacy_unit names the column that identifies the person (or other "
+                            "unit) each row belongs to.")));
+  Oid type = get_atttype(relid, attnum);
+  if (!OidIsValid(lookup_type_cache(type, TYPECACHE_LT_OPR)->lt_opr))
+    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_FUNCTION),
+                    errmsg("column \"%s\" has type %s, which has no ordering to group rows by",
+                           unit, format_type_be(type))));
+}
+
+// Locks the budget row of `relid` (if any) and checks a change of its unit
+// (dperm.set_budget's privacy_unit, max_rows_per_unit; nullptr/false keep
+// them): a new unit needs max_rows_per_unit, max_rows_per_unit needs a
+// unit, and the unit's column may change only before the first release
+// charged to the relation (55000): those were private for the old unit
+// only. The lock makes the check and the change atomic with the ledger
+// writer's charges, which lock the same row. Returns the budget's unit and
+// k (nullptr and 0: none).
+void CheckUnitChange(Oid relid, const char* name, const char* unit, bool has_max_rows,
+                     char** current_unit, int32* current_max_rows) {
+  Oid types[1] = {OIDOID};
+  Datum args[1] = {ObjectIdGetDatum(relid)};
+  RunAsCatalogOwner("SELECT b.privacy_unit::pg_catalog.text, b.max_rows_per_unit FROM dperm.budgets b"
+                    " WHERE b.relation::pg_catalog.oid OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+                    1, types, args, nullptr, SPI_OK_SELECT, false);
+  char* current = SPI_processed == 1 ? SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1) : nullptr;
+  *current_unit = current;
+  *current_max_rows = current == nullptr ? 0 : atoi(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
+  if (unit != nullptr && current == nullptr && !has_max_rows)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("privacy_unit needs max_rows_per_unit"),
+                    errhint("Say how many rows of one unit a release may read, e.g. "
+                            "max_rows_per_unit => 20.")));
+  if (unit == nullptr && current == nullptr && has_max_rows)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("max_rows_per_unit needs a privacy_unit"),
+                    errhint("Name the column that identifies the unit: privacy_unit => 'customer_id'.")));
+  if (unit == nullptr || (current != nullptr && strcmp(current, unit) == 0)) return;
+  RunAsCatalogOwner("SELECT pg_catalog.count(*) FROM dperm.ledger l"
+                    " WHERE $1 OPERATOR(pg_catalog.=) ANY (l.relations::pg_catalog.oid[])",
+                    1, types, args, nullptr, SPI_OK_SELECT, true);
+  bool isnull;
+  int64 releases = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+  if (releases > 0)
+    ereport(ERROR,
+            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+             errmsg("cannot make \"%s\" the privacy unit of %s: " INT64_FORMAT
+                    " release(s) were already charged to it",
+                    unit, name, releases),
+             errdetail("Those releases are private per %s only; the budget would count them "
+                       "as if they were private per \"%s\".",
+                       current == nullptr ? "row" : current, unit),
+             errhint("Declare the unit before the first release, or move the data to a new "
+                     "relation with its own budget.")));
+}
+
+// Refuses to move a budget with a privacy unit to a relation without that
+// column (the releases could not bound the units' rows).
+void MovedUnitFits(Oid from, Oid to, const char* to_name) {
+  Oid types[1] = {OIDOID};
+  Datum args[1] = {ObjectIdGetDatum(from)};
+  SPI_connect();
+  RunAsCatalogOwner("SELECT (pg_catalog.to_jsonb(b) OPERATOR(pg_catalog.->>) 'privacy_unit')"
+                    "  FROM dperm.budgets b WHERE b.relation::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
+                    1, types, args, nullptr, SPI_OK_SELECT, true);
+  char* unit = SPI_processed == 1 ? SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1) : nullptr;
+  if (unit != nullptr) CheckUnitColumn(to, to_name, unit);
+  SPI_finish();
+}
+
 }  // namespace
 }  // namespace dperm::pg
 
 using namespace dperm::pg;
 
 // dperm.set_budget(relation regclass, epsilon float8, delta float8,
-// accounting text): the owner of a relation (or a superuser) sets its total
-// privacy budget and how releases compose against it.
+// accounting text, privacy_unit text, max_rows_per_unit int): the owner of a
+// relation (or a superuser) sets its total privacy budget, how releases
+// compose against it, and the unit they are private for (a column naming
+// the person; the row when none) with the rows each unit contributes.
 DPERM_FUNCTION(dperm_set_budget) {
   for (int i = 0; i < 3; i++)
     if (PG_ARGISNULL(i))
@@ -95,16 +174,37 @@ DPERM_FUNCTION(dperm_set_budget) {
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("unknown accounting \"%s\"", accounting),
                     errhint("Valid values: rdp (Renyi DP composition, the default), basic (sums).")));
+  // The privacy unit (dperm 0.7.0's declaration): NULL keeps the budget's.
+  bool has_unit_arguments = PG_NARGS() > 5;
+  char* unit = has_unit_arguments && !PG_ARGISNULL(4) ? text_to_cstring(PG_GETARG_TEXT_PP(4)) : nullptr;
+  bool has_max_rows = has_unit_arguments && !PG_ARGISNULL(5);
+  int32 max_rows = has_max_rows ? PG_GETARG_INT32(5) : 0;
+  if (unit != nullptr) CheckUnitColumn(relid, name, unit);
+  if (has_max_rows && (max_rows < 1 || max_rows > dperm::kMaxRowsPerUnit))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("max_rows_per_unit must be between 1 and %lld, not %d",
+                           static_cast<long long>(dperm::kMaxRowsPerUnit), max_rows)));
   // The catalog is writable by its owner only: write as the bootstrap
   // superuser once the ownership check has passed (search_path pinned, every
   // name qualified). An error restores the caller's identity on abort.
-  Oid types[5] = {OIDOID, FLOAT8OID, FLOAT8OID, OIDOID, TEXTOID};
-  Datum args[5] = {ObjectIdGetDatum(relid), Float8GetDatum(epsilon), Float8GetDatum(delta),
+  Oid types[7] = {OIDOID, FLOAT8OID, FLOAT8OID, OIDOID, TEXTOID, TEXTOID, INT4OID};
+  Datum args[7] = {ObjectIdGetDatum(relid), Float8GetDatum(epsilon), Float8GetDatum(delta),
                    ObjectIdGetDatum(GetUserId()),
-                   accounting != nullptr ? CStringGetTextDatum(accounting) : (Datum)0};
-  char nulls[5] = {' ', ' ', ' ', ' ', accounting != nullptr ? ' ' : 'n'};
+                   accounting != nullptr ? CStringGetTextDatum(accounting) : (Datum)0,
+                   unit != nullptr ? CStringGetTextDatum(unit) : (Datum)0,
+                   Int32GetDatum(max_rows)};
+  char nulls[7] = {' ', ' ', ' ', ' ', accounting != nullptr ? ' ' : 'n',
+                   unit != nullptr ? ' ' : 'n', has_max_rows ? ' ' : 'n'};
   const char* set_by = RoleColumnValue("budgets", "set_by", 4);
   SPI_connect();
+  if (has_unit_arguments) {
+    // The row inserted must be whole: a missing half comes from the budget.
+    char* current_unit;
+    int32 current_max_rows;
+    CheckUnitChange(relid, name, unit, has_max_rows, &current_unit, &current_max_rows);
+    if (unit == nullptr && has_max_rows) args[5] = CStringGetTextDatum(current_unit), nulls[5] = ' ';
+    if (unit != nullptr && !has_max_rows) args[6] = Int32GetDatum(current_max_rows), nulls[6] = ' ';
+  }
   const char* sql =
       has_accounting
           ? psprintf("INSERT INTO dperm.budgets (relation, epsilon, delta, set_by, set_at, accounting)"
@@ -118,7 +218,18 @@ DPERM_FUNCTION(dperm_set_budget) {
                      " ON CONFLICT (relation) DO UPDATE SET epsilon = excluded.epsilon,"
                      "   delta = excluded.delta, set_by = excluded.set_by, set_at = excluded.set_at",
                      set_by);
-  RunAsCatalogOwner(sql, has_accounting ? 5 : 4, types, args, nulls, SPI_OK_INSERT, false);
+  if (has_unit_arguments)
+    sql = psprintf("INSERT INTO dperm.budgets (relation, epsilon, delta, set_by, set_at, accounting,"
+                   "   privacy_unit, max_rows_per_unit)"
+                   " VALUES ($1::pg_catalog.regclass, $2, $3, %s, pg_catalog.now(),"
+                   "         COALESCE($5, 'rdp'), $6, $7)"
+                   " ON CONFLICT (relation) DO UPDATE SET epsilon = excluded.epsilon,"
+                   "   delta = excluded.delta, set_by = excluded.set_by, set_at = excluded.set_at,"
+                   "   accounting = COALESCE($5, budgets.accounting),"
+                   "   privacy_unit = COALESCE($6, budgets.privacy_unit),"
+                   "   max_rows_per_unit = COALESCE($7, budgets.max_rows_per_unit)", set_by);
+  RunAsCatalogOwner(sql, has_unit_arguments ? 7 : has_accounting ? 5 : 4, types, args, nulls,
+                    SPI_OK_INSERT, false);
   SPI_finish();
   PG_RETURN_VOID();
 }
@@ -154,6 +265,7 @@ DPERM_FUNCTION(dperm_move_budget) {
   LockRelationOid(from, AccessExclusiveLock);
   find_all_inheritors(from, AccessExclusiveLock, nullptr);
   LockRelationOid(to, AccessExclusiveLock);
+  MovedUnitFits(from, to, to_name);
   if (get_rel_name(from) == nullptr || get_rel_name(to) == nullptr)
     ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
                     errmsg("relation %s or %s was dropped concurrently", from_name, to_name)));
@@ -240,12 +352,14 @@ DPERM_FUNCTION(dperm_retire_budget) {
   RunAsCatalogOwner(
       "WITH b AS (DELETE FROM dperm.budgets b"
       "            WHERE b.relation::pg_catalog.oid OPERATOR(pg_catalog.=) $1"
-      "           RETURNING b.relation, b.epsilon, b.delta, b.accounting, b.set_by)"
+      "           RETURNING b.relation, b.epsilon, b.delta, b.accounting, b.set_by,"
+      "                     b.privacy_unit, b.max_rows_per_unit)"
       " INSERT INTO dperm.retired_budgets (relation, relation_name, epsilon, delta, accounting,"
-      "   epsilon_spent, delta_spent, releases, set_by, retired_by, retired_at)"
+      "   epsilon_spent, delta_spent, releases, set_by, retired_by, retired_at, privacy_unit,"
+      "   max_rows_per_unit)"
       " SELECT $1, pg_catalog.format('%I.%I', n.nspname, c.relname), b.epsilon, b.delta,"
       "        b.accounting, s.epsilon, s.delta, s.releases, b.set_by,"
-      "        $2::pg_catalog.regrole, pg_catalog.now()"
+      "        $2::pg_catalog.regrole, pg_catalog.now(), b.privacy_unit, b.max_rows_per_unit"
       "   FROM b, dperm.budget_spent(b.relation, b.accounting, b.delta) s,"
       "        pg_catalog.pg_class c"
       "   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace"

@@ -69,11 +69,11 @@ void RaiseBusy(Oid relation) {
 }
 
 ChargeRequest PlanCharge(const dperm::Plan& plan, const dperm::Options& o,
-                         const std::vector<double>& curve) {
+                         const std::vector<double>& curve, const char* neighbors) {
   return {dperm::AlgorithmName(plan.algorithm),
           dperm::NoiseName(plan.noise),
           dperm::LossName(plan.loss),
-          dperm::NeighborsName(plan.neighbors),
+          neighbors,
           o.epsilon,
           o.delta,
           plan.n,

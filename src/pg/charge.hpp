@@ -37,8 +37,9 @@ int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_rel
 // The ledger row of a planned release: its algorithm, noise, loss and
 // neighbours, the options' (epsilon, delta), the plan's n and d, and `curve`
 // (the release's RDP curve on LedgerOrders(); empty for none).
+// `neighbors`: the ledger's text (NeighborsOf, privacy_unit.hpp).
 ChargeRequest PlanCharge(const dperm::Plan& plan, const dperm::Options& o,
-                         const std::vector<double>& curve);
+                         const std::vector<double>& curve, const char* neighbors);
 
 // Raises 55P03 for a request the ledger writer kept answering busy: the
 // budget row of `relation` (InvalidOid: another catalog row) is locked by

@@ -25,12 +25,17 @@ DPERM_FUNCTION(dp_explain) {
                     errmsg("d must not be negative, not %d", d)));
   dperm::LossKind loss = ParseLossName(loss_name);
   ParsedOptions parsed = ParseOptionsJsonb(PG_GETARG_JSONB_P(3));
+  // With max_rows_per_unit = k, n counts units: the release reads n k row
+  // slots (unit_level.hpp).
+  const int64 k = parsed.options.max_rows_per_unit;
+  if (k > 0 && n > PG_INT64_MAX / k)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("n * max_rows_per_unit is out of range")));
+  const int64 rows = k > 0 ? n * k : n;
   PgBox<std::string> json(CurrentMemoryContext);
   RunCore([&] {
-    if (parsed.options.l2_auto)
-      json.Emplace(dperm::ExplainL2Selection(dperm::PlanL2Selection(parsed.options, loss, n, d)));
-    else
-      json.Emplace(dperm::ExplainJson(dperm::PlanRelease(parsed.options, loss, n, d)));
+    dperm::InMemoryRelease r = dperm::PlanInMemoryRelease(parsed.options, loss, rows, d);
+    json.Emplace(r.selects ? dperm::ExplainL2Selection(r.selection) : dperm::ExplainJson(r.plan));
   });
   return DirectFunctionCall1(jsonb_in, CStringGetDatum(json->c_str()));
 }

@@ -42,7 +42,7 @@ struct LedgerRequest {
   char algorithm[64];
   char mechanism[64];
   char loss[64];
-  char neighbors[64];
+  char neighbors[192];           // "replace_one", or a unit's (privacy_unit.hpp)
   double epsilon;
   double delta;
   int64 n;

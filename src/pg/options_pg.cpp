@@ -13,6 +13,7 @@ extern "C" {
 #include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
 #include "utils/builtins.h"
+#include "utils/json.h"
 #include "utils/numeric.h"
 }
 
@@ -187,6 +188,16 @@ LossKind ParseLossName(const char* name) {
                   errmsg("unknown loss \"%s\"", name),
                   errhint("Valid losses: %s.", valid.data)));
   pg_unreachable();
+}
+
+Datum WithOption(Jsonb* options, const char* key, int64 value) {
+  StringInfoData pair;
+  initStringInfo(&pair);
+  appendStringInfoString(&pair, "{");
+  escape_json(&pair, key);
+  appendStringInfo(&pair, ": " INT64_FORMAT "}", value);
+  Datum extra = DirectFunctionCall1(jsonb_in, CStringGetDatum(pair.data));
+  return DirectFunctionCall2(jsonb_concat, JsonbPGetDatum(options), extra);
 }
 
 }  // namespace dperm::pg

@@ -24,6 +24,9 @@ ParsedOptions ParseOptionsJsonb(Jsonb* options);
 // The jsonb as text, palloc'd.
 char* JsonbText(Jsonb* value);
 
+// `options` with `key` set to the integer `value` (jsonb ||), as a Datum.
+Datum WithOption(Jsonb* options, const char* key, int64 value);
+
 // Loss named in SQL ("logistic", "huber" or "softmax"), or an error.
 LossKind ParseLossName(const char* name);
 

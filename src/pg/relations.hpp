@@ -23,6 +23,10 @@ struct ReleaseContext {
   int64 n = 0;               // the row count dperm.train planned and charged with
   bool guard_view_count = false;  // the next statement counts a view of a strict
                                   // relation: the release guard checks it reads them whole
+  // The privacy unit dperm.train bounded the rows to (privacy_unit.hpp):
+  // its column (nullptr: the row) and k.
+  const char* unit_column = nullptr;
+  int64 unit_rows = 0;
 };
 extern ReleaseContext g_release;
 

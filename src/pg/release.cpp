@@ -28,6 +28,7 @@
 #include "charge.hpp"
 #include "model_type.hpp"
 #include "module.hpp"
+#include "privacy_unit.hpp"
 #include "progress.hpp"
 #include "relations.hpp"
 #include "release.hpp"
@@ -136,7 +137,8 @@ Datum Release(const ReleaseRequest& r, const double* rows, const PassSource* pas
       elog(ERROR, "dperm.train counted %lld rows but read %lld", (long long)g_release.n,
            (long long)r.n);
   } else {
-    ChargeRelease(PlanCharge(*plan, o, planned->curve), r.relations, r.n_relations);
+    ChargeRelease(PlanCharge(*plan, o, planned->curve, NeighborsOf({r.unit_column, r.unit_rows})),
+                  r.relations, r.n_relations);
   }
   if (r.reports) ProgressSetPhase(ProgressPhase::kTraining);
   PassQuery* query = passes != nullptr ? PreparePasses(*passes, *plan) : nullptr;
@@ -148,6 +150,12 @@ Datum Release(const ReleaseRequest& r, const double* rows, const PassSource* pas
   meta.options_json = JsonbText(r.options);
   meta.feature_names = r.parsed->feature_names;
   meta.seeded = o.has_seed;
+  if (r.unit_column != nullptr) {
+    // Stated per unit (unit_level.hpp); epsilon and delta as given.
+    meta.unit_column = r.unit_column;
+    meta.unit_rows = r.unit_rows;
+    meta.units = r.n / r.unit_rows;
+  }
 
   // 4. Training.
   PgBox<std::vector<double>> w(CurrentMemoryContext);
@@ -189,11 +197,12 @@ void CheckReleasePlan(const ParsedOptions& parsed, LossKind loss, int64 n, int d
 }
 
 void PrechargeInMemory(const ParsedOptions& parsed, LossKind loss, int64 n, int d,
-                       const Oid* relations, int n_relations) {
+                       const Oid* relations, int n_relations, const char* neighbors) {
   PgBox<dperm::InMemoryRelease> planned(CurrentMemoryContext);
   PlanStep(parsed.options, loss, n, d, false, &planned);
   ProgressSetPhase(ProgressPhase::kCharging);
-  ChargeRelease(PlanCharge(planned->plan, parsed.options, planned->curve), relations, n_relations);
+  ChargeRelease(PlanCharge(planned->plan, parsed.options, planned->curve, neighbors), relations,
+                n_relations);
 }
 
 Datum ReleaseFromRows(const ReleaseRequest& request, const double* rows) {
@@ -215,8 +224,10 @@ SumsRelease ReleaseSums(const SumsRequest& r, ReadSums read, void* arg) {
     n_curve = static_cast<int>(c.size());
     for (int i = 0; i < n_curve && i < 64; i++) curve[i] = c[i];
   });
-  ChargeRequest charge = {r.algorithm, r.mechanism, r.loss, "replace_one", r.epsilon, 0,
+  ChargeRequest charge = {r.algorithm, r.mechanism, r.loss,
+                          NeighborsOf({r.unit_column, r.unit_rows}), r.epsilon, 0,
                           r.n, r.d, curve, n_curve, r.seeded};
+  const double epsilon_row = r.unit_rows > 1 ? r.epsilon / double(r.unit_rows) : r.epsilon;
   SumsRelease out;
   out.ledger_id = ChargeRelease(charge, r.relations, r.n_relations);
   double sums[2] = {0, 0};
@@ -226,7 +237,7 @@ SumsRelease ReleaseSums(const SumsRequest& r, ReadSums read, void* arg) {
   RunKeyed(&key, [&](dperm::SecureRng& rng) {
     std::vector<double> s(sums, sums + r.count);
     std::vector<double> bounds(r.bounds, r.bounds + r.count);
-    dperm::NoisySums noisy = dperm::ReleaseBoundedSums(s, bounds, r.epsilon, rng, r.slack);
+    dperm::NoisySums noisy = dperm::ReleaseBoundedSums(s, bounds, epsilon_row, rng, r.slack);
     for (int i = 0; i < r.count; i++) out.values[i] = noisy.values[i];
     out.scale = noisy.scale;
     out.grid = noisy.grid;

@@ -30,6 +30,10 @@ struct ReleaseRequest {
   bool precharged;         // dperm.train charged this plan before the first
                            // row was read (in memory), for g_release.n rows
   bool reports;            // writes its phases to dperm.progress
+  // The privacy unit the rows were bounded to (privacy_unit.hpp): its
+  // column (nullptr: the row) and k; the options carry k too.
+  const char* unit_column;
+  int64 unit_rows;
 };
 
 // Passes over a relation (streaming.cpp runs them): `sql` ($1 = w, $2 =
@@ -63,7 +67,7 @@ void CheckReleasePlan(const ParsedOptions& parsed, LossKind loss, int64 n, int d
 // options, n and d, so that whatever the read raises is paid for; the final
 // function then skips its own charge (ReleaseRequest.precharged).
 void PrechargeInMemory(const ParsedOptions& parsed, LossKind loss, int64 n, int d,
-                       const Oid* relations, int n_relations);
+                       const Oid* relations, int n_relations, const char* neighbors);
 
 // dperm.evaluate's release of noisy bounded sums, through the pipeline's
 // steps: the pure-epsilon charge (step 2, to `relations`) before `read`
@@ -84,6 +88,12 @@ struct SumsRequest {
   int count;               // sums released, at most 2
   const double* bounds;    // each sum's per-row bound
   double slack;
+  // The privacy unit the rows were bounded to (privacy_unit.hpp): n =
+  // units * unit_rows, and one unit moves a sum by unit_rows bounds, so the
+  // noise is drawn at epsilon / unit_rows (group privacy; for epsilon-DP
+  // exactly epsilon per unit). nullptr and 0: the row.
+  const char* unit_column;
+  int64 unit_rows;
 };
 struct SumsRelease {
   double values[2] = {0, 0};

@@ -26,6 +26,7 @@
 #include "citus.hpp"
 #include "internal_sql.hpp"
 #include "options_pg.hpp"
+#include "privacy_unit.hpp"
 #include "relations.hpp"
 #include "release_guard.hpp"
 
@@ -229,9 +230,12 @@ void CheckTrainingCall(AggState* agg, Aggref* aggref, const char* name) {
   const char* dataset = DatasetOption(options, estate);
   int n_relations = 0;
   Oid* relations = StatementRelations(estate, dataset, &n_relations);
+  // Nothing here bounds a unit's rows (privacy_unit.hpp).
+  RefuseUnitRelations(relations, n_relations, name);
+  Datum value = EvaluateOptions(options, estate);
+  if (value != (Datum)0) CheckUnitOption(ParseOptionsJsonb(DatumGetJsonbP(value)).options, 0, name);
   List* strict = StrictRelations(relations, n_relations);
   if (strict == NIL) return;
-  Datum value = EvaluateOptions(options, estate);
   if (value != (Datum)0 &&
       dperm::DeclaredDimension(ParseOptionsJsonb(DatumGetJsonbP(value)).options) < 0)
     RaiseUndeclaredDimension(name);

@@ -33,6 +33,8 @@ struct StreamingRequest {
   const Oid* relations;
   int n_relations;
   bool sign_passes;  // a Citus table: every pass carries a token (citus.cpp)
+  const char* unit_column;  // the privacy unit the passes' rows are bounded to
+  int64 unit_rows;          // (privacy_unit.hpp); nullptr and 0: the row
 };
 Datum TrainStreamingRelease(const StreamingRequest& request, bool* isnull);
 

@@ -31,6 +31,7 @@
 #include "release_checks.hpp"
 #include "release_guard.hpp"
 #include "streaming.hpp"
+#include "privacy_unit.hpp"
 #include "progress.hpp"
 #include "train_pg.hpp"
 
@@ -211,6 +212,19 @@ DPERM_FUNCTION(dperm_train) {
   int n_relations = 0;
   Oid* relations = TrainRelations(relid, release.dataset, &n_relations);
   release.strict = is_protected || ChargedStrictly(relations, n_relations);
+  // A privacy unit (privacy_unit.hpp): every unit is read as exactly k row
+  // slots, n = units * k, and the options carry k (the plan is per unit).
+  PrivacyUnit unit = TrainUnit(relid, relations, n_relations);
+  CheckUnitOption(parsed.options, unit.max_rows, "dperm.train");
+  if (unit.column != nullptr) {
+    options = WithOption(DatumGetJsonbP(options), "max_rows_per_unit", unit.max_rows);
+    parsed = ParseOptionsJsonb(DatumGetJsonbP(options));
+    release.unit_column = unit.column;
+    release.unit_rows = unit.max_rows;
+  }
+  const char* source = unit.column == nullptr
+                           ? qualified
+                           : UnitBoundedSource(qualified, features, label, unit);
   release.dimension = dperm::DeclaredDimension(parsed.options);
   if (release.strict && release.dimension < 0) RaiseUndeclaredDimension("dperm.train");
   if (release.strict) CheckTrainReadsWhole(relid, relations, n_relations);
@@ -231,6 +245,8 @@ DPERM_FUNCTION(dperm_train) {
                    // a target-list subquery down beside an aggregate).
                    guard_view ? psprintf("SELECT pg_catalog.count(*), %d FROM %s", release.dimension,
                                          qualified)
+                   : unit.column != nullptr
+                       ? psprintf("SELECT (%s), %d", UnitCountSql(qualified, unit), release.dimension)
                    : release.dimension >= 0
                        ? psprintf("SELECT (SELECT pg_catalog.count(*) FROM %s), %d", qualified,
                                   release.dimension)
@@ -251,6 +267,14 @@ DPERM_FUNCTION(dperm_train) {
   int64 n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
   Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
   release.dimension = isnull ? 0 : DatumGetInt32(d);
+  if (unit.column != nullptr) {
+    // Units times k slots; the plan refuses what does not fit anyway.
+    if (n > PG_INT64_MAX / unit.max_rows)
+      ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                      errmsg("too many units for max_rows_per_unit = %lld",
+                             static_cast<long long>(unit.max_rows))));
+    n *= unit.max_rows;
+  }
   CheckCoefficientCount(loss, release.dimension, parsed.options);
   // The mode depends on n and d only (public): the rows' buffer against
   // dperm.max_buffer, as the aggregate itself would count it.
@@ -293,21 +317,23 @@ DPERM_FUNCTION(dperm_train) {
         "SELECT dperm.%s(%s::pg_catalog.float8[], %s::%s, $1::pg_catalog.float8[],"
         " $2::pg_catalog.float8[]) FROM %s",
         target.pass_aggregate, quote_identifier(features), quote_identifier(label),
-        target.label_cast, qualified);
+        target.label_cast, source);
     StreamingRequest request = {reader, pass_sql, loss, &parsed, DatumGetJsonbP(options),
-                                n, release.dimension, relations, n_relations, distributed};
+                                n, release.dimension, relations, n_relations, distributed,
+                                unit.column, unit.max_rows};
     model = TrainStreamingRelease(request, &isnull);
   } else {
     char* sql = psprintf("SELECT %s.%s(%s::pg_catalog.float8[], %s::%s, $1::pg_catalog.jsonb) FROM %s",
                          quote_identifier(get_namespace_name(schema)), target.aggregate,
                          quote_identifier(features), quote_identifier(label), target.label_cast,
-                         qualified);
+                         source);
     Oid types[1] = {JSONBOID};
     Datum args[1] = {options};
     // Charged before the first row is read: whatever the read raises
     // afterwards (a row the reader cannot cast, a cancel) is paid for.
     if (n > 0) {
-      PrechargeInMemory(parsed, loss, n, release.dimension, relations, n_relations);
+      PrechargeInMemory(parsed, loss, n, release.dimension, relations, n_relations,
+                        NeighborsOf(unit));
       release.precharged = true;
       release.n = n;
     }

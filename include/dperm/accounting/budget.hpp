@@ -20,7 +20,14 @@ const std::vector<double>& LedgerOrders();
 // (Mironov 2017, Prop. 7); epsilon-DP noise: min(epsilon, alpha epsilon^2/2),
 // since epsilon-DP implies (epsilon^2/2)-zCDP (Bun & Steinke 2016, Prop. 1.4)
 // and (alpha, epsilon)-RDP.
+// A unit-level plan (unit_level.hpp, unit_rows > 1) has UnitLevelCurve.
 std::vector<double> ReleaseRdpCurve(const Plan& plan);
+
+// The ledger curve of a release that is (epsilon, delta)-DP per privacy unit
+// by group privacy: epsilon-DP gives min(epsilon, alpha epsilon^2 / 2) at
+// every order (Bun & Steinke 2016, Prop. 1.4); with delta > 0 group privacy
+// gives no RDP curve, so the release composes by sums (empty).
+std::vector<double> UnitLevelCurve(double epsilon, double delta);
 
 // One ledger row: its (epsilon, delta) and its curve (nullptr if unknown).
 struct Charge {

@@ -22,6 +22,13 @@ struct ModelMeta {
   const char* l2_selection_json = nullptr;
   double release_epsilon = 0;
   double release_delta = 0;
+  // A unit-level release (unit_level.hpp): the unit's column (nullptr: the
+  // row), its k and the number of units, stated as "privacy_unit"; its
+  // (epsilon, delta) are the plan's ReleaseEpsilon/ReleaseDelta (or, with a
+  // selection, release_epsilon and release_delta: both per unit).
+  const char* unit_column = nullptr;
+  int64_t unit_rows = 0;
+  int64_t units = 0;
 };
 
 // The model as JSON (docs/design.md section 1, dp_model). `w` holds the d feature

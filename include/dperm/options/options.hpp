@@ -83,6 +83,9 @@ struct Options {
   bool has_dataset = false;
   int n_feature_names = -1;  // -1: not given
   int dimension = 0;         // the declared d (0: not given; see DeclaredDimension)
+  // Rows per privacy unit (unit_level.hpp): 0 for a row-level release. Set
+  // by dperm.train from the relation's budget, which also bounds the rows.
+  int64_t max_rows_per_unit = 0;
   // Bit i: OptionTable()[i] was given (ParseOptions sets it; code that fills
   // Options directly sets none). dp_explain's "options_given".
   uint32_t given = 0;
@@ -117,6 +120,10 @@ Options ParseOptions(const OptionEntry* entries, int n_entries);
 
 // The largest declared dimension d (the option `dimension`).
 constexpr int kMaxDimension = 1000000;
+
+// The largest max_rows_per_unit (dperm.set_budget, the option): a unit's
+// rows are group privacy's k, and epsilon / k must stay above kMinEpsilon.
+constexpr int64_t kMaxRowsPerUnit = 100000;
 
 // d as the options declare it: `dimension`, else the number of
 // `feature_names`; -1 when neither is given (then d is not public, and a

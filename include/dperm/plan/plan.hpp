@@ -74,6 +74,15 @@ struct Plan {
   std::string huber_delta_rule;  // Huber: where huber_delta came from
 
   int64_t n = 0;       // rows: public under replace-one neighbours
+  // A release at the level of a privacy unit (unit_level.hpp): the rows are
+  // exactly unit_rows slots per unit (n = units * unit_rows), and the plan
+  // is the row-level plan at RowLevelOptions' (epsilon, delta), which group
+  // privacy over unit_rows slots turns into (unit_epsilon, unit_delta) per
+  // unit. unit_rows = 0: a row-level release.
+  int64_t unit_rows = 0;
+  int64_t units = 0;
+  double unit_epsilon = 0;
+  double unit_delta = 0;
   int d = 0;           // features per row
   int classes = 0;     // softmax: K classes (0 for binary models)
   int dim = 0;         // model coordinates: max(K, 1) * (d + fit_intercept)
@@ -146,6 +155,11 @@ struct Plan {
 
 // The release's epsilon: the mechanism's plus stage 0's (basic composition).
 inline double TotalEpsilon(const Plan& p) { return p.options.epsilon + p.offset.epsilon; }
+
+// The (epsilon, delta) the release states: per unit for a unit-level plan,
+// else TotalEpsilon and the options' delta.
+inline double ReleaseEpsilon(const Plan& p) { return p.unit_rows > 0 ? p.unit_epsilon : TotalEpsilon(p); }
+inline double ReleaseDelta(const Plan& p) { return p.unit_rows > 0 ? p.unit_delta : p.options.delta; }
 
 // The plan as a JSON object (a model's "plan"), then the `extra` members:
 // key and serialised JSON value.

@@ -49,7 +49,18 @@ std::vector<double> MechanismRdpCurve(const Plan& plan) {
 
 }  // namespace
 
+std::vector<double> UnitLevelCurve(double epsilon, double delta) {
+  if (delta > 0) return {};
+  const std::vector<double>& orders = LedgerOrders();
+  std::vector<double> curve(orders.size());
+  for (size_t i = 0; i < orders.size(); i++)
+    curve[i] = std::min(epsilon, orders[i] * epsilon * epsilon / 2);
+  return curve;
+}
+
 std::vector<double> ReleaseRdpCurve(const Plan& plan) {
+  // A unit of one slot is a row: the row-level curve is the unit's.
+  if (plan.unit_rows > 1) return UnitLevelCurve(plan.unit_epsilon, plan.unit_delta);
   if (!plan.has_rdp) return {};
   std::vector<double> curve = MechanismRdpCurve(plan);
   // Stage 0 (offset.hpp): pure epsilon0-DP, composed adaptively with the

@@ -66,11 +66,22 @@ std::string ModelJson(const Plan& plan, const std::vector<double>& w,
     j.EndArray();
   }
   const bool selected = meta.l2_selection_json != nullptr;
-  j.Key("epsilon").Number(selected ? meta.release_epsilon : TotalEpsilon(plan));
-  j.Key("delta").Number(selected ? meta.release_delta : plan.options.delta);
+  j.Key("epsilon").Number(selected ? meta.release_epsilon : ReleaseEpsilon(plan));
+  j.Key("delta").Number(selected ? meta.release_delta : ReleaseDelta(plan));
   j.Key("n").Integer(plan.n);
   j.Key("d").Integer(plan.d);
   j.Key("neighbors").String(NeighborsName(plan.neighbors));
+  j.Key("privacy_unit");
+  if (meta.unit_column == nullptr) {
+    j.String("row");
+  } else {
+    // epsilon and delta above are per unit; the plan's are per row slot.
+    j.BeginObject();
+    j.Key("column").String(meta.unit_column);
+    j.Key("max_rows_per_unit").Integer(meta.unit_rows);
+    j.Key("units").Integer(meta.units);
+    j.EndObject();
+  }
   j.Key("mechanism").String(NoiseName(plan.noise));
   j.Key("sensitivity").Number(plan.sensitivity);
   j.Key("noise_scale").Number(plan.noise_scale);

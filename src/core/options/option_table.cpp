@@ -383,6 +383,20 @@ std::vector<OptionSpec> BuildTable() {
                           },
                           [](const Options& o) { return NumberIf(o.dimension > 0, o.dimension); }),
                      1, false, kMaxDimension));
+  t.push_back(Ranged(Spec("max_rows_per_unit", Type::kInteger, "bigint", "—",
+                          "k, the rows one privacy unit contributes: a release is (ε, δ)-DP "
+                          "per unit by group privacy over k row slots. Set by `dperm.train` "
+                          "from the budget's `privacy_unit` (which also bounds the rows; any "
+                          "other release refuses it); in `dp_explain`, n is then the number "
+                          "of units",
+                          [](const OptionEntry&, double v, Options& o) {
+                            o.max_rows_per_unit = static_cast<int64_t>(v);
+                          },
+                          [](const Options& o) {
+                            return NumberIf(o.max_rows_per_unit > 0,
+                                            static_cast<double>(o.max_rows_per_unit));
+                          }),
+                     1, false, static_cast<double>(kMaxRowsPerUnit)));
   return t;  // at most 32 entries: Options::given (test_algorithm_table.cpp)
 }
 

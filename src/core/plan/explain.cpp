@@ -139,7 +139,8 @@ std::string AccountingJson(const Plan& p) {
 
 std::string ExplainJson(const Plan& plan) {
   Options given = plan.options;  // epsilon as given, not the mechanism's share
-  given.epsilon = TotalEpsilon(plan);
+  given.epsilon = ReleaseEpsilon(plan);
+  given.delta = ReleaseDelta(plan);  // per unit for a unit-level plan
   return PlanJson(plan, {{"options", OptionsJson(given)},
                          {"options_given", OptionsGivenJson(plan.options)},
                          {"accounting", AccountingJson(plan)},

@@ -59,8 +59,23 @@ std::string PlanJson(const Plan& p, const std::vector<std::pair<std::string, std
   j.Key("loss").String(LossName(p.loss));
   j.Key("neighbors").String(NeighborsName(p.neighbors));
   j.Key("accountant").String(AccountantName(p.accountant));
-  j.Key("epsilon").Number(TotalEpsilon(p));
-  j.Key("delta").Number(p.options.delta);
+  j.Key("epsilon").Number(ReleaseEpsilon(p));
+  j.Key("delta").Number(ReleaseDelta(p));
+  if (p.unit_rows > 0) {
+    // Group privacy over the unit's k slots (unit_level.hpp): the figures
+    // below are the row-level plan's, at (row_epsilon, row_delta).
+    j.Key("privacy_unit").BeginObject();
+    j.Key("max_rows_per_unit").Integer(p.unit_rows);
+    j.Key("units").Integer(p.units);
+    j.Key("row_epsilon").Number(TotalEpsilon(p));
+    j.Key("row_delta").Number(p.options.delta);
+    j.Key("rule").String(
+        "each unit contributes exactly max_rows_per_unit row slots (a uniformly random subset "
+        "of its rows, or its rows repeated in turn), so n = units * max_rows_per_unit; the "
+        "row-level plan at (epsilon / k, delta (e^(epsilon/k) - 1) / (e^epsilon - 1)) is "
+        "(epsilon, delta)-DP per unit by group privacy over k slots");
+    j.EndObject();
+  }
   if (p.offset.epsilon > 0) {
     // Stage 0 (offset.hpp) and the mechanism's share of epsilon.
     j.Key("offset").BeginObject();

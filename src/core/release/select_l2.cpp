@@ -1,5 +1,6 @@
 // l2 => 'auto': private selection of l2 (select_l2.hpp has the argument).
 #include "dperm/release/select_l2.hpp"
+#include "dperm/release/unit_level.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -413,7 +414,10 @@ Plan SelectionChargePlan(const L2Selection& s) {
   return p;
 }
 
-InMemoryRelease PlanInMemoryRelease(const Options& options, LossKind loss, int64_t n, int d) {
+InMemoryRelease PlanInMemoryRelease(const Options& given, LossKind loss, int64_t n, int d) {
+  // A unit-level release is the row-level one at RowLevelOptions' share
+  // (unit_level.hpp), charged per unit.
+  const Options options = RowLevelOptions(given);
   InMemoryRelease r;
   if (options.l2_auto) {
     r.selects = true;
@@ -425,6 +429,10 @@ InMemoryRelease PlanInMemoryRelease(const Options& options, LossKind loss, int64
     r.plan = PlanRelease(options, loss, n, d);
     r.curve = ReleaseRdpCurve(r.plan);
     r.memory = ReleaseMemoryBytes(r.plan, false);
+  }
+  if (given.max_rows_per_unit > 0) {
+    StateUnitLevel(given, &r.plan);
+    r.curve = ReleaseRdpCurve(r.plan);
   }
   return r;
 }

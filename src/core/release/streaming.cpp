@@ -9,6 +9,7 @@
 #include "dperm/algorithms/registry.hpp"
 #include "dperm/rows/rows.hpp"
 #include "dperm/release/plan_release.hpp"
+#include "dperm/release/unit_level.hpp"
 
 namespace dperm {
 namespace {
@@ -269,7 +270,10 @@ Eigen::MatrixXd PassObjective::LossHessian(const Eigen::VectorXd&) const {
 
 bool SupportsStreaming(Algorithm a) { return SpecFor(a).streams; }
 
-Plan PlanStreamingRelease(const Options& options, LossKind loss, int64_t n, int d) {
+namespace {
+
+// PlanStreamingRelease at the row level.
+Plan PlanStreamingRows(const Options& options, LossKind loss, int64_t n, int d) {
   // l2 => 'auto' trains G candidates on a random split of the rows held in
   // memory (select_l2.hpp); streaming passes have no such split.
   // The limbs of the pass state hold sums of fewer rows (exact_sum.hpp).
@@ -300,6 +304,16 @@ Plan PlanStreamingRelease(const Options& options, LossKind loss, int64_t n, int 
   Options fitted = options;
   fitted.intercept_offset = false;
   return PlanStreamingDefault(fitted, loss, n, d);
+}
+
+}  // namespace
+
+Plan PlanStreamingRelease(const Options& given, LossKind loss, int64_t n, int d) {
+  // A unit-level release is the row-level one at RowLevelOptions' share
+  // (unit_level.hpp), charged per unit.
+  Plan p = PlanStreamingRows(RowLevelOptions(given), loss, n, d);
+  StateUnitLevel(given, &p);
+  return p;
 }
 
 std::vector<double> TrainStreaming(const Plan& plan, PassRunner& runner, SecureRng& rng,

@@ -1,0 +1,44 @@
+// Releases at the level of a privacy unit (unit_level.hpp).
+#include "dperm/release/unit_level.hpp"
+
+#include "dperm/util/numeric_util.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace dperm {
+
+double GroupDelta(double epsilon_row, double delta_row, int64_t k) {
+  // delta_row (1 + e^{eps} + ... + e^{(k-1) eps}) = delta_row (e^{k eps} - 1) / (e^{eps} - 1).
+  if (k <= 1) return delta_row;
+  return delta_row * std::expm1(double(k) * epsilon_row) / std::expm1(epsilon_row);
+}
+
+Options RowLevelOptions(const Options& unit_level) {
+  const int64_t k = unit_level.max_rows_per_unit;
+  if (k <= 1) return unit_level;
+  Options row = unit_level;
+  row.epsilon = unit_level.epsilon / double(k);
+  if (row.epsilon < kMinEpsilon)
+    ThrowInvalid("epsilon / max_rows_per_unit = " + FormatNumber(unit_level.epsilon) + " / " +
+                     std::to_string(k) + " is below " + FormatNumber(kMinEpsilon),
+                 "A unit of k rows is released at epsilon / k per row (group privacy): raise "
+                 "epsilon, or ask the owner for a smaller max_rows_per_unit.");
+  // The inverse of GroupDelta at epsilon' = epsilon / k.
+  row.delta = unit_level.delta * std::expm1(row.epsilon) / std::expm1(unit_level.epsilon);
+  return row;
+}
+
+void StateUnitLevel(const Options& unit_level, Plan* plan) {
+  const int64_t k = unit_level.max_rows_per_unit;
+  if (k <= 0) return;
+  if (plan->n % k != 0)
+    throw Error(ErrorKind::kInternal, "a unit-level plan needs a multiple of max_rows_per_unit rows");
+  plan->unit_rows = k;
+  plan->units = plan->n / k;
+  plan->unit_epsilon = unit_level.epsilon;
+  plan->unit_delta = unit_level.delta;
+}
+
+}  // namespace dperm

@@ -1,0 +1,152 @@
+// Privacy units (privacy_unit.hpp).
+#include "privacy_unit.hpp"
+
+#include "arrays.hpp"
+#include "citus.hpp"
+#include "internal_sql.hpp"
+
+extern "C" {
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "port.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+}
+
+namespace dperm::pg {
+
+PrivacyUnit UnitOf(const Oid* relations, int n_relations) {
+  PrivacyUnit unit;
+  if (n_relations == 0) return unit;
+  Oid types[1] = {OIDARRAYOID};
+  Datum args[1] = {OidArrayDatum(relations, n_relations)};
+  MemoryContext caller = CurrentMemoryContext;
+  SPI_connect();
+  // to_jsonb: a catalog from before privacy units reads as no unit.
+  RunAsCatalogOwner(
+      "SELECT u.column_name, u.k, u.relation FROM ("
+      " SELECT (pg_catalog.to_jsonb(b) OPERATOR(pg_catalog.->>) 'privacy_unit') AS column_name,"
+      "        (pg_catalog.to_jsonb(b) OPERATOR(pg_catalog.->>) 'max_rows_per_unit')::pg_catalog.int8 AS k,"
+      "        b.relation::pg_catalog.oid AS relation"
+      "   FROM dperm.budgets b WHERE b.relation::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1)) u"
+      " WHERE u.column_name IS NOT NULL ORDER BY u.k, u.relation",
+      1, types, args, nullptr, SPI_OK_SELECT, true);
+  for (uint64 i = 0; i < SPI_processed; i++) {
+    char* column = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+    bool isnull;
+    int64 k = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
+    Oid relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &isnull));
+    if (unit.column == nullptr) {
+      MemoryContext spi = MemoryContextSwitchTo(caller);
+      unit.column = pstrdup(column);
+      MemoryContextSwitchTo(spi);
+      unit.max_rows = k;  // the smallest k comes first
+      unit.relation = relid;
+    } else if (strcmp(unit.column, column) != 0) {
+      ereport(ERROR,
+              (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+               errmsg("the budgets of this release name two privacy units: \"%s\" (%s) and \"%s\" (%s)",
+                      unit.column, get_rel_name(unit.relation), column, get_rel_name(relid)),
+               errdetail("A release is private per unit of one column. Nothing was charged."),
+               errhint("The owners can declare the same privacy_unit with dperm.set_budget.")));
+    }
+  }
+  SPI_finish();
+  return unit;
+}
+
+PrivacyUnit TrainUnit(Oid relid, const Oid* relations, int n_relations) {
+  PrivacyUnit u = UnitOf(relations, n_relations);
+  if (u.column == nullptr) return u;
+  const char* name = get_rel_name(relid);
+  const char* why = get_rel_relkind(relid) == RELKIND_VIEW ? "it is a view"
+                    : IsCitusTable(relid)                   ? "it is a Citus distributed table"
+                    : get_attnum(relid, u.column) <= 0      ? "it has no column of that name"
+                                                            : nullptr;
+  if (why != nullptr)
+    ereport(ERROR,
+            (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+             errmsg("cannot bound the rows of each \"%s\" (the privacy unit of %s) in %s: %s",
+                    u.column, get_rel_name(u.relation), name, why),
+             errdetail("A release charged to a relation with a privacy unit reads at most %lld "
+                       "rows of each unit, grouped by that column of the table it reads. "
+                       "Nothing was charged.",
+                       static_cast<long long>(u.max_rows)),
+             errhint("Train on the table that has the privacy unit's column.")));
+  return u;
+}
+
+void RefuseUnitRelations(const Oid* relations, int n_relations, const char* name) {
+  PrivacyUnit u = UnitOf(relations, n_relations);
+  if (u.column == nullptr) return;
+  ereport(ERROR,
+          (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+           errmsg("%s cannot release from %s: its budget protects each \"%s\", not each row",
+                  name, get_rel_name(u.relation), u.column),
+           errdetail("A release charged to a relation with a privacy unit must bound the rows of "
+                     "each unit (at most %lld), which only dperm.train and dperm.evaluate do. "
+                     "Nothing was charged.",
+                     static_cast<long long>(u.max_rows)),
+           errhint("Use dperm.train(relation, features, label, loss, options) or a named model "
+                   "(dperm.train_model).")));
+}
+
+void CheckUnitOption(const dperm::Options& o, int64 bounded, const char* name) {
+  if (o.max_rows_per_unit <= 0 || o.max_rows_per_unit == bounded) return;
+  if (bounded > 0)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("option \"max_rows_per_unit\" is %lld, but the relation's budget bounds "
+                           "each unit to %lld rows",
+                           static_cast<long long>(o.max_rows_per_unit),
+                           static_cast<long long>(bounded)),
+                    errhint("Leave max_rows_per_unit out: dperm.train takes it from the budget.")));
+  ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                  errmsg("%s cannot take option \"max_rows_per_unit\": nothing bounds the rows "
+                         "of a unit here", name),
+                  errdetail("A unit-level guarantee needs every unit's rows bounded, which "
+                            "dperm.train does for a relation whose budget names a privacy unit "
+                            "(dperm.set_budget(..., privacy_unit => ..., max_rows_per_unit => ...)). "
+                            "Nothing was charged."),
+                  errhint("dp_explain takes it to show a unit-level plan.")));
+}
+
+char* UnitBoundedSource(const char* qualified, const char* features, const char* label,
+                        const PrivacyUnit& u) {
+  // A fresh key per read: the order of a unit's rows is uniformly random
+  // and independent of other units'. Privacy does not rest on the key: for
+  // every key, the slots of a unit depend on that unit's rows only.
+  uint8 key[16];
+  if (!pg_strong_random(key, sizeof key))
+    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
+                    errmsg("could not generate a random key for the units' rows")));
+  char hex[2 * sizeof key + 1];
+  hex[hex_encode(reinterpret_cast<const char*>(key), sizeof key, hex)] = '\0';
+  const char* f = quote_identifier(features);
+  const char* l = quote_identifier(label);
+  return psprintf(
+      "(SELECT s.x AS %s, s.y AS %s FROM"
+      " (SELECT t.%s AS x, t.%s AS y,"
+      "         pg_catalog.row_number() OVER (PARTITION BY t.%s ORDER BY pg_catalog.sha256("
+      "           '\\x%s'::pg_catalog.bytea OPERATOR(pg_catalog.||)"
+      "           pg_catalog.textsend(pg_catalog.concat_ws('|', t.%s, t.%s))))"
+      "           OPERATOR(pg_catalog.-) 1 AS r,"
+      "         pg_catalog.count(*) OVER (PARTITION BY t.%s) AS c"
+      "    FROM %s t) s"
+      " CROSS JOIN LATERAL pg_catalog.generate_series(s.r, %lld::pg_catalog.int8, s.c) AS slot(j)) AS bounded",
+      f, l, f, l, quote_identifier(u.column), hex, f, l, quote_identifier(u.column), qualified,
+      static_cast<long long>(u.max_rows - 1));
+}
+
+char* UnitCountSql(const char* qualified, const PrivacyUnit& u) {
+  return psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM %s t GROUP BY t.%s) g", qualified,
+                  quote_identifier(u.column));
+}
+
+const char* NeighborsOf(const PrivacyUnit& u) {
+  if (u.column == nullptr) return "replace_one";
+  return psprintf("replace_one unit (%s, at most %lld rows)", u.column,
+                  static_cast<long long>(u.max_rows));
+}
+
+}  // namespace dperm::pg
