@@ -364,3 +364,9 @@ COMMENT ON AGGREGATE dperm.curve_sum(float8[]) IS 'the order-wise sum of RDP cur
 COMMENT ON FUNCTION dperm.ledger_totals() IS 'internal: the ledger''s trigger that keeps dperm.budget_totals, each relation''s running sums';
 COMMENT ON FUNCTION dperm.runs_that_fit(regclass, text, float8, float8, float8[], float8, float8) IS 'how many more copies of a charge (RDP curve, epsilon, delta) fit in a relation''s budget, at most 10^6; 42501 unless the caller may see the relation';
 COMMENT ON FUNCTION dperm.charges_fit(regclass, text, float8, float8, float8[], float8, float8, bigint) IS 'whether k more copies of a charge fit in a relation''s budget; 42501 unless the caller may see the relation';
+
+-- ==== scoring at the speed of SQL ====
+-- dperm.predict becomes a C function that looks its name up once per
+-- statement and decodes the model once (no SET clause: see sql/dperm.sql).
+CREATE OR REPLACE FUNCTION dperm.predict(name text, features float8[], version int DEFAULT NULL)
+  RETURNS float8 AS 'MODULE_PATHNAME', 'dperm_predict' LANGUAGE C STABLE;
