@@ -6,6 +6,7 @@
 #   hand_sql      sum(1 / (1 + exp(-(w1 * f[1] + ... + w10 * f[10] + b)))),
 #                 the model's coefficients written into the query
 #   dp_predict    sum(dp_predict(m, f)), m from a CTE over dperm.models
+#   dp_predict_subquery  the same with m a scalar subquery in the call
 #   predict_class sum(dp_predict_class(m, f)), the same
 #   predict_name  sum(dperm.predict('m', f))
 # and prints the medians in ms, and each one's ratio to hand_sql. Serial
@@ -46,6 +47,7 @@ pg_virtualenv -t bash -c '
     [scan]="SELECT count(f) FROM t"
     [hand_sql]="SELECT sum(1 / (1 + exp(-($hand)))) FROM t"
     [dp_predict]="$model SELECT sum(dp_predict(m, f)) FROM t, mm"
+    [dp_predict_subquery]="SELECT sum(dp_predict((SELECT model FROM dperm.models WHERE name = '\''m'\'' AND version = 1), f)) FROM t"
     [predict_class]="$model SELECT sum(dp_predict_class(m, f)) FROM t, mm"
     [predict_name]="SELECT sum(dperm.predict('\''m'\'', f)) FROM t"
   )
@@ -64,7 +66,7 @@ pg_virtualenv -t bash -c '
   }
   secs "SELECT count(f) FROM t" >/dev/null  # warm the cache
   for r in $(seq 1 $REPEAT); do
-    for k in scan hand_sql dp_predict predict_class predict_name; do
+    for k in scan hand_sql dp_predict dp_predict_subquery predict_class predict_name; do
       echo "$k $(secs "${q[$k]}")" >> "$OUT"
     done
   done
@@ -86,6 +88,6 @@ m = {k: statistics.median(v) * 1000 for k, v in t.items()}
 print(f"{n} rows x 10 features, medians of {len(t['scan'])} interleaved rounds")
 print("| query | ms | / hand SQL | ns per row beyond the scan |")
 print("|---|---:|---:|---:|")
-for k in ["scan", "hand_sql", "dp_predict", "predict_class", "predict_name"]:
+for k in ["scan", "hand_sql", "dp_predict", "dp_predict_subquery", "predict_class", "predict_name"]:
     print(f"| {k} | {m[k]:.0f} | {m[k] / m['hand_sql']:.2f} | {(m[k] - m['scan']) * 1e6 / n:.0f} |")
 EOF
