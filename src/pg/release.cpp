@@ -138,7 +138,11 @@ Datum Release(const ReleaseRequest& r, const double* rows, const PassSource* pas
   } else {
     ChargeRelease(PlanCharge(*plan, o, planned->curve), r.relations, r.n_relations);
   }
-  if (r.reports) ProgressSetPhase(ProgressPhase::kTraining);
+  if (r.reports) {
+    ProgressSetPhase(ProgressPhase::kTraining);
+    // In memory, pass of passes_planned shows the training loop's iterations.
+    if (passes == nullptr) ProgressStartIterations();
+  }
   PassQuery* query = passes != nullptr ? PreparePasses(*passes, *plan) : nullptr;
 
   // 3. The key, and what the model's JSON says about the release.
