@@ -74,6 +74,26 @@ BEGIN
       CASE WHEN before = after THEN 'uses' ELSE 'does not use' END;
   END LOOP;
 END $$;
+-- a role that may not see the model gets dperm.model's error, even from a
+-- call site that resolved the name for another role in the same
+-- transaction and snapshot (SET ROLE changes neither)
+CREATE ROLE regress_pc_other;
+\set VERBOSITY terse
+DO $$
+DECLARE
+  p float8;
+BEGIN
+  FOR round IN 1..2 LOOP
+    IF round = 2 THEN
+      SET ROLE regress_pc_other;
+    END IF;
+    p := dperm.predict('pc_m', ARRAY[0.3, 0.1]);
+    RAISE NOTICE 'round %: predicted', round;
+  END LOOP;
+END $$;
+\set VERBOSITY default
+RESET ROLE;
+DROP ROLE regress_pc_other;
 -- unknown names, versions and NULLs behave as before
 SELECT dperm.predict('pc_m', NULL) IS NULL AS null_features;
 SELECT dperm.predict('pc_m', ARRAY[0.3, 0.1], NULL) = dp_predict((dperm.model('pc_m', 3)).model, ARRAY[0.3, 0.1]) AS null_version_is_latest;
