@@ -727,21 +727,13 @@ COMMENT ON FUNCTION dperm.model IS 'a version of a named model: the latest train
 
 -- Predictions of a version (the latest trained one by default):
 -- logistic: the probability; Huber: the prediction; softmax: the class.
+-- The version is looked up with dperm.model, as the caller (its errors, and
+-- a failed version is 55000), once per statement; the model is decoded once.
+-- No SET clause: a function with one runs through PostgreSQL's per-call
+-- wrapper; the lookup pins search_path itself and spells its one name with
+-- its schema (src/pg/model_type.cpp).
 CREATE FUNCTION dperm.predict(name text, features float8[], version int DEFAULT NULL)
-  RETURNS float8
-LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-  r dperm.models := dperm.model($1, $3);
-BEGIN
-  IF r.status <> 'trained' THEN
-    RAISE EXCEPTION 'version % of model "%" failed: %', r.version, $1, r.error
-      USING ERRCODE = 'object_not_in_prerequisite_state';
-  END IF;
-  IF r.loss = 'softmax' THEN
-    RETURN @extschema@.dp_predict_class(r.model, $2);
-  END IF;
-  RETURN @extschema@.dp_predict(r.model, $2);
-END $$;
+  RETURNS float8 AS 'MODULE_PATHNAME', 'dperm_predict' LANGUAGE C STABLE;
 COMMENT ON FUNCTION dperm.predict IS 'prediction of a named model (latest trained version, or a pinned one): probability, Huber prediction or softmax class';
 
 -- How many more runs with this charge (RDP curve, epsilon, delta) fit in a

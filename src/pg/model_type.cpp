@@ -6,18 +6,23 @@
 #include <cstddef>
 
 #include "arrays.hpp"
+#include "internal_sql.hpp"
 #include "model_type.hpp"
 #include "options_pg.hpp"
 
 extern "C" {
+#include "access/xact.h"
 #include "catalog/pg_type.h"
+#include "executor/spi.h"
 #include "funcapi.h"
 #include "libpq/pqformat.h"
 #include "miscadmin.h"
+#include "storage/proc.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
+#include "utils/snapmgr.h"
 }
 
 namespace dperm::pg {
@@ -66,10 +71,10 @@ const char* ModelJsonText(const ModelDatum* m) {
   return reinterpret_cast<const char*>(m->coef + count);
 }
 
-// The model argument, detoasted and checked: a known version whose loss,
+// A dp_model datum, detoasted and checked: a known version whose loss,
 // sizes and JSON text agree with its length.
-ModelDatum* GetModel(FunctionCallInfo fcinfo, int arg) {
-  ModelDatum* m = reinterpret_cast<ModelDatum*>(PG_DETOAST_DATUM(PG_GETARG_DATUM(arg)));
+ModelDatum* CheckedModel(Datum datum) {
+  ModelDatum* m = reinterpret_cast<ModelDatum*>(PG_DETOAST_DATUM(datum));
   if (m->version != kBinaryModelVersion && m->version != kSoftmaxModelVersion)
     ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
                     errmsg("unsupported dp_model version %d", m->version)));
@@ -90,6 +95,11 @@ ModelDatum* GetModel(FunctionCallInfo fcinfo, int arg) {
   if (!ok)
     ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dp_model value")));
   return m;
+}
+
+// The model argument `arg`, detoasted and checked (CheckedModel).
+ModelDatum* GetModel(FunctionCallInfo fcinfo, int arg) {
+  return CheckedModel(PG_GETARG_DATUM(arg));
 }
 
 // Parses a model's JSON text back into a dp_model (dump and restore, casts,
@@ -183,7 +193,27 @@ struct PredictCache {
   double* proba;      // one per class
 };
 
-// The model argument of a prediction and its call site's buffers.
+// Decodes `datum` (detoasted and checked, GetModel) into *c, in `mcxt`, with
+// its buffers; frees what *c held before.
+void LoadModel(PredictCache* c, MemoryContext mcxt, Datum datum) {
+  if (c->model != nullptr) {
+    pfree(c->model);
+    pfree(c->x);
+    pfree(c->scratch);
+    pfree(c->proba);
+    c->model = nullptr;
+  }
+  ModelDatum* m = CheckedModel(datum);
+  ModelDatum* copy = static_cast<ModelDatum*>(MemoryContextAlloc(mcxt, VARSIZE(m)));
+  memcpy(copy, m, VARSIZE(m));
+  c->x = static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * (m->d + 1)));
+  c->scratch = static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * (m->d + 1)));
+  c->proba = static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * Max(Classes(m), 2)));
+  c->model = copy;
+}
+
+// The model argument of a prediction and its call site's buffers: decoded
+// again only when the argument's bytes differ from the last row's.
 PredictCache* CachedModel(FunctionCallInfo fcinfo) {
   PredictCache* c = static_cast<PredictCache*>(fcinfo->flinfo->fn_extra);
   const varlena* raw = reinterpret_cast<const varlena*>(DatumGetPointer(PG_GETARG_DATUM(0)));
@@ -195,19 +225,10 @@ PredictCache* CachedModel(FunctionCallInfo fcinfo) {
     fcinfo->flinfo->fn_extra = c;
   } else {
     pfree(c->raw);
-    pfree(c->model);
-    pfree(c->x);
-    pfree(c->scratch);
-    pfree(c->proba);
     c->raw = nullptr;
     c->raw_size = 0;
   }
-  ModelDatum* m = GetModel(fcinfo, 0);
-  c->model = static_cast<ModelDatum*>(MemoryContextAlloc(mcxt, VARSIZE(m)));
-  memcpy(c->model, m, VARSIZE(m));
-  c->x = static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * (m->d + 1)));
-  c->scratch = static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * (m->d + 1)));
-  c->proba = static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * Max(Classes(m), 2)));
+  LoadModel(c, mcxt, PG_GETARG_DATUM(0));
   c->raw = static_cast<char*>(MemoryContextAlloc(mcxt, raw_size));
   memcpy(c->raw, raw, raw_size);
   c->raw_size = raw_size;
@@ -298,6 +319,148 @@ DPERM_FUNCTION(dp_predict_proba) {
   RequireClassifier(c->model, "dp_predict_proba");
   int classes = ClassProbabilities(c, PredictFeatures(fcinfo, 1, c));
   return Float8ArrayDatum(c->proba, classes);
+}
+
+namespace {
+
+// What a dperm.predict call site resolved its name to, and under which
+// circumstances (fn_extra). The lookup (dperm.model, with its errors and
+// the caller's row-level security) runs once per statement: again whenever
+// the name or version differs, the role differs (a SECURITY DEFINER
+// function in between), or the data the lookup saw may differ — another
+// transaction, subtransaction or command, or a snapshot that sees other
+// commits (a PL/pgSQL loop keeps its call sites from one statement to the
+// next: each statement takes a new snapshot there).
+struct NamedModelCache {
+  bool valid;
+  char* name;  // the name's bytes (name_len of them, no NUL)
+  int name_len;
+  bool version_null;
+  int32 version;
+  Oid user;
+  LocalTransactionId lxid;
+  SubTransactionId subxact;
+  TransactionId xmin;
+  TransactionId xmax;
+  uint32 xcnt;
+  CommandId curcid;
+  uint64 completions;  // the snapshot's count of completed transactions
+  PredictCache predict;
+};
+
+// Fills the circumstances of the key (all but name and version).
+void SetCircumstances(NamedModelCache* k, Snapshot snap) {
+  k->user = GetUserId();
+  k->lxid = MyProc->lxid;
+  k->subxact = GetCurrentSubTransactionId();
+  k->xmin = snap->xmin;
+  k->xmax = snap->xmax;
+  k->xcnt = snap->xcnt;
+  k->curcid = snap->curcid;
+  k->completions = snap->snapXactCompletionCount;
+}
+
+bool SameCircumstances(const NamedModelCache* c, const NamedModelCache* k) {
+  return c->user == k->user && c->lxid == k->lxid && c->subxact == k->subxact &&
+         c->xmin == k->xmin && c->xmax == k->xmax && c->xcnt == k->xcnt &&
+         c->curcid == k->curcid && c->completions == k->completions;
+}
+
+// Resolves (name, version) as dperm.model does, as the caller: its errors
+// (42704 unknown name or version, 55000 no trained version) and 55000 for
+// a failed version; loads the model into c->predict. The statement spells
+// its function with its schema and search_path is pinned, so nothing of
+// the caller's path or temporary schema is looked up.
+void ResolveNamedModel(NamedModelCache* c, MemoryContext mcxt, Datum name, bool version_null,
+                       int32 version) {
+  c->valid = false;
+  Oid types[2] = {TEXTOID, INT4OID};
+  Datum args[2] = {name, Int32GetDatum(version)};
+  char nulls[3] = {' ', version_null ? 'n' : ' ', '\0'};
+  SPI_connect();
+  // (In parallel mode no parameter may be set; the statement's one name
+  // has its schema.)
+  bool parallel = IsInParallelMode();
+  int level = parallel ? 0 : PinInternalSearchPath();
+  if (SPI_execute_with_args("SELECT m.status, m.model, m.version, m.error FROM dperm.model($1, $2) m",
+                            2, types, args, nulls, true, 1) != SPI_OK_SELECT ||
+      SPI_processed != 1)
+    elog(ERROR, "dperm: could not look up model \"%s\"", TextDatumGetCString(name));
+  if (!parallel) AtEOXact_GUC(true, level);
+  HeapTuple row = SPI_tuptable->vals[0];
+  TupleDesc desc = SPI_tuptable->tupdesc;
+  char* status = SPI_getvalue(row, desc, 1);
+  if (status == nullptr || strcmp(status, "trained") != 0) {
+    char* error = SPI_getvalue(row, desc, 4);
+    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                    errmsg("version %s of model \"%s\" failed: %s",
+                           SPI_getvalue(row, desc, 3), TextDatumGetCString(name),
+                           error != nullptr ? error : "<NULL>")));
+  }
+  bool model_null;
+  Datum model = SPI_getbinval(row, desc, 2, &model_null);
+  if (model_null) elog(ERROR, "dperm: trained model \"%s\" has no model", TextDatumGetCString(name));
+  LoadModel(&c->predict, mcxt, model);
+  SPI_finish();
+  c->valid = true;
+}
+
+}  // namespace
+
+// dperm.predict(name, features, version): the prediction of a named model's
+// version (the latest trained one when version is NULL): logistic: the
+// probability; Huber: the prediction; softmax: the class. The name is
+// resolved once per statement (NamedModelCache), the model decoded once.
+// NULL features give NULL (after the lookup, whose errors come first).
+DPERM_FUNCTION(dperm_predict) {
+  if (PG_ARGISNULL(0)) {
+    // dperm.model's error for a NULL name.
+    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("model \"<NULL>\" does not exist"),
+                    errhint("dperm.train_model creates a model; dperm.models lists the models you may see.")));
+  }
+  NamedModelCache* c = static_cast<NamedModelCache*>(fcinfo->flinfo->fn_extra);
+  MemoryContext mcxt = fcinfo->flinfo->fn_mcxt;
+  if (c == nullptr) {
+    c = static_cast<NamedModelCache*>(MemoryContextAllocZero(mcxt, sizeof(NamedModelCache)));
+    fcinfo->flinfo->fn_extra = c;
+  }
+  text* name = PG_GETARG_TEXT_PP(0);
+  int name_len = VARSIZE_ANY_EXHDR(name);
+  bool version_null = PG_ARGISNULL(2);
+  int32 version = version_null ? 0 : PG_GETARG_INT32(2);
+  Snapshot snap = GetActiveSnapshot();
+  NamedModelCache key;
+  if (snap != nullptr) SetCircumstances(&key, snap);
+  if (snap == nullptr || !c->valid || c->name_len != name_len ||
+      memcmp(c->name, VARDATA_ANY(name), name_len) != 0 || c->version_null != version_null ||
+      c->version != version || !SameCircumstances(c, &key)) {
+    c->valid = false;
+    if (c->name != nullptr) pfree(c->name);
+    c->name = static_cast<char*>(MemoryContextAlloc(mcxt, Max(name_len, 1)));
+    memcpy(c->name, VARDATA_ANY(name), name_len);
+    c->name_len = name_len;
+    c->version_null = version_null;
+    c->version = version;
+    ResolveNamedModel(c, mcxt, PointerGetDatum(name), version_null, version);
+    // Valid under the circumstances the lookup ran in (without an active
+    // snapshot, for this row only).
+    if (snap != nullptr) {
+      SetCircumstances(c, snap);
+    } else {
+      c->valid = false;
+    }
+  }
+  if (PG_ARGISNULL(1)) PG_RETURN_NULL();
+  PredictCache* p = &c->predict;
+  const ModelDatum* m = p->model;
+  const double* x = PredictFeatures(fcinfo, 1, p);
+  LossKind loss = static_cast<LossKind>(m->loss);
+  if (loss == LossKind::kSoftmax) {
+    int classes = ClassProbabilities(p, x);
+    PG_RETURN_FLOAT8(double(dperm::ArgMax(p->proba, classes)));
+  }
+  PG_RETURN_FLOAT8(dperm::Predict(loss, m->coef, m->d, m->intercept, m->feature_bound, x,
+                                  p->scratch));
 }
 
 // dp_coefficients(model): one row per coefficient, the intercept first; a

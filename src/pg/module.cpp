@@ -152,6 +152,8 @@ void _PG_init(void) {
   // With shared_preload_libraries = dperm: the persistent ledger writer.
   dperm::pg::InitPersistentLedgerWriter();
   dperm::SetInterruptProbe(&dperm::pg::InterruptIsPending);
+  // dperm.progress: in-memory training reports its iterations.
+  dperm::SetIterationHook(&dperm::pg::ProgressIterations);
   // dperm.progress: a release's row ends with its (sub)transaction.
   dperm::pg::InitProgress();
   // Every statement with a training aggregate is checked before it runs.

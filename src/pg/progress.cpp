@@ -30,7 +30,9 @@
 //
 // What the view shows: the relation and the options' algorithm (public:
 // the caller names them), the phase, the pass and the passes planned (from
-// the plan, which depends on the options, n and d only), and rows_read,
+// the plan, which depends on the options, n and d only; while an in-memory
+// release trains, the iterations done of those its loop plans, reported by
+// the core's loops whose length the plan fixes), and rows_read,
 // which reaches n: public under replace-one neighbours (docs/user-guide.md, "The privacy model": "n is
 // public"), and shown only to roles with the privileges of the releasing
 // session's role, and to pg_read_all_stats. No model value, gradient or loss is ever written here.
@@ -153,6 +155,34 @@ void ProgressEndPass(int64 rows) noexcept {
   g_progress.rows_pass = 0;
   g_progress.countdown = kProgressRowBatch;
   Set(kRowsRead, g_progress.rows_done);
+}
+
+void ProgressStartIterations() noexcept {
+  if (!g_progress.active) return;
+  g_progress.iterations = true;
+  g_progress.iterations_planned = 0;
+  g_progress.iterations_shown = -1;
+  // 0 of NULL until the loop reports (a mechanism without a loop of planned
+  // length, rrpsgd's, never does).
+  const int params[] = {kPass, kPassesPlanned};
+  const int64 values[] = {0, 0};
+  pgstat_progress_update_multi_param(2, params, values);
+}
+
+void ProgressIterations(int64_t done, int64_t planned) noexcept {
+  if (!g_progress.active || !g_progress.iterations) return;
+  if (planned != g_progress.iterations_planned) {
+    g_progress.iterations_planned = planned;
+    g_progress.iterations_shown = -1;
+    Set(kPassesPlanned, Min(planned, int64(PG_INT32_MAX)));
+  }
+  // Every planned / 1000 iterations (a shared-memory write each).
+  int64 step = Max(planned / 1000, int64(1));
+  if (done == planned || done < g_progress.iterations_shown ||
+      done - g_progress.iterations_shown >= step) {
+    g_progress.iterations_shown = done;
+    Set(kPass, Min(done, int64(PG_INT32_MAX)));
+  }
 }
 
 void ProgressPublishBatch() noexcept {

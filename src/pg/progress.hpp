@@ -42,6 +42,9 @@ struct ProgressState {
   int64 rows_done = 0;         // rows of the passes that ended
   int64 rows_pass = 0;         // rows this backend published during the current pass
   int64 countdown = kProgressRowBatch;
+  bool iterations = false;       // in-memory training: pass counts iterations
+  int64 iterations_planned = 0;  // of the loop that reports (0: none yet)
+  int64 iterations_shown = -1;   // the last count published
 };
 extern ProgressState g_progress;
 
@@ -62,6 +65,15 @@ void ProgressSetPassesPlanned(int64 passes) noexcept;
 // in all processes (the leader knows a pass's total only at its end).
 void ProgressStartPass() noexcept;
 void ProgressEndPass(int64 rows) noexcept;
+
+// In-memory training begins: from now on pass of passes_planned shows the
+// iterations done of those planned by the training loop (ProgressIterations).
+void ProgressStartIterations() noexcept;
+
+// The core's iteration hook (interrupt.hpp, installed by _PG_init):
+// publishes `done` of `planned` while ProgressStartIterations holds, at most
+// about a thousand times per loop (and always its first and last count).
+void ProgressIterations(int64_t done, int64_t planned) noexcept;
 
 // Publishes rows_read one batch further (ProgressCountRow's slow path).
 void ProgressPublishBatch() noexcept;

@@ -140,7 +140,11 @@ Datum Release(const ReleaseRequest& r, const double* rows, const PassSource* pas
     ChargeRelease(PlanCharge(*plan, o, planned->curve, NeighborsOf({r.unit_column, r.unit_rows})),
                   r.relations, r.n_relations);
   }
-  if (r.reports) ProgressSetPhase(ProgressPhase::kTraining);
+  if (r.reports) {
+    ProgressSetPhase(ProgressPhase::kTraining);
+    // In memory, pass of passes_planned shows the training loop's iterations.
+    if (passes == nullptr) ProgressStartIterations();
+  }
   PassQuery* query = passes != nullptr ? PreparePasses(*passes, *plan) : nullptr;
 
   // 3. The key, and what the model's JSON says about the release.

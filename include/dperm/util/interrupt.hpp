@@ -9,6 +9,13 @@
 // K (d + 1), a noise coordinate) count their work with CountWork, which
 // probes once kInterruptQuantum units have accumulated; one unit is about
 // one multiply-add.
+//
+// Progress: the boundary may also install a function that publishes how
+// many iterations of a training loop are done of how many planned
+// (dperm.progress). Loops whose length the plan fixes (public: it depends
+// on the options, n and d only) call ReportIterations at the start of each
+// iteration and once after the last; loops of a secret, random length
+// (rrpsgd's random round, an SVRG epoch's random stop) never do.
 #pragma once
 #include "dperm/util/errors.hpp"
 
@@ -27,8 +34,18 @@ inline constexpr uint64_t kInterruptQuantum = uint64_t(1) << 20;
 // discrete samplers: some hundred multiply-adds' time), in those units.
 inline constexpr uint64_t kNoiseCoordinateWork = 256;
 
+using IterationHook = void (*)(int64_t done, int64_t planned);
+void SetIterationHook(IterationHook hook);
+
 namespace detail {
 extern thread_local uint64_t work_since_probe;
+extern IterationHook iteration_hook;
+}
+
+// `done` of `planned` iterations of a training loop are done: a test when
+// no hook is installed; the hook throttles what it publishes.
+inline void ReportIterations(int64_t done, int64_t planned) {
+  if (detail::iteration_hook != nullptr) detail::iteration_hook(done, planned);
 }
 
 // Counts `work` units and probes (CheckInterrupt) once a quantum has

@@ -270,6 +270,7 @@ Eigen::VectorXd Bolton::Train(const Plan& plan, const Objective& objective,
   for (int64_t pass = 0; pass < plan.passes; pass++) {
     for (int64_t j = 0; j < m; j++) {
       if ((t & 63) == 0) CheckInterrupt();
+      ReportIterations(t, plan.passes * m);
       t++;
       const int64_t begin = BoltonBatchStart(n, m, j), end = BoltonBatchStart(n, m, j + 1);
       // The next batch's rows are fetched while this one is computed (issue
@@ -289,6 +290,7 @@ Eigen::VectorXd Bolton::Train(const Plan& plan, const Objective& objective,
       }
     }
   }
+  ReportIterations(t, plan.passes * m);
   AddPlannedNoise(plan, rng, w.data());  // snapped discrete noise (noise.hpp)
   return w;
 }

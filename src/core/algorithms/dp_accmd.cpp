@@ -313,6 +313,7 @@ Eigen::VectorXd DpAccmd::Train(const Plan& plan, const Objective& objective, Sec
   Eigen::VectorXd y = Eigen::VectorXd::Zero(plan.dim), z = y, x(plan.dim), g(plan.dim);
   for (int64_t k = 0; k < plan.iterations; k++) {
     if ((k & 15) == 0) CheckInterrupt();
+    ReportIterations(k, plan.iterations);
     const double alpha = double(k + 2) / (4 * l_c);
     const double tau = 2.0 / double(k + 2);
     x = tau * z + (1 - tau) * y;
@@ -323,6 +324,7 @@ Eigen::VectorXd DpAccmd::Train(const Plan& plan, const Objective& objective, Sec
     y = L1QuadraticStep(x, g, smooth, radius);
     z = MirrorArgmin(mirror, MirrorGradient(mirror, z) - alpha * g, radius);
   }
+  ReportIterations(plan.iterations, plan.iterations);
   return y;
 }
 

@@ -97,11 +97,13 @@ Eigen::VectorXd DpGd::Train(const Plan& plan, const Objective& objective,
   Eigen::VectorXd x = Eigen::VectorXd::Zero(plan.dim);
   for (int64_t t = 0; t < plan.iterations; t++) {
     if ((t & 15) == 0) CheckInterrupt();
+    ReportIterations(t, plan.iterations);
     Eigen::VectorXd g = objective.Gradient(x);  // grad F(x_{t-1}): mean loss gradient + l2 x
     AddPlannedNoise(plan, rng, g.data());  // + z_{t-1}, snapped (noise.hpp)
     x -= eta * g;
     ProxL1(x, eta * objective.l1());  // identity when l1 = 0
   }
+  ReportIterations(plan.iterations, plan.iterations);
   return x;
 }
 

@@ -33,6 +33,7 @@ Eigen::VectorXd NoisyMinibatchSgd(const Plan& plan, const Objective& objective,
   }
   for (int64_t t = 0; t < T; t++) {
     if ((t & 15) == 0) CheckInterrupt();
+    ReportIterations(t, T);
     if (m < n) SampleWithoutReplacement(rng, n, m, scratch, batch);
     g.setZero();
     objective.AddRowGradients(w, batch.data(), m, g);
@@ -51,6 +52,7 @@ Eigen::VectorXd NoisyMinibatchSgd(const Plan& plan, const Objective& objective,
     }
     sum += w;
   }
+  ReportIterations(T, T);
   return sum / static_cast<double>(T);
 }
 

@@ -278,10 +278,12 @@ Eigen::VectorXd MinimisePerturbed(const PerturbedObjective& f, double smooth, in
   Eigen::VectorXd x = Eigen::VectorXd::Zero(f.dim()), y = x, y_next(f.dim());
   for (int64_t t = 0; t < steps; t++) {
     if ((t & 15) == 0) CheckInterrupt();
+    ReportIterations(t, steps);
     y_next = x - f.Gradient(x) / smooth;
     x = y_next + momentum * (y_next - y);
     y.swap(y_next);
   }
+  ReportIterations(steps, steps);
   return y;
 }
 

@@ -244,8 +244,10 @@ Eigen::VectorXd OutputGd::Train(const Plan& plan, const Objective& objective,
   Eigen::VectorXd w = Eigen::VectorXd::Zero(plan.dim);
   for (int64_t t = 0; t < plan.iterations; t++) {
     if ((t & 15) == 0) CheckInterrupt();
+    ReportIterations(t, plan.iterations);
     w -= plan.step_size * objective.Gradient(w);  // Algorithm 1, line 2
   }
+  ReportIterations(plan.iterations, plan.iterations);
   AddPlannedNoise(plan, rng, w.data());  // snapped discrete noise (noise.hpp)
   return w;
 }

@@ -264,6 +264,7 @@ Eigen::VectorXd RunSvrg(const Plan& p, const Objective& objective, SecureRng& rn
   std::vector<int64_t> batch(size_t(b), 0), scratch;
   for (int64_t s = 1; s <= p.iterations; s++) {
     CheckInterrupt();
+    ReportIterations(s - 1, p.iterations);
     const Eigen::VectorXd full = objective.LossGradient(snapshot);  // v~ = grad F(x~)
     if (!doubling) x = snapshot;  // Algorithm 1, line 4: x_0^s = x~
     const int64_t steps = doubling ? (m << s) : m;  // Algorithm 2: m_s = 2^s m
@@ -294,6 +295,7 @@ Eigen::VectorXd RunSvrg(const Plan& p, const Objective& objective, SecureRng& rn
     snapshot = mean / double(steps);  // line 10: x~_s = mean of the inner iterates
     // Algorithm 2: the next epoch starts from x = x_{m_s}^s (kept as is).
   }
+  ReportIterations(p.iterations, p.iterations);
   return snapshot;
 }
 

@@ -10,9 +10,12 @@ InterruptProbe g_probe = nullptr;
 
 namespace detail {
 thread_local uint64_t work_since_probe = 0;
+IterationHook iteration_hook = nullptr;
 }
 
 void SetInterruptProbe(InterruptProbe probe) { g_probe = probe; }
+
+void SetIterationHook(IterationHook hook) { detail::iteration_hook = hook; }
 
 void CheckInterrupt() {
   detail::work_since_probe = 0;
