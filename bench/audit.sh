@@ -14,7 +14,7 @@ make -s
 bin=$(mktemp /tmp/dperm_audit.XXXXXX)
 out=$(mktemp)
 trap 'rm -f "$bin" "$out"' EXIT
-g++ -std=c++17 -O2 -Wall -Wextra -Iinclude -I/usr/include/eigen3 bench/audit/audit_main.cpp src/core/*.o -o "$bin" -pthread
+g++ -std=c++17 -O2 -Wall -Wextra -Iinclude -I/usr/include/eigen3 bench/audit/audit_main.cpp src/core/*/*.o -o "$bin" -pthread
 
 start=$(date +%s)
 status=0
@@ -35,7 +35,7 @@ report=${AUDIT_OUT:-bench/reports/audit.md}
 
 A statistical test of the claim "this release is (ε, δ)-DP", in the spirit of Google's DP stochastic tester and of Jagielski, Ullman & Oprea, *Auditing Differentially Private Machine Learning: How Private is Private SGD?* (NeurIPS 2020). It cannot prove privacy; it can catch a mechanism that spends more than it claims. The same harness runs in CI, reduced (\`test/unit/test_audit.cpp\`, part of \`make unit\`).
 
-* Command: \`${AUDIT_OUT:+AUDIT_OUT=$AUDIT_OUT }bash bench/audit.sh $*\` (compiles \`bench/audit/audit_main.cpp\` against \`src/core/*.o\`; harness \`bench/lib/audit_harness.hpp\`)
+* Command: \`${AUDIT_OUT:+AUDIT_OUT=$AUDIT_OUT }bash bench/audit.sh $*\` (compiles \`bench/audit/audit_main.cpp\` against \`src/core/*/*.o\`; harness \`bench/lib/audit_harness.hpp\`)
 * Date: $(date '+%Y-%m-%d %H:%M %Z')
 * Machine: ${cpu:-unknown}, $(nproc) CPUs, ${mem}; ${os}, Linux $(uname -r)
 * Software: $(g++ --version | head -1); dperm commit ${rev}

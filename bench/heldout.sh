@@ -2,7 +2,7 @@
 # Held-out quality benchmark: dperm's default against
 # diffprivlib 0.6.5, the non-private ceiling and the trivial baselines on the
 # five datasets of ../shared/data (70/30 split per seed). Builds the core,
-# compiles bench/heldout/heldout_main.cpp against src/core/*.o, unpacks
+# compiles bench/heldout/heldout_main.cpp against src/core/*/*.o, unpacks
 # diffprivlib from ../shared/peers into a temporary directory, installs
 # Debian's numpy/scipy/scikit-learn/pandas when missing, runs bench/heldout.py
 # and writes bench/reports/heldout.md (and stdout) plus bench/results/heldout_runs.csv.

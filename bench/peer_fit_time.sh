@@ -15,7 +15,7 @@ tmp=$(mktemp -d /tmp/dperm_peer_fit.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 make -s
 g++ -std=c++17 -O2 -Iinclude -I/usr/include/eigen3 \
-  bench/heldout/heldout_main.cpp src/core/*.o -o "$tmp/heldout_main" -pthread
+  bench/heldout/heldout_main.cpp src/core/*/*.o -o "$tmp/heldout_main" -pthread
 tar xzf "$shared/peers/diffprivlib-0.6.5.tar.gz" -C "$tmp"
 psql -X -q -c "CREATE EXTENSION IF NOT EXISTS dperm" >/dev/null
 echo "preload: $(psql -X -At -c 'SHOW shared_preload_libraries'); load: $(cut -d' ' -f1-3 /proc/loadavg); $(date -u)"

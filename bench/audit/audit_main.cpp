@@ -12,10 +12,18 @@
 // exits 1 when an honest case exceeds its epsilon or a broken case stays
 // unflagged.
 //
+// With --unit K (K > 1) it audits privacy units instead (UnitCases): one
+// case per algorithm (Huber; objective perturbation: logistic) whose
+// neighbours differ in all K slots of one unit; honest = planned with
+// max_rows_per_unit = K (epsilon / K per slot, as dperm.train plans a unit
+// relation), broken = the same release planned per row at epsilon (the unit
+// ignored). --runs-for ALGO=N,ALGO=N sets the runs of slow algorithms.
+//
 // Build (after make): g++ -std=c++17 -O2 -Iinclude -I/usr/include/eigen3
-//   bench/audit/audit_main.cpp src/core/*.o -o /tmp/dperm_audit
+//   bench/audit/audit_main.cpp src/core/*/*.o -o /tmp/dperm_audit
 // Usage: dperm_audit [--runs N] [--alpha A] [--epsilon E] [--delta D]
 //   [--divisor K] [--rerun F] [--seed S] [--threads J] [--only A,B]
+//   [--unit K] [--runs-for A=N,B=N]
 // --only keeps the cases whose algorithm (the first word of the case's
 // name) is one of the comma-separated names.
 #include <atomic>
@@ -42,6 +50,8 @@ struct Settings {
   uint64_t seed = 0;
   bool has_seed = false;
   int threads = 0;        // 0: all cores
+  int64_t unit = 0;       // > 1: audit privacy units of this many slots (UnitCases)
+  std::string runs_for;   // ",algo=N,...,": per-algorithm runs
 };
 
 // One line of the report: an honest audit, the broken one, and its rerun.
@@ -65,6 +75,8 @@ Settings ParseArgs(int argc, char** argv) {
     else if (k == "--seed") s.seed = std::strtoull(v, nullptr, 10), s.has_seed = true;
     else if (k == "--threads") s.threads = std::atoi(v);
     else if (k == "--only") s.only = "," + std::string(v) + ",";
+    else if (k == "--unit") s.unit = std::atoll(v);
+    else if (k == "--runs-for") s.runs_for = "," + std::string(v) + ",";
     else { std::fprintf(stderr, "unknown flag %s\n", k.c_str()); std::exit(2); }
   }
   if (argc % 2 == 0) { std::fprintf(stderr, "flag %s needs a value\n", argv[argc - 1]); std::exit(2); }
@@ -100,6 +112,66 @@ std::vector<Case> HonestCases(const Settings& s) {
     cases.swap(kept);
   }
   return cases;
+}
+
+// The algorithm of a case: the first word of its name.
+std::string AlgorithmOf(const Case& c) { return c.name.substr(0, c.name.find(' ')); }
+
+// The runs per side of a case: --runs-for's entry for its algorithm, else --runs.
+int64_t RunsOf(const Settings& s, const Case& c) {
+  const std::string key = "," + AlgorithmOf(c) + "=";
+  const size_t at = s.runs_for.find(key);
+  return at == std::string::npos ? s.runs : std::atoll(s.runs_for.c_str() + at + key.size());
+}
+
+// The unit-level cases: one per algorithm (Huber, whose canary reaches the
+// sensitivity; objective perturbation: logistic), neighbours differing in
+// s.unit slots, planned with max_rows_per_unit = s.unit. UnitBroken is the
+// same case planned per row.
+std::vector<Case> UnitCases(const Settings& s) {
+  std::vector<Case> cases;
+  for (Algorithm a : AllAlgorithms()) {
+    LossKind loss = Supports(a, LossKind::kHuber) ? LossKind::kHuber : LossKind::kLogistic;
+    Case c = AlgorithmCase(a, loss, s.epsilon, s.delta);
+    if (c.n % s.unit != 0) {
+      std::fprintf(stderr, "--unit %lld does not divide n = %d of %s\n",
+                   static_cast<long long>(s.unit), c.n, c.name.c_str());
+      std::exit(2);
+    }
+    c.unit_rows = s.unit;
+    c.options.max_rows_per_unit = s.unit;
+    if (s.only.empty() || s.only.find("," + AlgorithmOf(c) + ",") != std::string::npos)
+      cases.push_back(c);
+  }
+  return cases;
+}
+
+// A unit case planned per row at epsilon: the release that ignores the unit.
+Case UnitBroken(Case c) {
+  c.options.max_rows_per_unit = 0;
+  c.name += ", unit ignored (broken)";
+  return c;
+}
+
+// Audits every unit case (honest and broken, no rerun) on `threads` workers.
+std::vector<Row> AuditUnits(const Settings& s, const std::vector<Case>& cases) {
+  std::vector<Row> rows(cases.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < cases.size(); i = next++) {
+      Row& row = rows[i];
+      const int64_t runs = RunsOf(s, cases[i]);
+      row.honest = RunAudit(cases[i], runs, s.alpha, s.seed + 4 * i);
+      row.broken = RunAudit(UnitBroken(cases[i]), runs, s.alpha, s.seed + 4 * i + 1);
+      std::fprintf(stderr, "%s: %.3f / %.3f (%.0f s)\n", cases[i].name.c_str(),
+                   row.honest.test.epsilon_lb, row.broken.test.epsilon_lb,
+                   row.honest.seconds + row.broken.seconds);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < s.threads; t++) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  return rows;
 }
 
 // Audits every case on `threads` workers (one case per worker; the runs of
@@ -156,6 +228,52 @@ bool Flagged(const Settings& s, const Row& r) {
 std::string NoiseText(const Plan& p) {
   if (p.mechanism_fields.Get(dperm::kObjectiveNoise) > 0) return "objective + Gaussian";
   return p.noise == NoiseKind::kGaussian ? "Gaussian" : "Laplace";
+}
+
+// Prints the unit-level report; returns the number of failed checks.
+int UnitReport(const Settings& s, const std::vector<Row>& rows, double seconds) {
+  int honest_ok = 0, flagged = 0;
+  for (const Row& r : rows) {
+    honest_ok += r.honest.test.epsilon_lb <= s.epsilon;
+    flagged += r.broken.test.epsilon_lb > s.epsilon;
+  }
+  const int n = int(rows.size());
+  std::printf("* Settings: privacy unit of k = %lld slots; d = 2 features, feature_bound 1, claimed "
+              "(epsilon, delta) = (%g, %g) per unit; options per algorithm as in `AlgorithmCase`; "
+              "confidence 1 - alpha = %g per audit; seed %llu (`--seed %llu` replays this run); "
+              "%d threads; audits took %.0f s\n\n",
+              static_cast<long long>(s.unit), s.epsilon, s.delta, 1 - s.alpha,
+              static_cast<unsigned long long>(s.seed), static_cast<unsigned long long>(s.seed),
+              s.threads, seconds);
+  std::printf("**Honest (max_rows_per_unit = %lld): %d of %d audits have epsilon_lb <= epsilon. "
+              "Broken (unit ignored, planned per row at epsilon): %d of %d flagged "
+              "(epsilon_lb > epsilon).**\n\n",
+              static_cast<long long>(s.unit), honest_ok, n, flagged, n);
+  std::printf("| algorithm, loss | k | claimed ε | noise | T honest / broken | shift honest / broken "
+              "| pair ε honest / broken | ε_lb honest | ≤ ε | ε_lb broken | flagged | runs per side "
+              "| seconds |\n|:---|---:|---:|:---|:---|:---|:---|---:|:---|---:|:---|---:|---:|\n");
+  for (const Row& r : rows) {
+    const Result& h = r.honest;
+    const Result& b = r.broken;
+    auto pe = [](double v) { return std::isnan(v) ? std::string("–") : F3(v); };
+    std::printf("| %s | %lld | %g | %s | %lld / %lld | %.4g / %.4g | %s / %s | **%s** | %s | **%s** | "
+                "%s | %lld | %.1f |\n",
+                h.audit_case.name.c_str(), static_cast<long long>(s.unit), s.epsilon,
+                NoiseText(h.plan).c_str(), static_cast<long long>(h.plan.iterations),
+                static_cast<long long>(b.plan.iterations), h.pair.shift, b.pair.shift,
+                pe(h.pair_epsilon).c_str(), pe(b.pair_epsilon).c_str(),
+                F3(h.test.epsilon_lb).c_str(), YesNo(h.test.epsilon_lb <= s.epsilon),
+                F3(b.test.epsilon_lb).c_str(), YesNo(b.test.epsilon_lb > s.epsilon),
+                static_cast<long long>(RunsOf(s, h.audit_case)), h.seconds + b.seconds);
+  }
+  std::printf("\n| algorithm, loss | base | rows in D | rows in D' | honest test | broken test |\n"
+              "|:---|:---|:---|:---|:---|:---|\n");
+  for (const Row& r : rows)
+    std::printf("| %s | %s | %s | %s | %s | %s |\n", r.honest.audit_case.name.c_str(),
+                r.honest.pair.base.c_str(), r.honest.pair.row_d.c_str(),
+                r.honest.pair.row_dp.c_str(), TestText(r.honest.test).c_str(),
+                TestText(r.broken.test).c_str());
+  return (n - honest_ok) + (n - flagged);
 }
 
 // Prints the markdown report; returns the number of failed checks.
@@ -240,6 +358,11 @@ int main(int argc, char** argv) {
   using namespace dperm::audit;
   Settings s = ParseArgs(argc, argv);
   auto start = std::chrono::steady_clock::now();
+  if (s.unit > 1) {
+    std::vector<Row> rows = AuditUnits(s, UnitCases(s));
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return UnitReport(s, rows, seconds) == 0 ? 0 : 1;
+  }
   std::vector<Row> rows = AuditAll(s, HonestCases(s));
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return Report(s, rows, seconds) == 0 ? 0 : 1;

@@ -42,6 +42,15 @@
 //    by the test, and s = <w - a, S^-1 (b - a)> (Fisher's linear
 //    discriminant: the likelihood ratio for Gaussians of equal covariance).
 //
+// Unit level (Case::unit_rows = k > 1): the neighbours differ in all k slots
+// of one privacy unit (the canary row, or the extreme row of the search,
+// repeated k times on each side; the base has n - k rows). With
+// options.max_rows_per_unit = k the release is planned as dperm.train plans
+// a unit-level release (PlanInMemoryRelease: the row-level plan at epsilon / k
+// and GroupDelta's delta'), and its eps_lb must stay <= epsilon; with
+// max_rows_per_unit unset the same release ignores the unit (planned per row
+// at epsilon) and must be flagged.
+//
 // Broken releases (noise_divisor > 1) divide the plan's noise_scale and
 // objective_noise after planning: the mechanism runs as planned but with
 // less noise than its epsilon was charged for. Production code is unchanged.
@@ -66,6 +75,7 @@
 #include "dperm/plan/plan.hpp"
 #include "dperm/noise/random.hpp"
 #include "dperm/release/plan_release.hpp"
+#include "dperm/release/select_l2.hpp"
 #include "dperm/release/train_model.hpp"
 
 namespace dperm::audit {
@@ -217,6 +227,7 @@ struct Case {
   int n = 50;
   int d = 2;
   double noise_divisor = 1;
+  int64_t unit_rows = 1;  // slots in which the neighbours differ (one unit's k)
 };
 
 // Appends ", noise / k (broken)" to a broken case's name.
@@ -413,10 +424,11 @@ inline std::string RowText(const std::vector<double>& row) {
   return s + ")";
 }
 
-// Base sets of n - 1 rows: every extreme row repeated, and a synthetic sample
+// Base sets of n - k rows: every extreme row repeated, and a synthetic sample
 // (features uniform in the ball, labels from a fixed linear model).
-inline std::vector<std::pair<std::string, std::vector<double>>> BaseSets(const Plan& plan) {
-  const int n1 = int(plan.n) - 1, stride = plan.d + 1;
+inline std::vector<std::pair<std::string, std::vector<double>>> BaseSets(const Plan& plan,
+                                                                         int64_t k = 1) {
+  const int n1 = int(plan.n - k), stride = plan.d + 1;
   std::vector<std::pair<std::string, std::vector<double>>> bases;
   for (const auto& row : ExtremeRows(plan)) {
     std::vector<double> rows;
@@ -445,40 +457,42 @@ inline std::vector<std::pair<std::string, std::vector<double>>> BaseSets(const P
   return bases;
 }
 
-// The neighbouring pair (over base sets and extreme differing rows) whose
-// noiseless outputs are farthest apart.
-inline Neighbours WorstNeighbours(const Plan& plan) {
+// The neighbouring pair (over base sets and extreme differing rows, the row
+// in k slots) whose noiseless outputs are farthest apart.
+inline Neighbours WorstNeighbours(const Plan& plan, int64_t k = 1) {
   const auto candidates = ExtremeRows(plan);
   Neighbours best;
   best.shift = -1;
-  for (const auto& [base_name, base] : BaseSets(plan)) {
+  for (const auto& [base_name, base] : BaseSets(plan, k)) {
     std::vector<std::vector<double>> datasets, outputs;
     for (const auto& row : candidates) {
       datasets.push_back(base);
-      datasets.back().insert(datasets.back().end(), row.begin(), row.end());
+      for (int64_t j = 0; j < k; j++)
+        datasets.back().insert(datasets.back().end(), row.begin(), row.end());
       outputs.push_back(NoiselessOutput(plan, datasets.back()));
     }
     for (size_t i = 0; i < candidates.size(); i++)
       for (size_t j = i + 1; j < candidates.size(); j++) {
         double shift = Distance(outputs[i], outputs[j]);
         if (shift > best.shift) {
+          const std::string times = k > 1 ? std::to_string(k) + " x " : "";
           best = {datasets[i], datasets[j], outputs[i], outputs[j], {}, shift,
-                  base_name, RowText(candidates[i]), RowText(candidates[j])};
+                  base_name, times + RowText(candidates[i]), times + RowText(candidates[j])};
         }
       }
   }
   return best;
 }
 
-// The canary pair of the noisy methods (top of the file): n - 1 rows of
-// zero features, and x = feature_bound e_1 with labels +Y / -Y (Huber),
-// +1 / -1 (logistic) or classes 0 / 1 (softmax). The means are left to the
-// pilot runs.
-inline Neighbours CanaryNeighbours(const Plan& plan) {
+// The canary pair of the noisy methods (top of the file): n - k rows of
+// zero features, and k slots of x = feature_bound e_1 with labels +Y / -Y
+// (Huber), +1 / -1 (logistic) or classes 0 / 1 (softmax). The means are left
+// to the pilot runs.
+inline Neighbours CanaryNeighbours(const Plan& plan, int64_t k = 1) {
   const int stride = plan.d + 1;
   const double base_label = plan.loss == LossKind::kLogistic ? 1.0 : 0.0;
-  std::vector<double> base(size_t(plan.n - 1) * stride, 0.0);
-  for (int64_t i = 0; i + 1 < plan.n; i++) base[size_t(i) * stride + plan.d] = base_label;
+  std::vector<double> base(size_t(plan.n - k) * stride, 0.0);
+  for (int64_t i = 0; i + k < plan.n; i++) base[size_t(i) * stride + plan.d] = base_label;
   std::vector<double> row_d(stride, 0.0), row_dp(stride, 0.0);
   row_d[0] = row_dp[0] = plan.options.feature_bound;
   if (plan.loss == LossKind::kHuber) row_d[plan.d] = kFarTarget, row_dp[plan.d] = -kFarTarget;
@@ -486,13 +500,16 @@ inline Neighbours CanaryNeighbours(const Plan& plan) {
   else row_d[plan.d] = 0, row_dp[plan.d] = 1;
   Neighbours pair;
   pair.rows_d = pair.rows_dp = base;
-  pair.rows_d.insert(pair.rows_d.end(), row_d.begin(), row_d.end());
-  pair.rows_dp.insert(pair.rows_dp.end(), row_dp.begin(), row_dp.end());
+  for (int64_t j = 0; j < k; j++) {
+    pair.rows_d.insert(pair.rows_d.end(), row_d.begin(), row_d.end());
+    pair.rows_dp.insert(pair.rows_dp.end(), row_dp.begin(), row_dp.end());
+  }
   std::vector<double> zero(stride, 0.0);
   zero[plan.d] = base_label;
-  pair.base = std::to_string(plan.n - 1) + " x " + RowText(zero);
-  pair.row_d = RowText(row_d);
-  pair.row_dp = RowText(row_dp);
+  const std::string times = k > 1 ? std::to_string(k) + " x " : "";
+  pair.base = std::to_string(plan.n - k) + " x " + RowText(zero);
+  pair.row_d = times + RowText(row_d);
+  pair.row_dp = times + RowText(row_dp);
   return pair;
 }
 
@@ -589,7 +606,8 @@ inline void PilotMeans(const Plan& plan, Neighbours& pair, int64_t runs, uint64_
 // Gaussian curve of Balle & Wang (the snapped discrete Gaussian's exact
 // curve is within a rounding step of it). Output perturbation only
 // (elsewhere the output is no single noise draw: NaN).
-inline double PairEpsilon(const Plan& plan, const Neighbours& pair) {
+// delta: the claim's (a unit-level plan's options hold the per-slot delta').
+inline double PairEpsilon(const Plan& plan, const Neighbours& pair, double delta) {
   if (!OutputPerturbation(plan)) return std::nan("");
   if (plan.noise == NoiseKind::kLaplaceVector) return pair.shift / plan.noise_scale;
   if (plan.noise == NoiseKind::kLaplace) {
@@ -597,7 +615,7 @@ inline double PairEpsilon(const Plan& plan, const Neighbours& pair) {
     for (size_t i = 0; i < pair.a.size(); i++) l1 += std::abs(pair.b[i] - pair.a[i]);
     return l1 / plan.noise_scale;
   }
-  return GaussianEpsilon(plan.noise_scale, plan.options.delta, pair.shift);
+  return GaussianEpsilon(plan.noise_scale, delta, pair.shift);
 }
 
 // Everything one audit found.
@@ -621,17 +639,21 @@ inline Result RunAudit(const Case& c, int64_t runs_per_side, double alpha, uint6
   auto start = std::chrono::steady_clock::now();
   Result r;
   r.audit_case = c;
-  r.plan = PlanRelease(c.options, c.loss, c.n, c.d);
+  // A unit-level case is planned as dperm.train plans it (epsilon / k per slot).
+  r.plan = c.options.max_rows_per_unit > 0
+               ? PlanInMemoryRelease(c.options, c.loss, c.n, c.d).plan
+               : PlanRelease(c.options, c.loss, c.n, c.d);
   const bool output = OutputPerturbation(r.plan);
-  if (output) r.pair = WorstNeighbours(r.plan);  // the pair does not depend on the noise
-  else r.pair = CanaryNeighbours(r.plan);
+  const int64_t k = std::max<int64_t>(c.unit_rows, 1);
+  if (output) r.pair = WorstNeighbours(r.plan, k);  // the pair does not depend on the noise
+  else r.pair = CanaryNeighbours(r.plan, k);
   DivideNoise(r.plan, c.noise_divisor);
   const uint64_t stream = 4 * seed;
   if (!output) {
     r.pilot_runs = pilot_runs > 0 ? pilot_runs : std::max<int64_t>(runs_per_side / 4, 100);
     PilotMeans(r.plan, r.pair, r.pilot_runs, stream + 2, threads);
   }
-  r.pair_epsilon = PairEpsilon(r.plan, r.pair);
+  r.pair_epsilon = PairEpsilon(r.plan, r.pair, c.options.delta);
   const int64_t half = runs_per_side / 2;
   std::vector<double> s_d = Release(r.plan, r.pair.rows_d, r.pair, runs_per_side, stream, threads);
   std::vector<double> s_dp = Release(r.plan, r.pair.rows_dp, r.pair, runs_per_side, stream + 1, threads);
