@@ -69,18 +69,19 @@ void RaiseBusy(Oid relation) {
 }
 
 ChargeRequest PlanCharge(const dperm::Plan& plan, const dperm::Options& o,
-                         const std::vector<double>& curve, const char* neighbors) {
+                         const std::vector<double>& curve, const PrivacyUnit& unit) {
   return {dperm::AlgorithmName(plan.algorithm),
           dperm::NoiseName(plan.noise),
           dperm::LossName(plan.loss),
-          neighbors,
+          NeighborsOf(unit),
           o.epsilon,
           o.delta,
           plan.n,
           plan.d,
           curve.empty() ? nullptr : curve.data(),
           static_cast<int>(curve.size()),
-          o.has_seed};
+          o.has_seed,
+          unit};
 }
 
 int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_relations) {
@@ -108,6 +109,8 @@ int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_rel
   CopyText(req->mechanism, sizeof req->mechanism, charge.mechanism);
   CopyText(req->loss, sizeof req->loss, charge.loss);
   CopyText(req->neighbors, sizeof req->neighbors, charge.neighbors);
+  CopyText(req->unit, sizeof req->unit, charge.unit.column != nullptr ? charge.unit.column : "");
+  req->unit_rows = charge.unit.column != nullptr ? charge.unit.max_rows : 0;
   req->epsilon = charge.epsilon;
   req->delta = charge.delta;
   req->n = charge.n;

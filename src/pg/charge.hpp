@@ -8,6 +8,7 @@
 #include "dperm/plan/plan.hpp"
 
 #include "boundary.hpp"
+#include "privacy_unit.hpp"
 
 namespace dperm::pg {
 
@@ -24,6 +25,7 @@ struct ChargeRequest {
   const double* rdp;  // the release's curve on LedgerOrders(), or nullptr
   int n_rdp;
   bool seeded;
+  PrivacyUnit unit;   // the unit the rows were bounded to (column nullptr: the row)
 };
 
 // Charges a release to the ledger before anything that depends on the rows
@@ -37,9 +39,9 @@ int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_rel
 // The ledger row of a planned release: its algorithm, noise, loss and
 // neighbours, the options' (epsilon, delta), the plan's n and d, and `curve`
 // (the release's RDP curve on LedgerOrders(); empty for none).
-// `neighbors`: the ledger's text (NeighborsOf, privacy_unit.hpp).
+// `unit`: the privacy unit the rows were bounded to (privacy_unit.hpp).
 ChargeRequest PlanCharge(const dperm::Plan& plan, const dperm::Options& o,
-                         const std::vector<double>& curve, const char* neighbors);
+                         const std::vector<double>& curve, const PrivacyUnit& unit);
 
 // Raises 55P03 for a request the ledger writer kept answering busy: the
 // budget row of `relation` (InvalidOid: another catalog row) is locked by

@@ -103,10 +103,13 @@ bool WithinBudgets(LedgerRequest* req) {
   // time; a dynamic one holds a worker slot).
   if (SPI_execute_with_args(
           req->legacy_catalog
-              ? "SELECT b.relation::pg_catalog.oid, b.relation::pg_catalog.text, b.epsilon, b.delta, 'basic'"
+              ? "SELECT b.relation::pg_catalog.oid, b.relation::pg_catalog.text, b.epsilon, b.delta, 'basic',"
+                "       NULL::pg_catalog.text, NULL::pg_catalog.int8"
                 "  FROM dperm.budgets b WHERE b.relation::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1)"
                 "  ORDER BY b.relation::pg_catalog.oid FOR UPDATE SKIP LOCKED"
-              : "SELECT b.relation::pg_catalog.oid, b.relation::pg_catalog.text, b.epsilon, b.delta, b.accounting"
+              : "SELECT b.relation::pg_catalog.oid, b.relation::pg_catalog.text, b.epsilon, b.delta, b.accounting,"
+                "       (pg_catalog.to_jsonb(b) OPERATOR(pg_catalog.->>) 'privacy_unit'),"
+                "       (pg_catalog.to_jsonb(b) OPERATOR(pg_catalog.->>) 'max_rows_per_unit')::pg_catalog.int8"
                 "  FROM dperm.budgets b WHERE b.relation::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1)"
                 "  ORDER BY b.relation::pg_catalog.oid FOR UPDATE SKIP LOCKED",
           1, argtypes, args, nullptr, false, 0) != SPI_OK_SELECT)
@@ -128,6 +131,17 @@ bool WithinBudgets(LedgerRequest* req) {
     double budget_eps = DatumGetFloat8(SPI_getbinval(row, desc, 3, &isnull));
     double budget_delta = DatumGetFloat8(SPI_getbinval(row, desc, 4, &isnull));
     char* accounting = SPI_getvalue(row, desc, 5);
+    // Under the budget row's lock: a release whose rows were not bounded to
+    // this budget's unit (a race with dperm.set_budget; every release path
+    // checks the unit before this) is not charged.
+    char* unit = SPI_getvalue(row, desc, 6);
+    bool unit_null;
+    int64 max_rows = DatumGetInt64(SPI_getbinval(row, desc, 7, &unit_null));
+    if (unit != nullptr && (req->unit_rows < 1 || req->unit_rows > max_rows || strcmp(req->unit, unit) != 0))
+      ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                      errmsg("the budget of %s protects each \"%s\" (at most " INT64_FORMAT
+                             " rows), but the release did not bound its rows by that unit",
+                             name, unit, max_rows)));
     double after_eps, after_delta;
     SpentAfter(req->legacy_catalog, relid, accounting, budget_delta, req->rdp, req->n_rdp,
                req->epsilon, req->delta, &after_eps, &after_delta);

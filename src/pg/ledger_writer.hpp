@@ -42,6 +42,8 @@ struct LedgerRequest {
   char algorithm[64];
   char mechanism[64];
   char loss[64];
+  char unit[NAMEDATALEN];       // the privacy unit's column ("" : the row)
+  int64 unit_rows;              // and k (0: the row)
   char neighbors[192];           // "replace_one", or a unit's (privacy_unit.hpp)
   double epsilon;
   double delta;

@@ -137,7 +137,7 @@ Datum Release(const ReleaseRequest& r, const double* rows, const PassSource* pas
       elog(ERROR, "dperm.train counted %lld rows but read %lld", (long long)g_release.n,
            (long long)r.n);
   } else {
-    ChargeRelease(PlanCharge(*plan, o, planned->curve, NeighborsOf({r.unit_column, r.unit_rows})),
+    ChargeRelease(PlanCharge(*plan, o, planned->curve, {r.unit_column, r.unit_rows}),
                   r.relations, r.n_relations);
   }
   if (r.reports) {
@@ -201,11 +201,11 @@ void CheckReleasePlan(const ParsedOptions& parsed, LossKind loss, int64 n, int d
 }
 
 void PrechargeInMemory(const ParsedOptions& parsed, LossKind loss, int64 n, int d,
-                       const Oid* relations, int n_relations, const char* neighbors) {
+                       const Oid* relations, int n_relations, const PrivacyUnit& unit) {
   PgBox<dperm::InMemoryRelease> planned(CurrentMemoryContext);
   PlanStep(parsed.options, loss, n, d, false, &planned);
   ProgressSetPhase(ProgressPhase::kCharging);
-  ChargeRelease(PlanCharge(planned->plan, parsed.options, planned->curve, neighbors), relations,
+  ChargeRelease(PlanCharge(planned->plan, parsed.options, planned->curve, unit), relations,
                 n_relations);
 }
 
@@ -230,7 +230,7 @@ SumsRelease ReleaseSums(const SumsRequest& r, ReadSums read, void* arg) {
   });
   ChargeRequest charge = {r.algorithm, r.mechanism, r.loss,
                           NeighborsOf({r.unit_column, r.unit_rows}), r.epsilon, 0,
-                          r.n, r.d, curve, n_curve, r.seeded};
+                          r.n, r.d, curve, n_curve, r.seeded, {r.unit_column, r.unit_rows}};
   const double epsilon_row = r.unit_rows > 1 ? r.epsilon / double(r.unit_rows) : r.epsilon;
   SumsRelease out;
   out.ledger_id = ChargeRelease(charge, r.relations, r.n_relations);

@@ -11,6 +11,7 @@
 
 #include "boundary.hpp"
 #include "options_pg.hpp"
+#include "privacy_unit.hpp"
 
 extern "C" {
 #include "utils/jsonb.h"
@@ -67,7 +68,7 @@ void CheckReleasePlan(const ParsedOptions& parsed, LossKind loss, int64 n, int d
 // options, n and d, so that whatever the read raises is paid for; the final
 // function then skips its own charge (ReleaseRequest.precharged).
 void PrechargeInMemory(const ParsedOptions& parsed, LossKind loss, int64 n, int d,
-                       const Oid* relations, int n_relations, const char* neighbors);
+                       const Oid* relations, int n_relations, const PrivacyUnit& unit);
 
 // dperm.evaluate's release of noisy bounded sums, through the pipeline's
 // steps: the pure-epsilon charge (step 2, to `relations`) before `read`

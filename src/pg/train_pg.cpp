@@ -332,8 +332,7 @@ DPERM_FUNCTION(dperm_train) {
     // Charged before the first row is read: whatever the read raises
     // afterwards (a row the reader cannot cast, a cancel) is paid for.
     if (n > 0) {
-      PrechargeInMemory(parsed, loss, n, release.dimension, relations, n_relations,
-                        NeighborsOf(unit));
+      PrechargeInMemory(parsed, loss, n, release.dimension, relations, n_relations, unit);
       release.precharged = true;
       release.n = n;
     }

@@ -38,7 +38,7 @@ CREATE TABLE plain (features float8[], label boolean);
 INSERT INTO plain VALUES (ARRAY[0.1, 0.2], true), (ARRAY[-0.1, 0.3], false);
 SELECT dp_logreg(features, label, dp_options(epsilon => 1, max_rows_per_unit => 2)) FROM plain;
 \set VERBOSITY default
-SELECT count(*) AS ledger_rows FROM dperm.ledger;
+SELECT count(*) AS ledger_rows FROM dperm.ledger WHERE 'events'::regclass = ANY (relations);
 
 -- dperm.train: every unit is read as exactly k = 4 row slots, so n = 60 * 4;
 -- the plan is the row-level one at epsilon / 4, stated per unit.
@@ -55,8 +55,16 @@ WITH m AS (SELECT dperm.train('events', 'features', 'label', 'logistic',
 SELECT j->'privacy_unit'->'units' AS units, j->'n' AS n, j->'epsilon' AS epsilon FROM m;
 -- The ledger states the unit; a pure release keeps its RDP curve, one with
 -- delta > 0 composes by sums (group privacy gives no curve).
-SELECT neighbors, epsilon, delta, n, rdp IS NOT NULL AS has_curve FROM dperm.ledger ORDER BY id;
+SELECT neighbors, epsilon, delta, n, rdp IS NOT NULL AS has_curve FROM dperm.ledger
+ WHERE 'events'::regclass = ANY (relations) ORDER BY id;
 SELECT epsilon_spent, delta_spent, releases FROM dperm.budget_status WHERE relation = 'events'::regclass;
+-- l2 => 'auto' picks l2 privately, within the same unit-level release.
+WITH m AS (SELECT dperm.train('events', 'features', 'label', 'logistic',
+                              dp_options(epsilon => 2, l2 => 'auto', dimension => 2))::jsonb j)
+SELECT j->'privacy_unit'->'units' AS units, j->'epsilon' AS epsilon, j->'n' AS n,
+       j ? 'l2_selection' AS selected FROM m;
+SELECT neighbors, epsilon FROM dperm.ledger WHERE 'events'::regclass = ANY (relations)
+ ORDER BY id DESC LIMIT 1;
 
 -- The attack: two tables that differ only in one customer's rows (1 row,
 -- or 300 copies of an extreme row). Every other customer has one row, so
@@ -107,7 +115,8 @@ SELECT dperm.train_model('per_customer', 'events', 'features', 'label', 'logisti
                          dp_options(epsilon => 1, dimension => 2));
 SELECT ((dperm.model('per_customer')).model::jsonb)->'privacy_unit'->>'column' AS model_unit;
 SELECT (dperm.evaluate('per_customer', 'events', 'features', 'label', '{"epsilon": 1}'))->'n' AS evaluated_n;
-SELECT algorithm, neighbors, epsilon FROM dperm.ledger ORDER BY id DESC LIMIT 1;
+SELECT algorithm, neighbors, epsilon FROM dperm.ledger WHERE 'events'::regclass = ANY (relations)
+ ORDER BY id DESC LIMIT 1;
 
 -- The unit's column is fixed once a release was charged; k may change
 -- (each release bounds its own rows).
