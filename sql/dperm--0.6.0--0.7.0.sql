@@ -405,3 +405,59 @@ SELECT b.relation,
 -- statement and decodes the model once (no SET clause: see sql/dperm.sql).
 CREATE OR REPLACE FUNCTION dperm.predict(name text, features float8[], version int DEFAULT NULL)
   RETURNS float8 AS 'MODULE_PATHNAME', 'dperm_predict' LANGUAGE C STABLE;
+
+-- ==== models: paused schedules, one specification per name, versions only when charged ====
+-- A scheduled run that the budget cannot pay for pauses its schedule
+-- (paused_at, paused_reason) instead of adding a failed version; the job
+-- runs dperm.retrain_on_schedule, and the forecast says when it is paused.
+-- train_model refuses (42710) a name whose versions have another relation,
+-- columns or loss; a run refused before its charge leaves no version (C only).
+ALTER TABLE dperm.model_schedules ADD COLUMN paused_at timestamptz,
+  ADD COLUMN paused_reason text,
+  ADD CONSTRAINT model_schedules_paused CHECK ((paused_at IS NULL) = (paused_reason IS NULL));
+COMMENT ON COLUMN dperm.model_schedules.paused_at IS 'when a scheduled run first found that the budget cannot pay for the next run (NULL: not paused); each scheduled run checks again and resumes once it fits';
+COMMENT ON COLUMN dperm.model_schedules.paused_reason IS 'why the schedule is paused: the relation whose budget the next run does not fit in';
+COMMENT ON FUNCTION dperm.retrain(text) IS 'trains the next version of a model from its latest specification (owner only); a run that fails after its charge is recorded as a failed version';
+COMMENT ON FUNCTION dperm.retrain(text, regrole) IS 'dperm.retrain of the given role''s model (checked by OID)';
+CREATE FUNCTION dperm.retrain_on_schedule(name text, owner regrole)
+  RETURNS int AS 'MODULE_PATHNAME', 'dperm_retrain_on_schedule' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION dperm.retrain_on_schedule IS 'what a scheduled job runs: dperm.retrain(name, owner), or, when the budget cannot pay for the run, NULL and the schedule marked paused (no version, no charge) until a run fits again';
+COMMENT ON FUNCTION dperm.schedule_retraining IS 'a pg_cron job that runs dperm.retrain_on_schedule(name, owner) on a cron schedule; refused when fewer than min_runs runs fit in the budget';
+COMMENT ON FUNCTION dperm.train_model IS 'trains a new version of the caller''s own named model (dperm.train for protected relations, as the caller otherwise); returns the version; 42710 when the name''s versions have another relation, columns or loss';
+DROP FUNCTION dperm.retraining_forecast(text);
+CREATE FUNCTION dperm.retraining_forecast(name text,
+    OUT runs bigint, OUT last_run_at timestamptz, OUT next_run_at timestamptz,
+    OUT cron_schedule text, OUT limiting_relation regclass, OUT epsilon_per_run float8,
+    OUT delta_per_run float8, OUT version int, OUT paused_at timestamptz,
+    OUT paused_reason text)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  m dperm.models := dperm.model($1);
+  b record;
+  k bigint;
+BEGIN
+  epsilon_per_run := m.epsilon;
+  delta_per_run := m.delta;
+  version := m.version;
+  FOR b IN SELECT bu.relation, bu.accounting, bu.epsilon, bu.delta FROM dperm.budgets bu
+            WHERE bu.relation = ANY (coalesce(m.relations, ARRAY[m.relation]))
+            ORDER BY bu.relation::oid LOOP
+    k := dperm.runs_that_fit(b.relation, b.accounting, b.epsilon, b.delta, m.rdp,
+                             coalesce(m.epsilon, 0), coalesce(m.delta, 0));
+    IF runs IS NULL OR k < runs THEN
+      runs := k;
+      limiting_relation := b.relation;
+    END IF;
+  END LOOP;
+  SELECT s.cron_schedule, s.paused_at, s.paused_reason
+    INTO cron_schedule, paused_at, paused_reason
+    FROM dperm.model_schedules s
+   WHERE s.owner = m.owner AND s.name = m.name;
+  IF cron_schedule IS NOT NULL THEN
+    next_run_at := dperm.cron_next_run(cron_schedule, now(), 1);
+    IF runs > 0 THEN
+      last_run_at := dperm.cron_next_run(cron_schedule, now(), runs);
+    END IF;
+  END IF;
+END $$;
+COMMENT ON FUNCTION dperm.retraining_forecast IS 'how many more retrainings of a model fit in the budgets it is charged to (NULL: no budget limits it), when a scheduled model''s last one that fits runs, and whether its schedule is paused (paused_at, paused_reason)';

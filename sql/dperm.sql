@@ -635,8 +635,13 @@ CREATE TABLE dperm.model_schedules (
   scheduled_by regrole NOT NULL,
   scheduled_at timestamptz NOT NULL,
   owner regrole NOT NULL,
+  paused_at timestamptz,
+  paused_reason text,
+  CONSTRAINT model_schedules_paused CHECK ((paused_at IS NULL) = (paused_reason IS NULL)),
   PRIMARY KEY (owner, name));
 COMMENT ON TABLE dperm.model_schedules IS 'the pg_cron job that retrains each scheduled model';
+COMMENT ON COLUMN dperm.model_schedules.paused_at IS 'when a scheduled run first found that the budget cannot pay for the next run (NULL: not paused); each scheduled run checks again and resumes once it fits';
+COMMENT ON COLUMN dperm.model_schedules.paused_reason IS 'why the schedule is paused: the relation whose budget the next run does not fit in';
 SELECT pg_catalog.pg_extension_config_dump('dperm.model_schedules', '');
 
 -- Each role sees its own models and those of relations it may train on:
@@ -661,7 +666,7 @@ GRANT SELECT ON dperm.models, dperm.model_schedules TO PUBLIC;
 CREATE FUNCTION dperm.train_model(name text, relation regclass, features text, label text,
                                   loss text, options jsonb)
   RETURNS int AS 'MODULE_PATHNAME', 'dperm_train_model' LANGUAGE C STRICT VOLATILE;
-COMMENT ON FUNCTION dperm.train_model IS 'trains a new version of the caller''s own named model (dperm.train for protected relations, as the caller otherwise); returns the version';
+COMMENT ON FUNCTION dperm.train_model IS 'trains a new version of the caller''s own named model (dperm.train for protected relations, as the caller otherwise); returns the version; 42710 when the name''s versions have another relation, columns or loss';
 
 -- The owner of the model a name resolves to for the caller: its own model
 -- of that name, else the one role's among the models of that name it may
@@ -672,10 +677,13 @@ COMMENT ON FUNCTION dperm.model_owner IS 'the owner of the model a name resolves
 
 CREATE FUNCTION dperm.retrain(name text)
   RETURNS int AS 'MODULE_PATHNAME', 'dperm_retrain' LANGUAGE C STRICT VOLATILE;
-COMMENT ON FUNCTION dperm.retrain(text) IS 'trains the next version of a model from its latest specification (owner only); a failed run is recorded as a failed version';
+COMMENT ON FUNCTION dperm.retrain(text) IS 'trains the next version of a model from its latest specification (owner only); a run that fails after its charge is recorded as a failed version';
 CREATE FUNCTION dperm.retrain(name text, owner regrole)
   RETURNS int AS 'MODULE_PATHNAME', 'dperm_retrain' LANGUAGE C STRICT VOLATILE;
-COMMENT ON FUNCTION dperm.retrain(text, regrole) IS 'dperm.retrain of the given role''s model (checked by OID; what a scheduled job runs)';
+COMMENT ON FUNCTION dperm.retrain(text, regrole) IS 'dperm.retrain of the given role''s model (checked by OID)';
+CREATE FUNCTION dperm.retrain_on_schedule(name text, owner regrole)
+  RETURNS int AS 'MODULE_PATHNAME', 'dperm_retrain_on_schedule' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION dperm.retrain_on_schedule IS 'what a scheduled job runs: dperm.retrain(name, owner), or, when the budget cannot pay for the run, NULL and the schedule marked paused (no version, no charge) until a run fits again';
 
 CREATE FUNCTION dperm.drop_model(name text)
   RETURNS void AS 'MODULE_PATHNAME', 'dperm_drop_model' LANGUAGE C STRICT VOLATILE;
@@ -683,7 +691,7 @@ COMMENT ON FUNCTION dperm.drop_model IS 'drops every version of a model and its 
 
 CREATE FUNCTION dperm.schedule_retraining(name text, cron_schedule text, min_runs int DEFAULT 1)
   RETURNS bigint AS 'MODULE_PATHNAME', 'dperm_schedule_retraining' LANGUAGE C STRICT VOLATILE;
-COMMENT ON FUNCTION dperm.schedule_retraining IS 'a pg_cron job that runs dperm.retrain(name, owner) on a cron schedule; refused when fewer than min_runs runs fit in the budget';
+COMMENT ON FUNCTION dperm.schedule_retraining IS 'a pg_cron job that runs dperm.retrain_on_schedule(name, owner) on a cron schedule; refused when fewer than min_runs runs fit in the budget';
 
 CREATE FUNCTION dperm.unschedule_retraining(name text)
   RETURNS void AS 'MODULE_PATHNAME', 'dperm_unschedule_retraining' LANGUAGE C STRICT VOLATILE;
@@ -792,7 +800,8 @@ COMMENT ON FUNCTION dperm.charges_fit(regclass, text, float8, float8, float8[], 
 CREATE FUNCTION dperm.retraining_forecast(name text,
     OUT runs bigint, OUT last_run_at timestamptz, OUT next_run_at timestamptz,
     OUT cron_schedule text, OUT limiting_relation regclass, OUT epsilon_per_run float8,
-    OUT delta_per_run float8, OUT version int)
+    OUT delta_per_run float8, OUT version int, OUT paused_at timestamptz,
+    OUT paused_reason text)
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   m dperm.models := dperm.model($1);
@@ -812,7 +821,9 @@ BEGIN
       limiting_relation := b.relation;
     END IF;
   END LOOP;
-  SELECT s.cron_schedule INTO cron_schedule FROM dperm.model_schedules s
+  SELECT s.cron_schedule, s.paused_at, s.paused_reason
+    INTO cron_schedule, paused_at, paused_reason
+    FROM dperm.model_schedules s
    WHERE s.owner = m.owner AND s.name = m.name;
   IF cron_schedule IS NOT NULL THEN
     next_run_at := dperm.cron_next_run(cron_schedule, now(), 1);
@@ -821,7 +832,7 @@ BEGIN
     END IF;
   END IF;
 END $$;
-COMMENT ON FUNCTION dperm.retraining_forecast IS 'how many more retrainings of a model fit in the budgets it is charged to (NULL: no budget limits it), and when a scheduled model''s last one that fits runs';
+COMMENT ON FUNCTION dperm.retraining_forecast IS 'how many more retrainings of a model fit in the budgets it is charged to (NULL: no budget limits it), when a scheduled model''s last one that fits runs, and whether its schedule is paused (paused_at, paused_reason)';
 
 CREATE FUNCTION dperm.evaluate(name text, relation regclass, features text, label text,
                                options jsonb)

@@ -28,6 +28,7 @@ extern "C" {
 namespace dperm::pg {
 
 int64 g_last_charge_id = 0;
+bool g_charge_in_doubt = false;
 
 namespace {
 
@@ -123,8 +124,11 @@ int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_rel
   strcpy(req->query, query);
 
   // The writer answers in the segment; an error or cancel while waiting
-  // detaches it with the transaction's resources.
+  // detaches it with the transaction's resources (and leaves the charge in
+  // doubt: the writer may have committed it).
+  g_charge_in_doubt = true;
   SubmitLedgerRequest(seg, req);
+  g_charge_in_doubt = false;
 
   int result = req->status;
   int sqlstate = req->sqlstate;

@@ -52,4 +52,9 @@ ChargeRequest PlanCharge(const dperm::Plan& plan, const dperm::Options& o,
 // models.cpp clears it before a training and reads it after).
 extern int64 g_last_charge_id;
 
+// Whether a charge was submitted to the ledger writer and no answer came
+// back (an error or cancel while waiting): it may have been written.
+// models.cpp clears it before a training and reads it after a failure.
+extern bool g_charge_in_doubt;
+
 }  // namespace dperm::pg

@@ -1,6 +1,7 @@
 // Scheduled retraining of named models through pg_cron (docs/design.md
 // section 7, docs/user-guide.md, "Named models and retraining"): a pg_cron job per model
-// runs dperm.retrain(name, owner) as the role that scheduled it;
+// runs dperm.retrain_on_schedule(name, owner) as the role that scheduled it,
+// which pauses the schedule instead of running when the budget cannot pay;
 // dperm.retraining_forecast (SQL) says how many runs still fit, and
 // dperm.cron_next_run forecasts a schedule's runs (the core's cron.cpp).
 #include "dperm/model/cron.hpp"
@@ -8,6 +9,7 @@
 #include "internal_sql.hpp"
 #include "model_cron.hpp"
 #include "model_registry.hpp"
+#include "models.hpp"
 
 extern "C" {
 #include "access/htup_details.h"
@@ -66,6 +68,82 @@ char* RequireCron(MemoryContext context) {
                     errhint("Set shared_preload_libraries = 'pg_cron' and cron.database_name = "
                             "'%s' in postgresql.conf and restart PostgreSQL.", db)));
   return cron;
+}
+
+// Why the next run of `owner`'s model `name` would be refused for budget,
+// or nullptr when it fits: the latest trained version's charge (RDP curve,
+// epsilon, delta), once more, against each budget it went to that the
+// caller may see (dperm.charges_fit, the forecast's test). nullptr too when
+// no version is trained (nothing to forecast with). Needs SPI.
+char* NextRunShortfall(const char* name, Oid owner, MemoryContext context) {
+  Oid types[2] = {TEXTOID, OIDOID};
+  Datum args[2] = {CStringGetTextDatum(name), ObjectIdGetDatum(owner)};
+  RunInternalSql(
+      GetUserId(),
+      "SELECT b.relation::pg_catalog.text, COALESCE(m.epsilon, 0), COALESCE(m.delta, 0)"
+      "  FROM dperm.models m"
+      "  JOIN dperm.budgets b"
+      "    ON b.relation OPERATOR(pg_catalog.=) ANY (COALESCE(m.relations, ARRAY[m.relation]))"
+      " WHERE m.name OPERATOR(pg_catalog.=) $1 AND m.owner OPERATOR(pg_catalog.=) $2"
+      "   AND m.version OPERATOR(pg_catalog.=)"
+      "       (SELECT pg_catalog.max(v.version) FROM dperm.models v"
+      "         WHERE v.name OPERATOR(pg_catalog.=) $1 AND v.owner OPERATOR(pg_catalog.=) $2"
+      "           AND v.status OPERATOR(pg_catalog.=) 'trained')"
+      "   AND NOT dperm.charges_fit(b.relation, b.accounting, b.epsilon, b.delta, m.rdp,"
+      "                             COALESCE(m.epsilon, 0), COALESCE(m.delta, 0), 1)"
+      " ORDER BY b.relation::pg_catalog.oid LIMIT 1",
+      2, types, args, nullptr, SPI_OK_SELECT, true);
+  if (SPI_processed == 0) return nullptr;
+  HeapTuple row = SPI_tuptable->vals[0];
+  TupleDesc desc = SPI_tuptable->tupdesc;
+  bool isnull;
+  char* relation = CopyValue(context, row, desc, 1);
+  double eps = DatumGetFloat8(SPI_getbinval(row, desc, 2, &isnull));
+  double delta = DatumGetFloat8(SPI_getbinval(row, desc, 3, &isnull));
+  MemoryContext old = MemoryContextSwitchTo(context);
+  char* reason = psprintf("the next run (epsilon = %g, delta = %g, the latest trained version's "
+                          "charge) does not fit in the privacy budget of relation %s",
+                          eps, delta, relation);
+  MemoryContextSwitchTo(old);
+  return reason;
+}
+
+// Marks the schedule of `owner`'s model `name` paused for `reason` (when
+// first paused: paused_at; each paused run: the reason). Warns when it
+// pauses, so the server log says so once. Needs SPI.
+void PauseSchedule(const char* name, Oid owner, const char* reason) {
+  Oid types[3] = {TEXTOID, OIDOID, TEXTOID};
+  Datum args[3] = {CStringGetTextDatum(name), ObjectIdGetDatum(owner), CStringGetTextDatum(reason)};
+  RunAsCatalogOwner("SELECT s.paused_at IS NULL FROM dperm.model_schedules s"
+                    " WHERE s.name OPERATOR(pg_catalog.=) $1 AND s.owner OPERATOR(pg_catalog.=) $2"
+                    " FOR UPDATE",
+                    2, types, args, nullptr, SPI_OK_SELECT, false);
+  if (SPI_processed == 0) return;
+  bool isnull;
+  bool pausing = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+  RunAsCatalogOwner("UPDATE dperm.model_schedules"
+                    "   SET paused_at = COALESCE(paused_at, pg_catalog.now()), paused_reason = $3"
+                    " WHERE name OPERATOR(pg_catalog.=) $1 AND owner OPERATOR(pg_catalog.=) $2",
+                    3, types, args, nullptr, SPI_OK_UPDATE, false);
+  ereport(pausing ? WARNING : NOTICE,
+          (errmsg("retraining of model \"%s\" is paused: %s", name, reason),
+           errdetail("No version was trained and nothing was charged."),
+           errhint("Each scheduled run checks the budget again and resumes once the run fits; "
+                   "the relation's owner raises the budget with dperm.set_budget.")));
+}
+
+// Clears the pause of `owner`'s model `name`'s schedule, if paused: its run
+// fits again. Needs SPI.
+void ResumeSchedule(const char* name, Oid owner) {
+  Oid types[2] = {TEXTOID, OIDOID};
+  Datum args[2] = {CStringGetTextDatum(name), ObjectIdGetDatum(owner)};
+  RunAsCatalogOwner("UPDATE dperm.model_schedules SET paused_at = NULL, paused_reason = NULL"
+                    " WHERE name OPERATOR(pg_catalog.=) $1 AND owner OPERATOR(pg_catalog.=) $2"
+                    "   AND paused_at IS NOT NULL",
+                    2, types, args, nullptr, SPI_OK_UPDATE, false);
+  if (SPI_processed > 0)
+    ereport(LOG, (errmsg("retraining of model \"%s\" resumes: its next run fits in the budget",
+                         name)));
 }
 
 }  // namespace
@@ -130,7 +208,8 @@ using namespace dperm::pg;
 
 // dperm.schedule_retraining(name, cron_schedule, min_runs DEFAULT 1) ->
 // bigint: a pg_cron job, owned by the caller, that runs
-// dperm.retrain(name, owner) on the schedule; refused (DP001) when fewer than min_runs retrainings fit
+// dperm.retrain_on_schedule(name, owner) on the schedule (a new schedule
+// is not paused); refused (DP001) when fewer than min_runs retrainings fit
 // in the budget (dperm.retraining_forecast). Returns the job id.
 DPERM_FUNCTION(dperm_schedule_retraining) {
   char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
@@ -177,7 +256,7 @@ DPERM_FUNCTION(dperm_schedule_retraining) {
   // command names the owner (by name, as pg_cron names the job's role, so a
   // dump and restore keeps it working); retrain checks the model's owner by
   // OID, so a role created later under a dropped owner's name finds none.
-  char* command = psprintf("SELECT dperm.retrain(%s, %s::pg_catalog.regrole)",
+  char* command = psprintf("SELECT dperm.retrain_on_schedule(%s, %s::pg_catalog.regrole)",
                            quote_literal_cstr(name),
                            quote_literal_cstr(quote_identifier(RoleName(owner))));
   args[0] = CStringGetTextDatum(schedule);
@@ -196,10 +275,48 @@ DPERM_FUNCTION(dperm_schedule_retraining) {
       " VALUES ($6::pg_catalog.regrole, $1, $2, $3, $4, $5::pg_catalog.regrole, pg_catalog.now())"
       " ON CONFLICT (owner, name) DO UPDATE SET cron_schedule = excluded.cron_schedule,"
       "   jobid = excluded.jobid, min_runs = excluded.min_runs,"
-      "   scheduled_by = excluded.scheduled_by, scheduled_at = excluded.scheduled_at",
+      "   scheduled_by = excluded.scheduled_by, scheduled_at = excluded.scheduled_at,"
+      "   paused_at = NULL, paused_reason = NULL",
       6, stypes, sargs, nullptr, SPI_OK_INSERT, false);
   SPI_finish();
   PG_RETURN_INT64(job);
+}
+
+// dperm.retrain_on_schedule(name, owner) -> int: what a scheduled job
+// runs. Like dperm.retrain(name, owner), except on a scheduled model whose
+// next run the budget cannot pay for: then it trains nothing, charges
+// nothing and adds no version, marks the schedule paused (paused_at,
+// paused_reason) and returns NULL; the first run that fits again clears
+// the pause and trains. The forecast's test decides before the charge; a
+// refusal by the ledger writer itself (another role spent the budget
+// meanwhile) pauses too.
+DPERM_FUNCTION(dperm_retrain_on_schedule) {
+  char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+  Oid owner = PG_GETARG_OID(1);
+  if (!OidIsValid(owner))
+    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("model \"%s\" does not exist", name)));
+  ModelSpec spec = OwnedModel(name, "retrain", owner);
+  MemoryContext context = CurrentMemoryContext;
+  SPI_connect();
+  bool scheduled;
+  ScheduledJob(name, spec.owner, &scheduled);
+  char* shortfall = scheduled ? NextRunShortfall(name, spec.owner, context) : nullptr;
+  if (shortfall != nullptr) {
+    PauseSchedule(name, spec.owner, shortfall);
+    SPI_finish();
+    PG_RETURN_NULL();
+  }
+  if (scheduled) ResumeSchedule(name, spec.owner);
+  SPI_finish();
+  ErrorData* refusal = nullptr;
+  int64 version = RunVersion(spec, scheduled ? &refusal : nullptr);
+  if (refusal != nullptr) {
+    SPI_connect();
+    PauseSchedule(name, spec.owner, refusal->message);
+    SPI_finish();
+    PG_RETURN_NULL();
+  }
+  PG_RETURN_INT32(static_cast<int32>(version));
 }
 
 // dperm.unschedule_retraining(name): removes the model's pg_cron job and

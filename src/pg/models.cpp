@@ -1,11 +1,13 @@
 // Named, versioned models (docs/design.md section 7): training runs and
 // the versions that record them.
 //
-// dperm.models holds one row per training run of a named model, trained or
-// failed. Its rows are written only here, and only by the ledger writer (a
-// background worker with a transaction of its own, ledger_writer.cpp): a
-// version, like a charge, outlives a rollback of the caller's transaction,
-// so a run that pg_cron reports as failed is also a failed version.
+// dperm.models holds one row per charged training run of a named model:
+// trained, or failed after its charge (a run refused before the charge, on
+// public inputs, leaves none). Its rows are written only here, and only by
+// the ledger writer (a background worker with a transaction of its own,
+// ledger_writer.cpp): a version, like a charge, outlives a rollback of the
+// caller's transaction, so a charged run that pg_cron reports as failed is
+// also a failed version.
 //
 // Like dperm.train these are C functions, not SECURITY DEFINER ones: they
 // know their caller, train as the caller (dperm.train for protected
@@ -109,8 +111,8 @@ char* TrainOnce(const ModelSpec& spec, MemoryContext context) {
     ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
                     errmsg("relation %s of model \"%s\" does not exist", spec.relation_name,
                            spec.name),
-                    errhint("The relation was dropped. Train the model on another relation with "
-                            "dperm.train_model, or drop it with dperm.drop_model.")));
+                    errhint("The relation was dropped. Drop the model with dperm.drop_model, then "
+                            "train it on another relation with dperm.train_model.")));
   MemoryContext upper = CurrentMemoryContext;
   SPI_connect();
   bool allowed = false;
@@ -171,16 +173,70 @@ char* TrainOnce(const ModelSpec& spec, MemoryContext context) {
   return text;
 }
 
-// Runs `spec` once and records the run as a new version, trained or failed.
-// A failure is recorded (by the ledger writer, durably) before its error is
+// SQLSTATE of a budget refusal (charge.cpp raises it).
+const int kBudgetExceeded = MAKE_SQLSTATE('D', 'P', '0', '0', '1');
+
+// Refuses (42710) a new version of the caller's model `spec.name` whose
+// relation, columns or loss differ from its latest version's: versions of
+// one name stay comparable. Options may change (a smaller epsilon).
+void CheckSameSpecification(const ModelSpec& spec) {
+  Oid types[2] = {TEXTOID, OIDOID};
+  Datum args[2] = {CStringGetTextDatum(spec.name), ObjectIdGetDatum(spec.owner)};
+  MemoryContext context = CurrentMemoryContext;
+  SPI_connect();
+  RunAsCatalogOwner("SELECT m.relation::pg_catalog.oid, m.relation_name, m.features, m.label, m.loss"
+                    "  FROM dperm.models m WHERE m.name OPERATOR(pg_catalog.=) $1"
+                    "   AND m.owner OPERATOR(pg_catalog.=) $2"
+                    " ORDER BY m.version DESC LIMIT 1",
+                    2, types, args, nullptr, SPI_OK_SELECT, true);
+  bool exists = SPI_processed > 0;
+  Oid relid = InvalidOid;
+  char *relation_name = nullptr, *features = nullptr, *label = nullptr, *loss = nullptr;
+  if (exists) {
+    HeapTuple row = SPI_tuptable->vals[0];
+    TupleDesc desc = SPI_tuptable->tupdesc;
+    bool isnull;
+    relid = DatumGetObjectId(SPI_getbinval(row, desc, 1, &isnull));
+    relation_name = CopyValue(context, row, desc, 2);
+    features = CopyValue(context, row, desc, 3);
+    label = CopyValue(context, row, desc, 4);
+    loss = CopyValue(context, row, desc, 5);
+  }
+  SPI_finish();
+  if (!exists) return;
+  if (relid == spec.relid && strcmp(features, spec.features) == 0 &&
+      strcmp(label, spec.label) == 0 && strcmp(loss, spec.loss) == 0)
+    return;
+  ereport(ERROR, (errcode(ERRCODE_DUPLICATE_OBJECT),
+                  errmsg("model \"%s\" already exists with another specification", spec.name),
+                  errdetail("Its versions train loss %s on relation %s, features \"%s\", label "
+                            "\"%s\"; this call asks for loss %s on relation %s, features \"%s\", "
+                            "label \"%s\".",
+                            loss, relation_name, features, label, spec.loss, spec.relation_name,
+                            spec.features, spec.label),
+                  errhint("Versions of one name share their relation, columns and loss, so that "
+                          "they stay comparable. Drop the model first with dperm.drop_model (the "
+                          "ledger keeps its charges), or choose another name.")));
+}
+
+}  // namespace
+
+// Runs `spec` once and records the run as a new version: trained, or
+// failed once charged. A run that fails before its charge (its arguments,
+// the catalog, a budget refusal: public inputs, nothing spent) leaves no
+// version; one that fails after it, or while the charge's answer was
+// awaited, is recorded (by the ledger writer, durably) before its error is
 // raised again unchanged, so the caller, pg_cron's job_run_details and
-// dperm.models all see it. Returns the version.
-int64 RunVersion(const ModelSpec& spec) {
+// dperm.models all see it. With `budget_refusal`, a budget refusal (DP001)
+// is returned there (and -1) instead of raised. Returns the version.
+int64 RunVersion(const ModelSpec& spec, ErrorData** budget_refusal) {
   MemoryContext context = CurrentMemoryContext;
   ResourceOwner owner = CurrentResourceOwner;
   TimestampTz started = GetCurrentTimestamp();
   g_last_charge_id = 0;
+  g_charge_in_doubt = false;
   char* volatile model_text = nullptr;
+  ErrorData* volatile refused = nullptr;
   // A subtransaction, as PL/pgSQL's exception blocks use: the failed run's
   // effects roll back, and the transaction goes on to record it.
   BeginInternalSubTransaction(nullptr);
@@ -203,27 +259,37 @@ int64 RunVersion(const ModelSpec& spec) {
     // A failed run whose charge was taken (an error after the rows were
     // read) keeps its ledger row.
     int64 charged = g_last_charge_id;
+    bool in_doubt = g_charge_in_doubt;
+    g_charge_in_doubt = false;
     // If even the record fails, say so and raise the run's own error.
-    PG_TRY();
-    {
-      RecordVersion(spec, nullptr, charged, started, error);
+    if (charged != 0 || in_doubt) {
+      PG_TRY();
+      {
+        RecordVersion(spec, nullptr, charged, started, error);
+      }
+      PG_CATCH();
+      {
+        MemoryContextSwitchTo(context);
+        ErrorData* record_error = CopyErrorData();
+        FlushErrorState();
+        ereport(WARNING, (errmsg("the failed run of model \"%s\" was not recorded: %s", spec.name,
+                                 record_error->message)));
+      }
+      PG_END_TRY();
     }
-    PG_CATCH();
-    {
-      MemoryContextSwitchTo(context);
-      ErrorData* record_error = CopyErrorData();
-      FlushErrorState();
-      ereport(WARNING, (errmsg("the failed run of model \"%s\" was not recorded: %s", spec.name,
-                               record_error->message)));
-    }
-    PG_END_TRY();
-    ReThrowError(error);
+    if (budget_refusal == nullptr || charged != 0 || in_doubt ||
+        error->sqlerrcode != kBudgetExceeded)
+      ReThrowError(error);
+    refused = error;
   }
   PG_END_TRY();
+  if (refused != nullptr) {
+    *budget_refusal = refused;
+    return -1;
+  }
   return RecordVersion(spec, model_text, g_last_charge_id, started, nullptr);
 }
 
-}  // namespace
 
 // Hands a dperm.models row (as JSON) to the ledger writer, which writes it
 // in a transaction of its own; returns the version. Raises if the writer
@@ -342,20 +408,21 @@ DPERM_FUNCTION(dperm_train_model) {
   spec.label = text_to_cstring(PG_GETARG_TEXT_PP(3));
   spec.loss = text_to_cstring(PG_GETARG_TEXT_PP(4));
   spec.options = JsonbText(PG_GETARG_JSONB_P(5));
-  PG_RETURN_INT32(static_cast<int32>(RunVersion(spec)));
+  CheckSameSpecification(spec);
+  PG_RETURN_INT32(static_cast<int32>(RunVersion(spec, nullptr)));
 }
 
 // dperm.retrain(name [, owner regrole]) -> int: trains the next version of
 // a model (the one `name` resolves to, or `owner`'s) from the specification
-// of its latest version; for its owner only, checked by OID (pg_cron runs
-// dperm.retrain(name, owner) as the role that scheduled it).
+// of its latest version; for its owner only, checked by OID (a scheduled
+// job runs dperm.retrain_on_schedule(name, owner), model_cron.cpp).
 DPERM_FUNCTION(dperm_retrain) {
   char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
   Oid owner = PG_NARGS() > 1 ? PG_GETARG_OID(1) : InvalidOid;
   if (PG_NARGS() > 1 && !OidIsValid(owner))
     ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("model \"%s\" does not exist", name)));
   ModelSpec spec = OwnedModel(name, "retrain", owner);
-  PG_RETURN_INT32(static_cast<int32>(RunVersion(spec)));
+  PG_RETURN_INT32(static_cast<int32>(RunVersion(spec, nullptr)));
 }
 
 // dperm.drop_model(name): drops every version of a model and its schedule
