@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Scheduled retraining with a real pg_cron: a job every minute
 # makes a new version within ~70 s; once the budget is nearly spent the
-# forecast says 0 and the next run fails in cron.job_run_details with
-# dperm's DP001 message, as a failed version, uncharged; a forecast of k is
-# followed by exactly k successful dperm.retrain calls, then a refusal.
+# forecast says 0 and the next scheduled run pauses the schedule
+# (dperm.model_schedules.paused_at, paused_reason; the forecast says so)
+# instead of running: no version, no charge; once the budget is raised the
+# next run resumes and trains; a forecast of k is followed by exactly k
+# successful dperm.retrain calls, then a refusal.
 # Run inside a cluster with pg_cron preloaded (scripts/test.sh does):
 #   pg_virtualenv -t -o shared_preload_libraries=pg_cron \
 #     -o cron.database_name=dperm_cron -o cron.use_background_workers=on bash test/cron.sh
@@ -45,8 +47,8 @@ as_owner "SELECT dperm.train_model('nightly', 't', 'x', 'y', 'logistic', dp_opti
 
 # 1 and 2 share one minute boundary (pg_cron 1.4 schedules by the minute):
 # 'nightly' (on t, budget to spare) makes version 2 within ~70 s, while
-# 'spent' (on t2, budget nearly spent: the forecast says 0) fails in
-# cron.job_run_details with DP001's message, is a failed version, and is not
+# 'spent' (on t2, budget nearly spent: the forecast says 0) pauses its
+# schedule: the job succeeds, trains nothing, adds no version, is not
 # charged.
 as_owner "CREATE TABLE t2 AS SELECT * FROM t" >/dev/null
 as_owner "SELECT dperm.set_budget('t2', 100, 1e-5)" >/dev/null
@@ -59,9 +61,9 @@ since=$(psql_q -c "SELECT now()")
 job=$(as_owner "SELECT dperm.schedule_retraining('nightly', '* * * * *')")
 spent_job=$(as_owner "SELECT dperm.schedule_retraining('spent', '* * * * *', 0)")
 check job_command "$(psql_q -c "SELECT command || ' | ' || username FROM cron.job WHERE jobid = $job")" \
-  "SELECT dperm.retrain('nightly', 'regress_cron_owner'::pg_catalog.regrole) | regress_cron_owner"
-check dperm_schedule "$(psql_q -c "SELECT cron_schedule || ' ' || (jobid = $job) FROM dperm.model_schedules WHERE name = 'nightly'")" \
-  "* * * * * true"
+  "SELECT dperm.retrain_on_schedule('nightly', 'regress_cron_owner'::pg_catalog.regrole) | regress_cron_owner"
+check dperm_schedule "$(psql_q -c "SELECT cron_schedule || ' ' || (jobid = $job) || ' ' || (paused_at IS NULL) FROM dperm.model_schedules WHERE name = 'nightly'")" \
+  "* * * * * true true"
 # the forecast of a scheduled model: runs, and the minute of the last that fits
 check forecast_schedule "$(as_owner "SELECT runs > 1 AND next_run_at = date_trunc('minute', now()) + interval '1 minute'
                                  AND last_run_at = next_run_at + (runs - 1) * interval '1 minute'
@@ -69,22 +71,38 @@ check forecast_schedule "$(as_owner "SELECT runs > 1 AND next_run_at = date_trun
 # both jobs were scheduled a moment apart: at most one minute boundary
 # between them, so 135 s covers the later one
 waited=$(wait_for "SELECT EXISTS (SELECT 1 FROM dperm.models WHERE name = 'nightly' AND version = 2 AND status = 'trained')
-                   AND EXISTS (SELECT 1 FROM cron.job_run_details WHERE jobid = $spent_job AND start_time > '$since' AND status = 'failed')" 135)
-echo "cron: scheduled version and refused run after ${waited} s"
-[ "$waited" != timeout ] || { echo "cron: no scheduled version and refused run within 135 s"; fail=1; }
+                   AND EXISTS (SELECT 1 FROM dperm.model_schedules WHERE name = 'spent' AND paused_at IS NOT NULL)" 135)
+echo "cron: scheduled version and paused schedule after ${waited} s"
+[ "$waited" != timeout ] || { echo "cron: no scheduled version and paused schedule within 135 s"; fail=1; }
 check run_succeeded "$(psql_q -c "SELECT count(*) > 0 FROM cron.job_run_details WHERE jobid = $job AND status = 'succeeded'")" t
 check trained_by "$(psql_q -c "SELECT trained_by || ' ' || (ledger_id IS NOT NULL) FROM dperm.models WHERE name = 'nightly' AND version = 2")" \
   "regress_cron_owner true"
-message=$(psql_q -c "SELECT return_message FROM cron.job_run_details WHERE jobid = $spent_job AND start_time > '$since' AND status = 'failed' ORDER BY start_time LIMIT 1")
-echo "cron: job_run_details.return_message: $message"
-check refused_message "$(echo "$message" | head -1)" "ERROR: privacy budget of relation public.t2 is exhausted"
-check failed_version "$(psql_q -c "SELECT status || ' ' || sqlstate || ' ' || (ledger_id IS NULL) || ' ' || error FROM dperm.models WHERE name = 'spent' AND trained_at > '$since' ORDER BY version LIMIT 1")" \
-  "failed DP001 true privacy budget of relation public.t2 is exhausted"
+# the paused run: a succeeded job, the schedule paused with its reason, no
+# version (failed or not), no charge
+# (pg_cron marks the run succeeded a moment after its transaction commits)
+r=$(wait_for "SELECT EXISTS (SELECT 1 FROM cron.job_run_details WHERE jobid = $spent_job AND start_time > '$since' AND status = 'succeeded')" 20)
+check paused_run "$([ "$r" != timeout ] && echo succeeded || echo "no succeeded run")" succeeded
+check paused_run_not_failed "$(psql_q -c "SELECT count(*) FROM cron.job_run_details WHERE jobid = $spent_job AND status = 'failed'")" 0
+check paused_schedule "$(psql_q -c "SELECT (paused_at > '$since') || ' ' || paused_reason FROM dperm.model_schedules WHERE name = 'spent'")" \
+  "true the next run (epsilon = 0.5, delta = 0, the latest trained version's charge) does not fit in the privacy budget of relation public.t2"
+check no_version "$(psql_q -c "SELECT count(*) FROM dperm.models WHERE name = 'spent' AND trained_at > '$since'")" 0
 check no_charge "$(( $(t2_charges) - ledger_before ))" 0
+check forecast_paused "$(as_owner "SELECT runs || ' ' || (paused_at IS NOT NULL) || ' ' || (paused_reason LIKE '%relation public.t2') FROM dperm.retraining_forecast('spent')")" \
+  "0 true true"
 # schedule_retraining refuses a schedule under which fewer than min_runs fit
 refusal=$(as_owner "SELECT dperm.schedule_retraining('spent', '0 3 * * *')" 2>&1 || true)
 check min_runs_refusal "$(echo "$refusal" | head -1)" \
   "ERROR:  model \"spent\": 0 more retrainings fit in the privacy budget of relation public.t2, fewer than min_runs = 1"
+# the budget is raised: the next scheduled run checks again, resumes and trains
+paused_at=$(psql_q -c "SELECT paused_at FROM dperm.model_schedules WHERE name = 'spent'")
+psql_q >/dev/null -c "SELECT dperm.set_budget('t2', 100, 1e-5)"
+waited=$(wait_for "SELECT EXISTS (SELECT 1 FROM dperm.models WHERE name = 'spent' AND version = 2 AND status = 'trained')" 75)
+echo "cron: resumed after ${waited} s"
+[ "$waited" != timeout ] || { echo "cron: the paused schedule did not resume within 75 s"; fail=1; }
+check resumed "$(psql_q -c "SELECT (paused_at IS NULL) || ' ' || (paused_reason IS NULL) FROM dperm.model_schedules WHERE name = 'spent'")" \
+  "true true"
+check resumed_charge "$(psql_q -c "SELECT count(*) FROM dperm.ledger l JOIN dperm.models m ON m.ledger_id = l.id WHERE m.name = 'spent' AND m.version = 2")" 1
+check paused_before "$(psql_q -c "SELECT '$paused_at' < (SELECT trained_at FROM dperm.models WHERE name = 'spent' AND version = 2)")" t
 as_owner "SELECT dperm.unschedule_retraining('nightly')" >/dev/null
 as_owner "SELECT dperm.unschedule_retraining('spent')" >/dev/null
 check unscheduled "$(psql_q -c "SELECT count(*) FROM cron.job") $(psql_q -c "SELECT count(*) FROM dperm.model_schedules")" "0 0"
@@ -109,7 +127,7 @@ check charges "$(psql_q -c "SELECT count(*) - $ledger_before FROM dperm.ledger")
 psql_q >/dev/null -c "SELECT dperm.set_budget('t', 1000, 1e-5)"
 as_owner "SELECT dperm.train_model('it''s', 't', 'x', 'y', 'logistic', dp_options(epsilon => 0.01, l2 => 0.1, dimension => 2))" >/dev/null
 as_owner "SELECT dperm.schedule_retraining('it''s', '0 3 * * *')" >/dev/null
-check quoted_command "$(psql_q -c "SELECT command FROM cron.job")" "SELECT dperm.retrain('it''s', 'regress_cron_owner'::pg_catalog.regrole)"
+check quoted_command "$(psql_q -c "SELECT command FROM cron.job")" "SELECT dperm.retrain_on_schedule('it''s', 'regress_cron_owner'::pg_catalog.regrole)"
 as_owner "SELECT dperm.drop_model('it''s')" >/dev/null
 check dropped_job "$(psql_q -c "SELECT count(*) FROM cron.job") $(psql_q -c "SELECT count(*) FROM dperm.models WHERE name = 'it''s'")" "0 0"
 
@@ -136,7 +154,7 @@ as_owner "SELECT dperm.schedule_retraining('nightly', '0 6 * * *')" >/dev/null
 check other_schedule "$(psql_q -c "SELECT string_agg(owner::text || ' ' || cron_schedule, ',' ORDER BY cron_schedule) FROM dperm.model_schedules WHERE name = 'nightly'")" \
   '"Regress Cron Other" 0 5 * * *,regress_cron_owner 0 6 * * *'
 check other_command "$(psql_q -c "SELECT command || ' | ' || username FROM cron.job WHERE schedule = '0 5 * * *'")" \
-  "SELECT dperm.retrain('nightly', '\"Regress Cron Other\"'::pg_catalog.regrole) | Regress Cron Other"
+  "SELECT dperm.retrain_on_schedule('nightly', '\"Regress Cron Other\"'::pg_catalog.regrole) | Regress Cron Other"
 check other_job_runs "$(as_other "$(psql_q -c "SELECT command FROM cron.job WHERE schedule = '0 5 * * *'")")" 2
 check owner_own_model "$(as_owner "SELECT (dperm.model('nightly')).owner")" regress_cron_owner
 refused=$(as_owner "SELECT dperm.retrain('nightly', '\"Regress Cron Other\"')" 2>&1 || true)

@@ -1,6 +1,7 @@
 -- Named, versioned models: train_model, retrain, model, predict,
--- drop_model, the forecast, every error, failed versions that outlive a
--- rollback, row-level security, and the attacks of an unprivileged role.
+-- drop_model, the forecast, every error, one specification per name,
+-- failed versions only for charged runs (and they outlive a rollback),
+-- row-level security, and the attacks of an unprivileged role.
 -- Scheduling with a real pg_cron is test/cron.sh.
 SET max_parallel_workers_per_gather = 0;
 SET dperm.allow_seed = on;
@@ -13,6 +14,14 @@ GRANT CREATE ON SCHEMA public TO regress_models_owner, regress_models_mallory;
 CREATE FUNCTION models_ledger_rows() RETURNS bigint LANGUAGE sql SECURITY DEFINER
   AS $$ SELECT count(*) FROM dperm.ledger $$;
 GRANT EXECUTE ON FUNCTION models_ledger_rows() TO PUBLIC;
+-- The SQLSTATE a statement raises (NULL: none).
+CREATE FUNCTION models_sqlstate(statement text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE statement;
+  RETURN NULL;
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE;
+END $$;
 
 SET ROLE regress_models_owner;
 CREATE TABLE mdl_t AS
@@ -74,8 +83,8 @@ SELECT runs AS forecast_now FROM dperm.retraining_forecast('small_m');
 SELECT models_ledger_rows() AS ledger_before \gset
 SELECT dperm.retrain('small_m');
 SELECT models_ledger_rows() - :ledger_before AS charged_for_refusal;
-SELECT version, status, sqlstate, error, ledger_id FROM dperm.models
- WHERE name = 'small_m' AND status = 'failed';
+-- a refusal charges nothing and is no version
+SELECT count(*) AS refused_versions FROM dperm.models WHERE name = 'small_m' AND status = 'failed';
 -- basic accounting: the sum rule (budget 3.2, three runs of 0.5 spent: 3 more fit)
 SELECT dperm.set_budget('mdl_small', 3.2, 0, 'basic');
 SELECT runs FROM dperm.retraining_forecast('small_m');
@@ -91,7 +100,10 @@ SELECT dperm.cron_next_run('30 2 * * *', '2026-01-01 03:00+00', 2) AS nightly,
        dperm.cron_next_run('@reboot', '2026-01-01 00:00+00') AS reboot,
        dperm.cron_next_run('0 0 31 2 *', '2026-01-01 00:00+00') AS never;
 
--- 3. Failed runs are versions with the error, and outlive a rollback.
+-- 3. Runs refused before their charge (a dropped relation or column, a
+-- changed type, no privilege, the budget: public inputs) are errors and no
+-- version; a run that fails after its charge is a failed version, with its
+-- ledger row, and outlives a rollback.
 CREATE TABLE mdl_gone AS SELECT * FROM mdl_t;
 SELECT dperm.train_model('gone_m', 'mdl_gone', 'x', 'y', 'logistic', dp_options(epsilon => 0.1, l2 => 0.1));
 DROP TABLE mdl_gone;
@@ -113,12 +125,27 @@ SELECT dperm.retrain('changing_m');
 ALTER TABLE mdl_changing DROP COLUMN x;
 SELECT dperm.retrain('changing_m');
 SELECT version, status, sqlstate, error FROM dperm.models WHERE name = 'changing_m' ORDER BY version;
--- every version failed: no model to predict with
+-- a first run refused: no model of that name at all
 SELECT dperm.train_model('bad_start', 'mdl_changing', 'i', 'y', 'logistic', dp_options(epsilon => 0.1));
 SELECT dperm.model('bad_start');
-SELECT dperm.predict('bad_start', ARRAY[1.0]);
 SELECT dperm.predict('changing_m', ARRAY[1.0, 2.0], 3);
-SELECT dperm.retraining_forecast('bad_start');
+-- a run cancelled after its charge (statement_timeout, training for minutes)
+-- is a failed version with its charge; and then the name has no trained
+-- version to predict with
+CREATE TABLE mdl_slow AS SELECT * FROM mdl_t;
+SELECT models_ledger_rows() AS ledger_before \gset
+SET statement_timeout = '3s';
+SELECT dperm.train_model('slow_m', 'mdl_slow', 'x', 'y', 'logistic',
+  dp_options(algorithm => 'output_gd', epsilon => 0.1, l2 => 0.1, iterations => 1000000000, dimension => 2));
+RESET statement_timeout;
+SELECT version, status, sqlstate, ledger_id IS NOT NULL AS charged FROM dperm.models WHERE name = 'slow_m';
+SELECT models_ledger_rows() - :ledger_before AS charged;
+SELECT dperm.model('slow_m');
+SELECT dperm.predict('slow_m', ARRAY[1.0, 2.0]);
+SELECT dperm.retraining_forecast('slow_m');
+SELECT dperm.drop_model('slow_m');
+-- no version failed but the charged one: every refusal above left none
+SELECT count(*) AS failed_versions FROM dperm.models WHERE status = 'failed';
 
 -- 4. Errors in the arguments leave no version.
 SELECT dperm.retrain('nope');
@@ -140,7 +167,27 @@ SELECT dperm.train_model('e7', 'mdl_t', 'x', 'y"', 'logistic', dp_options(epsilo
 SELECT dperm.train_model(repeat('e', 201), 'mdl_t', 'x', 'y', 'logistic', dp_options(epsilon => 1));
 SELECT dperm.train_model('e8', 'mdl_t', 'x', 'y', 'logistic', NULL) IS NULL AS strict;
 SELECT dperm.cron_next_run('* * * * *', now(), 0);
+SELECT dperm.train_model('e9', 'mdl_t', 'x', 'y', 'softmax', dp_options(epsilon => 1, dimension => 2));
+SELECT dperm.train_model('e0', 'mdl_t', 't', 'y', 'logistic', dp_options(epsilon => 1));
 SELECT count(*) AS no_versions FROM dperm.models WHERE name LIKE 'e_' OR name = '';
+
+-- 4b. One specification per name: another loss, relation, feature or label
+-- column is refused (42710) before anything runs, and adds no version; other
+-- options are a new version. dperm.drop_model frees the name.
+SELECT dperm.train_model('churn', 'mdl_t', 'x', 't', 'huber', dp_options(epsilon => 1, dimension => 2, l2 => 0.1));
+SELECT models_sqlstate($$SELECT dperm.train_model('churn', 'mdl_t', 'x', 't', 'huber', dp_options(epsilon => 1, dimension => 2, l2 => 0.1))$$) AS other_loss,
+       models_sqlstate($$SELECT dperm.train_model('churn', 'mdl_small', 'x', 'y', 'logistic', dp_options(epsilon => 1, dimension => 2, l2 => 0.1))$$) AS other_relation,
+       models_sqlstate($$SELECT dperm.train_model('churn', 'mdl_t', 'x', 'k', 'logistic', dp_options(epsilon => 1, dimension => 2, l2 => 0.1))$$) AS other_label;
+SELECT models_ledger_rows() AS ledger_before \gset
+SELECT max(version) AS churn_versions FROM dperm.models WHERE name = 'churn';
+SELECT dperm.train_model('kind', 'mdl_t', 'x', 'k', 'softmax', dp_options(epsilon => 0.5, dimension => 2, l2 => 0.1, classes => 3)) AS new_options;
+SELECT models_ledger_rows() - :ledger_before AS charged_once;
+CREATE TABLE mdl_respec AS SELECT * FROM mdl_t;
+SELECT dperm.train_model('respec', 'mdl_respec', 'x', 'y', 'logistic', dp_options(epsilon => 0.1, dimension => 2, l2 => 0.1));
+ALTER TABLE mdl_respec RENAME COLUMN x TO x2;
+SELECT dperm.train_model('respec', 'mdl_respec', 'x2', 'y', 'logistic', dp_options(epsilon => 0.1, dimension => 2, l2 => 0.1));
+SELECT dperm.drop_model('respec');
+SELECT dperm.train_model('respec', 'mdl_respec', 'x2', 't', 'huber', dp_options(epsilon => 0.1, dimension => 2, l2 => 0.1)) AS after_drop;
 -- any name is data: quotes and all
 SELECT dperm.train_model('it''s "odd"; --', 'mdl_t', 'x', 'y', 'logistic', dp_options(epsilon => 0.1, dimension => 2, l2 => 0.1));
 SELECT dperm.retrain('it''s "odd"; --');
@@ -168,7 +215,7 @@ SELECT count(*) AS mallory_sees FROM dperm.models;
 SELECT dperm.retrain('churn');
 SELECT dperm.model('churn');
 SELECT dperm.predict('churn', ARRAY[0.1, 0.2]);
--- her own 'churn' on a relation she may not read: a failed version of hers
+-- her own 'churn' on a relation she may not read: refused, no version
 SELECT dperm.train_model('churn', 'mdl_t', 'x', 'y', 'logistic', dp_options(epsilon => 1, dimension => 2));
 SELECT owner, version, status, sqlstate FROM dperm.models WHERE name = 'churn';
 -- only dperm writes the catalog
@@ -200,9 +247,9 @@ SELECT name, version, owner, trained_by FROM dperm.models WHERE name = 'alice_pt
 RESET ROLE;
 SET ROLE regress_models_mallory;
 SELECT count(*) AS mallory_sees_pt FROM dperm.models WHERE name = 'alice_pt';
--- not an analyst: the run fails, as a version of mallory's own, uncharged
+-- not an analyst: refused, uncharged, no version
 SELECT dperm.train_model('mallory_pt', 'mdl_pt', 'x', 'y', 'logistic', dp_options(epsilon => 1, dimension => 2));
-SELECT version, status, sqlstate, ledger_id FROM dperm.models WHERE name = 'mallory_pt';
+SELECT count(*) AS mallory_pt_versions FROM dperm.models WHERE name = 'mallory_pt';
 RESET ROLE;
 
 -- 6. Attacks through names: mallory defines types, functions and a
@@ -349,4 +396,4 @@ SELECT count(dperm.retire_budget(b.relation)) > 0 AS retired
 RESET client_min_messages;
 DROP OWNED BY regress_models_owner, regress_models_alice, regress_models_mallory CASCADE;
 DROP ROLE regress_models_owner, regress_models_alice, regress_models_mallory;
-DROP FUNCTION models_ledger_rows();
+DROP FUNCTION models_ledger_rows(), models_sqlstate(text);

@@ -102,7 +102,7 @@ SELECT dperm.retrain('late_m');
 SELECT rls_sqlstate($$SELECT dperm.train_model('late_m2', 'rls_late', 'x', 'y', 'logistic', dp_options(dimension => 2, epsilon => 1))$$) AS train_model;
 SELECT dperm.evaluate('late_m', 'rls_late', 'x', 'y', '{"epsilon": 1}');
 SELECT rls_ledger_rows() - :ledger_before AS charged;
--- the refused runs are versions without a charge
+-- the refused runs leave no version (only late_m's first, trained run)
 SELECT name, version, status, sqlstate, ledger_id IS NULL AS uncharged FROM dperm.models
  WHERE name IN ('late_m', 'late_m2') ORDER BY name, version;
 RESET app.tenant;
