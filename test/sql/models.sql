@@ -136,7 +136,7 @@ CREATE TABLE mdl_slow AS SELECT * FROM mdl_t;
 SELECT models_ledger_rows() AS ledger_before \gset
 SET statement_timeout = '3s';
 SELECT dperm.train_model('slow_m', 'mdl_slow', 'x', 'y', 'logistic',
-  dp_options(algorithm => 'output_gd', epsilon => 0.1, l2 => 0.1, iterations => 1000000000, dimension => 2));
+  dp_options(algorithm => 'output_gd', epsilon => 0.1, l2 => 0.1, iterations => 100000000, dimension => 2));
 RESET statement_timeout;
 SELECT version, status, sqlstate, ledger_id IS NOT NULL AS charged FROM dperm.models WHERE name = 'slow_m';
 SELECT models_ledger_rows() - :ledger_before AS charged;
@@ -167,7 +167,7 @@ SELECT dperm.train_model('e7', 'mdl_t', 'x', 'y"', 'logistic', dp_options(epsilo
 SELECT dperm.train_model(repeat('e', 201), 'mdl_t', 'x', 'y', 'logistic', dp_options(epsilon => 1));
 SELECT dperm.train_model('e8', 'mdl_t', 'x', 'y', 'logistic', NULL) IS NULL AS strict;
 SELECT dperm.cron_next_run('* * * * *', now(), 0);
-SELECT dperm.train_model('e9', 'mdl_t', 'x', 'y', 'softmax', dp_options(epsilon => 1, dimension => 2));
+SELECT dperm.train_model('e9', 'mdl_t', 'x', 'y', 'softmax', dp_options(epsilon => 1, dimension => 2, classes => 3));
 SELECT dperm.train_model('e0', 'mdl_t', 't', 'y', 'logistic', dp_options(epsilon => 1));
 SELECT count(*) AS no_versions FROM dperm.models WHERE name LIKE 'e_' OR name = '';
 
