@@ -1,7 +1,7 @@
 -- The session of README "Retraining on a schedule" on BANK: train a named
 -- model, schedule it with pg_cron, watch a run and the forecast count down,
--- predict and evaluate by name, and see a refused run land in
--- cron.job_run_details. bench/retraining_demo.sh runs it.
+-- predict and evaluate by name, and see a run the budget cannot pay for
+-- pause the schedule (no version, no charge). bench/retraining_demo.sh runs it.
 \pset pager off
 \set ON_ERROR_STOP 1
 SET timezone = 'UTC';
@@ -22,7 +22,7 @@ SELECT dperm.schedule_retraining('churn', '* * * * *') AS jobid;
 SELECT runs, limiting_relation, epsilon_per_run, next_run_at, last_run_at
   FROM dperm.retraining_forecast('churn');
 
-\echo '== waiting for pg_cron to run dperm.retrain(''churn'') ...'
+\echo '== waiting for pg_cron to run dperm.retrain_on_schedule(''churn'', ''alice'') ...'
 DO $$ BEGIN
   WHILE NOT EXISTS (SELECT 1 FROM dperm.models WHERE name = 'churn' AND version = 2) LOOP
     PERFORM pg_sleep(1);
@@ -51,20 +51,19 @@ SET ROLE alice;
 SELECT runs FROM dperm.retraining_forecast('churn');
 SELECT count(*) AS ledger_rows_before FROM dperm.ledger \gset
 SELECT now() AS since \gset
-SELECT set_config('demo.since', :'since', false) IS NOT NULL AS noted;
-\echo '== waiting for the next scheduled run ...'
+\echo '== waiting for the next scheduled run: it pauses the schedule ...'
 DO $$ BEGIN
-  WHILE NOT EXISTS (SELECT 1 FROM cron.job_run_details
-                     WHERE status = 'failed'
-                       AND start_time > current_setting('demo.since')::timestamptz) LOOP
+  WHILE NOT EXISTS (SELECT 1 FROM dperm.model_schedules
+                     WHERE name = 'churn' AND paused_at IS NOT NULL) LOOP
     PERFORM pg_sleep(1);
   END LOOP;
 END $$;
-SELECT jobid, status, return_message
-  FROM cron.job_run_details WHERE start_time > :'since' AND status = 'failed';
-SELECT version, status, sqlstate, error, ledger_id
-  FROM dperm.models WHERE name = 'churn' ORDER BY version DESC LIMIT 1;
-SELECT count(*) - :ledger_rows_before AS charged_for_the_refusal FROM dperm.ledger;
+SELECT name, date_trunc('second', paused_at) AS paused_at, paused_reason
+  FROM dperm.model_schedules WHERE name = 'churn';
+SELECT runs, paused_reason IS NOT NULL AS paused FROM dperm.retraining_forecast('churn');
+SELECT count(*) AS versions_since FROM dperm.models
+ WHERE name = 'churn' AND trained_at > :'since';
+SELECT count(*) - :ledger_rows_before AS charged_for_the_pause FROM dperm.ledger;
 \echo '== and a new schedule is refused up front'
 \set ON_ERROR_STOP 0
 SELECT dperm.schedule_retraining('churn', '30 2 * * *');
