@@ -95,6 +95,9 @@ check min_runs_refusal "$(echo "$refusal" | head -1)" \
   "ERROR:  model \"spent\": 0 more retrainings fit in the privacy budget of relation public.t2, fewer than min_runs = 1"
 # the budget is raised: the next scheduled run checks again, resumes and trains
 paused_at=$(psql_q -c "SELECT paused_at FROM dperm.model_schedules WHERE name = 'spent'")
+# another paused run (the job's command, by hand): NULL, paused_at kept, no version
+check paused_again "$(as_owner "SELECT dperm.retrain_on_schedule('spent', 'regress_cron_owner') IS NULL" 2>/dev/null)" t
+check paused_at_kept "$(psql_q -c "SELECT paused_at = '$paused_at' AND (SELECT max(version) FROM dperm.models WHERE name = 'spent') = 1 FROM dperm.model_schedules WHERE name = 'spent'")" t
 psql_q >/dev/null -c "SELECT dperm.set_budget('t2', 100, 1e-5)"
 waited=$(wait_for "SELECT EXISTS (SELECT 1 FROM dperm.models WHERE name = 'spent' AND version = 2 AND status = 'trained')" 75)
 echo "cron: resumed after ${waited} s"

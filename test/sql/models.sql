@@ -191,6 +191,9 @@ SELECT dperm.train_model('respec', 'mdl_respec', 'x2', 't', 'huber', dp_options(
 -- any name is data: quotes and all
 SELECT dperm.train_model('it''s "odd"; --', 'mdl_t', 'x', 'y', 'logistic', dp_options(epsilon => 0.1, dimension => 2, l2 => 0.1));
 SELECT dperm.retrain('it''s "odd"; --');
+-- the scheduled job's function on a model without a schedule: a plain retrain
+SELECT dperm.retrain_on_schedule('it''s "odd"; --', 'regress_models_owner') AS unscheduled_run;
+SELECT dperm.retrain_on_schedule('it''s "odd"; --', 'regress_models_alice');
 SELECT dperm.predict('it''s "odd"; --', ARRAY[0.1, 0.2]) BETWEEN 0 AND 1 AS predicts;
 SELECT dperm.drop_model('it''s "odd"; --');
 -- scheduling needs pg_cron (this cluster has none)
