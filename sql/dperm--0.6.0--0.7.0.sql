@@ -461,3 +461,35 @@ BEGIN
   END IF;
 END $$;
 COMMENT ON FUNCTION dperm.retraining_forecast IS 'how many more retrainings of a model fit in the budgets it is charged to (NULL: no budget limits it), when a scheduled model''s last one that fits runs, and whether its schedule is paused (paused_at, paused_reason)';
+
+-- ==== feature specs ====
+-- Raw columns with public domains (src/core/model/feature_spec.cpp): numbers
+-- scaled by declared bounds and clipped, categories one-hot over declared
+-- values, booleans 0/1; the same encoder in the training scan and at
+-- prediction.
+CREATE FUNCTION dperm.encode_values(spec jsonb, vals text[]) RETURNS float8[]
+  AS 'MODULE_PATHNAME', 'dperm_encode_values' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.encode_values(jsonb, text[]) IS 'one row encoded by a feature spec: its columns'' values as text, in the spec''s order (NULL for NULL)';
+CREATE FUNCTION dperm.train(relation regclass, features jsonb, label text, loss text, options jsonb)
+  RETURNS dp_model AS 'MODULE_PATHNAME', 'dperm_train' LANGUAGE C STRICT VOLATILE;
+CREATE FUNCTION dperm.train(relation regclass, features jsonb, label text, loss text, options jsonb,
+                            mode text)
+  RETURNS dp_model AS 'MODULE_PATHNAME', 'dperm_train' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION dperm.train(regclass, jsonb, text, text, jsonb) IS 'dperm.train on raw columns through a feature spec (numeric bounds, categorical values, booleans): d, the feature names and the row bound come from the spec';
+COMMENT ON FUNCTION dperm.train(regclass, jsonb, text, text, jsonb, text) IS 'dperm.train on raw columns through a feature spec, with a mode';
+
+-- ==== feature specs: named models ====
+-- A named model may be trained through a feature spec; dperm.predict and
+-- dperm.encode then take the raw row.
+ALTER TABLE dperm.models ADD COLUMN feature_spec jsonb;
+COMMENT ON COLUMN dperm.models.feature_spec IS 'the feature spec the version was trained through (NULL: features names a float8[] column)';
+CREATE FUNCTION dperm.train_model(name text, relation regclass, features jsonb, label text,
+                                  loss text, options jsonb)
+  RETURNS int AS 'MODULE_PATHNAME', 'dperm_train_model' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION dperm.train_model(text, regclass, jsonb, text, text, jsonb) IS 'trains a new version of the caller''s own named model on raw columns through a feature spec; dperm.predict(name, row) and dperm.encode(name, row) apply it';
+CREATE FUNCTION dperm.predict(name text, "row" record, version int DEFAULT NULL)
+  RETURNS float8 AS 'MODULE_PATHNAME', 'dperm_predict' LANGUAGE C STABLE;
+COMMENT ON FUNCTION dperm.predict(text, record, int) IS 'prediction of a named model trained through a feature spec, for a raw row of its relation (the spec''s columns by name)';
+CREATE FUNCTION dperm.encode(name text, "row" record, version int DEFAULT NULL)
+  RETURNS float8[] AS 'MODULE_PATHNAME', 'dperm_encode' LANGUAGE C STABLE;
+COMMENT ON FUNCTION dperm.encode(text, record, int) IS 'the float8[] a named model''s feature spec makes of a raw row (what training and dperm.predict use)';

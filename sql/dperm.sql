@@ -559,6 +559,22 @@ CREATE FUNCTION dperm.train(relation regclass, features text, label text, loss t
 COMMENT ON FUNCTION dperm.train(regclass, text, text, text, jsonb) IS 'a private model from a relation the caller may read, or a protected one they are an analyst of (columns by name; loss logistic, huber or softmax), charged to it; streams when the rows pass dperm.max_buffer';
 COMMENT ON FUNCTION dperm.train(regclass, text, text, text, jsonb, text) IS 'dperm.train with a mode: auto, in_memory or streaming';
 
+-- ==== feature specs ====
+-- Raw columns with public domains (src/core/model/feature_spec.cpp): numbers
+-- scaled by declared bounds and clipped, categories one-hot over declared
+-- values, booleans 0/1; the same encoder in the training scan and at
+-- prediction.
+CREATE FUNCTION dperm.encode_values(spec jsonb, vals text[]) RETURNS float8[]
+  AS 'MODULE_PATHNAME', 'dperm_encode_values' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.encode_values(jsonb, text[]) IS 'one row encoded by a feature spec: its columns'' values as text, in the spec''s order (NULL for NULL)';
+CREATE FUNCTION dperm.train(relation regclass, features jsonb, label text, loss text, options jsonb)
+  RETURNS dp_model AS 'MODULE_PATHNAME', 'dperm_train' LANGUAGE C STRICT VOLATILE;
+CREATE FUNCTION dperm.train(relation regclass, features jsonb, label text, loss text, options jsonb,
+                            mode text)
+  RETURNS dp_model AS 'MODULE_PATHNAME', 'dperm_train' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION dperm.train(regclass, jsonb, text, text, jsonb) IS 'dperm.train on raw columns through a feature spec (numeric bounds, categorical values, booleans): d, the feature names and the row bound come from the spec';
+COMMENT ON FUNCTION dperm.train(regclass, jsonb, text, text, jsonb, text) IS 'dperm.train on raw columns through a feature spec, with a mode';
+
 -- ---------------------------------------------------------------- progress
 -- One row per backend training a release (dperm.train, or dp_logreg,
 -- dp_huber and dp_softmax called directly), updated per pass and every
@@ -616,10 +632,12 @@ CREATE TABLE dperm.models (
   error_detail text,
   sqlstate text,
   evaluation jsonb,
+  feature_spec jsonb,
   CHECK ((status = 'trained') = (model IS NOT NULL)),
   PRIMARY KEY (owner, name, version));
 COMMENT ON TABLE dperm.models IS 'one row per training run of a named model: its specification, the released model or the error, and the ledger row it was charged by';
 COMMENT ON COLUMN dperm.models.owner IS 'the role the model belongs to (who created it with dperm.train_model)';
+COMMENT ON COLUMN dperm.models.feature_spec IS 'the feature spec the version was trained through (NULL: features names a float8[] column)';
 COMMENT ON COLUMN dperm.models.ledger_id IS 'the dperm.ledger row of the run''s charge (NULL: not charged)';
 COMMENT ON COLUMN dperm.models.rdp IS 'the charge''s RDP curve, epsilon, delta and relations, copied from the ledger row (dperm.retraining_forecast composes them)';
 COMMENT ON COLUMN dperm.models.evaluation IS 'private evaluations (dperm.evaluate), newest first';
@@ -838,3 +856,17 @@ CREATE FUNCTION dperm.evaluate(name text, relation regclass, features text, labe
                                options jsonb)
   RETURNS jsonb AS 'MODULE_PATHNAME', 'dperm_evaluate' LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION dperm.evaluate IS 'a private estimate of a model''s accuracy and log-loss (classifiers) or RMSE (Huber) on a relation, charged to it and stored with the version';
+
+-- ==== feature specs: named models ====
+-- A named model may be trained through a feature spec; dperm.predict and
+-- dperm.encode then take the raw row.
+CREATE FUNCTION dperm.train_model(name text, relation regclass, features jsonb, label text,
+                                  loss text, options jsonb)
+  RETURNS int AS 'MODULE_PATHNAME', 'dperm_train_model' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION dperm.train_model(text, regclass, jsonb, text, text, jsonb) IS 'trains a new version of the caller''s own named model on raw columns through a feature spec; dperm.predict(name, row) and dperm.encode(name, row) apply it';
+CREATE FUNCTION dperm.predict(name text, "row" record, version int DEFAULT NULL)
+  RETURNS float8 AS 'MODULE_PATHNAME', 'dperm_predict' LANGUAGE C STABLE;
+COMMENT ON FUNCTION dperm.predict(text, record, int) IS 'prediction of a named model trained through a feature spec, for a raw row of its relation (the spec''s columns by name)';
+CREATE FUNCTION dperm.encode(name text, "row" record, version int DEFAULT NULL)
+  RETURNS float8[] AS 'MODULE_PATHNAME', 'dperm_encode' LANGUAGE C STABLE;
+COMMENT ON FUNCTION dperm.encode(text, record, int) IS 'the float8[] a named model''s feature spec makes of a raw row (what training and dperm.predict use)';

@@ -371,7 +371,8 @@ DPERM_FUNCTION(dperm_evaluate) {
   PrivacyUnit unit = TrainUnit(relid, relations, n_relations);
   const char* source = unit.column == nullptr
                            ? qualified
-                           : UnitBoundedSource(qualified, features, label, unit);
+                           : UnitBoundedSource(qualified, quote_identifier(features), label, unit,
+                                               features);
 
   // n, public: every row counts (with a unit: units * k, public with the
   // number of units).

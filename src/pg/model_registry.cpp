@@ -82,7 +82,8 @@ bool LookupModelOf(const char* name, Oid owner, ModelSpec* spec, MemoryContext c
   Datum args[2] = {CStringGetTextDatum(name), ObjectIdGetDatum(owner)};
   RunInternalSql(GetUserId(),
                  "SELECT m.relation::pg_catalog.oid, m.relation_name,"
-                 "       m.features, m.label, m.loss, m.options::pg_catalog.text"
+                 "       m.features, m.label, m.loss, m.options::pg_catalog.text,"
+                 "       m.feature_spec::pg_catalog.text"
                  "  FROM dperm.models m WHERE m.name OPERATOR(pg_catalog.=) $1"
                  "   AND m.owner OPERATOR(pg_catalog.=) $2"
                  " ORDER BY m.version DESC LIMIT 1",
@@ -99,6 +100,7 @@ bool LookupModelOf(const char* name, Oid owner, ModelSpec* spec, MemoryContext c
   spec->label = CopyValue(context, row, desc, 4);
   spec->loss = CopyValue(context, row, desc, 5);
   spec->options = CopyValue(context, row, desc, 6);
+  spec->feature_spec = CopyValue(context, row, desc, 7);  // nullptr for NULL
   return true;
 }
 

@@ -21,6 +21,7 @@ struct ModelSpec {
   const char* label;
   const char* loss;
   const char* options;        // jsonb text
+  const char* feature_spec = nullptr;  // jsonb text of the feature spec (nullptr: features is a column)
 };
 
 // Refuses named models on a catalog from before 0.7.0 (owners stored by

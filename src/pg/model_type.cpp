@@ -1,11 +1,13 @@
 // The dp_model type: a varlena holding the coefficients for fast prediction
 // and the model's JSON text, which is its text form (docs/design.md section 1).
+#include "dperm/model/feature_spec.hpp"
 #include "dperm/model/model.hpp"
 
 #include <cmath>
 #include <cstddef>
 
 #include "arrays.hpp"
+#include "feature_spec_pg.hpp"
 #include "internal_sql.hpp"
 #include "model_type.hpp"
 #include "options_pg.hpp"
@@ -346,6 +348,7 @@ struct NamedModelCache {
   CommandId curcid;
   uint64 completions;  // the snapshot's count of completed transactions
   PredictCache predict;
+  const dperm::FeatureSpec* spec;  // the version's feature spec, or nullptr
 };
 
 // Fills the circumstances of the key (all but name and version).
@@ -382,7 +385,8 @@ void ResolveNamedModel(NamedModelCache* c, MemoryContext mcxt, Datum name, bool 
   // has its schema.)
   bool parallel = IsInParallelMode();
   int level = parallel ? 0 : PinInternalSearchPath();
-  if (SPI_execute_with_args("SELECT m.status, m.model, m.version, m.error FROM dperm.model($1, $2) m",
+  if (SPI_execute_with_args("SELECT m.status, m.model, m.version, m.error, m.feature_spec::pg_catalog.text"
+                            "  FROM dperm.model($1, $2) m",
                             2, types, args, nulls, true, 1) != SPI_OK_SELECT ||
       SPI_processed != 1)
     elog(ERROR, "dperm: could not look up model \"%s\"", TextDatumGetCString(name));
@@ -401,18 +405,15 @@ void ResolveNamedModel(NamedModelCache* c, MemoryContext mcxt, Datum name, bool 
   Datum model = SPI_getbinval(row, desc, 2, &model_null);
   if (model_null) elog(ERROR, "dperm: trained model \"%s\" has no model", TextDatumGetCString(name));
   LoadModel(&c->predict, mcxt, model);
+  char* spec = SPI_getvalue(row, desc, 5);
+  c->spec = spec != nullptr ? ParsedSpec(mcxt, spec) : nullptr;
   SPI_finish();
   c->valid = true;
 }
 
-}  // namespace
-
-// dperm.predict(name, features, version): the prediction of a named model's
-// version (the latest trained one when version is NULL): logistic: the
-// probability; Huber: the prediction; softmax: the class. The name is
-// resolved once per statement (NamedModelCache), the model decoded once.
-// NULL features give NULL (after the lookup, whose errors come first).
-DPERM_FUNCTION(dperm_predict) {
+// The call site's named model (arguments: 0 the name, `version_arg` the
+// version), resolved once per statement.
+NamedModelCache* NamedModel(FunctionCallInfo fcinfo, int version_arg) {
   if (PG_ARGISNULL(0)) {
     // dperm.model's error for a NULL name.
     ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("model \"<NULL>\" does not exist"),
@@ -426,8 +427,8 @@ DPERM_FUNCTION(dperm_predict) {
   }
   text* name = PG_GETARG_TEXT_PP(0);
   int name_len = VARSIZE_ANY_EXHDR(name);
-  bool version_null = PG_ARGISNULL(2);
-  int32 version = version_null ? 0 : PG_GETARG_INT32(2);
+  bool version_null = PG_ARGISNULL(version_arg);
+  int32 version = version_null ? 0 : PG_GETARG_INT32(version_arg);
   Snapshot snap = GetActiveSnapshot();
   NamedModelCache key;
   if (snap != nullptr) SetCircumstances(&key, snap);
@@ -450,10 +451,38 @@ DPERM_FUNCTION(dperm_predict) {
       c->valid = false;
     }
   }
+  return c;
+}
+
+// The raw row argument `arg` encoded by the named model's feature spec
+// into c->predict.x (42804 for a model trained on a float8[] column).
+const double* EncodedRow(FunctionCallInfo fcinfo, int arg, NamedModelCache* c) {
+  if (c->spec == nullptr)
+    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                    errmsg("model \"%.*s\" was not trained through a feature spec", c->name_len, c->name),
+                    errhint("Pass its float8[] features, as it was trained on them.")));
+  if (c->spec->dimension() != c->predict.model->d)
+    elog(ERROR, "dperm: the feature spec of model \"%.*s\" does not match its model", c->name_len, c->name);
+  EncodeRecord(*c->spec, PG_GETARG_HEAPTUPLEHEADER(arg), c->predict.x);
+  return c->predict.x;
+}
+
+}  // namespace
+
+// dperm.predict(name, features, version): the prediction of a named model's
+// version (the latest trained one when version is NULL): logistic: the
+// probability; Huber: the prediction; softmax: the class. The name is
+// resolved once per statement (NamedModelCache), the model decoded once.
+// NULL features give NULL (after the lookup, whose errors come first).
+DPERM_FUNCTION(dperm_predict) {
+  NamedModelCache* c = NamedModel(fcinfo, 2);
   if (PG_ARGISNULL(1)) PG_RETURN_NULL();
   PredictCache* p = &c->predict;
   const ModelDatum* m = p->model;
-  const double* x = PredictFeatures(fcinfo, 1, p);
+  // features: a float8[], or a raw row through the model's feature spec.
+  const double* x = get_fn_expr_argtype(fcinfo->flinfo, 1) == FLOAT8ARRAYOID
+                        ? PredictFeatures(fcinfo, 1, p)
+                        : EncodedRow(fcinfo, 1, c);
   LossKind loss = static_cast<LossKind>(m->loss);
   if (loss == LossKind::kSoftmax) {
     int classes = ClassProbabilities(p, x);
@@ -461,6 +490,15 @@ DPERM_FUNCTION(dperm_predict) {
   }
   PG_RETURN_FLOAT8(dperm::Predict(loss, m->coef, m->d, m->intercept, m->feature_bound, x,
                                   p->scratch));
+}
+
+// dperm.encode(name, row, version) -> float8[]: the features the named
+// model's feature spec makes of a raw row (what its training and
+// dperm.predict use). NULL row: NULL.
+DPERM_FUNCTION(dperm_encode) {
+  NamedModelCache* c = NamedModel(fcinfo, 2);
+  if (PG_ARGISNULL(1)) PG_RETURN_NULL();
+  return Float8ArrayDatum(EncodedRow(fcinfo, 1, c), c->predict.model->d);
 }
 
 // dp_coefficients(model): one row per coefficient, the intercept first; a

@@ -15,12 +15,14 @@
 // the release pipeline, release.cpp), and switch identity only for dperm's
 // own catalog, with search_path pinned to "pg_catalog, pg_temp" (pg_temp
 // last) and every name qualified (internal_sql.cpp).
+#include "dperm/model/feature_spec.hpp"
 #include "dperm/options/options.hpp"
 
 #include "charge.hpp"
 #include "internal_sql.hpp"
 #include "model_cron.hpp"
 #include "model_registry.hpp"
+#include "feature_spec_pg.hpp"
 #include "models.hpp"
 #include "options_pg.hpp"
 #include "train_pg.hpp"
@@ -57,10 +59,10 @@ namespace {
 int64 RecordVersion(const ModelSpec& spec, const char* model_text, int64 ledger_id,
                     TimestampTz started, const ErrorData* error) {
   // Roles by OID: regrole reads digits as an OID.
-  Oid types[16] = {TEXTOID, OIDOID,  OIDOID,  TEXTOID, TEXTOID,        TEXTOID,
+  Oid types[17] = {TEXTOID, OIDOID,  OIDOID,  TEXTOID, TEXTOID,        TEXTOID,
                    TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID,        OIDOID,
-                   TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID};
-  Datum args[16] = {
+                   TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+  Datum args[17] = {
       CStringGetTextDatum(spec.name),
       ObjectIdGetDatum(spec.owner),
       ObjectIdGetDatum(spec.relid),
@@ -76,9 +78,11 @@ int64 RecordVersion(const ModelSpec& spec, const char* model_text, int64 ledger_
       TimestampTzGetDatum(started),
       error != nullptr && error->message ? CStringGetTextDatum(error->message) : (Datum)0,
       error != nullptr && error->detail ? CStringGetTextDatum(error->detail) : (Datum)0,
-      error != nullptr ? CStringGetTextDatum(unpack_sql_state(error->sqlerrcode)) : (Datum)0};
-  char nulls[16];
-  for (int i = 0; i < 16; i++) nulls[i] = ' ';
+      error != nullptr ? CStringGetTextDatum(unpack_sql_state(error->sqlerrcode)) : (Datum)0,
+      spec.feature_spec != nullptr ? CStringGetTextDatum(spec.feature_spec) : (Datum)0};
+  char nulls[17];
+  for (int i = 0; i < 17; i++) nulls[i] = ' ';
+  if (spec.feature_spec == nullptr) nulls[16] = 'n';
   if (model_text == nullptr) nulls[9] = 'n';
   if (ledger_id == 0) nulls[10] = 'n';
   if (args[13] == (Datum)0) nulls[13] = 'n';
@@ -92,8 +96,8 @@ int64 RecordVersion(const ModelSpec& spec, const char* model_text, int64 ledger_
       "  'features', $5, 'label', $6, 'loss', $7, 'options', $8::pg_catalog.jsonb, 'status', $9,"
       "  'model', $10, 'ledger_id', $11, 'trained_by', $12::pg_catalog.text, 'trained_at', $13,"
       "  'error', $14,"
-      "  'error_detail', $15, 'sqlstate', $16)::pg_catalog.text",
-      16, types, args, nulls, SPI_OK_SELECT, true);
+      "  'error_detail', $15, 'sqlstate', $16, 'feature_spec', $17::pg_catalog.jsonb)::pg_catalog.text",
+      17, types, args, nulls, SPI_OK_SELECT, true);
   char* json = CopyValue(context, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
   SPI_finish();
   return SubmitModelRecord(kRecordModelVersion, json);
@@ -121,8 +125,19 @@ char* TrainOnce(const ModelSpec& spec, MemoryContext context) {
   Datum args[5] = {ObjectIdGetDatum(spec.relid), CStringGetTextDatum(spec.features),
                    CStringGetTextDatum(spec.label), CStringGetTextDatum(spec.loss),
                    CStringGetTextDatum(spec.options)};
-  Oid feature_type = ColumnType(spec.relid, spec.features);
-  if (is_protected || feature_type == FLOAT8ARRAYOID) {
+  if (spec.feature_spec != nullptr) {
+    // Raw columns through the spec: dperm.train reads them (as the caller,
+    // or a protected relation as its owner) and encodes them in the scan.
+    args[1] = CStringGetTextDatum(spec.feature_spec);
+    RunInternalSql(caller,
+                   "SELECT dperm.train($1::pg_catalog.regclass, $2::pg_catalog.jsonb, $3, $4,"
+                   " $5::pg_catalog.jsonb)",
+                   5, types, args, nullptr, SPI_OK_SELECT, false);
+  }
+  Oid feature_type = spec.feature_spec != nullptr ? InvalidOid : ColumnType(spec.relid, spec.features);
+  if (spec.feature_spec != nullptr) {
+    // trained above
+  } else if (is_protected || feature_type == FLOAT8ARRAYOID) {
     // dperm.train checks the analyst, the columns and the options, charges
     // before it reads, and reads a protected relation as its owner.
     RunInternalSql(caller,
@@ -355,14 +370,14 @@ void ServeModelRecord(LedgerRequest* req) {
     if (SPI_execute_with_args(
             "INSERT INTO dperm.models (name, version, owner, relation, relation_name, features,"
             "  label, loss, options, status, model, ledger_id, epsilon, delta, rdp, relations,"
-            "  trained_by, trained_at, error, error_detail, sqlstate)"
+            "  trained_by, trained_at, error, error_detail, sqlstate, feature_spec)"
             " SELECT r.name,"
             "   COALESCE((SELECT pg_catalog.max(m.version) FROM dperm.models m"
             "              WHERE m.name OPERATOR(pg_catalog.=) r.name"
             "                AND m.owner OPERATOR(pg_catalog.=) r.owner), 0) OPERATOR(pg_catalog.+) 1,"
             "   r.owner, r.relation, r.relation_name, r.features, r.label, r.loss, r.options,"
             "   r.status, r.model, r.ledger_id, l.epsilon, l.delta, l.rdp, l.relations,"
-            "   r.trained_by, r.trained_at, r.error, r.error_detail, r.sqlstate"
+            "   r.trained_by, r.trained_at, r.error, r.error_detail, r.sqlstate, r.feature_spec"
             "  FROM pg_catalog.jsonb_populate_record(NULL::dperm.models, $1::pg_catalog.jsonb) r"
             "  LEFT JOIN dperm.ledger l ON l.id OPERATOR(pg_catalog.=) r.ledger_id"
             " RETURNING version",
@@ -394,7 +409,16 @@ DPERM_FUNCTION(dperm_train_model) {
   if (relation_name == nullptr)
     ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
                     errmsg("relation with OID %u does not exist", relid)));
-  ColumnType(relid, text_to_cstring(PG_GETARG_TEXT_PP(2)));
+  // features: a float8[] column, or a feature spec (jsonb) of raw columns,
+  // checked against the relation here.
+  const bool has_spec = get_fn_expr_argtype(fcinfo->flinfo, 2) == JSONBOID;
+  char* spec_text = nullptr;
+  if (has_spec) {
+    SpecFeaturesFor(relid, PG_GETARG_JSONB_P(2));
+    spec_text = JsonbText(PG_GETARG_JSONB_P(2));
+  } else {
+    ColumnType(relid, text_to_cstring(PG_GETARG_TEXT_PP(2)));
+  }
   ColumnType(relid, text_to_cstring(PG_GETARG_TEXT_PP(3)));
   ParsedOptions parsed = ParseOptionsJsonb(PG_GETARG_JSONB_P(5));
   RunCore([&] { dperm::CheckOptionsForLoss(parsed.options, loss); });
@@ -404,7 +428,8 @@ DPERM_FUNCTION(dperm_train_model) {
   spec.relid = relid;
   spec.relation_name = psprintf("%s.%s", quote_identifier(get_namespace_name(get_rel_namespace(relid))),
                                 quote_identifier(relation_name));
-  spec.features = text_to_cstring(PG_GETARG_TEXT_PP(2));
+  spec.features = has_spec ? spec_text : text_to_cstring(PG_GETARG_TEXT_PP(2));
+  spec.feature_spec = spec_text;
   spec.label = text_to_cstring(PG_GETARG_TEXT_PP(3));
   spec.loss = text_to_cstring(PG_GETARG_TEXT_PP(4));
   spec.options = JsonbText(PG_GETARG_JSONB_P(5));

@@ -111,8 +111,8 @@ void CheckUnitOption(const dperm::Options& o, int64 bounded, const char* name) {
                   errhint("dp_explain takes it to show a unit-level plan.")));
 }
 
-char* UnitBoundedSource(const char* qualified, const char* features, const char* label,
-                        const PrivacyUnit& u) {
+char* UnitBoundedSource(const char* qualified, const char* features_sql, const char* label,
+                        const PrivacyUnit& u, const char* out_features) {
   // A fresh key per read: the order of a unit's rows is uniformly random
   // and independent of other units'. Privacy does not rest on the key: for
   // every key, the slots of a unit depend on that unit's rows only.
@@ -122,19 +122,18 @@ char* UnitBoundedSource(const char* qualified, const char* features, const char*
                     errmsg("could not generate a random key for the units' rows")));
   char hex[2 * sizeof key + 1];
   hex[hex_encode(reinterpret_cast<const char*>(key), sizeof key, hex)] = '\0';
-  const char* f = quote_identifier(features);
-  const char* l = quote_identifier(label);
   return psprintf(
       "(SELECT s.x AS %s, s.y AS %s FROM"
-      " (SELECT t.%s AS x, t.%s AS y,"
-      "         pg_catalog.row_number() OVER (PARTITION BY t.%s ORDER BY pg_catalog.sha256("
+      " (SELECT v.x, v.y,"
+      "         pg_catalog.row_number() OVER (PARTITION BY v.u ORDER BY pg_catalog.sha256("
       "           '\\x%s'::pg_catalog.bytea OPERATOR(pg_catalog.||)"
-      "           pg_catalog.textsend(pg_catalog.concat_ws('|', t.%s, t.%s))))"
+      "           pg_catalog.textsend(pg_catalog.concat_ws('|', v.x, v.y))))"
       "           OPERATOR(pg_catalog.-) 1 AS r,"
-      "         pg_catalog.count(*) OVER (PARTITION BY t.%s) AS c"
-      "    FROM %s t) s"
+      "         pg_catalog.count(*) OVER (PARTITION BY v.u) AS c"
+      "    FROM (SELECT %s AS x, t.%s AS y, t.%s AS u FROM %s t) v) s"
       " CROSS JOIN LATERAL pg_catalog.generate_series(s.r, %lld::pg_catalog.int8, s.c) AS slot(j)) AS bounded",
-      f, l, f, l, quote_identifier(u.column), hex, f, l, quote_identifier(u.column), qualified,
+      quote_identifier(out_features), quote_identifier(label), hex, features_sql,
+      quote_identifier(label), quote_identifier(u.column), qualified,
       static_cast<long long>(u.max_rows - 1));
 }
 

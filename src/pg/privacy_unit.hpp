@@ -46,9 +46,11 @@ void CheckUnitOption(const dperm::Options& o, int64 bounded, const char* name);
 // value of u.column (NULL is one unit): each unit's rows ranked by SHA-256 of
 // a fresh random key and the row's features and label (a uniformly random
 // order), slot j in [0, k) taking the row of rank j mod (the unit's rows).
-// Its columns are named `features` and `label`, as the relation's.
-char* UnitBoundedSource(const char* qualified, const char* features, const char* label,
-                        const PrivacyUnit& u);
+// `features_sql` is an SQL expression over the relation's columns (a quoted
+// column name, or a feature spec's encoder); the item's columns are named
+// `out_features` and `label`.
+char* UnitBoundedSource(const char* qualified, const char* features_sql, const char* label,
+                        const PrivacyUnit& u, const char* out_features);
 
 // The SQL of the number of units of `qualified` (NULL is one unit).
 char* UnitCountSql(const char* qualified, const PrivacyUnit& u);

@@ -12,6 +12,7 @@
 // pg_catalog, pg_temp. A relation with row-level security enabled in its
 // family is not read through its protection (RefuseRowSecurity,
 // protect.cpp).
+#include "dperm/model/feature_spec.hpp"
 #include "dperm/options/options.hpp"
 #include "dperm/release/streaming.hpp"
 #include "dperm/algorithms/registry.hpp"
@@ -22,6 +23,7 @@
 #include "arrays.hpp"
 #include "charge.hpp"
 #include "citus.hpp"
+#include "feature_spec_pg.hpp"
 #include "internal_sql.hpp"
 #include "module.hpp"
 #include "options_pg.hpp"
@@ -117,13 +119,14 @@ TrainMode ParseTrainMode(const char* mode) {
   pg_unreachable();
 }
 
-// Whether `role` may read the two columns of `relid` (SELECT on the table,
-// or on both columns).
-bool MayReadColumns(Oid relid, Oid role, const char* features, const char* label) {
+// Whether `role` may read the columns of `relid` a release reads (SELECT on
+// the table, or on each of them).
+bool MayReadColumns(Oid relid, Oid role, const char* const* columns, int n_columns) {
   if (pg_class_aclcheck(relid, role, ACL_SELECT) == ACLCHECK_OK) return true;
-  return pg_attribute_aclcheck(relid, get_attnum(relid, features), role, ACL_SELECT) ==
-             ACLCHECK_OK &&
-         pg_attribute_aclcheck(relid, get_attnum(relid, label), role, ACL_SELECT) == ACLCHECK_OK;
+  for (int i = 0; i < n_columns; i++)
+    if (pg_attribute_aclcheck(relid, get_attnum(relid, columns[i]), role, ACL_SELECT) != ACLCHECK_OK)
+      return false;
+  return true;
 }
 
 }  // namespace
@@ -143,7 +146,10 @@ bool MayReadColumns(Oid relid, Oid role, const char* features, const char* label
 // 5-argument form) streams exactly when the rows would not fit.
 DPERM_FUNCTION(dperm_train) {
   Oid relid = PG_GETARG_OID(0);
-  char* features = text_to_cstring(PG_GETARG_TEXT_PP(1));
+  // features: a float8[] column's name, or a feature spec (jsonb) of raw
+  // columns with public domains (feature_spec_pg.hpp).
+  const bool has_spec = get_fn_expr_argtype(fcinfo->flinfo, 1) == JSONBOID;
+  char* features = has_spec ? pstrdup("features") : text_to_cstring(PG_GETARG_TEXT_PP(1));
   char* label = text_to_cstring(PG_GETARG_TEXT_PP(2));
   char* loss_name = text_to_cstring(PG_GETARG_TEXT_PP(3));
   Datum options = PG_GETARG_DATUM(4);
@@ -157,6 +163,17 @@ DPERM_FUNCTION(dperm_train) {
   // reads (TrainRelations; the aggregate's range table in memory).
   char* name = LockReadableRelation(relid, &owner, true);
   dperm::LossKind loss = ParseLossName(loss_name);
+  SpecFeatures spec = {};
+  if (has_spec) spec = SpecFeaturesFor(relid, PG_GETARG_JSONB_P(1));
+  // The columns read, and the features as an SQL expression of them.
+  const char** read_columns = static_cast<const char**>(palloc(sizeof(char*) * (spec.n_columns + 2)));
+  int n_read = 0;
+  if (has_spec)
+    for (int c = 0; c < spec.n_columns; c++) read_columns[n_read++] = spec.columns[c];
+  else
+    read_columns[n_read++] = features;
+  read_columns[n_read++] = label;
+  const char* features_sql = has_spec ? spec.sql : quote_identifier(features);
   SPI_connect();
   bool allowed = false;
   Oid reader;
@@ -177,23 +194,23 @@ DPERM_FUNCTION(dperm_train) {
   } else {
     // Not protected: read with the caller's own rights, as their own
     // SELECT dp_logreg(...) FROM it would.
-    ColumnType(relid, features);
-    ColumnType(relid, label);
-    if (!MayReadColumns(relid, caller, features, label))
+    for (int i = 0; i < n_read; i++) ColumnType(relid, read_columns[i]);
+    if (!MayReadColumns(relid, caller, read_columns, n_read))
       ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                       errmsg("permission denied for relation %s", name),
                       errhint("dperm.train reads a relation with the caller's rights unless its "
                               "owner protected it with dperm.protect and listed the caller.")));
     reader = caller;
   }
-  Oid feature_type = ColumnType(relid, features);
+  Oid feature_type = has_spec ? FLOAT8ARRAYOID : ColumnType(relid, features);
   Oid label_type = ColumnType(relid, label);
   if (feature_type != FLOAT8ARRAYOID)
     ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
                     errmsg("column \"%s\" must be float8[], not %s", features, format_type_be(feature_type))));
   TrainTarget target = TargetFor(loss, label_type, label, loss_name);
   // Everything that depends on the options only fails here, before a row
-  // is read, and costs nothing.
+  // is read, and costs nothing. A spec declares d, the names and the bound.
+  if (has_spec) options = WithSpecOptions(DatumGetJsonbP(options), *spec.spec);
   ParsedOptions parsed = ParseOptionsJsonb(DatumGetJsonbP(options));
   RunCore([&] { dperm::CheckOptionsForLoss(parsed.options, loss); });
   CheckSeedAllowed(parsed.options);
@@ -222,9 +239,12 @@ DPERM_FUNCTION(dperm_train) {
     release.unit_column = unit.column;
     release.unit_rows = unit.max_rows;
   }
+  // The FROM item, and the features and label as the training query reads
+  // them from it.
   const char* source = unit.column == nullptr
                            ? qualified
-                           : UnitBoundedSource(qualified, features, label, unit);
+                           : UnitBoundedSource(qualified, features_sql, label, unit, "dperm_features");
+  const char* feature_ref = unit.column == nullptr ? features_sql : "dperm_features";
   release.dimension = dperm::DeclaredDimension(parsed.options);
   if (release.strict && release.dimension < 0) RaiseUndeclaredDimension("dperm.train");
   if (release.strict) CheckTrainReadsWhole(relid, relations, n_relations);
@@ -316,8 +336,7 @@ DPERM_FUNCTION(dperm_train) {
     char* pass_sql = psprintf(
         "SELECT dperm.%s(%s::pg_catalog.float8[], %s::%s, $1::pg_catalog.float8[],"
         " $2::pg_catalog.float8[]) FROM %s",
-        target.pass_aggregate, quote_identifier(features), quote_identifier(label),
-        target.label_cast, source);
+        target.pass_aggregate, feature_ref, quote_identifier(label), target.label_cast, source);
     StreamingRequest request = {reader, pass_sql, loss, &parsed, DatumGetJsonbP(options),
                                 n, release.dimension, relations, n_relations, distributed,
                                 unit.column, unit.max_rows};
@@ -325,8 +344,7 @@ DPERM_FUNCTION(dperm_train) {
   } else {
     char* sql = psprintf("SELECT %s.%s(%s::pg_catalog.float8[], %s::%s, $1::pg_catalog.jsonb) FROM %s",
                          quote_identifier(get_namespace_name(schema)), target.aggregate,
-                         quote_identifier(features), quote_identifier(label), target.label_cast,
-                         source);
+                         feature_ref, quote_identifier(label), target.label_cast, source);
     Oid types[1] = {JSONBOID};
     Datum args[1] = {options};
     // Charged before the first row is read: whatever the read raises

@@ -95,7 +95,7 @@ END $$;
 RESET ROLE;
 DROP ROLE regress_pc_other;
 -- unknown names, versions and NULLs behave as before
-SELECT dperm.predict('pc_m', NULL) IS NULL AS null_features;
+SELECT dperm.predict('pc_m', NULL::float8[]) IS NULL AS null_features;
 SELECT dperm.predict('pc_m', ARRAY[0.3, 0.1], NULL) = dp_predict((dperm.model('pc_m', 3)).model, ARRAY[0.3, 0.1]) AS null_version_is_latest;
 \set VERBOSITY sqlstate
 SELECT dperm.predict('pc_nope', ARRAY[0.3, 0.1]);

@@ -1,0 +1,47 @@
+// A feature spec (docs/design.md section 7): raw columns with public domains,
+// encoded the same way in the training scan and at prediction.
+//   {"age": {"bounds": [18, 80]}, "home": {"values": ["owner", "rent"]},
+//    "vip": {"type": "boolean"}}
+// * bounds [lo, hi] (finite, lo < hi): v -> 2 (v - lo)/(hi - lo) - 1 clamped
+//   to [-1, 1]; NULL, NaN or text that is not a number -> 0 (the middle of
+//   the declared range), +-inf -> +-1;
+// * values [v1, ...] (strings or numbers, compared with the column's text
+//   form): one coordinate per value, 1 for the row's value, 0 elsewhere; an
+//   unknown value or NULL -> all zeros;
+// * type boolean: 1 for true, 0 for false or NULL.
+// Each column adds at most 1 to the squared norm, so every encoded row has
+// norm <= sqrt(columns): the release's feature_bound, public with d (the
+// spec's encoded coordinates). Columns are encoded in the spec's key order
+// as given (jsonb stores keys sorted by length, then bytes: that order is
+// what a stored spec keeps). Nothing here reads a row to choose a bound.
+#pragma once
+#include "dperm/util/errors.hpp"
+
+#include <string>
+#include <vector>
+
+namespace dperm {
+
+struct FeatureColumn {
+  enum class Kind { kBounds, kValues, kBoolean };
+  std::string name;
+  Kind kind = Kind::kBounds;
+  double lo = 0, hi = 1;              // kBounds
+  std::vector<std::string> values;    // kValues, as text
+};
+
+struct FeatureSpec {
+  std::vector<FeatureColumn> columns;
+  std::vector<std::string> names;  // encoded coordinates: "age", "home=owner", ...
+  double norm_bound = 0;           // sqrt(columns)
+  int dimension() const { return static_cast<int>(names.size()); }
+};
+
+// Parses and checks a spec (kInvalidParameter naming the column and why).
+FeatureSpec ParseFeatureSpec(const std::string& json);
+
+// Writes the encoded row to out[0..dimension): `texts[c]` is column c's value
+// as text, or nullptr for NULL. Never fails on a value.
+void EncodeRow(const FeatureSpec& spec, const char* const* texts, double* out) noexcept;
+
+}  // namespace dperm

@@ -1,0 +1,112 @@
+// Feature specs (feature_spec.hpp).
+#include "dperm/model/feature_spec.hpp"
+
+#include "dperm/util/json.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+namespace dperm {
+namespace {
+
+constexpr size_t kMaxValues = 10000;
+
+[[noreturn]] void BadSpec(const std::string& column, const std::string& why) {
+  ThrowInvalid("feature spec: column \"" + column + "\" " + why,
+               "Declare each column as {\"bounds\": [lo, hi]}, {\"values\": [...]} or "
+               "{\"type\": \"boolean\"}.");
+}
+
+// Value i of a "values" array: a string, compared with the column's text form.
+std::string ValueText(const JsonValue& values, size_t i, const std::string& column) {
+  if (!values.IsNumberAt(i) && values.At(i).kind == JsonValue::Kind::kString) return values.At(i).string;
+  BadSpec(column, "has a value that is not a string (write numbers as strings, as the column "
+                  "prints them: \"3\")");
+}
+
+}  // namespace
+
+FeatureSpec ParseFeatureSpec(const std::string& json) {
+  const JsonValue root = ParseJson(json);
+  if (root.kind != JsonValue::Kind::kObject || root.members.empty())
+    ThrowInvalid("a feature spec must be a non-empty JSON object of columns");
+  FeatureSpec spec;
+  for (const auto& [name, def] : root.members) {
+    if (name.empty()) ThrowInvalid("feature spec: a column name is empty");
+    for (const FeatureColumn& c : spec.columns)
+      if (c.name == name) BadSpec(name, "is declared twice");
+    if (def.kind != JsonValue::Kind::kObject) BadSpec(name, "must be declared by an object");
+    FeatureColumn c;
+    c.name = name;
+    const JsonValue* bounds = def.Find("bounds");
+    const JsonValue* values = def.Find("values");
+    const JsonValue* type = def.Find("type");
+    if (int(bounds != nullptr) + int(values != nullptr) + int(type != nullptr) != 1 ||
+        def.members.size() != 1)
+      BadSpec(name, "needs exactly one of \"bounds\", \"values\" or \"type\"");
+    if (bounds != nullptr) {
+      if (bounds->kind != JsonValue::Kind::kArray || bounds->size() != 2 || !bounds->IsNumberAt(0) ||
+          !bounds->IsNumberAt(1))
+        BadSpec(name, "needs \"bounds\": [lo, hi], two numbers");
+      c.lo = bounds->NumberAt(0);
+      c.hi = bounds->NumberAt(1);
+      if (!std::isfinite(c.lo) || !std::isfinite(c.hi) || !(c.lo < c.hi) ||
+          !std::isfinite(c.hi - c.lo))
+        BadSpec(name, "needs finite bounds with lo < hi");
+      spec.names.push_back(name);
+    } else if (values != nullptr) {
+      if (values->kind != JsonValue::Kind::kArray || values->size() == 0 || values->size() > kMaxValues)
+        BadSpec(name, "needs \"values\": a non-empty array (at most 10000)");
+      for (size_t i = 0; i < values->size(); i++) {
+        std::string v = ValueText(*values, i, name);
+        if (std::find(c.values.begin(), c.values.end(), v) != c.values.end())
+          BadSpec(name, "lists the value \"" + v + "\" twice");
+        c.values.push_back(v);
+        spec.names.push_back(name + "=" + v);
+      }
+      c.kind = FeatureColumn::Kind::kValues;
+    } else {
+      if (type->kind != JsonValue::Kind::kString || type->string != "boolean")
+        BadSpec(name, "has an unknown type (only \"boolean\")");
+      c.kind = FeatureColumn::Kind::kBoolean;
+      spec.names.push_back(name);
+    }
+    spec.columns.push_back(std::move(c));
+  }
+  spec.norm_bound = std::sqrt(double(spec.columns.size()));
+  return spec;
+}
+
+void EncodeRow(const FeatureSpec& spec, const char* const* texts, double* out) noexcept {
+  size_t j = 0;
+  for (size_t c = 0; c < spec.columns.size(); c++) {
+    const FeatureColumn& col = spec.columns[c];
+    const char* text = texts[c];
+    switch (col.kind) {
+      case FeatureColumn::Kind::kBounds: {
+        double v = 0;
+        if (text != nullptr) {
+          char* end = nullptr;
+          const double x = std::strtod(text, &end);
+          if (end != text && *end == '\0' && !std::isnan(x)) {
+            const double scaled = 2 * ((x - col.lo) / (col.hi - col.lo)) - 1;
+            v = std::isnan(scaled) ? 0 : std::min(1.0, std::max(-1.0, scaled));
+          }
+        }
+        out[j++] = v;
+        break;
+      }
+      case FeatureColumn::Kind::kValues:
+        for (const std::string& value : col.values)
+          out[j++] = text != nullptr && value == text ? 1.0 : 0.0;
+        break;
+      case FeatureColumn::Kind::kBoolean:
+        out[j++] = text != nullptr && (std::strcmp(text, "t") == 0 || std::strcmp(text, "true") == 0) ? 1.0 : 0.0;
+        break;
+    }
+  }
+}
+
+}  // namespace dperm

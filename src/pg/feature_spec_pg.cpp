@@ -1,0 +1,194 @@
+// Feature specs in PostgreSQL (feature_spec_pg.hpp).
+#include "feature_spec_pg.hpp"
+
+#include "dperm/options/options.hpp"
+
+#include <string>
+
+#include "options_pg.hpp"
+
+extern "C" {
+#include "catalog/pg_type.h"
+#include "lib/stringinfo.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/typcache.h"
+}
+
+namespace dperm::pg {
+namespace {
+
+// A call site's parsed spec (fn_extra), kept while the spec's bytes match.
+struct SpecCache {
+  Jsonb* bytes;
+  dperm::FeatureSpec* spec;
+};
+
+const dperm::FeatureSpec& CachedSpec(FunctionCallInfo fcinfo, Jsonb* spec) {
+  SpecCache* c = static_cast<SpecCache*>(fcinfo->flinfo->fn_extra);
+  if (c != nullptr && VARSIZE(c->bytes) == VARSIZE(spec) && memcmp(c->bytes, spec, VARSIZE(spec)) == 0)
+    return *c->spec;
+  MemoryContext cxt = fcinfo->flinfo->fn_mcxt;
+  char* text = JsonbText(spec);
+  PgBox<dperm::FeatureSpec> parsed(cxt);
+  RunCore([&] { parsed.Emplace(dperm::ParseFeatureSpec(text)); });
+  c = static_cast<SpecCache*>(MemoryContextAlloc(cxt, sizeof(SpecCache)));
+  c->bytes = static_cast<Jsonb*>(MemoryContextAlloc(cxt, VARSIZE(spec)));
+  memcpy(c->bytes, spec, VARSIZE(spec));
+  c->spec = parsed.get();
+  fcinfo->flinfo->fn_extra = c;
+  return *c->spec;
+}
+
+// Whether the caller gave option `key`.
+bool KeyGiven(const dperm::Options& o, const char* key) {
+  for (const dperm::OptionSpec& s : dperm::OptionTable())
+    if (strcmp(s.key, key) == 0) return dperm::OptionGiven(o, s);
+  return false;
+}
+
+bool IsNumberType(Oid type) {
+  return type == INT2OID || type == INT4OID || type == INT8OID || type == FLOAT4OID ||
+         type == FLOAT8OID || type == NUMERICOID;
+}
+
+}  // namespace
+
+SpecFeatures SpecFeaturesFor(Oid relid, Jsonb* spec_jsonb) {
+  char* text = JsonbText(spec_jsonb);
+  PgBox<dperm::FeatureSpec> spec(CurrentMemoryContext);
+  RunCore([&] { spec.Emplace(dperm::ParseFeatureSpec(text)); });
+  const int n = static_cast<int>(spec->columns.size());
+  const char** columns = static_cast<const char**>(palloc(sizeof(char*) * n));
+  StringInfoData sql;
+  initStringInfo(&sql);
+  appendStringInfo(&sql, "dperm.encode_values(%s::pg_catalog.jsonb, ARRAY[", quote_literal_cstr(text));
+  for (int c = 0; c < n; c++) {
+    const dperm::FeatureColumn& col = spec->columns[c];
+    columns[c] = pstrdup(col.name.c_str());
+    AttrNumber attnum = get_attnum(relid, columns[c]);
+    if (attnum <= 0)
+      ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
+                      errmsg("column \"%s\" of the feature spec is not a column of relation %s",
+                             columns[c], get_rel_name(relid))));
+    Oid type = get_atttype(relid, attnum);
+    if (col.kind == dperm::FeatureColumn::Kind::kBounds && !IsNumberType(type))
+      ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                      errmsg("column \"%s\" has type %s; \"bounds\" need a number type",
+                             columns[c], format_type_be(type)),
+                      errhint("Declare a text or enum column by its \"values\".")));
+    if (col.kind == dperm::FeatureColumn::Kind::kBoolean && type != BOOLOID)
+      ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                      errmsg("column \"%s\" has type %s; \"type\": \"boolean\" needs boolean",
+                             columns[c], format_type_be(type))));
+    appendStringInfo(&sql, "%s%s::pg_catalog.text", c > 0 ? ", " : "", quote_identifier(columns[c]));
+  }
+  appendStringInfoString(&sql, "]::pg_catalog.text[])");
+  return {sql.data, columns, n, spec.get()};
+}
+
+const dperm::FeatureSpec* ParsedSpec(MemoryContext mcxt, const char* text) {
+  PgBox<dperm::FeatureSpec> spec(mcxt);
+  std::string json(text);
+  RunCore([&] { spec.Emplace(dperm::ParseFeatureSpec(json)); });
+  return spec.get();
+}
+
+void EncodeRecord(const dperm::FeatureSpec& spec, HeapTupleHeader row, double* out) {
+  TupleDesc desc = lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(row), HeapTupleHeaderGetTypMod(row));
+  HeapTupleData tuple;
+  tuple.t_len = HeapTupleHeaderGetDatumLength(row);
+  ItemPointerSetInvalid(&tuple.t_self);
+  tuple.t_tableOid = InvalidOid;
+  tuple.t_data = row;
+  const int n = static_cast<int>(spec.columns.size());
+  const char** texts = static_cast<const char**>(palloc(sizeof(char*) * (n > 0 ? n : 1)));
+  for (int c = 0; c < n; c++) {
+    const char* name = spec.columns[c].name.c_str();
+    int attnum = 0;
+    for (int a = 0; a < desc->natts && attnum == 0; a++) {
+      Form_pg_attribute att = TupleDescAttr(desc, a);
+      if (!att->attisdropped && strcmp(NameStr(att->attname), name) == 0) attnum = a + 1;
+    }
+    if (attnum == 0) {
+      ReleaseTupleDesc(desc);
+      ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
+                      errmsg("the row has no column \"%s\", which the model's feature spec reads", name)));
+    }
+    bool isnull;
+    Datum value = heap_getattr(&tuple, attnum, desc, &isnull);
+    if (isnull) {
+      texts[c] = nullptr;
+      continue;
+    }
+    Oid output;
+    bool varlena;
+    getTypeOutputInfo(TupleDescAttr(desc, attnum - 1)->atttypid, &output, &varlena);
+    texts[c] = OidOutputFunctionCall(output, value);
+  }
+  ReleaseTupleDesc(desc);
+  dperm::EncodeRow(spec, texts, out);
+}
+
+Datum WithSpecOptions(Jsonb* options, const dperm::FeatureSpec& spec) {
+  const dperm::Options o = ParseOptionsJsonb(options).options;
+  if (o.dimension > 0 && o.dimension != spec.dimension())
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("option \"dimension\" is %d, but the feature spec encodes %d features",
+                           o.dimension, spec.dimension()),
+                    errhint("Leave dimension out: the spec declares it.")));
+  if (o.n_feature_names >= 0)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("option \"feature_names\" cannot be given with a feature spec"),
+                    errhint("The spec names the features (a categorical column's as column=value).")));
+  if (KeyGiven(o, "feature_bound"))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("option \"feature_bound\" cannot be given with a feature spec"),
+                    errhint("Every encoded row has norm at most sqrt(columns), the release's bound.")));
+  StringInfoData extra;
+  initStringInfo(&extra);
+  appendStringInfo(&extra, "{\"dimension\": %d, \"feature_bound\": %.17g, \"feature_names\": [",
+                   spec.dimension(), spec.norm_bound);
+  for (size_t i = 0; i < spec.names.size(); i++) {
+    if (i > 0) appendStringInfoString(&extra, ", ");
+    escape_json(&extra, spec.names[i].c_str());
+  }
+  appendStringInfoString(&extra, "]}");
+  Datum add = DirectFunctionCall1(jsonb_in, CStringGetDatum(extra.data));
+  return DirectFunctionCall2(jsonb_concat, JsonbPGetDatum(options), add);
+}
+
+}  // namespace dperm::pg
+
+using namespace dperm::pg;
+
+// dperm.encode_values(spec jsonb, vals text[]) -> float8[]: one row encoded
+// by a feature spec, its columns' values as text in the spec's order (NULL
+// for NULL). The training scan and dperm.encode call it; a wrong number of
+// values is the caller's SQL, not a row (22023).
+DPERM_FUNCTION(dperm_encode_values) {
+  if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+    ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                    errmsg("the spec and the values of dperm.encode_values must not be NULL")));
+  const dperm::FeatureSpec& spec = CachedSpec(fcinfo, PG_GETARG_JSONB_P(0));
+  ArrayType* values = PG_GETARG_ARRAYTYPE_P(1);
+  Datum* elems;
+  bool* nulls;
+  int n;
+  deconstruct_array(values, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+  if (n != static_cast<int>(spec.columns.size()))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("the feature spec has %d columns, but %d values were given",
+                           static_cast<int>(spec.columns.size()), n)));
+  const char** texts = static_cast<const char**>(palloc(sizeof(char*) * (n > 0 ? n : 1)));
+  for (int c = 0; c < n; c++) texts[c] = nulls[c] ? nullptr : text_to_cstring(DatumGetTextPP(elems[c]));
+  const int d = spec.dimension();
+  double* out = static_cast<double*>(palloc(sizeof(double) * d));
+  dperm::EncodeRow(spec, texts, out);
+  Datum* items = static_cast<Datum*>(palloc(sizeof(Datum) * d));
+  for (int j = 0; j < d; j++) items[j] = Float8GetDatum(out[j]);
+  PG_RETURN_ARRAYTYPE_P(construct_array(items, d, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
