@@ -344,7 +344,8 @@ DPERM_FUNCTION(dperm_final) {
   ParsedOptions parsed = ParseOptionsJsonb(st->options_raw);
   ReleaseRequest request = {static_cast<LossKind>(st->loss), &parsed, st->options_raw, st->n,
                             st->d, st->relations, st->n_relations, g_release.precharged,
-                            st->reports, g_release.unit_column, g_release.unit_rows};
+                            st->reports, g_release.unit_column, g_release.unit_rows,
+                            g_release.unit_count_epsilon};
   Datum model = ReleaseFromRows(request, st->rows);
   ProgressEnd(st->progress);  // a row of its own (under dperm.train, dperm.train ends it)
   PG_RETURN_DATUM(model);

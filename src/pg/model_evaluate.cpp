@@ -366,27 +366,20 @@ DPERM_FUNCTION(dperm_evaluate) {
   // them), for a view what it reads, and every ancestor of each.
   int n_relations = 0;
   Oid* relations = TrainRelations(relid, InvalidOid, &n_relations);
-  // With a privacy unit, the rows are read as k slots per unit, as
-  // dperm.train reads them (privacy_unit.hpp).
-  PrivacyUnit unit = TrainUnit(relid, relations, n_relations);
-  const char* source = unit.column == nullptr
-                           ? qualified
-                           : UnitBoundedSource(qualified, quote_identifier(features), label, unit,
-                                               features);
+  // Its metrics are means over n, which states the number of rows: not
+  // private when a unit may be added or removed (privacy_unit.hpp).
+  RefuseUnitRelations(relations, n_relations, "dperm.evaluate");
+  const char* source = qualified;
 
-  // n, public: every row counts (with a unit: units * k, public with the
-  // number of units).
+  // n, public: every row counts.
   bool isnull;
-  RunInternalSql(reader,
-                 unit.column == nullptr ? psprintf("SELECT pg_catalog.count(*) FROM %s", qualified)
-                                        : UnitCountSql(qualified, unit),
-                 0, nullptr, nullptr, nullptr, SPI_OK_SELECT, true);
+  RunInternalSql(reader, psprintf("SELECT pg_catalog.count(*) FROM %s", qualified), 0, nullptr,
+                 nullptr, nullptr, SPI_OK_SELECT, true);
   int64 n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
   if (n == 0)
     ereport(ERROR, (errcode(ERRCODE_DATA_EXCEPTION),
                     errmsg("relation %s has no rows to evaluate on", relname),
                     errdetail("Nothing was released or charged.")));
-  if (unit.column != nullptr) n *= unit.max_rows;
   double bound = huber ? o.residual_bound : o.loss_bound;
   MetricRead metric_read = {reader, MetricSql(loss, target, v.classes, features, label, source, ext),
                             v.model_type, v.model, d, bound};
@@ -397,7 +390,7 @@ DPERM_FUNCTION(dperm_evaluate) {
   const double slack = std::ldexp(1.0, -40) + std::ldexp(static_cast<double>(n), -50);
   SumsRequest request = {"evaluate", "discrete Laplace on clipped sums", loss_name, o.epsilon,
                          o.has_seed, static_cast<uint64>(o.seed), n, d, relations, n_relations,
-                         metrics, bounds, slack, unit.column, unit.max_rows};
+                         metrics, bounds, slack, nullptr, 0, o.epsilon};
   SumsRelease released = ReleaseSums(request, ReadMetricSums, &metric_read);
   SPI_finish();
   const double* noisy = released.values;

@@ -190,14 +190,27 @@ LossKind ParseLossName(const char* name) {
   pg_unreachable();
 }
 
-Datum WithOption(Jsonb* options, const char* key, int64 value) {
+namespace {
+
+// `options` with `key` set to the JSON text `value`.
+Datum WithJsonOption(Jsonb* options, const char* key, const char* value) {
   StringInfoData pair;
   initStringInfo(&pair);
   appendStringInfoString(&pair, "{");
   escape_json(&pair, key);
-  appendStringInfo(&pair, ": " INT64_FORMAT "}", value);
+  appendStringInfo(&pair, ": %s}", value);
   Datum extra = DirectFunctionCall1(jsonb_in, CStringGetDatum(pair.data));
   return DirectFunctionCall2(jsonb_concat, JsonbPGetDatum(options), extra);
+}
+
+}  // namespace
+
+Datum WithOption(Jsonb* options, const char* key, int64 value) {
+  return WithJsonOption(options, key, psprintf(INT64_FORMAT, value));
+}
+
+Datum WithNumberOption(Jsonb* options, const char* key, double value) {
+  return WithJsonOption(options, key, psprintf("%.17g", value));
 }
 
 }  // namespace dperm::pg

@@ -26,6 +26,8 @@ char* JsonbText(Jsonb* value);
 
 // `options` with `key` set to the integer `value` (jsonb ||), as a Datum.
 Datum WithOption(Jsonb* options, const char* key, int64 value);
+// The same with a float8 value.
+Datum WithNumberOption(Jsonb* options, const char* key, double value);
 
 // Loss named in SQL ("logistic", "huber" or "softmax"), or an error.
 LossKind ParseLossName(const char* name);

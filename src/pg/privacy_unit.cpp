@@ -85,8 +85,8 @@ void RefuseUnitRelations(const Oid* relations, int n_relations, const char* name
            errmsg("%s cannot release from %s: its budget protects each \"%s\", not each row",
                   name, get_rel_name(u.relation), u.column),
            errdetail("A release charged to a relation with a privacy unit must bound the rows of "
-                     "each unit (at most %lld), which only dperm.train and dperm.evaluate do. "
-                     "Nothing was charged.",
+                     "each unit (at most %lld) and may not state how many units there are, which "
+                     "only dperm.train does. Nothing was charged.",
                      static_cast<long long>(u.max_rows)),
            errhint("Use dperm.train(relation, features, label, loss, options) or a named model "
                    "(dperm.train_model).")));
@@ -111,17 +111,27 @@ void CheckUnitOption(const dperm::Options& o, int64 bounded, const char* name) {
                   errhint("dp_explain takes it to show a unit-level plan.")));
 }
 
-char* UnitBoundedSource(const char* qualified, const char* features_sql, const char* label,
-                        const PrivacyUnit& u, const char* out_features) {
-  // A fresh key per read: the order of a unit's rows is uniformly random
-  // and independent of other units'. Privacy does not rest on the key: for
-  // every key, the slots of a unit depend on that unit's rows only.
+char* UnitBoundedSource(const UnitRead& r, const PrivacyUnit& u, const char* out_features) {
+  // A fresh key per read: the order of the units and of a unit's rows is
+  // uniformly random. Privacy does not rest on the key: for every key, the
+  // slots of a unit depend on that unit's rows only, and which units are
+  // read on their order only.
+  // A seeded release (tests only, never private) takes its key from the
+  // seed, so that it reads the same units and rows again.
   uint8 key[16];
-  if (!pg_strong_random(key, sizeof key))
+  if (r.seeded) {
+    for (int i = 0; i < 16; i++) key[i] = static_cast<uint8>(r.seed >> (8 * (i % 8))) ^ static_cast<uint8>(i);
+  } else if (!pg_strong_random(key, sizeof key)) {
     ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
                     errmsg("could not generate a random key for the units' rows")));
+  }
   char hex[2 * sizeof key + 1];
   hex[hex_encode(reinterpret_cast<const char*>(key), sizeof key, hex)] = '\0';
+  const char* col = quote_identifier(u.column);
+  const char* f = quote_identifier(out_features);
+  const char* l = quote_identifier(r.label);
+  const long long k = static_cast<long long>(u.max_rows);
+  const long long units = static_cast<long long>(r.units);
   return psprintf(
       "(SELECT s.x AS %s, s.y AS %s FROM"
       " (SELECT v.x, v.y,"
@@ -130,21 +140,33 @@ char* UnitBoundedSource(const char* qualified, const char* features_sql, const c
       "           pg_catalog.textsend(pg_catalog.concat_ws('|', v.x, v.y))))"
       "           OPERATOR(pg_catalog.-) 1 AS r,"
       "         pg_catalog.count(*) OVER (PARTITION BY v.u) AS c"
-      "    FROM (SELECT %s AS x, t.%s AS y, t.%s AS u FROM %s t) v) s"
-      " CROSS JOIN LATERAL pg_catalog.generate_series(s.r, %lld::pg_catalog.int8, s.c) AS slot(j)) AS bounded",
-      quote_identifier(out_features), quote_identifier(label), hex, features_sql,
-      quote_identifier(label), quote_identifier(u.column), qualified,
-      static_cast<long long>(u.max_rows - 1));
+      "    FROM (SELECT w.x, w.y, w.u FROM"
+      "           (SELECT %s AS x, t.%s AS y, t.%s AS u,"
+      "                   pg_catalog.dense_rank() OVER (ORDER BY pg_catalog.sha256("
+      "                     '\\x%s'::pg_catalog.bytea OPERATOR(pg_catalog.||)"
+      "                     pg_catalog.textsend(CASE WHEN t.%s IS NULL THEN 'n'"
+      "                       ELSE 'v' OPERATOR(pg_catalog.||) t.%s::pg_catalog.text END))) AS unit_rank"
+      "              FROM %s t) w"
+      "          WHERE w.unit_rank OPERATOR(pg_catalog.<=) %lld) v) s"
+      " CROSS JOIN LATERAL pg_catalog.generate_series(s.r, %lld::pg_catalog.int8, s.c) AS slot(j)"
+      " UNION ALL"
+      " SELECT pg_catalog.array_fill(0::pg_catalog.float8, ARRAY[%d]), %s"
+      "   FROM pg_catalog.generate_series(1::pg_catalog.int8,"
+      "          pg_catalog.int8larger(%lld::pg_catalog.int8 OPERATOR(pg_catalog.-) (%s),"
+      "                                0::pg_catalog.int8) OPERATOR(pg_catalog.*) %lld::pg_catalog.int8) AS dummy(j))"
+      " AS bounded",
+      f, l, hex, r.features_sql, l, col, hex, col, col, r.qualified, units, k - 1, r.dimension,
+      r.dummy_label, units, UnitCountFrom(r.qualified, u), k);
 }
 
-char* UnitCountSql(const char* qualified, const PrivacyUnit& u) {
+char* UnitCountFrom(const char* qualified, const PrivacyUnit& u) {
   return psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM %s t GROUP BY t.%s) g", qualified,
                   quote_identifier(u.column));
 }
 
 const char* NeighborsOf(const PrivacyUnit& u) {
   if (u.column == nullptr) return "replace_one";
-  return psprintf("replace_one unit (%s, at most %lld rows)", u.column,
+  return psprintf("one unit (%s, at most %lld rows) added, removed or replaced", u.column,
                   static_cast<long long>(u.max_rows));
 }
 

@@ -25,38 +25,52 @@ struct PrivacyUnit {
 PrivacyUnit UnitOf(const Oid* relations, int n_relations);
 
 // The unit of a release from table `relid` charged to `relations`
-// (dperm.train, dperm.evaluate): UnitOf, refused (0A000, nothing charged)
+// (dperm.train): UnitOf, refused (0A000, nothing charged)
 // when the rows cannot be bounded by it: `relid` is a view (its rows need
 // not map to the table's units one to one), a Citus distributed table, or
 // has no such column.
 PrivacyUnit TrainUnit(Oid relid, const Oid* relations, int n_relations);
 
 // Refuses (0A000, nothing charged) a release by `name` that cannot bound a
-// unit's rows (a direct aggregate, a release by passes over a Citus table)
-// when one of `relations` has a privacy unit.
+// unit's rows or would state their number (a direct aggregate,
+// dperm.evaluate) when one of `relations` has a privacy unit.
 void RefuseUnitRelations(const Oid* relations, int n_relations, const char* name);
 
 // Refuses max_rows_per_unit in the options of a release that does not
-// bound the rows itself (anything but dperm.train and dperm.evaluate on a
+// bound the rows itself (anything but dperm.train on a
 // relation with that unit): its guarantee would be a claim on rows nobody
 // bounded. `bounded`: the k the caller bounded the rows to (0: none).
 void CheckUnitOption(const dperm::Options& o, int64 bounded, const char* name);
 
-// The FROM item that reads `qualified` as exactly u.max_rows row slots per
-// value of u.column (NULL is one unit): each unit's rows ranked by SHA-256 of
-// a fresh random key and the row's features and label (a uniformly random
-// order), slot j in [0, k) taking the row of rank j mod (the unit's rows).
-// `features_sql` is an SQL expression over the relation's columns (a quoted
-// column name, or a feature spec's encoder); the item's columns are named
-// `out_features` and `label`.
-char* UnitBoundedSource(const char* qualified, const char* features_sql, const char* label,
-                        const PrivacyUnit& u, const char* out_features);
+// How a unit-level release reads its relation: `units` units (a noisy count,
+// ReleaseUnitCount) of exactly u.max_rows row slots each.
+struct UnitRead {
+  const char* qualified;      // the relation
+  const char* features_sql;   // an SQL expression of its columns (a quoted column, a spec's encoder)
+  const char* label;          // the label column
+  int64 units;                // how many units to read
+  int dimension;              // d: a dummy unit's features are d zeros
+  const char* dummy_label;    // SQL of a dummy slot's label from its number j (column type)
+  bool seeded;                // the superuser-only seed: the order's key comes from it
+  uint64 seed;
+};
 
-// The SQL of the number of units of `qualified` (NULL is one unit).
-char* UnitCountSql(const char* qualified, const PrivacyUnit& u);
+// The FROM item that reads exactly r.units units of u.max_rows slots: the
+// relation's units (NULL is one unit) in a uniformly random order (SHA-256
+// of a fresh random key and the unit), the first r.units of them, then as
+// many dummy units as are missing (public rows: zero features, labels
+// r.dummy_label). A unit's rows are ranked by SHA-256 of the key and the
+// row, slot j in [0, k) taking the row of rank j mod (the unit's rows): a
+// uniformly random k of them, or all of them repeated in turn. Its columns
+// are named `out_features` and `r.label`.
+char* UnitBoundedSource(const UnitRead& r, const PrivacyUnit& u, const char* out_features);
+
+// The SQL of the number of units of `qualified` (NULL is one unit), as
+// `alias.t` of a FROM item.
+char* UnitCountFrom(const char* qualified, const PrivacyUnit& u);
 
 // The ledger's neighbours of a release: "replace_one" for a row, else
-// "replace_one unit (column, at most k rows)".
+// "one unit (column, at most k rows) added, removed or replaced".
 const char* NeighborsOf(const PrivacyUnit& u);
 
 }  // namespace dperm::pg

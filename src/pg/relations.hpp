@@ -27,6 +27,7 @@ struct ReleaseContext {
   // its column (nullptr: the row) and k.
   const char* unit_column = nullptr;
   int64 unit_rows = 0;
+  double unit_count_epsilon = 0;  // the share that released the number of units
 };
 extern ReleaseContext g_release;
 

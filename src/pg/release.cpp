@@ -33,6 +33,7 @@
 #include "relations.hpp"
 #include "release.hpp"
 #include "streaming.hpp"
+#include "internal_sql.hpp"
 
 extern "C" {
 #include "port.h"
@@ -159,6 +160,7 @@ Datum Release(const ReleaseRequest& r, const double* rows, const PassSource* pas
     meta.unit_column = r.unit_column;
     meta.unit_rows = r.unit_rows;
     meta.units = r.n / r.unit_rows;
+    meta.unit_count_epsilon = r.unit_count_epsilon;
   }
 
   // 4. Training.
@@ -176,7 +178,7 @@ Datum Release(const ReleaseRequest& r, const double* rows, const PassSource* pas
       dperm::L2SelectionResult s = dperm::TrainL2Selection(planned->selection, rows, rng);
       selection_json.Emplace(dperm::L2SelectionJson(planned->selection, &s));
       m.l2_selection_json = selection_json->c_str();
-      m.release_epsilon = o.epsilon;
+      m.release_epsilon = o.epsilon + r.unit_count_epsilon;
       m.release_delta = o.delta;
       offset = std::move(s.offset);
       w.Emplace(std::move(s.w));
@@ -231,7 +233,7 @@ SumsRelease ReleaseSums(const SumsRequest& r, ReadSums read, void* arg) {
   ChargeRequest charge = {r.algorithm, r.mechanism, r.loss,
                           NeighborsOf({r.unit_column, r.unit_rows}), r.epsilon, 0,
                           r.n, r.d, curve, n_curve, r.seeded, {r.unit_column, r.unit_rows}};
-  const double epsilon_row = r.unit_rows > 1 ? r.epsilon / double(r.unit_rows) : r.epsilon;
+
   SumsRelease out;
   out.ledger_id = ChargeRelease(charge, r.relations, r.n_relations);
   double sums[2] = {0, 0};
@@ -241,12 +243,35 @@ SumsRelease ReleaseSums(const SumsRequest& r, ReadSums read, void* arg) {
   RunKeyed(&key, [&](dperm::SecureRng& rng) {
     std::vector<double> s(sums, sums + r.count);
     std::vector<double> bounds(r.bounds, r.bounds + r.count);
-    dperm::NoisySums noisy = dperm::ReleaseBoundedSums(s, bounds, epsilon_row, rng, r.slack);
+    dperm::NoisySums noisy = dperm::ReleaseBoundedSums(s, bounds, r.noise_epsilon, rng, r.slack);
     for (int i = 0; i < r.count; i++) out.values[i] = noisy.values[i];
     out.scale = noisy.scale;
     out.grid = noisy.grid;
   });
   return out;
+}
+
+namespace {
+
+// ReleaseUnitCount's read: the exact number of units.
+void ReadUnitCount(void* arg, double* sums) {
+  const UnitCountRequest* r = static_cast<const UnitCountRequest*>(arg);
+  RunInternalSql(r->reader, r->count_sql, 0, nullptr, nullptr, nullptr, SPI_OK_SELECT, true);
+  bool isnull;
+  sums[0] = double(DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)));
+}
+
+}  // namespace
+
+int64 ReleaseUnitCount(const UnitCountRequest& r) {
+  const double bounds[1] = {1};
+  // The count is an integer below 2^53: exact in a double; one grid step.
+  SumsRequest sums = {"unit count", "discrete Laplace on the number of units", r.loss, r.epsilon,
+                      r.seeded, r.seed, 0, r.d, r.relations, r.n_relations, 1, bounds,
+                      std::ldexp(1.0, -40), r.unit_column, r.unit_rows, r.epsilon};
+  SumsRelease released = ReleaseSums(sums, ReadUnitCount, const_cast<UnitCountRequest*>(&r));
+  const double units = std::round(released.values[0]);
+  return units > 0 ? static_cast<int64>(std::min(units, 9.0e15)) : 0;
 }
 
 // ISO 8601 UTC time of the release.

@@ -35,6 +35,7 @@ struct ReleaseRequest {
   // column (nullptr: the row) and k; the options carry k too.
   const char* unit_column;
   int64 unit_rows;
+  double unit_count_epsilon;  // the epsilon the number of units was released with
 };
 
 // Passes over a relation (streaming.cpp runs them): `sql` ($1 = w, $2 =
@@ -89,12 +90,13 @@ struct SumsRequest {
   int count;               // sums released, at most 2
   const double* bounds;    // each sum's per-row bound
   double slack;
-  // The privacy unit the rows were bounded to (privacy_unit.hpp): n =
-  // units * unit_rows, and one unit moves a sum by unit_rows bounds, so the
-  // noise is drawn at epsilon / unit_rows (group privacy; for epsilon-DP
-  // exactly epsilon per unit). nullptr and 0: the row.
+  // The privacy unit the release is charged for (privacy_unit.hpp; nullptr
+  // and 0: the row), and the epsilon the noise is drawn at: epsilon, or
+  // epsilon / unit_rows when one unit moves a sum by unit_rows bounds
+  // (group privacy; for epsilon-DP exactly epsilon per unit).
   const char* unit_column;
   int64 unit_rows;
+  double noise_epsilon;
 };
 struct SumsRelease {
   double values[2] = {0, 0};
@@ -103,6 +105,26 @@ struct SumsRelease {
 };
 using ReadSums = void (*)(void* arg, double* sums);
 SumsRelease ReleaseSums(const SumsRequest& request, ReadSums read, void* arg);
+
+// The number of units a unit-level release reads (privacy_unit.hpp), released
+// with its own charge before any row is read: pure epsilon-DP discrete
+// Laplace on the exact count (a unit added or removed moves it by 1), as
+// ReleaseSums does; max(0, the rounded noisy count). `count_sql` counts the
+// units as `reader`.
+struct UnitCountRequest {
+  Oid reader;
+  const char* count_sql;
+  const char* loss;
+  double epsilon;
+  bool seeded;
+  uint64 seed;
+  int d;
+  const Oid* relations;
+  int n_relations;
+  const char* unit_column;
+  int64 unit_rows;
+};
+int64 ReleaseUnitCount(const UnitCountRequest& request);
 
 // The current time as ISO 8601 UTC ("2026-11-23T14:00:00Z"), palloc'd: a
 // model's created_at.

@@ -35,6 +35,7 @@ struct StreamingRequest {
   bool sign_passes;  // a Citus table: every pass carries a token (citus.cpp)
   const char* unit_column;  // the privacy unit the passes' rows are bounded to
   int64 unit_rows;          // (privacy_unit.hpp); nullptr and 0: the row
+  double unit_count_epsilon;  // the epsilon that released the number of units
 };
 Datum TrainStreamingRelease(const StreamingRequest& request, bool* isnull);
 

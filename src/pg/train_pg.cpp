@@ -18,6 +18,7 @@
 #include "dperm/algorithms/registry.hpp"
 #include "dperm/release/select_l2.hpp"
 #include "dperm/release/plan_release.hpp"
+#include "dperm/release/unit_level.hpp"
 
 #include "aggregate.hpp"
 #include "arrays.hpp"
@@ -108,6 +109,28 @@ enum class TrainMode { kAuto, kInMemory, kStreaming };
 
 namespace dperm::pg {
 namespace {
+
+// The share of a unit-level release's epsilon that releases its number of
+// units (a public tuning constant: at epsilon = 1 the count is within about
+// 10 ln(1/beta) units with probability 1 - beta).
+constexpr double kUnitCountShare = 0.1;
+
+// The label of dummy slot j (privacy_unit.hpp), of the label column's type:
+// public and balanced: logistic alternates the two classes, Huber is 0,
+// softmax cycles through the classes.
+const char* DummyLabel(dperm::LossKind loss, Oid label_type, int classes) {
+  switch (loss) {
+    case dperm::LossKind::kLogistic:
+      return label_type == BOOLOID ? "(dummy.j OPERATOR(pg_catalog.%) 2 OPERATOR(pg_catalog.=) 0)"
+                                   : "(CASE WHEN dummy.j OPERATOR(pg_catalog.%) 2 OPERATOR(pg_catalog.=) 0"
+                                     " THEN 1 ELSE -1 END)::pg_catalog.float8";
+    case dperm::LossKind::kSoftmax:
+      return psprintf("(dummy.j OPERATOR(pg_catalog.%%) %d)::%s", classes > 0 ? classes : 1,
+                      label_type == INT2OID ? "pg_catalog.int2" : "pg_catalog.int4");
+    default:
+      return "0::pg_catalog.float8";
+  }
+}
 
 TrainMode ParseTrainMode(const char* mode) {
   if (strcmp(mode, "auto") == 0) return TrainMode::kAuto;
@@ -229,22 +252,26 @@ DPERM_FUNCTION(dperm_train) {
   int n_relations = 0;
   Oid* relations = TrainRelations(relid, release.dataset, &n_relations);
   release.strict = is_protected || ChargedStrictly(relations, n_relations);
-  // A privacy unit (privacy_unit.hpp): every unit is read as exactly k row
-  // slots, n = units * k, and the options carry k (the plan is per unit).
+  // A privacy unit (privacy_unit.hpp): the number of units is released
+  // first, with a tenth of epsilon (kUnitCountShare); the model is planned
+  // for that many units of exactly k row slots each, n = units * k, with the
+  // rest of epsilon, and the options carry k (the plan is per unit).
   PrivacyUnit unit = TrainUnit(relid, relations, n_relations);
   CheckUnitOption(parsed.options, unit.max_rows, "dperm.train");
+  double unit_count_epsilon = 0;
   if (unit.column != nullptr) {
+    unit_count_epsilon = kUnitCountShare * parsed.options.epsilon;
     options = WithOption(DatumGetJsonbP(options), "max_rows_per_unit", unit.max_rows);
+    options = WithNumberOption(DatumGetJsonbP(options), "epsilon",
+                               parsed.options.epsilon - unit_count_epsilon);
     parsed = ParseOptionsJsonb(DatumGetJsonbP(options));
+    // Refusals of the options alone (epsilon / k below the floor) come
+    // before the count is charged.
+    RunCore([&] { dperm::RowLevelOptions(parsed.options); });
     release.unit_column = unit.column;
     release.unit_rows = unit.max_rows;
+    release.unit_count_epsilon = unit_count_epsilon;
   }
-  // The FROM item, and the features and label as the training query reads
-  // them from it.
-  const char* source = unit.column == nullptr
-                           ? qualified
-                           : UnitBoundedSource(qualified, features_sql, label, unit, "dperm_features");
-  const char* feature_ref = unit.column == nullptr ? features_sql : "dperm_features";
   release.dimension = dperm::DeclaredDimension(parsed.options);
   if (release.strict && release.dimension < 0) RaiseUndeclaredDimension("dperm.train");
   if (release.strict) CheckTrainReadsWhole(relid, relations, n_relations);
@@ -256,6 +283,15 @@ DPERM_FUNCTION(dperm_train) {
   // A view of a budgeted or protected relation: the release guard checks
   // the count's plan reads every row of them once (release_guard.cpp).
   bool guard_view = release.strict && get_rel_relkind(relid) == RELKIND_VIEW;
+  int64 units = 0;
+  if (unit.column != nullptr) {
+    // Charged before the count reads a row; nothing is read or decided from
+    // the exact count (a unit added or removed changes it).
+    UnitCountRequest count = {reader, UnitCountFrom(qualified, unit), loss_name, unit_count_epsilon,
+                              parsed.options.has_seed, static_cast<uint64>(parsed.options.seed),
+                              release.dimension, relations, n_relations, unit.column, unit.max_rows};
+    units = ReleaseUnitCount(count);
+  }
   PG_TRY();
   {
     g_release.guard_view_count = guard_view;
@@ -266,7 +302,7 @@ DPERM_FUNCTION(dperm_train) {
                    guard_view ? psprintf("SELECT pg_catalog.count(*), %d FROM %s", release.dimension,
                                          qualified)
                    : unit.column != nullptr
-                       ? psprintf("SELECT (%s), %d", UnitCountSql(qualified, unit), release.dimension)
+                       ? psprintf("SELECT " INT64_FORMAT "::pg_catalog.int8, %d", units, release.dimension)
                    : release.dimension >= 0
                        ? psprintf("SELECT (SELECT pg_catalog.count(*) FROM %s), %d", qualified,
                                   release.dimension)
@@ -287,7 +323,16 @@ DPERM_FUNCTION(dperm_train) {
   int64 n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
   Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
   release.dimension = isnull ? 0 : DatumGetInt32(d);
+  // The FROM item, and the features and label as the training query reads
+  // them from it.
+  const char* source = qualified;
+  const char* feature_ref = features_sql;
   if (unit.column != nullptr) {
+    UnitRead read = {qualified, features_sql, label, units, release.dimension,
+                     DummyLabel(loss, label_type, parsed.options.classes),
+                     parsed.options.has_seed, static_cast<uint64>(parsed.options.seed)};
+    source = UnitBoundedSource(read, unit, "dperm_features");
+    feature_ref = "dperm_features";
     // Units times k slots; the plan refuses what does not fit anyway.
     if (n > PG_INT64_MAX / unit.max_rows)
       ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -339,7 +384,7 @@ DPERM_FUNCTION(dperm_train) {
         target.pass_aggregate, feature_ref, quote_identifier(label), target.label_cast, source);
     StreamingRequest request = {reader, pass_sql, loss, &parsed, DatumGetJsonbP(options),
                                 n, release.dimension, relations, n_relations, distributed,
-                                unit.column, unit.max_rows};
+                                unit.column, unit.max_rows, unit_count_epsilon};
     model = TrainStreamingRelease(request, &isnull);
   } else {
     char* sql = psprintf("SELECT %s.%s(%s::pg_catalog.float8[], %s::%s, $1::pg_catalog.jsonb) FROM %s",

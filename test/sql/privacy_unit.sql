@@ -40,28 +40,36 @@ SELECT dp_logreg(features, label, dp_options(epsilon => 1, max_rows_per_unit => 
 \set VERBOSITY default
 SELECT count(*) AS ledger_rows FROM dperm.ledger WHERE 'events'::regclass = ANY (relations);
 
--- dperm.train: every unit is read as exactly k = 4 row slots, so n = 60 * 4;
--- the plan is the row-level one at epsilon / 4, stated per unit.
+-- dperm.train: the number of units is released first (a tenth of epsilon,
+-- discrete Laplace: a unit added or removed moves it by one), then that
+-- many units are read as exactly k = 4 row slots each, n = units * 4; the
+-- model's plan is the row-level one at 0.9 / 4, stated per unit. (seed:
+-- the same noisy count every run.)
 WITH m AS (SELECT dperm.train('events', 'features', 'label', 'logistic',
-                              dp_options(epsilon => 1, delta => 1e-6, dimension => 2))::jsonb j)
-SELECT j->'privacy_unit' AS unit, j->'epsilon' AS epsilon, j->'delta' AS delta, j->'n' AS n,
+                              dp_options(epsilon => 1, delta => 1e-6, dimension => 2, seed => 5))::jsonb j)
+SELECT j->'privacy_unit'->>'column' AS unit, j->'privacy_unit'->'max_rows_per_unit' AS k,
+       j->'privacy_unit'->'units_epsilon' AS units_epsilon, j->'epsilon' AS epsilon,
+       j->'delta' AS delta, (j->>'n')::int = 4 * (j->'privacy_unit'->>'units')::int AS n_is_units_times_k,
        j->'plan'->'privacy_unit'->'row_epsilon' AS row_epsilon,
        abs((j->'plan'->'privacy_unit'->>'row_delta')::float8
-           - 1e-6 * (exp(0.25) - 1) / (exp(1) - 1)) < 1e-18 AS row_delta_ok
+           - 1e-6 * (exp(0.225) - 1) / (exp(0.9) - 1)) < 1e-18 AS row_delta_ok
   FROM m;
--- Streaming reads the same slots.
+-- Streaming reads the same way.
 WITH m AS (SELECT dperm.train('events', 'features', 'label', 'logistic',
-                              dp_options(epsilon => 1, dimension => 2), 'streaming')::jsonb j)
-SELECT j->'privacy_unit'->'units' AS units, j->'n' AS n, j->'epsilon' AS epsilon FROM m;
--- The ledger states the unit; a pure release keeps its RDP curve, one with
--- delta > 0 composes by sums (group privacy gives no curve).
-SELECT neighbors, epsilon, delta, n, rdp IS NOT NULL AS has_curve FROM dperm.ledger
+                              dp_options(epsilon => 1, dimension => 2, seed => 5), 'streaming')::jsonb j)
+SELECT (j->>'n')::int = 4 * (j->'privacy_unit'->>'units')::int AS n_is_units_times_k,
+       j->'epsilon' AS epsilon FROM m;
+-- The ledger states the unit: each release is two rows, the count (pure,
+-- n 0: nothing about the rows but the noisy count) and the model; a pure
+-- model keeps its RDP curve, one with delta > 0 composes by sums (group
+-- privacy gives no curve).
+SELECT algorithm, neighbors, epsilon, delta, n > 0 AS has_n, rdp IS NOT NULL AS has_curve FROM dperm.ledger
  WHERE 'events'::regclass = ANY (relations) ORDER BY id;
 SELECT epsilon_spent, delta_spent, releases FROM dperm.budget_status WHERE relation = 'events'::regclass;
 -- l2 => 'auto' picks l2 privately, within the same unit-level release.
 WITH m AS (SELECT dperm.train('events', 'features', 'label', 'logistic',
                               dp_options(epsilon => 2, l2 => 'auto', dimension => 2))::jsonb j)
-SELECT j->'privacy_unit'->'units' AS units, j->'epsilon' AS epsilon, j->'n' AS n,
+SELECT j->'privacy_unit'->'units' IS NOT NULL AS has_units, j->'epsilon' AS epsilon,
        j ? 'l2_selection' AS selected FROM m;
 SELECT neighbors, epsilon FROM dperm.ledger WHERE 'events'::regclass = ANY (relations)
  ORDER BY id DESC LIMIT 1;
@@ -69,9 +77,10 @@ SELECT neighbors, epsilon FROM dperm.ledger WHERE 'events'::regclass = ANY (rela
 -- The attack: two tables that differ only in one customer's rows (1 row,
 -- or 300 copies of an extreme row). Every other customer has one row, so
 -- with k = 2 each is read twice in both tables, and customer 0 contributes
--- exactly 2 slots either way: with the same seed the two releases differ by
--- at most 2 slots' sensitivity. Unbounded, 300 rows would move the model
--- far more (and change n).
+-- exactly 2 slots either way: with the same seed (the same noisy count, the
+-- same units read, the same noise) the two releases differ by at most 2
+-- slots' sensitivity. Unbounded, 300 rows would move the model far more
+-- (and change n).
 CREATE TABLE one_row (customer_id int, features float8[], label boolean);
 INSERT INTO one_row SELECT c, ARRAY[(c % 9) / 9.0 - 0.4, (c % 7) / 7.0 - 0.4], c % 4 = 0
   FROM generate_series(1, 200) c;
@@ -86,7 +95,7 @@ WITH a AS (SELECT dperm.train('one_row', 'features', 'label', 'logistic',
                               dp_options(epsilon => 1, l2 => 0.05, algorithm => 'bolton', dimension => 2, seed => 7))::jsonb j),
      b AS (SELECT dperm.train('many_rows', 'features', 'label', 'logistic',
                               dp_options(epsilon => 1, l2 => 0.05, algorithm => 'bolton', dimension => 2, seed => 7))::jsonb j)
-SELECT a.j->'n' AS n_one, b.j->'n' AS n_many,
+SELECT a.j->'n' = b.j->'n' AS same_n,
        sqrt((SELECT sum((x - y) ^ 2) FROM unnest(coefficients(a.j), coefficients(b.j)) u(x, y)))
          <= 2 * (a.j->>'sensitivity')::float8 AS within_two_slots,
        (a.j->>'sensitivity')::float8 > 0 AS sensitivity_positive
@@ -110,11 +119,14 @@ SELECT e->'n' AS n, e->'epsilon' AS epsilon, e->'privacy_unit'->'units' AS units
        e->'privacy_unit'->'row_epsilon' AS row_epsilon
   FROM (SELECT dp_explain('logistic', 60, 2, dp_options(epsilon => 1, max_rows_per_unit => 4)) e) s;
 
--- Named models and dperm.evaluate are unit-level too.
+-- Named models are unit-level too; dperm.evaluate, whose metrics are means
+-- over n, refuses a relation with a unit.
 SELECT dperm.train_model('per_customer', 'events', 'features', 'label', 'logistic',
                          dp_options(epsilon => 1, dimension => 2));
 SELECT ((dperm.model('per_customer')).model::jsonb)->'privacy_unit'->>'column' AS model_unit;
-SELECT (dperm.evaluate('per_customer', 'events', 'features', 'label', '{"epsilon": 1}'))->'n' AS evaluated_n;
+\set VERBOSITY terse
+SELECT dperm.evaluate('per_customer', 'events', 'features', 'label', '{"epsilon": 1}');
+\set VERBOSITY default
 SELECT algorithm, neighbors, epsilon FROM dperm.ledger WHERE 'events'::regclass = ANY (relations)
  ORDER BY id DESC LIMIT 1;
 

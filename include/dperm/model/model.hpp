@@ -28,7 +28,8 @@ struct ModelMeta {
   // selection, release_epsilon and release_delta: both per unit).
   const char* unit_column = nullptr;
   int64_t unit_rows = 0;
-  int64_t units = 0;
+  int64_t units = 0;               // the released (noisy) number of units
+  double unit_count_epsilon = 0;   // the epsilon that released it, part of "epsilon"
 };
 
 // The model as JSON (docs/design.md section 1, dp_model). `w` holds the d feature

@@ -66,7 +66,8 @@ std::string ModelJson(const Plan& plan, const std::vector<double>& w,
     j.EndArray();
   }
   const bool selected = meta.l2_selection_json != nullptr;
-  j.Key("epsilon").Number(selected ? meta.release_epsilon : ReleaseEpsilon(plan));
+  j.Key("epsilon").Number(selected ? meta.release_epsilon
+                                    : ReleaseEpsilon(plan) + meta.unit_count_epsilon);
   j.Key("delta").Number(selected ? meta.release_delta : ReleaseDelta(plan));
   j.Key("n").Integer(plan.n);
   j.Key("d").Integer(plan.d);
@@ -80,6 +81,7 @@ std::string ModelJson(const Plan& plan, const std::vector<double>& w,
     j.Key("column").String(meta.unit_column);
     j.Key("max_rows_per_unit").Integer(meta.unit_rows);
     j.Key("units").Integer(meta.units);
+    j.Key("units_epsilon").Number(meta.unit_count_epsilon);
     j.EndObject();
   }
   j.Key("mechanism").String(NoiseName(plan.noise));
