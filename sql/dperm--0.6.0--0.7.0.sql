@@ -378,13 +378,15 @@ ALTER TABLE dperm.budgets ADD COLUMN privacy_unit name,
 COMMENT ON COLUMN dperm.budgets.privacy_unit IS 'the column naming the unit every release is private for (NULL: the row)';
 COMMENT ON COLUMN dperm.budgets.max_rows_per_unit IS 'k: the rows each unit contributes to a release (dperm.train bounds them)';
 DROP FUNCTION dperm.set_budget(regclass, float8, float8, text);
+-- delta NULL (the default) keeps a budget's delta (1e-5, the delta the
+-- README recommends, for a new budget).
 -- privacy_unit and max_rows_per_unit NULL keep the budget's unit (the row
 -- for a new budget).
-CREATE FUNCTION dperm.set_budget(relation regclass, epsilon float8, delta float8 DEFAULT 0,
+CREATE FUNCTION dperm.set_budget(relation regclass, epsilon float8, delta float8 DEFAULT NULL,
                                  accounting text DEFAULT NULL, privacy_unit text DEFAULT NULL,
                                  max_rows_per_unit int DEFAULT NULL)
   RETURNS void AS 'MODULE_PATHNAME', 'dperm_set_budget' LANGUAGE C CALLED ON NULL INPUT VOLATILE;
-COMMENT ON FUNCTION dperm.set_budget IS 'sets the total privacy budget of a relation (its owner or a superuser); accounting rdp (default) or basic; privacy_unit, a column naming the person (default: the row), with max_rows_per_unit, the rows each contributes';
+COMMENT ON FUNCTION dperm.set_budget IS 'sets the total privacy budget of a relation (its owner or a superuser); delta NULL keeps the budget''s (1e-5 for a new one); accounting rdp (default) or basic; privacy_unit, a column naming the person (default: the row), with max_rows_per_unit, the rows each contributes';
 CREATE OR REPLACE VIEW dperm.budget_status WITH (security_invoker = true) AS
 SELECT b.relation,
        b.accounting,
@@ -405,3 +407,10 @@ SELECT b.relation,
 -- statement and decodes the model once (no SET clause: see sql/dperm.sql).
 CREATE OR REPLACE FUNCTION dperm.predict(name text, features float8[], version int DEFAULT NULL)
   RETURNS float8 AS 'MODULE_PATHNAME', 'dperm_predict' LANGUAGE C STABLE;
+
+-- ==== operator rough edges ====
+-- budget_status under rdp accounting: epsilon at the delta budget, delta
+-- the releases without a curve took (dperm.budget_spent, ComposeTotals).
+COMMENT ON COLUMN dperm.budget_status.epsilon_spent IS 'the composed epsilon of the releases; under rdp accounting at the whole delta budget (the releases are (epsilon_spent, delta_budget)-DP)';
+COMMENT ON COLUMN dperm.budget_status.delta_spent IS 'under basic accounting the summed delta; under rdp the delta the releases without an RDP curve took (releases with a curve take none: it is converted at what is left)';
+COMMENT ON COLUMN dperm.budget_status.delta_remaining IS 'the delta later releases may still take (under rdp: releases without a curve; a release with a curve needs none)';

@@ -322,13 +322,15 @@ CREATE FUNCTION dperm.budget_spent(relation regclass, accounting text, delta_bud
 COMMENT ON FUNCTION dperm.budget_spent(regclass, text, float8, float8[], float8, float8) IS 'what a relation has spent under an accounting (what budget_status shows), optionally with one more charge; 42501 unless the caller may see the relation';
 
 -- accounting NULL keeps a budget's accounting ('rdp' for a new budget).
+-- delta NULL (the default) keeps a budget's delta (1e-5, the delta the
+-- README recommends, for a new budget).
 -- privacy_unit and max_rows_per_unit NULL keep the budget's unit (the row
 -- for a new budget).
-CREATE FUNCTION dperm.set_budget(relation regclass, epsilon float8, delta float8 DEFAULT 0,
+CREATE FUNCTION dperm.set_budget(relation regclass, epsilon float8, delta float8 DEFAULT NULL,
                                  accounting text DEFAULT NULL, privacy_unit text DEFAULT NULL,
                                  max_rows_per_unit int DEFAULT NULL)
   RETURNS void AS 'MODULE_PATHNAME', 'dperm_set_budget' LANGUAGE C CALLED ON NULL INPUT VOLATILE;
-COMMENT ON FUNCTION dperm.set_budget IS 'sets the total privacy budget of a relation (its owner or a superuser); accounting rdp (default) or basic; privacy_unit, a column naming the person (default: the row), with max_rows_per_unit, the rows each contributes';
+COMMENT ON FUNCTION dperm.set_budget IS 'sets the total privacy budget of a relation (its owner or a superuser); delta NULL keeps the budget''s (1e-5 for a new one); accounting rdp (default) or basic; privacy_unit, a column naming the person (default: the row), with max_rows_per_unit, the rows each contributes';
 
 -- security_invoker: the caller reads dperm.budgets, whose row-level
 -- security shows it the relations it may see (dperm.relation_visible).
@@ -347,6 +349,9 @@ SELECT b.relation,
   FROM dperm.budgets b,
        LATERAL dperm.budget_spent(b.relation, b.accounting, b.delta) s;
 COMMENT ON VIEW dperm.budget_status IS 'spent and remaining privacy budget per relation the caller may see, under its accounting';
+COMMENT ON COLUMN dperm.budget_status.epsilon_spent IS 'the composed epsilon of the releases; under rdp accounting at the whole delta budget (the releases are (epsilon_spent, delta_budget)-DP)';
+COMMENT ON COLUMN dperm.budget_status.delta_spent IS 'under basic accounting the summed delta; under rdp the delta the releases without an RDP curve took (releases with a curve take none: it is converted at what is left)';
+COMMENT ON COLUMN dperm.budget_status.delta_remaining IS 'the delta later releases may still take (under rdp: releases without a curve; a release with a curve needs none)';
 GRANT SELECT ON dperm.budget_status TO PUBLIC;
 
 -- Each role reads the budgets of the relations it may see
