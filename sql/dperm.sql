@@ -100,7 +100,7 @@ CREATE CAST (jsonb AS dp_model) WITH INOUT;
 -- Probability (logistic) or prediction (Huber), with training's clipping.
 CREATE FUNCTION dp_predict(model dp_model, features float8[]) RETURNS float8
   AS 'MODULE_PATHNAME' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
-COMMENT ON FUNCTION dp_predict(dp_model, float8[]) IS 'the probability (logistic) or prediction (Huber) of a model for a feature vector, with training''s clipping; an error for softmax models';
+COMMENT ON FUNCTION dp_predict(dp_model, float8[]) IS 'the probability (logistic) or prediction (Huber) of a model for a feature vector, with training''s clipping (a NULL element counts as 0, as in training); an error for softmax models';
 
 -- One row per coefficient: intercept first, then x1.. or the feature names;
 -- softmax models list class 0's rows, then class 1's, ...
@@ -113,12 +113,12 @@ COMMENT ON FUNCTION dp_coefficients(dp_model) IS 'one row per coefficient: inter
 -- models: 1 when p > 0.5, else 0), with training's clipping.
 CREATE FUNCTION dp_predict_class(model dp_model, features float8[]) RETURNS int
   AS 'MODULE_PATHNAME' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
-COMMENT ON FUNCTION dp_predict_class IS 'the most likely class of a softmax or logistic model';
+COMMENT ON FUNCTION dp_predict_class IS 'the most likely class of a softmax or logistic model (a NULL feature element counts as 0, as in training)';
 
 -- The class probabilities, class 0 first (binary logistic models: {1 - p, p}).
 CREATE FUNCTION dp_predict_proba(model dp_model, features float8[]) RETURNS float8[]
   AS 'MODULE_PATHNAME' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
-COMMENT ON FUNCTION dp_predict_proba IS 'the class probabilities of a softmax or logistic model';
+COMMENT ON FUNCTION dp_predict_proba IS 'the class probabilities of a softmax or logistic model (a NULL feature element counts as 0, as in training)';
 
 -- The plan of a release, without reading any data.
 CREATE FUNCTION dp_explain(loss text, n bigint, d int, options jsonb) RETURNS jsonb
@@ -695,9 +695,9 @@ CREATE FUNCTION dperm.unschedule_retraining(name text)
 COMMENT ON FUNCTION dperm.unschedule_retraining IS 'removes a model''s pg_cron job';
 
 CREATE FUNCTION dperm.cron_next_run(cron_schedule text, after timestamptz, k bigint DEFAULT 1)
-  RETURNS timestamptz AS 'MODULE_PATHNAME', 'dperm_cron_next_run'
+  RETURNS timestamptz AS 'MODULE_PATHNAME', 'dperm_cron_next_run_checked'
   LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
-COMMENT ON FUNCTION dperm.cron_next_run IS 'the k-th run of a cron schedule after a time (UTC, as pg_cron 1.4); NULL when it cannot be forecast';
+COMMENT ON FUNCTION dperm.cron_next_run IS 'the k-th run of a cron schedule after a time (UTC, as pg_cron 1.4); NULL when a valid schedule cannot be forecast (@reboot, N seconds) or never runs; 22023 for an invalid schedule';
 
 -- A version of a model the caller may see (the one its name resolves to:
 -- dperm.model_owner): the latest trained one by default, or the given
@@ -739,7 +739,7 @@ COMMENT ON FUNCTION dperm.model IS 'a version of a named model: the latest train
 -- its schema (src/pg/model_type.cpp).
 CREATE FUNCTION dperm.predict(name text, features float8[], version int DEFAULT NULL)
   RETURNS float8 AS 'MODULE_PATHNAME', 'dperm_predict' LANGUAGE C STABLE;
-COMMENT ON FUNCTION dperm.predict IS 'prediction of a named model (latest trained version, or a pinned one): probability, Huber prediction or softmax class';
+COMMENT ON FUNCTION dperm.predict IS 'prediction of a named model (latest trained version, or a pinned one): probability, Huber prediction or softmax class (a NULL feature element counts as 0, as in training)';
 
 -- How many more runs with this charge (RDP curve, epsilon, delta) fit in a
 -- relation's budget under its accounting: the largest k such that the ledger
