@@ -221,7 +221,7 @@ namespace {
 
 // What the plan below one aggregate reads (AggregateReads).
 struct ReadWalk {
-  EState* estate;
+  EState* estate = nullptr;
   List* relids = NIL;         // relations scanned
   List* walked = NIL;         // plan_ids of the subplans walked
   List* setters = NIL;        // pairs (param id, plan_id of the initPlan that sets it)
