@@ -100,7 +100,7 @@ CREATE CAST (jsonb AS dp_model) WITH INOUT;
 -- Probability (logistic) or prediction (Huber), with training's clipping.
 CREATE FUNCTION dp_predict(model dp_model, features float8[]) RETURNS float8
   AS 'MODULE_PATHNAME' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
-COMMENT ON FUNCTION dp_predict(dp_model, float8[]) IS 'the probability (logistic) or prediction (Huber) of a model for a feature vector, with training''s clipping; an error for softmax models';
+COMMENT ON FUNCTION dp_predict(dp_model, float8[]) IS 'the probability (logistic) or prediction (Huber) of a model for a feature vector, with training''s clipping (a NULL element counts as 0, as in training); an error for softmax models';
 
 -- One row per coefficient: intercept first, then x1.. or the feature names;
 -- softmax models list class 0's rows, then class 1's, ...
@@ -113,12 +113,12 @@ COMMENT ON FUNCTION dp_coefficients(dp_model) IS 'one row per coefficient: inter
 -- models: 1 when p > 0.5, else 0), with training's clipping.
 CREATE FUNCTION dp_predict_class(model dp_model, features float8[]) RETURNS int
   AS 'MODULE_PATHNAME' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
-COMMENT ON FUNCTION dp_predict_class IS 'the most likely class of a softmax or logistic model';
+COMMENT ON FUNCTION dp_predict_class IS 'the most likely class of a softmax or logistic model (a NULL feature element counts as 0, as in training)';
 
 -- The class probabilities, class 0 first (binary logistic models: {1 - p, p}).
 CREATE FUNCTION dp_predict_proba(model dp_model, features float8[]) RETURNS float8[]
   AS 'MODULE_PATHNAME' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
-COMMENT ON FUNCTION dp_predict_proba IS 'the class probabilities of a softmax or logistic model';
+COMMENT ON FUNCTION dp_predict_proba IS 'the class probabilities of a softmax or logistic model (a NULL feature element counts as 0, as in training)';
 
 -- The plan of a release, without reading any data.
 CREATE FUNCTION dp_explain(loss text, n bigint, d int, options jsonb) RETURNS jsonb
@@ -322,13 +322,15 @@ CREATE FUNCTION dperm.budget_spent(relation regclass, accounting text, delta_bud
 COMMENT ON FUNCTION dperm.budget_spent(regclass, text, float8, float8[], float8, float8) IS 'what a relation has spent under an accounting (what budget_status shows), optionally with one more charge; 42501 unless the caller may see the relation';
 
 -- accounting NULL keeps a budget's accounting ('rdp' for a new budget).
+-- delta NULL (the default) keeps a budget's delta (1e-5, the delta the
+-- README recommends, for a new budget).
 -- privacy_unit and max_rows_per_unit NULL keep the budget's unit (the row
 -- for a new budget).
-CREATE FUNCTION dperm.set_budget(relation regclass, epsilon float8, delta float8 DEFAULT 0,
+CREATE FUNCTION dperm.set_budget(relation regclass, epsilon float8, delta float8 DEFAULT NULL,
                                  accounting text DEFAULT NULL, privacy_unit text DEFAULT NULL,
                                  max_rows_per_unit int DEFAULT NULL)
   RETURNS void AS 'MODULE_PATHNAME', 'dperm_set_budget' LANGUAGE C CALLED ON NULL INPUT VOLATILE;
-COMMENT ON FUNCTION dperm.set_budget IS 'sets the total privacy budget of a relation (its owner or a superuser); accounting rdp (default) or basic; privacy_unit, a column naming the person (default: the row), with max_rows_per_unit, the rows each contributes';
+COMMENT ON FUNCTION dperm.set_budget IS 'sets the total privacy budget of a relation (its owner or a superuser); delta NULL keeps the budget''s (1e-5 for a new one); accounting rdp (default) or basic; privacy_unit, a column naming the person (default: the row), with max_rows_per_unit, the rows each contributes';
 
 -- security_invoker: the caller reads dperm.budgets, whose row-level
 -- security shows it the relations it may see (dperm.relation_visible).
@@ -347,6 +349,9 @@ SELECT b.relation,
   FROM dperm.budgets b,
        LATERAL dperm.budget_spent(b.relation, b.accounting, b.delta) s;
 COMMENT ON VIEW dperm.budget_status IS 'spent and remaining privacy budget per relation the caller may see, under its accounting';
+COMMENT ON COLUMN dperm.budget_status.epsilon_spent IS 'the composed epsilon of the releases; under rdp accounting at the whole delta budget (the releases are (epsilon_spent, delta_budget)-DP)';
+COMMENT ON COLUMN dperm.budget_status.delta_spent IS 'under basic accounting the summed delta; under rdp the delta the releases without an RDP curve took (releases with a curve take none: it is converted at what is left)';
+COMMENT ON COLUMN dperm.budget_status.delta_remaining IS 'the delta later releases may still take (under rdp: releases without a curve; a release with a curve needs none)';
 GRANT SELECT ON dperm.budget_status TO PUBLIC;
 
 -- Each role reads the budgets of the relations it may see
@@ -716,9 +721,9 @@ CREATE FUNCTION dperm.unschedule_retraining(name text)
 COMMENT ON FUNCTION dperm.unschedule_retraining IS 'removes a model''s pg_cron job';
 
 CREATE FUNCTION dperm.cron_next_run(cron_schedule text, after timestamptz, k bigint DEFAULT 1)
-  RETURNS timestamptz AS 'MODULE_PATHNAME', 'dperm_cron_next_run'
+  RETURNS timestamptz AS 'MODULE_PATHNAME', 'dperm_cron_next_run_checked'
   LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
-COMMENT ON FUNCTION dperm.cron_next_run IS 'the k-th run of a cron schedule after a time (UTC, as pg_cron 1.4); NULL when it cannot be forecast';
+COMMENT ON FUNCTION dperm.cron_next_run IS 'the k-th run of a cron schedule after a time (UTC, as pg_cron 1.4); NULL when a valid schedule cannot be forecast (@reboot, N seconds) or never runs; 22023 for an invalid schedule';
 
 -- A version of a model the caller may see (the one its name resolves to:
 -- dperm.model_owner): the latest trained one by default, or the given
@@ -760,7 +765,7 @@ COMMENT ON FUNCTION dperm.model IS 'a version of a named model: the latest train
 -- its schema (src/pg/model_type.cpp).
 CREATE FUNCTION dperm.predict(name text, features float8[], version int DEFAULT NULL)
   RETURNS float8 AS 'MODULE_PATHNAME', 'dperm_predict' LANGUAGE C STABLE;
-COMMENT ON FUNCTION dperm.predict IS 'prediction of a named model (latest trained version, or a pinned one): probability, Huber prediction or softmax class';
+COMMENT ON FUNCTION dperm.predict IS 'prediction of a named model (latest trained version, or a pinned one): probability, Huber prediction or softmax class (a NULL feature element counts as 0, as in training)';
 
 -- How many more runs with this charge (RDP curve, epsilon, delta) fit in a
 -- relation's budget under its accounting: the largest k such that the ledger

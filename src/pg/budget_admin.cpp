@@ -25,6 +25,10 @@ extern "C" {
 namespace dperm::pg {
 namespace {
 
+// The delta of a new budget set without one: the README's recommendation
+// (releases at delta > 0 need a budget with delta > 0).
+const double kDefaultBudgetDelta = 1e-5;
+
 // The name of `relid` as the caller would write it (schema-qualified when
 // not on its search_path).
 char* RelationDisplayName(Oid relid) {
@@ -143,13 +147,16 @@ using namespace dperm::pg;
 // compose against it, and the unit they are private for (a column naming
 // the person; the row when none) with the rows each unit contributes.
 DPERM_FUNCTION(dperm_set_budget) {
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 2; i++)
     if (PG_ARGISNULL(i))
       ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-                      errmsg("relation, epsilon and delta of a budget must not be NULL")));
+                      errmsg("relation and epsilon of a budget must not be NULL")));
   Oid relid = PG_GETARG_OID(0);
   double epsilon = PG_GETARG_FLOAT8(1);
-  double delta = PG_GETARG_FLOAT8(2);
+  // delta NULL (the default) keeps the budget's delta; a new budget gets
+  // kDefaultBudgetDelta, the delta the documentation recommends.
+  bool has_delta = !PG_ARGISNULL(2);
+  double delta = has_delta ? PG_GETARG_FLOAT8(2) : kDefaultBudgetDelta;
   // The 0.1.0 declaration has three arguments: its budgets compose by sums.
   // NULL keeps the budget's accounting ('rdp' for a new one).
   bool has_accounting = PG_NARGS() > 3;
@@ -167,7 +174,7 @@ DPERM_FUNCTION(dperm_set_budget) {
   if (!std::isfinite(epsilon) || epsilon < 0)
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("budget epsilon must be finite and >= 0, not %g", epsilon)));
-  if (!(delta >= 0 && delta < 1))
+  if (has_delta && !(delta >= 0 && delta < 1))
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("budget delta must be in [0, 1), not %g", delta)));
   if (accounting != nullptr && strcmp(accounting, "rdp") != 0 && strcmp(accounting, "basic") != 0)
@@ -193,9 +200,10 @@ DPERM_FUNCTION(dperm_set_budget) {
                    accounting != nullptr ? CStringGetTextDatum(accounting) : (Datum)0,
                    unit != nullptr ? CStringGetTextDatum(unit) : (Datum)0,
                    Int32GetDatum(max_rows)};
-  char nulls[7] = {' ', ' ', ' ', ' ', accounting != nullptr ? ' ' : 'n',
+  char nulls[7] = {' ', ' ', has_delta ? ' ' : 'n', ' ', accounting != nullptr ? ' ' : 'n',
                    unit != nullptr ? ' ' : 'n', has_max_rows ? ' ' : 'n'};
   const char* set_by = RoleColumnValue("budgets", "set_by", 4);
+  const char* default_delta = psprintf("%.17g::pg_catalog.float8", kDefaultBudgetDelta);
   SPI_connect();
   if (has_unit_arguments) {
     // The row inserted must be whole: a missing half comes from the budget.
@@ -208,26 +216,26 @@ DPERM_FUNCTION(dperm_set_budget) {
   const char* sql =
       has_accounting
           ? psprintf("INSERT INTO dperm.budgets (relation, epsilon, delta, set_by, set_at, accounting)"
-                     " VALUES ($1::pg_catalog.regclass, $2, $3, %s, pg_catalog.now(),"
+                     " VALUES ($1::pg_catalog.regclass, $2, COALESCE($3, %s), %s, pg_catalog.now(),"
                      "         COALESCE($5, 'rdp'))"
                      " ON CONFLICT (relation) DO UPDATE SET epsilon = excluded.epsilon,"
-                     "   delta = excluded.delta, set_by = excluded.set_by, set_at = excluded.set_at,"
-                     "   accounting = COALESCE($5, budgets.accounting)", set_by)
+                     "   delta = COALESCE($3, budgets.delta), set_by = excluded.set_by, set_at = excluded.set_at,"
+                     "   accounting = COALESCE($5, budgets.accounting)", default_delta, set_by)
           : psprintf("INSERT INTO dperm.budgets (relation, epsilon, delta, set_by, set_at)"
-                     " VALUES ($1::pg_catalog.regclass, $2, $3, %s, pg_catalog.now())"
+                     " VALUES ($1::pg_catalog.regclass, $2, COALESCE($3, %s), %s, pg_catalog.now())"
                      " ON CONFLICT (relation) DO UPDATE SET epsilon = excluded.epsilon,"
-                     "   delta = excluded.delta, set_by = excluded.set_by, set_at = excluded.set_at",
-                     set_by);
+                     "   delta = COALESCE($3, budgets.delta), set_by = excluded.set_by, set_at = excluded.set_at",
+                     default_delta, set_by);
   if (has_unit_arguments)
     sql = psprintf("INSERT INTO dperm.budgets (relation, epsilon, delta, set_by, set_at, accounting,"
                    "   privacy_unit, max_rows_per_unit)"
-                   " VALUES ($1::pg_catalog.regclass, $2, $3, %s, pg_catalog.now(),"
+                   " VALUES ($1::pg_catalog.regclass, $2, COALESCE($3, %s), %s, pg_catalog.now(),"
                    "         COALESCE($5, 'rdp'), $6, $7)"
                    " ON CONFLICT (relation) DO UPDATE SET epsilon = excluded.epsilon,"
-                   "   delta = excluded.delta, set_by = excluded.set_by, set_at = excluded.set_at,"
+                   "   delta = COALESCE($3, budgets.delta), set_by = excluded.set_by, set_at = excluded.set_at,"
                    "   accounting = COALESCE($5, budgets.accounting),"
                    "   privacy_unit = COALESCE($6, budgets.privacy_unit),"
-                   "   max_rows_per_unit = COALESCE($7, budgets.max_rows_per_unit)", set_by);
+                   "   max_rows_per_unit = COALESCE($7, budgets.max_rows_per_unit)", default_delta, set_by);
   RunAsCatalogOwner(sql, has_unit_arguments ? 7 : has_accounting ? 5 : 4, types, args, nulls,
                     SPI_OK_INSERT, false);
   SPI_finish();

@@ -21,6 +21,8 @@ extern "C" {
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
+#include "nodes/nodeFuncs.h"
+#include "executor/executor.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -213,8 +215,198 @@ static Oid* WithDataset(List* relids, const char* dataset, int* count) {
   return WithAncestors(relids, count);
 }
 
+static List* ViewReads(Oid view);
+
+namespace {
+
+// What the plan below one aggregate reads (AggregateReads).
+struct ReadWalk {
+  EState* estate = nullptr;
+  List* relids = NIL;         // relations scanned
+  List* walked = NIL;         // plan_ids of the subplans walked
+  List* setters = NIL;        // pairs (param id, plan_id of the initPlan that sets it)
+  bool unattributed = false;  // rows or values reach it in a way not attributed here
+};
+
+// The relation of range-table entry `index`, if it is one.
+void AddRangeTableRelation(ReadWalk* w, Index index) {
+  if (index == 0 || index > static_cast<Index>(list_length(w->estate->es_range_table))) {
+    w->unattributed = true;
+    return;
+  }
+  RangeTblEntry* rte = exec_rt_fetch(index, w->estate);
+  if (rte->rtekind == RTE_RELATION) w->relids = list_append_unique_oid(w->relids, rte->relid);
+}
+
+void AddRangeTableRelations(ReadWalk* w, Bitmapset* indexes) {
+  int i = -1;
+  while ((i = bms_next_member(indexes, i)) >= 0) AddRangeTableRelation(w, static_cast<Index>(i));
+}
+
+// Records, for every initPlan attached to a node of `plan`'s tree, the
+// parameters it sets (its plan_id per parameter).
+void CollectSetters(Plan* plan, List** setters) {
+  if (plan == nullptr) return;
+  ListCell* lc;
+  foreach (lc, plan->initPlan) {
+    SubPlan* sub = lfirst_node(SubPlan, lc);
+    ListCell* p;
+    foreach (p, sub->setParam) *setters = lappend(*setters, list_make2_int(lfirst_int(p), sub->plan_id));
+  }
+  CollectSetters(plan->lefttree, setters);
+  CollectSetters(plan->righttree, setters);
+  List* children = NIL;
+  switch (nodeTag(plan)) {
+    case T_Append: children = reinterpret_cast<Append*>(plan)->appendplans; break;
+    case T_MergeAppend: children = reinterpret_cast<MergeAppend*>(plan)->mergeplans; break;
+    case T_BitmapAnd: children = reinterpret_cast<BitmapAnd*>(plan)->bitmapplans; break;
+    case T_BitmapOr: children = reinterpret_cast<BitmapOr*>(plan)->bitmapplans; break;
+    case T_CustomScan: children = reinterpret_cast<CustomScan*>(plan)->custom_plans; break;
+    case T_SubqueryScan: CollectSetters(reinterpret_cast<SubqueryScan*>(plan)->subplan, setters); break;
+    default: break;
+  }
+  foreach (lc, children) CollectSetters(static_cast<Plan*>(lfirst(lc)), setters);
+}
+
+bool WalkReads(PlanState* ps, void* context);
+void WalkParameters(ReadWalk* w, Plan* plan);
+
+// Walks subplan `plan_id` (an initPlan or a CTE's plan) once.
+void WalkSubplan(ReadWalk* w, int plan_id) {
+  if (list_member_int(w->walked, plan_id)) return;
+  w->walked = lappend_int(w->walked, plan_id);
+  if (plan_id < 1 || plan_id > list_length(w->estate->es_subplanstates)) {
+    w->unattributed = true;
+    return;
+  }
+  PlanState* root = static_cast<PlanState*>(list_nth(w->estate->es_subplanstates, plan_id - 1));
+  if (root == nullptr) {
+    w->unattributed = true;
+    return;
+  }
+  WalkParameters(w, root->plan);
+  WalkReads(root, w);
+}
+
+// The parameters the tree under `plan` reads but does not set (extParam,
+// which covers the whole tree: its subqueries and initPlans included): one
+// an initPlan sets brings that initPlan's reads (a CTE's, an uncorrelated
+// subquery's, a one-time filter's); any other comes from an enclosing plan
+// node (an outer query's row, a lateral or nested-loop parameter), whose
+// reads this walk does not follow.
+void WalkParameters(ReadWalk* w, Plan* plan) {
+  int param = -1;
+  while ((param = bms_next_member(plan->extParam, param)) >= 0) {
+    int setter = 0;
+    ListCell* lc;
+    foreach (lc, w->setters)
+      if (linitial_int(static_cast<List*>(lfirst(lc))) == param) setter = lsecond_int(static_cast<List*>(lfirst(lc)));
+    if (setter == 0)
+      w->unattributed = true;
+    else
+      WalkSubplan(w, setter);
+  }
+}
+
+// planstate_tree_walker's visitor: the relations each node scans, the
+// subplans it reads (initPlans and subqueries in its expressions are
+// children here; CTEs and parameters are followed explicitly).
+bool WalkReads(PlanState* ps, void* context) {
+  ReadWalk* w = static_cast<ReadWalk*>(context);
+  if (ps == nullptr) return false;
+  Plan* plan = ps->plan;
+  switch (nodeTag(plan)) {
+    case T_SeqScan:
+    case T_SampleScan:
+    case T_IndexScan:
+    case T_IndexOnlyScan:
+    case T_BitmapHeapScan:
+    case T_TidScan:
+    case T_TidRangeScan:
+      AddRangeTableRelation(w, reinterpret_cast<Scan*>(plan)->scanrelid);
+      break;
+    case T_ForeignScan: {
+      ForeignScan* scan = reinterpret_cast<ForeignScan*>(plan);
+      if (scan->scan.scanrelid > 0)
+        AddRangeTableRelation(w, scan->scan.scanrelid);
+      else if (bms_is_empty(scan->fs_relids))
+        w->unattributed = true;
+      AddRangeTableRelations(w, scan->fs_relids);
+      break;
+    }
+    case T_CustomScan:  // another extension's scan: what it reads is its own
+      w->unattributed = true;
+      break;
+    case T_Append:  // a partitioned or inheritance parent read through its members
+      AddRangeTableRelations(w, reinterpret_cast<Append*>(plan)->apprelids);
+      break;
+    case T_MergeAppend:
+      AddRangeTableRelations(w, reinterpret_cast<MergeAppend*>(plan)->apprelids);
+      break;
+    case T_ModifyTable: {  // a data-modifying CTE returns the rows it changes
+      ListCell* lc;
+      foreach (lc, reinterpret_cast<ModifyTable*>(plan)->resultRelations)
+        AddRangeTableRelation(w, static_cast<Index>(lfirst_int(lc)));
+      break;
+    }
+    case T_CteScan:
+      WalkSubplan(w, reinterpret_cast<CteScan*>(plan)->ctePlanId);
+      break;
+    default:
+      break;
+  }
+  return planstate_tree_walker(ps, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(WalkReads)), w);
+}
+
+// Whether view `view` reads one of `relids` (or their ancestors), or no
+// relation at all (its rows come from functions or VALUES: it cannot be
+// told apart from the others, so it counts as read).
+bool ViewFeeds(Oid view, List* relids_with_ancestors) {
+  List* reads = ViewReads(view);
+  bool reads_a_table = false;
+  ListCell* lc;
+  foreach (lc, reads) {
+    if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_VIEW) continue;
+    reads_a_table = true;
+    if (list_member_oid(relids_with_ancestors, lfirst_oid(lc))) return true;
+  }
+  return !reads_a_table;
+}
+
+}  // namespace
+
+List* AggregateReads(AggState* agg) {
+  EState* estate = agg->ss.ps.state;
+  ReadWalk w;
+  w.estate = estate;
+  if (estate->es_plannedstmt == nullptr) return EStateRelations(estate);
+  CollectSetters(estate->es_plannedstmt->planTree, &w.setters);
+  ListCell* lc;
+  foreach (lc, estate->es_plannedstmt->subplans) CollectSetters(static_cast<Plan*>(lfirst(lc)), &w.setters);
+  WalkParameters(&w, agg->ss.ps.plan);
+  WalkReads(&agg->ss.ps, &w);
+  if (w.unattributed) return EStateRelations(estate);  // over-charging is safe
+  // Views: the statement's range table keeps each view it expanded; one
+  // counts as read when the relations it reads are among the scanned ones.
+  List* with_ancestors = list_copy(w.relids);
+  foreach (lc, w.relids) with_ancestors = list_concat_unique_oid(with_ancestors, AncestorsOf(lfirst_oid(lc)));
+  foreach (lc, estate->es_range_table) {
+    RangeTblEntry* rte = lfirst_node(RangeTblEntry, lc);
+    if (rte->rtekind == RTE_RELATION && get_rel_relkind(rte->relid) == RELKIND_VIEW &&
+        !list_member_oid(w.relids, rte->relid) && ViewFeeds(rte->relid, with_ancestors))
+      w.relids = lappend_oid(w.relids, rte->relid);
+  }
+  return w.relids;
+}
+
+Oid* AggregateRelations(AggState* agg, const char* dataset, int* count) {
+  return WithDataset(AggregateReads(agg), dataset, count);
+}
+
 Oid* RelationsRead(FunctionCallInfo fcinfo, const char* dataset, int* count) {
-  return WithDataset(RangeTableRelations(fcinfo), dataset, count);
+  if (fcinfo->context != nullptr && IsA(fcinfo->context, AggState))
+    return AggregateRelations(reinterpret_cast<AggState*>(fcinfo->context), dataset, count);
+  return WithDataset(NIL, dataset, count);
 }
 
 Oid* StatementRelations(EState* estate, const char* dataset, int* count) {

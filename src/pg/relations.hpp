@@ -61,11 +61,26 @@ Oid RowSecurityInFamily(Oid relid);
 // its OID. Needs an SPI connection.
 Oid CheckDataset(const char* dataset, Oid role);
 
-// Relations whose rows the aggregate call in `fcinfo` reads: every relation
-// of the executing statement's range table (docs/design.md section 3, item 4),
-// plus the `dataset` option's relation when given (CheckDataset), plus the
-// inheritance and partition ancestors of each. Returns a palloc'd array.
+// Relations whose rows the aggregate call in `fcinfo` reads
+// (AggregateRelations of its AggState; docs/design.md section 3, item 4).
+// Returns a palloc'd array.
 Oid* RelationsRead(FunctionCallInfo fcinfo, const char* dataset, int* count);
+
+// The relations the plan below aggregate node `agg` reads: every relation a
+// scan below it reads (partitioned and inheritance parents of an Append
+// included), those of the subplans it reads (subqueries in its expressions
+// and its children's, initPlans whose parameters it uses, CTEs), and each
+// view of the statement whose relations are among them (or that reads no
+// relation). Every relation of the statement's range table when something
+// reaches it from outside its plan (an outer query's row, a lateral
+// parameter) or through another extension's scan: over-charging is safe,
+// under-charging is not. A UNION ALL's other branches are not its reads.
+List* AggregateReads(AggState* agg);
+
+// AggregateReads plus the `dataset` option's relation when given
+// (CheckDataset), plus the inheritance and partition ancestors of each.
+// Returns a palloc'd array.
+Oid* AggregateRelations(AggState* agg, const char* dataset, int* count);
 // The relations in the range table of the statement of `estate`.
 List* EStateRelations(EState* estate);
 

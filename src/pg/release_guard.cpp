@@ -229,7 +229,7 @@ void CheckTrainingCall(AggState* agg, Aggref* aggref, const char* name) {
   if (OidIsValid(g_release.caller)) return;
   const char* dataset = DatasetOption(options, estate);
   int n_relations = 0;
-  Oid* relations = StatementRelations(estate, dataset, &n_relations);
+  Oid* relations = AggregateRelations(agg, dataset, &n_relations);
   // Nothing here bounds a unit's rows (privacy_unit.hpp).
   RefuseUnitRelations(relations, n_relations, name);
   Datum value = EvaluateOptions(options, estate);

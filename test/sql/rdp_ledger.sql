@@ -41,7 +41,8 @@ SELECT cardinality(rdp) = cardinality(dperm.rdp_orders()) AS full_curve,
          AND dperm.rdp_to_epsilon(dperm.rdp_orders(), rdp, 1e-8) BETWEEN 0.0999 AND 0.1 * (1 + 1e-12) AS gaussian_curve
   FROM dperm.ledger WHERE 'survey'::regclass = ANY (relations) ORDER BY id LIMIT 1;
 -- the status composes the curves: spent epsilon is the RDP conversion at the
--- delta budget, and is at most the budget; the plain sum would be far above
+-- delta budget, and is at most the budget; the plain sum would be far above;
+-- no delta is spent (releases with a curve take none of their own)
 SELECT relation, accounting, releases = :rdp_releases AS all_counted,
        epsilon_spent <= 1 AS within_budget, epsilon_spent > 0.9 AS nearly_used,
        round(delta_spent::numeric, 12) AS delta_spent,

@@ -53,7 +53,9 @@ TEST(ComposeCharges, CurvesAddAndConvertAtTheDeltaBudget) {
   Spent s = ComposeCharges(true, delta_budget, charges);
   double expected = RdpToEpsilon(LedgerOrders(), GaussianCurve(ratio * std::sqrt(double(k))), delta_budget);
   EXPECT_NEAR(s.epsilon, expected, 1e-9 * expected);
-  EXPECT_EQ(s.delta, delta_budget);
+  // at the whole delta budget; curved rows take no delta of their own
+  EXPECT_TRUE(s.at_delta_budget);
+  EXPECT_EQ(s.delta, 0);
   EXPECT_LT(s.epsilon, k * 0.5);  // far below the basic sum, 25
 }
 
@@ -68,7 +70,8 @@ TEST(ComposeCharges, RowsWithoutACurveAreAddedAndTakeTheirDelta) {
   double curved = RdpToEpsilon(LedgerOrders(), GaussianCurve(0.3 * std::sqrt(2.0)),
                                delta_budget - 4e-6);
   EXPECT_NEAR(s.epsilon, 0.6 + curved, 1e-9);
-  EXPECT_EQ(s.delta, delta_budget);
+  EXPECT_TRUE(s.at_delta_budget);
+  EXPECT_DOUBLE_EQ(s.delta, 4e-6);  // the plain rows' delta: 6e-6 is left for them
 }
 
 // With no delta left to convert at, RDP falls back to the basic sums.
@@ -118,10 +121,14 @@ TEST(ComposeCharges, ReportsTheSmallerOfBasicAndRdp) {
   ASSERT_LT(converted, 5);
   Spent basic = ComposeCharges(true, delta_budget, {{0.5, 1e-6, curve.data()}});
   EXPECT_DOUBLE_EQ(basic.epsilon, 0.5);
-  EXPECT_DOUBLE_EQ(basic.delta, 1e-6);
+  // (0.5, 1e-6) is a bound at the delta budget too: reported there, with the
+  // delta of the rows without a curve (none)
+  EXPECT_TRUE(basic.at_delta_budget);
+  EXPECT_EQ(basic.delta, 0);
   Spent rdp = ComposeCharges(true, delta_budget, {{5, 1e-6, curve.data()}});
   EXPECT_NEAR(rdp.epsilon, converted, 1e-12 * converted);
-  EXPECT_EQ(rdp.delta, delta_budget);
+  EXPECT_TRUE(rdp.at_delta_budget);
+  EXPECT_EQ(rdp.delta, 0);
 }
 
 // The basic pair is a bound at the delta budget only if its delta fits: a
@@ -134,7 +141,8 @@ TEST(ComposeCharges, BasicOverTheDeltaBudgetIsNotReported) {
   ASSERT_GT(converted, 0.5);
   Spent s = ComposeCharges(true, delta_budget, {{0.5, 2e-5, curve.data()}});
   EXPECT_NEAR(s.epsilon, converted, 1e-12 * converted);
-  EXPECT_EQ(s.delta, delta_budget);
+  EXPECT_TRUE(s.at_delta_budget);
+  EXPECT_EQ(s.delta, 0);
 }
 
 // Plain rows whose delta is over the budget leave a negative delta to
@@ -156,6 +164,37 @@ TEST(ComposeCharges, SpendingIsMonotone) {
     Spent s = ComposeCharges(true, 1e-5, charges);
     EXPECT_GE(s.epsilon, previous * (1 - 1e-12)) << i;
     previous = s.epsilon;
+  }
+}
+
+// Under RDP the reported delta is what the rows without a curve took: it
+// grows only with them, stays below the delta budget whenever the epsilon is
+// at the delta budget (so the ledger writer's test, spent <= budget in
+// epsilon and delta, admits exactly what the epsilon admits there), and
+// leaves later plain rows the rest: one taking all of it falls back to sums.
+TEST(ComposeCharges, RdpDeltaIsWhatPlainRowsTook) {
+  const double delta_budget = 1e-5;
+  std::vector<double> curve = GaussianCurve(0.25);
+  std::vector<Charge> charges;
+  double previous = 0, plain = 0;
+  for (int i = 0; i < 30; i++) {
+    bool is_plain = i % 4 == 0;
+    charges.push_back(is_plain ? Charge{0.05, 2e-6, nullptr} : Charge{0.3, 1e-6, curve.data()});
+    if (is_plain) plain += 2e-6;
+    Spent s = ComposeCharges(true, delta_budget, charges);
+    if (i == 0) {
+      EXPECT_FALSE(s.at_delta_budget);  // no curve yet: the sums
+      EXPECT_EQ(s.delta, plain);
+    } else if (plain < delta_budget) {
+      EXPECT_TRUE(s.at_delta_budget) << i;
+      EXPECT_NEAR(s.delta, plain, 1e-18) << i;
+      EXPECT_LT(s.delta, delta_budget) << i;
+    } else {
+      EXPECT_FALSE(s.at_delta_budget) << i;  // no delta left to convert at: the sums
+      EXPECT_GT(s.delta, delta_budget) << i;
+    }
+    EXPECT_GE(s.delta, previous) << i;
+    previous = s.delta;
   }
 }
 

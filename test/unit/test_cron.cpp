@@ -67,5 +67,17 @@ TEST(Cron, RejectsWhatItCannotForecast) {
     EXPECT_THROW(ParseCron(bad), Error) << bad;
 }
 
+// Of what ParseCron refuses, only pg_cron's own forms without a forecast
+// are valid schedules (dperm.cron_next_run: NULL); the rest are errors.
+TEST(Cron, TellsValidSchedulesWithoutForecastFromInvalidOnes) {
+  for (const char* valid : {"@reboot", " @reboot ", "30 seconds", "1 second", "0 0 $ * *"}) {
+    EXPECT_THROW(ParseCron(valid), Error) << valid;
+    EXPECT_TRUE(CronWithoutForecast(valid)) << valid;
+  }
+  for (const char* bad : {"", "* * * *", "60 * * * *", "x * * * *", "@rebot", "seconds",
+                          "-1 seconds", "100 seconds", "30 minutes", "$ * * * *"})
+    EXPECT_FALSE(CronWithoutForecast(bad)) << bad;
+}
+
 }  // namespace
 }  // namespace dperm

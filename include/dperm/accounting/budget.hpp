@@ -36,9 +36,15 @@ struct Charge {
   const double* rdp = nullptr;  // LedgerOrders().size() values
 };
 
+// What a relation has spent. Basic sums: the rows are (epsilon, delta)-DP.
+// RDP conversion (at_delta_budget): the rows are (epsilon, delta_budget)-DP,
+// and delta is the part of the delta budget the rows without a curve took
+// (what is left is what later rows without a curve may take; rows with a
+// curve take no delta of their own).
 struct Spent {
   double epsilon = 0;
   double delta = 0;
+  bool at_delta_budget = false;
 };
 
 // The running total of a relation's ledger rows: everything ComposeCharges
@@ -62,9 +68,11 @@ Spent ComposeTotals(bool rdp_accounting, double delta_budget, const ChargeTotals
 
 // Privacy spent by `charges` on one relation. Basic accounting sums epsilon
 // and delta. RDP accounting composes the curves (sums per order) and converts
-// at the delta budget left by the rows without a curve; it takes the smaller
-// of that and the basic sums whenever both are valid at the delta budget, so
-// it is never worse than basic composition.
+// at the delta budget left by the rows without a curve (reporting their delta
+// only, see Spent); it takes the smaller of that and the basic sums whenever
+// both are valid at the delta budget, so it is never worse than basic
+// composition. Either way spent <= budget (epsilon and delta) is the ledger
+// writer's admission test.
 Spent ComposeCharges(bool rdp_accounting, double delta_budget,
                      const std::vector<Charge>& charges);
 

@@ -33,6 +33,12 @@ struct CronSchedule {
 // forecast.
 CronSchedule ParseCron(const std::string& spec);
 
+// Whether `spec` is a pg_cron schedule that ParseCron refuses only because
+// it has no forecast: "@reboot", an interval "N seconds" (pg_cron 1.5), or a
+// day of month "$" (the last day, pg_cron 1.6). Any other schedule ParseCron
+// refuses is invalid.
+bool CronWithoutForecast(const std::string& spec);
+
 // Minutes since 1970-01-01 00:00 UTC of the first run strictly after
 // `after_minute`, or -1 if there is none before the year 10000.
 int64_t NextCronMinute(const CronSchedule& schedule, int64_t after_minute);

@@ -99,13 +99,18 @@ Spent ComposeTotals(bool rdp_accounting, double delta_budget, const ChargeTotals
   double delta_left = delta_budget - t.plain_delta;
   if (!(delta_left > 0)) return basic;  // RDP needs some delta to convert at
   // (alpha, rho(alpha))-RDP of the curved rows gives (eps(delta_left), delta_left)-DP
-  // (improved conversion); basic composition with the plain rows adds up.
+  // (improved conversion); basic composition with the plain rows adds up to
+  // (epsilon, delta_budget)-DP. The delta reported is the plain rows' only:
+  // the curved rows take none of their own (they convert at whatever is
+  // left), so the budget's delta minus it is what later releases without a
+  // curve may still take (a release with a curve needs none).
   Spent rdp;
   rdp.epsilon = t.plain_epsilon + RdpToEpsilon(LedgerOrders(), t.rdp, delta_left);
-  rdp.delta = delta_budget;
+  rdp.delta = t.plain_delta;
+  rdp.at_delta_budget = true;
   // The basic bound (sum eps, sum delta) is also a bound at delta_budget when
   // sum delta <= delta_budget: report the smaller epsilon.
-  if (basic.delta <= delta_budget && basic.epsilon <= rdp.epsilon) return basic;
+  if (basic.delta <= delta_budget && basic.epsilon <= rdp.epsilon) rdp.epsilon = basic.epsilon;
   return rdp;
 }
 

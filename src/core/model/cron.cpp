@@ -3,6 +3,7 @@
 
 #include "dperm/util/interrupt.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 #include <vector>
@@ -182,6 +183,21 @@ int64_t NextCronMinute(const CronSchedule& s, int64_t after) {
       if (s.minute[mi]) return days * 1440 + h * 60 + mi;
     t = days * 1440 + (h + 1) * 60;
   }
+}
+
+bool CronWithoutForecast(const std::string& raw) {
+  std::stringstream words(raw);
+  std::vector<std::string> fields;
+  std::string w;
+  while (words >> w) fields.push_back(w);
+  if (fields.size() == 1) return fields[0] == "@reboot";
+  if (fields.size() == 2) {
+    const std::string& n = fields[0];
+    bool digits = !n.empty() && n.size() <= 2 &&
+                  std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return digits && (fields[1] == "seconds" || fields[1] == "second");
+  }
+  return fields.size() == 5 && fields[2] == "$";
 }
 
 int64_t NthCronMinute(const CronSchedule& s, int64_t after, int64_t k) {
