@@ -546,7 +546,8 @@ def budget_stmt(r):
         rel = lit(r.choice(FIXED_BUDGETS))
         bad = r.choice(["eps", "delta", "acct"])
         eps = r.choice(["'NaN'", "'Infinity'", "-1", "'-Infinity'", "NULL"]) if bad == "eps" else "1"
-        delta = r.choice(["1", "'NaN'", "-1e-5", "'Infinity'", "NULL", "1.5"]) if bad == "delta" else "1e-6"
+        # (NULL delta is valid: it keeps the budget's delta)
+        delta = r.choice(["1", "'NaN'", "-1e-5", "'Infinity'", "1.5"]) if bad == "delta" else "1e-6"
         acct = r.choice(["''", "'RDP'", "'x'", "'rdp '"]) if bad == "acct" else "'basic'"
         return "SELECT dperm.set_budget(%s, %s, %s, %s)" % (rel, eps, delta, acct)
     if k < 0.85:

@@ -40,7 +40,7 @@ SELECT dperm.train_model('pn_m', 'pn_rows', 'f', 'y', 'logistic',
 SELECT bool_and(dperm.predict('pn_m', s.f) = dperm.predict('pn_m', s.f0)) AS named_as_zero,
        bool_and(dperm.predict('pn_m', s.f) = dp_predict((dperm.model('pn_m')).model, s.f0)) AS same_as_model
   FROM (SELECT * FROM pn_score ORDER BY i) s;
-SELECT dperm.predict('pn_m', NULL) IS NULL AS named_null;
+SELECT dperm.predict('pn_m', NULL::float8[]) IS NULL AS named_null;
 -- dperm.evaluate reads rows with NULL elements without an error
 CREATE TABLE pn_eval AS
   SELECT i, CASE WHEN i % 5 = 0 THEN ARRAY[NULL, f[2], f[3]] ELSE f END AS f, y FROM pn_rows;
