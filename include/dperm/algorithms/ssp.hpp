@@ -23,6 +23,12 @@ inline constexpr const char kMomentCoordinates[] = "moment_coordinates";  // M
 inline constexpr const char kMomentSumGrid[] = "moment_sum_grid";        // q
 inline constexpr const char kRidgePerCurvature[] = "ridge_per_curvature";  // rho / f''(0)
 
+// The release itself: the objective's exact moment sums (MomentSums, with
+// the plan's weight and grid) plus the plan's rounded exact Gaussian noise;
+// *curvature = f''(0). Train solves SolveMoments on it.
+Eigen::VectorXd ReleaseMoments(const Plan& plan, const Objective& objective, SecureRng& rng,
+                               double* curvature);
+
 // The ridge system of the released moments: with the noisy sums v (the
 // MomentSums layout, objective.hpp) and c2 = f''(0), returns the minimiser
 // of 1/n sum [f'(0) w.t + c2/2 (w.t)^2] + (l2 + ridge)/2 ||w||^2 after the

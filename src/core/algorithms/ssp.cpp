@@ -229,13 +229,11 @@ Eigen::VectorXd SolveMoments(const Eigen::VectorXd& v, int dim, double gamma, do
   return w;
 }
 
-Eigen::VectorXd SufficientStatistics::Train(const Plan& plan, const Objective& objective,
-                                            SecureRng& rng) const {
-  ReportIterations(0, 1);
+Eigen::VectorXd ReleaseMoments(const Plan& plan, const Objective& objective, SecureRng& rng,
+                               double* curvature) {
   const double gamma = plan.mechanism_fields.Get(kMomentWeight);
   const double q = plan.mechanism_fields.Get(kMomentSumGrid);
-  double c2 = 0;
-  Eigen::VectorXd v = objective.MomentSums(gamma, q, &c2);
+  Eigen::VectorXd v = objective.MomentSums(gamma, q, curvature);
   const int64_t coordinates = int64_t(plan.mechanism_fields.Get(kMomentCoordinates));
   if (v.size() != coordinates || objective.dim() != plan.dim)
     throw Error(ErrorKind::kInternal, "ssp: the moments do not match the plan");
@@ -243,8 +241,17 @@ Eigen::VectorXd SufficientStatistics::Train(const Plan& plan, const Objective& o
   // output (no plan sets it), as AddPlannedNoise.
   if (plan.noise_scale > 0)
     SnapExactGaussian(rng, plan.noise_scale, plan.noise_bits, v.data(), int(v.size()));
+  return v;
+}
+
+Eigen::VectorXd SufficientStatistics::Train(const Plan& plan, const Objective& objective,
+                                            SecureRng& rng) const {
+  ReportIterations(0, 1);
+  double c2 = 0;
+  const Eigen::VectorXd v = ReleaseMoments(plan, objective, rng, &c2);
   ReportIterations(1, 1);
   // From here on: post-processing of the release.
+  const double gamma = plan.mechanism_fields.Get(kMomentWeight);
   const double ridge = c2 * plan.mechanism_fields.Get(kRidgePerCurvature);
   return SolveMoments(v, plan.dim, gamma, c2, double(plan.n), plan.mu, ridge);
 }
