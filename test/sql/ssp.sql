@@ -10,8 +10,9 @@ SET extra_float_digits = 0;
 -- sensitivity sqrt(4 gamma^2 L^2 + 2 R^4) = sqrt(24) at R = L = gamma = sqrt 2
 -- (feature_bound 1 with the intercept) plus a rounding term below 2^-9 of it;
 -- sigma is the analytic Gaussian's for it (2^-20 dyadic rounding).
+-- (intercept => 'fitted': no offset stage, so the mechanism has all of epsilon.)
 WITH p AS (SELECT dp_explain('logistic', 45211, 42,
-             dp_options(algorithm => 'ssp', epsilon => 1, delta => 1e-6)) j)
+             dp_options(algorithm => 'ssp', epsilon => 1, delta => 1e-6, intercept => 'fitted')) j)
 SELECT j->>'algorithm' AS algorithm, (j->>'iterations')::int AS iterations,
        (j->>'gradient_evaluations')::bigint AS gradient_evaluations,
        (j->>'sensitivity')::float8 >= sqrt(24) AS sensitivity_at_least_formula,

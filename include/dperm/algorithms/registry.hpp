@@ -44,6 +44,8 @@ struct AlgorithmSpec {
   // Trains from full-batch gradient passes only, so it can stream
   // (streaming.hpp: dperm.train above dperm.max_buffer).
   bool streams = false;
+  // Why it cannot stream (streams = false), for the error.
+  const char* no_streaming = "it reads single rows";
   // Its training's state (ReleaseMemoryBytes): the vectors of the model's
   // dimension Train keeps alive at once, its own and the temporaries of the
   // gradients it takes, and the arrays of 8 bytes per row (row indices,

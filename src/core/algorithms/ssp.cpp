@@ -282,6 +282,8 @@ const AlgorithmSpec& SpecOf<Algorithm::kSsp>() {
     s.model_matrices = 5;
     s.row_arrays = 0;
     s.streams = false;
+    s.no_streaming = "its pass sums dim (dim + 3)/2 moments, and the streaming pass state holds "
+                     "gradient sums only";
     return s;
   }();
   return spec;
