@@ -7,7 +7,7 @@ SET max_parallel_workers_per_gather = 0;
 SET extra_float_digits = 0;
 
 -- The plan from public inputs: one pass, n gradient evaluations, and the
--- sensitivity sqrt(4 gamma^2 L^2 + 2 R^4) = sqrt(24) at R = L = gamma = sqrt 2
+-- sensitivity sqrt(2 gamma^2 L^2 + 2 R^4 + gamma^4 L^4/(2 R^4)) = sqrt(18) at R = L = gamma = sqrt 2
 -- (feature_bound 1 with the intercept) plus a rounding term below 2^-9 of it;
 -- sigma is the analytic Gaussian's for it (2^-20 dyadic rounding).
 -- (intercept => 'fitted': no offset stage, so the mechanism has all of epsilon.)
@@ -15,8 +15,8 @@ WITH p AS (SELECT dp_explain('logistic', 45211, 42,
              dp_options(algorithm => 'ssp', epsilon => 1, delta => 1e-6, intercept => 'fitted')) j)
 SELECT j->>'algorithm' AS algorithm, (j->>'iterations')::int AS iterations,
        (j->>'gradient_evaluations')::bigint AS gradient_evaluations,
-       (j->>'sensitivity')::float8 >= sqrt(24) AS sensitivity_at_least_formula,
-       (j->>'sensitivity')::float8 <= sqrt(24) * (1 + 1.0 / 512) AS rounding_small,
+       (j->>'sensitivity')::float8 >= sqrt(18) AS sensitivity_at_least_formula,
+       (j->>'sensitivity')::float8 <= sqrt(18) * (1 + 1.0 / 512) AS rounding_small,
        (j->>'moment_coordinates')::int AS moments,
        abs((j->>'noise_scale')::float8 / dperm.gaussian_sigma(1, 1e-6, (j->>'sensitivity')::float8) - 1) < 1e-5
          AS analytic_sigma
