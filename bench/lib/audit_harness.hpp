@@ -28,7 +28,7 @@
 //  * Output perturbation (output_gd, bolton: noisy_steps = 0, no objective
 //    noise): the noiseless output is deterministic, so step 1's search and
 //    the exact means a, b above apply.
-//  * Noisy iterations and objective perturbation (the other nine): noise
+//  * Noisy iterations, objective perturbation and ssp (the other ten): noise
 //    enters inside the computation and the output is not Gaussian around a
 //    known mean. The pair is a designed canary (CanaryNeighbours): n - 1
 //    inert rows (features 0, no intercept column, so zero gradient for every
@@ -265,9 +265,11 @@ inline Case Broken(Case c, double divisor) {
   return c;
 }
 
-// Whether the algorithm supports the loss (objective perturbation: logistic only).
+// Whether the algorithm supports the loss (objective perturbation and ssp:
+// logistic only).
 inline bool Supports(Algorithm algorithm, LossKind loss) {
-  bool objective = algorithm == Algorithm::kObjective || algorithm == Algorithm::kObjectiveApprox;
+  bool objective = algorithm == Algorithm::kObjective || algorithm == Algorithm::kObjectiveApprox ||
+                   algorithm == Algorithm::kSsp;
   return !objective || loss == LossKind::kLogistic;
 }
 
@@ -329,9 +331,12 @@ inline Case AlgorithmCase(Algorithm algorithm, LossKind loss, double epsilon, do
 }
 
 // Whether the plan releases its noiseless output plus noise once (output
-// perturbation), so that the noiseless outputs are the exact means.
+// perturbation), so that the noiseless outputs are the exact means. ssp
+// adds its noise to the moments, and w is a nonlinear function of them: a
+// canary case, like objective perturbation.
 inline bool OutputPerturbation(const Plan& plan) {
-  return plan.noisy_steps == 0 && plan.mechanism_fields.Get(dperm::kObjectiveNoise) == 0;
+  return plan.noisy_steps == 0 && plan.mechanism_fields.Get(dperm::kObjectiveNoise) == 0 &&
+         plan.algorithm != Algorithm::kSsp;
 }
 
 // Divides every noise scale of the plan by divisor (a broken release).

@@ -44,12 +44,16 @@ struct AlgorithmSpec {
   // Trains from full-batch gradient passes only, so it can stream
   // (streaming.hpp: dperm.train above dperm.max_buffer).
   bool streams = false;
+  // Why it cannot stream (streams = false), for the error.
+  const char* no_streaming = "it reads single rows";
   // Its training's state (ReleaseMemoryBytes): the vectors of the model's
   // dimension Train keeps alive at once, its own and the temporaries of the
   // gradients it takes, and the arrays of 8 bytes per row (row indices,
   // a permutation) it allocates.
   int model_vectors = 4;
   int row_arrays = 0;
+  // Arrays of dim x dim values it keeps alive at once (ssp's moments).
+  int model_matrices = 0;
 };
 
 // Defined once per algorithm, in its own file (algorithms.def).
@@ -69,9 +73,10 @@ std::vector<std::string> StreamingAlgorithms();   // streams
 // The peak memory, in bytes, of training by the plan besides the rows
 // themselves (dperm.max_buffer bounds those): one formula over the
 // algorithm's state sizes, from public quantities only (n, d, K, options).
-//   8 (V dim + A n + P) + T dim
+//   8 (V dim + Q dim^2 + A n + P) + T dim
 // V = spec.model_vectors + kSharedModelVectors (the objective's gradient,
-// the returned coefficients, the noise); A = spec.row_arrays, 0 when
+// the returned coefficients, the noise); Q = spec.model_matrices;
+// A = spec.row_arrays, 0 when
 // streaming (no rows in memory; a pass's state is O(dim)); P = the largest
 // block of a full pass (loss.hpp: at most kFullPassBlockWork margins, or
 // max(K, kFullPassBlockWork) softmax scores) plus a softmax row's scratch,

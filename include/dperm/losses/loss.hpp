@@ -98,6 +98,7 @@ class LinearObjective : public Objective {
                        Eigen::VectorXd& sum) const override;
   void PrefetchRows(const int64_t* rows, int64_t m) const override;
   Eigen::MatrixXd LossHessian(const Eigen::VectorXd& w) const override;
+  Eigen::VectorXd MomentSums(double gamma, double grid, double* curvature) const override;
 
  private:
   // Margins <w, x_i> (+ b) of rows start .. start + rows - 1, into m.

@@ -51,6 +51,20 @@ class Objective {
     (void)m;
   }
 
+  // The one-pass sums of sufficient-statistics perturbation (ssp.cpp), at
+  // w = 0: over rows with training vector t = (x, 1) (or x without an
+  // intercept), the packed vector (gamma f'(0, y) t, then the upper
+  // triangle of t t^T row by row, off-diagonal entries times sqrt 2), each
+  // row's entries rounded to `grid` and summed exactly (exact_sum.hpp).
+  // *curvature = f''(0, y), which ssp.cpp requires not to depend on y.
+  // Objectives without such rows (softmax, a streaming pass) refuse.
+  virtual Eigen::VectorXd MomentSums(double gamma, double grid, double* curvature) const {
+    (void)gamma;
+    (void)grid;
+    (void)curvature;
+    throw Error(ErrorKind::kInternal, "MomentSums: this objective has no moment sums");
+  }
+
   // The full objective, l1 term included.
   double Value(const Eigen::VectorXd& w) const {
     return LossValue(w) + 0.5 * l2_ * w.squaredNorm() + l1_ * w.lpNorm<1>();

@@ -139,6 +139,38 @@ Eigen::MatrixXd LinearObjective::LossHessian(const Eigen::VectorXd& w) const {
   return h;
 }
 
+Eigen::VectorXd LinearObjective::MomentSums(double gamma, double grid, double* curvature) const {
+  // Layout (objective.hpp): dim entries gamma f'(0, y) t, then for each
+  // row j of t t^T its entries k = j .. dim - 1, so entry (j, k) is at
+  // dim + j dim - j (j - 1)/2 + (k - j).
+  const int dim = this->dim();
+  const int d = int(x_.cols());
+  const int64_t count = int64_t(dim) + int64_t(dim) * (dim + 1) / 2;
+  ExactSum sum(int(count), grid);
+  const double root2 = std::sqrt(2.0);
+  const double* data = x_.data();
+  const Eigen::Index stride = x_.outerStride();
+  for (Eigen::Index i = 0; i < x_.rows(); i++) {
+    if ((i & 255) == 0) CheckInterrupt();
+    const double* x = data + i * stride;
+    // f'(0, y) gamma t: one rounding of gamma f', one of the product.
+    sum.AddScaled(0, gamma * loss_.Derivative(0.0, y_(i)), x, d, fit_intercept_);
+    int first = dim;
+    for (int j = 0; j < d; j++) {
+      sum.Add(first, x[j] * x[j]);  // the diagonal, weight 1
+      // (j, k) for k > j, weight sqrt 2, and (j, intercept) = sqrt 2 x_j.
+      sum.AddScaled(first + 1, root2 * x[j], x + j + 1, d - j - 1, fit_intercept_);
+      first += dim - j;
+    }
+    if (fit_intercept_) sum.Add(first, 1.0);  // (intercept, intercept) = 1
+    CountWork(uint64_t(count));
+  }
+  *curvature = loss_.Curvature(0.0, 1.0);
+  Eigen::VectorXd out(count);
+  for (int64_t c = 0; c < count; c++) out(c) = sum.Value(int(c));
+  return out;
+}
+
 std::unique_ptr<Loss> MakeLoss(LossKind kind, const Options& options) {
   std::unique_ptr<Loss> loss = LossSpecFor(kind).MakeMarginLoss(LossParamsOf(options));
   if (loss == nullptr)

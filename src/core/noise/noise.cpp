@@ -378,8 +378,10 @@ double PlannedNoiseDraws(const Plan& p) {
   // Generous: two noise vectors per noisy step (SVRG's two parts), two for
   // an output-perturbation plan (objective perturbation's b and its output
   // noise), and the stage-0 offset's and l2 selection's few draws besides.
+  // A mechanism whose release has more coordinates than the model (ssp's
+  // moments) states its draws as the figure "noise_draws".
   const double steps = double(std::max<int64_t>(p.noisy_steps, 1));
-  return double(p.dim) * (2 * steps + 2) + 64;
+  return std::max(double(p.dim) * (2 * steps + 2), p.mechanism_fields.Get("noise_draws")) + 64;
 }
 
 double LogSamplerAbortBound(const Plan& p) {

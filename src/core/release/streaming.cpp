@@ -288,7 +288,7 @@ Plan PlanStreamingRows(const Options& options, LossKind loss, int64_t n, int d) 
     if (!SupportsStreaming(options.algorithm))
       throw Error(ErrorKind::kFeatureNotSupported,
                   std::string("algorithm ") + AlgorithmName(options.algorithm) +
-                      " cannot train in streaming mode: it reads single rows",
+                      " cannot train in streaming mode: " + SpecFor(options.algorithm).no_streaming,
                   "Streaming mode runs " + JoinNames(StreamingAlgorithms(), " and ") +
                       " (one pass per gradient); or pass mode => 'in_memory' if the rows "
                       "fit in dperm.max_buffer.");

@@ -1,0 +1,40 @@
+// Sufficient-statistics perturbation for logistic regression (the
+// Functional Mechanism of Zhang et al., VLDB 2012, with Gaussian noise as in
+// Ferrando & Sheldon 2024): one pass releases the moments of the quadratic
+// Taylor approximation of the loss at w = 0 with one Gaussian mechanism,
+// then a ridge system is solved in closed form. Derivation at the top of
+// ssp.cpp.
+#pragma once
+#include "dperm/algorithms/mechanism.hpp"
+
+namespace dperm {
+
+class SufficientStatistics final : public Mechanism {
+ public:
+  Plan MakePlan(const Options& options, LossKind loss, int64_t n,
+                int d) const override;
+  Eigen::VectorXd Train(const Plan& plan, const Objective& objective,
+                        SecureRng& rng) const override;
+};
+
+// The plan's figures (Plan::mechanism_fields).
+inline constexpr const char kMomentWeight[] = "moment_weight";          // gamma
+inline constexpr const char kMomentCoordinates[] = "moment_coordinates";  // M
+inline constexpr const char kMomentSumGrid[] = "moment_sum_grid";        // q
+inline constexpr const char kRidgePerCurvature[] = "ridge_per_curvature";  // rho / f''(0)
+
+// The release itself: the objective's exact moment sums (MomentSums, with
+// the plan's weight and grid) plus the plan's rounded exact Gaussian noise;
+// *curvature = f''(0). Train solves SolveMoments on it.
+Eigen::VectorXd ReleaseMoments(const Plan& plan, const Objective& objective, SecureRng& rng,
+                               double* curvature);
+
+// The ridge system of the released moments: with the noisy sums v (the
+// MomentSums layout, objective.hpp) and c2 = f''(0), returns the minimiser
+// of 1/n sum [f'(0) w.t + c2/2 (w.t)^2] + (l2 + ridge)/2 ||w||^2 after the
+// moment matrix is symmetrised and its eigenvalues clipped to >= 0.
+// Post-processing only: no row is read.
+Eigen::VectorXd SolveMoments(const Eigen::VectorXd& v, int dim, double gamma, double c2,
+                             double n, double l2, double ridge);
+
+}  // namespace dperm
