@@ -21,7 +21,7 @@ copy of the training rows whose budget names the person column
 at the same epsilon; accuracy and balanced accuracy of dp_predict > 0.5
 on the held-out persons' rows, and the seconds of the dperm.train call.
 
-Run inside pg_virtualenv (bench/heldout_units.sh). Stdlib only. Prints
+Run inside pg_virtualenv -t (bench/heldout_units.sh). Stdlib only. Prints
 markdown tables to stdout.
 """
 

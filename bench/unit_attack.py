@@ -15,7 +15,7 @@ Configurations: the unit budget (privacy_unit pid, max_rows_per_unit k:
 eps_lb must be <= epsilon) and a plain row-level budget (the guarantee is
 per row, so X's --heavy rows are not covered: eps_lb is expected > epsilon).
 
-Run inside pg_virtualenv (bench/unit_attack.sh). Stdlib only. Prints
+Run inside pg_virtualenv -t (bench/unit_attack.sh). Stdlib only. Prints
 markdown to stdout.
 """
 

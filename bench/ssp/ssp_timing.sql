@@ -1,5 +1,5 @@
 -- BANK timing of dp_logreg with algorithm => 'ssp' against the default (bench/reports/ssp.md).
--- Run from the repository: pg_virtualenv psql -X -v ON_ERROR_STOP=1 -f bench/ssp/ssp_timing.sql
+-- Run from the repository: pg_virtualenv -t psql -X -v ON_ERROR_STOP=1 -f bench/ssp/ssp_timing.sql
 CREATE EXTENSION IF NOT EXISTS dperm;
 SET dperm.allow_seed = on;
 SET max_parallel_workers_per_gather = 0;
