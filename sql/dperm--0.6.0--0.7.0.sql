@@ -303,38 +303,6 @@ BEGIN
   END IF;
   RAISE EXCEPTION 'model "%" has no version %', $1, $2 USING ERRCODE = 'undefined_object';
 END $$;
-CREATE OR REPLACE FUNCTION dperm.retraining_forecast(name text,
-    OUT runs bigint, OUT last_run_at timestamptz, OUT next_run_at timestamptz,
-    OUT cron_schedule text, OUT limiting_relation regclass, OUT epsilon_per_run float8,
-    OUT delta_per_run float8, OUT version int)
-LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-  m dperm.models := dperm.model($1);
-  b record;
-  k bigint;
-BEGIN
-  epsilon_per_run := m.epsilon;
-  delta_per_run := m.delta;
-  version := m.version;
-  FOR b IN SELECT bu.relation, bu.accounting, bu.epsilon, bu.delta FROM dperm.budgets bu
-            WHERE bu.relation = ANY (coalesce(m.relations, ARRAY[m.relation]))
-            ORDER BY bu.relation::oid LOOP
-    k := dperm.runs_that_fit(b.relation, b.accounting, b.epsilon, b.delta, m.rdp,
-                             coalesce(m.epsilon, 0), coalesce(m.delta, 0));
-    IF runs IS NULL OR k < runs THEN
-      runs := k;
-      limiting_relation := b.relation;
-    END IF;
-  END LOOP;
-  SELECT s.cron_schedule INTO cron_schedule FROM dperm.model_schedules s
-   WHERE s.owner = m.owner AND s.name = m.name;
-  IF cron_schedule IS NOT NULL THEN
-    next_run_at := dperm.cron_next_run(cron_schedule, now(), 1);
-    IF runs > 0 THEN
-      last_run_at := dperm.cron_next_run(cron_schedule, now(), runs);
-    END IF;
-  END IF;
-END $$;
 
 -- ==== docs: the option reference, a comment on every object ====
 
@@ -426,6 +394,8 @@ CREATE FUNCTION dperm.retrain_on_schedule(name text, owner regrole)
 COMMENT ON FUNCTION dperm.retrain_on_schedule IS 'what a scheduled job runs: dperm.retrain(name, owner), or, when the budget cannot pay for the run, NULL and the schedule marked paused (no version, no charge) until a run fits again';
 COMMENT ON FUNCTION dperm.schedule_retraining IS 'a pg_cron job that runs dperm.retrain_on_schedule(name, owner) on a cron schedule; refused when fewer than min_runs runs fit in the budget';
 COMMENT ON FUNCTION dperm.train_model IS 'trains a new version of the caller''s own named model (dperm.train for protected relations, as the caller otherwise); returns the version; 42710 when the name''s versions have another relation, columns or loss';
+-- (Replaces 0.6.0's forecast: the model by owner, as dperm.model reads it, and
+-- the schedule's pause.)
 DROP FUNCTION dperm.retraining_forecast(text);
 CREATE FUNCTION dperm.retraining_forecast(name text,
     OUT runs bigint, OUT last_run_at timestamptz, OUT next_run_at timestamptz,
