@@ -24,7 +24,7 @@ namespace {
 // A call site's parsed spec (fn_extra), kept while the spec's bytes match.
 struct SpecCache {
   Jsonb* bytes;
-  dperm::FeatureSpec* spec;
+  const dperm::FeatureSpec* spec;
 };
 
 const dperm::FeatureSpec& CachedSpec(FunctionCallInfo fcinfo, Jsonb* spec) {
@@ -32,13 +32,11 @@ const dperm::FeatureSpec& CachedSpec(FunctionCallInfo fcinfo, Jsonb* spec) {
   if (c != nullptr && VARSIZE(c->bytes) == VARSIZE(spec) && memcmp(c->bytes, spec, VARSIZE(spec)) == 0)
     return *c->spec;
   MemoryContext cxt = fcinfo->flinfo->fn_mcxt;
-  char* text = JsonbText(spec);
-  PgBox<dperm::FeatureSpec> parsed(cxt);
-  RunCore([&] { parsed.Emplace(dperm::ParseFeatureSpec(text)); });
+  const dperm::FeatureSpec* parsed = ParsedSpec(cxt, JsonbText(spec));
   c = static_cast<SpecCache*>(MemoryContextAlloc(cxt, sizeof(SpecCache)));
   c->bytes = static_cast<Jsonb*>(MemoryContextAlloc(cxt, VARSIZE(spec)));
   memcpy(c->bytes, spec, VARSIZE(spec));
-  c->spec = parsed.get();
+  c->spec = parsed;
   fcinfo->flinfo->fn_extra = c;
   return *c->spec;
 }
