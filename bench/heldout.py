@@ -60,8 +60,10 @@ DATASETS = {
 DELTA = 1e-6
 NO_L2 = "dperm default, no l2"  # neither l2 nor algorithm given: DefaultL2 (train.hpp)
 AUTO_GRID = [1e-3, 1e-2, 1e-1, 1.0]  # L2Grid() in src/core/release/select_l2.cpp
-HIGHER_BETTER = {"acc": True, "auc": True, "logloss": False, "rmse": False, "r2": True}
-METRIC_NAMES = {"acc": "test accuracy", "auc": "test ROC AUC", "logloss": "test log-loss",
+HIGHER_BETTER = {"acc": True, "bacc": True, "auc": True, "logloss": False, "rmse": False,
+                 "r2": True}
+METRIC_NAMES = {"acc": "test accuracy", "bacc": "test balanced accuracy",
+                "auc": "test ROC AUC", "logloss": "test log-loss",
                 "rmse": "test RMSE (original units)", "r2": "test R²"}
 
 
@@ -96,7 +98,9 @@ def splits_for(n, seeds):
 def logistic_metrics(z, y):
     """Accuracy, AUC and exact log-loss of margins z for labels y in {0, 1}."""
     s = np.where(y == 1, 1.0, -1.0)
-    return {"acc": float(np.mean((z > 0) == (y == 1))),
+    hit = (z > 0) == (y == 1)
+    return {"acc": float(np.mean(hit)),
+            "bacc": float(0.5 * (np.mean(hit[y == 1]) + np.mean(hit[y != 1]))),
             "auc": float(roc_auc_score(y, z)) if np.ptp(z) > 0 else 0.5,
             "logloss": float(np.mean(np.logaddexp(0.0, -s * z))),
             "pos": float(np.mean(z > 0))}
@@ -181,7 +185,8 @@ def bench_dataset(name, args, driver, tmp, rows, algos, timing):
     hdeltas = [0.0] + ([1.0] if loss == "huber" and not args.dperm_only else [])
     for k in range(len(seeds)):
         for eps in args.eps:
-            for l2 in [None, 0.0] + ([] if args.algos_only else args.l2):  # None: not given
+            dperm_l2 = [None] if args.default_only else [None, 0.0] + ([] if args.algos_only else args.l2)
+            for l2 in dperm_l2:  # None: not given
                 for hd in hdeltas:
                     jobs.append({"id": f"d{len(jobs)}", "split": k, "eps": eps, "delta": args.delta,
                                  "l2": l2, "huber_delta": hd, "method": "default",
@@ -191,7 +196,12 @@ def bench_dataset(name, args, driver, tmp, rows, algos, timing):
                     jobs.append({"id": f"d{len(jobs)}", "split": k, "eps": eps, "delta": args.delta,
                                  "l2": l2, "huber_delta": 0.0, "method": f"algo={algo}",
                                  "seed": 1000003 * seeds[k] + len(jobs), "kind": "algo"})
-        if args.dperm_only:  # --dperm-only: no auto, no ceilings
+        if args.dperm_only or args.default_only:  # no auto (and --dperm-only: no ceilings)
+            if args.dperm_only:
+                continue
+            jobs.extend({"id": f"d{len(jobs) + i}", "split": k, "eps": 1.0, "delta": args.delta,
+                         "l2": l2, "huber_delta": 0.0, "method": "newton", "seed": 0,
+                         "kind": "newton"} for i, l2 in enumerate(args.l2))
             continue
         for eps in args.eps:  # l2 => 'auto' (select_l2.hpp): the job's l2 is ignored
             jobs.append({"id": f"d{len(jobs)}", "split": k, "eps": eps, "delta": args.delta,
@@ -252,7 +262,7 @@ def bench_dataset(name, args, driver, tmp, rows, algos, timing):
                 p = y[tr].mean()
                 maj = 1 if p > 0.5 else 0
                 add("majority class", np.nan, np.inf, s,
-                    {"acc": float(np.mean(y[te] == maj)), "auc": 0.5, "pos": float(maj)})
+                    {"acc": float(np.mean(y[te] == maj)), "bacc": 0.5, "auc": 0.5, "pos": float(maj), "test_pos": float(y[te].mean())})
             else:
                 add("training mean", np.nan, np.inf, s, score(np.full(len(te), y[tr].mean()), te))
             continue
@@ -261,7 +271,7 @@ def bench_dataset(name, args, driver, tmp, rows, algos, timing):
             p = ytr.mean()
             maj = 1 if p > 0.5 else 0
             add("majority class", np.nan, np.inf, s,
-                {"acc": float(np.mean(y[te] == maj)), "auc": 0.5, "pos": float(maj),
+                {"acc": float(np.mean(y[te] == maj)), "bacc": 0.5, "auc": 0.5, "pos": float(maj), "test_pos": float(y[te].mean()),
                  "logloss": float(-np.mean(np.where(y[te] == 1, np.log(p), np.log(1 - p))))})
             for l2 in args.l2 + [None]:
                 C = 1.0 if l2 is None else 1.0 / (m * m * l2)
@@ -911,6 +921,9 @@ def main():
                     help="dperm's delta (the report assumes the default 1e-6)")
     ap.add_argument("--algos", nargs="*", default=[],
                     help="also train these algorithms (`algorithm => NAME`) at every l2")
+    ap.add_argument("--default-only", action="store_true",
+                    help="dperm: only the all-defaults call (no l2 grid, no l2 => 0, no auto); "
+                         "diffprivlib, ceilings and baselines as usual (the grid of docs/heldout.md)")
     ap.add_argument("--algos-only", action="store_true",
                     help="with --algos: the default only with l2 not given and l2 => 0")
     ap.add_argument("--data-dir", default=os.environ.get(
@@ -979,8 +992,9 @@ def main():
         Path(args.csv).with_suffix(".json").write_text(json.dumps(
             {"timing": timing, "seeds": args.seeds_list, "eps": args.eps, "l2": args.l2,
              "meta": meta}, indent=1))
-    if args.dperm_only:
-        print(f"heldout: wrote {args.csv} (--dperm-only: no report)", file=sys.stderr)
+    if args.dperm_only or args.default_only:
+        print(f"heldout: wrote {args.csv} (--dperm-only/--default-only: no report; "
+              "bench/heldout_grid.py summarises it)", file=sys.stderr)
         return
     text, _ = build_markdown(df, args, timing, algos, meta)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,8 @@
 // (epsilon_lb must stay <= epsilon) and with the noise divided by --divisor
 // (a broken mechanism the audit must flag: epsilon_lb > epsilon):
 //  * every algorithm x every loss it supports (AlgorithmCase), delta > 0,
-//    plus output_gd and bolton at delta = 0 (per-coordinate discrete Laplace noise);
+//    plus output_gd and bolton at delta = 0 (per-coordinate discrete Laplace noise)
+//    and objective at delta = 0 (the Gamma-norm b);
 //  * output_gd's variants: loss (logistic, Huber) x l2 (0.1, 0) x accountant
 //    (tight, paper) x noise (Gaussian, Laplace) (MakeCase).
 // A broken case not flagged at --runs is audited once more with --rerun
@@ -89,15 +90,15 @@ Settings ParseArgs(int argc, char** argv) {
 }
 
 // The honest cases, in report order: every algorithm x loss, output
-// perturbation at delta = 0, then output_gd's 16 variants.
+// and objective perturbation at delta = 0, then output_gd's 16 variants.
 std::vector<Case> HonestCases(const Settings& s) {
   std::vector<Case> cases;
   for (Algorithm a : AllAlgorithms())
     for (LossKind loss : {LossKind::kLogistic, LossKind::kHuber, LossKind::kSoftmax})
       if (Supports(a, loss)) cases.push_back(AlgorithmCase(a, loss, s.epsilon, s.delta));
-  for (Algorithm a : {Algorithm::kOutputGd, Algorithm::kBolton})
+  for (Algorithm a : {Algorithm::kOutputGd, Algorithm::kBolton, Algorithm::kObjective})
     for (LossKind loss : {LossKind::kLogistic, LossKind::kHuber})
-      cases.push_back(AlgorithmCase(a, loss, s.epsilon, 0.0));
+      if (Supports(a, loss)) cases.push_back(AlgorithmCase(a, loss, s.epsilon, 0.0));
   for (LossKind loss : {LossKind::kLogistic, LossKind::kHuber})
     for (double l2 : {0.1, 0.0})
       for (Accountant acc : {Accountant::kTight, Accountant::kPaper})

@@ -13,6 +13,7 @@
 #include "dperm/losses/loss.hpp"
 #include "dperm/model/model.hpp"
 #include "dperm/noise/noise.hpp"
+#include "dperm/release/decision.hpp"
 #include "dperm/release/offset.hpp"
 #include "dperm/options/options.hpp"
 #include "dperm/plan/plan.hpp"
@@ -46,10 +47,16 @@ TEST(Offset, PlanMatchesTheFormulas) {
         const double du = loss == LossKind::kSoftmax ? 2 : 1;
         const double want = std::min(eps / 10, 4 * du / std::sqrt(double(n)));
         const OffsetPlan p = PlanOffset(o, loss, n);
-        const Options m = MechanismOptions(o, p);
+        const dperm::DecisionPlan t = dperm::PlanDecision(o, loss, n, p);
+        const Options m = MechanismOptions(o, p, t);
         SCOPED_TRACE(std::string(LossName(loss)) + " n=" + std::to_string(n) +
                      " eps=" + std::to_string(eps));
-        EXPECT_EQ(m.epsilon + p.epsilon, eps);  // exactly, with or without stage 0
+        EXPECT_EQ(m.epsilon + p.epsilon + t.epsilon, eps);  // exactly, with or without stages 0 and 2
+        if (loss != LossKind::kLogistic) {
+          EXPECT_EQ(t.epsilon, 0.0);  // stage 2: binary logistic only
+        } else if (eps >= 0.1) {
+          EXPECT_NEAR(t.epsilon, eps / 20, 1e-15 * eps);
+        }
         EXPECT_EQ(m.delta, o.delta);            // the mechanism keeps the whole delta
         if (eps - want < kMinEpsilon) {         // too small to split: no stage 0
           EXPECT_EQ(p.epsilon, 0.0);
@@ -83,7 +90,7 @@ TEST(Offset, PlanMatchesTheFormulas) {
     for (double eps : {0.1, 0.7, 3.0}) {
       Plan p = PlanRelease(Defaults(eps, loss, 3), loss, 5000, 4);
       EXPECT_GT(p.offset.epsilon, 0.0);
-      EXPECT_EQ(p.options.epsilon, eps - p.offset.epsilon);
+      EXPECT_EQ(p.options.epsilon, eps - p.offset.epsilon - p.decision.epsilon);
       EXPECT_EQ(TotalEpsilon(p), eps);
     }
 }
@@ -286,6 +293,168 @@ TEST(Offset, ImbalancedSetPredictsTheMajorityAtTinyEpsilon) {
     }
   }
   EXPECT_LT(worst_without, 0.9);
+}
+
+// ---- Stage 2: the private decision threshold (decision.hpp) --------------
+
+// The grid: logit(0.05 k), k = 1..19, ascending, 0 exactly in the middle.
+TEST(Decision, ThresholdGrid) {
+  const std::vector<double> t = DecisionThresholds();
+  ASSERT_EQ(t.size(), 19u);
+  for (size_t k = 0; k < t.size(); k++) {
+    const double p = 0.05 * double(k + 1);
+    EXPECT_NEAR(t[k], std::log(p / (1 - p)), 1e-12);
+    if (k > 0) {
+      EXPECT_LT(t[k - 1], t[k]);
+    }
+  }
+  EXPECT_EQ(t[9], 0.0);
+}
+
+// Only binary logistic models fitted on the offset, in memory: epsilon/20,
+// scale 2/epsilon_t, the head start ceil(scale ln 19); the plan JSON and the
+// ledger's curve state it (min(e_t, alpha e_t^2/2) per order, as stage 0).
+TEST(Decision, PlanAndCurve) {
+  Options o = Defaults(1, LossKind::kLogistic);
+  Plan p = PlanRelease(o, LossKind::kLogistic, 5000, 4);
+  ASSERT_GT(p.decision.epsilon, 0.0);
+  EXPECT_NEAR(p.decision.epsilon, 0.05, 1e-15);
+  EXPECT_EQ(p.options.epsilon + p.offset.epsilon + p.decision.epsilon, 1.0);
+  EXPECT_EQ(TotalEpsilon(p), 1.0);
+  EXPECT_NEAR(p.decision.noise_scale, 2 / p.decision.epsilon, 1e-12);
+  EXPECT_EQ(p.decision.bonus, std::ceil(p.decision.noise_scale * std::log(19.0)));
+  const std::string json = PlanJson(p);
+  EXPECT_NE(json.find("\"decision\":{\"epsilon\":0.05"), std::string::npos) << json;
+  Plan without = p;
+  without.decision = DecisionPlan();
+  const std::vector<double> with = ReleaseRdpCurve(p), base = ReleaseRdpCurve(without);
+  const double e = p.decision.epsilon;
+  for (size_t i = 0; i < with.size(); i++) {
+    const double a = LedgerOrders()[i];
+    EXPECT_NEAR(with[i] - base[i], std::min(e, a * e * e / 2), 1e-12 * with[i]);
+  }
+  for (LossKind loss : {LossKind::kHuber, LossKind::kSoftmax}) {
+    Options q = Defaults(1, loss, 3);
+    EXPECT_EQ(PlanRelease(q, loss, 5000, 4).decision.epsilon, 0.0);
+  }
+  o.intercept_offset = false;
+  EXPECT_EQ(PlanRelease(o, LossKind::kLogistic, 5000, 4).decision.epsilon, 0.0);
+  o.intercept_offset = true;
+  o.fit_intercept = false;
+  EXPECT_EQ(PlanRelease(o, LossKind::kLogistic, 5000, 4).decision.epsilon, 0.0);
+}
+
+// Rows of one feature x and label y (+1 / -1), for a model w = (1, c):
+// margin x + c.
+std::vector<double> OneFeatureRows(const std::vector<std::pair<double, double>>& xy) {
+  std::vector<double> rows;
+  for (const auto& [x, y] : xy) {
+    rows.push_back(x);
+    rows.push_back(y);
+  }
+  return rows;
+}
+
+// The choice: with little noise (epsilon_t = 10) the threshold that
+// classifies the most rows correctly wins -- logit(0.2) when every row with
+// margin above it is positive and every row below negative -- and the
+// model as trained (0) when that is the best.
+TEST(Decision, PicksTheMostAccurateThreshold) {
+  const std::vector<double> t = DecisionThresholds();
+  Options o = Defaults(200, LossKind::kLogistic);  // epsilon_t = 10
+  std::vector<std::pair<double, double>> xy;
+  for (int i = 0; i < 400; i++) {
+    const double m = -3 + 6 * (i + 0.5) / 400;  // margins spread over [-3, 3]
+    xy.push_back({m, m > t[3] ? 1.0 : -1.0});   // the truth cuts at logit(0.2)
+  }
+  std::vector<double> rows = OneFeatureRows(xy);
+  Plan p = PlanRelease(o, LossKind::kLogistic, int64_t(xy.size()), 1);
+  ASSERT_GT(p.decision.epsilon, 0.0);
+  for (uint64_t seed = 1; seed <= 5; seed++) {
+    SecureRng rng = SecureRng::FromSeed(seed);
+    EXPECT_EQ(ReleaseDecisionThreshold(p, rows.data(), {1.0, 0.0}, rng), t[3]);
+  }
+  for (auto& r : xy) r.second = r.first > 0 ? 1.0 : -1.0;  // now 0 is right
+  rows = OneFeatureRows(xy);
+  for (uint64_t seed = 1; seed <= 5; seed++) {
+    SecureRng rng = SecureRng::FromSeed(seed);
+    EXPECT_EQ(ReleaseDecisionThreshold(p, rows.data(), {1.0, 0.0}, rng), 0.0);
+  }
+}
+
+// Privacy by simulation: two tables differing in one row, placed where it
+// flips the counts the most (it moves every count by one), at epsilon_t =
+// 1; every threshold's frequency ratio stays within e^epsilon_t up to the
+// simulation's error, while the ratio at the widest-moved threshold is not
+// trivially 1 (the test can see the shift; with a quarter of the noise it
+// fails, checked when written).
+TEST(Decision, NeighboursChooseWithinEpsilon) {
+  Options o = Defaults(20, LossKind::kLogistic);  // epsilon_t = 1
+  std::vector<std::pair<double, double>> xy;
+  for (int i = 0; i < 60; i++) {
+    const double m = -3 + 6 * (i + 0.5) / 60;
+    xy.push_back({m, (i * 7) % 5 < 2 ? 1.0 : -1.0});  // a mixed, weakly ranked table
+  }
+  xy[0] = {-4.0, 1.0};  // a positive below every threshold: wrong at each
+  std::vector<double> d1 = OneFeatureRows(xy);
+  xy[0] = {4.0, 1.0};   // ... or above every threshold: right at each
+  std::vector<double> d2 = OneFeatureRows(xy);
+  Plan p = PlanRelease(o, LossKind::kLogistic, 60, 1);
+  ASSERT_NEAR(p.decision.epsilon, 1.0, 1e-12);
+  const int draws = 60000;
+  auto frequencies = [&](const std::vector<double>& rows, uint64_t seed) {
+    std::vector<double> f(19, 0.0);
+    SecureRng rng = SecureRng::FromSeed(seed);
+    const std::vector<double> t = DecisionThresholds();
+    for (int i = 0; i < draws; i++) {
+      const double c = ReleaseDecisionThreshold(p, rows.data(), {1.0, 0.0}, rng);
+      f[size_t(std::find(t.begin(), t.end(), c) - t.begin())] += 1.0 / draws;
+    }
+    return f;
+  };
+  const std::vector<double> f1 = frequencies(d1, 11), f2 = frequencies(d2, 12);
+  double widest = 1;
+  for (int k = 0; k < 19; k++) {
+    if (f1[k] < 0.01 || f2[k] < 0.01) continue;  // too rare to estimate a ratio
+    const double ratio = std::max(f1[k] / f2[k], f2[k] / f1[k]);
+    const double se = 4 * std::sqrt(1 / (f1[k] * draws) + 1 / (f2[k] * draws));
+    EXPECT_LE(std::log(ratio), 1.0 + se) << "threshold " << k;
+    widest = std::max(widest, ratio);
+  }
+  EXPECT_GT(std::log(widest), 0.05);
+}
+
+// TrainModel: the same seed with and without stage 2 releases the same
+// weights (stage 2 draws after the mechanism), and the intercepts differ by
+// exactly one of the grid's thresholds.
+TEST(Decision, TrainModelShiftsOnlyTheIntercept) {
+  const int64_t n = 2000;
+  const int d = 3;
+  SecureRng data = SecureRng::FromSeed(8);
+  std::vector<double> rows;
+  for (int64_t i = 0; i < n; i++) {
+    double x[d], norm = 0;
+    for (int j = 0; j < d; j++) {
+      x[j] = 2 * data.Uniform01() - 1;
+      norm += x[j] * x[j];
+    }
+    norm = std::max(1.0, std::sqrt(norm));
+    for (int j = 0; j < d; j++) rows.push_back(x[j] / norm);
+    rows.push_back(x[0] + 0.3 * (data.Uniform01() - 0.5) > 0.4 ? 1.0 : -1.0);
+  }
+  Plan p = PlanRelease(Defaults(2, LossKind::kLogistic), LossKind::kLogistic, n, d);
+  ASSERT_GT(p.decision.epsilon, 0.0);
+  Plan q = p;
+  q.decision = DecisionPlan();
+  const std::vector<double> t = DecisionThresholds();
+  for (uint64_t seed = 1; seed <= 4; seed++) {
+    SecureRng r1 = SecureRng::FromSeed(seed), r2 = SecureRng::FromSeed(seed);
+    const std::vector<double> a = TrainModel(p, rows.data(), r1), b = TrainModel(q, rows.data(), r2);
+    for (int j = 0; j < d; j++) EXPECT_EQ(a[size_t(j)], b[size_t(j)]);
+    const double shift = b[d] - a[d];
+    EXPECT_TRUE(std::any_of(t.begin(), t.end(), [&](double v) { return std::abs(v - shift) < 1e-12; }))
+        << shift;
+  }
 }
 
 }  // namespace

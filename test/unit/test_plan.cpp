@@ -16,6 +16,7 @@
 #include "dperm/accounting/budget.hpp"
 #include "dperm/accounting/rdp.hpp"
 #include "dperm/model/model.hpp"
+#include "dperm/release/decision.hpp"
 #include "dperm/release/offset.hpp"
 #include "dperm/algorithms/output_gd.hpp"
 #include "dperm/release/streaming.hpp"
@@ -148,7 +149,8 @@ TEST(PlanTight, StronglyConvexDefaultIterationsSmallest) {
           Options o = Opts(0.8, delta, l2);
           o.intercept_offset = offset;
           const int d = 9;
-          Options mech = dperm::MechanismOptions(o, dperm::PlanOffset(o, LossKind::kLogistic, n));
+          const dperm::OffsetPlan stage0 = dperm::PlanOffset(o, LossKind::kLogistic, n);
+          Options mech = dperm::MechanismOptions(o, stage0, dperm::PlanDecision(o, LossKind::kLogistic, n, stage0));
           o.has_algorithm = true;
           o.algorithm = dperm::Algorithm::kOutputGd;
           Plan p = PlanRelease(o, LossKind::kLogistic, n, d);

@@ -34,7 +34,7 @@ class ObjectivePerturbation final : public Mechanism {
 
 // The algorithm-table entries objective and objective_approx share: the
 // losses Theorem 5.2 does not cover (softmax: Hessian rank up to K-1; Huber:
-// not twice differentiable), delta > 0, and no per-algorithm option (l1,
+// not twice differentiable) and no per-algorithm option (l1,
 // radius, batch_size, ls_sigma, step_size, iterations), with the reasons.
 void ObjectivePerturbationSpec(AlgorithmSpec& spec);
 
@@ -106,11 +106,11 @@ int64_t AcceleratedSteps(double strong, double smooth, double gradient_bound,
                          double distance);
 
 // Exactly `steps` steps of Nesterov's accelerated gradient for strongly
-// convex functions (step 1/smoothness, constant momentum) from w = 0,
+// convex functions (step 1/smoothness, constant momentum) from `start`,
 // returning y_T: one full gradient per step, no line search and no early
 // exit, so the work does not depend on the data. `smoothness` bounds the
 // Hessian's largest eigenvalue.
-Eigen::VectorXd MinimisePerturbed(const PerturbedObjective& f,
-                                  double smoothness, int64_t steps);
+Eigen::VectorXd MinimisePerturbed(const PerturbedObjective& f, double smoothness,
+                                  int64_t steps, const Eigen::VectorXd& start);
 
 }  // namespace dperm

@@ -51,4 +51,17 @@ Eigen::VectorXd ObjectiveNoise(SecureRng& rng, int dim, double sigma);
 double ObjectiveNoiseRounding(double sigma, int dim);
 double ObjectiveNoiseNormBound(double sigma, int dim);
 
+// Pure epsilon-DP objective perturbation's linear term (Chaudhuri, Monteleoni
+// & Sarwate 2011, Algorithm 2): b with density proportional to
+// exp(-||b||/theta) on R^dim -- a uniform direction and a Gamma(dim, theta)
+// norm. Drawn from exact normals alone as b = theta ||Z|| X, X ~ N(0, I_dim)
+// and Z ~ N(0, I_{dim+1}) independent, each coordinate rounded to 2^-40
+// (derivation in exact_normal.cpp: the law of theta ||Z|| X is exactly that
+// density). ||b - theta ||Z|| X|| <= GammaNormNoiseRounding(theta, dim) for
+// every draw the sampler returns (|X_i|, |Z_j| < 256).
+constexpr int kGammaNormNoiseBits = 40;
+Eigen::VectorXd GammaNormNoise(SecureRng& rng, int dim, double theta);
+// theta sqrt(dim (dim + 1)) 2^-31.
+double GammaNormNoiseRounding(double theta, int dim);
+
 }  // namespace dperm

@@ -58,6 +58,18 @@ struct OffsetPlan {
   std::string rule;          // how epsilon0 was chosen
 };
 
+// Stage 2 of a binary logistic model fitted on a private offset
+// (decision.hpp): the decision threshold, chosen on the training rows by
+// report noisy max over a public grid with pure epsilon-DP; the released
+// intercept is shifted by it.
+struct DecisionPlan {
+  double epsilon = 0;      // its share of the release's epsilon; 0: no stage 2
+  double noise_scale = 0;  // discrete Laplace scale of each candidate's count: 2/epsilon
+  double bonus = 0;        // the public head start of threshold 0 (the model as trained)
+  std::vector<double> thresholds;  // the public grid of margins, ascending (0 among them)
+  std::string rule;        // how epsilon and the grid were chosen
+};
+
 struct Plan {
   LossKind loss = LossKind::kLogistic;
   Algorithm algorithm = Algorithm::kOutputGd;
@@ -67,8 +79,8 @@ struct Plan {
   std::string l2_rule;
   Accountant accountant = Accountant::kTight;
   Neighbors neighbors = Neighbors::kReplaceOne;
-  // As given, except huber_delta (the effective value, BasePlan) and, with an
-  // offset stage, epsilon: the mechanism's share epsilon - offset.epsilon
+  // As given, except huber_delta (the effective value, BasePlan) and, with
+  // stages 0 or 2, epsilon: the mechanism's share epsilon - StagesEpsilon
   // (TotalEpsilon gives the release's).
   Options options;
   std::string huber_delta_rule;  // Huber: where huber_delta came from
@@ -151,10 +163,14 @@ struct Plan {
   int64_t gradient_evaluations = 0;
   std::string note;          // anything the user should know (capped T, ...)
   OffsetPlan offset;         // stage 0 (offset.hpp); offset.epsilon = 0: none
+  DecisionPlan decision;     // stage 2 (decision.hpp); decision.epsilon = 0: none
 };
 
-// The release's epsilon: the mechanism's plus stage 0's (basic composition).
-inline double TotalEpsilon(const Plan& p) { return p.options.epsilon + p.offset.epsilon; }
+// The pure epsilon-DP stages around the mechanism: stage 0 and stage 2.
+inline double StagesEpsilon(const Plan& p) { return p.offset.epsilon + p.decision.epsilon; }
+
+// The release's epsilon: the mechanism's plus stages 0 and 2 (basic composition).
+inline double TotalEpsilon(const Plan& p) { return p.options.epsilon + StagesEpsilon(p); }
 
 // The (epsilon, delta) the release states: per unit for a unit-level plan,
 // else TotalEpsilon and the options' delta.

@@ -72,8 +72,9 @@ double OffsetEpsilon(LossKind loss, double epsilon, int64_t n);
 // mechanism's share epsilon - epsilon0 stays at least kMinEpsilon.
 OffsetPlan PlanOffset(const Options& options, LossKind loss, int64_t n);
 
-// The options the mechanism is planned with: epsilon - offset.epsilon.
-Options MechanismOptions(const Options& options, const OffsetPlan& offset);
+// The options the mechanism is planned with: epsilon minus the shares of
+// stage 0 and stage 2 (decision.hpp).
+Options MechanismOptions(const Options& options, const OffsetPlan& offset, const DecisionPlan& decision);
 
 // Stage 0: releases the plan's statistic over rows viewed in place (n rows
 // of stride d + 1, the label last) and returns b0: one value, or K for a

@@ -66,11 +66,11 @@ std::vector<double> ReleaseRdpCurve(const Plan& plan) {
   // Stage 0 (offset.hpp): pure epsilon0-DP, composed adaptively with the
   // mechanism (Mironov 2017, Prop. 1): min(epsilon0, alpha epsilon0^2 / 2)
   // per order (Bun & Steinke 2016, Prop. 1.4; Mironov 2017, Prop. 3).
-  const double e0 = plan.offset.epsilon;
-  if (e0 > 0) {
-    const std::vector<double>& orders = LedgerOrders();
-    for (size_t i = 0; i < orders.size(); i++) curve[i] += std::min(e0, orders[i] * e0 * e0 / 2);
-  }
+  // Stage 2 (decision.hpp): pure epsilon_t-DP, the same way.
+  const std::vector<double>& orders = LedgerOrders();
+  for (double e0 : {plan.offset.epsilon, plan.decision.epsilon})
+    if (e0 > 0)
+      for (size_t i = 0; i < orders.size(); i++) curve[i] += std::min(e0, orders[i] * e0 * e0 / 2);
   return curve;
 }
 

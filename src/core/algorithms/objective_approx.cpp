@@ -320,6 +320,9 @@ const AlgorithmSpec& SpecOf<Algorithm::kObjectiveApprox>() {
   static const AlgorithmSpec spec = [] {
     AlgorithmSpec s(Algorithm::kObjectiveApprox, mechanism);
     ObjectivePerturbationSpec(s);
+    s.needs_delta =
+        "its Gaussian objective noise gives (epsilon, delta)-DP (Bassily et al. 2019, "
+        "Theorem 5.2), and its certificate fails with a probability delta must cover";
     return s;
   }();
   return spec;

@@ -137,6 +137,54 @@
 //    per draw, a function of the CSPRNG alone, and the draws that return are
 //    truncated at 256; delta >= kMinDelta dominates both (noise.hpp,
 //    SAMPLER FAILURE).
+//
+// Pure epsilon-DP (delta = 0): Chaudhuri, Monteleoni & Sarwate 2011 (JMLR,
+// "Differentially private empirical risk minimization" -- CMS11), Algorithm
+// 2, the mechanism IBM's diffprivlib uses. b has the density
+// nu(b) ∝ exp(-||b||/theta) (a uniform direction, ||b|| ~ Gamma(dim,
+// theta)), drawn exactly (exact_normal.hpp, GammaNormNoise); the rest --
+// P, lambda, the solver's fixed schedule, the certificate and the output
+// noise that covers it -- is the construction above, with pure-DP pieces:
+//  * Privacy of the exact minimiser (CMS11, Theorem 9, in dperm's
+//    normalisation; replace-one, n public). For an output w, the b that
+//    yields it under table D is b_D(w) = -n (grad F_D(w) + 2 lambda w),
+//    a bijection since P is (2 lambda + l2)-strongly convex and smooth;
+//    neighbours D, D' differ in one row, so b_D(w) - b_D'(w) = grad f_old(w)
+//    - grad f_new(w) has norm <= 2L, and nu(b_D(w))/nu(b_D'(w)) <=
+//    exp(2L/theta). The Jacobians' ratio is <= 1 + beta/(n (2 lambda + l2))
+//    (the rank-1 bound above; accountant => 'paper': CMS11's square of it,
+//    (1 + c/(n Lambda))^2 with c = beta). So w* is (eps_J + 2L/theta)-DP.
+//  * lambda: accountant 'tight', the rule above (eps_J <= epsilon/2);
+//    'paper', CMS11 Algorithm 2's: Delta = c/(n (e^{epsilon/4} - 1)) -
+//    Lambda when the squared factor leaves less than epsilon/2, i.e.
+//    2 lambda + l2 >= beta/(n (exp(epsilon/4) - 1)).
+//  * theta = 2L/epsilon_b, epsilon_b = epsilon - eps_J - epsilon_out,
+//    epsilon_out = epsilon/32 (CMS11: epsilon' = epsilon - eps_J, no output
+//    share; dperm's solver is not exact, so a 32nd pays the certificate).
+//  * Solver: from the warm start w_0 = -b/(n mu_P) (mu_P = 2 lambda + l2),
+//    where grad P(w_0) = (1/n) sum_i grad f_i(w_0) (the b and ridge terms
+//    cancel), so ||grad P(w_0)|| <= L and ||w_0 - w*|| <= L/mu_P for every
+//    b: T = ceil(sqrt(S/mu_P) log((mu_P + S) G^2/(mu_P^3 D^2))) with G = L
+//    (Bubeck 2015, Thm 3.18, started at w_0), public and independent of b.
+//  * Certificate: ||y_T - w*(b_exact)|| <= r = tol/mu_P + rho/(n mu_P),
+//    rho = GammaNormNoiseRounding (every draw the sampler returns), tol =
+//    1e-10 (L + theta dim/n). Given w*, the released point of each
+//    neighbour is within r of it: output noise for L2 sensitivity 2r,
+//    snapped, as i.i.d. discrete Laplace at the L1 sensitivity sqrt(dim)
+//    (2r + rounding) -- epsilon_out-DP (plan_steps.hpp, PlanOutputNoise's
+//    pure case). Basic composition: epsilon = eps_J + epsilon_b +
+//    epsilon_out, pure (its RDP curve: min(epsilon, alpha epsilon^2/2)).
+//  * What is not exact: the exact normals are truncated at |X| < 256 (a
+//    proposal beyond is refused -- < 3 exp(-128) per draw, a function of
+//    the CSPRNG alone, nothing released -- and an accepted draw has the
+//    law conditioned on |X| < 256). For any set S of outputs and G the event
+//    that all 2 dim + 1 draws are inside, P_D(S | G) <= P_D(S)/P(G) <=
+//    e^epsilon P_D'(S)/P(G) <= e^epsilon P_D'(S | G) + e^epsilon P(not G)/P(G),
+//    so the release is (epsilon, delta_s)-DP with delta_s <= e^epsilon
+//    (2 dim + 1) 2 Phi(-256)/(1 - ...) < e^epsilon (2 dim + 1) e^-32768: below
+//    2^-47000 for every epsilon dperm accepts, far below the 2^-128
+//    security of the ChaCha20 bits everything rests on. The ledger charges
+//    (epsilon, 0); the plan's note states delta_s.
 #include "dperm/algorithms/objective_perturbation.hpp"
 
 #include <algorithm>
@@ -164,6 +212,8 @@ const double kOutputShare = 1.0 / 16;
 // accountant => 'tight': the share of epsilon the Jacobian term may take
 // before a privacy ridge is added (Chaudhuri et al. 2011, Algorithm 1).
 const double kJacobianShare = 0.5;
+// delta = 0: the share of epsilon the output noise (the certificate) takes.
+const double kPureOutputShare = 1.0 / 32;
 
 }  // namespace
 
@@ -184,9 +234,6 @@ void ObjectivePerturbationSpec(AlgorithmSpec& s) {
       {"batch_size", "it has no mini-batches"},
       {"step_size", "its solver chooses its own steps"},
       {"iterations", "its solver's iteration count is derived from public bounds"}};
-  s.needs_delta =
-      "its Gaussian objective noise gives (epsilon, delta)-DP (Bassily et al. 2019, "
-      "Theorem 5.2), not epsilon-DP";
   // The noise b (and b/n), the solver's iterates (x, y, y_next; for
   // objective_approx w, v, two row gradients, the snapshot and its gradient).
   s.model_vectors = 8;
@@ -197,7 +244,17 @@ void PlanObjectiveLambda(Plan& p) {
   const double eps = p.options.epsilon, delta = p.options.delta;
   const double n = double(p.n), dim = double(p.dim);
   p.norm_bound = kNormBound;
-  if (p.accountant == Accountant::kTight) {
+  if (!(delta > 0) && p.accountant == Accountant::kPaper) {
+    // CMS11, Algorithm 2: the ridge that leaves the squared Jacobian factor
+    // epsilon/2, when the user's does not (2 lambda + l2 is their Lambda + Delta).
+    const double needed = p.beta / (n * std::expm1(eps / 4));
+    const double lambda = std::max(0.0, (needed - p.mu) / 2);
+    AddNote(p, "lambda = max(0, (beta/(n (exp(epsilon/4) - 1)) - l2)/2) = " + FormatNumber(lambda) +
+                   " (Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 2)");
+    p.mechanism_fields.Set(kObjectiveLambda, lambda);
+    return;
+  }
+  if (p.accountant == Accountant::kTight || !(delta > 0)) {
     // The smallest ridge keeping eps_J <= epsilon/2 (derivation above):
     //   2 lambda + l2 >= beta / (n (exp(epsilon/2) - 1)).
     const double needed = p.beta / (n * std::expm1(kJacobianShare * eps));
@@ -234,7 +291,9 @@ void DescribeObjectiveSampler(Plan& p) {
 }
 
 double JacobianEpsilon(const Plan& p) {
-  return std::log1p(p.beta / (double(p.n) * PerturbedStrongConvexity(p)));
+  const double rank_one = std::log1p(p.beta / (double(p.n) * PerturbedStrongConvexity(p)));
+  // CMS11's Theorem 9 bounds the ratio by the square (a rank-2 difference).
+  return !(p.options.delta > 0) && p.accountant == Accountant::kPaper ? 2 * rank_one : rank_one;
 }
 
 PerturbedObjective::PerturbedObjective(const Objective& f, double lambda, Eigen::VectorXd b)
@@ -269,13 +328,14 @@ int64_t AcceleratedSteps(double strong, double smooth, double gradient_bound, do
   return static_cast<int64_t>(steps);
 }
 
-Eigen::VectorXd MinimisePerturbed(const PerturbedObjective& f, double smooth, int64_t steps) {
+Eigen::VectorXd MinimisePerturbed(const PerturbedObjective& f, double smooth, int64_t steps,
+                                  const Eigen::VectorXd& start) {
   // Nesterov's constant-momentum scheme (Bubeck 2015, Sec. 3.7.1): y_{t+1} =
-  // x_t - grad P(x_t)/S, x_{t+1} = y_{t+1} + m (y_{t+1} - y_t), x_1 = y_1 = 0.
+  // x_t - grad P(x_t)/S, x_{t+1} = y_{t+1} + m (y_{t+1} - y_t), x_1 = y_1 = start.
   // Exactly `steps` gradients; nothing here reads a value to decide what next.
   const double k = smooth / f.strong_convexity();
   const double momentum = (std::sqrt(k) - 1) / (std::sqrt(k) + 1);
-  Eigen::VectorXd x = Eigen::VectorXd::Zero(f.dim()), y = x, y_next(f.dim());
+  Eigen::VectorXd x = start, y = x, y_next(f.dim());
   for (int64_t t = 0; t < steps; t++) {
     if ((t & 15) == 0) CheckInterrupt();
     ReportIterations(t, steps);
@@ -287,12 +347,61 @@ Eigen::VectorXd MinimisePerturbed(const PerturbedObjective& f, double smooth, in
   return y;
 }
 
+namespace {
+
+// delta = 0 (derivation at the top, "Pure epsilon-DP"): theta for the
+// Gamma-norm b, the warm-started fixed schedule, the certificate and its
+// discrete Laplace output noise.
+void PlanPureObjective(Plan& p, double eps_j) {
+  const double eps = p.options.epsilon, n = double(p.n), dim = double(p.dim);
+  const double eps_out = kPureOutputShare * eps;
+  const double eps_b = eps - eps_j - eps_out;
+  if (!(eps_b > 0))
+    ThrowInvalid("epsilon " + FormatNumber(eps) + " is too small for objective perturbation: its Jacobian term takes " +
+                     FormatNumber(eps_j),
+                 "Use a larger epsilon or l2.");
+  const double theta = 2 * p.L / eps_b;  // nu(b) ∝ exp(-||b||/theta): 2L/theta = epsilon_b
+  if (!std::isfinite(theta))
+    ThrowInvalid("epsilon " + FormatNumber(eps) + " is too small: the noise scale overflows", "Use a larger epsilon.");
+  p.mechanism_fields.Set(kObjectiveNoise, theta);
+  p.noise_rule = "b with density ∝ exp(-||b||/theta), theta = 2L/epsilon_b, epsilon_b = epsilon - eps_J - epsilon/32 "
+                 "(Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 2); output noise: discrete Laplace for sensitivity 2r at epsilon/32";
+  const double tol = kRelativeTolerance * (p.L + theta * dim / n);
+  p.mechanism_fields.Set(kSolverTolerance, tol);
+  const double strong = PerturbedStrongConvexity(p), smooth = p.beta + strong;
+  // Warm start w_0 = -b/(n mu_P): ||grad P(w_0)|| <= L for every b.
+  p.iterations = AcceleratedSteps(strong, smooth, p.L, tol / strong);
+  p.step_size = 1 / smooth;
+  p.max_step_size = p.step_size;
+  p.gradient_evaluations = p.iterations * p.n;
+  p.iterations_rule =
+      "exactly T accelerated gradient steps from w_0 = -b/(n mu), T = ceil(sqrt(S/mu) log((mu + S) L^2/(mu^3 D^2))) "
+      "(Bubeck 2015, Thm 3.18), S = beta + mu, mu = 2 lambda + l2, ||grad P(w_0)|| <= L for every b, "
+      "D = solver_tolerance/mu; no early exit";
+  const double r = tol / strong + GammaNormNoiseRounding(theta, p.dim) / (n * strong);
+  p.mechanism_fields.Set(kCertificateRadius, r);
+  p.noise = NoiseKind::kLaplace;
+  p.sensitivity = 2 * r;
+  p.sensitivity_rule = "2 r: given the exact minimiser w*, the released point of each neighbour is within r = solver_tolerance/mu + ||b - b_exact||/(n mu) of it (CMS11, Thm 9 bounds w* itself: a replaced row moves the b that yields it by at most 2L)";
+  SnapPlan(p, std::sqrt(dim) / eps_out);
+  p.sampler = "b: exact normals (Karney 2016, Algorithm N), b = theta ||Z|| X rounded to 2^-40; output noise: " + p.sampler;
+  p.expected_noise_sq = dim * (dim + 1) * theta * theta;  // E||b||^2, ||b|| ~ Gamma(dim, theta)
+  AddNote(p, "pure epsilon-DP up to the exact normals' truncation at 256 sigma: (epsilon, delta_s) with delta_s < "
+             "e^epsilon (2 dim + 1) e^-32768, charged as epsilon-DP (objective_perturbation.cpp)");
+}
+
+}  // namespace
+
 Plan ObjectivePerturbation::MakePlan(const Options& options, LossKind loss, int64_t n,
                                      int d) const {
   const Algorithm a = Algorithm::kObjective;
   Plan p = BasePlan(options, loss, a, n, d);
   PlanObjectiveLambda(p);
   const double eps_j = JacobianEpsilon(p);
+  if (!(p.options.delta > 0)) {
+    PlanPureObjective(p, eps_j);
+    return p;
+  }
   // sigma: the smallest one whose RDP curve (derivation above, with the
   // output noise of "Secure noise" composed in) gives (epsilon, delta);
   // 'paper': Algorithm 2, line 1, if dperm's curve covers it.
@@ -360,10 +469,16 @@ Eigen::VectorXd ObjectivePerturbation::Train(const Plan& plan, const Objective& 
                                              SecureRng& rng) const {
   // Algorithm 2, line 1: b ~ N(0, sigma^2 I), drawn exactly and rounded to
   // sigma 2^-20; line 2: the minimiser of P.
-  PerturbedObjective f(objective, plan.mechanism_fields.Get(kObjectiveLambda),
-                       ObjectiveNoise(rng, plan.dim, plan.mechanism_fields.Get(kObjectiveNoise)));
+  const double scale = plan.mechanism_fields.Get(kObjectiveNoise);
+  const bool pure = !(plan.options.delta > 0);
+  Eigen::VectorXd b = pure ? GammaNormNoise(rng, plan.dim, scale) : ObjectiveNoise(rng, plan.dim, scale);
+  // delta = 0: the warm start -b/(n mu_P), where only the data's gradient is left.
+  Eigen::VectorXd start = Eigen::VectorXd::Zero(plan.dim);
+  const double lambda = plan.mechanism_fields.Get(kObjectiveLambda);
+  if (pure) start = -b / (double(objective.n()) * (2 * lambda + objective.l2()));
+  PerturbedObjective f(objective, lambda, std::move(b));
   // The plan's fixed number of steps, whatever the table (no early exit).
-  Eigen::VectorXd w = MinimisePerturbed(f, plan.beta + f.strong_convexity(), plan.iterations);
+  Eigen::VectorXd w = MinimisePerturbed(f, plan.beta + f.strong_convexity(), plan.iterations, start);
   // The output noise for sensitivity 2r, snapped to the plan's grid.
   AddPlannedNoise(plan, rng, w.data());
   return w;

@@ -155,4 +155,49 @@ double ObjectiveNoiseNormBound(double sigma, int dim) {
   return sigma * std::sqrt(double(dim)) * kExactNormalBound;
 }
 
+// Why theta ||Z|| X has density proportional to exp(-||b||/theta). Given
+// V = ||Z||^2 ~ chi^2_{dim+1} (density proportional to v^{(dim-1)/2}
+// e^{-v/2}), b = theta sqrt(V) X is N(0, theta^2 V I_dim); with r = ||b||/theta,
+//   p(b) ∝ int_0^inf v^{-dim/2} e^{-r^2/(2v)} v^{(dim-1)/2} e^{-v/2} dv
+//        = int_0^inf v^{-1/2} e^{-v/2 - r^2/(2v)} dv = sqrt(2 pi) e^{-r}
+// by int_0^inf t^{-1/2} e^{-a t - c/t} dt = sqrt(pi/a) e^{-2 sqrt(a c)}
+// (a = 1/2, c = r^2/2): the Gaussian scale mixture of the exponential-norm
+// law, so ||b|| ~ Gamma(dim, theta) with a uniform direction
+// (test_exact_normal.cpp checks its moments).
+//
+// The rounding, for every draw the sampler returns (|X_i|, |Z_j| < 256,
+// each rounded to 2^-40, so |X~_i - X_i| <= 2^-41):
+//   ||X~ - X|| <= sqrt(dim) 2^-41, ||X~|| <= 256 sqrt(dim),
+//   | ||Z~|| - ||Z|| | <= ||Z~ - Z|| <= sqrt(dim+1) 2^-41, ||Z|| < 256 sqrt(dim+1);
+//   s, the computed ||Z~|| (an exact integer sum of squares, one long-double
+//   square root, one rounding to double), is within ||Z~|| 2^-52 of it;
+//   b_i = (theta s) X~_i in doubles is within |theta s X~_i| 2^-51 of its value.
+// So ||b - theta ||Z|| X|| <= theta (|s - ||Z||| ||X~|| + ||Z|| ||X~ - X||)
+// + theta s ||X~|| 2^-51 <= theta sqrt(dim (dim+1)) 256 (2^-41 + 2^-44 +
+// 2^-41 + 2^-43 (1 + 2^-48)) < theta sqrt(dim (dim+1)) 2^-31.
+Eigen::VectorXd GammaNormNoise(SecureRng& rng, int dim, double theta) {
+  if (!(theta >= 0) || !std::isfinite(theta) || dim < 1)
+    throw Error(ErrorKind::kInternal, "GammaNormNoise: no scale");
+  unsigned __int128 sum_sq = 0;  // sum of K_j^2, K_j = round(Z_j 2^40), |K_j| < 2^48
+  for (int j = 0; j <= dim; ++j) {
+    const int64_t k = RoundedExactNormal(rng, kGammaNormNoiseBits);
+    const unsigned __int128 m = uint64_t(k < 0 ? -k : k);
+    sum_sq += m * m;
+    CountWork(kNoiseCoordinateWork);
+  }
+  const long double norm = std::sqrt(static_cast<long double>(sum_sq));
+  const double scale = theta * double(std::ldexp(norm, -kGammaNormNoiseBits));
+  Eigen::VectorXd b(dim);
+  for (int i = 0; i < dim; ++i) {
+    const int64_t k = RoundedExactNormal(rng, kGammaNormNoiseBits);
+    b[i] = scale * std::ldexp(double(k), -kGammaNormNoiseBits);  // k < 2^48: exact
+    CountWork(kNoiseCoordinateWork);
+  }
+  return b;
+}
+
+double GammaNormNoiseRounding(double theta, int dim) {
+  return theta * std::sqrt(double(dim) * double(dim + 1)) * std::ldexp(1.0, -31);
+}
+
 }  // namespace dperm

@@ -54,10 +54,10 @@ std::string OptionsGivenJson(const Options& o) {
 
 std::string AccountingJson(const Plan& p) {
   const double delta = p.options.delta;
-  // The curve includes stage 0 (offset.hpp); the other figures are the
-  // mechanism's at its share, plus epsilon0 by basic composition.
+  // The curve includes stages 0 and 2 (offset.hpp, decision.hpp); the other
+  // figures are the mechanism's at its share, plus theirs by basic composition.
   std::vector<double> curve = ReleaseRdpCurve(p);
-  const double e0 = p.offset.epsilon;
+  const double e0 = StagesEpsilon(p);
   JsonWriter j;
   j.BeginObject();
   if (curve.empty()) {

@@ -90,6 +90,19 @@ std::string PlanJson(const Plan& p, const std::vector<std::pair<std::string, std
     j.Key("mechanism_epsilon").Number(p.options.epsilon);
     j.EndObject();
   }
+  if (p.decision.epsilon > 0) {
+    // Stage 2 (decision.hpp).
+    j.Key("decision").BeginObject();
+    j.Key("epsilon").Number(p.decision.epsilon);
+    j.Key("rule").String(p.decision.rule.c_str());
+    j.Key("noise").String(NoiseName(NoiseKind::kLaplace));
+    j.Key("noise_scale").Number(p.decision.noise_scale);
+    j.Key("bonus").Number(p.decision.bonus);
+    j.Key("thresholds").BeginArray();
+    for (double t : p.decision.thresholds) j.Number(t);
+    j.EndArray();
+    j.EndObject();
+  }
   j.Key("n").Integer(p.n);
   j.Key("d").Integer(p.d);
   if (p.classes > 0) j.Key("classes").Integer(p.classes);

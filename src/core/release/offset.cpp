@@ -99,9 +99,9 @@ OffsetPlan PlanOffset(const Options& o, LossKind loss, int64_t n) {
   return p;
 }
 
-Options MechanismOptions(const Options& options, const OffsetPlan& offset) {
+Options MechanismOptions(const Options& options, const OffsetPlan& offset, const DecisionPlan& decision) {
   Options m = options;
-  m.epsilon = options.epsilon - offset.epsilon;
+  m.epsilon = options.epsilon - offset.epsilon - decision.epsilon;
   return m;
 }
 

@@ -3,6 +3,7 @@
 #include "dperm/release/plan_release.hpp"
 
 #include "dperm/losses/loss.hpp"
+#include "dperm/release/decision.hpp"
 #include "dperm/release/offset.hpp"
 #include "dperm/algorithms/registry.hpp"
 #include "dperm/losses/softmax.hpp"
@@ -35,6 +36,13 @@ bool ObjectiveForSmallL2(LossKind loss, const Options& o, int64_t n, int d) {
   } catch (const Error&) {
     return false;  // e.g. epsilon below what its Jacobian term allows
   }
+}
+
+// The mechanism's options of an in-memory release: epsilon minus the
+// shares of stages 0 and 2 (offset.hpp, decision.hpp).
+Options StagedOptions(const Options& o, LossKind loss, int64_t n) {
+  const OffsetPlan offset = PlanOffset(o, loss, n);
+  return MechanismOptions(o, offset, PlanDecision(o, loss, n, offset));
 }
 
 // The options a default release is planned with: DefaultL2's l2 when
@@ -77,7 +85,7 @@ double DefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool streami
     if (candidate > kDefaultL2ObjectiveMax) {
       rule = formula + " > " + FormatNumber(kDefaultL2ObjectiveMax) +
              ": 0 (dp_gd; objective needing more l2 than that lost to it)";
-    } else if (ObjectiveForSmallL2(loss, MechanismOptions(at, PlanOffset(at, loss, n)), n, d)) {
+    } else if (ObjectiveForSmallL2(loss, StagedOptions(at, loss, n), n, d)) {
       l2 = candidate;
       rule = formula + " (objective)";
     } else {
@@ -134,7 +142,8 @@ Plan PlanRelease(const Options& given, LossKind loss, int64_t n, int d) {
   std::string l2_rule;
   const Options resolved = WithDefaultL2(given, loss, n, d, false, &l2_rule);
   const OffsetPlan offset = PlanOffset(resolved, loss, n);
-  const Options options = MechanismOptions(resolved, offset);
+  const DecisionPlan decision = PlanDecision(resolved, loss, n, offset);
+  const Options options = MechanismOptions(resolved, offset, decision);
   Plan p;
   if (options.has_algorithm) {
     p = PlanFor(options.algorithm, options, loss, n, d);
@@ -147,6 +156,7 @@ Plan PlanRelease(const Options& given, LossKind loss, int64_t n, int d) {
     p.algorithm_rule = why;
   }
   p.offset = offset;
+  p.decision = decision;
   p.l2_rule = l2_rule;
   return p;
 }

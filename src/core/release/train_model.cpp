@@ -4,6 +4,7 @@
 #include "dperm/algorithms/registry.hpp"
 #include "dperm/losses/loss.hpp"
 #include "dperm/losses/softmax.hpp"
+#include "dperm/release/decision.hpp"
 #include "dperm/release/offset.hpp"
 
 #include <memory>
@@ -48,12 +49,14 @@ std::unique_ptr<Objective> MakeObjective(const Plan& plan, const double* rows,
 
 std::vector<double> TrainModel(const Plan& plan, const double* rows, SecureRng& rng,
                                std::vector<double>* offset_out) {
-  // Stage 0, then the mechanism on the shifted loss (offset.hpp).
+  // Stage 0, then the mechanism on the shifted loss (offset.hpp), then stage 2.
   const std::vector<double> b0 = ReleaseOffset(plan, rows, rng);
   std::unique_ptr<Objective> objective = MakeObjective(plan, rows, b0);
   Eigen::VectorXd w = MechanismFor(plan.algorithm).Train(plan, *objective, rng);
   std::vector<double> out(w.data(), w.data() + w.size());
   AddOffset(plan, b0, out);
+  // Stage 2 (decision.hpp): the intercept minus the private threshold.
+  if (plan.decision.epsilon > 0) out[size_t(plan.d)] -= ReleaseDecisionThreshold(plan, rows, out, rng);
   if (offset_out != nullptr) *offset_out = b0;
   return out;
 }
