@@ -75,7 +75,14 @@ SELECT p->>'algorithm' AS algorithm, l2, acc, coalesce((p->>'objective_lambda'):
  ORDER BY 1, 2, 3;
 SELECT dp_explain('huber', 6497, 12, dp_options(epsilon => 1, delta => 1e-3, algorithm => 'objective'));
 SELECT dp_explain('softmax', 100, 3, dp_options(epsilon => 1, delta => 1e-3, classes => 3, algorithm => 'objective_approx'));
-SELECT dp_explain('logistic', 100, 3, dp_options(epsilon => 1, algorithm => 'objective'));
+-- objective at delta = 0: pure epsilon-DP (Chaudhuri et al. 2011, Alg. 2),
+-- Gamma-norm b, discrete Laplace certificate noise; objective_approx still needs delta
+SELECT j->>'noise' AS noise, j->'accounting'->'epsilon_at_delta' AS at_delta,
+       abs((j->>'objective_noise')::float8 * (m - ln(1 + (j->>'beta')::float8 / (100 * 2 * (j->>'objective_lambda')::float8)) - m / 32)
+           - 2 * (j->>'L')::float8) < 1e-9 AS theta_is_2L_over_epsilon_b
+  FROM (SELECT dp_explain('logistic', 100, 3, dp_options(epsilon => 1, algorithm => 'objective')) j) e,
+       LATERAL (SELECT (j->'offset'->>'mechanism_epsilon')::float8 AS m) s;
+SELECT dp_explain('logistic', 100, 3, dp_options(epsilon => 1, algorithm => 'objective_approx'));
 SELECT dp_explain('logistic', 100, 3, dp_options(epsilon => 1, delta => 1e-3, algorithm => 'dp_svrg'));
 
 -- L1 and elastic net: dp_gd's proximal steps give exact zeros. With the

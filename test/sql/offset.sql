@@ -15,11 +15,13 @@ CREATE TABLE m AS
 SELECT count(*) AS releases, sum(epsilon) AS epsilon, sum(delta) AS delta
   FROM dperm.ledger WHERE 'imbalanced'::regclass = ANY (relations);
 -- the model states the release's epsilon; the plan splits it exactly:
--- epsilon0 = min(0.5/10, 4/sqrt(2000)) = 0.05, the algorithm 0.45
+-- epsilon0 = min(0.5/10, 4/sqrt(2000)) = 0.05, the decision stage 0.5/20 =
+-- 0.025 (decision.hpp), the algorithm 0.425
 SELECT j->>'epsilon' AS epsilon, j->'plan'->>'epsilon' AS plan_epsilon,
        j->'plan'->'offset'->>'epsilon' AS epsilon0,
        j->'plan'->'offset'->>'mechanism_epsilon' AS mechanism_epsilon,
-       (j->'plan'->'offset'->>'epsilon')::float8
+       j->'plan'->'decision'->>'epsilon' AS epsilon_t,
+       (j->'plan'->'offset'->>'epsilon')::float8 + (j->'plan'->'decision'->>'epsilon')::float8
          + (j->'plan'->'offset'->>'mechanism_epsilon')::float8 = 0.5 AS sums_exactly,
        j->'plan'->'offset'->>'sensitivity' AS sensitivity,
        (j->'plan'->'offset'->>'noise_scale')::float8 = 1 / (j->'plan'->'offset'->>'epsilon')::float8 AS laplace_scale,
