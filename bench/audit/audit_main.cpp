@@ -227,7 +227,8 @@ bool Flagged(const Settings& s, const Row& r) {
 
 // The noise of a case, as text: "Gaussian", "Laplace", "objective".
 std::string NoiseText(const Plan& p) {
-  if (p.mechanism_fields.Get(dperm::kObjectiveNoise) > 0) return "objective + Gaussian";
+  if (p.mechanism_fields.Get(dperm::kObjectiveNoise) > 0)
+    return p.options.delta > 0 ? "objective + Gaussian" : "objective (Gamma-norm b) + Laplace";
   return p.noise == NoiseKind::kGaussian ? "Gaussian" : "Laplace";
 }
 

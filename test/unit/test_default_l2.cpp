@@ -54,7 +54,7 @@ TEST(DefaultL2, ValuesByHand) {
   //     3.162278 / 500 = 6.3e-3.
   std::string why;
   EXPECT_EQ(Rule(LossKind::kLogistic, 0.1, 1e-6, 31648, 42, false, &why), 0.0);
-  EXPECT_NE(why.find("0 (dp_gd; objective needing more l2"), std::string::npos) << why;
+  EXPECT_NE(why.find("0 (dp_gd) (objective needing more l2"), std::string::npos) << why;
   EXPECT_EQ(Rule(LossKind::kLogistic, 0.5, 1e-6, 1000, 10), 0.0);
   //   n = 10^7, d = 10, epsilon = 1: sqrt(10) / 10^7 = 3.2e-7, raised to
   //     kDefaultL2Min = 1e-6; objective's schedule would need T n > 2e8 row
@@ -62,13 +62,23 @@ TEST(DefaultL2, ValuesByHand) {
   //     the rule gives 0 and DefaultAlgorithm dp_gd.
   EXPECT_EQ(Rule(LossKind::kLogistic, 1, 1e-6, 10000000, 10, false, &why), 0.0);
   EXPECT_NE(why.find("0 (dp_gd)"), std::string::npos) << why;
-  // Logistic, delta = 0: 150 / (n epsilon), at most 1 (kDefaultL2Output,
-  // kDefaultL2Max; bolton).
-  //   n = 10000, epsilon = 1: 0.015.   n = 31648, epsilon = 2: 150 / 63296 = 2.369818e-3.
-  //   n = 100, epsilon = 0.5: 150 / 50 = 3 -> 1.
-  EXPECT_NEAR(Rule(LossKind::kLogistic, 1, 0, 10000, 5), 0.015, 1e-12);
-  EXPECT_NEAR(Rule(LossKind::kLogistic, 2, 0, 31648, 42), 2.369818e-3, 1e-9);
-  EXPECT_EQ(Rule(LossKind::kLogistic, 0.5, 0, 100, 5), 1.0);
+  // Logistic, delta = 0: 0.2 d / (n epsilon) (kDefaultL2PureObjective,
+  // objective with the Gamma-norm b) while that is <= 2e-3 (n epsilon >=
+  // 100 d) and objective runs there; else bolton's 150 / (n epsilon), at most 1.
+  //   n = 10000, d = 5, epsilon = 1: 0.2 * 5 / 10000 = 1e-4.
+  //   n = 31648, d = 42, epsilon = 2: 0.2 * 42 / 63296 = 8.4 / 63296 = 1.327098e-4.
+  //   n = 5000, d = 100, epsilon = 0.5: 0.2 * 100 / 2500 = 8e-3 > 2e-3:
+  //     bolton's rule, 150 / 2500 = 0.06.
+  //   n = 100, d = 5, epsilon = 0.5: 0.2 * 5 / 50 = 0.02 > 2e-3: 150 / 50 = 3 -> 1.
+  EXPECT_NEAR(Rule(LossKind::kLogistic, 1, 0, 10000, 5), 1e-4, 1e-15);
+  EXPECT_NEAR(Rule(LossKind::kLogistic, 2, 0, 31648, 42), 1.327098e-4, 1e-9);
+  EXPECT_NEAR(Rule(LossKind::kLogistic, 0.5, 0, 5000, 100), 0.06, 1e-12);
+  EXPECT_EQ(Rule(LossKind::kLogistic, 0.5, 0, 100, 5, false, &why), 1.0);
+  EXPECT_NE(why.find("(bolton's rule)"), std::string::npos) << why;
+  //   n = 10^7, d = 10, epsilon = 1: 0.2 * 10 / 10^7 = 2e-7, raised to 1e-6,
+  //     beyond objective's work cap (as at delta > 0): bolton's 150 / 10^7 = 1.5e-5.
+  EXPECT_NEAR(Rule(LossKind::kLogistic, 1, 0, 10000000, 10, false, &why), 1.5e-5, 1e-15);
+  EXPECT_NE(why.find("where objective does not run"), std::string::npos) << why;
   // No l2: Huber (both deltas), softmax, streaming mode, l1 given.
   EXPECT_EQ(Rule(LossKind::kHuber, 1, 1e-6, 12165, 53), 0.0);
   EXPECT_EQ(Rule(LossKind::kHuber, 1, 0, 12165, 53), 0.0);
@@ -79,7 +89,8 @@ TEST(DefaultL2, ValuesByHand) {
 }
 
 // Where the rule regularises, more rows or more epsilon never ask for more
-// l2 (the noise it balances falls as 1/(n epsilon)).
+// l2 of the same algorithm (the noise it balances falls as 1/(n epsilon));
+// at delta = 0 the switch from bolton to objective lowers l2 by design.
 TEST(DefaultL2, MonotoneInNAndEpsilon) {
   const std::vector<double> eps = {0.1, 0.25, 0.5, 1, 2, 4};
   const std::vector<double> ns = {200, 1000, 5000, 20000, 50000};
@@ -93,7 +104,9 @@ TEST(DefaultL2, MonotoneInNAndEpsilon) {
           for (double v : vary) {
             const double e = vary_n ? f : v;
             const int64_t n = int64_t(vary_n ? v : f);
-            const double l2 = Rule(LossKind::kLogistic, e, delta, n, d);
+            std::string why;
+            const double l2 = Rule(LossKind::kLogistic, e, delta, n, d, false, &why);
+            if (why.find("(bolton's rule)") != std::string::npos) continue;  // the other rule
             if (l2 > 0) {
               EXPECT_LE(l2, last) << delta << " " << d << " n " << n << " eps " << e;
               last = l2;
@@ -108,6 +121,7 @@ TEST(DefaultL2, MonotoneInNAndEpsilon) {
   // delta = 0 never falls back to 0: strictly decreasing below the cap.
   EXPECT_GT(Rule(LossKind::kLogistic, 1, 0, 1000, 5), Rule(LossKind::kLogistic, 1, 0, 2000, 5));
   EXPECT_GT(Rule(LossKind::kLogistic, 1, 0, 1000, 5), Rule(LossKind::kLogistic, 2, 0, 1000, 5));
+  for (int64_t n : {10, 100, 1000, 100000, 10000000}) EXPECT_GT(Rule(LossKind::kLogistic, 0.1, 0, n, 5), 0.0);
 }
 
 // No l2 given is not l2 => 0: the plan takes the rule's l2 (objective at
@@ -140,8 +154,20 @@ TEST(DefaultL2, PlanNoL2DiffersFromL2Zero) {
 
   Options pure = Parsed(1, 0);
   Plan b = dperm::PlanRelease(pure, LossKind::kLogistic, n, d);
-  EXPECT_NEAR(b.mu, 150.0 / double(n), 1e-15);
-  EXPECT_EQ(b.algorithm, Algorithm::kBolton);
+  EXPECT_NEAR(b.mu, 0.2 * 42 / double(n), 1e-15);
+  EXPECT_EQ(b.algorithm, Algorithm::kObjective);
+  EXPECT_EQ(b.options.delta, 0.0);
+  EXPECT_EQ(b.noise, dperm::NoiseKind::kLaplace);  // the certificate's noise: pure
+  // n = 100, d = 5: 0.2 * 5/100 = 0.01 > 2e-3, so bolton's rule: l2 =
+  // min(150/100, 1) = 1; DefaultAlgorithm then sees n l2 = 100 <= 100: objective.
+  Plan small = dperm::PlanRelease(pure, LossKind::kLogistic, 100, 5);
+  EXPECT_EQ(small.mu, 1.0);
+  EXPECT_EQ(small.algorithm, Algorithm::kObjective);
+  // n = 200, epsilon = 0.5: 0.2 * 5/100 = 0.01 > 2e-3, l2 = min(150/100, 1)
+  // = 1, n l2 = 200 > 100: bolton.
+  Plan tiny = dperm::PlanRelease(Parsed(0.5, 0), LossKind::kLogistic, 200, 5);
+  EXPECT_EQ(tiny.mu, 1.0);
+  EXPECT_EQ(tiny.algorithm, Algorithm::kBolton);
   Options pure_zero = Parsed(1, 0, {NumberOption("l2", 0)});
   EXPECT_EQ(dperm::PlanRelease(pure_zero, LossKind::kLogistic, n, d).algorithm,
             Algorithm::kOutputGd);

@@ -21,7 +21,9 @@ namespace dperm {
 //                          (objective) while l <= kDefaultL2ObjectiveMax, else 0
 //                          (dp_gd), and 0 too where objective would not be
 //                          DefaultAlgorithm's choice at l (its work cap)
-//   logistic, delta = 0 -> min(kDefaultL2Output / (n epsilon), kDefaultL2Max) (bolton)
+//   logistic, delta = 0 -> l = max(kDefaultL2PureObjective d / (n epsilon), kDefaultL2Min)
+//                          (objective, pure) while l <= kDefaultL2PureObjectiveMax and it
+//                          runs there, else min(kDefaultL2Output / (n epsilon), kDefaultL2Max) (bolton)
 // Why ~1/(n epsilon): both mechanisms perturb the minimiser of an
 // l2-strongly convex objective by noise of norm ~ sqrt(d) sigma / (n l2)
 // (objective perturbation: the term <b, w>/n, ||b|| ~ sqrt(d) sigma,
@@ -36,6 +38,13 @@ constexpr double kDefaultL2Min = 1e-6;     // objective's work grows as 1/sqrt(l
 // Above it, early-stopped dp_gd at l2 = 0 beat objective at every l2 of the
 // sweep (bench/reports/heldout_l2_rule.md).
 constexpr double kDefaultL2ObjectiveMax = 1e-3;
+// delta = 0: objective perturbation with the Gamma-norm b at
+// kDefaultL2PureObjective d / (n epsilon) (its noise's norm is ~ d/epsilon)
+// while that is at most kDefaultL2PureObjectiveMax -- n epsilon >= 100 d --
+// and objective runs there; else bolton's kDefaultL2Output / (n epsilon).
+// Chosen on held-out accuracy (bench/reports/heldout_pure_l2.md).
+constexpr double kDefaultL2PureObjective = 0.2;
+constexpr double kDefaultL2PureObjectiveMax = 2e-3;
 constexpr double kDefaultL2Output = 150;   // logistic, delta = 0 (bolton)
 constexpr double kDefaultL2Max = 1;        // the model is then about b0 alone
 double DefaultL2(LossKind loss, const Options& options, int64_t n, int d, bool streaming,

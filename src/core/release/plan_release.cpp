@@ -25,7 +25,7 @@ const double kObjectiveNL2 = 100;
 const double kObjectiveWork = 2e8;
 
 bool ObjectiveForSmallL2(LossKind loss, const Options& o, int64_t n, int d) {
-  if (loss != LossKind::kLogistic || !(o.delta > 0) || o.l1 > 0 || !(o.l2 > 0)) return false;
+  if (loss != LossKind::kLogistic || o.l1 > 0 || !(o.l2 > 0)) return false;
   if (double(n) * o.l2 > kObjectiveNL2) return false;
   Options chosen = o;
   chosen.algorithm = Algorithm::kObjective;
@@ -72,32 +72,42 @@ double DefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool streami
   } else if (loss == LossKind::kSoftmax) {
     rule = "softmax: 0 (dp_gd at l2 = 0 beat bolton and dp_gd at l2 > 0 by held-out "
            "accuracy, bench/reports/heldout_softmax.md)";
-  } else if (loss == LossKind::kLogistic && o.delta > 0) {
-    // Objective perturbation's l2 (DefaultAlgorithm then picks objective).
-    const double candidate =
-        std::max(kDefaultL2Min, kDefaultL2Objective * std::sqrt(double(std::max(d, 1))) / ne);
+  } else if (loss == LossKind::kLogistic) {
+    // Objective perturbation's l2 (DefaultAlgorithm then picks objective):
+    // Gaussian b at delta > 0, the Gamma-norm b at delta = 0. Where it does
+    // not run, dp_gd at l2 = 0 (delta > 0) or bolton's l2 (delta = 0).
+    // The noise's norm: ~ sqrt(d)/epsilon for the Gaussian b, d/epsilon for
+    // the Gamma-norm b (E||b|| = dim theta), so l2 ~ ||b||/n keeps b's
+    // displacement ||b||/(n l2) the same at every n, d and epsilon.
+    const bool pure = !(o.delta > 0);
+    const double constant = pure ? kDefaultL2PureObjective : kDefaultL2Objective;
+    const double cap = pure ? kDefaultL2PureObjectiveMax : kDefaultL2ObjectiveMax;
+    const double size = pure ? double(std::max(d, 1)) : std::sqrt(double(std::max(d, 1)));
+    const double candidate = std::max(kDefaultL2Min, constant * size / ne);
     Options at = o;
     at.l2 = candidate;
-    const std::string formula = "logistic, delta > 0: " + FormatNumber(kDefaultL2Objective) +
-                                " sqrt(d) / (n epsilon) = " + FormatNumber(candidate) +
-                                " with d = " + std::to_string(d) + ", n epsilon = " +
-                                FormatNumber(ne);
-    if (candidate > kDefaultL2ObjectiveMax) {
-      rule = formula + " > " + FormatNumber(kDefaultL2ObjectiveMax) +
-             ": 0 (dp_gd; objective needing more l2 than that lost to it)";
+    const std::string formula = std::string(pure ? "logistic, delta = 0: " : "logistic, delta > 0: ") +
+                                FormatNumber(constant) + (pure ? " d" : " sqrt(d)") + " / (n epsilon) = " +
+                                FormatNumber(candidate) + " with d = " + std::to_string(d) +
+                                ", n epsilon = " + FormatNumber(ne);
+    // bolton's l2 (delta = 0): its noise ~ 1/(n l2 epsilon).
+    const double output_l2 = std::min(kDefaultL2Max, kDefaultL2Output / ne);
+    const std::string fallback =
+        pure ? "l2 = min(" + FormatNumber(kDefaultL2Output) + " / (n epsilon), " + FormatNumber(kDefaultL2Max) +
+                   ") = " + FormatNumber(output_l2) + " (bolton's rule)"
+             : "0 (dp_gd)";
+    if (candidate > cap) {
+      rule = formula + " > " + FormatNumber(cap) + ": " + fallback +
+             " (objective needing more l2 than that lost to it)";
+      l2 = pure ? output_l2 : 0;
     } else if (ObjectiveForSmallL2(loss, StagedOptions(at, loss, n), n, d)) {
       l2 = candidate;
       rule = formula + " (objective)";
     } else {
       rule = formula + ", where objective does not run (n l2 > 100, its work cap or its "
-                       "epsilon floor): 0 (dp_gd)";
+                       "epsilon floor): " + fallback;
+      l2 = pure ? output_l2 : 0;
     }
-  } else if (loss == LossKind::kLogistic) {
-    // Output perturbation's l2 (bolton): its noise ~ 1/(n l2 epsilon).
-    l2 = std::min(kDefaultL2Max, kDefaultL2Output / ne);
-    rule = "logistic, delta = 0: l2 = min(" + FormatNumber(kDefaultL2Output) +
-           " / (n epsilon), " + FormatNumber(kDefaultL2Max) + ") = " + FormatNumber(l2) +
-           " with n epsilon = " + FormatNumber(ne) + " (bolton)";
   } else {
     rule = "huber: 0 (bolton, the default at l2 > 0, lost to l2 = 0 by held-out RMSE)";
   }
@@ -114,8 +124,9 @@ Algorithm DefaultAlgorithm(LossKind loss, const Options& o, int64_t n, int d, st
     rule = "l1 > 0: dp_gd, the proximal method with the lowest excess risk";
   } else if (ObjectiveForSmallL2(loss, o, n, d)) {
     a = Algorithm::kObjective;
-    rule = "n l2 <= 100 and delta > 0: objective, whose noise the data's curvature damps "
-           "(the best held-out AUC at small l2 in the benchmark)";
+    rule = std::string("n l2 <= 100: objective") + (o.delta > 0 ? "" : " (pure: Gamma-norm b)") +
+           ", whose noise the data's curvature damps (the best held-out accuracy and AUC at small l2 "
+           "in the benchmark)";
   } else if (o.l2 > 0) {
     a = Algorithm::kBolton;
     rule = "l2 > 0: bolton, the lowest excess risk in the benchmark";
