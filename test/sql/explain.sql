@@ -121,6 +121,8 @@ SELECT j->'accounting'->'epsilon_at_delta' AS epsilon_at_delta, j->'accounting'-
 
 -- Without `algorithm`, dperm picks by regulariser and delta (README,
 -- "Choosing an algorithm"), and the plan says why; a named one is kept.
+-- (l2 = 0.1 at n = 1000: n l2 = 100, objective perturbation, at delta = 0
+-- with the Gamma-norm b.)
 SELECT l2, l1, delta, j->>'algorithm' AS algorithm, j->>'algorithm_rule' LIKE 'default for logistic with %' AS says_why
   FROM (VALUES (0.1, 0, 1e-3), (0.1, 0, 0), (0, 0, 1e-3), (0, 0, 0), (0.1, 0.01, 1e-3)) v(l2, l1, delta),
        LATERAL (SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, delta => delta, l2 => l2, l1 => l1)) j) p;
