@@ -313,6 +313,26 @@ TEST(ObjectiveApproxPlan, LargeEpsilonCalibratesAtSixteen) {
 // The two inequalities of the privacy argument, on neighbouring datasets
 // and random points w: |log det J_S(w) - log det J_S'(w)| <= eps_J, and the
 // noise shift g_S'(w) - g_S(w) has norm <= 2L and lies in span{x, x'}.
+// rows with the last one replaced by a random point on the unit sphere,
+// labelled +1 on odd trials and -1 on even ones (a replace-one neighbour).
+std::vector<double> WithLastRowReplaced(const std::vector<double>& rows, int n, int d,
+                                        std::mt19937_64& gen, int trial, Eigen::VectorXd* x_out = nullptr) {
+  std::normal_distribution<double> normal(0, 1);
+  std::vector<double> other = rows;
+  Eigen::VectorXd x(d);
+  for (int j = 0; j < d; j++) x(j) = normal(gen);
+  x /= x.norm();
+  for (int j = 0; j < d; j++) other[size_t(n - 1) * (d + 1) + j] = x(j);
+  other[size_t(n - 1) * (d + 1) + d] = trial % 2 ? 1.0 : -1.0;
+  if (x_out != nullptr) *x_out = x;
+  return other;
+}
+
+// log det of a symmetric positive definite matrix (Cholesky).
+double LogDet(const Eigen::MatrixXd& h) {
+  return 2 * h.llt().matrixL().toDenseMatrix().diagonal().array().log().sum();
+}
+
 TEST(ObjectivePerturbationPrivacy, JacobianAndShiftBounds) {
   const int n = 40, d = 3;
   std::vector<double> rows = LogisticRows(n, d, 2);
@@ -322,22 +342,16 @@ TEST(ObjectivePerturbationPrivacy, JacobianAndShiftBounds) {
   std::normal_distribution<double> normal(0, 1);
   double worst_det = 0, worst_shift = 0;
   for (int trial = 0; trial < 200; trial++) {
-    std::vector<double> other = rows;
     // Replace the last row: a point on the unit sphere, either label.
-    Eigen::VectorXd x(d);
-    for (int j = 0; j < d; j++) x(j) = normal(gen);
-    x /= x.norm();
-    for (int j = 0; j < d; j++) other[size_t(n - 1) * (d + 1) + j] = x(j);
-    other[size_t(n - 1) * (d + 1) + d] = trial % 2 ? 1.0 : -1.0;
+    Eigen::VectorXd x;
+    std::vector<double> other = WithLastRowReplaced(rows, n, d, gen, trial, &x);
     Plan q = p;
     q.mu = mu;  // the objective's regulariser: l2 + 2 lambda
     auto f = dperm::MakeObjective(q, rows.data());
     auto g = dperm::MakeObjective(q, other.data());
     Eigen::VectorXd w(d + 1);
     for (int j = 0; j <= d; j++) w(j) = 3 * normal(gen);
-    double ld_f = (double(n) * f->Hessian(w)).llt().matrixL().toDenseMatrix().diagonal().array().log().sum() * 2;
-    double ld_g = (double(n) * g->Hessian(w)).llt().matrixL().toDenseMatrix().diagonal().array().log().sum() * 2;
-    worst_det = std::max(worst_det, std::abs(ld_f - ld_g));
+    worst_det = std::max(worst_det, std::abs(LogDet(double(n) * f->Hessian(w)) - LogDet(double(n) * g->Hessian(w))));
     // g_S(w) = -n grad P_S(w) without b.
     Eigen::VectorXd shift = double(n) * (f->Gradient(w) - g->Gradient(w));
     worst_shift = std::max(worst_shift, shift.norm());
@@ -885,12 +899,7 @@ TEST(ObjectivePure, NeighboursDensityRatioWithinEpsilon) {
   std::normal_distribution<double> normal(0, 1);
   double worst = 0;
   for (int trial = 0; trial < 300; trial++) {
-    std::vector<double> other = rows;
-    Eigen::VectorXd x(d);
-    for (int j = 0; j < d; j++) x(j) = normal(gen);
-    x /= x.norm();
-    for (int j = 0; j < d; j++) other[size_t(n - 1) * (d + 1) + j] = x(j);
-    other[size_t(n - 1) * (d + 1) + d] = trial % 2 ? 1.0 : -1.0;
+    std::vector<double> other = WithLastRowReplaced(rows, n, d, gen, trial);
     Plan q = p;
     q.mu = p.mu + 2 * lambda;
     auto f = dperm::MakeObjective(q, rows.data());
@@ -900,9 +909,7 @@ TEST(ObjectivePure, NeighboursDensityRatioWithinEpsilon) {
     // b_D(w) = -n grad P_D(w) without b; log nu(b_D) - log nu(b_D') + log |J_D| - log |J_D'|.
     const Eigen::VectorXd b_f = -double(n) * f->Gradient(w), b_g = -double(n) * g->Gradient(w);
     const double density = (b_g.norm() - b_f.norm()) / theta;
-    const double ld_f = (double(n) * f->Hessian(w)).llt().matrixL().toDenseMatrix().diagonal().array().log().sum() * 2;
-    const double ld_g = (double(n) * g->Hessian(w)).llt().matrixL().toDenseMatrix().diagonal().array().log().sum() * 2;
-    worst = std::max(worst, std::abs(density + ld_f - ld_g));
+    worst = std::max(worst, std::abs(density + LogDet(double(n) * f->Hessian(w)) - LogDet(double(n) * g->Hessian(w))));
   }
   const double claimed = p.options.epsilon * (1 - 1.0 / 32);  // eps_J + epsilon_b
   EXPECT_LE(worst, claimed * (1 + 1e-9));
