@@ -127,8 +127,11 @@ SELECT ((dperm.model('per_customer')).model::jsonb)->'privacy_unit'->>'column' A
 \set VERBOSITY terse
 SELECT dperm.evaluate('per_customer', 'events', 'features', 'label', '{"epsilon": 1}');
 \set VERBOSITY default
-SELECT algorithm, neighbors, epsilon FROM dperm.ledger WHERE 'events'::regclass = ANY (relations)
- ORDER BY id DESC LIMIT 1;
+-- (the default algorithm depends on n = units x k, and units is the noisy
+-- count of an unseeded release: objective where n times the row-level epsilon
+-- is at least 100 d, else bolton)
+SELECT algorithm IN ('objective', 'bolton') AS pure_default, neighbors, epsilon FROM dperm.ledger
+ WHERE 'events'::regclass = ANY (relations) ORDER BY id DESC LIMIT 1;
 
 -- The unit's column is fixed once a release was charged; k may change
 -- (each release bounds its own rows).
