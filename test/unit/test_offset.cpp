@@ -54,8 +54,12 @@ TEST(Offset, PlanMatchesTheFormulas) {
         EXPECT_EQ(m.epsilon + p.epsilon + t.epsilon, eps);  // exactly, with or without stages 0 and 2
         if (loss != LossKind::kLogistic) {
           EXPECT_EQ(t.epsilon, 0.0);  // stage 2: binary logistic only
-        } else if (eps >= 0.1) {
-          EXPECT_NEAR(t.epsilon, eps / 20, 1e-15 * eps);
+        } else if (eps >= 0.1) {  // stage 2 where n epsilon/20 >= 400
+          if (double(n) * eps / 20 >= 400 * (1 + 1e-12)) {
+            EXPECT_NEAR(t.epsilon, eps / 20, 1e-15 * eps);
+          } else if (double(n) * eps / 20 < 400 * (1 - 1e-12)) {
+            EXPECT_EQ(t.epsilon, 0.0);
+          }
         }
         EXPECT_EQ(m.delta, o.delta);            // the mechanism keeps the whole delta
         if (eps - want < kMinEpsilon) {         // too small to split: no stage 0
@@ -316,8 +320,11 @@ TEST(Decision, ThresholdGrid) {
 // ledger's curve state it (min(e_t, alpha e_t^2/2) per order, as stage 0).
 TEST(Decision, PlanAndCurve) {
   Options o = Defaults(1, LossKind::kLogistic);
-  Plan p = PlanRelease(o, LossKind::kLogistic, 5000, 4);
+  Plan p = PlanRelease(o, LossKind::kLogistic, 20000, 4);
   ASSERT_GT(p.decision.epsilon, 0.0);
+  // n epsilon_t = 400 runs it, one row fewer does not (public n and epsilon).
+  EXPECT_GT(PlanRelease(o, LossKind::kLogistic, 8000, 4).decision.epsilon, 0.0);
+  EXPECT_EQ(PlanRelease(o, LossKind::kLogistic, 7999, 4).decision.epsilon, 0.0);
   EXPECT_NEAR(p.decision.epsilon, 0.05, 1e-15);
   EXPECT_EQ(p.options.epsilon + p.offset.epsilon + p.decision.epsilon, 1.0);
   EXPECT_EQ(TotalEpsilon(p), 1.0);
@@ -335,13 +342,13 @@ TEST(Decision, PlanAndCurve) {
   }
   for (LossKind loss : {LossKind::kHuber, LossKind::kSoftmax}) {
     Options q = Defaults(1, loss, 3);
-    EXPECT_EQ(PlanRelease(q, loss, 5000, 4).decision.epsilon, 0.0);
+    EXPECT_EQ(PlanRelease(q, loss, 20000, 4).decision.epsilon, 0.0);
   }
   o.intercept_offset = false;
-  EXPECT_EQ(PlanRelease(o, LossKind::kLogistic, 5000, 4).decision.epsilon, 0.0);
+  EXPECT_EQ(PlanRelease(o, LossKind::kLogistic, 20000, 4).decision.epsilon, 0.0);
   o.intercept_offset = true;
   o.fit_intercept = false;
-  EXPECT_EQ(PlanRelease(o, LossKind::kLogistic, 5000, 4).decision.epsilon, 0.0);
+  EXPECT_EQ(PlanRelease(o, LossKind::kLogistic, 20000, 4).decision.epsilon, 0.0);
 }
 
 // Rows of one feature x and label y (+1 / -1), for a model w = (1, c):
@@ -389,7 +396,13 @@ TEST(Decision, PicksTheMostAccurateThreshold) {
 // trivially 1 (the test can see the shift; with a quarter of the noise it
 // fails, checked when written).
 TEST(Decision, NeighboursChooseWithinEpsilon) {
-  Options o = Defaults(20, LossKind::kLogistic);  // epsilon_t = 1
+  // The mechanism itself at epsilon_t = 1 on 60 rows (PlanDecision would
+  // not run it at n epsilon_t = 60: a plan built by hand).
+  Plan p = PlanRelease(Defaults(20, LossKind::kLogistic), LossKind::kLogistic, 60, 1);
+  p.decision.epsilon = 1;
+  p.decision.noise_scale = 2;
+  p.decision.thresholds = DecisionThresholds();
+  p.decision.bonus = std::ceil(2 * std::log(19.0));
   std::vector<std::pair<double, double>> xy;
   for (int i = 0; i < 60; i++) {
     const double m = -3 + 6 * (i + 0.5) / 60;
@@ -399,8 +412,6 @@ TEST(Decision, NeighboursChooseWithinEpsilon) {
   std::vector<double> d1 = OneFeatureRows(xy);
   xy[0] = {4.0, 1.0};   // ... or above every threshold: right at each
   std::vector<double> d2 = OneFeatureRows(xy);
-  Plan p = PlanRelease(o, LossKind::kLogistic, 60, 1);
-  ASSERT_NEAR(p.decision.epsilon, 1.0, 1e-12);
   const int draws = 60000;
   auto frequencies = [&](const std::vector<double>& rows, uint64_t seed) {
     std::vector<double> f(19, 0.0);
@@ -428,7 +439,7 @@ TEST(Decision, NeighboursChooseWithinEpsilon) {
 // weights (stage 2 draws after the mechanism), and the intercepts differ by
 // exactly one of the grid's thresholds.
 TEST(Decision, TrainModelShiftsOnlyTheIntercept) {
-  const int64_t n = 2000;
+  const int64_t n = 5000;  // n epsilon_t = 500
   const int d = 3;
   SecureRng data = SecureRng::FromSeed(8);
   std::vector<double> rows;

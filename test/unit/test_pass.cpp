@@ -259,9 +259,10 @@ TEST(Pass, StreamingDefaultHasNoOffset) {
 TEST(Pass, DefaultsAndRefusals) {
   Options o;
   o.epsilon = 1;
-  o.l2 = 0.1;  // in memory: bolton
+  o.l2 = 0.1;  // in memory: n l2 = 100, objective (pure)
   o.has_algorithm = false;
-  EXPECT_EQ(dperm::PlanRelease(o, LossKind::kLogistic, 1000, 3).algorithm, Algorithm::kBolton);
+  EXPECT_EQ(dperm::PlanRelease(o, LossKind::kLogistic, 1000, 3).algorithm, Algorithm::kObjective);
+  EXPECT_EQ(dperm::PlanRelease(o, LossKind::kLogistic, 1001, 3).algorithm, Algorithm::kBolton);
   EXPECT_EQ(dperm::PlanStreamingRelease(o, LossKind::kLogistic, 1000, 3).algorithm,
             Algorithm::kOutputGd);
   o.algorithm = Algorithm::kDpSgd;

@@ -608,15 +608,16 @@ TEST(DefaultAlgorithm, FollowsTheRecommendationTable) {
       EXPECT_EQ(p.options.algorithm, c.expected);
     }
   }
-  // Small l2 (n l2 <= 100), logistic, delta > 0, no l1: objective, unless
-  // its fixed schedule would pass 2e8 row gradients.
+  // Small l2 (n l2 <= 100), logistic, no l1: objective (at delta = 0 with
+  // the Gamma-norm b), unless its fixed schedule would pass 2e8 row gradients.
   struct Small { LossKind loss; double delta, l2, l1; int64_t n; dperm::Algorithm expected; };
   const Small small[] = {
       {LossKind::kLogistic, 1e-6, 1e-3, 0, 10000, dperm::Algorithm::kObjective},
       {LossKind::kLogistic, 1e-6, 1e-2, 0, 10000, dperm::Algorithm::kObjective},   // n l2 = 100
       {LossKind::kLogistic, 1e-6, 1e-2, 0, 10001, dperm::Algorithm::kBolton},      // n l2 > 100
       {LossKind::kHuber, 1e-6, 1e-3, 0, 10000, dperm::Algorithm::kBolton},
-      {LossKind::kLogistic, 0, 1e-3, 0, 10000, dperm::Algorithm::kBolton},
+      {LossKind::kLogistic, 0, 1e-3, 0, 10000, dperm::Algorithm::kObjective},     // pure
+      {LossKind::kLogistic, 0, 1e-2, 0, 10001, dperm::Algorithm::kBolton},         // pure, n l2 > 100
       {LossKind::kLogistic, 1e-6, 1e-3, 0.01, 10000, dperm::Algorithm::kDpGd},
       {LossKind::kLogistic, 1e-6, 1e-5, 0, 1000000, dperm::Algorithm::kBolton},    // T n > 2e8
   };

@@ -32,7 +32,10 @@
 //
 // When: logistic models with an intercept on the private offset
 // (`intercept => 'offset'`, the default), trained in memory, epsilon_t =
-// epsilon/20 (kDecisionShare). Streaming releases have neither stage.
+// epsilon/20 (kDecisionShare), where n epsilon_t >= 400 (below that the
+// noise could cost more accuracy than the threshold gains: the chosen count
+// is within about 12/epsilon_t rows of the best). Streaming releases have
+// neither stage.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +48,7 @@
 namespace dperm {
 
 constexpr double kDecisionShare = 0.05;  // epsilon_t = epsilon / 20
+constexpr double kDecisionMinNEpsilon = 400;  // stage 2 only where n epsilon_t >= 400
 
 // The public grid: margins logit(p) for p = 0.05, 0.10, ..., 0.95 (19
 // values, ascending, logit(0.5) = 0 exactly at index 9).

@@ -34,6 +34,10 @@ DecisionPlan PlanDecision(const Options& o, LossKind loss, int64_t n, const Offs
   const double rest = o.epsilon - offset.epsilon;
   const double mechanism = rest - kDecisionShare * o.epsilon;
   if (!(mechanism >= kMinEpsilon)) return p;
+  // Too few rows for its noise: the chosen threshold's count is within about
+  // 2 (2/epsilon_t) ln 19 + the head start ~ 12/epsilon_t rows of the best,
+  // over 3 % of n below n epsilon_t = 400 -- there it could cost accuracy.
+  if (!(double(n) * (rest - mechanism) >= kDecisionMinNEpsilon)) return p;
   p.epsilon = rest - mechanism;
   p.noise_scale = 2 / p.epsilon;  // report noisy max, scores of sensitivity 1
   p.thresholds = DecisionThresholds();
