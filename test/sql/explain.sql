@@ -113,9 +113,9 @@ WITH p AS (SELECT dp_explain('logistic', 45211, 42, dp_options(algorithm => 'out
 SELECT (j->'accounting'->'epsilon_at_delta'->>'rdp')::float8 < 0.9 AS paper_over_protects
   FROM p;
 -- pure epsilon-DP: min(eps, alpha eps^2 / 2) on the grid, summed over the
--- offset stage (epsilon0 = min(0.1, 4/sqrt(1000)) = 0.1), the decision stage
--- (epsilon/20 = 0.05) and the algorithm (0.85): 1.25 (0.85^2 + 0.1^2 +
--- 0.05^2) / 2 = 0.459375 at alpha = 1.25
+-- offset stage (epsilon0 = min(0.1, 4/sqrt(1000)) = 0.1) and the algorithm
+-- (0.9; no decision stage at n epsilon/20 = 50 < 400): 1.25 (0.9^2 + 0.1^2) / 2
+-- = 0.5125 at alpha = 1.25
 SELECT j->'accounting'->'epsilon_at_delta' AS epsilon_at_delta, j->'accounting'->'rdp'->0 AS rdp_at_1_25
   FROM (SELECT dp_explain('logistic', 1000, 3, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 0.1)) j) p;
 

@@ -15,13 +15,13 @@ CREATE TABLE m AS
 SELECT count(*) AS releases, sum(epsilon) AS epsilon, sum(delta) AS delta
   FROM dperm.ledger WHERE 'imbalanced'::regclass = ANY (relations);
 -- the model states the release's epsilon; the plan splits it exactly:
--- epsilon0 = min(0.5/10, 4/sqrt(2000)) = 0.05, the decision stage 0.5/20 =
--- 0.025 (decision.hpp), the algorithm 0.425
+-- epsilon0 = min(0.5/10, 4/sqrt(2000)) = 0.05, the algorithm 0.45; no
+-- decision stage (decision.hpp: n epsilon/20 = 50 < 400)
 SELECT j->>'epsilon' AS epsilon, j->'plan'->>'epsilon' AS plan_epsilon,
        j->'plan'->'offset'->>'epsilon' AS epsilon0,
        j->'plan'->'offset'->>'mechanism_epsilon' AS mechanism_epsilon,
        j->'plan'->'decision'->>'epsilon' AS epsilon_t,
-       (j->'plan'->'offset'->>'epsilon')::float8 + (j->'plan'->'decision'->>'epsilon')::float8
+       (j->'plan'->'offset'->>'epsilon')::float8 + COALESCE((j->'plan'->'decision'->>'epsilon')::float8, 0)
          + (j->'plan'->'offset'->>'mechanism_epsilon')::float8 = 0.5 AS sums_exactly,
        j->'plan'->'offset'->>'sensitivity' AS sensitivity,
        (j->'plan'->'offset'->>'noise_scale')::float8 = 1 / (j->'plan'->'offset'->>'epsilon')::float8 AS laplace_scale,
@@ -62,3 +62,21 @@ SET client_min_messages = warning;
 SELECT dperm.retire_budget('imbalanced');
 RESET client_min_messages;
 DROP TABLE m, imbalanced;
+
+-- Stage 2, the private decision threshold (decision.hpp): at n epsilon/20 >=
+-- 400 a logistic release spends epsilon/20 on it; the three shares sum to
+-- epsilon exactly, the grid is logit(0.05) .. logit(0.95) with 0 in the
+-- middle, the noise is 2/epsilon_t and the head start ceil(40 ln 19) = 118;
+-- one row fewer (n epsilon/20 < 400) has no stage 2.
+SELECT (j->'decision'->>'epsilon')::float8 AS epsilon_t,
+       (j->'decision'->>'epsilon')::float8 + (j->'offset'->>'epsilon')::float8
+         + (j->'offset'->>'mechanism_epsilon')::float8 = 1 AS sums_exactly,
+       jsonb_array_length(j->'decision'->'thresholds') AS thresholds,
+       (j->'decision'->'thresholds'->>9)::float8 AS middle,
+       abs((j->'decision'->>'noise_scale')::float8 - 40) < 1e-9 AS scale_2_over_epsilon_t,
+       j->'decision'->'bonus' AS bonus,
+       dp_explain('logistic', 7999, 3, dp_options(epsilon => 1)) ? 'decision' AS below_has_it
+  FROM (SELECT dp_explain('logistic', 8000, 3, dp_options(epsilon => 1)) j) e;
+-- dp_huber and dp_softmax have no decision stage
+SELECT dp_explain('huber', 100000, 3, dp_options(epsilon => 1)) ? 'decision' AS huber,
+       dp_explain('softmax', 100000, 3, dp_options(epsilon => 1, classes => 3)) ? 'decision' AS softmax;

@@ -34,10 +34,10 @@ SELECT :rdp_releases > 50 AS many_more, :rdp_releases < 500 AS still_bounded;
 
 -- every release carries its curve on dperm.rdp_orders(): for (discrete)
 -- Gaussian noise of scale sigma on sensitivity Delta, alpha Delta^2 / (2 sigma^2),
--- linear in alpha (the pure stages 0 and 2 add alpha e^2/2 at these small
--- e = 0.01, 0.005), with sigma the smallest that converts to the mechanism's
--- share (0.085, 1e-8): the whole curve converts to at most the release's
--- 0.1 (basic composition of the stages would give exactly 0.1)
+-- linear in alpha (the pure stage 0 adds alpha e0^2/2 at this small e0 =
+-- 0.01), with sigma the smallest that converts to the mechanism's share
+-- (0.09, 1e-8): the whole curve converts to at most the release's 0.1
+-- (basic composition of the stages would give exactly 0.1)
 SELECT cardinality(rdp) = cardinality(dperm.rdp_orders()) AS full_curve,
        abs(rdp[4] / rdp[1] - (dperm.rdp_orders())[4] / (dperm.rdp_orders())[1]) < 1e-12
          AND dperm.rdp_to_epsilon(dperm.rdp_orders(), rdp, 1e-8) BETWEEN 0.09 AND 0.1 * (1 + 1e-12) AS gaussian_curve

@@ -57,8 +57,8 @@ SET dperm.max_buffer = '64kB';  -- 3000 rows x 4 float8 = 94 kB
 SELECT dperm.train('st', 'f', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.05, seed => 1))::jsonb->>'algorithm' AS too_big;
 SELECT (dperm.train('st', 'f', 'y', 'logistic', dp_options(epsilon => 1, seed => 1))::jsonb->>'n')::int AS n;
 -- streaming defaults need at most 100 passes whatever n: at l2 = 0, delta > 0
--- dp_gd's own rule (T grows with n) gives 202 here (177 in memory, where the
--- offset and decision stages leave dp_gd epsilon = 1 - 4/sqrt(3000) - 1/20); in memory it keeps them
+-- dp_gd's own rule (T grows with n) gives 202 here (188 in memory, where the
+-- offset stage leaves dp_gd epsilon = 1 - 4/sqrt(3000)); in memory it keeps them
 SELECT m->>'algorithm' AS algorithm, m->'plan'->>'iterations' AS passes
   FROM (SELECT dperm.train('st', 'f', 'y', 'logistic', dp_options(epsilon => 1, delta => 1e-6, seed => 1))::jsonb AS m) r;
 RESET dperm.max_buffer;
