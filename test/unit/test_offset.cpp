@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include "dperm/accounting/budget.hpp"
@@ -245,6 +246,27 @@ TEST(Offset, ModelJsonRecordsTheOffset) {
   EXPECT_TRUE(ParseModelJson(ModelJson(p, {0.5, -0.5, 0.75}, none), 1000).offset.empty());
 }
 
+// n rows of d features uniform in [-1, 1]^d, each scaled into the unit ball,
+// then label(i, x before scaling, rng): the generator keyed by seed draws the
+// features first, then whatever label draws.
+std::vector<double> UniformBallRows(int64_t n, int d, uint64_t seed,
+                                    const std::function<double(int64_t, const double*, SecureRng&)>& label) {
+  SecureRng rng = SecureRng::FromSeed(seed);
+  std::vector<double> rows;
+  std::vector<double> x(static_cast<size_t>(d));
+  for (int64_t i = 0; i < n; i++) {
+    double norm = 0;
+    for (int j = 0; j < d; j++) {
+      x[size_t(j)] = 2 * rng.Uniform01() - 1;
+      norm += x[size_t(j)] * x[size_t(j)];
+    }
+    norm = std::max(1.0, std::sqrt(norm));
+    for (int j = 0; j < d; j++) rows.push_back(x[size_t(j)] / norm);
+    rows.push_back(label(i, x.data(), rng));
+  }
+  return rows;
+}
+
 // What the offset is for: 10 % positives, features that carry no signal,
 // epsilon = 0.05 (epsilon0 = 0.005: the count's noise has scale 200 on 400
 // positives, so b0 is rough). With the offset every seed's model predicts
@@ -255,18 +277,8 @@ TEST(Offset, ModelJsonRecordsTheOffset) {
 TEST(Offset, ImbalancedSetPredictsTheMajorityAtTinyEpsilon) {
   const int64_t n = 4000;
   const int d = 3;
-  SecureRng data_rng = SecureRng::FromSeed(3);
-  std::vector<double> rows;
-  for (int64_t i = 0; i < n; i++) {
-    double x[d], norm = 0;
-    for (int j = 0; j < d; j++) {
-      x[j] = 2 * data_rng.Uniform01() - 1;
-      norm += x[j] * x[j];
-    }
-    norm = std::max(1.0, std::sqrt(norm));
-    for (int j = 0; j < d; j++) rows.push_back(x[j] / norm);
-    rows.push_back(i % 10 == 0 ? 1.0 : -1.0);
-  }
+  const std::vector<double> rows =
+      UniformBallRows(n, d, 3, [](int64_t i, const double*, SecureRng&) { return i % 10 == 0 ? 1.0 : -1.0; });
   double worst_without = 1;
   for (uint64_t seed = 1; seed <= 5; seed++) {
     for (bool offset : {true, false}) {
@@ -441,18 +453,9 @@ TEST(Decision, NeighboursChooseWithinEpsilon) {
 TEST(Decision, TrainModelShiftsOnlyTheIntercept) {
   const int64_t n = 5000;  // n epsilon_t = 500
   const int d = 3;
-  SecureRng data = SecureRng::FromSeed(8);
-  std::vector<double> rows;
-  for (int64_t i = 0; i < n; i++) {
-    double x[d], norm = 0;
-    for (int j = 0; j < d; j++) {
-      x[j] = 2 * data.Uniform01() - 1;
-      norm += x[j] * x[j];
-    }
-    norm = std::max(1.0, std::sqrt(norm));
-    for (int j = 0; j < d; j++) rows.push_back(x[j] / norm);
-    rows.push_back(x[0] + 0.3 * (data.Uniform01() - 0.5) > 0.4 ? 1.0 : -1.0);
-  }
+  const std::vector<double> rows = UniformBallRows(n, d, 8, [](int64_t, const double* x, SecureRng& rng) {
+    return x[0] + 0.3 * (rng.Uniform01() - 0.5) > 0.4 ? 1.0 : -1.0;
+  });
   Plan p = PlanRelease(Defaults(2, LossKind::kLogistic), LossKind::kLogistic, n, d);
   ASSERT_GT(p.decision.epsilon, 0.0);
   Plan q = p;
