@@ -482,3 +482,14 @@ CREATE OR REPLACE FUNCTION dperm.cron_next_run(cron_schedule text, after timesta
   RETURNS timestamptz AS 'MODULE_PATHNAME', 'dperm_cron_next_run_checked'
   LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION dperm.cron_next_run IS 'the k-th run of a cron schedule after a time (UTC, as pg_cron 1.4); NULL when a valid schedule cannot be forecast (@reboot, N seconds) or never runs; 22023 for an invalid schedule';
+
+-- ==== feature specs: labels ====
+-- A spec may mark one column "label": true; dperm.train reads the label
+-- through it, and dperm.evaluate(name, relation, options) reads a spec model's
+-- raw columns.
+CREATE FUNCTION dperm.encode_label(spec jsonb, val text) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dperm_encode_label' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.encode_label(jsonb, text) IS 'a label value read through the column a feature spec marks "label": true (values: its index; boolean: 1 or 0; bounds: scaled to [-1, 1]); NULL outside the domain';
+CREATE FUNCTION dperm.evaluate(name text, relation regclass, options jsonb)
+  RETURNS jsonb AS 'MODULE_PATHNAME', 'dperm_evaluate' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION dperm.evaluate(text, regclass, jsonb) IS 'dperm.evaluate of a version trained through a feature spec: its stored spec and label read the relation''s raw columns';

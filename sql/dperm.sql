@@ -579,6 +579,9 @@ CREATE FUNCTION dperm.train(relation regclass, features jsonb, label text, loss 
   RETURNS dp_model AS 'MODULE_PATHNAME', 'dperm_train' LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION dperm.train(regclass, jsonb, text, text, jsonb) IS 'dperm.train on raw columns through a feature spec (numeric bounds, categorical values, booleans): d, the feature names and the row bound come from the spec';
 COMMENT ON FUNCTION dperm.train(regclass, jsonb, text, text, jsonb, text) IS 'dperm.train on raw columns through a feature spec, with a mode';
+CREATE FUNCTION dperm.encode_label(spec jsonb, val text) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dperm_encode_label' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.encode_label(jsonb, text) IS 'a label value read through the column a feature spec marks "label": true (values: its index; boolean: 1 or 0; bounds: scaled to [-1, 1]); NULL outside the domain';
 
 -- ---------------------------------------------------------------- progress
 -- One row per backend training a release (dperm.train, or dp_logreg,
@@ -860,7 +863,7 @@ COMMENT ON FUNCTION dperm.retraining_forecast IS 'how many more retrainings of a
 CREATE FUNCTION dperm.evaluate(name text, relation regclass, features text, label text,
                                options jsonb)
   RETURNS jsonb AS 'MODULE_PATHNAME', 'dperm_evaluate' LANGUAGE C STRICT VOLATILE;
-COMMENT ON FUNCTION dperm.evaluate IS 'a private estimate of a model''s accuracy and log-loss (classifiers) or RMSE (Huber) on a relation, charged to it and stored with the version';
+COMMENT ON FUNCTION dperm.evaluate(text, regclass, text, text, jsonb) IS 'a private estimate of a model''s accuracy and log-loss (classifiers) or RMSE (Huber) on a relation, charged to it and stored with the version';
 
 -- ==== feature specs: named models ====
 -- A named model may be trained through a feature spec; dperm.predict and
@@ -875,3 +878,6 @@ COMMENT ON FUNCTION dperm.predict(text, record, int) IS 'prediction of a named m
 CREATE FUNCTION dperm.encode(name text, "row" record, version int DEFAULT NULL)
   RETURNS float8[] AS 'MODULE_PATHNAME', 'dperm_encode' LANGUAGE C STABLE;
 COMMENT ON FUNCTION dperm.encode(text, record, int) IS 'the float8[] a named model''s feature spec makes of a raw row (what training and dperm.predict use)';
+CREATE FUNCTION dperm.evaluate(name text, relation regclass, options jsonb)
+  RETURNS jsonb AS 'MODULE_PATHNAME', 'dperm_evaluate' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION dperm.evaluate(text, regclass, jsonb) IS 'dperm.evaluate of a version trained through a feature spec: its stored spec and label read the relation''s raw columns';

@@ -3,6 +3,7 @@
 
 #include "dperm/options/options.hpp"
 
+#include <cmath>
 #include <string>
 
 #include "options_pg.hpp"
@@ -53,6 +54,27 @@ bool IsNumberType(Oid type) {
          type == FLOAT8OID || type == NUMERICOID;
 }
 
+// Column `col` of the spec exists in `relid` (42703) with a type its
+// declaration encodes (42804).
+void CheckColumnType(Oid relid, const dperm::FeatureColumn& col) {
+  const char* name = col.name.c_str();
+  AttrNumber attnum = get_attnum(relid, name);
+  if (attnum <= 0)
+    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
+                    errmsg("column \"%s\" of the feature spec is not a column of relation %s", name,
+                           get_rel_name(relid))));
+  Oid type = get_atttype(relid, attnum);
+  if (col.kind == dperm::FeatureColumn::Kind::kBounds && !IsNumberType(type))
+    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                    errmsg("column \"%s\" has type %s; \"bounds\" need a number type", name,
+                           format_type_be(type)),
+                    errhint("Declare a text or enum column by its \"values\".")));
+  if (col.kind == dperm::FeatureColumn::Kind::kBoolean && type != BOOLOID)
+    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                    errmsg("column \"%s\" has type %s; \"type\": \"boolean\" needs boolean", name,
+                           format_type_be(type))));
+}
+
 }  // namespace
 
 SpecFeatures SpecFeaturesFor(Oid relid, Jsonb* spec_jsonb) {
@@ -67,25 +89,39 @@ SpecFeatures SpecFeaturesFor(Oid relid, Jsonb* spec_jsonb) {
   for (int c = 0; c < n; c++) {
     const dperm::FeatureColumn& col = spec->columns[c];
     columns[c] = pstrdup(col.name.c_str());
-    AttrNumber attnum = get_attnum(relid, columns[c]);
-    if (attnum <= 0)
-      ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
-                      errmsg("column \"%s\" of the feature spec is not a column of relation %s",
-                             columns[c], get_rel_name(relid))));
-    Oid type = get_atttype(relid, attnum);
-    if (col.kind == dperm::FeatureColumn::Kind::kBounds && !IsNumberType(type))
-      ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
-                      errmsg("column \"%s\" has type %s; \"bounds\" need a number type",
-                             columns[c], format_type_be(type)),
-                      errhint("Declare a text or enum column by its \"values\".")));
-    if (col.kind == dperm::FeatureColumn::Kind::kBoolean && type != BOOLOID)
-      ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
-                      errmsg("column \"%s\" has type %s; \"type\": \"boolean\" needs boolean",
-                             columns[c], format_type_be(type))));
+    CheckColumnType(relid, col);
     appendStringInfo(&sql, "%s%s::pg_catalog.text", c > 0 ? ", " : "", quote_identifier(columns[c]));
   }
   appendStringInfoString(&sql, "]::pg_catalog.text[])");
-  return {sql.data, columns, n, spec.get()};
+  const char* label_sql = nullptr;
+  if (spec->has_label) {
+    const dperm::FeatureColumn& col = spec->label;
+    CheckColumnType(relid, col);
+    label_sql = psprintf("dperm.encode_label(%s::pg_catalog.jsonb, %s::pg_catalog.text)",
+                         quote_literal_cstr(text), quote_identifier(col.name.c_str()));
+  }
+  return {sql.data, columns, n, spec.get(), label_sql};
+}
+
+Oid CheckSpecLabel(const dperm::FeatureSpec& spec, const char* label, dperm::LossKind loss) {
+  const dperm::FeatureColumn& col = spec.label;
+  if (col.name != label)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("the feature spec marks column \"%s\" as the label, but the label is \"%s\"",
+                           col.name.c_str(), label)));
+  using Kind = dperm::FeatureColumn::Kind;
+  const bool ok = loss == dperm::LossKind::kLogistic
+                      ? (col.kind == Kind::kValues && col.values.size() == 2) || col.kind == Kind::kBoolean
+                  : loss == dperm::LossKind::kSoftmax ? col.kind == Kind::kValues && col.values.size() >= 2
+                                                      : col.kind == Kind::kBounds;
+  if (!ok)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("the label \"%s\" of the feature spec has a domain %s does not read",
+                           label, dperm::LossName(loss)),
+                    errhint("logistic: {\"values\": [negative, positive], \"label\": true} or "
+                            "{\"type\": \"boolean\", \"label\": true}; softmax: {\"values\": [the "
+                            "classes], \"label\": true}; huber: {\"bounds\": [lo, hi], \"label\": true}.")));
+  return loss == dperm::LossKind::kSoftmax ? INT4OID : FLOAT8OID;
 }
 
 const dperm::FeatureSpec* ParsedSpec(MemoryContext mcxt, const char* text) {
@@ -131,7 +167,7 @@ void EncodeRecord(const dperm::FeatureSpec& spec, HeapTupleHeader row, double* o
   dperm::EncodeRow(spec, texts, out);
 }
 
-Datum WithSpecOptions(Jsonb* options, const dperm::FeatureSpec& spec) {
+Datum WithSpecOptions(Jsonb* options, const dperm::FeatureSpec& spec, dperm::LossKind loss) {
   const dperm::Options o = ParseOptionsJsonb(options).options;
   if (o.dimension > 0 && o.dimension != spec.dimension())
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -148,7 +184,28 @@ Datum WithSpecOptions(Jsonb* options, const dperm::FeatureSpec& spec) {
                     errhint("Every encoded row has norm at most sqrt(columns), the release's bound.")));
   StringInfoData extra;
   initStringInfo(&extra);
-  appendStringInfo(&extra, "{\"dimension\": %d, \"feature_bound\": %.17g, \"feature_names\": [",
+  appendStringInfoString(&extra, "{");
+  if (spec.has_label && loss == dperm::LossKind::kSoftmax) {
+    const int k = static_cast<int>(spec.label.values.size());
+    if (o.classes > 0 && o.classes != k)
+      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                      errmsg("option \"classes\" is %d, but the feature spec's label has %d values",
+                             o.classes, k),
+                      errhint("Leave classes out: the spec's label declares them.")));
+    appendStringInfo(&extra, "\"classes\": %d, ", k);
+  }
+  if (spec.has_label && loss == dperm::LossKind::kHuber) {
+    if (KeyGiven(o, "target_bound"))
+      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                      errmsg("option \"target_bound\" cannot be given with a label's bounds"),
+                      errhint("The label's bounds [lo, hi] are scaled to [-1, 1] for training.")));
+    if (!o.fit_intercept && spec.label.lo != -spec.label.hi)
+      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                      errmsg("a label with bounds [lo, hi] needs fit_intercept unless lo = -hi"),
+                      errhint("The model maps its targets back to [lo, hi] through its intercept.")));
+    appendStringInfoString(&extra, "\"target_bound\": 1, ");
+  }
+  appendStringInfo(&extra, "\"dimension\": %d, \"feature_bound\": %.17g, \"feature_names\": [",
                    spec.dimension(), spec.norm_bound);
   for (size_t i = 0; i < spec.names.size(); i++) {
     if (i > 0) appendStringInfoString(&extra, ", ");
@@ -189,4 +246,21 @@ DPERM_FUNCTION(dperm_encode_values) {
   Datum* items = static_cast<Datum*>(palloc(sizeof(Datum) * d));
   for (int j = 0; j < d; j++) items[j] = Float8GetDatum(out[j]);
   PG_RETURN_ARRAYTYPE_P(construct_array(items, d, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+// dperm.encode_label(spec jsonb, val text) -> float8: the label of a row
+// read through the column the spec marks "label" (EncodeLabel): NULL when the
+// value is not in its domain, which the aggregates impute as a NULL label.
+// A spec without a label is the caller's SQL, not a row (22023).
+DPERM_FUNCTION(dperm_encode_label) {
+  if (PG_ARGISNULL(0))
+    ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                    errmsg("the spec of dperm.encode_label must not be NULL")));
+  const dperm::FeatureSpec& spec = CachedSpec(fcinfo, PG_GETARG_JSONB_P(0));
+  if (!spec.has_label)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("the feature spec marks no column as its label")));
+  const double y = dperm::EncodeLabel(spec.label, PG_ARGISNULL(1) ? nullptr : text_to_cstring(PG_GETARG_TEXT_PP(1)));
+  if (std::isnan(y)) PG_RETURN_NULL();
+  PG_RETURN_FLOAT8(y);
 }

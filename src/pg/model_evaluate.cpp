@@ -6,6 +6,7 @@
 #include "dperm/model/evaluate.hpp"
 #include "dperm/options/options.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "options_pg.hpp"
 #include "protect.hpp"
 #include "train_pg.hpp"
+#include "feature_spec_pg.hpp"
 #include "relations.hpp"
 #include "privacy_unit.hpp"
 #include "release.hpp"
@@ -87,6 +89,7 @@ EvaluateOptions ParseEvaluateOptions(Jsonb* options) {
   if (!isnull) o.loss_bound = DatumGetFloat8(v);
   v = SPI_getbinval(row, desc, 6, &isnull);
   if (!isnull) o.residual_bound = DatumGetFloat8(v);
+  o.residual_given = !isnull;
   char* seed = SPI_getvalue(row, desc, 7);
   if (version != nullptr) {
     char* end;
@@ -130,6 +133,8 @@ struct TrainedVersion {
   Datum model;
   int32 d;
   int32 classes;
+  char* label;         // the label column it was trained with
+  char* feature_spec;  // the feature spec it was trained through, or nullptr
 };
 TrainedVersion LoadTrainedVersion(const char* name, int32 wanted, Oid owner, Oid caller,
                                   MemoryContext context) {
@@ -141,7 +146,8 @@ TrainedVersion LoadTrainedVersion(const char* name, int32 wanted, Oid owner, Oid
                  "SELECT m.version, m.loss, m.model,"
                  "       ((m.model::pg_catalog.jsonb) OPERATOR(pg_catalog.->>) 'd')::pg_catalog.int4,"
                  "       COALESCE(((m.model::pg_catalog.jsonb) OPERATOR(pg_catalog.->>) 'classes')"
-                 "                ::pg_catalog.int4, 2)"
+                 "                ::pg_catalog.int4, 2),"
+                 "       m.label, m.feature_spec::pg_catalog.text"
                  "  FROM dperm.models m WHERE m.name OPERATOR(pg_catalog.=) $1"
                  "   AND m.owner OPERATOR(pg_catalog.=) $3"
                  "   AND m.status OPERATOR(pg_catalog.=) 'trained'"
@@ -162,6 +168,8 @@ TrainedVersion LoadTrainedVersion(const char* name, int32 wanted, Oid owner, Oid
   v.model = SPI_datumTransfer(SPI_getbinval(row, desc, 3, &isnull), false, -1);
   v.d = DatumGetInt32(SPI_getbinval(row, desc, 4, &isnull));
   v.classes = DatumGetInt32(SPI_getbinval(row, desc, 5, &isnull));
+  v.label = CopyValue(context, row, desc, 6);
+  v.feature_spec = CopyValue(context, row, desc, 7);
   SPI_finish();
   return v;
 }
@@ -192,30 +200,44 @@ Oid EvaluationReader(Oid relid, Oid caller, const char* relname) {
   return reader;
 }
 
-// The query of the metric sums over `rows` ($1 the model, $2 d, $3 the
-// bound). Labels as training reads them: logistic positive when true or
-// > 0 (NULL and NaN negative), softmax classes clamped into 0 .. K-1
-// (NULL: 0), Huber targets NULL: 0.
-char* MetricSql(dperm::LossKind loss, const TrainTarget& target, int32 classes,
-                const char* features, const char* label, const char* qualified,
-                const char* ext) {
-  bool huber = loss == dperm::LossKind::kHuber;
+// The label of a row as training reads it, as an SQL expression of the
+// column `label`: logistic positive when true or > 0 (NULL and NaN
+// negative), softmax classes clamped into 0 .. K-1 (NULL: 0), Huber targets
+// NULL: 0.
+char* ColumnLabel(dperm::LossKind loss, const TrainTarget& target, int32 classes, const char* label) {
   const char* y = quote_identifier(label);
-  char* label_expr;
-  if (huber)
-    label_expr = psprintf("COALESCE(%s::pg_catalog.float8, 0)", y);
-  else if (loss == dperm::LossKind::kSoftmax)
-    label_expr = psprintf("pg_catalog.int4larger(0, pg_catalog.int4smaller(%d, COALESCE(%s::pg_catalog.int4, 0)))",
-                          classes - 1, y);
-  else if (strcmp(target.label_cast, "pg_catalog.bool") == 0)
-    label_expr = psprintf("CASE WHEN %s THEN 1 ELSE 0 END", y);
-  else
-    label_expr = psprintf("CASE WHEN %s OPERATOR(pg_catalog.>) 0 AND %s OPERATOR(pg_catalog.<>) "
-                          "'NaN'::pg_catalog.float8 THEN 1 ELSE 0 END", y, y);
+  if (loss == dperm::LossKind::kHuber) return psprintf("COALESCE(%s::pg_catalog.float8, 0)", y);
+  if (loss == dperm::LossKind::kSoftmax)
+    return psprintf("pg_catalog.int4larger(0, pg_catalog.int4smaller(%d, COALESCE(%s::pg_catalog.int4, 0)))",
+                    classes - 1, y);
+  if (strcmp(target.label_cast, "pg_catalog.bool") == 0) return psprintf("CASE WHEN %s THEN 1 ELSE 0 END", y);
+  return psprintf("CASE WHEN %s OPERATOR(pg_catalog.>) 0 AND %s OPERATOR(pg_catalog.<>) "
+                  "'NaN'::pg_catalog.float8 THEN 1 ELSE 0 END", y, y);
+}
+
+// The same through a spec's label (`encoded`: its dperm.encode_label, NULL
+// outside the domain, imputed as training imputes it): logistic positive
+// when 1, softmax the class index (NULL: 0), Huber the target mapped back
+// to [lo, hi] from its scaled value (NULL: the middle).
+char* SpecLabel(dperm::LossKind loss, const dperm::FeatureColumn& label, const char* encoded) {
+  if (loss == dperm::LossKind::kHuber)
+    return psprintf("(%.17g::pg_catalog.float8 OPERATOR(pg_catalog.+) (%.17g::pg_catalog.float8"
+                    " OPERATOR(pg_catalog.*) COALESCE(%s, 0)))",
+                    label.lo / 2 + label.hi / 2, label.hi / 2 - label.lo / 2, encoded);
+  if (loss == dperm::LossKind::kSoftmax) return psprintf("COALESCE(%s::pg_catalog.int4, 0)", encoded);
+  return psprintf("CASE WHEN %s OPERATOR(pg_catalog.>) 0 THEN 1 ELSE 0 END", encoded);
+}
+
+// The query of the metric sums over the rows of `qualified` ($1 the model,
+// $2 d, $3 the bound): `features` and `label` are SQL expressions of its
+// columns (ColumnLabel, SpecLabel).
+char* MetricSql(dperm::LossKind loss, const char* features, const char* label_expr,
+                const char* qualified, const char* ext) {
+  bool huber = loss == dperm::LossKind::kHuber;
   char* rows = psprintf(
       "SELECT COALESCE(%s::pg_catalog.float8[], pg_catalog.array_fill(0::pg_catalog.float8, ARRAY[$2])) AS f,"
       "       %s AS y FROM %s",
-      quote_identifier(features), label_expr, qualified);
+      features, label_expr, qualified);
   const char* ok = "(pg_catalog.array_ndims(r.f) OPERATOR(pg_catalog.=) 1 AND "
                    "pg_catalog.array_length(r.f, 1) OPERATOR(pg_catalog.=) $2)";
   // The metric sums are exact (exact_sum.hpp): each row's value v in
@@ -309,7 +331,9 @@ void ReadMetricSums(void* arg, double* sums) {
 
 using namespace dperm::pg;
 
-// dperm.evaluate(name, relation, features, label, options) -> jsonb: a
+// dperm.evaluate(name, relation, features, label, options) -> jsonb, and
+// dperm.evaluate(name, relation, options) for a version trained through a
+// feature spec (its stored spec and label read the raw columns): a
 // private estimate of the model's accuracy and log-loss (logistic, softmax)
 // or RMSE (Huber) on a relation, charged to it like any release and stored
 // with the version. Each metric is a sum over the rows of a per-row value
@@ -327,9 +351,10 @@ using namespace dperm::pg;
 DPERM_FUNCTION(dperm_evaluate) {
   char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
   Oid relid = PG_GETARG_OID(1);
-  char* features = text_to_cstring(PG_GETARG_TEXT_PP(2));
-  char* label = text_to_cstring(PG_GETARG_TEXT_PP(3));
-  EvaluateOptions o = ParseEvaluateOptions(PG_GETARG_JSONB_P(4));
+  const bool through_spec = PG_NARGS() == 3;
+  char* features = through_spec ? nullptr : text_to_cstring(PG_GETARG_TEXT_PP(2));
+  char* label = through_spec ? nullptr : text_to_cstring(PG_GETARG_TEXT_PP(3));
+  EvaluateOptions o = ParseEvaluateOptions(PG_GETARG_JSONB_P(through_spec ? 2 : 4));
   Oid caller = GetUserId();
   Oid owner = OwnedModel(name, "evaluate").owner;
   MemoryContext context = CurrentMemoryContext;
@@ -352,11 +377,36 @@ DPERM_FUNCTION(dperm_evaluate) {
                              quote_identifier(relname));
   SPI_connect();
   Oid reader = EvaluationReader(relid, caller, relname);
-  Oid feature_type = ColumnType(relid, features);
-  if (feature_type != FLOAT8ARRAYOID)
-    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
-                    errmsg("column \"%s\" must be float8[], not %s", features, format_type_be(feature_type))));
-  TrainTarget target = TargetFor(loss, ColumnType(relid, label), label, loss_name);
+  // The features and the label as SQL expressions of the relation's columns.
+  const char* features_sql;
+  const char* label_sql;
+  if (through_spec) {
+    if (v.feature_spec == nullptr)
+      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                      errmsg("version %d of model \"%s\" was not trained through a feature spec", version, name),
+                      errhint("Name its features and label: dperm.evaluate(name, relation, features, label, "
+                              "options).")));
+    // The stored spec, checked against this relation's columns (42703, 42804).
+    SpecFeatures spec = SpecFeaturesFor(
+        relid, DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(v.feature_spec))));
+    features_sql = spec.sql;
+    ColumnType(relid, v.label);
+    if (spec.spec->has_label) {
+      label_sql = SpecLabel(loss, spec.spec->label, spec.label_sql);
+      if (huber && !o.residual_given)
+        o.residual_bound = std::min(spec.spec->label.hi - spec.spec->label.lo, 1e6);
+    } else {
+      label_sql = ColumnLabel(loss, TargetFor(loss, ColumnType(relid, v.label), v.label, loss_name),
+                              v.classes, v.label);
+    }
+  } else {
+    Oid feature_type = ColumnType(relid, features);
+    if (feature_type != FLOAT8ARRAYOID)
+      ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                      errmsg("column \"%s\" must be float8[], not %s", features, format_type_be(feature_type))));
+    features_sql = quote_identifier(features);
+    label_sql = ColumnLabel(loss, TargetFor(loss, ColumnType(relid, label), label, loss_name), v.classes, label);
+  }
   char* schema = ExtensionSchema("dperm", context);
   if (schema == nullptr) elog(ERROR, "dperm is not installed in this database");
   const char* ext = quote_identifier(schema);
@@ -381,7 +431,7 @@ DPERM_FUNCTION(dperm_evaluate) {
                     errmsg("relation %s has no rows to evaluate on", relname),
                     errdetail("Nothing was released or charged.")));
   double bound = huber ? o.residual_bound : o.loss_bound;
-  MetricRead metric_read = {reader, MetricSql(loss, target, v.classes, features, label, source, ext),
+  MetricRead metric_read = {reader, MetricSql(loss, features_sql, label_sql, source, ext),
                             v.model_type, v.model, d, bound};
   const int metrics = huber ? 1 : 2;
   const double bounds[2] = {huber ? bound * bound : 1.0, bound};

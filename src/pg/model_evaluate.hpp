@@ -17,6 +17,7 @@ struct EvaluateOptions {
   int32 version = 0;          // 0: the latest trained version
   double loss_bound = 10;     // B of the clipped per-row log-loss (classifiers)
   double residual_bound = 1;  // B of the clipped per-row residual (Huber)
+  bool residual_given = false;  // residual_bound given (else a spec label's hi - lo)
   bool has_seed = false;
   int64 seed = 0;
 };

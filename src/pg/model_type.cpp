@@ -149,6 +149,13 @@ Datum MakeModelDatum(LossKind loss, int d, int classes, bool fit_intercept,
   return PointerGetDatum(m);
 }
 
+Datum RescaledTargetModel(Datum model, double lo, double hi) {
+  std::string json(ModelJsonText(CheckedModel(model)));
+  PgBox<std::string> rescaled(CurrentMemoryContext);
+  RunCore([&] { rescaled.Emplace(dperm::RescaleTargetModel(json, lo, hi)); });
+  return ParseModel(rescaled->c_str());
+}
+
 }  // namespace dperm::pg
 
 using dperm::LossKind;

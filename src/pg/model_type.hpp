@@ -14,4 +14,9 @@ Datum MakeModelDatum(LossKind loss, int d, int classes, bool fit_intercept,
                      double feature_bound, double huber_delta, const double* w,
                      const char* json);
 
+// A Huber model trained on a spec label's targets scaled from [lo, hi],
+// mapped back to the label's units (the core's RescaleTargetModel):
+// post-processing of the release.
+Datum RescaledTargetModel(Datum model, double lo, double hi);
+
 }  // namespace dperm::pg

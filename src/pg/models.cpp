@@ -413,14 +413,19 @@ DPERM_FUNCTION(dperm_train_model) {
   // checked against the relation here.
   const bool has_spec = get_fn_expr_argtype(fcinfo->flinfo, 2) == JSONBOID;
   char* spec_text = nullptr;
+  char* label = text_to_cstring(PG_GETARG_TEXT_PP(3));
+  ColumnType(relid, label);
+  // The options as the run will see them: with a spec, its shape and label.
+  Datum options = PG_GETARG_DATUM(5);
   if (has_spec) {
-    SpecFeaturesFor(relid, PG_GETARG_JSONB_P(2));
+    SpecFeatures features = SpecFeaturesFor(relid, PG_GETARG_JSONB_P(2));
+    if (features.spec->has_label) CheckSpecLabel(*features.spec, label, loss);
+    options = WithSpecOptions(DatumGetJsonbP(options), *features.spec, loss);
     spec_text = JsonbText(PG_GETARG_JSONB_P(2));
   } else {
     ColumnType(relid, text_to_cstring(PG_GETARG_TEXT_PP(2)));
   }
-  ColumnType(relid, text_to_cstring(PG_GETARG_TEXT_PP(3)));
-  ParsedOptions parsed = ParseOptionsJsonb(PG_GETARG_JSONB_P(5));
+  ParsedOptions parsed = ParseOptionsJsonb(DatumGetJsonbP(options));
   RunCore([&] { dperm::CheckOptionsForLoss(parsed.options, loss); });
   ModelSpec spec;
   spec.name = name;
@@ -430,7 +435,7 @@ DPERM_FUNCTION(dperm_train_model) {
                                 quote_identifier(relation_name));
   spec.features = has_spec ? spec_text : text_to_cstring(PG_GETARG_TEXT_PP(2));
   spec.feature_spec = spec_text;
-  spec.label = text_to_cstring(PG_GETARG_TEXT_PP(3));
+  spec.label = label;
   spec.loss = text_to_cstring(PG_GETARG_TEXT_PP(4));
   spec.options = JsonbText(PG_GETARG_JSONB_P(5));
   CheckSameSpecification(spec);

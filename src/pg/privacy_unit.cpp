@@ -141,7 +141,7 @@ char* UnitBoundedSource(const UnitRead& r, const PrivacyUnit& u, const char* out
       "           OPERATOR(pg_catalog.-) 1 AS r,"
       "         pg_catalog.count(*) OVER (PARTITION BY v.u) AS c"
       "    FROM (SELECT w.x, w.y, w.u FROM"
-      "           (SELECT %s AS x, t.%s AS y, t.%s AS u,"
+      "           (SELECT %s AS x, %s AS y, t.%s AS u,"
       "                   pg_catalog.dense_rank() OVER (ORDER BY pg_catalog.sha256("
       "                     '\\x%s'::pg_catalog.bytea OPERATOR(pg_catalog.||)"
       "                     pg_catalog.textsend(CASE WHEN t.%s IS NULL THEN 'n'"
@@ -155,7 +155,7 @@ char* UnitBoundedSource(const UnitRead& r, const PrivacyUnit& u, const char* out
       "          pg_catalog.int8larger(%lld::pg_catalog.int8 OPERATOR(pg_catalog.-) (%s),"
       "                                0::pg_catalog.int8) OPERATOR(pg_catalog.*) %lld::pg_catalog.int8) AS dummy(j))"
       " AS bounded",
-      f, l, hex, r.features_sql, l, col, hex, col, col, r.qualified, units, k - 1, r.dimension,
+      f, l, hex, r.features_sql, r.label_sql, col, hex, col, col, r.qualified, units, k - 1, r.dimension,
       r.dummy_label, units, UnitCountFrom(r.qualified, u), k);
 }
 

@@ -47,7 +47,8 @@ void CheckUnitOption(const dperm::Options& o, int64 bounded, const char* name);
 struct UnitRead {
   const char* qualified;      // the relation
   const char* features_sql;   // an SQL expression of its columns (a quoted column, a spec's encoder)
-  const char* label;          // the label column
+  const char* label_sql;      // an SQL expression of its columns for the label (a quoted column, a spec's)
+  const char* label;          // the label column: the name the read's label takes
   int64 units;                // how many units to read
   int dimension;              // d: a dummy unit's features are d zeros
   const char* dummy_label;    // SQL of a dummy slot's label from its number j (column type)

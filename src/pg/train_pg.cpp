@@ -25,6 +25,7 @@
 #include "charge.hpp"
 #include "citus.hpp"
 #include "feature_spec_pg.hpp"
+#include "model_type.hpp"
 #include "internal_sql.hpp"
 #include "module.hpp"
 #include "options_pg.hpp"
@@ -96,7 +97,9 @@ TrainTarget TargetFor(dperm::LossKind loss, Oid label_type, const char* label,
   if (!ok)
     ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
                     errmsg("column \"%s\" has type %s; %s needs %s", label,
-                           format_type_be(label_type), loss_name, types)));
+                           format_type_be(label_type), loss_name, types),
+                    errhint("Or declare the label's domain in a feature spec: {\"%s\": {\"values\": "
+                            "[...], \"label\": true}} (logistic: [negative, positive]).", label)));
   return t;
 }
 
@@ -197,6 +200,9 @@ DPERM_FUNCTION(dperm_train) {
     read_columns[n_read++] = features;
   read_columns[n_read++] = label;
   const char* features_sql = has_spec ? spec.sql : quote_identifier(features);
+  // The label: the column as it is, or read through the spec's label domain.
+  const bool spec_label = has_spec && spec.spec->has_label;
+  const char* label_sql = spec_label ? spec.label_sql : quote_identifier(label);
   SPI_connect();
   bool allowed = false;
   Oid reader;
@@ -227,13 +233,14 @@ DPERM_FUNCTION(dperm_train) {
   }
   Oid feature_type = has_spec ? FLOAT8ARRAYOID : ColumnType(relid, features);
   Oid label_type = ColumnType(relid, label);
+  if (spec_label) label_type = CheckSpecLabel(*spec.spec, label, loss);
   if (feature_type != FLOAT8ARRAYOID)
     ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
                     errmsg("column \"%s\" must be float8[], not %s", features, format_type_be(feature_type))));
   TrainTarget target = TargetFor(loss, label_type, label, loss_name);
   // Everything that depends on the options only fails here, before a row
   // is read, and costs nothing. A spec declares d, the names and the bound.
-  if (has_spec) options = WithSpecOptions(DatumGetJsonbP(options), *spec.spec);
+  if (has_spec) options = WithSpecOptions(DatumGetJsonbP(options), *spec.spec, loss);
   ParsedOptions parsed = ParseOptionsJsonb(DatumGetJsonbP(options));
   RunCore([&] { dperm::CheckOptionsForLoss(parsed.options, loss); });
   CheckSeedAllowed(parsed.options);
@@ -327,12 +334,14 @@ DPERM_FUNCTION(dperm_train) {
   // them from it.
   const char* source = qualified;
   const char* feature_ref = features_sql;
+  const char* label_ref = label_sql;
   if (unit.column != nullptr) {
-    UnitRead read = {qualified, features_sql, label, units, release.dimension,
+    UnitRead read = {qualified, features_sql, label_sql, label, units, release.dimension,
                      DummyLabel(loss, label_type, parsed.options.classes),
                      parsed.options.has_seed, static_cast<uint64>(parsed.options.seed)};
     source = UnitBoundedSource(read, unit, "dperm_features");
     feature_ref = "dperm_features";
+    label_ref = quote_identifier(label);
     // Units times k slots; the plan refuses what does not fit anyway.
     if (n > PG_INT64_MAX / unit.max_rows)
       ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -381,7 +390,7 @@ DPERM_FUNCTION(dperm_train) {
     char* pass_sql = psprintf(
         "SELECT dperm.%s(%s::pg_catalog.float8[], %s::%s, $1::pg_catalog.float8[],"
         " $2::pg_catalog.float8[]) FROM %s",
-        target.pass_aggregate, feature_ref, quote_identifier(label), target.label_cast, source);
+        target.pass_aggregate, feature_ref, label_ref, target.label_cast, source);
     StreamingRequest request = {reader, pass_sql, loss, &parsed, DatumGetJsonbP(options),
                                 n, release.dimension, relations, n_relations, distributed,
                                 unit.column, unit.max_rows, unit_count_epsilon};
@@ -389,7 +398,7 @@ DPERM_FUNCTION(dperm_train) {
   } else {
     char* sql = psprintf("SELECT %s.%s(%s::pg_catalog.float8[], %s::%s, $1::pg_catalog.jsonb) FROM %s",
                          quote_identifier(get_namespace_name(schema)), target.aggregate,
-                         feature_ref, quote_identifier(label), target.label_cast, source);
+                         feature_ref, label_ref, target.label_cast, source);
     Oid types[1] = {JSONBOID};
     Datum args[1] = {options};
     // Charged before the first row is read: whatever the read raises
@@ -417,6 +426,9 @@ DPERM_FUNCTION(dperm_train) {
   }
   if (!isnull) model = SPI_datumTransfer(model, false, -1);
   SPI_finish();
+  // A Huber label's bounds: the model back in the label's units.
+  if (!isnull && spec_label && loss == dperm::LossKind::kHuber)
+    model = RescaledTargetModel(model, spec.spec->label.lo, spec.spec->label.hi);
   ProgressEnd(progress);
   if (isnull) PG_RETURN_NULL();
   PG_RETURN_DATUM(model);

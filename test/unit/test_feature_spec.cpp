@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "dperm/model/feature_spec.hpp"
+#include "dperm/model/model.hpp"
+#include "dperm/util/json.hpp"
 
 namespace {
 
@@ -50,8 +52,69 @@ TEST(FeatureSpec, RefusesMalformedSpecs) {
                           R"({"a": {"bounds": [2, 1]}})", R"({"a": {"bounds": [0, 1e400]}})",
                           R"({"a": {"values": []}})", R"({"a": {"values": [1]}})",
                           R"({"a": {"values": ["x", "x"]}})", R"({"a": {"type": "int"}})",
-                          R"({"a": {"bounds": [0, 1], "type": "boolean"}})", R"({"": {"type": "boolean"}})"})
+                          R"({"a": {"bounds": [0, 1], "type": "boolean"}})", R"({"": {"type": "boolean"}})",
+                          R"({"y": {"type": "boolean", "label": true}})",
+                          R"({"a": {"type": "boolean"}, "y": {"type": "boolean", "label": false}})",
+                          R"({"a": {"type": "boolean"}, "y": {"label": true}})",
+                          R"({"a": {"type": "boolean", "label": true}, "y": {"type": "boolean", "label": true}})"})
     EXPECT_THROW(dperm::ParseFeatureSpec(bad), dperm::Error) << bad;
+}
+
+// The column marked "label" is not a feature: d, the names and the row
+// bound are the other columns'.
+TEST(FeatureSpec, TheLabelIsNotAFeature) {
+  const dperm::FeatureSpec s = dperm::ParseFeatureSpec(
+      R"({"age": {"bounds": [18, 80]}, "bad": {"values": ["0", "1"], "label": true}, "vip": {"type": "boolean"}})");
+  ASSERT_TRUE(s.has_label);
+  EXPECT_EQ(s.label.name, "bad");
+  EXPECT_EQ(s.names, (std::vector<std::string>{"age", "vip"}));
+  EXPECT_EQ(s.columns.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.norm_bound, std::sqrt(2.0));
+  EXPECT_FALSE(dperm::ParseFeatureSpec(R"({"age": {"bounds": [18, 80]}})").has_label);
+}
+
+TEST(FeatureSpec, EncodesLabelsByTheirDomain) {
+  const dperm::FeatureSpec v = dperm::ParseFeatureSpec(
+      R"({"x": {"type": "boolean"}, "y": {"values": ["no", "yes", "maybe"], "label": true}})");
+  EXPECT_EQ(dperm::EncodeLabel(v.label, "no"), 0);
+  EXPECT_EQ(dperm::EncodeLabel(v.label, "yes"), 1);
+  EXPECT_EQ(dperm::EncodeLabel(v.label, "maybe"), 2);
+  EXPECT_TRUE(std::isnan(dperm::EncodeLabel(v.label, "Yes")));  // compared exactly
+  EXPECT_TRUE(std::isnan(dperm::EncodeLabel(v.label, nullptr)));
+  const dperm::FeatureSpec b = dperm::ParseFeatureSpec(
+      R"({"x": {"type": "boolean"}, "y": {"bounds": [10, 20], "label": true}})");
+  EXPECT_EQ(dperm::EncodeLabel(b.label, "10"), -1);
+  EXPECT_EQ(dperm::EncodeLabel(b.label, "17.5"), 0.5);
+  EXPECT_EQ(dperm::EncodeLabel(b.label, "1e9"), 1);
+  EXPECT_EQ(dperm::EncodeLabel(b.label, "-Infinity"), -1);
+  EXPECT_TRUE(std::isnan(dperm::EncodeLabel(b.label, "NaN")));
+  EXPECT_TRUE(std::isnan(dperm::EncodeLabel(b.label, "x")));
+  const dperm::FeatureSpec t = dperm::ParseFeatureSpec(
+      R"({"x": {"type": "boolean"}, "y": {"type": "boolean", "label": true}})");
+  EXPECT_EQ(dperm::EncodeLabel(t.label, "t"), 1);
+  EXPECT_EQ(dperm::EncodeLabel(t.label, "f"), 0);
+  EXPECT_TRUE(std::isnan(dperm::EncodeLabel(t.label, nullptr)));
+}
+
+// A Huber model on targets scaled from [lo, hi] predicts, mapped back, the
+// target in its own units: c + r (w.x + b) = (r w).x + (r b + c).
+TEST(FeatureSpec, RescalesAHuberModelToTheLabelsUnits) {
+  const std::string scaled =
+      R"({"format": "dperm.model/1", "loss": "huber", "coefficients": [0.5, -0.25], "intercept": 0.1,)"
+      R"( "preprocessing": {"feature_bound": 1, "fit_intercept": true, "huber_delta": 0.1, "target_bound": 1},)"
+      R"( "offset": 0.02, "d": 2})";
+  const std::string out = dperm::RescaleTargetModel(scaled, 10, 20);
+  const dperm::JsonValue m = dperm::ParseJson(out);
+  EXPECT_EQ(m.Find("coefficients")->numbers, (std::vector<double>{2.5, -1.25}));
+  EXPECT_DOUBLE_EQ(m.Find("intercept")->number, 15.5);
+  EXPECT_DOUBLE_EQ(m.Find("offset")->number, 15.1);
+  EXPECT_EQ(m.Find("target_bounds")->numbers, (std::vector<double>{10, 20}));
+  EXPECT_EQ(m.Find("preprocessing")->Find("huber_delta")->number, 0.1);
+  const std::string no_intercept =
+      R"({"loss": "huber", "coefficients": [1, 2], "intercept": null})";
+  EXPECT_THROW(dperm::RescaleTargetModel(no_intercept, 10, 20), dperm::Error);
+  EXPECT_EQ(dperm::ParseJson(dperm::RescaleTargetModel(no_intercept, -3, 3)).Find("coefficients")->numbers,
+            (std::vector<double>{3, 6}));
 }
 
 }  // namespace

@@ -14,6 +14,13 @@
 // spec's encoded coordinates). Columns are encoded in the spec's key order
 // as given (jsonb stores keys sorted by length, then bytes: that order is
 // what a stored spec keeps). Nothing here reads a row to choose a bound.
+//
+// One column may be marked "label": true beside its domain: the label of
+// the release, not a feature (it adds nothing to d or the bound). Its domain
+// says how it is read (EncodeLabel): logistic takes "values": [negative,
+// positive] or "type": "boolean"; softmax "values": the classes in index
+// order; Huber "bounds": the target range, scaled to [-1, 1] for training
+// and the model mapped back to it (RescaleTargetModel).
 #pragma once
 #include "dperm/util/errors.hpp"
 
@@ -31,7 +38,10 @@ struct FeatureColumn {
 };
 
 struct FeatureSpec {
-  std::vector<FeatureColumn> columns;
+  std::vector<FeatureColumn> columns;  // the features, in encoding order
+  bool has_label = false;
+  FeatureColumn label;                 // has_label: the column marked "label"
+
   std::vector<std::string> names;  // encoded coordinates: "age", "home=owner", ...
   double norm_bound = 0;           // sqrt(columns)
   int dimension() const { return static_cast<int>(names.size()); }
@@ -43,5 +53,20 @@ FeatureSpec ParseFeatureSpec(const std::string& json);
 // Writes the encoded row to out[0..dimension): `texts[c]` is column c's value
 // as text, or nullptr for NULL. Never fails on a value.
 void EncodeRow(const FeatureSpec& spec, const char* const* texts, double* out) noexcept;
+
+// The label value of a row read through `label`'s domain (`text` its text
+// form, nullptr for NULL): "values" -> the value's index (logistic: 0 for
+// the negative, 1 for the positive); "type": "boolean" -> 1 or 0; "bounds"
+// -> 2 (y - lo)/(hi - lo) - 1 clamped to [-1, 1]. NaN for NULL, an unknown
+// value or text that is not a number: the caller imputes it as the
+// aggregates impute a NULL label. Never fails on a value.
+double EncodeLabel(const FeatureColumn& label, const char* text) noexcept;
+
+// A Huber model trained on targets scaled by a "bounds" label [lo, hi],
+// mapped back to the label's units (post-processing of the release): with
+// c = (lo + hi)/2 and r = (hi - lo)/2, coefficients times r and the
+// intercept r b + c (the offset likewise), and "target_bounds": [lo, hi]
+// stated. kInvalidParameter when the model fits no intercept and c != 0.
+std::string RescaleTargetModel(const std::string& model_json, double lo, double hi);
 
 }  // namespace dperm

@@ -58,4 +58,8 @@ struct JsonValue {
 // pending cancel every few thousand values.
 JsonValue ParseJson(const std::string& text);
 
+// Writes a parsed value back (members in their order; numbers in shortest
+// round-trip form).
+void WriteJson(JsonWriter& j, const JsonValue& v);
+
 }  // namespace dperm

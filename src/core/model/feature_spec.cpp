@@ -43,9 +43,17 @@ FeatureSpec ParseFeatureSpec(const std::string& json) {
     const JsonValue* bounds = def.Find("bounds");
     const JsonValue* values = def.Find("values");
     const JsonValue* type = def.Find("type");
+    const JsonValue* label = def.Find("label");
+    if (label != nullptr && (label->kind != JsonValue::Kind::kBool || !label->boolean))
+      BadSpec(name, "has \"label\" other than true (leave it out for a feature)");
     if (int(bounds != nullptr) + int(values != nullptr) + int(type != nullptr) != 1 ||
-        def.members.size() != 1)
+        def.members.size() != 1 + (label != nullptr ? 1 : 0))
       BadSpec(name, "needs exactly one of \"bounds\", \"values\" or \"type\"");
+    if (label != nullptr && spec.has_label)
+      BadSpec(name, "is a second column marked \"label\" (a release has one label)");
+    if (spec.has_label && spec.label.name == name) BadSpec(name, "is declared twice");
+    // The label's domain is parsed as a feature's, then moved out of the features.
+    const size_t names_before = spec.names.size();
     if (bounds != nullptr) {
       if (bounds->kind != JsonValue::Kind::kArray || bounds->size() != 2 || !bounds->IsNumberAt(0) ||
           !bounds->IsNumberAt(1))
@@ -73,11 +81,37 @@ FeatureSpec ParseFeatureSpec(const std::string& json) {
       c.kind = FeatureColumn::Kind::kBoolean;
       spec.names.push_back(name);
     }
-    spec.columns.push_back(std::move(c));
+    if (label != nullptr) {
+      spec.names.resize(names_before);
+      spec.has_label = true;
+      spec.label = std::move(c);
+    } else {
+      spec.columns.push_back(std::move(c));
+    }
   }
+  if (spec.columns.empty()) ThrowInvalid("a feature spec needs at least one feature besides its label");
   spec.norm_bound = std::sqrt(double(spec.columns.size()));
   return spec;
 }
+
+namespace {
+
+// A bounds column's value scaled to [-1, 1] and clamped; NaN for NULL or
+// text that is not a number.
+double ScaledBounded(const FeatureColumn& col, const char* text) noexcept {
+  if (text == nullptr) return NAN;
+  char* end = nullptr;
+  const double x = std::strtod(text, &end);
+  if (end == text || *end != '\0' || std::isnan(x)) return NAN;
+  const double scaled = 2 * ((x - col.lo) / (col.hi - col.lo)) - 1;
+  return std::isnan(scaled) ? NAN : std::min(1.0, std::max(-1.0, scaled));
+}
+
+bool IsTrue(const char* text) noexcept {
+  return text != nullptr && (std::strcmp(text, "t") == 0 || std::strcmp(text, "true") == 0);
+}
+
+}  // namespace
 
 void EncodeRow(const FeatureSpec& spec, const char* const* texts, double* out) noexcept {
   size_t j = 0;
@@ -86,16 +120,8 @@ void EncodeRow(const FeatureSpec& spec, const char* const* texts, double* out) n
     const char* text = texts[c];
     switch (col.kind) {
       case FeatureColumn::Kind::kBounds: {
-        double v = 0;
-        if (text != nullptr) {
-          char* end = nullptr;
-          const double x = std::strtod(text, &end);
-          if (end != text && *end == '\0' && !std::isnan(x)) {
-            const double scaled = 2 * ((x - col.lo) / (col.hi - col.lo)) - 1;
-            v = std::isnan(scaled) ? 0 : std::min(1.0, std::max(-1.0, scaled));
-          }
-        }
-        out[j++] = v;
+        const double v = ScaledBounded(col, text);
+        out[j++] = std::isnan(v) ? 0 : v;
         break;
       }
       case FeatureColumn::Kind::kValues:
@@ -103,10 +129,49 @@ void EncodeRow(const FeatureSpec& spec, const char* const* texts, double* out) n
           out[j++] = text != nullptr && value == text ? 1.0 : 0.0;
         break;
       case FeatureColumn::Kind::kBoolean:
-        out[j++] = text != nullptr && (std::strcmp(text, "t") == 0 || std::strcmp(text, "true") == 0) ? 1.0 : 0.0;
+        out[j++] = IsTrue(text) ? 1.0 : 0.0;
         break;
     }
   }
+}
+
+double EncodeLabel(const FeatureColumn& label, const char* text) noexcept {
+  switch (label.kind) {
+    case FeatureColumn::Kind::kBounds: return ScaledBounded(label, text);
+    case FeatureColumn::Kind::kValues:
+      if (text != nullptr)
+        for (size_t i = 0; i < label.values.size(); i++)
+          if (label.values[i] == text) return double(i);
+      return NAN;
+    case FeatureColumn::Kind::kBoolean:
+      if (text == nullptr) return NAN;
+      return IsTrue(text) ? 1.0 : 0.0;
+  }
+  return NAN;
+}
+
+std::string RescaleTargetModel(const std::string& model_json, double lo, double hi) {
+  JsonValue m = ParseJson(model_json);
+  const double c = lo / 2 + hi / 2, r = hi / 2 - lo / 2;
+  bool intercept = false;
+  for (auto& [key, v] : m.members) {
+    if (key == "coefficients") {
+      for (double& w : v.numbers) w *= r;
+    } else if ((key == "intercept" || key == "offset") && v.kind == JsonValue::Kind::kNumber) {
+      v.number = r * v.number + c;
+      intercept = intercept || key == "intercept";
+    }
+  }
+  if (!intercept && c != 0)
+    ThrowInvalid("a label with bounds [lo, hi] needs fit_intercept unless lo = -hi",
+                 "The model maps its targets back to [lo, hi] through its intercept.");
+  JsonValue bounds;
+  bounds.kind = JsonValue::Kind::kArray;
+  bounds.numbers = {lo, hi};
+  m.members.emplace_back("target_bounds", std::move(bounds));
+  JsonWriter j;
+  WriteJson(j, m);
+  return j.str();
 }
 
 }  // namespace dperm

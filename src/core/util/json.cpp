@@ -324,4 +324,31 @@ class JsonReader {
 
 JsonValue ParseJson(const std::string& text) { return JsonReader(text).Document(); }
 
+void WriteJson(JsonWriter& j, const JsonValue& v) {
+  switch (v.kind) {
+    case JsonValue::Kind::kNull: j.Null(); break;
+    case JsonValue::Kind::kBool: j.Bool(v.boolean); break;
+    case JsonValue::Kind::kNumber: j.Number(v.number); break;
+    case JsonValue::Kind::kString: j.String(v.string.c_str()); break;
+    case JsonValue::Kind::kArray:
+      j.BeginArray();
+      for (size_t i = 0; i < v.size(); i++) {
+        if (v.IsNumberAt(i))
+          j.Number(v.NumberAt(i));
+        else
+          WriteJson(j, v.At(i));
+      }
+      j.EndArray();
+      break;
+    case JsonValue::Kind::kObject:
+      j.BeginObject();
+      for (const auto& [key, member] : v.members) {
+        j.Key(key.c_str());
+        WriteJson(j, member);
+      }
+      j.EndObject();
+      break;
+  }
+}
+
 }  // namespace dperm
