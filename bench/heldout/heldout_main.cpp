@@ -151,6 +151,13 @@ int main(int argc, char** argv) {
     // as an ordinary coordinate, the "before" of the private offset.
     const char* mode = std::getenv("DPERM_HELDOUT_INTERCEPT");
     o.intercept_offset = !(mode != nullptr && std::string(mode) == "fitted");
+    // Sweeps (bench/reports/heldout_huber.md): DPERM_HELDOUT_ITERATIONS sets
+    // T; DPERM_HELDOUT_L2_NE sets l2 = c / (n epsilon) where l2 is not given.
+    if (const char* t = std::getenv("DPERM_HELDOUT_ITERATIONS")) o.iterations = std::atoll(t);
+    if (const char* c = std::getenv("DPERM_HELDOUT_L2_NE"); c != nullptr && !has_l2) {
+      o.l2 = std::atof(c) / (double(train.size() / stride) * epsilon);
+      o.has_l2 = true;
+    }
     if (method.rfind("algo=", 0) == 0) {
       bool found = false;
       for (dperm::Algorithm a : dperm::AllAlgorithms())

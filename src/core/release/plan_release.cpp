@@ -108,8 +108,15 @@ double DefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool streami
                        "epsilon floor): " + fallback;
       l2 = pure ? output_l2 : 0;
     }
+  } else if (!(o.delta > 0) || ne < kHuberBoltonNE) {
+    const double c = o.delta > 0 ? kDefaultL2HuberGaussian : kDefaultL2Huber;
+    l2 = std::min(kDefaultL2Max, c / ne);
+    rule = std::string("huber, ") +
+           (o.delta > 0 ? "delta > 0 and n epsilon < " + FormatNumber(kHuberBoltonNE) : "delta = 0") + ": min(" +
+           FormatNumber(c) + " / (n epsilon), " + FormatNumber(kDefaultL2Max) + ") = " + FormatNumber(l2) +
+           " (bolton, shrinking toward the private mean)";
   } else {
-    rule = "huber: 0 (bolton, the default at l2 > 0, lost to l2 = 0 by held-out RMSE)";
+    rule = "huber, delta > 0 and n epsilon >= " + FormatNumber(kHuberBoltonNE) + ": 0 (dp_gd)";
   }
   if (why != nullptr) *why = "default l2 for " + rule + " (README, Choosing l2)";
   return l2;
