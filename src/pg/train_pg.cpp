@@ -98,8 +98,11 @@ TrainTarget TargetFor(dperm::LossKind loss, Oid label_type, const char* label,
     ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
                     errmsg("column \"%s\" has type %s; %s needs %s", label,
                            format_type_be(label_type), loss_name, types),
-                    errhint("Or declare the label's domain in a feature spec: {\"%s\": {\"values\": "
-                            "[...], \"label\": true}} (logistic: [negative, positive]).", label)));
+                    errhint("Or declare the label's domain in a feature spec: {\"%s\": {%s, \"label\": "
+                            "true}}.", label,
+                            loss == dperm::LossKind::kHuber     ? "\"bounds\": [lo, hi]"
+                            : loss == dperm::LossKind::kSoftmax ? "\"values\": [the classes]"
+                                                                : "\"values\": [negative, positive]")));
   return t;
 }
 
