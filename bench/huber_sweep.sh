@@ -9,7 +9,7 @@
 # then bench/huber_sweep.py writes bench/reports/heldout_huber.md.
 # The "before" and "after" CSVs are plain --default-only runs of the code
 # before and after the change (bench/results/huber_{before,after}_*.csv).
-# Usage: bash bench/huber_sweep.sh [--after]   (--after: only the "after" runs)
+# Usage: bash bench/huber_sweep.sh [--after]   (--after: only the "after" runs, 10 seeds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 run() {  # run CSV DELTA [extra heldout.sh args]
@@ -18,9 +18,9 @@ run() {  # run CSV DELTA [extra heldout.sh args]
   bash bench/heldout.sh --datasets wine bike --seeds 5 --dperm-only --default-only --delta "$delta" \
     --csv "bench/results/$csv" --out /dev/null "$@" > /dev/null
 }
-if [ "${1:-}" = --after ]; then
-  run huber_after_0.csv 0
-  run huber_after_1e-06.csv 1e-06
+if [ "${1:-}" = --after ]; then  # 10 seeds: the check against the mean
+  run huber_after_0.csv 0 --seeds 10
+  run huber_after_1e-06.csv 1e-06 --seeds 10
 else
   for c in 50 100 200; do DPERM_HELDOUT_L2_NE=$c run "huber_l2ne_$c.csv" 0; done
   for c in 100 200; do

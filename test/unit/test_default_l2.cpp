@@ -79,18 +79,21 @@ TEST(DefaultL2, ValuesByHand) {
   //     beyond objective's work cap (as at delta > 0): bolton's 150 / 10^7 = 1.5e-5.
   EXPECT_NEAR(Rule(LossKind::kLogistic, 1, 0, 10000000, 10, false, &why), 1.5e-5, 1e-15);
   EXPECT_NE(why.find("where objective does not run"), std::string::npos) << why;
-  // Huber: bolton at 50 / (n epsilon) at delta = 0, at 200 / (n epsilon)
-  // at delta > 0 while n epsilon < 1000, else 0 (dp_gd).
-  //   n = 12165, epsilon = 1, delta = 0: 50 / 12165 = 4.110152e-3.
-  //   n = 4548, epsilon = 0.1, delta = 1e-6: n epsilon = 454.8 < 1000: 200 / 454.8 = 0.43975.
+  // Huber: bolton at min(100 / (n epsilon) max(1, 300 d / (n epsilon)), 1)
+  // at delta = 0, and at delta > 0 while n epsilon < 1000; else 0 (dp_gd).
+  //   n = 100000, epsilon = 1, d = 10, delta = 0: 300 d / (n epsilon) = 0.03 < 1:
+  //     100 / 10^5 = 1e-3.
+  //   n = 12165, epsilon = 1, d = 53, delta = 0: 300 * 53 / 12165 = 1.30703:
+  //     100 * 300 * 53 / 12165^2 = 0.01074417.
+  //   n = 4548, epsilon = 0.1, d = 12, delta = 1e-6: n epsilon = 454.8 < 1000:
+  //     100 * 300 * 12 / 454.8^2 = 1.7405 -> 1.
   //   n = 10000, epsilon = 0.1, delta = 1e-6: n epsilon = 1000: dp_gd's 0.
-  //   n = 20, epsilon = 1: 50 / 20 = 2.5 -> 1.
-  EXPECT_NEAR(Rule(LossKind::kHuber, 1, 0, 12165, 53, false, &why), 4.110152e-3, 1e-9);
+  EXPECT_NEAR(Rule(LossKind::kHuber, 1, 0, 100000, 10), 1e-3, 1e-15);
+  EXPECT_NEAR(Rule(LossKind::kHuber, 1, 0, 12165, 53, false, &why), 0.0107441707, 1e-9);
   EXPECT_NE(why.find("bolton"), std::string::npos) << why;
-  EXPECT_NEAR(Rule(LossKind::kHuber, 0.1, 1e-6, 4548, 12), 0.439753738, 1e-9);
+  EXPECT_EQ(Rule(LossKind::kHuber, 0.1, 1e-6, 4548, 12), 1.0);
   EXPECT_EQ(Rule(LossKind::kHuber, 0.1, 1e-6, 10000, 12), 0.0);
   EXPECT_EQ(Rule(LossKind::kHuber, 1, 1e-6, 12165, 53), 0.0);
-  EXPECT_EQ(Rule(LossKind::kHuber, 1, 0, 20, 3), 1.0);
   // No l2: softmax, streaming mode, l1 given.
   EXPECT_EQ(Rule(LossKind::kSoftmax, 1, 1e-6, 10000, 5), 0.0);
   EXPECT_EQ(Rule(LossKind::kLogistic, 1, 1e-6, 31648, 42, true), 0.0);

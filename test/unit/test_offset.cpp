@@ -37,7 +37,8 @@ Options Defaults(double epsilon, LossKind loss, int classes = 0) {
 
 // epsilon0 = min(epsilon/10, 4 Delta_u / sqrt(n)); the mechanism's share
 // and epsilon0 sum to epsilon exactly; the Laplace scale is the L1
-// sensitivity over epsilon0, the sensitivity 1 (count), 2 (histogram) or
+// sensitivity over epsilon0 (epsilon0 = min(epsilon/10, 4 Delta_u/sqrt(n))),
+// the sensitivity 1 (count), 2 (histogram) or
 // 2B (1 + g) (Huber sum, g the grid in units of 2B).
 TEST(Offset, PlanMatchesTheFormulas) {
   for (LossKind loss : {LossKind::kLogistic, LossKind::kSoftmax, LossKind::kHuber}) {
@@ -46,7 +47,8 @@ TEST(Offset, PlanMatchesTheFormulas) {
         Options o = Defaults(eps, loss, 3);
         o.target_bound = 2.5;
         const double du = loss == LossKind::kSoftmax ? 2 : 1;
-        const double want = std::min(eps / 10, 4 * du / std::sqrt(double(n)));
+        const double cap = 0.1;  // Huber at l2 >= 0.1: epsilon/2 (below)
+        const double want = std::min(eps * cap, 4 * du / std::sqrt(double(n)));
         const OffsetPlan p = PlanOffset(o, loss, n);
         const dperm::DecisionPlan t = dperm::PlanDecision(o, loss, n, p);
         const Options m = MechanismOptions(o, p, t);
@@ -85,8 +87,21 @@ TEST(Offset, PlanMatchesTheFormulas) {
           EXPECT_DOUBLE_EQ(p.bound, std::log(2.0 * n + 1));
         }
         EXPECT_DOUBLE_EQ(p.noise_scale, p.sensitivity / e0);
-        EXPECT_LE(e0, eps / 10 * (1 + 1e-15));
+        EXPECT_LE(e0, eps * cap * (1 + 1e-15));
       }
+    }
+  }
+  // Huber at l2 >= 0.1 (a model kept near b0): epsilon0 = min(epsilon/2,
+  // 4/sqrt(n)); below 0.1, and for the other losses at any l2, epsilon/10.
+  for (double l2 : {0.0, 0.05, 0.1, 1.0}) {
+    for (LossKind loss : {LossKind::kHuber, LossKind::kLogistic}) {
+      Options o = Defaults(0.1, loss, 3);
+      o.l2 = l2;
+      o.has_l2 = true;
+      const double cap = loss == LossKind::kHuber && l2 >= 0.1 ? 0.5 : 0.1;
+      EXPECT_NEAR(PlanOffset(o, loss, 4548).epsilon, std::min(0.1 * cap, 4 / std::sqrt(4548.0)), 1e-15)
+          << LossName(loss) << " l2 " << l2;
+      EXPECT_NEAR(PlanOffset(o, loss, 1000000).epsilon, std::min(0.1 * cap, 4 / std::sqrt(1e6)), 1e-15);
     }
   }
   // PlanRelease carries it: the plan's epsilon is the mechanism's share and

@@ -38,8 +38,8 @@
 //   (Mironov 2017, Prop. 3): min(epsilon0, alpha epsilon0^2/2) per order
 //   (ReleaseRdpCurve, budget.cpp).
 //
-//   Budget share (OffsetEpsilon): epsilon0 = min(epsilon/10, 4 Delta_u /
-//   sqrt(n)), Delta_u the sensitivity in units of one row's range (1 for
+//   Budget share (OffsetEpsilon): epsilon0 = min(epsilon/10 (Huber at
+//   l2 >= 0.1: epsilon/2), 4 Delta_u / sqrt(n)), Delta_u the sensitivity in units of one row's range (1 for
 //   one sum, 2 for a histogram). The noise
 //   of the released mean then has standard deviation sqrt(2) Delta_u /
 //   (epsilon0 n) = 0.35/sqrt(n) of a row's range, about 0.7 of the largest
@@ -62,10 +62,20 @@ namespace dperm {
 
 // The share rule's constants (see above).
 constexpr double kOffsetMaxShare = 0.1;     // epsilon0 <= epsilon / 10
+// Huber at l2 >= kOffsetHuberMeanL2: epsilon0 <= epsilon / 2. So strong a
+// penalty keeps the model near b0 (Huber's default does so where n epsilon is
+// small: plan_release.hpp, kHuberShrinkNEPerD), so the release is about the
+// mean alone, and a tenth of epsilon left that mean's noise several times its
+// sampling error (WINE, epsilon = 0.1: RMSE above the training mean's,
+// bench/reports/heldout_huber.md); at smaller l2 the mechanism keeps its
+// share (BIKE, dp_gd at epsilon = 0.1 lost to the larger epsilon0). The cap
+// binds only while epsilon < 8 / sqrt(n); above, 4/sqrt(n) decides.
+constexpr double kOffsetMaxShareHuber = 0.5;
+constexpr double kOffsetHuberMeanL2 = 0.1;
 constexpr double kOffsetPerSqrtN = 4.0;     // epsilon0 <= 4 Delta_u / sqrt(n)
 
 // epsilon0 for a release of `epsilon` over n rows of `loss`.
-double OffsetEpsilon(LossKind loss, double epsilon, int64_t n);
+double OffsetEpsilon(LossKind loss, double epsilon, int64_t n, double l2);
 
 // Stage 0's plan from public inputs: epsilon0 = 0 (no stage 0) unless
 // options.fit_intercept and options.intercept_offset, n >= 1, and the

@@ -17,9 +17,9 @@ namespace dperm {
 // mode), and a sentence saying how. Chosen by held-out quality
 // (bench/l2_rule_sweep.sh, bench/reports/heldout_l2_rule.md):
 //   l1 > 0, streaming mode, softmax         -> 0
-//   Huber, delta = 0    -> min(kDefaultL2Huber / (n epsilon), kDefaultL2Max) (bolton)
-//   Huber, delta > 0, n epsilon < kHuberBoltonNE
-//                       -> min(kDefaultL2HuberGaussian / (n epsilon), kDefaultL2Max) (bolton)
+//   Huber, delta = 0 or n epsilon < kHuberBoltonNE
+//                       -> min(kDefaultL2Huber / (n epsilon) max(1, kHuberShrinkNEPerD d / (n epsilon)),
+//                              kDefaultL2Max) (bolton)
 //   Huber, otherwise    -> 0 (dp_gd; its default T for Huber: dp_gd.cpp)
 //   logistic, delta > 0 -> l = max(kDefaultL2Objective sqrt(d) / (n epsilon), kDefaultL2Min)
 //                          (objective) while l <= kDefaultL2ObjectiveMax, else 0
@@ -51,15 +51,17 @@ constexpr double kDefaultL2PureObjective = 0.2;
 constexpr double kDefaultL2PureObjectiveMax = 2e-3;
 constexpr double kDefaultL2Output = 150;   // logistic, delta = 0 (bolton)
 constexpr double kDefaultL2Max = 1;        // the model is then about b0 alone
-// Huber: bolton at kDefaultL2Huber / (n epsilon) shrinks the model toward
-// stage 0's private mean (offset.hpp) as n epsilon falls, so it never does
-// much worse than that mean; it replaced output_gd at l2 = 0 (delta = 0) and,
-// below n epsilon = kHuberBoltonNE, dp_gd (delta > 0), whose model was worse
-// than the training mean there (bench/reports/heldout_huber.md). At delta > 0
-// bolton's noise is Gaussian, whose norm at small d is about twice the pure
-// vector noise's (sqrt(d ln(1/delta)) against d): 4x the l2 halves it again.
-constexpr double kDefaultL2Huber = 50;
-constexpr double kDefaultL2HuberGaussian = 200;
+// Huber: bolton shrinks the model toward stage 0's private mean (offset.hpp).
+// At l2 = c/(n epsilon) its noise (a vector of norm ~ dim Delta/epsilon,
+// Delta = 2L/(n l2)) moves w by ~ 2 L dim / c whatever n epsilon is, while
+// what the model gains over the mean shrinks with n epsilon / d: below
+// n epsilon = kHuberShrinkNEPerD d, l2 grows as 1/(n epsilon)^2, so that
+// the noise falls with the gain and the model tends to b0 (then l2 = 1).
+// It replaced output_gd at l2 = 0 (delta = 0) and, below n epsilon =
+// kHuberBoltonNE, dp_gd (delta > 0), whose models were worse than the
+// training mean at small n epsilon (bench/reports/heldout_huber.md).
+constexpr double kDefaultL2Huber = 100;
+constexpr double kHuberShrinkNEPerD = 300;
 constexpr double kHuberBoltonNE = 1000;
 double DefaultL2(LossKind loss, const Options& options, int64_t n, int d, bool streaming,
                  std::string* why);

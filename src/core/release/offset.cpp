@@ -50,10 +50,12 @@ class ShiftedLoss final : public Loss {
 
 }  // namespace
 
-double OffsetEpsilon(LossKind loss, double epsilon, int64_t n) {
+double OffsetEpsilon(LossKind loss, double epsilon, int64_t n, double l2) {
   const OffsetStatistic* statistic = StatisticOf(loss);
   if (statistic == nullptr || !(n >= 1) || !(epsilon > 0)) return 0;
-  return std::min(kOffsetMaxShare * epsilon,
+  const double cap =
+      loss == LossKind::kHuber && l2 >= kOffsetHuberMeanL2 ? kOffsetMaxShareHuber : kOffsetMaxShare;
+  return std::min(cap * epsilon,
                   kOffsetPerSqrtN * UnitSensitivity(*statistic) / std::sqrt(double(n)));
 }
 
@@ -62,7 +64,7 @@ OffsetPlan PlanOffset(const Options& o, LossKind loss, int64_t n) {
   const OffsetStatistic* statistic = StatisticOf(loss);
   if (statistic == nullptr || !o.fit_intercept || !o.intercept_offset || n < 1) return p;
   const LossParams params = LossParamsOf(o);
-  const double share = OffsetEpsilon(loss, o.epsilon, n);
+  const double share = OffsetEpsilon(loss, o.epsilon, n, o.l2);
   const double mechanism = o.epsilon - share;  // rounded: MechanismOptions' epsilon
   if (!(share > 0) || mechanism < kMinEpsilon) return p;
   // epsilon0 = epsilon - mechanism is exact (Sterbenz: mechanism lies in

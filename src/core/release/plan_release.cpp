@@ -109,12 +109,13 @@ double DefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool streami
       l2 = pure ? output_l2 : 0;
     }
   } else if (!(o.delta > 0) || ne < kHuberBoltonNE) {
-    const double c = o.delta > 0 ? kDefaultL2HuberGaussian : kDefaultL2Huber;
-    l2 = std::min(kDefaultL2Max, c / ne);
+    const double shrink = std::max(1.0, kHuberShrinkNEPerD * std::max(d, 1) / ne);
+    l2 = std::min(kDefaultL2Max, kDefaultL2Huber / ne * shrink);
     rule = std::string("huber, ") +
            (o.delta > 0 ? "delta > 0 and n epsilon < " + FormatNumber(kHuberBoltonNE) : "delta = 0") + ": min(" +
-           FormatNumber(c) + " / (n epsilon), " + FormatNumber(kDefaultL2Max) + ") = " + FormatNumber(l2) +
-           " (bolton, shrinking toward the private mean)";
+           FormatNumber(kDefaultL2Huber) + " / (n epsilon) max(1, " + FormatNumber(kHuberShrinkNEPerD) +
+           " d / (n epsilon)), " + FormatNumber(kDefaultL2Max) + ") = " + FormatNumber(l2) + " with d = " +
+           std::to_string(d) + ", n epsilon = " + FormatNumber(ne) + " (bolton, shrinking toward the private mean)";
   } else {
     rule = "huber, delta > 0 and n epsilon >= " + FormatNumber(kHuberBoltonNE) + ": 0 (dp_gd)";
   }
