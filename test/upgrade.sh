@@ -52,7 +52,9 @@ check softmax_ledger "SELECT loss || ' ' || n FROM dperm.ledger ORDER BY id DESC
 # a model trained after the upgrade on the relation of 0.1.0
 check models_catalog "SELECT count(*) FROM pg_class WHERE oid IN ('dperm.models'::regclass, 'dperm.model_schedules'::regclass) AND relrowsecurity" "2"
 check models_dumped "SELECT count(*) FROM pg_extension, unnest(extconfig) c WHERE extname = 'dperm' AND c IN ('dperm.models'::regclass, 'dperm.model_schedules'::regclass)" "2"
-check model_functions "SELECT count(*) FROM pg_proc WHERE pronamespace = 'dperm'::regnamespace AND proname IN ('train_model', 'retrain', 'model', 'predict', 'drop_model', 'schedule_retraining', 'unschedule_retraining', 'retraining_forecast', 'evaluate', 'cron_next_run', 'model_owner')" "14"
+check model_functions "SELECT count(*) FROM pg_proc WHERE pronamespace = 'dperm'::regnamespace AND proname IN ('train_model', 'retrain', 'model', 'predict', 'drop_model', 'schedule_retraining', 'unschedule_retraining', 'retraining_forecast', 'evaluate', 'cron_next_run', 'model_owner')" "15"
+# 0.7.0: labels through a feature spec, dperm.evaluate through a model's spec
+check spec_label_functions "SELECT count(*) FROM pg_proc WHERE pronamespace = 'dperm'::regnamespace AND (proname = 'encode_label' OR (proname = 'evaluate' AND pronargs = 3))" "2"
 check train_model "SELECT dperm.train_model('m', 't', 'f', 'y', 'logistic', dp_options(epsilon => 0.05, l2 => 1, dimension => 2))" "1"
 check retrain "SELECT dperm.retrain('m') || ' ' || (dperm.predict('m', ARRAY[0.1, 0.2]) BETWEEN 0 AND 1)" "2 true"
 # t's 0.1.0 budget (1, basic) is spent (0.4 + 0.5 + 2 x 0.05); doubled, 20 runs of 0.05 fit
