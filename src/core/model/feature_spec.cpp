@@ -138,11 +138,13 @@ void EncodeRow(const FeatureSpec& spec, const char* const* texts, double* out) n
 double EncodeLabel(const FeatureColumn& label, const char* text) noexcept {
   switch (label.kind) {
     case FeatureColumn::Kind::kBounds: return ScaledBounded(label, text);
-    case FeatureColumn::Kind::kValues:
-      if (text != nullptr)
-        for (size_t i = 0; i < label.values.size(); i++)
-          if (label.values[i] == text) return double(i);
-      return NAN;
+    case FeatureColumn::Kind::kValues: {
+      // Every value compared, as EncodeRow does: no early exit on the row's.
+      double index = NAN;
+      for (size_t i = 0; i < label.values.size(); i++)
+        if (text != nullptr && label.values[i] == text) index = double(i);
+      return index;
+    }
     case FeatureColumn::Kind::kBoolean:
       if (text == nullptr) return NAN;
       return IsTrue(text) ? 1.0 : 0.0;
