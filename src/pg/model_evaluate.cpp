@@ -223,7 +223,8 @@ char* SpecLabel(dperm::LossKind loss, const dperm::FeatureColumn& label, const c
   if (loss == dperm::LossKind::kHuber)
     return psprintf("(%.17g::pg_catalog.float8 OPERATOR(pg_catalog.+) (%.17g::pg_catalog.float8"
                     " OPERATOR(pg_catalog.*) COALESCE(%s, 0)))",
-                    label.lo / 2 + label.hi / 2, label.hi / 2 - label.lo / 2, encoded);
+                    dperm::TargetMapOf(label.lo, label.hi).centre,
+                    dperm::TargetMapOf(label.lo, label.hi).half_range, encoded);
   if (loss == dperm::LossKind::kSoftmax) return psprintf("COALESCE(%s::pg_catalog.int4, 0)", encoded);
   return psprintf("CASE WHEN %s OPERATOR(pg_catalog.>) 0 THEN 1 ELSE 0 END", encoded);
 }

@@ -115,6 +115,12 @@ TEST(FeatureSpec, RescalesAHuberModelToTheLabelsUnits) {
   EXPECT_THROW(dperm::RescaleTargetModel(no_intercept, 10, 20), dperm::Error);
   EXPECT_EQ(dperm::ParseJson(dperm::RescaleTargetModel(no_intercept, -3, 3)).Find("coefficients")->numbers,
             (std::vector<double>{3, 6}));
+  // Huge declared bounds: the products saturate at +-1e300 instead of
+  // overflowing to a value the model's JSON cannot hold (an error that
+  // would depend on the coefficients, i.e. on the rows).
+  const dperm::JsonValue huge = dperm::ParseJson(dperm::RescaleTargetModel(scaled, -1e308, 1e308));
+  EXPECT_EQ(huge.Find("coefficients")->numbers, (std::vector<double>{1e300, -1e300}));
+  EXPECT_EQ(huge.Find("intercept")->number, 1e300);
 }
 
 }  // namespace

@@ -62,11 +62,21 @@ void EncodeRow(const FeatureSpec& spec, const char* const* texts, double* out) n
 // aggregates impute a NULL label. Never fails on a value.
 double EncodeLabel(const FeatureColumn& label, const char* text) noexcept;
 
+// The affine map from a "bounds" label's scaled target back to its units:
+// y = centre + half_range * scaled, centre = (lo + hi)/2, half_range =
+// (hi - lo)/2 (halved first: no overflow for finite bounds).
+struct TargetMap {
+  double centre, half_range;
+};
+inline TargetMap TargetMapOf(double lo, double hi) { return {lo / 2 + hi / 2, hi / 2 - lo / 2}; }
+
 // A Huber model trained on targets scaled by a "bounds" label [lo, hi],
-// mapped back to the label's units (post-processing of the release): with
-// c = (lo + hi)/2 and r = (hi - lo)/2, coefficients times r and the
-// intercept r b + c (the offset likewise), and "target_bounds": [lo, hi]
-// stated. kInvalidParameter when the model fits no intercept and c != 0.
+// mapped back to the label's units (post-processing of the release):
+// coefficients times half_range and the intercept half_range b + centre
+// (the offset likewise), each clamped to +-1e300 so that no model overflows
+// to a value its JSON cannot hold (whatever the coefficients, i.e. the
+// rows), and "target_bounds": [lo, hi] stated. kInvalidParameter when the
+// model fits no intercept and centre != 0 (public: the options).
 std::string RescaleTargetModel(const std::string& model_json, double lo, double hi);
 
 }  // namespace dperm

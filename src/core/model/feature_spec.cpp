@@ -154,13 +154,15 @@ double EncodeLabel(const FeatureColumn& label, const char* text) noexcept {
 
 std::string RescaleTargetModel(const std::string& model_json, double lo, double hi) {
   JsonValue m = ParseJson(model_json);
-  const double c = lo / 2 + hi / 2, r = hi / 2 - lo / 2;
+  const TargetMap map = TargetMapOf(lo, hi);
+  const double c = map.centre, r = map.half_range;
+  const auto saturated = [](double v) { return std::min(1e300, std::max(-1e300, v)); };
   bool intercept = false;
   for (auto& [key, v] : m.members) {
     if (key == "coefficients") {
-      for (double& w : v.numbers) w *= r;
+      for (double& w : v.numbers) w = saturated(r * w);
     } else if ((key == "intercept" || key == "offset") && v.kind == JsonValue::Kind::kNumber) {
-      v.number = r * v.number + c;
+      v.number = saturated(r * v.number + c);
       intercept = intercept || key == "intercept";
     }
   }
