@@ -243,12 +243,14 @@ TEST(DpGdTrain, NoiselessReachesNewtonOptimum) {
   }
 }
 
-// The accelerated schedule (noise off) meets Nesterov's bound for convex
-// smooth F, F(x_T) - F* <= 2 L_smooth ||x*||^2/(T + 1)^2 (Beck & Teboulle
-// 2009, Thm 4.4, from x_0 = 0), at T = 100 with l2 = 0, and lands far
-// closer to the optimum than 100 plain steps (a momentum that is not
-// applied fails both).
-TEST(DpGdTrain, NoiselessAcceleratedMeetsNesterovBound) {
+// The accelerated schedule (noise off) at T = 100 with l2 = 0: Nesterov's
+// bound for convex smooth F, F(x_T) - F* <= 2 L_smooth ||x*||^2/(T + 1)^2
+// (Beck & Teboulle 2009, Thm 4.4, from x_0 = 0), holds without restarts;
+// the gradient restart (O'Donoghue & Candes 2015) turns it into a linear
+// rate near the minimiser, so the run lands 10^4 times below that bound
+// (3e-10; without the restart 5e-5, above 10^-4 of it) and far below 100
+// plain steps (0.009). Removing the momentum or the restart fails it.
+TEST(DpGdTrain, NoiselessAcceleratedWithRestartBeatsNesterovBound) {
   const int n = 2000, d = 6;
   std::vector<double> rows = ErmRows(LossKind::kLogistic, n, d, 31);
   Plan p = PlanRelease(GdOpts(50, 1e-5, 0), LossKind::kLogistic, n, d);
@@ -261,7 +263,7 @@ TEST(DpGdTrain, NoiselessAcceleratedMeetsNesterovBound) {
   const double minimum = f->Value(w_hat);
   const double bound = 2 * ConstantsOf(LossKind::kLogistic).beta * w_hat.squaredNorm() / (101.0 * 101.0);
   const double accelerated = f->Value(TrainNoiseless(p, rows)) - minimum;
-  EXPECT_LE(accelerated, bound);
+  EXPECT_LE(accelerated, 1e-4 * bound);
   Plan plain = p;
   plain.mechanism_fields = dperm::MechanismFields();
   const double gd = f->Value(TrainNoiseless(plain, rows)) - minimum;
