@@ -60,7 +60,7 @@ def make_synthetic(n):
 
 
 def release(sql):
-    """A statement returning one dp_model: its plan's algorithm and iterations."""
+    """A statement returning one dp_model: its plan's algorithm, iterations and nesterov field."""
     return (f"SELECT (m::jsonb)->'plan'->>'algorithm', (m::jsonb)->'plan'->>'iterations', "
             f"(m::jsonb)->'plan'->>'nesterov' FROM ({sql}) r(m)")
 
@@ -116,12 +116,12 @@ def main():
     median = {i: statistics.median(v) for i, v in seconds.items()}
     scan = {c[0]: median[i] for i, c in enumerate(cases) if c[1] == "bare scan"}
     dpl = next(median[i] for i, c in enumerate(cases) if c[1].startswith("diffprivlib"))
-    rows = {c[0]: n for c, n in zip([("bank",)] + [(f"s{n}",) for n in sizes], [X.shape[0]] + sizes)}
+    rows = {"bank": X.shape[0], **{f"s{n}": n for n in sizes}}
     print("| table | n | d | case | algorithm | iterations | seconds | scans | / diffprivlib |")
     print("|---|---:|---:|---|---|---:|---:|---:|---:|")
     for i, (table, what, _, _) in enumerate(cases):
-        algo, iters, fields = (plans.get(i, ["-", "-"]) + ["", "", ""])[:3]
-        if fields == "1":
+        algo, iters, nesterov = plans.get(i, ("-", "-", ""))
+        if nesterov == "1":
             algo += " (accelerated)"
         d = X.shape[1] if table == "bank" else D
         ratio = f"{median[i] / dpl:.2f}" if table == "bank" else "-"
