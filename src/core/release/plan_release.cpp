@@ -24,9 +24,18 @@ namespace {
 const double kObjectiveNL2 = 100;
 const double kObjectiveWork = 2e8;
 
+// At delta = 0 the cap is at least the n l2 of DefaultL2's window rule,
+// kDefaultL2PureWindow sqrt(d) / epsilon (plan_release.hpp), so that the
+// default's own l2 gets objective there.
+double ObjectiveNL2Cap(const Options& o, int d) {
+  if (o.delta > 0) return kObjectiveNL2;
+  return std::max(kObjectiveNL2, kDefaultL2PureWindow * std::sqrt(double(std::max(d, 1))) / o.epsilon);
+}
+
 bool ObjectiveForSmallL2(LossKind loss, const Options& o, int64_t n, int d) {
   if (loss != LossKind::kLogistic || o.l1 > 0 || !(o.l2 > 0)) return false;
-  if (double(n) * o.l2 > kObjectiveNL2) return false;
+  // The slack absorbs the rounding of n * (c sqrt(d) / (n epsilon)).
+  if (double(n) * o.l2 > ObjectiveNL2Cap(o, d) * (1 + 1e-9)) return false;
   Options chosen = o;
   chosen.algorithm = Algorithm::kObjective;
   chosen.has_algorithm = true;
@@ -80,14 +89,22 @@ double DefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool streami
     // the Gamma-norm b (E||b|| = dim theta), so l2 ~ ||b||/n keeps b's
     // displacement ||b||/(n l2) the same at every n, d and epsilon.
     const bool pure = !(o.delta > 0);
-    const double constant = pure ? kDefaultL2PureObjective : kDefaultL2Objective;
-    const double cap = pure ? kDefaultL2PureObjectiveMax : kDefaultL2ObjectiveMax;
-    const double size = pure ? double(std::max(d, 1)) : std::sqrt(double(std::max(d, 1)));
+    const double dims = double(std::max(d, 1));
+    // delta = 0 where 0.2 d / (n epsilon) exceeds its cap (n epsilon < 100 d):
+    // the window rule (plan_release.hpp) down to n epsilon = 10 d.
+    const bool window = pure && kDefaultL2PureObjective * dims / ne > kDefaultL2PureObjectiveMax &&
+                        ne >= kPureWindowNEPerD * dims;
+    const double constant = window ? kDefaultL2PureWindow : pure ? kDefaultL2PureObjective : kDefaultL2Objective;
+    const double cap = window ? kDefaultL2Max : pure ? kDefaultL2PureObjectiveMax : kDefaultL2ObjectiveMax;
+    const bool linear_in_d = pure && !window;  // the Gamma-norm b's norm ~ d / epsilon
+    const double size = linear_in_d ? dims : std::sqrt(dims);
     const double candidate = std::max(kDefaultL2Min, constant * size / ne);
     Options at = o;
     at.l2 = candidate;
-    const std::string formula = std::string(pure ? "logistic, delta = 0: " : "logistic, delta > 0: ") +
-                                FormatNumber(constant) + (pure ? " d" : " sqrt(d)") + " / (n epsilon) = " +
+    const std::string formula = std::string(!pure    ? "logistic, delta > 0: "
+                                            : window ? "logistic, delta = 0, 10 d <= n epsilon < 100 d: "
+                                                     : "logistic, delta = 0: ") +
+                                FormatNumber(constant) + (linear_in_d ? " d" : " sqrt(d)") + " / (n epsilon) = " +
                                 FormatNumber(candidate) + " with d = " + std::to_string(d) +
                                 ", n epsilon = " + FormatNumber(ne);
     // bolton's l2 (delta = 0): its noise ~ 1/(n l2 epsilon).
@@ -104,7 +121,7 @@ double DefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool streami
       l2 = candidate;
       rule = formula + " (objective)";
     } else {
-      rule = formula + ", where objective does not run (n l2 > 100, its work cap or its "
+      rule = formula + ", where objective does not run (n l2 above its cap, its work cap or its "
                        "epsilon floor): " + fallback;
       l2 = pure ? output_l2 : 0;
     }
@@ -132,7 +149,8 @@ Algorithm DefaultAlgorithm(LossKind loss, const Options& o, int64_t n, int d, st
     rule = "l1 > 0: dp_gd, the proximal method with the lowest excess risk";
   } else if (ObjectiveForSmallL2(loss, o, n, d)) {
     a = Algorithm::kObjective;
-    rule = std::string("n l2 <= 100: objective") + (o.delta > 0 ? "" : " (pure: Gamma-norm b)") +
+    rule = "n l2 <= " + FormatNumber(ObjectiveNL2Cap(o, d)) + ": objective" +
+           (o.delta > 0 ? "" : " (pure: Gamma-norm b)") +
            ", whose noise the data's curvature damps (the best held-out accuracy and AUC at small l2 "
            "in the benchmark)";
   } else if (o.l2 > 0) {
