@@ -64,26 +64,31 @@ TEST(DefaultL2, ValuesByHand) {
   EXPECT_NE(why.find("0 (dp_gd)"), std::string::npos) << why;
   // Logistic, delta = 0: 0.2 d / (n epsilon) (kDefaultL2PureObjective,
   // objective with the Gamma-norm b) while that is <= 2e-3 (n epsilon >=
-  // 100 d) and objective runs there; below, down to n epsilon = 10 d, the
-  // window rule 3 sqrt(d) / (n epsilon) (objective); else bolton's
+  // 100 d) and objective runs there; below, down to n epsilon = 5 d, the
+  // window rule 4.5 sqrt(d) / (n epsilon) (objective); else bolton's
   // 150 / (n epsilon), at most 1.
   //   n = 10000, d = 5, epsilon = 1: 0.2 * 5 / 10000 = 1e-4.
   //   n = 31648, d = 42, epsilon = 2: 0.2 * 42 / 63296 = 8.4 / 63296 = 1.327098e-4.
   //   n = 5000, d = 100, epsilon = 0.5: n epsilon = 2500 = 25 d: the window,
-  //     3 * 10 / 2500 = 0.012.
+  //     4.5 * 10 / 2500 = 0.018.
   //   n = 22790, d = 100, epsilon = 0.1 (ADULT's training split): n epsilon
-  //     = 2279: 30 / 2279 = 0.01316367.
-  //   n = 100, d = 5, epsilon = 0.5: n epsilon = 50 = 10 d, the window's
-  //     edge: 3 sqrt(5) / 50 = 0.1341641.
-  //   n = 100, d = 5, epsilon = 0.4: n epsilon = 40 < 10 d: 150 / 40 -> 1.
+  //     = 2279: 45 / 2279 = 0.01974550.
+  //   n = 100, d = 5, epsilon = 0.5: n epsilon = 50 = 10 d: 4.5 sqrt(5) / 50
+  //     = 0.2012461.
+  //   n = 2500, d = 50, epsilon = 0.1: n epsilon = 250 = 5 d, the window's
+  //     edge: 4.5 sqrt(50) / 250 = 0.1272792.
+  //   n = 2400, d = 50, epsilon = 0.1: n epsilon = 240 < 5 d: bolton's
+  //     150 / 240 = 0.625.
   EXPECT_NEAR(Rule(LossKind::kLogistic, 1, 0, 10000, 5), 1e-4, 1e-15);
   EXPECT_NEAR(Rule(LossKind::kLogistic, 2, 0, 31648, 42), 1.327098e-4, 1e-9);
-  EXPECT_NEAR(Rule(LossKind::kLogistic, 0.5, 0, 5000, 100, false, &why), 0.012, 1e-12);
-  EXPECT_NE(why.find("10 d <= n epsilon < 100 d: 3 sqrt(d) / (n epsilon)"), std::string::npos) << why;
+  EXPECT_NEAR(Rule(LossKind::kLogistic, 0.5, 0, 5000, 100, false, &why), 0.018, 1e-12);
+  EXPECT_NE(why.find("5 d <= n epsilon < 100 d: 4.5 sqrt(d) / (n epsilon)"), std::string::npos) << why;
   EXPECT_NE(why.find("(objective)"), std::string::npos) << why;
-  EXPECT_NEAR(Rule(LossKind::kLogistic, 0.1, 0, 22790, 100), 0.01316367, 1e-8);
-  EXPECT_NEAR(Rule(LossKind::kLogistic, 0.5, 0, 100, 5), 0.1341641, 1e-7);
-  EXPECT_EQ(Rule(LossKind::kLogistic, 0.4, 0, 100, 5, false, &why), 1.0);
+  EXPECT_NEAR(Rule(LossKind::kLogistic, 0.1, 0, 22790, 100), 0.01974550, 1e-8);
+  EXPECT_NEAR(Rule(LossKind::kLogistic, 0.5, 0, 100, 5), 0.2012461, 1e-7);
+  EXPECT_NEAR(Rule(LossKind::kLogistic, 0.1, 0, 2500, 50, false, &why), 0.1272792, 1e-7);
+  EXPECT_NE(why.find("(objective)"), std::string::npos) << why;
+  EXPECT_NEAR(Rule(LossKind::kLogistic, 0.1, 0, 2400, 50, false, &why), 0.625, 1e-12);
   EXPECT_NE(why.find("(bolton's rule)"), std::string::npos) << why;
   //   n = 10^7, d = 10, epsilon = 1: 0.2 * 10 / 10^7 = 2e-7, raised to 1e-6,
   //     beyond objective's work cap (as at delta > 0): bolton's 150 / 10^7 = 1.5e-5.
@@ -182,26 +187,26 @@ TEST(DefaultL2, PlanNoL2DiffersFromL2Zero) {
   EXPECT_EQ(b.options.delta, 0.0);
   EXPECT_EQ(b.noise, dperm::NoiseKind::kLaplace);  // the certificate's noise: pure
   // n = 100, d = 5: n epsilon = 100 = 20 d, the window rule: l2 =
-  // 3 sqrt(5) / 100 = 0.0670820; objective.
+  // 4.5 sqrt(5) / 100 = 0.1006231; objective.
   Plan small = dperm::PlanRelease(pure, LossKind::kLogistic, 100, 5);
-  EXPECT_NEAR(small.mu, 0.0670820, 1e-7);
+  EXPECT_NEAR(small.mu, 0.1006231, 1e-7);
   EXPECT_EQ(small.algorithm, Algorithm::kObjective);
-  // ADULT at epsilon = 0.1: l2 = 30 / 2279 and n l2 = 300 > 100, within the
-  // pure cap 3 sqrt(d) / epsilon (at least 300): objective. The same l2
+  // ADULT at epsilon = 0.1: l2 = 45 / 2279 and n l2 = 450 > 100, within the
+  // pure cap 4.5 sqrt(d) / epsilon (at least 450): objective. The same l2
   // given is planned the same way; an l2 with n l2 above the cap is bolton's.
   Plan window = dperm::PlanRelease(Parsed(0.1, 0), LossKind::kLogistic, 22790, 100);
-  EXPECT_NEAR(window.mu, 30.0 / 2279, 1e-12);
+  EXPECT_NEAR(window.mu, 45.0 / 2279, 1e-12);
   EXPECT_EQ(window.algorithm, Algorithm::kObjective);
-  EXPECT_NE(window.l2_rule.find("10 d <= n epsilon < 100 d"), std::string::npos) << window.l2_rule;
-  EXPECT_EQ(dperm::PlanRelease(Parsed(0.1, 0, {NumberOption("l2", 30.0 / 2279)}), LossKind::kLogistic, 22790, 100)
+  EXPECT_NE(window.l2_rule.find("5 d <= n epsilon < 100 d"), std::string::npos) << window.l2_rule;
+  EXPECT_EQ(dperm::PlanRelease(Parsed(0.1, 0, {NumberOption("l2", 45.0 / 2279)}), LossKind::kLogistic, 22790, 100)
                 .algorithm,
             Algorithm::kObjective);
-  EXPECT_EQ(dperm::PlanRelease(Parsed(0.1, 0, {NumberOption("l2", 0.02)}), LossKind::kLogistic, 22790, 100)
+  EXPECT_EQ(dperm::PlanRelease(Parsed(0.1, 0, {NumberOption("l2", 0.03)}), LossKind::kLogistic, 22790, 100)
                 .algorithm,
-            Algorithm::kBolton);  // n l2 = 455.8 > 3 * 10 / epsilon_mech (~333)
-  // n = 200, epsilon = 0.2, d = 5: n epsilon = 40 < 10 d, bolton's rule:
-  // l2 = min(150/40, 1) = 1, n l2 = 200 > 100: bolton.
-  Plan tiny = dperm::PlanRelease(Parsed(0.2, 0), LossKind::kLogistic, 200, 5);
+            Algorithm::kBolton);  // n l2 = 683.7 > 4.5 * 10 / epsilon_mech (0.09: 500)
+  // n = 200, epsilon = 0.5, d = 100: n epsilon = 100 < 5 d, bolton's rule:
+  // l2 = min(150/100, 1) = 1, n l2 = 200 > max(100, 45 / 0.45): bolton.
+  Plan tiny = dperm::PlanRelease(Parsed(0.5, 0), LossKind::kLogistic, 200, 100);
   EXPECT_EQ(tiny.mu, 1.0);
   EXPECT_EQ(tiny.algorithm, Algorithm::kBolton);
   Options pure_zero = Parsed(1, 0, {NumberOption("l2", 0)});

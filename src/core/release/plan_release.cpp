@@ -91,10 +91,11 @@ double DefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool streami
     const bool pure = !(o.delta > 0);
     const double dims = double(std::max(d, 1));
     // delta = 0 where 0.2 d / (n epsilon) exceeds its cap (n epsilon < 100 d):
-    // the window rule (plan_release.hpp) down to n epsilon = 10 d.
+    // the window rule (plan_release.hpp) down to n epsilon = 5 d.
     const bool window = pure && kDefaultL2PureObjective * dims / ne > kDefaultL2PureObjectiveMax &&
                         ne >= kPureWindowNEPerD * dims;
     const double constant = window ? kDefaultL2PureWindow : pure ? kDefaultL2PureObjective : kDefaultL2Objective;
+    // (the window's l2 is at most 4.5 / (5 sqrt(d)) < kDefaultL2Max)
     const double cap = window ? kDefaultL2Max : pure ? kDefaultL2PureObjectiveMax : kDefaultL2ObjectiveMax;
     const bool linear_in_d = pure && !window;  // the Gamma-norm b's norm ~ d / epsilon
     const double size = linear_in_d ? dims : std::sqrt(dims);
@@ -102,7 +103,7 @@ double DefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool streami
     Options at = o;
     at.l2 = candidate;
     const std::string formula = std::string(!pure    ? "logistic, delta > 0: "
-                                            : window ? "logistic, delta = 0, 10 d <= n epsilon < 100 d: "
+                                            : window ? "logistic, delta = 0, 5 d <= n epsilon < 100 d: "
                                                      : "logistic, delta = 0: ") +
                                 FormatNumber(constant) + (linear_in_d ? " d" : " sqrt(d)") + " / (n epsilon) = " +
                                 FormatNumber(candidate) + " with d = " + std::to_string(d) +
