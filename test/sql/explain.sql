@@ -132,12 +132,17 @@ SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, delta => 1e-3, a
 -- from n, d, epsilon and delta, and the plan shows it and how; `l2 => 0`
 -- asks for none. BANK's shape, n = 31648, d = 42: at delta > 0
 -- sqrt(42)/31648 = 2.048e-4 (objective); at epsilon = 0.1 that would be
--- 2.048e-3 > 1e-3, so 0 (dp_gd); at delta = 0 150/31648 = 4.740e-3 (bolton).
+-- 2.048e-3 > 1e-3, so 0 (dp_gd); at delta = 0 0.2 * 42/31648 = 2.654e-4
+-- (objective); at delta = 0 and epsilon = 0.1, n epsilon = 3164.8 < 100 d
+-- = 4200: the window rule 4.5 sqrt(42)/3164.8 = 9.2149e-3 (objective); at
+-- epsilon = 0.004, n epsilon = 126.6 < 5 d = 210: bolton's
+-- min(150/126.6, 1) = 1, n l2 = 31648 above objective's cap (bolton).
 SELECT eps, delta, given_l2, j->>'algorithm' AS algorithm, round((j->>'mu')::numeric, 7) AS mu,
-       round((j->>'l2')::numeric, 7) AS l2, left(j->>'l2_rule', 35) AS l2_rule,
+       round((j->>'l2')::numeric, 7) AS l2, left(j->>'l2_rule', 48) AS l2_rule,
        substring(j->>'l2_rule' from '\((objective|bolton|dp_gd)') AS rule_for,
        j->'options_given' ? 'l2' AS l2_given
-  FROM (VALUES (1, 1e-6, NULL), (1, 1e-6, 0), (0.1, 1e-6, NULL), (1, 0, NULL), (1, 0, 0))
+  FROM (VALUES (1, 1e-6, NULL), (1, 1e-6, 0), (0.1, 1e-6, NULL), (1, 0, NULL), (1, 0, 0), (0.1, 0, NULL),
+               (0.004, 0, NULL))
          v(eps, delta, given_l2),
        LATERAL (SELECT dp_explain('logistic', 31648, 42,
                                   dp_options(epsilon => eps, delta => delta, l2 => given_l2)) j) p;
