@@ -83,11 +83,11 @@ TEST(DefaultL2, ValuesByHand) {
   EXPECT_NEAR(Rule(LossKind::kLogistic, 2, 0, 31648, 42), 1.327098e-4, 1e-9);
   EXPECT_NEAR(Rule(LossKind::kLogistic, 0.5, 0, 5000, 100, false, &why), 0.018, 1e-12);
   EXPECT_NE(why.find("5 d <= n epsilon < 100 d: 4.5 sqrt(d) / (n epsilon)"), std::string::npos) << why;
-  EXPECT_NE(why.find("(objective)"), std::string::npos) << why;
+  EXPECT_NE(why.find("(objective, the intercept fitted as a coordinate: no stage 0)"), std::string::npos) << why;
   EXPECT_NEAR(Rule(LossKind::kLogistic, 0.1, 0, 22790, 100), 0.01974550, 1e-8);
   EXPECT_NEAR(Rule(LossKind::kLogistic, 0.5, 0, 100, 5), 0.2012461, 1e-7);
   EXPECT_NEAR(Rule(LossKind::kLogistic, 0.1, 0, 2500, 50, false, &why), 0.1272792, 1e-7);
-  EXPECT_NE(why.find("(objective)"), std::string::npos) << why;
+  EXPECT_NE(why.find("(objective, the intercept fitted"), std::string::npos) << why;
   EXPECT_NEAR(Rule(LossKind::kLogistic, 0.1, 0, 2400, 50, false, &why), 0.625, 1e-12);
   EXPECT_NE(why.find("(bolton's rule)"), std::string::npos) << why;
   //   n = 10^7, d = 10, epsilon = 1: 0.2 * 10 / 10^7 = 2e-7, raised to 1e-6,
@@ -198,6 +198,23 @@ TEST(DefaultL2, PlanNoL2DiffersFromL2Zero) {
   EXPECT_NEAR(window.mu, 45.0 / 2279, 1e-12);
   EXPECT_EQ(window.algorithm, Algorithm::kObjective);
   EXPECT_NE(window.l2_rule.find("5 d <= n epsilon < 100 d"), std::string::npos) << window.l2_rule;
+  // The window fits the intercept as a coordinate (no stage 0: the whole
+  // epsilon goes to the mechanism, and the plan's options say 'fitted', so
+  // a re-plan keeps it); `intercept => 'offset'` given keeps stage 0.
+  EXPECT_EQ(window.offset.epsilon, 0.0);
+  EXPECT_FALSE(window.options.intercept_offset);
+  EXPECT_DOUBLE_EQ(window.options.epsilon, 0.1);
+  OptionEntry offset;
+  offset.key = "intercept";
+  offset.kind = OptionEntry::Kind::kString;
+  offset.text = "offset";
+  Plan asked = dperm::PlanRelease(Parsed(0.1, 0, {offset}), LossKind::kLogistic, 22790, 100);
+  EXPECT_NEAR(asked.mu, 45.0 / 2279, 1e-12);
+  EXPECT_EQ(asked.algorithm, Algorithm::kObjective);
+  EXPECT_GT(asked.offset.epsilon, 0.0);  // min(0.1 / 10, 4 / sqrt(22790)) = 0.01
+  EXPECT_NEAR(asked.offset.epsilon, 0.01, 1e-12);
+  // Outside the window the offset stays (BANK's shape at epsilon = 1).
+  EXPECT_GT(dperm::PlanRelease(Parsed(1, 0), LossKind::kLogistic, 31648, 42).offset.epsilon, 0.0);
   EXPECT_EQ(dperm::PlanRelease(Parsed(0.1, 0, {NumberOption("l2", 45.0 / 2279)}), LossKind::kLogistic, 22790, 100)
                 .algorithm,
             Algorithm::kObjective);

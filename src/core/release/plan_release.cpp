@@ -54,6 +54,18 @@ Options StagedOptions(const Options& o, LossKind loss, int64_t n) {
   return MechanismOptions(o, offset, PlanDecision(o, loss, n, offset));
 }
 
+// `intercept` not given: the default's (the private offset, stage 0).
+bool InterceptGiven(const Options& o) {
+  const OptionSpec* spec = FindOption("intercept");
+  return spec != nullptr && OptionGiven(o, *spec);
+}
+
+// DefaultL2's rule; *window says whether the pure window rule was taken
+// (the window then fits the intercept as a coordinate unless `intercept`
+// was given: plan_release.hpp, kDefaultL2PureWindow).
+double ChooseDefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool streaming,
+                       std::string* why, bool* window);
+
 // The options a default release is planned with: DefaultL2's l2 when
 // neither l2 nor the algorithm was given (a given algorithm keeps l2 = 0,
 // the setting its own analysis and tests describe), with *rule saying how.
@@ -61,8 +73,10 @@ Options WithDefaultL2(const Options& given, LossKind loss, int64_t n, int d, boo
                       std::string* rule) {
   if (given.has_l2 || given.has_algorithm || given.l2_auto) return given;
   Options o = given;
-  o.l2 = DefaultL2(loss, given, n, d, streaming, rule);
+  bool window = false;
+  o.l2 = ChooseDefaultL2(loss, given, n, d, streaming, rule, &window);
   o.has_l2 = true;  // fixed from here on: a plan's options re-plan to the same l2
+  if (window && !InterceptGiven(given)) o.intercept_offset = false;  // kept by a re-plan too
   return o;
 }
 
@@ -70,6 +84,13 @@ Options WithDefaultL2(const Options& given, LossKind loss, int64_t n, int d, boo
 
 double DefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool streaming,
                  std::string* why) {
+  return ChooseDefaultL2(loss, o, n, d, streaming, why, nullptr);
+}
+
+namespace {
+
+double ChooseDefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool streaming,
+                       std::string* why, bool* window_taken) {
   const double ne = double(std::max<int64_t>(n, 1)) * o.epsilon;  // public: n, epsilon
   double l2 = 0;
   std::string rule;
@@ -102,6 +123,7 @@ double DefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool streami
     const double candidate = std::max(kDefaultL2Min, constant * size / ne);
     Options at = o;
     at.l2 = candidate;
+    if (window && !InterceptGiven(o)) at.intercept_offset = false;  // as WithDefaultL2 plans it
     const std::string formula = std::string(!pure    ? "logistic, delta > 0: "
                                             : window ? "logistic, delta = 0, 5 d <= n epsilon < 100 d: "
                                                      : "logistic, delta = 0: ") +
@@ -120,7 +142,9 @@ double DefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool streami
       l2 = pure ? output_l2 : 0;
     } else if (ObjectiveForSmallL2(loss, StagedOptions(at, loss, n), n, d)) {
       l2 = candidate;
-      rule = formula + " (objective)";
+      rule = formula + " (objective" +
+             (window && !at.intercept_offset ? ", the intercept fitted as a coordinate: no stage 0" : "") + ")";
+      if (window_taken != nullptr) *window_taken = window;
     } else {
       rule = formula + ", where objective does not run (n l2 above its cap, its work cap or its "
                        "epsilon floor): " + fallback;
@@ -140,6 +164,8 @@ double DefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool streami
   if (why != nullptr) *why = "default l2 for " + rule + " (README, Choosing l2)";
   return l2;
 }
+
+}  // namespace
 
 Algorithm DefaultAlgorithm(LossKind loss, const Options& o, int64_t n, int d, std::string* why) {
   const char* model = LossName(loss);
