@@ -54,7 +54,7 @@ Options StagedOptions(const Options& o, LossKind loss, int64_t n) {
   return MechanismOptions(o, offset, PlanDecision(o, loss, n, offset));
 }
 
-// `intercept` not given: the default's (the private offset, stage 0).
+// Whether `intercept` was given (else its default: the private offset, stage 0).
 bool InterceptGiven(const Options& o) {
   const OptionSpec* spec = FindOption("intercept");
   return spec != nullptr && OptionGiven(o, *spec);
