@@ -60,11 +60,11 @@ bool InterceptGiven(const Options& o) {
   return spec != nullptr && OptionGiven(o, *spec);
 }
 
-// DefaultL2's rule; *window says whether the pure window rule was taken
-// (the window then fits the intercept as a coordinate unless `intercept`
-// was given: plan_release.hpp, kDefaultL2PureWindow).
+// DefaultL2's rule; *fitted_intercept says whether it took the pure window
+// rule, which fits the intercept as a coordinate unless `intercept` was
+// given (plan_release.hpp, kDefaultL2PureWindow).
 double ChooseDefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool streaming,
-                       std::string* why, bool* window);
+                       std::string* why, bool* fitted_intercept);
 
 // The options a default release is planned with: DefaultL2's l2 when
 // neither l2 nor the algorithm was given (a given algorithm keeps l2 = 0,
@@ -73,10 +73,10 @@ Options WithDefaultL2(const Options& given, LossKind loss, int64_t n, int d, boo
                       std::string* rule) {
   if (given.has_l2 || given.has_algorithm || given.l2_auto) return given;
   Options o = given;
-  bool window = false;
-  o.l2 = ChooseDefaultL2(loss, given, n, d, streaming, rule, &window);
+  bool fitted_intercept = false;
+  o.l2 = ChooseDefaultL2(loss, given, n, d, streaming, rule, &fitted_intercept);
   o.has_l2 = true;  // fixed from here on: a plan's options re-plan to the same l2
-  if (window && !InterceptGiven(given)) o.intercept_offset = false;  // kept by a re-plan too
+  if (fitted_intercept) o.intercept_offset = false;  // kept by a re-plan too
   return o;
 }
 
@@ -90,7 +90,7 @@ double DefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool streami
 namespace {
 
 double ChooseDefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool streaming,
-                       std::string* why, bool* window_taken) {
+                       std::string* why, bool* fitted_intercept) {
   const double ne = double(std::max<int64_t>(n, 1)) * o.epsilon;  // public: n, epsilon
   double l2 = 0;
   std::string rule;
@@ -144,7 +144,7 @@ double ChooseDefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool s
       l2 = candidate;
       rule = formula + " (objective" +
              (window && !at.intercept_offset ? ", the intercept fitted as a coordinate: no stage 0" : "") + ")";
-      if (window_taken != nullptr) *window_taken = window;
+      if (fitted_intercept != nullptr) *fitted_intercept = window && !at.intercept_offset;
     } else {
       rule = formula + ", where objective does not run (n l2 above its cap, its work cap or its "
                        "epsilon floor): " + fallback;
