@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The window rule of the pure default (plan_release.hpp, kDefaultL2PureWindow):
 dperm's all-defaults call at delta = 0 before (bolton at 150/(n eps) below
-n eps = 100 d) and after (objective at 3 sqrt(d)/(n eps) down to n eps = 10 d)
+n eps = 100 d) and after (objective at 4.5 sqrt(d)/(n eps), the intercept a
+coordinate, down to n eps = 5 d)
 against diffprivlib's best-mu oracle of the same run, per cell: accuracy, ROC
 AUC and balanced accuracy with the Mann-Whitney verdict of docs/heldout.md,
 the share of test rows predicted positive, and whether the cell predicts one

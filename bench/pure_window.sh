@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/reports/heldout_pure_window.md: the pure default's window rule
-# (objective at 4.5 sqrt(d) / (n epsilon) for 2 d <= n epsilon < 100 d,
+# (objective at 4.5 sqrt(d) / (n epsilon), the intercept a coordinate, for
+# 5 d <= n epsilon < 100 d,
 # include/dperm/release/plan_release.hpp) against the rule it replaced
 # (bolton at 150 / (n epsilon) below 100 d), each against diffprivlib's
 # best-mu oracle of its own run. The "before" CSV is kept in the repository
