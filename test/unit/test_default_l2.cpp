@@ -90,6 +90,32 @@ TEST(DefaultL2, ValuesByHand) {
   EXPECT_NE(why.find("(objective, the intercept fitted"), std::string::npos) << why;
   EXPECT_NEAR(Rule(LossKind::kLogistic, 0.1, 0, 2400, 50, false, &why), 0.625, 1e-12);
   EXPECT_NE(why.find("(bolton's rule)"), std::string::npos) << why;
+  // Between 100 d and 300 d (kPureBlendNEPerD), the constant is the
+  // geometric blend (4.5 sqrt(d))^(1 - t) (0.2 d)^t, t = log(n epsilon /
+  // (100 d)) / log 3, the intercept fitted as in the window:
+  //   ADULT's shape at epsilon = 0.5, n = 22790, d = 100: n epsilon = 11395,
+  //     t = ln(1.1395) / ln(3) = 0.1188677; 45^(1 - t) 20^t = 40.86480;
+  //     l2 = 40.86480 / 11395 = 3.586204e-3.
+  //   epsilon = 1: n epsilon = 22790, t = ln(2.279) / ln(3) = 0.7497975;
+  //     24.49892 / 22790 = 1.074986e-3.
+  //   n = 10000, d = 50, epsilon = 1: n epsilon = 200 d, t = ln 2 / ln 3
+  //     = 0.6309298; 31.81981^(1 - t) 10^t = 15.32960; l2 = 1.532960e-3.
+  EXPECT_NEAR(Rule(LossKind::kLogistic, 0.5, 0, 22790, 100, false, &why), 3.586204e-3, 1e-9);
+  EXPECT_NE(why.find("100 d <= n epsilon < 300 d: (4.5 sqrt(d))^(1 - t) (0.2 d)^t"), std::string::npos) << why;
+  EXPECT_NE(why.find("(objective, the intercept fitted as a coordinate: no stage 0)"), std::string::npos) << why;
+  EXPECT_NEAR(Rule(LossKind::kLogistic, 1, 0, 22790, 100), 1.074986e-3, 1e-9);
+  EXPECT_NEAR(Rule(LossKind::kLogistic, 1, 0, 10000, 50), 1.532960e-3, 1e-9);
+  //   The edges: continuous at 100 d (the window's 4.5 sqrt(d)) and at 300 d
+  //     (0.2 d): d = 50, n epsilon = 5000 (t = 0) and 15000 (the objective
+  //     rule, 10 / 15000), each against the value just across the edge.
+  const double at100 = Rule(LossKind::kLogistic, 1, 0, 5000, 50);
+  EXPECT_NEAR(at100, 4.5 * std::sqrt(50.0) / 5000, 1e-15);
+  EXPECT_NEAR(Rule(LossKind::kLogistic, 1, 0, 4999, 50) / at100, 5000.0 / 4999, 1e-12);  // the window
+  const double at300 = Rule(LossKind::kLogistic, 1, 0, 15000, 50, false, &why);
+  EXPECT_NEAR(at300, 10.0 / 15000, 1e-15);
+  EXPECT_EQ(why.find("fitted"), std::string::npos) << why;  // stage 0 from 300 d on
+  // one row fewer: 15000 / 14999 times 3.18198^(ln(15000 / 14999) / ln 3) = 1.000137
+  EXPECT_NEAR(Rule(LossKind::kLogistic, 1, 0, 14999, 50) / at300, 1.000137, 1e-6);  // the blend, t -> 1
   //   n = 10^7, d = 10, epsilon = 1: 0.2 * 10 / 10^7 = 2e-7, raised to 1e-6,
   //     beyond objective's work cap (as at delta > 0): bolton's 150 / 10^7 = 1.5e-5.
   EXPECT_NEAR(Rule(LossKind::kLogistic, 1, 0, 10000000, 10, false, &why), 1.5e-5, 1e-15);
@@ -123,7 +149,7 @@ TEST(DefaultL2, MonotoneInNAndEpsilon) {
   const std::vector<double> eps = {0.1, 0.25, 0.5, 1, 2, 4};
   const std::vector<double> ns = {200, 1000, 5000, 20000, 50000};
   for (double delta : {1e-6, 0.0}) {
-    for (int d : {5, 42}) {
+    for (int d : {5, 42, 100}) {  // 100: the window, the blend and 0.2 d meet
       // Along `vary` with the other input fixed at each value of `fixed`.
       auto check = [&](const std::vector<double>& fixed, const std::vector<double>& vary,
                        bool vary_n) {
@@ -213,7 +239,13 @@ TEST(DefaultL2, PlanNoL2DiffersFromL2Zero) {
   EXPECT_EQ(asked.algorithm, Algorithm::kObjective);
   EXPECT_GT(asked.offset.epsilon, 0.0);  // min(0.1 / 10, 4 / sqrt(22790)) = 0.01
   EXPECT_NEAR(asked.offset.epsilon, 0.01, 1e-12);
-  // Outside the window the offset stays (BANK's shape at epsilon = 1).
+  // So does the blend (ADULT's shape at epsilon = 0.5: n epsilon = 114 d).
+  Plan blend = dperm::PlanRelease(Parsed(0.5, 0), LossKind::kLogistic, 22790, 100);
+  EXPECT_NEAR(blend.mu, 3.586204e-3, 1e-9);
+  EXPECT_EQ(blend.algorithm, Algorithm::kObjective);
+  EXPECT_EQ(blend.offset.epsilon, 0.0);
+  EXPECT_FALSE(blend.options.intercept_offset);
+  // From 300 d on the offset stays (BANK's shape at epsilon = 1: 754 d).
   EXPECT_GT(dperm::PlanRelease(Parsed(1, 0), LossKind::kLogistic, 31648, 42).offset.epsilon, 0.0);
   EXPECT_EQ(dperm::PlanRelease(Parsed(0.1, 0, {NumberOption("l2", 45.0 / 2279)}), LossKind::kLogistic, 22790, 100)
                 .algorithm,

@@ -26,11 +26,13 @@ namespace dperm {
 //                          (dp_gd), and 0 too where objective would not be
 //                          DefaultAlgorithm's choice at l (its work cap)
 //   logistic, delta = 0 -> l = max(kDefaultL2PureObjective d / (n epsilon), kDefaultL2Min)
-//                          (objective, pure) while l <= kDefaultL2PureObjectiveMax and it
-//                          runs there; below that, down to n epsilon = kPureWindowNEPerD d,
-//                          kDefaultL2PureWindow sqrt(d) / (n epsilon) (objective, pure,
-//                          the window rule); else min(kDefaultL2Output / (n epsilon),
-//                          kDefaultL2Max) (bolton)
+//                          (objective, pure) from n epsilon = kPureBlendNEPerD d while it
+//                          runs there; below 100 d (l > kDefaultL2PureObjectiveMax), down
+//                          to n epsilon = kPureWindowNEPerD d, kDefaultL2PureWindow sqrt(d)
+//                          / (n epsilon) (objective, pure, the window rule), between 100 d
+//                          and kPureBlendNEPerD d the blend of the two constants, both
+//                          with the intercept fitted as a coordinate; else
+//                          min(kDefaultL2Output / (n epsilon), kDefaultL2Max) (bolton)
 // Why ~1/(n epsilon): both mechanisms perturb the minimiser of an
 // l2-strongly convex objective by noise of norm ~ sqrt(d) sigma / (n l2)
 // (objective perturbation: the term <b, w>/n, ||b|| ~ sqrt(d) sigma,
@@ -47,8 +49,9 @@ constexpr double kDefaultL2Min = 1e-6;     // objective's work grows as 1/sqrt(l
 constexpr double kDefaultL2ObjectiveMax = 1e-3;
 // delta = 0: objective perturbation with the Gamma-norm b at
 // kDefaultL2PureObjective d / (n epsilon) (its noise's norm is ~ d/epsilon)
-// while that is at most kDefaultL2PureObjectiveMax -- n epsilon >= 100 d --
-// and objective runs there; else bolton's kDefaultL2Output / (n epsilon).
+// while that is at most kDefaultL2PureObjectiveMax -- n epsilon >= 100 d;
+// from kPureBlendNEPerD d on alone, the blend below -- and objective runs
+// there; else the window rule or bolton's kDefaultL2Output / (n epsilon).
 // Chosen on held-out accuracy (bench/reports/heldout_pure_l2.md).
 constexpr double kDefaultL2PureObjective = 0.2;
 constexpr double kDefaultL2PureObjectiveMax = 2e-3;
@@ -71,7 +74,6 @@ constexpr double kDefaultL2PureObjectiveMax = 2e-3;
 // 75 d; 3 sqrt(d) lost AUC on ADULT, 6 sqrt(d) predicted almost no
 // positive). Below 5 d bolton's rule keeps the model at b0 (ADULT at 2.85 d:
 // the window's AUC was 0.45 and 0.52 in two runs against the oracle's 0.57).
-// The rule is not monotone across 100 d for d > 506 (4.5 sqrt(d) < 0.2 d).
 // In the window the intercept is fitted as a coordinate (no stage 0,
 // offset.hpp) unless `intercept` is given: with the whole epsilon in the
 // mechanism and the intercept free to move with w, held-out AUC was higher
@@ -81,6 +83,20 @@ constexpr double kDefaultL2PureObjectiveMax = 2e-3;
 // noise-bound there, and stage 0's b0 buys nothing the coordinate does not.
 constexpr double kDefaultL2PureWindow = 4.5;
 constexpr double kPureWindowNEPerD = 5;
+// delta = 0, 100 d <= n epsilon < kPureBlendNEPerD d: the two rules meet.
+// The window's constant 4.5 sqrt(d) is larger than 0.2 d for d < 506 (2.25x
+// at d = 100, 3.5x at d = 42), so l2 used to jump down by that factor at
+// 100 d. Between 100 d and 300 d the constant is the geometric blend
+// (4.5 sqrt(d))^(1 - t) (0.2 d)^t, t = log(n epsilon / (100 d)) / log 3,
+// continuous at both edges (l2 falls with n epsilon for d < 4556), and the
+// intercept is fitted as a coordinate as in the window. ADULT (d = 100) at
+// epsilon = 0.5 and 1 (n epsilon = 114 d and 228 d) lost ROC AUC to
+// diffprivlib's oracle at 10 seeds with 0.2 d and stage 0 (0.833 and 0.858
+// against 0.847 and 0.864); the intercept fitted raised both, a larger
+// constant the first (bench/reports/heldout_pure_blend.md). Above 300 d
+// stage 0 stays: fitting the intercept there cost CREDIT (d = 30) its
+// accuracy win and balanced accuracy at 350 d and 700 d.
+constexpr double kPureBlendNEPerD = 300;
 constexpr double kDefaultL2Output = 150;   // logistic, delta = 0 (bolton)
 constexpr double kDefaultL2Max = 1;        // the model is then about b0 alone
 // Huber: bolton shrinks the model toward stage 0's private mean (offset.hpp).

@@ -111,25 +111,38 @@ double ChooseDefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool s
     // displacement ||b||/(n l2) the same at every n, d and epsilon.
     const bool pure = !(o.delta > 0);
     const double dims = double(std::max(d, 1));
-    // delta = 0 where 0.2 d / (n epsilon) exceeds its cap (n epsilon < 100 d):
-    // the window rule (plan_release.hpp) down to n epsilon = 5 d.
-    const bool window = pure && kDefaultL2PureObjective * dims / ne > kDefaultL2PureObjectiveMax &&
-                        ne >= kPureWindowNEPerD * dims;
-    const double constant = window ? kDefaultL2PureWindow : pure ? kDefaultL2PureObjective : kDefaultL2Objective;
-    // (the window's l2 is at most 4.5 / (5 sqrt(d)) < kDefaultL2Max)
-    const double cap = window ? kDefaultL2Max : pure ? kDefaultL2PureObjectiveMax : kDefaultL2ObjectiveMax;
-    const bool linear_in_d = pure && !window;  // the Gamma-norm b's norm ~ d / epsilon
-    const double size = linear_in_d ? dims : std::sqrt(dims);
-    const double candidate = std::max(kDefaultL2Min, constant * size / ne);
+    // delta = 0: the objective rule 0.2 d / (n epsilon) from n epsilon =
+    // 200 d, the window rule 4.5 sqrt(d) / (n epsilon) below 100 d (down to
+    // 5 d), and between them a geometric blend of the two constants, so that
+    // l2 is continuous at both edges (plan_release.hpp, kPureBlendNEPerD).
+    const double objective_ne = dims * kDefaultL2PureObjective / kDefaultL2PureObjectiveMax;  // 100 d
+    const bool window = pure && ne < objective_ne && ne >= kPureWindowNEPerD * dims;
+    const bool blend = pure && ne >= objective_ne && ne < kPureBlendNEPerD * dims;
+    const double window_scale = kDefaultL2PureWindow * std::sqrt(dims);
+    const double objective_scale = kDefaultL2PureObjective * dims;  // the Gamma-norm b's norm ~ d / epsilon
+    const double t = blend ? std::log(ne / objective_ne) / std::log(kPureBlendNEPerD * dims / objective_ne) : 0;
+    const double scale = !pure   ? kDefaultL2Objective * std::sqrt(dims)
+                         : window ? window_scale
+                         : blend  ? std::pow(window_scale, 1 - t) * std::pow(objective_scale, t)
+                                  : objective_scale;
+    // (the window's and the blend's l2 are at most 4.5 / (5 sqrt(d)) and
+    // max(4.5 sqrt(d), 0.2 d) / (100 d), below kDefaultL2Max)
+    const double cap = window || blend ? kDefaultL2Max : pure ? kDefaultL2PureObjectiveMax : kDefaultL2ObjectiveMax;
+    const double candidate = std::max(kDefaultL2Min, scale / ne);
     Options at = o;
     at.l2 = candidate;
-    if (window && !InterceptGiven(o)) at.intercept_offset = false;  // as WithDefaultL2 plans it
-    const std::string formula = std::string(!pure    ? "logistic, delta > 0: "
-                                            : window ? "logistic, delta = 0, 5 d <= n epsilon < 100 d: "
-                                                     : "logistic, delta = 0: ") +
-                                FormatNumber(constant) + (linear_in_d ? " d" : " sqrt(d)") + " / (n epsilon) = " +
-                                FormatNumber(candidate) + " with d = " + std::to_string(d) +
-                                ", n epsilon = " + FormatNumber(ne);
+    const bool fitted = (window || blend) && !InterceptGiven(o);
+    if (fitted) at.intercept_offset = false;  // as WithDefaultL2 plans it
+    const std::string formula =
+        (!pure    ? "logistic, delta > 0: " + FormatNumber(kDefaultL2Objective) + " sqrt(d)"
+         : window ? "logistic, delta = 0, 5 d <= n epsilon < 100 d: " + FormatNumber(kDefaultL2PureWindow) + " sqrt(d)"
+         : blend  ? "logistic, delta = 0, 100 d <= n epsilon < " + FormatNumber(kPureBlendNEPerD) + " d: (" +
+                       FormatNumber(kDefaultL2PureWindow) + " sqrt(d))^(1 - t) (" +
+                       FormatNumber(kDefaultL2PureObjective) + " d)^t, t = log(n epsilon / (100 d)) / log(" +
+                       FormatNumber(kPureBlendNEPerD / 100) + ") = " + FormatNumber(t) + ","
+                  : "logistic, delta = 0: " + FormatNumber(kDefaultL2PureObjective) + " d") +
+        " / (n epsilon) = " + FormatNumber(candidate) + " with d = " + std::to_string(d) +
+        ", n epsilon = " + FormatNumber(ne);
     // bolton's l2 (delta = 0): its noise ~ 1/(n l2 epsilon).
     const double output_l2 = std::min(kDefaultL2Max, kDefaultL2Output / ne);
     const std::string fallback =
@@ -143,8 +156,8 @@ double ChooseDefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool s
     } else if (ObjectiveForSmallL2(loss, StagedOptions(at, loss, n), n, d)) {
       l2 = candidate;
       rule = formula + " (objective" +
-             (window && !at.intercept_offset ? ", the intercept fitted as a coordinate: no stage 0" : "") + ")";
-      if (fitted_intercept != nullptr) *fitted_intercept = window && !at.intercept_offset;
+             (fitted ? ", the intercept fitted as a coordinate: no stage 0" : "") + ")";
+      if (fitted_intercept != nullptr) *fitted_intercept = fitted;
     } else {
       rule = formula + ", where objective does not run (n l2 above its cap, its work cap or its "
                        "epsilon floor): " + fallback;
