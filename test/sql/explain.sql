@@ -136,13 +136,17 @@ SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, delta => 1e-3, a
 -- (objective); at delta = 0 and epsilon = 0.1, n epsilon = 3164.8 < 100 d
 -- = 4200: the window rule 4.5 sqrt(42)/3164.8 = 9.2149e-3 (objective); at
 -- epsilon = 0.004, n epsilon = 126.6 < 5 d = 210: bolton's
--- min(150/126.6, 1) = 1, n l2 = 31648 above objective's cap (bolton).
+-- min(150/126.6, 1) = 1, n l2 = 31648 above objective's cap (bolton); at
+-- epsilon = 0.2, n epsilon = 6329.6 = 150.7 d, between 100 d and 300 d: the
+-- blend, t = ln(6329.6/4200)/ln 3 = 0.373337, (4.5 sqrt(42))^(1 - t)
+-- (0.2 * 42)^t = 18.32428, l2 = 18.32428/6329.6 = 2.8950e-3 (objective).
+-- The window and the blend fit the intercept as a coordinate (no stage 0).
 SELECT eps, delta, given_l2, j->>'algorithm' AS algorithm, round((j->>'mu')::numeric, 7) AS mu,
        round((j->>'l2')::numeric, 7) AS l2, left(j->>'l2_rule', 48) AS l2_rule,
        substring(j->>'l2_rule' from '\((objective|bolton|dp_gd)') AS rule_for,
-       j->'options_given' ? 'l2' AS l2_given
+       j->'options_given' ? 'l2' AS l2_given, j->'offset' IS NOT NULL AS stage0
   FROM (VALUES (1, 1e-6, NULL), (1, 1e-6, 0), (0.1, 1e-6, NULL), (1, 0, NULL), (1, 0, 0), (0.1, 0, NULL),
-               (0.004, 0, NULL))
+               (0.004, 0, NULL), (0.2, 0, NULL))
          v(eps, delta, given_l2),
        LATERAL (SELECT dp_explain('logistic', 31648, 42,
                                   dp_options(epsilon => eps, delta => delta, l2 => given_l2)) j) p;

@@ -138,11 +138,12 @@ double ChooseDefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool s
          : window ? "logistic, delta = 0, 5 d <= n epsilon < 100 d: " + FormatNumber(kDefaultL2PureWindow) + " sqrt(d)"
          : blend  ? "logistic, delta = 0, 100 d <= n epsilon < " + FormatNumber(kPureBlendNEPerD) + " d: (" +
                        FormatNumber(kDefaultL2PureWindow) + " sqrt(d))^(1 - t) (" +
-                       FormatNumber(kDefaultL2PureObjective) + " d)^t, t = log(n epsilon / (100 d)) / log(" +
-                       FormatNumber(kPureBlendNEPerD / 100) + ") = " + FormatNumber(t) + ","
+                       FormatNumber(kDefaultL2PureObjective) + " d)^t"
                   : "logistic, delta = 0: " + FormatNumber(kDefaultL2PureObjective) + " d") +
         " / (n epsilon) = " + FormatNumber(candidate) + " with d = " + std::to_string(d) +
-        ", n epsilon = " + FormatNumber(ne);
+        ", n epsilon = " + FormatNumber(ne) +
+        (blend ? ", t = log(n epsilon / (100 d)) / log(" + FormatNumber(kPureBlendNEPerD / 100) + ") = " + FormatNumber(t)
+               : "");
     // bolton's l2 (delta = 0): its noise ~ 1/(n l2 epsilon).
     const double output_l2 = std::min(kDefaultL2Max, kDefaultL2Output / ne);
     const std::string fallback =
