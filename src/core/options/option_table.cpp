@@ -243,7 +243,7 @@ std::vector<OptionSpec> BuildTable() {
            "with `fit_intercept`: `offset` spends ε₀ ≤ ε/10 on a private base rate b₀ and "
            "fits the intercept around it (*The intercept*); `fitted`: an ordinary "
            "coordinate, shrunk toward 0 (streaming mode always, and the pure `dp_logreg` default "
-           "where 5·d ≤ n·ε < 100·d unless `intercept` is given)",
+           "where 5·d ≤ n·ε < 300·d unless `intercept` is given)",
            [](const OptionEntry& e, double, Options& o) { o.intercept_offset = ParseInterceptOffset(e); },
            [](const Options& o) { return TextEntry(o.intercept_offset ? "offset" : "fitted"); }),
       "`offset`, `fitted`"));
