@@ -112,9 +112,10 @@ double ChooseDefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool s
     const bool pure = !(o.delta > 0);
     const double dims = double(std::max(d, 1));
     // delta = 0: the objective rule 0.2 d / (n epsilon) from n epsilon =
-    // 200 d, the window rule 4.5 sqrt(d) / (n epsilon) below 100 d (down to
-    // 5 d), and between them a geometric blend of the two constants, so that
-    // l2 is continuous at both edges (plan_release.hpp, kPureBlendNEPerD).
+    // 300 d (kPureBlendNEPerD), the window rule 4.5 sqrt(d) / (n epsilon)
+    // below 100 d (down to 5 d), and between them a geometric blend of the
+    // two constants, so that l2 is continuous at both edges (plan_release.hpp).
+    // Below 5 d the objective rule's l2 exceeds its cap: bolton's rule.
     const double objective_ne = dims * kDefaultL2PureObjective / kDefaultL2PureObjectiveMax;  // 100 d
     const bool window = pure && ne < objective_ne && ne >= kPureWindowNEPerD * dims;
     const bool blend = pure && ne >= objective_ne && ne < kPureBlendNEPerD * dims;
