@@ -95,9 +95,9 @@ constexpr double kPureWindowNEPerD = 5;
 // against 0.847 and 0.864); the intercept fitted raised both, a larger
 // constant the first; with the blend they tie (0.843, 0.862; same noise
 // seeds, every other cell unchanged: bench/reports/heldout_pure_blend.md,
-// docs/heldout.md). Above 300 d
-// stage 0 stays: fitting the intercept there cost CREDIT (d = 30) its
-// accuracy win and balanced accuracy at 350 d and 700 d.
+// docs/heldout.md). Above 300 d stage 0 stays: fitting the intercept there
+// cost CREDIT (d = 30) its accuracy wins and balanced accuracy at 350 d and
+// 700 d.
 constexpr double kPureBlendNEPerD = 300;
 constexpr double kDefaultL2Output = 150;   // logistic, delta = 0 (bolton)
 constexpr double kDefaultL2Max = 1;        // the model is then about b0 alone

@@ -61,8 +61,8 @@ bool InterceptGiven(const Options& o) {
 }
 
 // DefaultL2's rule; *fitted_intercept says whether it took the pure window
-// rule, which fits the intercept as a coordinate unless `intercept` was
-// given (plan_release.hpp, kDefaultL2PureWindow).
+// or blend rule, which fit the intercept as a coordinate unless `intercept`
+// was given (plan_release.hpp, kDefaultL2PureWindow, kPureBlendNEPerD).
 double ChooseDefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool streaming,
                        std::string* why, bool* fitted_intercept);
 
