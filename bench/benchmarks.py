@@ -15,6 +15,9 @@ the scan, the training, the noise and the ledger charge):
     of those features (setseed: the same table every run); the bare scan,
     and dperm.train(..., 'logistic', dp_options(epsilon => 1, delta =>
     1e-6)) in memory and streaming.
+Every in-memory release also runs with SET dperm.training_threads = 1 (the
+"1 thread" rows; the others use the default, 2): the same model, serial
+passes.
 Prints the markdown table of docs/benchmarks.md: median seconds, the ratio
 to the bare scan of the same table ("scans") and to diffprivlib's fit, the
 algorithm and its iterations (from the released model's plan), and
@@ -59,8 +62,12 @@ def make_synthetic(n):
     psql(f"VACUUM ANALYZE s{n}")
 
 
+ONE_THREAD = "SET dperm.training_threads = 1; "
+
+
 def release(sql):
     """A statement returning one dp_model: its plan's algorithm, iterations and nesterov field."""
+    sql = sql.removeprefix(ONE_THREAD)
     return (f"SELECT (m::jsonb)->'plan'->>'algorithm', (m::jsonb)->'plan'->>'iterations', "
             f"(m::jsonb)->'plan'->>'nesterov' FROM ({sql}) r(m)")
 
@@ -88,13 +95,17 @@ def main():
               "SELECT dp_logreg(features, label, dp_options(epsilon => 1)) FROM bank", True),
              ("bank", "dperm default, delta = 1e-6",
               "SELECT dp_logreg(features, label, dp_options(epsilon => 1, delta => 1e-6)) FROM bank", True)]
+    cases += [(t, what + ", 1 thread", ONE_THREAD + sql, r) for t, what, sql, r in cases[2:]]
     for n in sizes:
         t = f"s{n}"
         cases.append((t, "bare scan", f"SELECT count(features) FROM {t}", False))
         for mode in ("in_memory", "streaming"):
-            cases.append((t, f"dperm.train default, delta = 1e-6, {mode}",
-                          f"SELECT dperm.train('{t}', 'features', 'label', 'logistic', "
-                          f"dp_options(epsilon => 1, delta => 1e-6), mode => '{mode}')", True))
+            sql = (f"SELECT dperm.train('{t}', 'features', 'label', 'logistic', "
+                   f"dp_options(epsilon => 1, delta => 1e-6), mode => '{mode}')")
+            cases.append((t, f"dperm.train default, delta = 1e-6, {mode}", sql, True))
+            if mode == "in_memory":
+                cases.append((t, f"dperm.train default, delta = 1e-6, {mode}, 1 thread",
+                              ONE_THREAD + sql, True))
 
     seconds = {i: [] for i in range(len(cases))}
     plans = {}
@@ -130,6 +141,7 @@ def main():
     print()
     print("time(10 n) / time(n):")
     for what in ("bare scan", "dperm.train default, delta = 1e-6, in_memory",
+                 "dperm.train default, delta = 1e-6, in_memory, 1 thread",
                  "dperm.train default, delta = 1e-6, streaming"):
         by_n = {rows[c[0]]: median[i] for i, c in enumerate(cases) if c[1] == what and c[0] != "bank"}
         steps = [f"{n} -> {10 * n}: {by_n[10 * n] / by_n[n]:.1f}" for n in sorted(by_n) if 10 * n in by_n]

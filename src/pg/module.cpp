@@ -1,5 +1,6 @@
 // Module load: magic block, settings, and the core's interrupt probe.
 #include "dperm/util/interrupt.hpp"
+#include "dperm/util/row_parts.hpp"
 
 #include <climits>
 #include <cstring>
@@ -30,6 +31,7 @@ bool g_allow_seed = false;
 int g_max_coefficients = 1000000;
 int g_max_buffer_kb = 256 * 1024;
 int g_max_release_memory_kb = 1024 * 1024;
+int g_training_threads = 2;
 
 namespace {
 // True when a cancel or termination is pending: the interrupts that end a
@@ -60,6 +62,9 @@ bool CheckMaxReleaseMemory(int* value, void**, GucSource source) {
                       g_release_memory_ceiling_kb);
   return false;
 }
+
+// dperm.training_threads: the core's limit follows the setting.
+void AssignTrainingThreads(int value, void*) { dperm::SetRowThreadLimit(value); }
 
 // dperm.pass_key: empty (not configured) or at least 32 characters.
 bool CheckPassKey(char** value, void**, GucSource) {
@@ -110,6 +115,19 @@ void _PG_init(void) {
       "superuser may raise it.",
       &dperm::pg::g_max_release_memory_kb, 1024 * 1024, 1024, INT_MAX, PGC_USERSET,
       GUC_UNIT_KB, &dperm::pg::CheckMaxReleaseMemory, nullptr, nullptr);
+  // Superuser-only, like dperm.max_buffer: it sets how many cores one
+  // backend may keep busy, a server resource. The threads exist only during
+  // a full pass over the rows and run no PostgreSQL code (row_parts.hpp);
+  // the model is the same bits for every value (exact sums).
+  DefineCustomIntVariable(
+      "dperm.training_threads",
+      "Threads one in-memory release may use for its passes over the rows.",
+      "Full gradient passes of in-memory training (dp_gd, objective perturbation, "
+      "the other full-batch solvers) split the rows across this many threads of the "
+      "backend; passes too small to repay a thread use fewer. The released model does "
+      "not depend on it.",
+      &dperm::pg::g_training_threads, 2, 1, 64, PGC_SUSET, 0, nullptr,
+      &dperm::pg::AssignTrainingThreads, nullptr);
   // Not a user setting: dperm.train turns it on around each streaming pass
   // (streaming.cpp) and the per-pass aggregates refuse without it. SUSET,
   // so no other role can set it (a function's SET clause runs with its

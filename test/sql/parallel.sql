@@ -80,3 +80,47 @@ SET ROLE regress_buffer_analyst;
 SET dperm.max_buffer = '1TB';
 RESET ROLE;
 DROP ROLE regress_buffer_analyst;
+
+-- dperm.training_threads: in-memory passes over the rows split across
+-- threads of the backend (row_parts.hpp). The sums are exact, so the model
+-- is the same bits at every setting: the default (dp_gd at delta > 0),
+-- objective perturbation, output_gd, Huber and softmax (only created_at differs).
+SHOW dperm.training_threads;
+SET max_parallel_workers_per_gather = 0;
+CREATE TABLE thread_models (threads int, kind text, m text);
+DO $$
+DECLARE t int;
+BEGIN
+  FOREACH t IN ARRAY ARRAY[1, 2, 4] LOOP
+    PERFORM set_config('dperm.training_threads', t::text, true);
+    INSERT INTO thread_models
+      SELECT t, 'default', dp_logreg(f, y, dp_options(epsilon => 1, delta => 1e-6, seed => 3)) FROM par
+      UNION ALL
+      SELECT t, 'objective', dp_logreg(f, y, dp_options(algorithm => 'objective', epsilon => 1, seed => 3)) FROM par
+      UNION ALL
+      SELECT t, 'output_gd', dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 0.1, seed => 3)) FROM par
+      UNION ALL
+      SELECT t, 'huber', dp_huber(f, sin(i), dp_options(epsilon => 1, delta => 1e-6, seed => 3)) FROM par
+      UNION ALL
+      SELECT t, 'softmax', dp_softmax(f, (i % 3)::int, dp_options(epsilon => 1, delta => 1e-6, classes => 3, seed => 3)) FROM par;
+  END LOOP;
+END $$;
+SELECT kind, count(*) AS settings, count(DISTINCT m::jsonb - 'created_at') AS distinct_models,
+       min(m::jsonb->>'algorithm') AS algorithm
+  FROM thread_models GROUP BY kind ORDER BY kind;
+-- a cancel during a split pass ends the statement cleanly; the backend goes on
+SET dperm.training_threads = 2;
+SET statement_timeout = '2s';
+\set VERBOSITY sqlstate
+SELECT dp_logreg(f, y, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 0.1,
+                                  iterations => 100000000, seed => 1)) FROM par;
+\set VERBOSITY default
+RESET statement_timeout;
+SELECT count(*) FROM par;
+-- only a superuser sets it: it is how many cores one backend keeps busy
+CREATE ROLE regress_thread_analyst;
+SET ROLE regress_thread_analyst;
+SET dperm.training_threads = 64;
+RESET ROLE;
+DROP ROLE regress_thread_analyst;
+RESET dperm.training_threads;

@@ -10,6 +10,8 @@
 
 namespace dperm {
 
+class ExactSum;
+
 using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 // Features viewed in place: rows of stride d + 1, the label in the last slot.
 using FeatureMap = Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>>;
@@ -22,6 +24,10 @@ class Loss {
   virtual LossKind kind() const = 0;
   virtual double Value(double margin, double y) const = 0;
   virtual double Derivative(double margin, double y) const = 0;  // df/dm
+  // out[i] = Derivative(m[i], y[i y_stride]) for i < count, in place when
+  // out == m (a full pass's block of rows in one call).
+  virtual void Derivatives(const double* m, const double* y, Eigen::Index y_stride,
+                           Eigen::Index count, double* out) const;
   virtual double Curvature(double margin, double y) const = 0;   // d2f/dm2
   // Bounds on |df/dm| and d2f/dm2 over all margins and labels.
   virtual double MaxDerivative() const = 0;
@@ -41,6 +47,8 @@ class LogisticLoss final : public Loss {
   LossKind kind() const override { return LossKind::kLogistic; }
   double Value(double margin, double y) const override;
   double Derivative(double margin, double y) const override;
+  void Derivatives(const double* m, const double* y, Eigen::Index y_stride, Eigen::Index count,
+                   double* out) const override;
   double Curvature(double margin, double y) const override;
   double MaxDerivative() const override { return 1.0; }
   double MaxCurvature() const override { return 0.25; }
@@ -104,6 +112,9 @@ class LinearObjective : public Objective {
   // Margins <w, x_i> (+ b) of rows start .. start + rows - 1, into m.
   void BlockMargins(const Eigen::VectorXd& w, Eigen::Index start, Eigen::Index rows,
                     Eigen::VectorXd& m) const;
+  // Adds the rounded gradient contributions of rows begin .. end - 1 to sum.
+  void ExactGradientRows(const Eigen::VectorXd& w, Eigen::Index begin, Eigen::Index end,
+                         ExactSum& sum) const;
   const Loss& loss_;
   FeatureMap x_;
   LabelMap y_;

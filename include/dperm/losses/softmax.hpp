@@ -36,6 +36,12 @@ class SoftmaxObjective final : public Objective {
   // Scores s_ik of rows start .. start + rows - 1 (rows x K), into s.
   void BlockScores(const Eigen::VectorXd& w, Eigen::Index start, Eigen::Index rows,
                    RowMatrix& s) const;
+  // p_ik - [y_i = k] of the same rows: each row's gradient factor.
+  void PlusLabelledScores(const Eigen::VectorXd& w, Eigen::Index start, Eigen::Index rows,
+                          RowMatrix& p) const;
+  // Adds the rounded gradient contributions of rows begin .. end - 1 to sum.
+  void ExactGradientRows(const Eigen::VectorXd& w, Eigen::Index begin, Eigen::Index end,
+                         ExactSum& sum) const;
   // Rows per block of a full pass that reads each row `passes` times.
   Eigen::Index BlockRows(int passes) const;
   FeatureMap x_;

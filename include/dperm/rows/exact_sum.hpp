@@ -104,6 +104,10 @@ class ExactSum {
   // Adds round(c x_j / q) to coordinate first + j for j < d, and, when
   // `intercept`, round(c/q) to coordinate first + d.
   void AddScaled(int first, double c, const double* x, int d, bool intercept);
+  // AddScaled(first, c[i], x + i stride, d, intercept) for i < count: a block
+  // of rows in one call (a full pass's inner loop).
+  void AddScaledRows(int first, const double* c, const double* x, int64_t stride, int64_t count,
+                     int d, bool intercept);
   // Adds round(v/q) to coordinate j.
   void Add(int j, double v);
   // Adds another sum on the same grid (exact).

@@ -105,6 +105,14 @@ double LogisticLoss::Value(double m, double y) const { return Softplus(-y * m); 
 double LogisticLoss::Derivative(double m, double y) const {
   return -y * Sigmoid(-y * m);
 }
+void LogisticLoss::Derivatives(const double* m, const double* y, Eigen::Index y_stride,
+                               Eigen::Index count, double* out) const {
+  // Derivative, inlined: the same values.
+  for (Eigen::Index i = 0; i < count; i++) {
+    const double yi = y[i * y_stride];
+    out[i] = -yi * Sigmoid(-yi * m[i]);
+  }
+}
 double LogisticLoss::Curvature(double m, double) const {
   double s = Sigmoid(m);
   return s * (1.0 - s);

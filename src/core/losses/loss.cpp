@@ -9,12 +9,18 @@
 
 #include "dperm/util/interrupt.hpp"
 #include "dperm/rows/exact_sum.hpp"
+#include "dperm/util/row_parts.hpp"
 
 namespace dperm {
 
 LinearObjective::LinearObjective(const Loss& loss, FeatureMap x, LabelMap y,
                                  bool fit_intercept, double l2, double l1)
     : Objective(l2, l1), loss_(loss), x_(x), y_(y), fit_intercept_(fit_intercept) {}
+
+void Loss::Derivatives(const double* m, const double* y, Eigen::Index y_stride,
+                       Eigen::Index count, double* out) const {
+  for (Eigen::Index i = 0; i < count; i++) out[i] = Derivative(m[i], y[i * y_stride]);
+}
 
 Eigen::Index FullPassBlockRows(Eigen::Index work_per_row) {
   return std::max<Eigen::Index>(1, Eigen::Index(kFullPassBlockWork) / std::max<Eigen::Index>(work_per_row, 1));
@@ -40,31 +46,47 @@ double LinearObjective::LossValue(const Eigen::VectorXd& w) const {
   return sum / static_cast<double>(n);
 }
 
-Eigen::VectorXd LinearObjective::LossGradient(const Eigen::VectorXd& w) const {
-  const Eigen::Index d = x_.cols(), n = x_.rows(), block = FullPassBlockRows(2 * (d + 1));
-  Eigen::VectorXd grad = Eigen::VectorXd::Zero(w.size());
-  Eigen::VectorXd g;
-  // With a grid, each row's f'(m_i) [x_i, 1] is rounded to it and summed
-  // exactly (exact_sum.hpp): the sum the sensitivity was derived for.
-  const bool exact = sum_grid() > 0;
-  ExactSum sum(exact ? dim() : 0, exact ? sum_grid() : 1.0);
+void LinearObjective::ExactGradientRows(const Eigen::VectorXd& w, Eigen::Index begin,
+                                         Eigen::Index end, ExactSum& sum) const {
+  const Eigen::Index d = x_.cols(), block = FullPassBlockRows(2 * (d + 1));
   const double* data = x_.data();
   const Eigen::Index stride = x_.outerStride();
-  for (Eigen::Index start = 0; start < n; start += block) {
-    const Eigen::Index rows = std::min(block, n - start);
+  Eigen::VectorXd g;
+  for (Eigen::Index start = begin; start < end; start += block) {
+    const Eigen::Index rows = std::min(block, end - start);
     BlockMargins(w, start, rows, g);
-    for (Eigen::Index i = 0; i < rows; i++) g(i) = loss_.Derivative(g(i), y_(start + i));
-    if (exact) {
-      for (Eigen::Index i = 0; i < rows; i++)
-        sum.AddScaled(0, g(i), data + (start + i) * stride, int(d), fit_intercept_);
-    } else {
-      grad.head(d).noalias() += x_.middleRows(start, rows).transpose() * g;
-      if (fit_intercept_) grad(d) += g.sum();
-    }
+    loss_.Derivatives(g.data(), y_.data() + start * y_.innerStride(), y_.innerStride(), rows, g.data());
+    sum.AddScaledRows(0, g.data(), data + start * stride, stride, rows, int(d), fit_intercept_);
     CountWork(2 * uint64_t(rows) * uint64_t(d + 1));
   }
-  if (exact)
-    for (int j = 0; j < dim(); j++) grad(j) = sum.Value(j);
+}
+
+Eigen::VectorXd LinearObjective::LossGradient(const Eigen::VectorXd& w) const {
+  const Eigen::Index d = x_.cols(), n = x_.rows();
+  Eigen::VectorXd grad = Eigen::VectorXd::Zero(w.size());
+  if (sum_grid() > 0) {
+    // Each row's f'(m_i) [x_i, 1] is rounded to the grid and summed exactly
+    // (exact_sum.hpp): the sum the sensitivity was derived for, the same
+    // bits however many parts (row_parts.hpp) the rows are split into.
+    const int parts = RowParts(n, 2 * uint64_t(d + 1));
+    std::vector<ExactSum> sums(size_t(parts), ExactSum(dim(), sum_grid()));
+    ForRowParts(n, parts, [&](int part, int64_t begin, int64_t end) {
+      ExactGradientRows(w, begin, end, sums[size_t(part)]);
+    });
+    for (int part = 1; part < parts; part++) sums[0].Merge(sums[size_t(part)]);
+    for (int j = 0; j < dim(); j++) grad(j) = sums[0].Value(j);
+  } else {
+    const Eigen::Index block = FullPassBlockRows(2 * (d + 1));
+    Eigen::VectorXd g;
+    for (Eigen::Index start = 0; start < n; start += block) {
+      const Eigen::Index rows = std::min(block, n - start);
+      BlockMargins(w, start, rows, g);
+      for (Eigen::Index i = 0; i < rows; i++) g(i) = loss_.Derivative(g(i), y_(start + i));
+      grad.head(d).noalias() += x_.middleRows(start, rows).transpose() * g;
+      if (fit_intercept_) grad(d) += g.sum();
+      CountWork(2 * uint64_t(rows) * uint64_t(d + 1));
+    }
+  }
   grad /= static_cast<double>(n);
   return grad;
 }

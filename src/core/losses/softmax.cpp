@@ -9,6 +9,7 @@
 
 #include "dperm/util/interrupt.hpp"
 #include "dperm/rows/exact_sum.hpp"
+#include "dperm/util/row_parts.hpp"
 
 namespace dperm {
 namespace {
@@ -171,38 +172,59 @@ double SoftmaxObjective::LossValue(const Eigen::VectorXd& w) const {
   return sum / static_cast<double>(n);
 }
 
-Eigen::VectorXd SoftmaxObjective::LossGradient(const Eigen::VectorXd& w) const {
-  const Eigen::Index d = x_.cols(), n = x_.rows(), block = BlockRows(2);
-  Eigen::VectorXd grad = Eigen::VectorXd::Zero(dim());
-  Eigen::Map<RowMatrix> g(grad.data(), classes_, per_class());
-  // With a grid, each row's (p - e_y)_k [x, 1] is rounded to it and summed
-  // exactly (exact_sum.hpp), class block after class block.
-  const bool exact = sum_grid() > 0;
-  ExactSum sum(exact ? dim() : 0, exact ? sum_grid() : 1.0);
+void SoftmaxObjective::ExactGradientRows(const Eigen::VectorXd& w, Eigen::Index begin,
+                                          Eigen::Index end, ExactSum& sum) const {
+  const Eigen::Index d = x_.cols(), block = BlockRows(2);
   const Eigen::Index stride = x_.outerStride();
-  // Row-major so that each row's scores are contiguous for SoftmaxInPlace;
-  // one block of rows at a time, so memory stays O(block K), not O(n K).
   RowMatrix p;
-  for (Eigen::Index start = 0; start < n; start += block) {
-    const Eigen::Index rows = std::min(block, n - start);
-    BlockScores(w, start, rows, p);
-    for (Eigen::Index i = 0; i < rows; i++) {
-      SoftmaxInPlace(p.row(i).data(), classes_);
-      p(i, Label(y_(start + i))) -= 1;  // p - e_y
-    }
-    if (exact) {
-      for (Eigen::Index i = 0; i < rows; i++)
-        for (int k = 0; k < classes_; k++)
-          sum.AddScaled(k * per_class(), p(i, k), x_.data() + (start + i) * stride, int(d),
-                        fit_intercept_);
-    } else {
-      g.leftCols(d).noalias() += p.transpose() * x_.middleRows(start, rows);
-      if (fit_intercept_) g.col(d) += p.colwise().sum().transpose();
-    }
+  for (Eigen::Index start = begin; start < end; start += block) {
+    const Eigen::Index rows = std::min(block, end - start);
+    PlusLabelledScores(w, start, rows, p);
+    for (Eigen::Index i = 0; i < rows; i++)
+      for (int k = 0; k < classes_; k++)
+        sum.AddScaled(k * per_class(), p(i, k), x_.data() + (start + i) * stride, int(d),
+                      fit_intercept_);
     CountWork(2 * uint64_t(rows) * uint64_t(classes_) * uint64_t(per_class()));
   }
-  if (exact)
-    for (int j = 0; j < dim(); j++) grad(j) = sum.Value(j);
+}
+
+void SoftmaxObjective::PlusLabelledScores(const Eigen::VectorXd& w, Eigen::Index start,
+                                          Eigen::Index rows, RowMatrix& p) const {
+  BlockScores(w, start, rows, p);
+  for (Eigen::Index i = 0; i < rows; i++) {
+    SoftmaxInPlace(p.row(i).data(), classes_);
+    p(i, Label(y_(start + i))) -= 1;  // p - e_y
+  }
+}
+
+Eigen::VectorXd SoftmaxObjective::LossGradient(const Eigen::VectorXd& w) const {
+  const Eigen::Index d = x_.cols(), n = x_.rows();
+  Eigen::VectorXd grad = Eigen::VectorXd::Zero(dim());
+  if (sum_grid() > 0) {
+    // Each row's (p - e_y)_k [x, 1] is rounded to the grid and summed
+    // exactly (exact_sum.hpp), class block after class block; the same
+    // bits however many parts (row_parts.hpp) the rows are split into.
+    const int parts = RowParts(n, 2 * uint64_t(classes_) * uint64_t(per_class()));
+    std::vector<ExactSum> sums(size_t(parts), ExactSum(dim(), sum_grid()));
+    ForRowParts(n, parts, [&](int part, int64_t begin, int64_t end) {
+      ExactGradientRows(w, begin, end, sums[size_t(part)]);
+    });
+    for (int part = 1; part < parts; part++) sums[0].Merge(sums[size_t(part)]);
+    for (int j = 0; j < dim(); j++) grad(j) = sums[0].Value(j);
+  } else {
+    // Row-major so that each row's scores are contiguous for SoftmaxInPlace;
+    // one block of rows at a time, so memory stays O(block K), not O(n K).
+    Eigen::Map<RowMatrix> g(grad.data(), classes_, per_class());
+    const Eigen::Index block = BlockRows(2);
+    RowMatrix p;
+    for (Eigen::Index start = 0; start < n; start += block) {
+      const Eigen::Index rows = std::min(block, n - start);
+      PlusLabelledScores(w, start, rows, p);
+      g.leftCols(d).noalias() += p.transpose() * x_.middleRows(start, rows);
+      if (fit_intercept_) g.col(d) += p.colwise().sum().transpose();
+      CountWork(2 * uint64_t(rows) * uint64_t(classes_) * uint64_t(per_class()));
+    }
+  }
   grad /= static_cast<double>(n);
   return grad;
 }

@@ -38,15 +38,13 @@ ExactSum::ExactSum(int dim, double grid)
     throw Error(ErrorKind::kInternal, "ExactSum: the grid must be a power of two");
 }
 
-void ExactSum::AddScaled(int first, double c, const double* x, int d, bool intercept) {
-  // c/q is exact (q a power of two), so fl(s x_j) = fl(c x_j)/q: the
-  // contribution is rounded once, then put on the grid.
-  const double s = c * inv_;
-  int64_t* __restrict p = partial_.data() + first;
+namespace {
+// p[j] += round(s x_j) for j < d: the rounding AddScaled states, two
+// coordinates at a time where SSE2 is there (bit-identical to
+// RoundToGridInt: maxpd(t, -clamp) returns -clamp for a NaN t, as Clamp does).
+inline void AddRounded(int64_t* __restrict p, double s, const double* __restrict x, int d) {
   int j = 0;
 #if defined(__SSE2__)
-  // Two coordinates at a time, bit-identical to RoundToGridInt: maxpd(t,
-  // -clamp) returns -clamp for a NaN t, as Clamp does.
   const __m128d vs = _mm_set1_pd(s), low = _mm_set1_pd(-kSumClamp), high = _mm_set1_pd(kSumClamp),
                 round = _mm_set1_pd(sum_detail::kRound);
   const __m128i round_bits = _mm_set1_epi64x(sum_detail::kRoundBits);
@@ -58,8 +56,28 @@ void ExactSum::AddScaled(int first, double c, const double* x, int d, bool inter
   }
 #endif
   for (; j < d; j++) p[j] += RoundToGridInt(s * x[j]);
+}
+}  // namespace
+
+void ExactSum::AddScaled(int first, double c, const double* x, int d, bool intercept) {
+  // c/q is exact (q a power of two), so fl(s x_j) = fl(c x_j)/q: the
+  // contribution is rounded once, then put on the grid.
+  const double s = c * inv_;
+  int64_t* p = partial_.data() + first;
+  AddRounded(p, s, x, d);
   if (intercept) p[d] += RoundToGridInt(s);
   Counted();
+}
+
+void ExactSum::AddScaledRows(int first, const double* c, const double* x, int64_t stride,
+                             int64_t count, int d, bool intercept) {
+  int64_t* p = partial_.data() + first;
+  for (int64_t i = 0; i < count; i++) {
+    const double s = c[i] * inv_;  // as in AddScaled
+    AddRounded(p, s, x + i * stride, d);
+    if (intercept) p[d] += RoundToGridInt(s);
+    Counted();
+  }
 }
 
 void ExactSum::Add(int j, double v) {
