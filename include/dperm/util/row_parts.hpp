@@ -42,4 +42,11 @@ int RowParts(int64_t n, uint64_t work_per_row);
 using RowPartBody = std::function<void(int part, int64_t begin, int64_t end)>;
 void ForRowParts(int64_t n, int parts, const RowPartBody& body);
 
+class ExactSum;
+// An exact sum over n rows of `work_per_row` units, in RowParts parts: each
+// part's add(begin, end, sum) fills its own ExactSum of total's size and
+// grid; all are merged into total (exact: the same integers as one part).
+using ExactRowsAdd = std::function<void(int64_t begin, int64_t end, ExactSum& sum)>;
+void SumRowParts(int64_t n, uint64_t work_per_row, ExactSum& total, const ExactRowsAdd& add);
+
 }  // namespace dperm

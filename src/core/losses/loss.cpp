@@ -68,13 +68,11 @@ Eigen::VectorXd LinearObjective::LossGradient(const Eigen::VectorXd& w) const {
     // Each row's f'(m_i) [x_i, 1] is rounded to the grid and summed exactly
     // (exact_sum.hpp): the sum the sensitivity was derived for, the same
     // bits however many parts (row_parts.hpp) the rows are split into.
-    const int parts = RowParts(n, 2 * uint64_t(d + 1));
-    std::vector<ExactSum> sums(size_t(parts), ExactSum(dim(), sum_grid()));
-    ForRowParts(n, parts, [&](int part, int64_t begin, int64_t end) {
-      ExactGradientRows(w, begin, end, sums[size_t(part)]);
+    ExactSum sum(dim(), sum_grid());
+    SumRowParts(n, 2 * uint64_t(d + 1), sum, [&](int64_t begin, int64_t end, ExactSum& part) {
+      ExactGradientRows(w, begin, end, part);
     });
-    for (int part = 1; part < parts; part++) sums[0].Merge(sums[size_t(part)]);
-    for (int j = 0; j < dim(); j++) grad(j) = sums[0].Value(j);
+    for (int j = 0; j < dim(); j++) grad(j) = sum.Value(j);
   } else {
     const Eigen::Index block = FullPassBlockRows(2 * (d + 1));
     Eigen::VectorXd g;

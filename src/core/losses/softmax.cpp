@@ -204,13 +204,10 @@ Eigen::VectorXd SoftmaxObjective::LossGradient(const Eigen::VectorXd& w) const {
     // Each row's (p - e_y)_k [x, 1] is rounded to the grid and summed
     // exactly (exact_sum.hpp), class block after class block; the same
     // bits however many parts (row_parts.hpp) the rows are split into.
-    const int parts = RowParts(n, 2 * uint64_t(classes_) * uint64_t(per_class()));
-    std::vector<ExactSum> sums(size_t(parts), ExactSum(dim(), sum_grid()));
-    ForRowParts(n, parts, [&](int part, int64_t begin, int64_t end) {
-      ExactGradientRows(w, begin, end, sums[size_t(part)]);
-    });
-    for (int part = 1; part < parts; part++) sums[0].Merge(sums[size_t(part)]);
-    for (int j = 0; j < dim(); j++) grad(j) = sums[0].Value(j);
+    ExactSum sum(dim(), sum_grid());
+    SumRowParts(n, 2 * uint64_t(classes_) * uint64_t(per_class()), sum,
+                [&](int64_t begin, int64_t end, ExactSum& part) { ExactGradientRows(w, begin, end, part); });
+    for (int j = 0; j < dim(); j++) grad(j) = sum.Value(j);
   } else {
     // Row-major so that each row's scores are contiguous for SoftmaxInPlace;
     // one block of rows at a time, so memory stays O(block K), not O(n K).

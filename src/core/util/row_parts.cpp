@@ -1,6 +1,8 @@
 // Full passes over the rows on several threads (row_parts.hpp states why and how).
 #include "dperm/util/row_parts.hpp"
 
+#include "dperm/rows/exact_sum.hpp"
+
 #include <pthread.h>
 #include <signal.h>
 
@@ -71,6 +73,15 @@ void ForRowParts(int64_t n, int parts, const RowPartBody& body) {
   for (std::thread& t : threads) t.join();
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
+}
+
+void SumRowParts(int64_t n, uint64_t work_per_row, ExactSum& total, const ExactRowsAdd& add) {
+  const int parts = RowParts(n, work_per_row);
+  std::vector<ExactSum> sums(static_cast<size_t>(parts), ExactSum(total.dim(), total.grid()));
+  ForRowParts(n, parts, [&](int part, int64_t begin, int64_t end) {
+    add(begin, end, sums[size_t(part)]);
+  });
+  for (const ExactSum& sum : sums) total.Merge(sum);
 }
 
 }  // namespace dperm
