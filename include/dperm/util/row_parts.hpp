@@ -29,11 +29,10 @@
 namespace dperm {
 
 void SetRowThreadLimit(int threads);
-int RowThreadLimit();
 
-// Work (about one multiply-add a unit, as CountWork's) a part must have for
-// a pass to be split: starting and joining a thread costs some 50
-// microseconds, about 2^17 units.
+// Work (about one multiply-add a unit, as CountWork's) each part must have
+// for a pass to be split: twice what starting and joining a thread costs
+// (some 50 microseconds, about 2^17 units).
 inline constexpr uint64_t kMinPartWork = uint64_t(1) << 18;
 
 // Parts for a pass of n rows of `work_per_row` units each.

@@ -79,7 +79,7 @@ Eigen::VectorXd LinearObjective::LossGradient(const Eigen::VectorXd& w) const {
     for (Eigen::Index start = 0; start < n; start += block) {
       const Eigen::Index rows = std::min(block, n - start);
       BlockMargins(w, start, rows, g);
-      for (Eigen::Index i = 0; i < rows; i++) g(i) = loss_.Derivative(g(i), y_(start + i));
+      loss_.Derivatives(g.data(), y_.data() + start * y_.innerStride(), y_.innerStride(), rows, g.data());
       grad.head(d).noalias() += x_.middleRows(start, rows).transpose() * g;
       if (fit_intercept_) grad(d) += g.sum();
       CountWork(2 * uint64_t(rows) * uint64_t(d + 1));

@@ -35,7 +35,6 @@ class SignalsBlocked {
 }  // namespace
 
 void SetRowThreadLimit(int threads) { g_row_threads = std::max(1, threads); }
-int RowThreadLimit() { return g_row_threads; }
 
 int RowParts(int64_t n, uint64_t work_per_row) {
   if (n <= 0 || g_row_threads <= 1) return 1;
