@@ -2,9 +2,15 @@
 // values and derivatives, and its entry in the loss table (losses.def).
 #include "dperm/losses/loss.hpp"
 #include "dperm/losses/loss_spec.hpp"
+#include "dperm/rows/row_kernels.hpp"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -16,18 +22,103 @@ double Softplus(double t) {
   return t > 0 ? t + std::log1p(std::exp(-t)) : std::log1p(std::exp(t));
 }
 
+// exp(t) for t <= 0, the same bits in every kernel below (libm's exp may
+// differ between CPUs and cannot be run four lanes at a time): t is clamped
+// to [kExpLow, 0] (a NaN t stays NaN), written t = k ln2 + r with k =
+// round(t/ln 2) and |r| <= ln2/2 (Cody & Waite's split of ln 2: k ln2_hi is
+// exact for |k| < 2^21), exp(r) by its Taylor polynomial of degree 13
+// (remainder < 0.3466^14/14! < 4e-18 relative) in Horner's form, times the
+// exact power 2^k. Error within 2 ulp of exp(t); at t below kExpLow (where
+// exp(t) < 3.4e-308) it returns exp(kExpLow) = 3.3e-308: an absolute error below that.
+// No step branches on t, and no product and sum are fused (row_kernels.hpp).
+constexpr double kExpLow = -708.0;
+constexpr double kLog2e = 1.4426950408889634;
+constexpr double kLn2Hi = 6.93147180369123816490e-01;  // 0x3fe62e42fee00000
+constexpr double kLn2Lo = 1.90821492927058770002e-10;
+constexpr double kRoundMagic = 6755399441055744.0;      // 1.5 2^52
+constexpr int64_t kRoundMagicBits = 0x4338000000000000LL;
+// 1/j! for j = 13 down to 2.
+constexpr double kInvFactorial[] = {
+    1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,
+    1.0 / 362880.0,     1.0 / 40320.0,     1.0 / 5040.0,     1.0 / 720.0,
+    1.0 / 120.0,        1.0 / 24.0,        1.0 / 6.0,        1.0 / 2.0};
+
+double ExpNonPositive(double t) {
+  double c = t > kExpLow ? t : kExpLow;  // NaN -> kExpLow here, restored below
+  c = c < 0 ? c : 0;
+  const double shifted = c * kLog2e + kRoundMagic;
+  const double k = shifted - kRoundMagic;
+  int64_t k_bits;
+  std::memcpy(&k_bits, &shifted, sizeof k_bits);
+  const int64_t ki = k_bits - kRoundMagicBits;
+  const double r = (c - k * kLn2Hi) - k * kLn2Lo;
+  double p = kInvFactorial[0];
+  for (int j = 1; j < 12; j++) p = p * r + kInvFactorial[j];
+  p = (p * r + 1.0) * r + 1.0;
+  const int64_t scale_bits = (ki + 1023) << 52;
+  double scale;
+  std::memcpy(&scale, &scale_bits, sizeof scale);
+  const double e = p * scale;
+  return t == t ? e : t;
+}
+
 // 1 / (1 + exp(-t)) without overflow. Both branches' values are computed
 // and one is selected (a conditional move, not a jump), so the time does not
 // depend on the sign of t through branch prediction: objective perturbation
 // promises a running time independent of the data (objective_perturbation.cpp).
-// The values are bit-for-bit those of 1/(1 + exp(-t)) (t >= 0) and
-// exp(t)/(1 + exp(t)) (t < 0).
+// The values are those of 1/(1 + e) (t >= 0) and e/(1 + e) (t < 0), e =
+// ExpNonPositive(-|t|).
 double Sigmoid(double t) {
-  const double e = std::exp(-std::fabs(t));
+  const double e = ExpNonPositive(-std::fabs(t));
   const double d = 1.0 + e;
   const double positive = 1.0 / d, negative = e / d;
   return t >= 0 ? positive : negative;
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// Derivatives four rows at a time: each lane performs Sigmoid's and
+// ExpNonPositive's operations in their order (max/min return the clamp
+// bound for a NaN, as the scalar comparisons do), so the values are
+// LogisticLoss::Derivative's bit for bit (test_loss.cpp checks it).
+__attribute__((target("avx2"))) void LogisticDerivativesAvx2(const double* m, const double* y,
+                                                              Eigen::Index y_stride,
+                                                              Eigen::Index count, double* out) {
+  const __m256d low = _mm256_set1_pd(kExpLow), zero = _mm256_setzero_pd(),
+                log2e = _mm256_set1_pd(kLog2e), magic = _mm256_set1_pd(kRoundMagic),
+                ln2_hi = _mm256_set1_pd(kLn2Hi), ln2_lo = _mm256_set1_pd(kLn2Lo),
+                one = _mm256_set1_pd(1.0), sign = _mm256_set1_pd(-0.0);
+  const __m256i magic_bits = _mm256_set1_epi64x(kRoundMagicBits), bias = _mm256_set1_epi64x(1023);
+  Eigen::Index i = 0;
+  for (; i + 4 <= count; i += 4) {
+    const __m256d yv = _mm256_set_pd(y[(i + 3) * y_stride], y[(i + 2) * y_stride],
+                                     y[(i + 1) * y_stride], y[i * y_stride]);
+    const __m256d neg_y = _mm256_xor_pd(yv, sign);
+    const __m256d t = _mm256_mul_pd(neg_y, _mm256_loadu_pd(m + i));    // -y m
+    const __m256d a = _mm256_xor_pd(_mm256_andnot_pd(sign, t), sign);  // -|t|
+    __m256d c = _mm256_max_pd(a, low);  // NaN -> low, as t > kExpLow ? t : kExpLow
+    c = _mm256_min_pd(c, zero);
+    const __m256d shifted = _mm256_add_pd(_mm256_mul_pd(c, log2e), magic);
+    const __m256d k = _mm256_sub_pd(shifted, magic);
+    const __m256i ki = _mm256_sub_epi64(_mm256_castpd_si256(shifted), magic_bits);
+    const __m256d r = _mm256_sub_pd(_mm256_sub_pd(c, _mm256_mul_pd(k, ln2_hi)), _mm256_mul_pd(k, ln2_lo));
+    __m256d p = _mm256_set1_pd(kInvFactorial[0]);
+    for (int j = 1; j < 12; j++) p = _mm256_add_pd(_mm256_mul_pd(p, r), _mm256_set1_pd(kInvFactorial[j]));
+    p = _mm256_add_pd(_mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(p, r), one), r), one);
+    const __m256d scale = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(ki, bias), 52));
+    __m256d e = _mm256_mul_pd(p, scale);
+    const __m256d is_nan = _mm256_cmp_pd(a, a, _CMP_UNORD_Q);
+    e = _mm256_blendv_pd(e, a, is_nan);  // t == t ? e : t
+    const __m256d d = _mm256_add_pd(one, e);
+    const __m256d positive = _mm256_div_pd(one, d), negative = _mm256_div_pd(e, d);
+    const __m256d s = _mm256_blendv_pd(negative, positive, _mm256_cmp_pd(t, zero, _CMP_GE_OQ));
+    _mm256_storeu_pd(out + i, _mm256_mul_pd(neg_y, s));  // -y s(-y m)
+  }
+  for (; i < count; i++) {
+    const double yi = y[i * y_stride];
+    out[i] = -yi * Sigmoid(-yi * m[i]);
+  }
+}
+#endif
 
 // The intercept offset (offset.hpp): S = #{y = +1}, the positive count;
 // p = (S + 1/2)/(n + 1) clamped to [1/(2(n+1)), 1 - 1/(2(n+1))] and
@@ -108,6 +199,9 @@ double LogisticLoss::Derivative(double m, double y) const {
 void LogisticLoss::Derivatives(const double* m, const double* y, Eigen::Index y_stride,
                                Eigen::Index count, double* out) const {
   // Derivative, inlined: the same values.
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (BestRowIsa() == RowIsa::kAvx2) return LogisticDerivativesAvx2(m, y, y_stride, count, out);
+#endif
   for (Eigen::Index i = 0; i < count; i++) {
     const double yi = y[i * y_stride];
     out[i] = -yi * Sigmoid(-yi * m[i]);

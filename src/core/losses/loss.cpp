@@ -9,6 +9,7 @@
 
 #include "dperm/util/interrupt.hpp"
 #include "dperm/rows/exact_sum.hpp"
+#include "dperm/rows/row_kernels.hpp"
 #include "dperm/util/row_parts.hpp"
 
 namespace dperm {
@@ -28,9 +29,10 @@ Eigen::Index FullPassBlockRows(Eigen::Index work_per_row) {
 
 void LinearObjective::BlockMargins(const Eigen::VectorXd& w, Eigen::Index start, Eigen::Index rows,
                                    Eigen::VectorXd& m) const {
-  const Eigen::Index d = x_.cols();
-  m.noalias() = x_.middleRows(start, rows) * w.head(d);
-  if (fit_intercept_) m.array() += w(d);
+  // The margins in row_kernels.hpp's order: the streaming pass's, bit for bit.
+  m.resize(rows);
+  RowMargins(x_.data() + start * x_.outerStride(), x_.outerStride(), rows, int(x_.cols()),
+             w.data(), fit_intercept_, m.data());
 }
 
 double LinearObjective::LossValue(const Eigen::VectorXd& w) const {

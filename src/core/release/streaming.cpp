@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "dperm/rows/exact_sum.hpp"
+#include "dperm/rows/row_kernels.hpp"
 #include "dperm/losses/loss_spec.hpp"
 #include "dperm/algorithms/registry.hpp"
 #include "dperm/rows/rows.hpp"
@@ -37,21 +38,12 @@ inline void EndRow(const PassSpec& s, double* state) {
   }
 }
 
-// <w, x> (+ b): the margin of a binary model, or one class's score. Four
-// independent sums: one chain of d dependent additions was the
-// latency floor of a pass's per-row work. The order of the sums differs from
-// the in-memory objective's (Eigen's) anyway; models agree to rounding.
+// <w, x> (+ b): the margin of a binary model, or one class's score, in
+// row_kernels.hpp's order (four independent sums: one chain of d dependent
+// additions was the latency floor of a pass's per-row work), the in-memory
+// objective's order too.
 inline double Margin(const PassSpec& s, const double* w, const double* x) {
-  double m0 = 0, m1 = 0, m2 = 0, m3 = 0;
-  int j = 0;
-  for (; j + 4 <= s.d; j += 4) {
-    m0 += w[j] * x[j];
-    m1 += w[j + 1] * x[j + 1];
-    m2 += w[j + 2] * x[j + 2];
-    m3 += w[j + 3] * x[j + 3];
-  }
-  for (; j < s.d; j++) m0 += w[j] * x[j];
-  double m = (m0 + m1) + (m2 + m3);
+  double m = FourSumDot(w, x, s.d);
   if (s.fit_intercept) m += w[s.d];
   return m;
 }
@@ -157,7 +149,8 @@ void PassAddRawRow(const PassSpec& s, const double* w, const double* raw, double
     return;
   }
   // One loop for ClipRow's fast-path test and the margin (the first
-  // read of a row is the costly one); the margin's sums are Margin's.
+  // read of a row is the costly one); the margin's sums are FourSumDot's
+  // (row_kernels.hpp), fused with the squares' here.
   double m0 = 0, m1 = 0, m2 = 0, m3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0;
   int j = 0;
   for (; j + 4 <= s.d; j += 4) {

@@ -1,12 +1,11 @@
 // Exact sums over rows on a public grid (exact_sum.hpp states the argument).
 #include "dperm/rows/exact_sum.hpp"
 
+#include "dperm/rows/row_kernels.hpp"
+
 #include <algorithm>
 #include <cmath>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 namespace dperm {
 namespace {
@@ -38,45 +37,24 @@ ExactSum::ExactSum(int dim, double grid)
     throw Error(ErrorKind::kInternal, "ExactSum: the grid must be a power of two");
 }
 
-namespace {
-// p[j] += round(s x_j) for j < d: the rounding AddScaled states, two
-// coordinates at a time where SSE2 is there (bit-identical to
-// RoundToGridInt: maxpd(t, -clamp) returns -clamp for a NaN t, as Clamp does).
-inline void AddRounded(int64_t* __restrict p, double s, const double* __restrict x, int d) {
-  int j = 0;
-#if defined(__SSE2__)
-  const __m128d vs = _mm_set1_pd(s), low = _mm_set1_pd(-kSumClamp), high = _mm_set1_pd(kSumClamp),
-                round = _mm_set1_pd(sum_detail::kRound);
-  const __m128i round_bits = _mm_set1_epi64x(sum_detail::kRoundBits);
-  for (; j + 2 <= d; j += 2) {
-    __m128d t = _mm_min_pd(_mm_max_pd(_mm_mul_pd(vs, _mm_loadu_pd(x + j)), low), high);
-    const __m128i units = _mm_sub_epi64(_mm_castpd_si128(_mm_add_pd(t, round)), round_bits);
-    __m128i* out = reinterpret_cast<__m128i*>(p + j);
-    _mm_storeu_si128(out, _mm_add_epi64(_mm_loadu_si128(out), units));
-  }
-#endif
-  for (; j < d; j++) p[j] += RoundToGridInt(s * x[j]);
-}
-}  // namespace
-
 void ExactSum::AddScaled(int first, double c, const double* x, int d, bool intercept) {
   // c/q is exact (q a power of two), so fl(s x_j) = fl(c x_j)/q: the
-  // contribution is rounded once, then put on the grid.
-  const double s = c * inv_;
-  int64_t* p = partial_.data() + first;
-  AddRounded(p, s, x, d);
-  if (intercept) p[d] += RoundToGridInt(s);
+  // contribution is rounded once, then put on the grid (row_kernels.hpp).
+  AddRoundedRows(partial_.data() + first, &c, inv_, x, 0, 1, d, intercept);
   Counted();
 }
 
 void ExactSum::AddScaledRows(int first, const double* c, const double* x, int64_t stride,
                              int64_t count, int d, bool intercept) {
-  int64_t* p = partial_.data() + first;
-  for (int64_t i = 0; i < count; i++) {
-    const double s = c[i] * inv_;  // as in AddScaled
-    AddRounded(p, s, x + i * stride, d);
-    if (intercept) p[d] += RoundToGridInt(s);
-    Counted();
+  // In chunks that end where Counted would flush: the same partial sums.
+  while (count > 0) {
+    const int64_t chunk = std::min<int64_t>(count, kFlushAdds - adds_);
+    AddRoundedRows(partial_.data() + first, c, inv_, x, stride, chunk, d, intercept);
+    adds_ += int(chunk);
+    if (adds_ >= kFlushAdds) Flush();
+    c += chunk;
+    x += chunk * stride;
+    count -= chunk;
   }
 }
 
@@ -117,18 +95,7 @@ double UnitsValue(__int128 units, double grid) noexcept {
 }
 
 void LimbAddScaled(double* __restrict lo, double s, const double* __restrict x, int d) noexcept {
-  int j = 0;
-#if defined(__SSE2__)
-  // Two coordinates at a time, bit-identical to RoundToGrid (see AddScaled).
-  const __m128d vs = _mm_set1_pd(s), low = _mm_set1_pd(-kSumClamp), high = _mm_set1_pd(kSumClamp),
-                round = _mm_set1_pd(sum_detail::kRound);
-  for (; j + 2 <= d; j += 2) {
-    const __m128d t = _mm_min_pd(_mm_max_pd(_mm_mul_pd(vs, _mm_loadu_pd(x + j)), low), high);
-    const __m128d units = _mm_sub_pd(_mm_add_pd(t, round), round);
-    _mm_storeu_pd(lo + j, _mm_add_pd(_mm_loadu_pd(lo + j), units));
-  }
-#endif
-  for (; j < d; j++) lo[j] += RoundToGrid(s * x[j]);
+  AddRoundedLimbs(lo, s, x, d);  // row_kernels.hpp
 }
 
 void LimbNormalise(double* __restrict lo, double* __restrict hi, int count) noexcept {

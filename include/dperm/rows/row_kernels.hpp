@@ -1,0 +1,56 @@
+// The per-row arithmetic of a full pass, with one order of floating-point
+// operations whatever instructions carry it out.
+//
+// A margin <w, x> is a sum of d products, and a sum's value depends on the
+// order of its additions. dperm fixes that order here, once: four
+// interleaved sums s_l over the coordinates j = l (mod 4) below 4 floor(d/4),
+// in increasing j, the leftover coordinates added to s_0 in order, then
+// (s_0 + s_1) + (s_2 + s_3). The streaming pass (streaming.cpp) and the
+// in-memory objective (loss.cpp) both use it, so a model trained on the
+// same rows is the same bits in memory and streaming, on a CPU with AVX2
+// or without: the AVX2 kernel keeps s_0..s_3 in the four lanes of one
+// register, which performs exactly the scalar operations lane by lane. No
+// kernel contracts a product and a sum into one fused multiply-add (the
+// build never enables FMA; the AVX2 functions are compiled for AVX2 only).
+#pragma once
+#include <cstdint>
+
+namespace dperm {
+
+// <w, x> over d coordinates in the order above.
+inline double FourSumDot(const double* w, const double* x, int d) {
+  double m0 = 0, m1 = 0, m2 = 0, m3 = 0;
+  int j = 0;
+  for (; j + 4 <= d; j += 4) {
+    m0 += w[j] * x[j];
+    m1 += w[j + 1] * x[j + 1];
+    m2 += w[j + 2] * x[j + 2];
+    m3 += w[j + 3] * x[j + 3];
+  }
+  for (; j < d; j++) m0 += w[j] * x[j];
+  return (m0 + m1) + (m2 + m3);
+}
+
+// Which instructions the kernels below use: the best this CPU has unless a
+// test asks for the portable ones. The results are the same bits either way.
+enum class RowIsa { kPortable, kAvx2 };
+RowIsa BestRowIsa();
+
+// m[i] = FourSumDot(w, x + i stride, d) (+ w[d] when `intercept`), i < count.
+void RowMargins(const double* x, int64_t stride, int64_t count, int d, const double* w,
+                bool intercept, double* m, RowIsa isa = BestRowIsa());
+
+// p[j] += round(clamp(s_i x_ij)) for every row i < count and j < d, with
+// s_i = c[i] * inv (inv = 1/q, q the grid), and p[d] += round(clamp(s_i))
+// when `intercept`: the rounding of ExactSum::AddScaled (exact_sum.hpp),
+// row after row. Integer sums: exact in any order, so every kernel returns
+// the same p. The caller keeps count within ExactSum's flush window.
+void AddRoundedRows(int64_t* p, const double* c, double inv, const double* x, int64_t stride,
+                    int64_t count, int d, bool intercept, RowIsa isa = BestRowIsa());
+
+// lo[j] += round(clamp(s x_j)) for j < d in integer-valued doubles: the
+// streaming state's low limbs (exact_sum.hpp, LimbAddScaled). Exact while
+// |lo| < 2^53, so every kernel returns the same lo.
+void AddRoundedLimbs(double* lo, double s, const double* x, int d, RowIsa isa = BestRowIsa());
+
+}  // namespace dperm
