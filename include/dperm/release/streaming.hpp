@@ -88,9 +88,9 @@ void PassAddRow(const PassSpec& spec, const double* w, const double* x, double l
                 double* state, double* scratch) noexcept;
 
 // PassAddRow of the row ClipRow makes of `raw` (d features as read, NULL
-// elements as NaN): a row inside the bound is read in place, in one loop for
-// the clipping test and the margin; any other is clipped into x_scratch (d
-// doubles) first. No allocation, no throw.
+// elements as NaN): a row inside the bound is read in place (ClippedRow);
+// any other is clipped into x_scratch (d doubles) first. No allocation, no
+// throw.
 void PassAddRawRow(const PassSpec& spec, const double* w, const double* raw, double label,
                    double* state, double* x_scratch, double* scratch) noexcept;
 

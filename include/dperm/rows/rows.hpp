@@ -22,13 +22,6 @@ void ClipRow(const double* in, int d, double feature_bound, double* out) noexcep
 // unchanged), else ClipRow's output written to scratch[0..d).
 const double* ClippedRow(const double* in, int d, double feature_bound, double* scratch) noexcept;
 
-// ClipRow's fast-path test for a caller that summed the squares of the row
-// itself (in any order: the test's margin is far above any order's rounding):
-// true when the row is finite, free of NaN (a NaN or infinite entry makes the
-// sum NaN or infinite) and well inside the bound, so that ClipRow would copy
-// it unchanged.
-bool SquaresInsideBound(double squares, int d, double feature_bound) noexcept;
-
 // Label of a logistic row: +1 when the value is > 0, else -1 (NaN is -1).
 double LogisticLabel(double value) noexcept;
 

@@ -144,40 +144,9 @@ void PassAddRow(const PassSpec& s, const double* w, const double* x, double labe
 
 void PassAddRawRow(const PassSpec& s, const double* w, const double* raw, double label,
                    double* state, double* x_scratch, double* scratch) noexcept {
-  if (s.classes > 0) {  // a multi-class loss: K scores per row
-    PassAddRow(s, w, ClippedRow(raw, s.d, s.feature_bound, x_scratch), label, state, scratch);
-    return;
-  }
-  // One loop for ClipRow's fast-path test and the margin (the first
-  // read of a row is the costly one); the margin's sums are FourSumDot's
-  // (row_kernels.hpp), fused with the squares' here.
-  double m0 = 0, m1 = 0, m2 = 0, m3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0;
-  int j = 0;
-  for (; j + 4 <= s.d; j += 4) {
-    m0 += w[j] * raw[j];
-    m1 += w[j + 1] * raw[j + 1];
-    m2 += w[j + 2] * raw[j + 2];
-    m3 += w[j + 3] * raw[j + 3];
-    q0 += raw[j] * raw[j];
-    q1 += raw[j + 1] * raw[j + 1];
-    q2 += raw[j + 2] * raw[j + 2];
-    q3 += raw[j + 3] * raw[j + 3];
-  }
-  for (; j < s.d; j++) {
-    m0 += w[j] * raw[j];
-    q0 += raw[j] * raw[j];
-  }
-  if (!SquaresInsideBound((q0 + q1) + (q2 + q3), s.d, s.feature_bound)) {
-    ClipRow(raw, s.d, s.feature_bound, x_scratch);
-    PassAddRow(s, w, x_scratch, label, state, scratch);
-    return;
-  }
-  double m = (m0 + m1) + (m2 + m3);
-  if (s.fit_intercept) m += w[s.d];
-  state[0] += 1;
-  scratch[0] = m;
-  AddRowScores(s, raw, label, state, scratch);
-  EndRow(s, state);
+  // The row in place when it is inside the bound (ClippedRow's fast path),
+  // else its clipped copy in x_scratch.
+  PassAddRow(s, w, ClippedRow(raw, s.d, s.feature_bound, x_scratch), label, state, scratch);
 }
 
 void PassInitState(double* state) noexcept { state[1] = kPassStateFormat; }

@@ -1,5 +1,6 @@
 // Sanitising and clipping of rows (docs/design.md section 4).
 #include "dperm/rows/rows.hpp"
+#include "dperm/rows/row_kernels.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -26,30 +27,19 @@ double ClipTolerance(int d) {
 
 // Whether the row is finite, free of NaN and well inside the bound, so that
 // it is its own clipped output (clipping was most of a pass's
-// per-row cost). One loop of products, no division, no store; four
-// independent sums so that the additions do not wait on each other. A NaN
-// or infinite entry, or an overflow, makes the sum NaN or infinite and the
-// row takes the scaled path of ClipRow.
+// per-row cost). One loop of products, no division, no store; the squares
+// summed as FourSumDot sums (row_kernels.hpp: four independent sums, so that
+// the additions do not wait on each other). A NaN or infinite entry, or an
+// overflow, makes the sum NaN or infinite and the row takes the scaled path
+// of ClipRow.
 bool InsideBound(const double* in, int d, double feature_bound) noexcept {
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  int j = 0;
-  for (; j + 4 <= d; j += 4) {
-    s0 += in[j] * in[j];
-    s1 += in[j + 1] * in[j + 1];
-    s2 += in[j + 2] * in[j + 2];
-    s3 += in[j + 3] * in[j + 3];
-  }
-  for (; j < d; j++) s0 += in[j] * in[j];
-  return SquaresInsideBound((s0 + s1) + (s2 + s3), d, feature_bound);
-}
-
-}  // namespace
-
-bool SquaresInsideBound(double squares, int d, double feature_bound) noexcept {
+  const double squares = FourSumDot(in, in, d);
   return std::isfinite(squares) && feature_bound >= kFastClipMinBound &&
          std::sqrt(squares) <=
              feature_bound * (1.0 - ClipTolerance(d)) * (1.0 - kFastClipMargin);
 }
+
+}  // namespace
 
 const double* ClippedRow(const double* in, int d, double feature_bound, double* scratch) noexcept {
   if (InsideBound(in, d, feature_bound)) return in;
