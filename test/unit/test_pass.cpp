@@ -105,11 +105,10 @@ TEST(Pass, StreamingEqualsInMemory) {
     int64_t passes = 0;
     std::vector<double> w_str = dperm::TrainStreaming(plan, runner, rng_str, &passes);
     ASSERT_EQ(w_mem.size(), w_str.size());
-    // Logistic and Huber margins are FourSumDot's on both sides
-    // (row_kernels.hpp): the same model bits; softmax's scores agree to rounding.
-    const double tolerance = c.loss == LossKind::kSoftmax ? 1e-9 : 0.0;
+    // Margins and class scores are FourSumDot's on both sides
+    // (row_kernels.hpp): the same model bits.
     for (size_t j = 0; j < w_mem.size(); j++)
-      EXPECT_NEAR(w_mem[j], w_str[j], tolerance) << dperm::AlgorithmName(c.algorithm) << " "
+      EXPECT_EQ(w_mem[j], w_str[j]) << dperm::AlgorithmName(c.algorithm) << " "
                                            << dperm::LossName(c.loss) << " coordinate " << j;
     EXPECT_EQ(passes, plan.iterations) << "one pass per full-batch gradient";
   }

@@ -9,6 +9,7 @@
 
 #include "dperm/util/interrupt.hpp"
 #include "dperm/rows/exact_sum.hpp"
+#include "dperm/rows/row_kernels.hpp"
 #include "dperm/util/row_parts.hpp"
 
 namespace dperm {
@@ -138,10 +139,16 @@ SoftmaxObjective::SoftmaxObjective(FeatureMap x, LabelMap y, int classes,
 
 void SoftmaxObjective::BlockScores(const Eigen::VectorXd& w, Eigen::Index start,
                                    Eigen::Index rows, RowMatrix& s) const {
-  const Eigen::Index d = x_.cols();
-  ClassMatrix wm(w.data(), classes_, per_class());
-  s.noalias() = x_.middleRows(start, rows) * wm.leftCols(d).transpose();
-  if (fit_intercept_) s.rowwise() += wm.col(d).transpose();
+  // Each class's scores in row_kernels.hpp's order, as the streaming pass
+  // computes them (the same bits), then the offset.
+  const double* x = x_.data() + start * x_.outerStride();
+  s.resize(rows, classes_);
+  Eigen::VectorXd m(rows);
+  for (int k = 0; k < classes_; k++) {
+    RowMargins(x, x_.outerStride(), rows, int(x_.cols()), w.data() + k * per_class(),
+               fit_intercept_, m.data());
+    s.col(k) = m;
+  }
   if (offset_.size() > 0) s.rowwise() += offset_.transpose();
 }
 
