@@ -241,6 +241,20 @@ TEST(Offset, ShiftedLossKeepsTheConstants) {
         EXPECT_EQ(shifted->Derivative(m, y), inner->Derivative(m - 1.7, y));
         EXPECT_EQ(shifted->Curvature(m, y), inner->Curvature(m - 1.7, y));
       }
+    // The block kernel (a full pass's) gives Derivative's values, in place
+    // and not, over 4k + 3 rows (the vector lanes and the tail).
+    std::vector<double> m, y, out(43);
+    for (int i = 0; i < 43; i++) {
+      m.push_back(-9 + 0.43 * i);
+      y.push_back(i % 3 ? 1.0 : -1.0);
+    }
+    shifted->Derivatives(m.data(), y.data(), 1, 43, out.data());
+    std::vector<double> in_place = m;
+    shifted->Derivatives(in_place.data(), y.data(), 1, 43, in_place.data());
+    for (int i = 0; i < 43; i++) {
+      EXPECT_EQ(out[size_t(i)], shifted->Derivative(m[size_t(i)], y[size_t(i)])) << i;
+      EXPECT_EQ(in_place[size_t(i)], out[size_t(i)]) << i;
+    }
   }
 }
 

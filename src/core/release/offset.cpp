@@ -38,6 +38,13 @@ class ShiftedLoss final : public Loss {
   LossKind kind() const override { return inner_->kind(); }
   double Value(double m, double y) const override { return inner_->Value(m + b0_, y); }
   double Derivative(double m, double y) const override { return inner_->Derivative(m + b0_, y); }
+  // A block of rows: the shifted margins through the inner loss's block
+  // kernel (vectorised for the logistic loss), the values of Derivative.
+  void Derivatives(const double* m, const double* y, Eigen::Index y_stride, Eigen::Index count,
+                   double* out) const override {
+    for (Eigen::Index i = 0; i < count; i++) out[i] = m[i] + b0_;
+    inner_->Derivatives(out, y, y_stride, count, out);
+  }
   double Curvature(double m, double y) const override { return inner_->Curvature(m + b0_, y); }
   // Bounds over all margins: a shift of the margin does not change them.
   double MaxDerivative() const override { return inner_->MaxDerivative(); }

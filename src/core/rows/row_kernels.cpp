@@ -165,7 +165,10 @@ __attribute__((target("avx2"))) void AddRoundedLimbsAvx2(double* __restrict lo, 
 
 RowIsa BestRowIsa() {
 #ifdef DPERM_ROW_AVX2
-  static const RowIsa best = __builtin_cpu_supports("avx2") ? RowIsa::kAvx2 : RowIsa::kPortable;
+  static const RowIsa best = [] {
+    __builtin_cpu_init();  // idempotent; in case no constructor has run it yet
+    return __builtin_cpu_supports("avx2") ? RowIsa::kAvx2 : RowIsa::kPortable;
+  }();
   return best;
 #else
   return RowIsa::kPortable;
