@@ -43,6 +43,7 @@
 // distance). With q < 2^(1 - kSumRowBits) L it is below
 // n sqrt(dim) 2^-45 L: 2e-6 L at n = 10^7, dim = 51.
 #pragma once
+#include "dperm/rows/row_kernels.hpp"
 #include "dperm/util/errors.hpp"
 
 #include <cstdint>
@@ -150,5 +151,20 @@ void LimbCombine(double* lo, double* hi, const double* from_lo, const double* fr
 __int128 LimbUnits(double lo, double hi) noexcept;
 // q times an exact integer sum, rounded once.
 double UnitsValue(__int128 units, double grid) noexcept;
+
+// ---- The rounding kernels (portable and AVX2: the same integers) -------
+
+// p[j] += round(clamp(s_i x_ij)) for every row i < count and j < d, with
+// s_i = c[i] * inv (inv = 1/q, q the grid), and p[d] += round(clamp(s_i))
+// when `intercept`: the rounding of ExactSum::AddScaled (above),
+// row after row. Integer sums: exact in any order, so every kernel returns
+// the same p. The caller keeps count within ExactSum's flush window.
+void AddRoundedRows(int64_t* p, const double* c, double inv, const double* x, int64_t stride,
+                    int64_t count, int d, bool intercept, RowIsa isa = BestRowIsa());
+
+// lo[j] += round(clamp(s x_j)) for j < d in integer-valued doubles: the
+// streaming state's low limbs (LimbAddScaled). Exact while
+// |lo| < 2^53, so every kernel returns the same lo.
+void AddRoundedLimbs(double* lo, double s, const double* x, int d, RowIsa isa = BestRowIsa());
 
 }  // namespace dperm

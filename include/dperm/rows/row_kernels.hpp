@@ -40,17 +40,4 @@ RowIsa BestRowIsa();
 void RowMargins(const double* x, int64_t stride, int64_t count, int d, const double* w,
                 bool intercept, double* m, RowIsa isa = BestRowIsa());
 
-// p[j] += round(clamp(s_i x_ij)) for every row i < count and j < d, with
-// s_i = c[i] * inv (inv = 1/q, q the grid), and p[d] += round(clamp(s_i))
-// when `intercept`: the rounding of ExactSum::AddScaled (exact_sum.hpp),
-// row after row. Integer sums: exact in any order, so every kernel returns
-// the same p. The caller keeps count within ExactSum's flush window.
-void AddRoundedRows(int64_t* p, const double* c, double inv, const double* x, int64_t stride,
-                    int64_t count, int d, bool intercept, RowIsa isa = BestRowIsa());
-
-// lo[j] += round(clamp(s x_j)) for j < d in integer-valued doubles: the
-// streaming state's low limbs (exact_sum.hpp, LimbAddScaled). Exact while
-// |lo| < 2^53, so every kernel returns the same lo.
-void AddRoundedLimbs(double* lo, double s, const double* x, int d, RowIsa isa = BestRowIsa());
-
 }  // namespace dperm

@@ -1,10 +1,16 @@
 // Exact sums over rows on a public grid (exact_sum.hpp states the argument).
 #include "dperm/rows/exact_sum.hpp"
 
-#include "dperm/rows/row_kernels.hpp"
-
 #include <algorithm>
 #include <cmath>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#define DPERM_ROW_AVX2 1
+#include <immintrin.h>
+#endif
 
 namespace dperm {
 namespace {
@@ -34,6 +40,118 @@ ExactSum::ExactSum(int dim, double grid)
   // 1/q is exact for a power of two; anything else is a caller's bug.
   if (!(grid > 0) || !std::isfinite(inv_) || std::ldexp(1.0, std::ilogb(grid)) != grid)
     throw Error(ErrorKind::kInternal, "ExactSum: the grid must be a power of two");
+}
+
+namespace {
+
+using sum_detail::kRound;
+using sum_detail::kRoundBits;
+
+// One row's rounded contributions, two coordinates at a time where SSE2 is
+// there (bit-identical to RoundToGridInt: maxpd(t, -clamp) returns -clamp
+// for a NaN t, as Clamp does).
+inline void AddRoundedRow(int64_t* __restrict p, double s, const double* __restrict x, int d) {
+  int j = 0;
+#if defined(__SSE2__)
+  const __m128d vs = _mm_set1_pd(s), low = _mm_set1_pd(-kSumClamp), high = _mm_set1_pd(kSumClamp),
+                round = _mm_set1_pd(kRound);
+  const __m128i round_bits = _mm_set1_epi64x(kRoundBits);
+  for (; j + 2 <= d; j += 2) {
+    __m128d t = _mm_min_pd(_mm_max_pd(_mm_mul_pd(vs, _mm_loadu_pd(x + j)), low), high);
+    const __m128i units = _mm_sub_epi64(_mm_castpd_si128(_mm_add_pd(t, round)), round_bits);
+    __m128i* out = reinterpret_cast<__m128i*>(p + j);
+    _mm_storeu_si128(out, _mm_add_epi64(_mm_loadu_si128(out), units));
+  }
+#endif
+  for (; j < d; j++) p[j] += RoundToGridInt(s * x[j]);
+}
+
+void AddRoundedRowsPortable(int64_t* p, const double* c, double inv, const double* x,
+                            int64_t stride, int64_t count, int d, bool intercept) {
+  for (int64_t i = 0; i < count; i++) {
+    const double s = c[i] * inv;
+    AddRoundedRow(p, s, x + i * stride, d);
+    if (intercept) p[d] += RoundToGridInt(s);
+  }
+}
+
+// lo[j] += round(clamp(s x_j)) as integer-valued doubles, two at a time
+// where SSE2 is there (bit-identical to RoundToGrid).
+void AddRoundedLimbsPortable(double* __restrict lo, double s, const double* __restrict x, int d) {
+  int j = 0;
+#if defined(__SSE2__)
+  const __m128d vs = _mm_set1_pd(s), low = _mm_set1_pd(-kSumClamp), high = _mm_set1_pd(kSumClamp),
+                round = _mm_set1_pd(kRound);
+  for (; j + 2 <= d; j += 2) {
+    const __m128d t = _mm_min_pd(_mm_max_pd(_mm_mul_pd(vs, _mm_loadu_pd(x + j)), low), high);
+    const __m128d units = _mm_sub_pd(_mm_add_pd(t, round), round);
+    _mm_storeu_pd(lo + j, _mm_add_pd(_mm_loadu_pd(lo + j), units));
+  }
+#endif
+  for (; j < d; j++) lo[j] += RoundToGrid(s * x[j]);
+}
+
+#ifdef DPERM_ROW_AVX2
+// AddRoundedRowsPortable four coordinates at a time.
+__attribute__((target("avx2"))) void AddRoundedRowsAvx2(int64_t* __restrict p, const double* c,
+                                                         double inv, const double* x,
+                                                         int64_t stride, int64_t count, int d,
+                                                         bool intercept) {
+  const __m256d low = _mm256_set1_pd(-kSumClamp), high = _mm256_set1_pd(kSumClamp),
+                round = _mm256_set1_pd(kRound);
+  const __m256i round_bits = _mm256_set1_epi64x(kRoundBits);
+  const int d4 = d & ~3;
+  for (int64_t i = 0; i < count; i++) {
+    const double s = c[i] * inv;
+    const double* r = x + i * stride;
+    const __m256d vs = _mm256_set1_pd(s);
+    for (int j = 0; j < d4; j += 4) {
+      const __m256d t =
+          _mm256_min_pd(_mm256_max_pd(_mm256_mul_pd(vs, _mm256_loadu_pd(r + j)), low), high);
+      const __m256i units =
+          _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(t, round)), round_bits);
+      __m256i* out = reinterpret_cast<__m256i*>(p + j);
+      _mm256_storeu_si256(out, _mm256_add_epi64(_mm256_loadu_si256(out), units));
+    }
+    for (int j = d4; j < d; j++) p[j] += RoundToGridInt(s * r[j]);
+    if (intercept) p[d] += RoundToGridInt(s);
+  }
+}
+
+// AddRoundedLimbsPortable four coordinates at a time.
+__attribute__((target("avx2"))) void AddRoundedLimbsAvx2(double* __restrict lo, double s,
+                                                          const double* __restrict x, int d) {
+  const __m256d vs = _mm256_set1_pd(s), low = _mm256_set1_pd(-kSumClamp),
+                high = _mm256_set1_pd(kSumClamp), round = _mm256_set1_pd(kRound);
+  int j = 0;
+  for (; j + 4 <= d; j += 4) {
+    const __m256d t =
+        _mm256_min_pd(_mm256_max_pd(_mm256_mul_pd(vs, _mm256_loadu_pd(x + j)), low), high);
+    const __m256d units = _mm256_sub_pd(_mm256_add_pd(t, round), round);
+    _mm256_storeu_pd(lo + j, _mm256_add_pd(_mm256_loadu_pd(lo + j), units));
+  }
+  for (; j < d; j++) lo[j] += RoundToGrid(s * x[j]);
+}
+#endif
+
+}  // namespace
+
+void AddRoundedRows(int64_t* p, const double* c, double inv, const double* x, int64_t stride,
+                    int64_t count, int d, bool intercept, RowIsa isa) {
+#ifdef DPERM_ROW_AVX2
+  if (isa == RowIsa::kAvx2 && BestRowIsa() == RowIsa::kAvx2)
+    return AddRoundedRowsAvx2(p, c, inv, x, stride, count, d, intercept);
+#endif
+  (void)isa;
+  AddRoundedRowsPortable(p, c, inv, x, stride, count, d, intercept);
+}
+
+void AddRoundedLimbs(double* lo, double s, const double* x, int d, RowIsa isa) {
+#ifdef DPERM_ROW_AVX2
+  if (isa == RowIsa::kAvx2 && BestRowIsa() == RowIsa::kAvx2) return AddRoundedLimbsAvx2(lo, s, x, d);
+#endif
+  (void)isa;
+  AddRoundedLimbsPortable(lo, s, x, d);
 }
 
 void ExactSum::AddScaled(int first, double c, const double* x, int d, bool intercept) {
