@@ -15,6 +15,12 @@
 #pragma once
 #include <cstdint>
 
+// Defined where the AVX2 kernels are compiled (x86-64 with GCC or Clang);
+// whether they run is BestRowIsa()'s decision, at run time.
+#if defined(__x86_64__) && defined(__GNUC__)
+#define DPERM_ROW_AVX2 1
+#endif
+
 namespace dperm {
 
 // <w, x> over d coordinates in the order above.

@@ -4,7 +4,7 @@
 #include "dperm/losses/loss_spec.hpp"
 #include "dperm/rows/row_kernels.hpp"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef DPERM_ROW_AVX2
 #include <immintrin.h>
 #endif
 
@@ -75,7 +75,7 @@ double Sigmoid(double t) {
   return t >= 0 ? positive : negative;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef DPERM_ROW_AVX2
 // Derivatives four rows at a time: each lane performs Sigmoid's and
 // ExpNonPositive's operations in their order (max/min return the clamp
 // bound for a NaN, as the scalar comparisons do), so the values are
@@ -199,7 +199,7 @@ double LogisticLoss::Derivative(double m, double y) const {
 void LogisticLoss::Derivatives(const double* m, const double* y, Eigen::Index y_stride,
                                Eigen::Index count, double* out) const {
   // Derivative, inlined: the same values.
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef DPERM_ROW_AVX2
   if (BestRowIsa() == RowIsa::kAvx2) return LogisticDerivativesAvx2(m, y, y_stride, count, out);
 #endif
   for (Eigen::Index i = 0; i < count; i++) {

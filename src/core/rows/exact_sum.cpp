@@ -7,8 +7,7 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-#if defined(__x86_64__) && defined(__GNUC__)
-#define DPERM_ROW_AVX2 1
+#ifdef DPERM_ROW_AVX2
 #include <immintrin.h>
 #endif
 
@@ -156,7 +155,7 @@ void AddRoundedLimbs(double* lo, double s, const double* x, int d, RowIsa isa) {
 
 void ExactSum::AddScaled(int first, double c, const double* x, int d, bool intercept) {
   // c/q is exact (q a power of two), so fl(s x_j) = fl(c x_j)/q: the
-  // contribution is rounded once, then put on the grid (row_kernels.hpp).
+  // contribution is rounded once, then put on the grid (AddRoundedRows).
   AddRoundedRows(partial_.data() + first, &c, inv_, x, 0, 1, d, intercept);
   Counted();
 }
@@ -212,7 +211,7 @@ double UnitsValue(__int128 units, double grid) noexcept {
 }
 
 void LimbAddScaled(double* __restrict lo, double s, const double* __restrict x, int d) noexcept {
-  AddRoundedLimbs(lo, s, x, d);  // row_kernels.hpp
+  AddRoundedLimbs(lo, s, x, d);  // the portable or the AVX2 kernel
 }
 
 void LimbNormalise(double* __restrict lo, double* __restrict hi, int count) noexcept {

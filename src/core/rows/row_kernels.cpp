@@ -2,8 +2,7 @@
 // every kernel keeps).
 #include "dperm/rows/row_kernels.hpp"
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define DPERM_ROW_AVX2 1
+#ifdef DPERM_ROW_AVX2
 #include <immintrin.h>
 #endif
 
