@@ -30,6 +30,7 @@ namespace dperm::pg {
 bool g_allow_seed = false;
 int g_max_coefficients = 1000000;
 int g_max_buffer_kb = 256 * 1024;
+bool g_streaming_spill = true;
 int g_max_release_memory_kb = 1024 * 1024;
 int g_training_threads = 2;
 
@@ -128,6 +129,17 @@ void _PG_init(void) {
       "not depend on it.",
       &dperm::pg::g_training_threads, 2, 1, 64, PGC_SUSET, 0, nullptr,
       &dperm::pg::AssignTrainingThreads, nullptr);
+  // Any role: it changes where a streaming release reads its later passes
+  // from, never what they sum (the same model bits), and the file it writes
+  // is bounded by temp_file_limit like any sort's.
+  DefineCustomBoolVariable(
+      "dperm.streaming_spill",
+      "Whether a streaming release keeps its rows in a temporary file after the first pass.",
+      "The first pass of dperm.train's streaming mode then runs serially and writes n (d + 1) "
+      "float8 values to a temporary file (temp_tablespaces, at most half of temp_file_limit; "
+      "else the query runs every pass), which the later passes read instead of running the "
+      "query again. Not on Citus tables. The released model does not depend on it.",
+      &dperm::pg::g_streaming_spill, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
   // Not a user setting: dperm.train turns it on around each streaming pass
   // (streaming.cpp) and the per-pass aggregates refuse without it. SUSET,
   // so no other role can set it (a function's SET clause runs with its

@@ -15,6 +15,8 @@ extern int g_max_coefficients;
 // dperm.max_buffer (kB): the most row data an in-memory training aggregate
 // may buffer; dperm.train streams relations estimated to need more.
 extern int g_max_buffer_kb;
+// dperm.streaming_spill: a streaming release keeps its rows after the first pass (streaming.cpp).
+extern bool g_streaming_spill;
 
 // dperm.max_release_memory (kB): the most memory one release's training
 // may need besides its rows (ReleaseMemoryBytes, registry.hpp); a release

@@ -266,6 +266,7 @@ Datum PassTransition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule) {
   // Plain loops over plain arrays; no allocation, no throw. A row inside
   // the bound is read in place (no copy).
   PassAddRawRow(spec, w, raw, label, sums, cache->x, cache->scratch);
+  if (g_row_spill != nullptr) SpillPassRow(raw, spec.d, label);  // the first pass's copy
   PG_RETURN_ARRAYTYPE_P(state);
 }
 

@@ -26,14 +26,38 @@
 #include "progress.hpp"
 #include "streaming.hpp"
 
+#include "module.hpp"
+
+#include <algorithm>
+
 extern "C" {
 #include "catalog/pg_type.h"
+#include "commands/tablespace.h"
 #include "executor/spi.h"
+#include "storage/fd.h"
 #include "utils/array.h"
 #include "utils/guc.h"
+#include "utils/wait_event.h"
 }
 
 namespace dperm::pg {
+
+// The first pass's rows, record after record: the d features the
+// transition read (sanitised, not yet clipped) and the stored label, in
+// a temporary file (temp_tablespaces; counted against temp_file_limit;
+// deleted when the release ends or its transaction does).
+struct RowSpill {
+  File file;
+  int d;
+  int64 capacity;  // records in a chunk (the buffer)
+  double* buffer;  // one chunk: what is written or read at a time
+  int64 buffered;  // records in the buffer, not yet written
+  int64 rows;      // records written or buffered
+  off_t bytes;     // bytes in the file
+  bool broken;     // a row of another shape came: the file is never read
+};
+
+RowSpill* g_row_spill = nullptr;
 
 // What one pass needs: plain data only (it crosses the guard).
 struct PassQuery {
@@ -46,9 +70,72 @@ struct PassQuery {
   int state_size;
   MemoryContext scratch; // reset after every pass
   int64 passes;          // passes run
+  // Rows kept after the first pass (dperm.streaming_spill): nullptr when
+  // every pass runs the query; `spilled` once the file holds exactly the
+  // first pass's rows, which every later pass then reads instead.
+  RowSpill* spill;
+  bool spill_tried;
+  bool spilled;
+  dperm::PassSpec spec;
 };
 
 namespace {
+
+const int kSpillChunkBytes = 8 << 20;
+
+size_t RecordBytes(const RowSpill* s) { return sizeof(double) * (size_t(s->d) + 1); }
+
+// Whether n records of d features fit the temporary file dperm may write:
+// half of temp_file_limit (the rest for the statement's own sorts and
+// hashes), from n and d only (public), never from the rows.
+bool SpillFits(int64 n, int d) {
+  if (temp_file_limit < 0) return true;
+  const double bytes = double(n) * double(d + 1) * sizeof(double);
+  return bytes <= double(temp_file_limit) * 1024.0 / 2;
+}
+
+RowSpill* NewSpill(int d) {
+  RowSpill* s = static_cast<RowSpill*>(palloc0(sizeof(RowSpill)));
+  s->d = d;
+  s->capacity = std::max<int64>(1, kSpillChunkBytes / int64(RecordBytes(s)));
+  s->buffer = static_cast<double*>(palloc(s->capacity * RecordBytes(s)));
+  PrepareTempTablespaces();
+  s->file = OpenTemporaryFile(false);
+  return s;
+}
+
+void FreeSpill(RowSpill* s) {
+  FileClose(s->file);
+  pfree(s->buffer);
+  pfree(s);
+}
+
+void FlushSpill(RowSpill* s) {
+  const int bytes = int(s->buffered * RecordBytes(s));
+  if (bytes == 0) return;
+  errno = 0;
+  const int written = FileWrite(s->file, reinterpret_cast<char*>(s->buffer), bytes, s->bytes,
+                                WAIT_EVENT_BUFFILE_WRITE);
+  if (written != bytes) {
+    if (errno == 0) errno = ENOSPC;
+    ereport(ERROR, (errcode_for_file_access(),
+                    errmsg("could not write dperm's temporary copy of the rows: %m"),
+                    errhint("Free space for temp_tablespaces, or SET dperm.streaming_spill = off.")));
+  }
+  s->bytes += bytes;
+  s->buffered = 0;
+}
+
+// Reads `bytes` of the file at `offset` into the buffer.
+void ReadSpill(RowSpill* s, off_t offset, int bytes) {
+  errno = 0;
+  if (FileRead(s->file, reinterpret_cast<char*>(s->buffer), bytes, offset,
+               WAIT_EVENT_BUFFILE_READ) != bytes) {
+    if (errno == 0) errno = EIO;
+    ereport(ERROR, (errcode_for_file_access(),
+                    errmsg("could not read dperm's temporary copy of the rows: %m")));
+  }
+}
 
 // Runs one pass at w (dim values) and copies its sums to `state`. Called
 // only under CallPostgres: no C++ object lives in this frame, so the
@@ -73,12 +160,25 @@ void RunPass(PassQuery* q, const double* w, int dim, bool with_loss, double* sta
   // One generic plan for every pass; not on a Citus table, whose planner
   // cannot distribute a generic plan's parameters (each pass is planned
   // with its values there, as the test/citus.sh passes check).
-  if (q->sign)
-    RunInternalSql(q->reader, q->sql, 2, types, args, nullptr, SPI_OK_SELECT, true,
-                   /*allow_parallel=*/true);
-  else
-    RunInternalPlan(q->reader, &q->plan, q->sql, 2, types, args, SPI_OK_SELECT, true,
-                    /*allow_parallel=*/true);
+  // The first pass keeps the rows when the release spills: serial, so
+  // that every row passes through this backend's transition.
+  const bool spilling = q->spill != nullptr && !q->spill_tried;
+  q->spill_tried = true;
+  if (spilling) g_row_spill = q->spill;
+  PG_TRY();
+  {
+    if (q->sign || spilling)
+      RunInternalSql(q->reader, q->sql, 2, types, args, nullptr, SPI_OK_SELECT, true,
+                     /*allow_parallel=*/!spilling);
+    else
+      RunInternalPlan(q->reader, &q->plan, q->sql, 2, types, args, SPI_OK_SELECT, true,
+                      /*allow_parallel=*/true);
+  }
+  PG_FINALLY();
+  {
+    g_row_spill = nullptr;
+  }
+  PG_END_TRY();
   AtEOXact_GUC(true, level);
   if (SPI_processed != 1) elog(ERROR, "dperm: a streaming pass returned no row");
   bool isnull;
@@ -90,11 +190,41 @@ void RunPass(PassQuery* q, const double* w, int dim, bool with_loss, double* sta
     elog(ERROR, "dperm: a streaming pass returned a malformed state");
   // n = 0: no row was read; the core then reports the row count.
   if (n > 0) memcpy(state, ARR_DATA_PTR(a), sizeof(double) * n);
+  if (spilling) {
+    // Read by the later passes only if it holds exactly the rows this pass
+    // added (a nested pass in the reader's own code would add more);
+    // otherwise they run the query, as without a spill.
+    FlushSpill(q->spill);
+    q->spilled = !q->spill->broken && n > 0 && double(q->spill->rows) == state[0];
+    if (!q->spilled) {
+      FreeSpill(q->spill);
+      q->spill = nullptr;
+    }
+  }
   // dperm.progress: the pass's rows, the workers' included.
   ProgressEndPass(n > 0 ? static_cast<int64>(state[0]) : 0);
   SPI_freetuptable(SPI_tuptable);
   MemoryContextSwitchTo(caller);
   MemoryContextReset(q->scratch);
+}
+
+// A pass over the spilled rows: each chunk read under the guard, then
+// added by the core (PassAddRecords: the per-pass transition's own
+// PassAddRawRow on the same rows, so the same gradient sums, exact, as a
+// pass of the query).
+void SpillPass(PassQuery* q, const double* w, bool with_loss, double* state) {
+  dperm::PassSpec spec = q->spec;
+  spec.with_loss = with_loss;
+  RowSpill* s = q->spill;
+  const off_t chunk = off_t(s->capacity * RecordBytes(s));
+  ProgressStartPass();
+  for (off_t offset = 0; offset < s->bytes; offset += chunk) {
+    dperm::CheckInterrupt();
+    const int bytes = int(std::min<off_t>(chunk, s->bytes - offset));
+    CallPostgres([=] { ReadSpill(s, offset, bytes); });
+    dperm::PassAddRecords(spec, w, s->buffer, int64(bytes / RecordBytes(s)), state);
+  }
+  ProgressEndPass(static_cast<int64>(state[0]));
 }
 
 // The core's view of a pass: RunPass under the guard, its PostgreSQL error
@@ -105,6 +235,10 @@ class SpiPassRunner final : public PassRunner {
   void Run(const Eigen::VectorXd& w, bool with_loss, double* state) override {
     PassQuery* q = query_;
     const double* values = w.data();
+    if (q->spilled) {
+      SpillPass(q, values, with_loss, state);
+      return;
+    }
     int dim = static_cast<int>(w.size());
     CallPostgres([=] { RunPass(q, values, dim, with_loss, state); });
   }
@@ -115,6 +249,23 @@ class SpiPassRunner final : public PassRunner {
 
 }  // namespace
 
+// The per-pass transition's copy of a row it added (pass_aggregate.cpp):
+// a row of another shape (a pass the reader's own code ran meanwhile)
+// marks the file unusable rather than failing.
+void SpillPassRow(const double* raw, int d, double label) {
+  RowSpill* s = g_row_spill;
+  if (s->broken) return;
+  if (d != s->d) {
+    s->broken = true;
+    return;
+  }
+  double* record = s->buffer + s->buffered * (d + 1);
+  memcpy(record, raw, sizeof(double) * d);
+  record[d] = label;
+  s->rows++;
+  if (++s->buffered == s->capacity) FlushSpill(s);
+}
+
 PassQuery* PreparePasses(const PassSource& source, const dperm::Plan& plan) {
   PassQuery* q = static_cast<PassQuery*>(palloc0(sizeof(PassQuery)));
   q->reader = source.reader;
@@ -122,6 +273,9 @@ PassQuery* PreparePasses(const PassSource& source, const dperm::Plan& plan) {
   q->sign = source.sign;
   dperm::PassSpec spec = dperm::PassSpecFor(plan);
   dperm::EncodePassSpec(spec, q->spec_values);
+  q->spec = spec;
+  // Not on a Citus table, whose rows the workers read.
+  if (!q->sign && g_streaming_spill && SpillFits(plan.n, plan.d)) q->spill = NewSpill(plan.d);
   q->state_size = dperm::PassStateSize(spec);
   q->scratch = AllocSetContextCreate(CurrentMemoryContext, "dperm streaming pass",
                                      ALLOCSET_DEFAULT_SIZES);
@@ -139,6 +293,8 @@ std::vector<double> TrainByPasses(const dperm::Plan& plan, PassQuery* query,
 
 void EndPasses(PassQuery* query, const dperm::Plan& plan) {
   MemoryContextDelete(query->scratch);
+  if (query->spill != nullptr) FreeSpill(query->spill);
+  query->spill = nullptr;
   elog(DEBUG1, "dperm: streaming release of %s in " INT64_FORMAT " passes",
        AlgorithmName(plan.algorithm), query->passes);
 }

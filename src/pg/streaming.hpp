@@ -41,6 +41,13 @@ Datum TrainStreamingRelease(const StreamingRequest& request, bool* isnull);
 
 // The passes of one release, prepared in the PostgreSQL phase for `plan`
 // (its spec and a scratch memory context), palloc'd.
+// The rows of a streaming release's first pass, kept in a temporary file
+// for its later passes (streaming.cpp). g_row_spill is set only while that
+// pass runs; the per-pass transition then hands it every row it adds.
+struct RowSpill;
+extern RowSpill* g_row_spill;
+void SpillPassRow(const double* raw, int d, double label);
+
 struct PassQuery;
 PassQuery* PreparePasses(const PassSource& source, const dperm::Plan& plan);
 

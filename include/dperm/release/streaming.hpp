@@ -94,6 +94,15 @@ void PassAddRow(const PassSpec& spec, const double* w, const double* x, double l
 void PassAddRawRow(const PassSpec& spec, const double* w, const double* raw, double label,
                    double* state, double* x_scratch, double* scratch) noexcept;
 
+// Adds m records to `state`: record i is d raw features (as PassAddRawRow
+// takes them) followed by its stored label, records + i (d + 1). The rows
+// are split into RowParts parts (row_parts.hpp) whose states are merged
+// exactly: the gradient limbs equal m PassAddRawRow calls' (the loss sum,
+// a plain float sum, may differ in its last bits). May throw (memory, a
+// cancel between parts).
+void PassAddRecords(const PassSpec& spec, const double* w, const double* records, int64_t m,
+                    double* state);
+
 // Combine: into += from, exact (the limbs carry, the counts add). Both
 // must be valid states of `size` values; false (into unchanged) otherwise.
 bool PassCombine(double* into, const double* from, int size) noexcept;

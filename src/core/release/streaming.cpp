@@ -11,6 +11,7 @@
 #include "dperm/rows/rows.hpp"
 #include "dperm/release/plan_release.hpp"
 #include "dperm/release/unit_level.hpp"
+#include "dperm/util/row_parts.hpp"
 
 namespace dperm {
 namespace {
@@ -147,6 +148,34 @@ void PassAddRawRow(const PassSpec& s, const double* w, const double* raw, double
   // The row in place when it is inside the bound (ClippedRow's fast path),
   // else its clipped copy in x_scratch.
   PassAddRow(s, w, ClippedRow(raw, s.d, s.feature_bound, x_scratch), label, state, scratch);
+}
+
+void PassAddRecords(const PassSpec& s, const double* w, const double* records, int64_t m,
+                    double* state) {
+  const int64_t stride = s.d + 1;
+  auto add = [&](int64_t begin, int64_t end, double* into) {
+    std::vector<double> x(size_t(std::max(s.d, 1))), scores(size_t(std::max(s.classes, 1)));
+    for (int64_t i = begin; i < end; i++) {
+      const double* record = records + i * stride;
+      PassAddRawRow(s, w, record, record[s.d], into, x.data(), scores.data());
+    }
+  };
+  // About a multiply-add per feature and class, as CountWork counts.
+  const int parts = RowParts(m, uint64_t(s.dim()) + 8);
+  if (parts == 1) {
+    add(0, m, state);
+    return;
+  }
+  const int size = PassStateSize(s);
+  std::vector<std::vector<double>> partial(size_t(parts), std::vector<double>(size_t(size), 0.0));
+  ForRowParts(m, parts, [&](int part, int64_t begin, int64_t end) {
+    double* into = partial[size_t(part)].data();
+    PassInitState(into);
+    add(begin, end, into);
+  });
+  for (const std::vector<double>& p : partial)
+    if (!PassCombine(state, p.data(), size))
+      throw Error(ErrorKind::kInternal, "PassAddRecords: a part's state did not combine");
 }
 
 void PassInitState(double* state) noexcept { state[1] = kPassStateFormat; }
