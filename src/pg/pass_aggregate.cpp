@@ -265,8 +265,10 @@ Datum PassTransition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule) {
   double label = StoredLabel(fcinfo, rule, spec.target_bound, spec.classes);
   // Plain loops over plain arrays; no allocation, no throw. A row inside
   // the bound is read in place (no copy).
-  PassAddRawRow(spec, w, raw, label, sums, cache->x, cache->scratch);
-  if (g_row_spill != nullptr) SpillPassRow(raw, spec.d, label);  // the first pass's copy
+  // (PassAddRawRow, with the clipped row kept for the first pass's copy.)
+  const double* x = dperm::ClippedRow(raw, spec.d, spec.feature_bound, cache->x);
+  PassAddRow(spec, w, x, label, sums, cache->scratch);
+  if (g_row_spill != nullptr) SpillPassRow(x, spec.d, label);
   PG_RETURN_ARRAYTYPE_P(state);
 }
 

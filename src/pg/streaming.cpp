@@ -42,8 +42,8 @@ extern "C" {
 
 namespace dperm::pg {
 
-// The first pass's rows, record after record: the d features the
-// transition read (sanitised, not yet clipped) and the stored label, in
+// The first pass's rows, record after record: the d features as the
+// transition added them (sanitised and clipped) and the stored label, in
 // a temporary file (temp_tablespaces; counted against temp_file_limit;
 // deleted when the release ends or its transaction does).
 struct RowSpill {
@@ -209,9 +209,8 @@ void RunPass(PassQuery* q, const double* w, int dim, bool with_loss, double* sta
 }
 
 // A pass over the spilled rows: each chunk read under the guard, then
-// added by the core (PassAddRecords: the per-pass transition's own
-// PassAddRawRow on the same rows, so the same gradient sums, exact, as a
-// pass of the query).
+// added by the core (PassAddRecords: the same gradient sums, exact, as the
+// per-pass transition's PassAddRow on the same rows in a pass of the query).
 void SpillPass(PassQuery* q, const double* w, bool with_loss, double* state) {
   dperm::PassSpec spec = q->spec;
   spec.with_loss = with_loss;
@@ -249,7 +248,7 @@ class SpiPassRunner final : public PassRunner {
 
 }  // namespace
 
-// The per-pass transition's copy of a row it added (pass_aggregate.cpp):
+// The per-pass transition's copy of a row it added, clipped (pass_aggregate.cpp):
 // a row of another shape (a pass the reader's own code ran meanwhile)
 // marks the file unusable rather than failing.
 void SpillPassRow(const double* raw, int d, double label) {

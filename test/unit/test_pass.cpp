@@ -233,53 +233,63 @@ TEST(Pass, RawRowEqualsClipThenAdd) {
   }
 }
 
-// PassAddRecords (a streaming pass over the rows kept in a temporary file)
-// gives the gradient sums of one PassAddRawRow call per record, exactly,
-// on 1, 2 and 3 threads: enough rows that RowParts splits them, raw rows
-// inside and outside the bound, with NaN and infinities, every loss.
+// PassAddRecords (a streaming pass over the rows kept in a temporary file:
+// clipped rows and labels) gives the gradient sums of one PassAddRow call
+// per record, exactly, on 1, 2 and 3 threads: enough rows that RowParts
+// splits them, rows clipped from inside and outside the bound, NaN and
+// infinities, every loss, gradient-only (binary models: the block kernels)
+// and with the loss (row by row).
 TEST(Pass, RecordsEqualRowByRowOnAnyThreads) {
   const int d = 5;
   const int64_t m = 90000;
   const double inf = std::numeric_limits<double>::infinity();
   for (LossKind loss : {LossKind::kLogistic, LossKind::kHuber, LossKind::kSoftmax}) {
-    int classes = loss == LossKind::kSoftmax ? 3 : 0;
-    Options o = Opts(Algorithm::kOutputGd, 0, 0.05, classes, 5);
-    PassSpec spec = dperm::PassSpecFor(dperm::PlanRelease(o, loss, m, d));
-    Eigen::VectorXd w = Eigen::VectorXd::LinSpaced(spec.dim(), -0.5, 0.7);
-    std::vector<double> records(static_cast<size_t>(m) * (d + 1));
-    for (int64_t i = 0; i < m; i++) {
-      double* r = &records[static_cast<size_t>(i) * (d + 1)];
-      double scale = i % 4 == 0 ? 0.05 : i % 4 == 1 ? 0.3 : i % 4 == 2 ? 3 : 1e300;
-      for (int j = 0; j < d; j++) r[j] = scale * std::sin(0.7 * double(i) + 1.9 * j);
-      if (i % 5 == 1) r[i % d] = NAN;
-      if (i % 7 == 3) r[(i + 2) % d] = -inf;
-      r[d] = loss == LossKind::kSoftmax ? double(i % classes)
-             : loss == LossKind::kHuber ? std::cos(double(i))
-                                        : (i % 3 ? 1.0 : -1.0);
+    for (bool with_loss : {false, true}) {
+      int classes = loss == LossKind::kSoftmax ? 3 : 0;
+      Options o = Opts(Algorithm::kOutputGd, 0, 0.05, classes, 5);
+      PassSpec spec = dperm::PassSpecFor(dperm::PlanRelease(o, loss, m, d));
+      spec.with_loss = with_loss;
+      Eigen::VectorXd w = Eigen::VectorXd::LinSpaced(spec.dim(), -0.5, 0.7);
+      std::vector<double> records(static_cast<size_t>(m) * (d + 1)), raw(d);
+      for (int64_t i = 0; i < m; i++) {
+        double* r = &records[static_cast<size_t>(i) * (d + 1)];
+        double scale = i % 4 == 0 ? 0.05 : i % 4 == 1 ? 0.3 : i % 4 == 2 ? 3 : 1e300;
+        for (int j = 0; j < d; j++) raw[j] = scale * std::sin(0.7 * double(i) + 1.9 * j);
+        if (i % 5 == 1) raw[i % d] = NAN;
+        if (i % 7 == 3) raw[(i + 2) % d] = -inf;
+        dperm::ClipRow(raw.data(), d, spec.feature_bound, r);
+        r[d] = loss == LossKind::kSoftmax ? double(i % classes)
+               : loss == LossKind::kHuber ? std::cos(double(i))
+                                          : (i % 3 ? 1.0 : -1.0);
+      }
+      const size_t size = size_t(dperm::PassStateSize(spec));
+      std::vector<double> one(size, 0.0), scratch(std::max(classes, 1));
+      dperm::PassInitState(one.data());
+      for (int64_t i = 0; i < m; i++) {
+        const double* r = &records[static_cast<size_t>(i) * (d + 1)];
+        dperm::PassAddRow(spec, w.data(), r, r[d], one.data(), scratch.data());
+      }
+      std::vector<double> expected(static_cast<size_t>(spec.dim()));
+      dperm::PassStateGradient(spec, one.data(), expected.data());
+      for (int threads : {1, 2, 3}) {
+        dperm::SetRowThreadLimit(threads);
+        EXPECT_EQ(dperm::RowParts(m, uint64_t(spec.dim()) + 8), threads);
+        std::vector<double> state(size, 0.0), got(expected.size());
+        dperm::PassInitState(state.data());
+        dperm::PassAddRecords(spec, w.data(), records.data(), m, state.data());
+        EXPECT_TRUE(dperm::PassStateValid(state.data(), int(size)));
+        EXPECT_EQ(state[0], double(m));
+        dperm::PassStateGradient(spec, state.data(), got.data());
+        for (size_t k = 0; k < got.size(); k++)
+          EXPECT_EQ(got[k], expected[k]) << dperm::LossName(loss) << " with_loss " << with_loss
+                                         << " threads " << threads << " " << k;
+        EXPECT_NEAR(state[3], one[3], 1e-9 * (1 + std::fabs(one[3])));
+        if (with_loss) {
+          EXPECT_NE(state[3], 0);
+        }
+      }
+      dperm::SetRowThreadLimit(1);
     }
-    const size_t size = size_t(dperm::PassStateSize(spec));
-    std::vector<double> one(size, 0.0), x(d), scratch(std::max(classes, 1));
-    dperm::PassInitState(one.data());
-    for (int64_t i = 0; i < m; i++) {
-      const double* r = &records[static_cast<size_t>(i) * (d + 1)];
-      dperm::PassAddRawRow(spec, w.data(), r, r[d], one.data(), x.data(), scratch.data());
-    }
-    std::vector<double> expected(static_cast<size_t>(spec.dim()));
-    dperm::PassStateGradient(spec, one.data(), expected.data());
-    for (int threads : {1, 2, 3}) {
-      dperm::SetRowThreadLimit(threads);
-      EXPECT_EQ(dperm::RowParts(m, uint64_t(spec.dim()) + 8), threads);
-      std::vector<double> state(size, 0.0), got(expected.size());
-      dperm::PassInitState(state.data());
-      dperm::PassAddRecords(spec, w.data(), records.data(), m, state.data());
-      EXPECT_TRUE(dperm::PassStateValid(state.data(), int(size)));
-      EXPECT_EQ(state[0], double(m));
-      dperm::PassStateGradient(spec, state.data(), got.data());
-      for (size_t k = 0; k < got.size(); k++)
-        EXPECT_EQ(got[k], expected[k]) << dperm::LossName(loss) << " threads " << threads << " " << k;
-      EXPECT_NEAR(state[3], one[3], 1e-9 * (1 + std::fabs(one[3])));
-    }
-    dperm::SetRowThreadLimit(1);
   }
 }
 

@@ -94,12 +94,12 @@ void PassAddRow(const PassSpec& spec, const double* w, const double* x, double l
 void PassAddRawRow(const PassSpec& spec, const double* w, const double* raw, double label,
                    double* state, double* x_scratch, double* scratch) noexcept;
 
-// Adds m records to `state`: record i is d raw features (as PassAddRawRow
-// takes them) followed by its stored label, records + i (d + 1). The rows
-// are split into RowParts parts (row_parts.hpp) whose states are merged
-// exactly: the gradient limbs equal m PassAddRawRow calls' (the loss sum,
-// a plain float sum, may differ in its last bits). May throw (memory, a
-// cancel between parts).
+// Adds m records to `state`: record i, at records + i (d + 1), is a row's
+// d features already clipped (ClipRow) followed by its stored label -- the
+// in-memory aggregate's layout. The rows are split into RowParts parts
+// (row_parts.hpp) whose states are merged exactly: the gradient sums equal
+// m PassAddRow calls' (the loss sum, a plain float sum, may differ in its
+// last bits). May throw (memory).
 void PassAddRecords(const PassSpec& spec, const double* w, const double* records, int64_t m,
                     double* state);
 

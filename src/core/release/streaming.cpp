@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "dperm/rows/exact_sum.hpp"
 #include "dperm/rows/row_kernels.hpp"
+#include "dperm/losses/loss.hpp"
 #include "dperm/losses/loss_spec.hpp"
 #include "dperm/algorithms/registry.hpp"
 #include "dperm/rows/rows.hpp"
@@ -153,11 +155,37 @@ void PassAddRawRow(const PassSpec& s, const double* w, const double* raw, double
 void PassAddRecords(const PassSpec& s, const double* w, const double* records, int64_t m,
                     double* state) {
   const int64_t stride = s.d + 1;
+  // A binary model's gradient-only pass takes a block of rows at a time
+  // through the in-memory objective's kernels: RowMargins (Margin's order)
+  // and the loss's Derivatives (its RowKernel's bits), then each row's
+  // rounded gradient into the limbs as PassAddRow adds it.
+  LossParams params;
+  params.huber_delta = s.huber_delta;
+  params.target_bound = s.target_bound;
+  params.classes = s.classes;
+  const std::unique_ptr<Loss> loss = s.with_loss ? nullptr : Kernel(s).MakeMarginLoss(params);
+  const int64_t block = std::max<int64_t>(1, FullPassBlockRows(2 * stride));
   auto add = [&](int64_t begin, int64_t end, double* into) {
-    std::vector<double> x(size_t(std::max(s.d, 1))), scores(size_t(std::max(s.classes, 1)));
-    for (int64_t i = begin; i < end; i++) {
-      const double* record = records + i * stride;
-      PassAddRawRow(s, w, record, record[s.d], into, x.data(), scores.data());
+    if (loss == nullptr) {
+      std::vector<double> scores(size_t(std::max(s.classes, 1)));
+      for (int64_t i = begin; i < end; i++) {
+        const double* record = records + i * stride;
+        PassAddRow(s, w, record, record[s.d], into, scores.data());
+      }
+      return;
+    }
+    std::vector<double> g(size_t(std::min(block, std::max<int64_t>(end - begin, 1))));
+    double* grad = into + kPassStateHeader;
+    for (int64_t start = begin; start < end; start += block) {
+      const int64_t rows = std::min(block, end - start);
+      const double* x = records + start * stride;
+      RowMargins(x, stride, rows, s.d, w, s.fit_intercept, g.data());
+      loss->Derivatives(g.data(), x + s.d, stride, rows, g.data());
+      for (int64_t i = 0; i < rows; i++) {
+        into[0] += 1;
+        AddScaledRow(s, g[size_t(i)], x + i * stride, grad);
+        EndRow(s, into);
+      }
     }
   };
   // About a multiply-add per feature and class, as CountWork counts.
