@@ -251,7 +251,7 @@ class SpiPassRunner final : public PassRunner {
 // The per-pass transition's copy of a row it added, clipped (pass_aggregate.cpp):
 // a row of another shape (a pass the reader's own code ran meanwhile)
 // marks the file unusable rather than failing.
-void SpillPassRow(const double* raw, int d, double label) {
+void SpillPassRow(const double* x, int d, double label) {
   RowSpill* s = g_row_spill;
   if (s->broken) return;
   if (d != s->d) {
@@ -259,7 +259,7 @@ void SpillPassRow(const double* raw, int d, double label) {
     return;
   }
   double* record = s->buffer + s->buffered * (d + 1);
-  memcpy(record, raw, sizeof(double) * d);
+  memcpy(record, x, sizeof(double) * d);
   record[d] = label;
   s->rows++;
   if (++s->buffered == s->capacity) FlushSpill(s);
@@ -294,8 +294,9 @@ void EndPasses(PassQuery* query, const dperm::Plan& plan) {
   MemoryContextDelete(query->scratch);
   if (query->spill != nullptr) FreeSpill(query->spill);
   query->spill = nullptr;
-  elog(DEBUG1, "dperm: streaming release of %s in " INT64_FORMAT " passes",
-       AlgorithmName(plan.algorithm), query->passes);
+  elog(DEBUG1, "dperm: streaming release of %s in " INT64_FORMAT " passes%s",
+       AlgorithmName(plan.algorithm), query->passes,
+       query->spilled ? ", all but the first over its temporary copy of the rows" : "");
 }
 
 Datum TrainStreamingRelease(const StreamingRequest& r, bool* isnull) {

@@ -43,10 +43,11 @@ Datum TrainStreamingRelease(const StreamingRequest& request, bool* isnull);
 // (its spec and a scratch memory context), palloc'd.
 // The rows of a streaming release's first pass, kept in a temporary file
 // for its later passes (streaming.cpp). g_row_spill is set only while that
-// pass runs; the per-pass transition then hands it every row it adds.
+// pass runs; the per-pass transition then hands it every row it adds: x,
+// the d features clipped, and the stored label.
 struct RowSpill;
 extern RowSpill* g_row_spill;
-void SpillPassRow(const double* raw, int d, double label);
+void SpillPassRow(const double* x, int d, double label);
 
 struct PassQuery;
 PassQuery* PreparePasses(const PassSource& source, const dperm::Plan& plan);
