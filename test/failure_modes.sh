@@ -208,12 +208,14 @@ interrupted=$(psql_q -d $DB -c "SELECT count(*) FROM dperm.ledger WHERE query LI
 
 # ------------------ 3. a cancel while the charge waits for a locked budget row
 # Another transaction holds the budget row (an uncommitted set_budget) for
-# 2 s. The ledger writer never waits for it: it answers busy, and the
+# 6 s, well past the checks below even when CI's parallel jobs slow them
+# (with 2 s a loaded machine once reached the ledger check after the row
+# was released). The ledger writer never waits for it: it answers busy, and the
 # releasing backend retries (cancellable) until dperm.ledger_wait_timeout.
 # Cancelling the caller ends its statement at once, without a model, and
 # the release is not charged, then or after the row is released.
 psql_q -d $DB -c "BEGIN" -c "SELECT dperm.set_budget('t', 1000, 0, 'basic')" \
-  -c "SELECT pg_sleep(2)" -c "COMMIT" >/dev/null &
+  -c "SELECT pg_sleep(6)" -c "COMMIT" >/dev/null &
 holder=$!
 sleep 0.3
 PGAPPNAME=fm_lockwait psql -X -At -d $DB -c "$SHORT_RELEASE" >"$out/lockwait.out" 2>&1 &
