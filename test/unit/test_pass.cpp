@@ -60,6 +60,21 @@ class MemoryRunner final : public dperm::PassRunner {
   std::vector<double> scratch_;
 };
 
+// Row i of the rows the raw-row tests add (d features into x): inside the
+// bound, near it, above it and at 1e300 in turn, with a NaN and a -inf now
+// and then; and its stored label for `loss`.
+void HostileRow(int64_t i, int d, double* x) {
+  const double scale = i % 4 == 0 ? 0.05 : i % 4 == 1 ? 0.3 : i % 4 == 2 ? 3 : 1e300;
+  for (int j = 0; j < d; j++) x[j] = scale * std::sin(0.7 * double(i) + 1.9 * j);
+  if (i % 5 == 1) x[i % d] = NAN;
+  if (i % 7 == 3) x[(i + 2) % d] = -std::numeric_limits<double>::infinity();
+}
+double HostileLabel(LossKind loss, int64_t i, int classes) {
+  return loss == LossKind::kSoftmax ? double(i % classes)
+         : loss == LossKind::kHuber ? std::cos(double(i))
+                                    : (i % 3 ? 1.0 : -1.0);
+}
+
 Options Opts(Algorithm a, double delta, double l2, int classes, int64_t iterations) {
   Options o;
   o.epsilon = 1;
@@ -202,7 +217,6 @@ TEST(Pass, GradientOnlyPassSkipsTheLoss) {
 // infinity, for every loss, with and without the loss sum.
 TEST(Pass, RawRowEqualsClipThenAdd) {
   const int d = 9;
-  const double inf = std::numeric_limits<double>::infinity();
   for (LossKind loss : {LossKind::kLogistic, LossKind::kHuber, LossKind::kSoftmax}) {
     for (bool with_loss : {true, false}) {
       int classes = loss == LossKind::kSoftmax ? 3 : 0;
@@ -213,13 +227,8 @@ TEST(Pass, RawRowEqualsClipThenAdd) {
       std::vector<double> a(dperm::PassStateSize(spec)), b(a.size());
       std::vector<double> x(d), clipped(d), scratch(std::max(classes, 1));
       for (int i = 0; i < 40; i++) {
-        double scale = i % 4 == 0 ? 0.05 : i % 4 == 1 ? 0.3 : i % 4 == 2 ? 3 : 1e300;
-        for (int j = 0; j < d; j++) x[j] = scale * std::sin(0.7 * i + 1.9 * j);
-        if (i % 5 == 1) x[i % d] = NAN;
-        if (i % 7 == 3) x[(i + 2) % d] = -inf;
-        double label = loss == LossKind::kSoftmax ? i % classes : loss == LossKind::kHuber
-                                                                     ? std::cos(i)
-                                                                     : (i % 3 ? 1.0 : -1.0);
+        HostileRow(i, d, x.data());
+        double label = HostileLabel(loss, i, classes);
         dperm::PassAddRawRow(spec, w.data(), x.data(), label, a.data(), clipped.data(),
                              scratch.data());
         dperm::ClipRow(x.data(), d, spec.feature_bound, clipped.data());
@@ -242,7 +251,6 @@ TEST(Pass, RawRowEqualsClipThenAdd) {
 TEST(Pass, RecordsEqualRowByRowOnAnyThreads) {
   const int d = 5;
   const int64_t m = 90000;
-  const double inf = std::numeric_limits<double>::infinity();
   for (LossKind loss : {LossKind::kLogistic, LossKind::kHuber, LossKind::kSoftmax}) {
     for (bool with_loss : {false, true}) {
       int classes = loss == LossKind::kSoftmax ? 3 : 0;
@@ -253,14 +261,9 @@ TEST(Pass, RecordsEqualRowByRowOnAnyThreads) {
       std::vector<double> records(static_cast<size_t>(m) * (d + 1)), raw(d);
       for (int64_t i = 0; i < m; i++) {
         double* r = &records[static_cast<size_t>(i) * (d + 1)];
-        double scale = i % 4 == 0 ? 0.05 : i % 4 == 1 ? 0.3 : i % 4 == 2 ? 3 : 1e300;
-        for (int j = 0; j < d; j++) raw[j] = scale * std::sin(0.7 * double(i) + 1.9 * j);
-        if (i % 5 == 1) raw[i % d] = NAN;
-        if (i % 7 == 3) raw[(i + 2) % d] = -inf;
+        HostileRow(i, d, raw.data());
         dperm::ClipRow(raw.data(), d, spec.feature_bound, r);
-        r[d] = loss == LossKind::kSoftmax ? double(i % classes)
-               : loss == LossKind::kHuber ? std::cos(double(i))
-                                          : (i % 3 ? 1.0 : -1.0);
+        r[d] = HostileLabel(loss, i, classes);
       }
       const size_t size = size_t(dperm::PassStateSize(spec));
       std::vector<double> one(size, 0.0), scratch(std::max(classes, 1));
