@@ -76,12 +76,19 @@ activity() {  # parallel workers, dynamic writers, persistent writers running no
 }
 
 # ------------------------------------ 1. a release while every slot is taken
-# Each holder scans filler with 4 workers, sleeping 2 ms a row: ~3 s.
-HOLD="SELECT count(*) FROM filler WHERE pg_sleep(0.002) IS NOT NULL"
+# Each holder scans filler with 4 workers, sleeping a while on each row.
+# Without the preload the release must wait for a slot, so the holders end
+# by themselves after ~3 s (2 ms a row). With it the release needs no slot,
+# and the holders sleep ~30 s (20 ms a row) so that they still hold every
+# slot however slowly a loaded machine runs the release; they are cancelled
+# once it has returned.
+if [ "$preload" = t ]; then nap=0.02; else nap=0.002; fi
+HOLD="SELECT count(*) FROM filler WHERE pg_sleep($nap) IS NOT NULL"
 psql_q -d $DB -c "EXPLAIN (COSTS OFF) $HOLD" | grep -q 'Workers Planned: 4' \
   || fail "the slot holders do not plan parallel workers"
-psql_q -d $DB -c "$HOLD" >/dev/null & h1=$!
-psql_q -d $DB -c "$HOLD" >/dev/null & h2=$!
+hold() { PGAPPNAME=dperm_slot_holder psql -X -q -At -d $DB -c "$HOLD" >/dev/null 2>&1; }
+hold & h1=$!
+hold & h2=$!
 held=0
 for _ in $(seq 1 100); do
   held=$(activity | cut -d' ' -f1)
@@ -93,7 +100,9 @@ t0=$(now_ms)
 probe=$(psql -X -At -d $DB -c "SELECT dp_logreg(f, y, dp_options(epsilon => $EPS, l2 => 1)) IS NOT NULL FROM probe" 2>&1 || true)
 probe_ms=$(( $(now_ms) - t0 ))
 still_held=$(activity | cut -d' ' -f1)
-wait $h1 $h2
+psql_q -d postgres -c "SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity
+                       WHERE application_name = 'dperm_slot_holder'" >/dev/null
+wait $h1 $h2 || true
 [ "$probe" = t ] || fail "a release while all $free_slots slots were taken failed: $probe"
 if [ "$preload" = t ]; then
   # The holders still had every slot when the release returned: it needed none.
