@@ -20,7 +20,9 @@
 //          "algo=NAME": like "default" with `algorithm => NAME`; "auto":
 //          l2 => 'auto' (PlanL2Selection + TrainL2Selection, select_l2.hpp;
 //          the job's l2 is ignored), printed as "auto:L2:ALGORITHM" with
-//          the chosen l2 and its candidate's algorithm.
+//          the chosen l2 and its candidate's algorithm; "pnewton=K" or
+//          "pnewton=K:SHARE:RIDGE": K private Newton passes
+//          (bench/lib/private_newton.hpp, logistic).
 // Environment: DPERM_HELDOUT_INTERCEPT=fitted turns the private offset off
 //          (Options::intercept_offset = false, offset.hpp).
 // Output: one line a job, "id algorithm seconds w_1 ... w_dim" (the feature
@@ -40,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "../lib/private_newton.hpp"
 #include "../lib/reference_solvers.hpp"
 #include "dperm/options/options.hpp"
 #include "dperm/plan/plan.hpp"
@@ -189,6 +192,26 @@ int main(int argc, char** argv) {
         w = dperm::TrainModel(plan, train.data(), rng);
         name = dperm::AlgorithmName(plan.algorithm);
         l2_used = plan.mu;
+      } else if (method.rfind("pnewton=", 0) == 0) {
+        // K private Newton passes from 0 (bench/lib/private_newton.hpp), the
+        // intercept a coordinate, at the cost of dp_gd with T = K.
+        if (data.loss != LossKind::kLogistic) Die("pnewton is logistic only: " + line);
+        // "pnewton=K:SHARE:RIDGE" sets the gradient share and the ridge scale.
+        int passes = 0;
+        double share = 0.9, ridge = 1;
+        if (std::sscanf(method.c_str() + 8, "%d:%lf:%lf", &passes, &share, &ridge) < 1 || passes <= 0 ||
+            !(share > 0 && share < 1) || !(ridge >= 0))
+          Die("bad pnewton=K[:SHARE:RIDGE] in: " + line);
+        o.has_algorithm = true;
+        o.algorithm = dperm::Algorithm::kDpGd;
+        o.iterations = passes;
+        o.intercept_offset = false;
+        const dperm::Plan plan = dperm::PlanRelease(o, data.loss, m, data.d);
+        Eigen::VectorXd v = dperm::testing::PrivateNewtonPasses(
+            train.data(), m, data.d, Eigen::VectorXd::Zero(data.d + 1), passes,
+            plan.noise_scale / plan.sensitivity, plan.sensitivity * double(m), seed, share, ridge);
+        w.assign(v.data(), v.data() + v.size());
+        name = "pnewton";
       } else if (method == "newton") {
         dperm::Plan plan = dperm::PlanRelease(o, data.loss, m, data.d);
         auto objective = dperm::MakeObjective(plan, train.data());
