@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "lib/reference_solvers.hpp"
+#include "lib/synthetic_logistic.hpp"
 #include "dperm/algorithms/dp_gd.hpp"
 #include "dperm/options/options.hpp"
 #include "dperm/release/plan_release.hpp"
@@ -27,35 +28,6 @@
 using namespace dperm;
 
 namespace {
-
-std::vector<double> SyntheticLogistic(int64_t n, int d) {
-  std::mt19937_64 gen(7);
-  std::normal_distribution<double> normal(0, 1);
-  std::uniform_real_distribution<double> uniform(0, 1);
-  std::vector<double> w;
-  double norm = 0;
-  for (int k = 0; k < d; k++) {
-    w.push_back(normal(gen));
-    norm += w.back() * w.back();
-  }
-  for (double& v : w) v *= 8 / std::sqrt(norm);
-  std::vector<double> rows(size_t(n) * size_t(d + 1));
-  for (int64_t i = 0; i < n; i++) {
-    double* r = rows.data() + size_t(i) * size_t(d + 1);
-    double sq = 0, margin = -1;
-    for (int k = 0; k < d; k++) {
-      r[k] = normal(gen);
-      sq += r[k] * r[k];
-    }
-    const double scale = std::sqrt(uniform(gen)) / std::sqrt(sq);
-    for (int k = 0; k < d; k++) {
-      r[k] *= scale;
-      margin += w[size_t(k)] * r[k];
-    }
-    r[d] = uniform(gen) < 1 / (1 + std::exp(-margin)) ? 1 : -1;
-  }
-  return rows;
-}
 
 void Report(const char* what, const Plan& p, const Objective& f, double minimum,
             const std::vector<double>& rows, int64_t n, int d) {
@@ -66,14 +38,7 @@ void Report(const char* what, const Plan& p, const Objective& f, double minimum,
     const Eigen::VectorXd w = testing::TrainSeeded(p, rows, uint64_t(s));
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     excess += f.Value(w) - minimum;
-    int64_t right = 0;
-    for (int64_t i = 0; i < n; i++) {
-      const double* r = rows.data() + size_t(i) * size_t(d + 1);
-      double m = w(d);
-      for (int k = 0; k < d; k++) m += w(k) * r[k];
-      right += (m > 0) == (r[d] > 0);
-    }
-    accuracy += double(right) / double(n);
+    accuracy += testing::TrainingAccuracy(w, rows, n, d);
   }
   std::printf("| %s | %lld | %s | %.3g | %.4f | %.2f |\n", what, static_cast<long long>(p.iterations),
               p.mechanism_fields.Get(kNesterov) > 0 ? "yes" : "no", excess / seeds, accuracy / seeds,
@@ -93,7 +58,7 @@ int main(int argc, char** argv) {
   o.epsilon = std::atof(argv[3]);
   o.delta = 1e-6;
   o.has_algorithm = false;
-  const std::vector<double> rows = SyntheticLogistic(n, d);
+  const std::vector<double> rows = testing::SyntheticLogistic(n, d);
   const Plan base = PlanRelease(o, LossKind::kLogistic, n, d);
   const auto f = MakeObjective(base, rows.data());
   const Eigen::VectorXd optimum = testing::NewtonMinimiser(*f);

@@ -43,52 +43,13 @@
 
 #include "lib/private_newton.hpp"
 #include "lib/reference_solvers.hpp"
+#include "lib/synthetic_logistic.hpp"
 #include "dperm/options/options.hpp"
 #include "dperm/release/plan_release.hpp"
 
 using namespace dperm;
 
 namespace {
-
-std::vector<double> SyntheticLogistic(int64_t n, int d) {  // as bench/dp_gd_schedule.cpp
-  std::mt19937_64 gen(7);
-  std::normal_distribution<double> normal(0, 1);
-  std::uniform_real_distribution<double> uniform(0, 1);
-  std::vector<double> w;
-  double norm = 0;
-  for (int k = 0; k < d; k++) {
-    w.push_back(normal(gen));
-    norm += w.back() * w.back();
-  }
-  for (double& v : w) v *= 8 / std::sqrt(norm);
-  std::vector<double> rows(size_t(n) * size_t(d + 1));
-  for (int64_t i = 0; i < n; i++) {
-    double* r = rows.data() + size_t(i) * size_t(d + 1);
-    double sq = 0, margin = -1;
-    for (int k = 0; k < d; k++) {
-      r[k] = normal(gen);
-      sq += r[k] * r[k];
-    }
-    const double scale = std::sqrt(uniform(gen)) / std::sqrt(sq);
-    for (int k = 0; k < d; k++) {
-      r[k] *= scale;
-      margin += w[size_t(k)] * r[k];
-    }
-    r[d] = uniform(gen) < 1 / (1 + std::exp(-margin)) ? 1 : -1;
-  }
-  return rows;
-}
-
-double Accuracy(const Eigen::VectorXd& w, const std::vector<double>& rows, int64_t n, int d) {
-  int64_t right = 0;
-  for (int64_t i = 0; i < n; i++) {
-    const double* r = rows.data() + size_t(i) * size_t(d + 1);
-    double m = w(d);
-    for (int k = 0; k < d; k++) m += w(k) * r[k];
-    right += (m > 0) == (r[d] > 0);
-  }
-  return double(right) / double(n);
-}
 
 // K epochs over one seeded partition into m batches; sigma_sum per batch sum.
 // momentum: Nesterov with gradient restart (as dp_gd's accelerated
@@ -148,7 +109,7 @@ int main(int argc, char** argv) {
   o.epsilon = std::atof(argv[3]);
   o.delta = 1e-6;
   o.has_algorithm = false;
-  const std::vector<double> rows = SyntheticLogistic(n, d);
+  const std::vector<double> rows = testing::SyntheticLogistic(n, d);
   const Plan base = PlanRelease(o, LossKind::kLogistic, n, d);
   const auto f = MakeObjective(base, rows.data());
   const Eigen::VectorXd optimum = testing::NewtonMinimiser(*f);
@@ -162,7 +123,7 @@ int main(int argc, char** argv) {
   for (int s = 1; s <= seeds; s++) {
     const Eigen::VectorXd w = testing::TrainSeeded(base, rows, uint64_t(s));
     excess += f->Value(w) - minimum;
-    accuracy += Accuracy(w, rows, n, d);
+    accuracy += testing::TrainingAccuracy(w, rows, n, d);
   }
   std::printf("| dp_gd default | %lld | 1 | %.3g | %.4f |\n", static_cast<long long>(base.iterations),
               excess / seeds, accuracy / seeds);
@@ -189,7 +150,7 @@ int main(int argc, char** argv) {
           const Eigen::VectorXd w = ShuffledSgd(rows, n, d, std::vector<int64_t>(size_t(epochs), m),
                                                 sigma_sum, 1 / p.beta, momentum, uint64_t(s));
           excess += f->Value(w) - minimum;
-          accuracy += Accuracy(w, rows, n, d);
+          accuracy += testing::TrainingAccuracy(w, rows, n, d);
         }
         std::printf("| shuffled SGD, %s | %d | %lld | %.3g | %.4f |\n",
                     momentum ? "Nesterov, last iterate" : "plain, last epoch's mean", epochs,
@@ -213,7 +174,7 @@ int main(int argc, char** argv) {
       const Eigen::VectorXd w =
           ShuffledSgd(rows, n, d, schedule, p.noise_scale * double(n), 1 / p.beta, true, uint64_t(s));
       excess += f->Value(w) - minimum;
-      accuracy += Accuracy(w, rows, n, d);
+      accuracy += testing::TrainingAccuracy(w, rows, n, d);
     }
     std::printf("| shuffled epochs then full steps, Nesterov | %zu | %s | %.3g | %.4f |\n", schedule.size(),
                 name.c_str(), excess / seeds, accuracy / seeds);
@@ -235,7 +196,7 @@ int main(int argc, char** argv) {
       w = testing::PrivateNewtonPasses(rows.data(), n, d, w, newton, z, p.sensitivity * double(n), uint64_t(s),
                                        share, ridge);
       excess += f->Value(w) - minimum;
-      accuracy += Accuracy(w, rows, n, d);
+      accuracy += testing::TrainingAccuracy(w, rows, n, d);
     }
     std::printf("| shuffled epochs (m = 30) then Newton passes | %d + %d | %s | %.3g | %.4f |\n", epochs, newton,
                 epochs > 0 ? "30" : "-",
