@@ -48,21 +48,15 @@ void Report(const char* what, const Plan& p, const Objective& f, double minimum,
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 4) {
-    std::fprintf(stderr, "usage: %s N D EPSILON [T ...]\n", argv[0]);
-    return 2;
-  }
-  const int64_t n = std::atoll(argv[1]);
-  const int d = std::atoi(argv[2]);
-  Options o;
-  o.epsilon = std::atof(argv[3]);
-  o.delta = 1e-6;
-  o.has_algorithm = false;
-  const std::vector<double> rows = testing::SyntheticLogistic(n, d);
-  const Plan base = PlanRelease(o, LossKind::kLogistic, n, d);
-  const auto f = MakeObjective(base, rows.data());
-  const Eigen::VectorXd optimum = testing::NewtonMinimiser(*f);
-  const double minimum = f->Value(optimum);
+  const testing::SyntheticProblem problem = testing::SyntheticProblemFromArgs(argc, argv, "N D EPSILON [T ...]");
+  const int64_t n = problem.n;
+  const int d = problem.d;
+  const Options& o = problem.options;
+  const std::vector<double>& rows = problem.rows;
+  const Plan& base = problem.base;
+  const auto& f = problem.f;
+  const Eigen::VectorXd& optimum = problem.optimum;
+  const double minimum = problem.minimum;
   std::printf("n = %lld, d = %d, epsilon = %g, delta = 1e-6: default %s (%s); F(w*) = %.6f, ||w*|| = %.2f\n\n",
               static_cast<long long>(n), d, o.epsilon, AlgorithmName(base.algorithm),
               base.iterations_rule.c_str(), minimum, optimum.norm());

@@ -8,8 +8,16 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
 #include <random>
 #include <vector>
+
+#include "reference_solvers.hpp"
+#include "dperm/options/options.hpp"
+#include "dperm/release/plan_release.hpp"
+#include "dperm/release/train_model.hpp"
 
 namespace dperm::testing {
 
@@ -52,6 +60,40 @@ inline double TrainingAccuracy(const Eigen::VectorXd& w, const std::vector<doubl
     right += (m > 0) == (r[d] > 0);
   }
   return double(right) / double(n);
+}
+
+// The command line "N D EPSILON ..." of both benches: the rows, dperm's
+// default plan for them at (EPSILON, delta = 1e-6), its objective and the
+// objective's minimum (w* by Newton). Exits with the usage on too few
+// arguments.
+struct SyntheticProblem {
+  int64_t n = 0;
+  int d = 0;
+  Options options;
+  std::vector<double> rows;
+  Plan base;
+  std::unique_ptr<Objective> f;
+  Eigen::VectorXd optimum;
+  double minimum = 0;
+};
+
+inline SyntheticProblem SyntheticProblemFromArgs(int argc, char** argv, const char* usage) {
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: %s %s\n", argv[0], usage);
+    std::exit(2);
+  }
+  SyntheticProblem p;
+  p.n = std::atoll(argv[1]);
+  p.d = std::atoi(argv[2]);
+  p.options.epsilon = std::atof(argv[3]);
+  p.options.delta = 1e-6;
+  p.options.has_algorithm = false;
+  p.rows = SyntheticLogistic(p.n, p.d);
+  p.base = PlanRelease(p.options, LossKind::kLogistic, p.n, p.d);
+  p.f = MakeObjective(p.base, p.rows.data());
+  p.optimum = NewtonMinimiser(*p.f);
+  p.minimum = p.f->Value(p.optimum);
+  return p;
 }
 
 }  // namespace dperm::testing
