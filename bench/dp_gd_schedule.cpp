@@ -49,14 +49,7 @@ void Report(const char* what, const Plan& p, const Objective& f, double minimum,
 
 int main(int argc, char** argv) {
   const testing::SyntheticProblem problem = testing::SyntheticProblemFromArgs(argc, argv, "N D EPSILON [T ...]");
-  const int64_t n = problem.n;
-  const int d = problem.d;
-  const Options& o = problem.options;
-  const std::vector<double>& rows = problem.rows;
-  const Plan& base = problem.base;
-  const auto& f = problem.f;
-  const Eigen::VectorXd& optimum = problem.optimum;
-  const double minimum = problem.minimum;
+  const auto& [n, d, o, rows, base, f, optimum, minimum] = problem;
   std::printf("n = %lld, d = %d, epsilon = %g, delta = 1e-6: default %s (%s); F(w*) = %.6f, ||w*|| = %.2f\n\n",
               static_cast<long long>(n), d, o.epsilon, AlgorithmName(base.algorithm),
               base.iterations_rule.c_str(), minimum, optimum.norm());

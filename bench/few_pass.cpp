@@ -100,13 +100,7 @@ Eigen::VectorXd ShuffledSgd(const std::vector<double>& rows, int64_t n, int d,
 
 int main(int argc, char** argv) {
   const testing::SyntheticProblem problem = testing::SyntheticProblemFromArgs(argc, argv, "N D EPSILON [newton]");
-  const int64_t n = problem.n;
-  const int d = problem.d;
-  const Options& o = problem.options;
-  const std::vector<double>& rows = problem.rows;
-  const Plan& base = problem.base;
-  const auto& f = problem.f;
-  const double minimum = problem.minimum;
+  const auto& [n, d, o, rows, base, f, optimum, minimum] = problem;
   std::printf("n = %lld, d = %d, epsilon = %g, delta = 1e-6: default %s, %lld steps; F(w*) = %.6f\n\n",
               static_cast<long long>(n), d, o.epsilon, AlgorithmName(base.algorithm),
               static_cast<long long>(base.iterations), minimum);
