@@ -69,6 +69,19 @@ void RaiseBusy(Oid relation) {
   pg_unreachable();
 }
 
+void RaiseNoTurn(Oid relation) {
+  ereport(ERROR, (errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+                  errmsg("other releases charged to relation %s were ahead of this one for longer "
+                         "than dperm.ledger_wait_timeout",
+                         RelationNameForMessage(relation)),
+                  errdetail("Releases charged to the same relation are charged one at a time, in "
+                            "the order they ask. This one waited %d ms for its turn. Nothing was "
+                            "charged and no model was computed.",
+                            g_ledger_wait_timeout_ms),
+                  errhint("Retry, or raise dperm.ledger_wait_timeout.")));
+  pg_unreachable();
+}
+
 ChargeRequest PlanCharge(const dperm::Plan& plan, const dperm::Options& o,
                          const std::vector<double>& curve, const PrivacyUnit& unit) {
   return {dperm::AlgorithmName(plan.algorithm),
@@ -151,6 +164,7 @@ int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_rel
                     errdetail("%s", detail), errhint("%s", hint)));
   }
   if (result == kBusy) RaiseBusy(busy);
+  if (result == kNoTurn) RaiseNoTurn(busy);
   if (result == kFailed)
     ereport(ERROR, (errcode(sqlstate), errmsg("dperm ledger writer failed: %s", message),
                     errhint("The release was not charged and no model was computed.")));

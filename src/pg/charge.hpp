@@ -48,6 +48,11 @@ ChargeRequest PlanCharge(const dperm::Plan& plan, const dperm::Options& o,
 // an uncommitted transaction, this one's or another's. Nothing was charged.
 [[noreturn]] void RaiseBusy(Oid relation);
 
+// Raises 55P03 for a request whose turn on `relation` did not come within
+// dperm.ledger_wait_timeout (charges to one relation take turns, first come
+// first served: ledger_writer.cpp). Nothing was charged.
+[[noreturn]] void RaiseNoTurn(Oid relation);
+
 // The ledger row of this backend's latest charge (ChargeRelease sets it;
 // models.cpp clears it before a training and reads it after).
 extern int64 g_last_charge_id;

@@ -17,7 +17,9 @@
 // is answered busy at once, and the releasing backend hands it in again
 // with backoff (cancellable) until dperm.ledger_wait_timeout, then fails
 // with 55P03. So a held budget row delays only the releases charged to that
-// relation, in both modes. The persistent writer's queue never fills; one
+// relation, in both modes. Charges to one relation take turns, in the order
+// they ask (TakeBudgetTurns), so no release is starved by later ones. The
+// persistent writer's queue never fills; one
 // role's share of the writer is its sessions' releases (bounded by its
 // connection limit), each a short transaction.
 //
@@ -25,6 +27,8 @@
 // ledger row and said so (status kCharged): a cancel or an error while
 // waiting gives no model, and the writer may still commit the charge (at
 // worst a failed training is charged; no charge is ever lost).
+#include <algorithm>
+
 #include "internal_sql.hpp"
 #include "ledger.hpp"
 #include "ledger_writer.hpp"
@@ -37,12 +41,15 @@ extern "C" {
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "catalog/pg_authid.h"
+#include "catalog/pg_class.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "port/atomics.h"
 #include "postmaster/bgworker.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
@@ -127,6 +134,103 @@ void ResetAnswer(LedgerRequest* req) {
   pg_write_barrier();
 }
 
+// What is left of dperm.ledger_wait_timeout, counted from `start`.
+long MillisecondsLeft(TimestampTz start) {
+  return g_ledger_wait_timeout_ms - static_cast<long>((GetCurrentTimestamp() - start) / 1000);
+}
+
+// Charges to one relation take turns, first come first served. Without
+// turns, a release answered busy (another charge held the budget row)
+// retried after a growing backoff, and newcomers' first tries won the row
+// over it again and again: with 16 pgbench clients on one budget a release
+// waited past the 30 s timeout while the average took 1.9 s (CI,
+// 2026-11-28). A turn is a lock in PostgreSQL's lock manager, whose waiters
+// are served in order: an advisory lock on (database, relation) of a class
+// no SQL function takes
+// (pg_advisory_lock uses classes 1 and 2, Citus 4 to 16). pg_locks shows it
+// as an advisory lock with classid = pg_class, objid = the relation and
+// objsubid = 25712.
+const uint16 kBudgetTurnClass = 0x6470;  // "dp"
+
+void BudgetTurnTag(LOCKTAG* tag, Oid relid) {
+  SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, RelationRelationId, relid, kBudgetTurnClass);
+}
+
+// Waits up to `ms` (> 0) for the turn: the lock manager's wait, with
+// lock_timeout set to `ms` for it. False when the time ran out; a cancel
+// or statement_timeout raises as usual. (A lock wait that times out has
+// been withdrawn before the error is raised, so the error can be dropped.)
+bool WaitForTurn(const LOCKTAG* tag, long ms) {
+  int saved = LockTimeout;
+  LockTimeout = static_cast<int>(Min(ms, static_cast<long>(INT_MAX)));
+  MemoryContext context = CurrentMemoryContext;
+  volatile bool got = true;  // set in PG_CATCH, read after it
+  PG_TRY();
+  {
+    (void)LockAcquire(tag, ExclusiveLock, false, false);
+  }
+  PG_CATCH();
+  {
+    LockTimeout = saved;
+    MemoryContextSwitchTo(context);
+    if (geterrcode() != ERRCODE_LOCK_NOT_AVAILABLE) PG_RE_THROW();
+    FlushErrorState();
+    got = false;
+  }
+  PG_END_TRY();
+  LockTimeout = saved;
+  return got;
+}
+
+// The turns a request holds, in OID order (so two releases never wait for
+// each other's turns).
+struct BudgetTurns {
+  int n = 0;
+  Oid held[kMaxRelations];
+};
+
+void GiveBackBudgetTurns(BudgetTurns* turns) {
+  for (int i = 0; i < turns->n; i++) {
+    LOCKTAG tag;
+    BudgetTurnTag(&tag, turns->held[i]);
+    (void)LockRelease(&tag, ExclusiveLock, false);
+  }
+  turns->n = 0;
+}
+
+// Takes a charge's turn on each relation it is charged to, waiting at most
+// `ms` in all. Returns InvalidOid, or the relation whose turn did not come
+// (then no turn is held). A relation whose budget this transaction changed
+// is skipped: the writer cannot lock that row, and says so at once. The
+// turns are given back as soon as the writer has answered: never held while
+// a busy answer backs off, so a release that keeps finding a budget row held
+// (by an uncommitted dperm.set_budget) holds up no other release for longer
+// than one visit to the writer.
+Oid TakeBudgetTurns(const LedgerRequest* req, long ms, BudgetTurns* turns) {
+  turns->n = 0;
+  if (req->kind != kChargeRelease) return InvalidOid;
+  Oid relations[kMaxRelations];
+  std::copy(req->relations, req->relations + req->n_relations, relations);
+  std::sort(relations, relations + req->n_relations);
+  Oid* end = std::unique(relations, relations + req->n_relations);
+  TimestampTz start = GetCurrentTimestamp();
+  for (Oid* r = relations; r != end; r++) {
+    LOCKTAG tag;
+    BudgetTurnTag(&tag, *r);
+    bool got = LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL;
+    if (!got) {
+      if (BudgetChangedHere(*r)) continue;
+      long left = ms - static_cast<long>((GetCurrentTimestamp() - start) / 1000);
+      if (left <= 0 || !WaitForTurn(&tag, left)) {
+        GiveBackBudgetTurns(turns);
+        return *r;
+      }
+    }
+    turns->held[turns->n++] = *r;
+  }
+  return InvalidOid;
+}
+
 }  // namespace
 
 void Nap(long ms) {
@@ -165,16 +269,29 @@ bool BudgetChangedHere(Oid relid) {
 void SubmitLedgerRequest(dsm_segment* seg, LedgerRequest* req) {
   TimestampTz start = GetCurrentTimestamp();
   long delay = kBusyFirstMs;
+  bool was_busy = false;
+  Oid last_busy = InvalidOid;  // the row the writer last found locked
+  BudgetTurns turns;
   for (;;) {
     ResetAnswer(req);
+    Oid no_turn = TakeBudgetTurns(req, MillisecondsLeft(start), &turns);
+    if (OidIsValid(no_turn)) {
+      // Out of time in the queue: a held row (the likelier cause when the
+      // writer has said so) or the releases ahead of this one.
+      req->status = was_busy ? kBusy : kNoTurn;
+      req->busy_relation = was_busy ? last_busy : no_turn;
+      return;
+    }
     if (PersistentLedgerWriterConfigured())
       SubmitToPersistentWriter(seg, req);
     else
       SubmitToDynamicWriter(seg);
+    GiveBackBudgetTurns(&turns);
     if (req->status != kBusy) return;
     if (OidIsValid(req->busy_relation) && BudgetChangedHere(req->busy_relation)) return;
-    long left = g_ledger_wait_timeout_ms -
-                static_cast<long>((GetCurrentTimestamp() - start) / 1000);
+    was_busy = true;
+    last_busy = req->busy_relation;
+    long left = MillisecondsLeft(start);
     if (left <= 0) return;
     Nap(Min(delay, left));  // a cancel or timeout raises here
     delay = Min(delay * 2, kBusyMaxMs);

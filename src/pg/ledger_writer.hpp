@@ -22,7 +22,10 @@ const uint32 kLedgerRequestMagic = 0x44504c52;
 // relation) is locked by another transaction; nothing was written, and
 // SubmitLedgerRequest hands the request in again until it is served or
 // dperm.ledger_wait_timeout has passed.
-enum LedgerStatus { kPending = 0, kCharged = 1, kRefused = 2, kFailed = 3, kBusy = 4 };
+// kNoTurn (set by the releasing backend, never the writer): the charges to
+// busy_relation ahead of this one took all of dperm.ledger_wait_timeout;
+// the request never reached the writer.
+enum LedgerStatus { kPending = 0, kCharged = 1, kRefused = 2, kFailed = 3, kBusy = 4, kNoTurn = 5 };
 
 // What a request asks the writer to do: charge a release (the default), or
 // write a record in a transaction of its own, so that it outlives the
@@ -76,6 +79,8 @@ struct LedgerRequest {
 // a row it needs is locked) is retried with backoff, interruptibly, until
 // dperm.ledger_wait_timeout has passed since the first attempt, or at once
 // when the lock is this transaction's own; then req->status stays kBusy.
+// Charges to the same relation take turns, first come first served; a
+// request whose turn does not come in time ends kNoTurn.
 // The writer never waits for a lock, so one relation's locked budget
 // delays only the releases charged to it. Raises 53000 when no writer
 // takes the request in time; a cancel while waiting raises as usual (the

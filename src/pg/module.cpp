@@ -168,9 +168,10 @@ void _PG_init(void) {
       "Without shared_preload_libraries = dperm: how long to wait for a free "
       "background worker slot; with it: how long to wait for the persistent "
       "ledger writer to take the request. Then the release fails with "
-      "SQLSTATE 53000 and no model. Also how long a release retries while "
-      "another transaction holds a budget row it is charged to; then it fails "
-      "with SQLSTATE 55P03, uncharged. 0 fails at once.",
+      "SQLSTATE 53000 and no model. Also how long a release waits for its "
+      "turn behind other releases charged to the same relation, and retries "
+      "while another transaction holds a budget row it is charged to; then it "
+      "fails with SQLSTATE 55P03, uncharged. 0 fails at once.",
       &dperm::pg::g_ledger_wait_timeout_ms, 30000, 0, INT_MAX, PGC_USERSET, GUC_UNIT_MS,
       nullptr, nullptr, nullptr);
   MarkGUCPrefixReserved("dperm");
