@@ -23,9 +23,12 @@
 // Newton pass splits its Gaussian between the gradient and the Hessian
 // (bench/lib/private_newton.hpp).
 //
+// Also dperm's dp_newton mechanism (dp_newton.cpp), which grew out of the
+// last candidate, at 5 and 8 passes.
+//
 // Reported: excess empirical risk F(w) - F(w*) (F the mean logistic loss
 // with the intercept, no l2, w* by Newton) and training accuracy, means of
-// 3 seeds.
+// 3 seeds (SEEDS in the environment for more).
 // Build and run (from the repository root, after `make`):
 //   g++ -std=c++17 -O2 -Iinclude -I/usr/include/eigen3 bench/few_pass.cpp
 //     src/core/*/*.o -o /tmp/few_pass -pthread
@@ -105,7 +108,8 @@ int main(int argc, char** argv) {
               static_cast<long long>(n), d, o.epsilon, AlgorithmName(base.algorithm),
               static_cast<long long>(base.iterations), minimum);
   std::printf("| method | passes | batches m | excess | accuracy |\n|---|---:|---:|---:|---:|\n");
-  const int seeds = 3;
+  // SEEDS in the environment: seeds per row (default 3).
+  const int seeds = std::getenv("SEEDS") ? std::atoi(std::getenv("SEEDS")) : 3;
   double excess = 0, accuracy = 0;
   for (int s = 1; s <= seeds; s++) {
     const Eigen::VectorXd w = testing::TrainSeeded(base, rows, uint64_t(s));
@@ -114,6 +118,23 @@ int main(int argc, char** argv) {
   }
   std::printf("| dp_gd default | %lld | 1 | %.3g | %.4f |\n", static_cast<long long>(base.iterations),
               excess / seeds, accuracy / seeds);
+  // dperm's own dp_newton (dp_newton.cpp: one packed Gaussian a pass,
+  // curvature-weighted sums, eigenvalues clipped, ridge sqrt(dim) sigma/n).
+  for (int64_t passes : {5, 8}) {
+    Options given = o;
+    given.has_algorithm = true;
+    given.algorithm = Algorithm::kDpNewton;
+    given.iterations = passes;
+    const Plan p = PlanRelease(given, LossKind::kLogistic, n, d);
+    excess = accuracy = 0;
+    for (int s = 1; s <= seeds; s++) {
+      const Eigen::VectorXd w = testing::TrainSeeded(p, rows, uint64_t(s));
+      excess += f->Value(w) - minimum;
+      accuracy += testing::TrainingAccuracy(w, rows, n, d);
+    }
+    std::printf("| dp_newton (dperm) | %lld | - | %.3g | %.4f |\n", static_cast<long long>(passes),
+                excess / seeds, accuracy / seeds);
+  }
   // "newton": only private Newton from w = 0 (the threshold sweep).
   const bool newton_only = argc > 4 && std::string(argv[4]) == "newton";
   // Private Newton's gradient share of each pass and ridge scale

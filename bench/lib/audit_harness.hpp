@@ -265,11 +265,11 @@ inline Case Broken(Case c, double divisor) {
   return c;
 }
 
-// Whether the algorithm supports the loss (objective perturbation and ssp:
-// logistic only).
+// Whether the algorithm supports the loss (objective perturbation, ssp and
+// dp_newton: logistic only).
 inline bool Supports(Algorithm algorithm, LossKind loss) {
   bool objective = algorithm == Algorithm::kObjective || algorithm == Algorithm::kObjectiveApprox ||
-                   algorithm == Algorithm::kSsp;
+                   algorithm == Algorithm::kSsp || algorithm == Algorithm::kDpNewton;
   return !objective || loss == LossKind::kLogistic;
 }
 
@@ -332,11 +332,11 @@ inline Case AlgorithmCase(Algorithm algorithm, LossKind loss, double epsilon, do
 
 // Whether the plan releases its noiseless output plus noise once (output
 // perturbation), so that the noiseless outputs are the exact means. ssp
-// adds its noise to the moments, and w is a nonlinear function of them: a
-// canary case, like objective perturbation.
+// and dp_newton add their noise to sums, and w is a nonlinear function of
+// them: canary cases, like objective perturbation.
 inline bool OutputPerturbation(const Plan& plan) {
   return plan.noisy_steps == 0 && plan.mechanism_fields.Get(dperm::kObjectiveNoise) == 0 &&
-         plan.algorithm != Algorithm::kSsp;
+         plan.algorithm != Algorithm::kSsp && plan.algorithm != Algorithm::kDpNewton;
 }
 
 // Divides every noise scale of the plan by divisor (a broken release).

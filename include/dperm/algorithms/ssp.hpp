@@ -17,11 +17,31 @@ class SufficientStatistics final : public Mechanism {
                         SecureRng& rng) const override;
 };
 
+// Model coordinates above this are refused while planning (ssp, dp_newton):
+// a release has dim (dim + 3)/2 coordinates and its pass as many roundings
+// a row. CheckMomentDim refuses a wider plan (22023), naming the algorithm,
+// what it releases and `hint`.
+inline constexpr int kMaxMomentDim = 512;
+void CheckMomentDim(const Plan& p, const char* algorithm, const char* what, const char* hint);
+
 // The plan's figures (Plan::mechanism_fields).
 inline constexpr const char kMomentWeight[] = "moment_weight";          // gamma
 inline constexpr const char kMomentCoordinates[] = "moment_coordinates";  // M
 inline constexpr const char kMomentSumGrid[] = "moment_sum_grid";        // q
 inline constexpr const char kRidgePerCurvature[] = "ridge_per_curvature";  // rho / f''(0)
+
+// The noise of `releases` packed Gaussian releases of `coordinates` exact
+// sums each (ssp's moments, dp_newton's passes): the rounded exact Gaussian
+// of noise.hpp ("THE BRIDGE") at sigma >= per_unit Delta', where Delta' =
+// exact + slack + 2 sqrt(coordinates) grid is the sensitivity of one
+// release once its sums' rounding (`slack`, exact_sum.hpp) and the grid's
+// are counted. Sets the plan's noise fields (noise_bits, noise_scale, grid,
+// sensitivity, inflations, noise_multiplier, sampler, expected_noise_sq),
+// full-batch sampling with noisy_steps = 0, and
+// rdp_curve: `releases` times one Gaussian's. `algorithm` names it in the
+// error for a noise too wide for the sampler.
+void PlanPackedGaussian(Plan& p, double exact, double slack, int64_t coordinates, double per_unit,
+                        int64_t releases, const char* algorithm);
 
 // The release itself: the objective's exact moment sums (MomentSums, with
 // the plan's weight and grid) plus the plan's rounded exact Gaussian noise;

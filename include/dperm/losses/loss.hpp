@@ -107,8 +107,12 @@ class LinearObjective : public Objective {
   void PrefetchRows(const int64_t* rows, int64_t m) const override;
   Eigen::MatrixXd LossHessian(const Eigen::VectorXd& w) const override;
   Eigen::VectorXd MomentSums(double gamma, double grid, double* curvature) const override;
+  Eigen::VectorXd CurvatureSums(const Eigen::VectorXd& w, double gamma, double grid) const override;
 
  private:
+  // The packed sums of both: at w (margins <w, t>, curvature weights f'')
+  // or, for w = nullptr, at margin 0 with weight 1.
+  Eigen::VectorXd PackedSums(const Eigen::VectorXd* w, double gamma, double grid) const;
   // Margins <w, x_i> (+ b) of rows start .. start + rows - 1, into m.
   void BlockMargins(const Eigen::VectorXd& w, Eigen::Index start, Eigen::Index rows,
                     Eigen::VectorXd& m) const;

@@ -64,6 +64,16 @@ class Objective {
     (void)curvature;
     throw Error(ErrorKind::kInternal, "MomentSums: this objective has no moment sums");
   }
+  // The sums of one private Newton pass (dp_newton.cpp) at w, in
+  // MomentSums' layout: gamma f'(m, y) t, then f''(m, y) times the packed
+  // upper triangle of t t^T (off-diagonal entries times sqrt 2), m = <w, t>,
+  // each row's entries rounded to `grid` and summed exactly.
+  virtual Eigen::VectorXd CurvatureSums(const Eigen::VectorXd& w, double gamma, double grid) const {
+    (void)w;
+    (void)gamma;
+    (void)grid;
+    throw Error(ErrorKind::kInternal, "CurvatureSums: this objective has no curvature sums");
+  }
 
   // The full objective, l1 term included.
   double Value(const Eigen::VectorXd& w) const {

@@ -129,24 +129,69 @@ namespace {
 const double kWeightPerRadius = 1.0;
 // rho = kRidgeFactor c2 sqrt(2 dim) sigma / n ("THE RIDGE").
 const double kRidgeFactor = 0.7;
-// Model coordinates above this are refused while planning: the release has
-// dim (dim + 3)/2 coordinates and the pass as many roundings a row.
-const int kMaxDim = 512;
 
 }  // namespace
+
+void CheckMomentDim(const Plan& p, const char* algorithm, const char* what, const char* hint) {
+  if (p.dim > kMaxMomentDim)
+    ThrowInvalid(std::string("algorithm ") + algorithm + " releases dim (dim + 3)/2 " + what +
+                     " and takes at most " + std::to_string(kMaxMomentDim) +
+                     " model coordinates; this model has " + std::to_string(p.dim),
+                 hint);
+}
+
+void PlanPackedGaussian(Plan& p, double exact, double slack, int64_t coordinates, double per_unit,
+                        int64_t releases, const char* algorithm) {
+  // The rounded exact Gaussian (noise.hpp): sigma = Dyadic(z Delta') with
+  // Delta' = Delta_s + 2 sqrt(M) sigma 2^-bits, a fixed point from below.
+  const double root_m = std::sqrt(double(coordinates));
+  const int bits = ExactGaussianBits(per_unit, int(std::min<int64_t>(coordinates, 1 << 30)));
+  const double base = exact + slack;
+  double sens = base, sigma = 0;
+  for (int i = 0;; ++i) {
+    sigma = DyadicNoiseScale(per_unit * sens);
+    const double next = base + 2 * root_m * std::ldexp(sigma, -bits);
+    if (sigma >= per_unit * next) {
+      sens = next;
+      break;
+    }
+    if (i > 200 || !std::isfinite(sigma))
+      ThrowInvalid(std::string("the noise of algorithm ") + algorithm + " at epsilon " +
+                       FormatNumber(p.options.epsilon) + " is too wide for dperm's exact Gaussian sampler",
+                   "Use a larger epsilon.");
+    sens = next;
+  }
+  p.batch_size = p.n;
+  p.sampling = Sampling::kFullBatch;
+  p.noisy_steps = 0;
+  p.noise = NoiseKind::kGaussian;
+  p.noise_bits = bits;
+  p.noise_scale = sigma;
+  p.grid = std::ldexp(sigma, -bits);
+  p.sum_inflation = slack;
+  p.rounding_inflation = slack + 2 * root_m * p.grid;
+  p.sensitivity = sens;
+  p.noise_multiplier = sigma / sens;
+  p.sampler = "rounded exact Gaussian: grid * (round(v/grid) + round(2^" + std::to_string(bits) +
+              " X)), X ~ N(0, I_M) drawn exactly (Karney 2016, Alg. N), grid = sigma 2^-" +
+              std::to_string(bits) + ": a rounding of the continuous Gaussian mechanism (noise.hpp)";
+  p.expected_noise_sq = double(coordinates) * sigma * sigma;
+  // Each release is a Gaussian mechanism of sensitivity Delta' and noise
+  // sigma: RDP alpha Delta'^2/(2 sigma^2) at every order (Mironov 2017,
+  // Prop. 7), and `releases` of them add (Prop. 1).
+  const std::vector<double>& orders = LedgerOrders();
+  p.rdp_curve.resize(orders.size());
+  for (size_t i = 0; i < orders.size(); i++)
+    p.rdp_curve[i] = double(releases) * orders[i] * sens * sens / (2 * sigma * sigma);
+}
 
 Plan SufficientStatistics::MakePlan(const Options& options, LossKind loss, int64_t n,
                                     int d) const {
   Plan p = BasePlan(options, loss, Algorithm::kSsp, n, d);
   const Options& o = p.options;
-  if (p.dim > kMaxDim)
-    ThrowInvalid("algorithm ssp releases dim (dim + 3)/2 moments and takes at most " +
-                     std::to_string(kMaxDim) + " model coordinates; this model has " +
-                     std::to_string(p.dim),
-                 "Use algorithm objective or dp_gd for wide models.");
+  CheckMomentDim(p, "ssp", "moments", "Use algorithm objective or dp_gd for wide models.");
   const int dim = p.dim;
   const int64_t coordinates = int64_t(dim) + int64_t(dim) * (dim + 1) / 2;
-  const double root_m = std::sqrt(double(coordinates));
   const double gamma = kWeightPerRadius * p.R;
   // Delta^2 = 2 gamma^2 L^2 + 2 R^4 + gamma^4 L^4/(2 R^4) (derivation above).
   const double exact = std::sqrt(2 * gamma * gamma * p.L * p.L + 2 * std::pow(p.R, 4) +
@@ -168,50 +213,15 @@ Plan SufficientStatistics::MakePlan(const Options& options, LossKind loss, int64
   if (!std::isfinite(per_unit * exact))
     ThrowInvalid("epsilon " + FormatNumber(o.epsilon) + " is too small: the noise scale overflows",
                  "Use a larger epsilon.");
-  // The rounded exact Gaussian (noise.hpp): sigma = Dyadic(z Delta') with
-  // Delta' = Delta_s + 2 sqrt(M) sigma 2^-bits, a fixed point from below.
-  const int bits = ExactGaussianBits(per_unit, int(std::min<int64_t>(coordinates, 1 << 30)));
-  const double base = exact + slack;
-  double sens = base, sigma = 0;
-  for (int i = 0;; ++i) {
-    sigma = DyadicNoiseScale(per_unit * sens);
-    const double next = base + 2 * root_m * std::ldexp(sigma, -bits);
-    if (sigma >= per_unit * next) {
-      sens = next;
-      break;
-    }
-    if (i > 200 || !std::isfinite(sigma))
-      ThrowInvalid("the noise of algorithm ssp at epsilon " + FormatNumber(o.epsilon) +
-                       " is too wide for dperm's exact Gaussian sampler",
-                   "Use a larger epsilon.");
-    sens = next;
-  }
+  PlanPackedGaussian(p, exact, slack, coordinates, per_unit, 1, "ssp");
   p.iterations = 1;
   p.iterations_rule = "one pass: the moments of the quadratic approximation, released once";
   p.passes = 1;
-  p.batch_size = n;
-  p.sampling = Sampling::kFullBatch;
-  p.noisy_steps = 0;
-  p.noise = NoiseKind::kGaussian;
-  p.noise_bits = bits;
-  p.noise_scale = sigma;
-  p.grid = std::ldexp(sigma, -bits);
-  p.sum_inflation = slack;
-  p.rounding_inflation = slack + 2 * root_m * p.grid;
-  p.sensitivity = sens;
   p.sensitivity_rule =
       "||Delta (gamma b, A)||^2 <= 2 gamma^2 L^2 + 2 R^4 + gamma^4 L^4/(2 R^4) (the joint maximum over the "
       "angle of t and t'; ||t t^T - t' t'^T||_F^2 = |t|^4 + |t'|^4 - 2 (t.t')^2) + the sums' rounding "
       "(exact_sum.hpp) + 2 sqrt(M) grid (rounding to the grid)";
-  p.noise_multiplier = sigma / sens;
-  p.sampler = "rounded exact Gaussian: grid * (round(v/grid) + round(2^" + std::to_string(bits) +
-              " X)), X ~ N(0, I_M) drawn exactly (Karney 2016, Alg. N), grid = sigma 2^-" +
-              std::to_string(bits) + ": a rounding of the continuous Gaussian mechanism (noise.hpp)";
-  p.expected_noise_sq = double(coordinates) * sigma * sigma;
-  const std::vector<double>& orders = LedgerOrders();
-  p.rdp_curve.resize(orders.size());
-  for (size_t i = 0; i < orders.size(); i++)
-    p.rdp_curve[i] = orders[i] * sens * sens / (2 * sigma * sigma);
+  const double sigma = p.noise_scale;
   const double ridge = kRidgeFactor * std::sqrt(2.0 * dim) * sigma /
                        double(n);
   p.mechanism_fields.Set(kMomentWeight, gamma);

@@ -162,9 +162,21 @@ Eigen::MatrixXd LinearObjective::LossHessian(const Eigen::VectorXd& w) const {
 }
 
 Eigen::VectorXd LinearObjective::MomentSums(double gamma, double grid, double* curvature) const {
-  // Layout (objective.hpp): dim entries gamma f'(0, y) t, then for each
-  // row j of t t^T its entries k = j .. dim - 1, so entry (j, k) is at
-  // dim + j dim - j (j - 1)/2 + (k - j).
+  *curvature = loss_.Curvature(0.0, 1.0);
+  return PackedSums(nullptr, gamma, grid);
+}
+
+Eigen::VectorXd LinearObjective::CurvatureSums(const Eigen::VectorXd& w, double gamma,
+                                               double grid) const {
+  return PackedSums(&w, gamma, grid);
+}
+
+Eigen::VectorXd LinearObjective::PackedSums(const Eigen::VectorXd* w, double gamma,
+                                            double grid) const {
+  // Layout (objective.hpp): dim entries gamma f'(m, y) t, then for each
+  // row j of c t t^T its entries k = j .. dim - 1, so entry (j, k) is at
+  // dim + j dim - j (j - 1)/2 + (k - j). At w = nullptr, m = 0 and c = 1
+  // exactly, so each product below is the unweighted one bit for bit.
   const int dim = this->dim();
   const int d = int(x_.cols());
   const int64_t count = int64_t(dim) + int64_t(dim) * (dim + 1) / 2;
@@ -172,22 +184,24 @@ Eigen::VectorXd LinearObjective::MomentSums(double gamma, double grid, double* c
   const double root2 = std::sqrt(2.0);
   const double* data = x_.data();
   const Eigen::Index stride = x_.outerStride();
+  const double b = w != nullptr && fit_intercept_ ? (*w)(d) : 0.0;
   for (Eigen::Index i = 0; i < x_.rows(); i++) {
     if ((i & 255) == 0) CheckInterrupt();
     const double* x = data + i * stride;
-    // f'(0, y) gamma t: one rounding of gamma f', one of the product.
-    sum.AddScaled(0, gamma * loss_.Derivative(0.0, y_(i)), x, d, fit_intercept_);
+    const double m = w != nullptr ? x_.row(i).dot(w->head(d)) + b : 0.0;
+    const double c = w != nullptr ? loss_.Curvature(m, y_(i)) : 1.0;
+    // f'(m, y) gamma t: one rounding of gamma f', one of the product.
+    sum.AddScaled(0, gamma * loss_.Derivative(m, y_(i)), x, d, fit_intercept_);
     int first = dim;
     for (int j = 0; j < d; j++) {
-      sum.Add(first, x[j] * x[j]);  // the diagonal, weight 1
+      sum.Add(first, c * x[j] * x[j]);  // the diagonal, packed weight 1
       // (j, k) for k > j, weight sqrt 2, and (j, intercept) = sqrt 2 x_j.
-      sum.AddScaled(first + 1, root2 * x[j], x + j + 1, d - j - 1, fit_intercept_);
+      sum.AddScaled(first + 1, root2 * c * x[j], x + j + 1, d - j - 1, fit_intercept_);
       first += dim - j;
     }
-    if (fit_intercept_) sum.Add(first, 1.0);  // (intercept, intercept) = 1
+    if (fit_intercept_) sum.Add(first, c);  // (intercept, intercept): c times 1
     CountWork(uint64_t(count));
   }
-  *curvature = loss_.Curvature(0.0, 1.0);
   Eigen::VectorXd out(count);
   for (int64_t c = 0; c < count; c++) out(c) = sum.Value(int(c));
   return out;
