@@ -3,10 +3,10 @@
 #  1. A login role holds the budget row of its own table in an idle
 #     transaction (an uncommitted dperm.set_budget) and queues releases
 #     charged to it from many sessions: half from its own table, half from
-#     its own table and the other role's (charged to both, so they also take
-#     turns on the other role's budget). The other role's releases on its
-#     budgeted table must finish within a few seconds meanwhile; the first
-#     role's releases fail with 55P03 after
+#     its own table and the other role's (charged to both, so without the
+#     preload they also take turns on the other role's budget). The other
+#     role's releases on its budgeted table must finish within a few seconds
+#     meanwhile; the first role's releases fail with 55P03 after
 #     dperm.ledger_wait_timeout (set low here) and leave no ledger row; a
 #     release that is still retrying when the lock goes away is charged once.
 #  2. dperm.cron_next_run with k = 10^9, with an impossible schedule and with

@@ -17,8 +17,9 @@
 // is answered busy at once, and the releasing backend hands it in again
 // with backoff (cancellable) until dperm.ledger_wait_timeout, then fails
 // with 55P03. So a held budget row delays only the releases charged to that
-// relation, in both modes. Charges to one relation take turns, in the order
-// they ask (TakeBudgetTurns), so no release is starved by later ones. The
+// relation, in both modes. With dynamic writers, charges to one relation
+// take turns, in the order they ask (TakeBudgetTurns), so no release is
+// starved by later ones; the persistent writer serves them in order. The
 // persistent writer's queue never fills; one
 // role's share of the writer is its sessions' releases (bounded by its
 // connection limit), each a short transaction.
@@ -139,17 +140,21 @@ long MillisecondsLeft(TimestampTz start) {
   return g_ledger_wait_timeout_ms - static_cast<long>((GetCurrentTimestamp() - start) / 1000);
 }
 
-// Charges to one relation take turns, first come first served. Without
-// turns, a release answered busy (another charge held the budget row)
+// With dynamic writers, charges to one relation take turns, first come
+// first served. Dynamic writers run side by side, so without turns a
+// release answered busy (another charge's writer held the budget row)
 // retried after a growing backoff, and newcomers' first tries won the row
 // over it again and again: with 16 pgbench clients on one budget a release
 // waited past the 30 s timeout while the average took 1.9 s (CI,
-// 2026-11-28). A turn is a lock in PostgreSQL's lock manager, whose waiters
-// are served in order: an advisory lock on (database, relation) of a class
-// no SQL function takes
-// (pg_advisory_lock uses classes 1 and 2, Citus 4 to 16). pg_locks shows it
-// as an advisory lock with classid = pg_class, objid = the relation and
-// objsubid = 25712.
+// 2026-11-28). The persistent writer serves one request at a time, so no
+// charge ever finds a row held by another charge there: it takes no turns
+// (a turn held while the request waits in the writer's queue would make
+// one role's N sessions delay another's release by N queue lengths).
+// A turn is a lock in PostgreSQL's lock manager, whose waiters are served
+// in order: an advisory lock on (database, relation) of a class no SQL
+// function takes (pg_advisory_lock uses classes 1 and 2, Citus 4 to 16).
+// pg_locks shows it as an advisory lock with classid = pg_class, objid =
+// the relation and objsubid = 25712.
 const uint16 kBudgetTurnClass = 0x6470;  // "dp"
 
 void BudgetTurnTag(LOCKTAG* tag, Oid relid) {
@@ -198,7 +203,8 @@ void GiveBackBudgetTurns(BudgetTurns* turns) {
   turns->n = 0;
 }
 
-// Takes a charge's turn on each relation it is charged to, waiting at most
+// Takes a charge's turn on each relation it is charged to (dynamic writers
+// only), waiting at most
 // `ms` in all. Returns InvalidOid, or the relation whose turn did not come
 // (then no turn is held). A relation whose budget this transaction changed
 // is skipped: the writer cannot lock that row, and says so at once. The
@@ -208,7 +214,7 @@ void GiveBackBudgetTurns(BudgetTurns* turns) {
 // than one visit to the writer.
 Oid TakeBudgetTurns(const LedgerRequest* req, long ms, BudgetTurns* turns) {
   turns->n = 0;
-  if (req->kind != kChargeRelease) return InvalidOid;
+  if (req->kind != kChargeRelease || PersistentLedgerWriterConfigured()) return InvalidOid;
   Oid relations[kMaxRelations];
   std::copy(req->relations, req->relations + req->n_relations, relations);
   std::sort(relations, relations + req->n_relations);

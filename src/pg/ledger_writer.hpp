@@ -79,8 +79,8 @@ struct LedgerRequest {
 // a row it needs is locked) is retried with backoff, interruptibly, until
 // dperm.ledger_wait_timeout has passed since the first attempt, or at once
 // when the lock is this transaction's own; then req->status stays kBusy.
-// Charges to the same relation take turns, first come first served; a
-// request whose turn does not come in time ends kNoTurn.
+// With dynamic writers, charges to the same relation take turns, first come
+// first served; a request whose turn does not come in time ends kNoTurn.
 // The writer never waits for a lock, so one relation's locked budget
 // delays only the releases charged to it. Raises 53000 when no writer
 // takes the request in time; a cancel while waiting raises as usual (the
