@@ -20,9 +20,9 @@
 // relation, in both modes. With dynamic writers, charges to one relation
 // take turns, in the order they ask (TakeBudgetTurns), so no release is
 // starved by later ones; the persistent writer serves them in order. The
-// persistent writer's queue never fills; one
-// role's share of the writer is its sessions' releases (bounded by its
-// connection limit), each a short transaction.
+// persistent writer's queue never fills; one role's share of the writer is
+// its sessions' releases (bounded by its connection limit), each a short
+// transaction.
 //
 // Either way the model is computed only after the writer has committed the
 // ledger row and said so (status kCharged): a cancel or an error while
@@ -204,9 +204,8 @@ void GiveBackBudgetTurns(BudgetTurns* turns) {
 }
 
 // Takes a charge's turn on each relation it is charged to (dynamic writers
-// only), waiting at most
-// `ms` in all. Returns InvalidOid, or the relation whose turn did not come
-// (then no turn is held). A relation whose budget this transaction changed
+// only), waiting at most `ms` in all. Returns InvalidOid, or the relation
+// whose turn did not come (then no turn is held). A relation whose budget this transaction changed
 // is skipped: the writer cannot lock that row, and says so at once. The
 // turns are given back as soon as the writer has answered: never held while
 // a busy answer backs off, so a release that keeps finding a budget row held
