@@ -1,9 +1,9 @@
 // dp_newton: K private Newton passes for logistic regression, the noisy
 // Newton method of Avella-Medina, Bradshaw & Loh ("Differentially private
-// inference via noisy optimization", Annals of Statistics 2023, Section 3:
-// Gaussian noise on the gradient and on the Hessian at every step; second-
-// order steps for private ERM are also Ganesh, Haghifam, Steinke & Thakurta,
-// NeurIPS 2023). Each pass is one release of ssp's packed sums (ssp.cpp),
+// inference via noisy optimization", Annals of Statistics 2023, arXiv
+// 2103.11003: Gaussian noise on the gradient and on the Hessian at every
+// step; second-order steps for private ERM are also Ganesh, Haghifam,
+// Steinke & Thakurta, NeurIPS 2023). Each pass is one release of ssp's packed sums (ssp.cpp),
 // taken at the current model instead of at 0 and weighted by the curvature.
 //
 // THE PASS. Rows t = (x, 1) (x alone without an intercept), ||t|| <= R,
