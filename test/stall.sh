@@ -23,7 +23,8 @@
 set -euo pipefail
 psql_q() { psql -X -q -v ON_ERROR_STOP=1 -At "$@"; }
 DB=dperm_stall
-fail() { echo "stall ($mode): FAILED: $*"; exit 1; }
+# (to stderr too: a failure inside $(...) would otherwise be captured and lost)
+fail() { echo "stall ($mode): FAILED: $*" | tee /dev/stderr; exit 1; }
 now_ms() { date +%s%3N; }
 A=regress_stall_a
 B=regress_stall_b
@@ -201,15 +202,17 @@ echo "stall ($mode): 1. B's releases took $b_min..$b_max ms while $SESSIONS sess
      "their turn), uncharged"
 
 # ------------------------------------------------ 2. cron_next_run is bounded
-# Each call must return or fail within 5 s under a 1 s statement_timeout
-# (on 0.6.0 k = 10^9 looped for minutes and ignored the timeout).
+# Each call must return or fail within 10 s under a 1 s statement_timeout
+# (on 0.6.0 k = 10^9 looped for minutes and ignored the timeout). A call
+# takes 0.1-1 s; one CI run on a loaded machine measured 5 s for a psql
+# session's start and call, so the bound is 10 s.
 timed() {  # timed NAME SQL: runs SQL as B with a 1 s statement_timeout, prints ms and the outcome
   local t0 ms res
   t0=$(now_ms)
   res=$(PGPASSWORD=$pw PGOPTIONS="-c statement_timeout=1s" psql -X -At -U $B -d $DB \
           -c '\set VERBOSITY verbose' -c "$2" 2>&1 | grep -o -m1 -E '^ERROR:  [0-9A-Z]{5}|^[^E].*' || true)
   ms=$(( $(now_ms) - t0 ))
-  [ $ms -lt 5000 ] || fail "$1 took $ms ms under a 1 s statement_timeout"
+  [ $ms -lt 10000 ] || fail "$1 took $ms ms under a 1 s statement_timeout"
   echo "$1: $ms ms, $res"
 }
 cron_report=""

@@ -6,11 +6,14 @@ SET dperm.allow_seed = on;
 SET max_parallel_workers_per_gather = 0;
 SET extra_float_digits = 0;
 
--- The plan from public inputs: 5 passes, 5 n gradient evaluations, one
+-- The plan from public inputs: 6 passes, 6 n gradient evaluations, one
 -- pass's sensitivity sqrt(4 gamma^2 L^2 + beta^2) with gamma = (beta/L)
 -- sqrt(4.5) at R = L = sqrt 2, beta = 1/2 (feature_bound 1 with the
 -- intercept): sqrt(4 * 4.5 * 0.25 + 0.25) = sqrt(4.75), plus a rounding term
--- below 2^-9 of it; sigma is sqrt(5) times the analytic Gaussian's for it.
+-- below 2^-9 of it. Pass k's sigma is sqrt(2)^(5 - k) times the last's
+-- (noise_scale), so the passes compose as one Gaussian of ratio
+-- sensitivity/noise_scale sqrt(2 - 2^-5), which is 1 over the analytic
+-- Gaussian's sigma per unit (to the roundings, 2e-3).
 -- (intercept => 'fitted': no offset stage, so the mechanism has all of epsilon.)
 WITH p AS (SELECT dp_explain('logistic', 45211, 42,
              dp_options(algorithm => 'dp_newton', epsilon => 1, delta => 1e-6, intercept => 'fitted')) j)
@@ -19,8 +22,8 @@ SELECT j->>'algorithm' AS algorithm, (j->>'iterations')::int AS passes,
        (j->>'sensitivity')::float8 >= sqrt(4.75) AS sensitivity_at_least_formula,
        (j->>'sensitivity')::float8 <= sqrt(4.75) * (1 + 1.0 / 512) AS rounding_small,
        (j->>'moment_coordinates')::int AS sums_per_pass,
-       abs((j->>'noise_scale')::float8 / (sqrt(5) * dperm.gaussian_sigma(1, 1e-6, (j->>'sensitivity')::float8)) - 1)
-         < 1e-5 AS sqrt_k_analytic_sigma
+       abs((j->>'sensitivity')::float8 / (j->>'noise_scale')::float8 * sqrt(2 - 2 ^ -5)
+           * dperm.gaussian_sigma(1, 1e-6, 1) - 1) < 2e-3 AS composes_to_the_analytic_gaussian
   FROM p;
 -- `iterations` sets the passes.
 SELECT (dp_explain('logistic', 1000, 3, dp_options(algorithm => 'dp_newton', epsilon => 1, delta => 1e-6,

@@ -115,10 +115,10 @@ Outcome Release(const Problem& pr, Algorithm a, double epsilon, uint64_t seed, b
 
 bool Supports(Algorithm a, LossKind loss) {
   // objective and objective_approx need a twice-differentiable loss with a
-  // rank-1 Hessian, ssp one curvature at margin 0: logistic only (README,
-  // Algorithms).
-  return loss == LossKind::kLogistic ||
-         (a != Algorithm::kObjective && a != Algorithm::kObjectiveApprox && a != Algorithm::kSsp);
+  // rank-1 Hessian, ssp one curvature at margin 0, dp_newton a smooth
+  // binary curvature: logistic only (README, Algorithms).
+  return loss == LossKind::kLogistic || (a != Algorithm::kObjective && a != Algorithm::kObjectiveApprox &&
+                                         a != Algorithm::kSsp && a != Algorithm::kDpNewton);
 }
 
 // ---------------------------------------------------------------------------

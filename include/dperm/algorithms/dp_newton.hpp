@@ -17,12 +17,17 @@ class DpNewton final : public Mechanism {
 };
 
 // Passes when `iterations` is not given: a public constant.
-inline constexpr int64_t kNewtonPasses = 5;
+inline constexpr int64_t kNewtonPasses = 6;
+
+// Pass k of K (from 0) has sigma_k = sqrt(2)^(K - 1 - k) times the last
+// pass's: each pass gets twice the previous one's share of the privacy
+// budget (dp_newton.cpp, "THE SCHEDULE").
+double NewtonNoiseRatio(int64_t pass, int64_t passes);
 
 // The plan's figures (Plan::mechanism_fields); the packed layout, its
 // weight gamma and sum grid are ssp's (ssp.hpp: kMomentWeight,
 // kMomentCoordinates, kMomentSumGrid).
-inline constexpr const char kNewtonRidge[] = "newton_ridge";  // rho, in mean units
+inline constexpr const char kNewtonRidge[] = "newton_ridge";  // the last pass's rho, mean units
 
 // The L2 sensitivity of one pass's packed sums (gamma sum f'(m, y) t, then
 // sum f''(m, y) t t^T packed) between replace-one neighbours, before any
@@ -30,10 +35,11 @@ inline constexpr const char kNewtonRidge[] = "newton_ridge";  // rho, in mean un
 // (dp_newton.cpp, "THE SENSITIVITY").
 double NewtonPassSensitivity(double gamma, double L, double beta);
 
-// One pass's release: the objective's exact curvature sums at w
+// Pass `pass`'s release: the objective's exact curvature sums at w
 // (CurvatureSums, with the plan's weight and grid) plus the plan's rounded
-// exact Gaussian noise. Train takes a Newton step on it.
+// exact Gaussian noise of that pass (PackedReleaseSigma of noise_scale and
+// NewtonNoiseRatio). Train takes a Newton step on it.
 Eigen::VectorXd ReleaseCurvatureSums(const Plan& plan, const Objective& objective,
-                                     const Eigen::VectorXd& w, SecureRng& rng);
+                                     const Eigen::VectorXd& w, int64_t pass, SecureRng& rng);
 
 }  // namespace dperm

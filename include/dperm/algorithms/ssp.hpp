@@ -7,6 +7,8 @@
 #pragma once
 #include "dperm/algorithms/mechanism.hpp"
 
+#include <vector>
+
 namespace dperm {
 
 class SufficientStatistics final : public Mechanism {
@@ -30,18 +32,25 @@ inline constexpr const char kMomentCoordinates[] = "moment_coordinates";  // M
 inline constexpr const char kMomentSumGrid[] = "moment_sum_grid";        // q
 inline constexpr const char kRidgePerCurvature[] = "ridge_per_curvature";  // rho / f''(0)
 
-// The noise of `releases` packed Gaussian releases of `coordinates` exact
-// sums each (ssp's moments, dp_newton's passes): the rounded exact Gaussian
-// of noise.hpp ("THE BRIDGE") at sigma >= per_unit Delta', where Delta' =
-// exact + slack + 2 sqrt(coordinates) grid is the sensitivity of one
-// release once its sums' rounding (`slack`, exact_sum.hpp) and the grid's
-// are counted. Sets the plan's noise fields (noise_bits, noise_scale, grid,
-// sensitivity, inflations, noise_multiplier, sampler, expected_noise_sq),
-// full-batch sampling with noisy_steps = 0, and
-// rdp_curve: `releases` times one Gaussian's. `algorithm` names it in the
-// error for a noise too wide for the sampler.
+// The noise of packed Gaussian releases of `coordinates` exact sums each
+// (ssp's moments, one; dp_newton's passes, K): the rounded exact Gaussian
+// of noise.hpp ("THE BRIDGE"), release k's sigma_k = PackedReleaseSigma(
+// noise_scale, ratios[k]) (the smallest ratio must be 1), such that the
+// releases together are a Gaussian mechanism of sigma per sensitivity at
+// least `per_unit` (GDP composition), each release's sensitivity Delta'_k =
+// exact + slack + 2 sqrt(coordinates) sigma_k 2^-bits once its sums'
+// rounding (`slack`, exact_sum.hpp) and its grid are counted. Sets the
+// plan's noise fields for the release of ratio 1 (noise_bits, noise_scale,
+// grid, sensitivity, inflations, noise_multiplier, sampler,
+// expected_noise_sq), full-batch sampling with noisy_steps = 0, and
+// rdp_curve: the sum of the releases' Gaussian curves. `algorithm` names it
+// in the error for a noise too wide for the sampler.
 void PlanPackedGaussian(Plan& p, double exact, double slack, int64_t coordinates, double per_unit,
-                        int64_t releases, const char* algorithm);
+                        const std::vector<double>& ratios, const char* algorithm);
+
+// The sigma of a packed release of `ratio` times the plan's noise_scale,
+// rounded up to a dyadic value (what PlanPackedGaussian planned).
+double PackedReleaseSigma(double noise_scale, double ratio);
 
 // The release itself: the objective's exact moment sums (MomentSums, with
 // the plan's weight and grid) plus the plan's rounded exact Gaussian noise;

@@ -45,19 +45,33 @@
 // (exact_sum.hpp), which adds 2 SumSlack(n, M, q), and the snapping to the
 // noise's grid g adds 2 sqrt(M) g (ssp.cpp, same argument): Delta'.
 //
-// THE NOISE AND THE COST. Each pass adds the rounded exact Gaussian of
+// THE NOISE AND THE COST. Pass k adds the rounded exact Gaussian of
 // noise.hpp ("THE BRIDGE": a rounding of the continuous Gaussian mechanism
-// of sensitivity Delta' and noise sigma, so continuous accountants apply).
-// K such passes, each adaptive on the earlier releases, compose exactly as
-// one Gaussian mechanism with sensitivity/noise sqrt(K) Delta'/sigma
-// (Gaussian differential privacy: mu-GDP composes to sqrt(sum mu_i^2)-GDP,
-// Dong, Roth & Su 2022, Cor. 3.3; the Gaussian mechanism of ratio mu is
-// mu-GDP, Thm 2.7). So
-//   sigma = sqrt(K) AnalyticGaussianSigma(epsilon, delta, Delta')
+// of sensitivity Delta'_k and noise sigma_k, so continuous accountants
+// apply). K such passes, each adaptive on the earlier releases, compose
+// exactly as one Gaussian mechanism of ratio mu = sqrt(sum_k (Delta'_k /
+// sigma_k)^2) (Gaussian differential privacy: mu_k-GDP mechanisms compose
+// to sqrt(sum mu_k^2)-GDP, Dong, Roth & Su 2022, Cor. 3.3; the Gaussian
+// mechanism of ratio mu is mu-GDP, Thm 2.7). So
+//   mu <= 1 / AnalyticGaussianSigma(epsilon, delta, 1)
 // (Balle & Wang 2018, Thm 8: the exact (epsilon, delta) curve of a Gaussian
-// of that ratio) makes the release (epsilon, delta)-DP, and the ledger's
-// curve is K alpha Delta'^2/(2 sigma^2) (Mironov 2017, Props. 1 and 7).
-// Accountant 'paper' has no formula of its own here: the same sigma.
+// of that ratio) makes the release (epsilon, delta)-DP (PlanPackedGaussian
+// finds the smallest dyadic sigmas that reach it), and the ledger's curve
+// is alpha mu^2/2 (Mironov 2017, Props. 1 and 7). Accountant 'paper' has no
+// formula of its own here: the same sigmas.
+//
+// THE SCHEDULE. sigma_k = sqrt(2)^(K - 1 - k) sigma_{K-1}: pass k's share
+// of mu^2 is 2^k / (2^K - 1), so the last pass, whose step sets the
+// released model's error, gets about half of the budget, and the first
+// steps, taken far from the minimiser where a rough direction suffices, get
+// little. Measured (bench/newton_schedule.cpp, bench/results/
+// newton_schedule.md; against equal shares and shares growing as k + 1 and
+// (k + 1)^2, 10 and 5 seeds): at 10^5 x 8 rows of
+// bench/dp_gd_schedule.cpp, 6 passes 1.8e-5 (equal shares 5.0e-5, dp_gd's
+// 100-pass default 2.9e-5); on the unit tests' ErmRows (2 10^5 x 6, larger
+// margins) 1.7e-6 (equal 5.0e-6; dp_gd 3.8e-6). K = 6 (kNewtonPasses) was
+// the better of 5, 6 and 8 on the second set and within the seeds' spread
+// on the first.
 //
 // THE WEIGHT gamma sets how one pass's noise splits between the two sums.
 // A share s of 1/z^2 to the gradient (z = sigma/Delta) means gamma^2 4 L^2
@@ -69,9 +83,9 @@
 // 4 gamma^2 L^2 + beta^2, below the separate maxima's 4 gamma^2 L^2 +
 // 2 beta^2.
 //
-// THE RIDGE rho (public). The released A's noise has sd sigma on the
-// diagonal and sigma/sqrt 2 off it, spectral norm about sqrt(2 dim) sigma;
-// rho = kRidgePerNoise sqrt(dim) sigma / n, in mean units, keeps the system
+// THE RIDGE rho (public). The released A's noise has sd sigma_k on the
+// diagonal and sigma_k/sqrt 2 off it, spectral norm about sqrt(2 dim)
+// sigma_k; rho_k = kRidgePerNoise sqrt(dim) sigma_k / n, in mean units, keeps the system
 // positive definite by a margin of the noise's order and bounds a step in a
 // direction the rows do not span (bench/few_pass.cpp's ridge 1).
 //
@@ -85,6 +99,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "dperm/accounting/analytic_gaussian.hpp"
 #include "dperm/algorithms/registry.hpp"
@@ -103,6 +118,10 @@ const double kRidgePerNoise = 1.0;
 
 }  // namespace
 
+double NewtonNoiseRatio(int64_t pass, int64_t passes) {
+  return std::pow(2.0, 0.5 * double(passes - 1 - pass));
+}
+
 double NewtonPassSensitivity(double gamma, double L, double beta) {
   const double g2 = gamma * gamma * L * L, b2 = beta * beta;
   const double u = std::min(g2 / (2 * b2), 1 / std::sqrt(2.0));
@@ -120,17 +139,20 @@ Plan DpNewton::MakePlan(const Options& options, LossKind loss, int64_t n, int d)
   const double exact = NewtonPassSensitivity(gamma, p.L, p.beta);
   const double q = SumGrid(std::max(gamma * p.L, p.beta));
   const double slack = 2 * SumSlack(n, int(coordinates), q);
-  // sigma per unit of one pass's sensitivity: K passes compose as one
-  // Gaussian of sqrt(K) times the ratio ("THE NOISE AND THE COST").
-  const double per_unit = std::sqrt(double(passes)) * AnalyticGaussianSigma(o.epsilon, o.delta, 1.0);
-  if (!std::isfinite(per_unit * exact))
+  // sigma per unit of sensitivity of the K passes together: they compose as
+  // one Gaussian ("THE NOISE AND THE COST").
+  const double per_unit = AnalyticGaussianSigma(o.epsilon, o.delta, 1.0);
+  if (!std::isfinite(per_unit * exact * std::pow(2.0, 0.5 * double(passes))))
     ThrowInvalid("epsilon " + FormatNumber(o.epsilon) + " is too small: the noise scale overflows",
                  "Use a larger epsilon.");
-  p.noise_rule = "sigma = sqrt(K) times the analytic Gaussian's (Balle & Wang 2018, Thm 8) for one pass's "
-                 "rounded sensitivity: K Gaussian passes compose as one (Dong, Roth & Su 2022, Cor. 3.3)";
+  p.noise_rule = "the K passes' sigmas grow by sqrt 2 a pass to the last one's noise_scale, the smallest "
+                 "with sqrt(sum_k (Delta'_k/sigma_k)^2) <= 1/(the analytic Gaussian's sigma per unit) "
+                 "(Balle & Wang 2018, Thm 8): K Gaussian passes compose as one (Dong, Roth & Su 2022, Cor. 3.3)";
   if (p.accountant == Accountant::kPaper)
     AddNote(p, "accountant 'paper' gives dp_newton no formula of its own; sigma is the calibrated one");
-  PlanPackedGaussian(p, exact, slack, coordinates, per_unit, passes, "dp_newton");
+  std::vector<double> ratios(static_cast<size_t>(passes));
+  for (int64_t k = 0; k < passes; k++) ratios[size_t(k)] = NewtonNoiseRatio(k, passes);
+  PlanPackedGaussian(p, exact, slack, coordinates, per_unit, ratios, "dp_newton");
   p.iterations = passes;
   p.passes = passes;
   p.iterations_rule = o.iterations > 0 ? "given"
@@ -148,13 +170,14 @@ Plan DpNewton::MakePlan(const Options& options, LossKind loss, int64_t n, int d)
   p.mechanism_fields.Set("noise_draws", double(passes) * double(coordinates));
   p.gradient_evaluations = passes * n;
   AddNote(p, std::to_string(passes) + " passes over the rows, each releasing " + std::to_string(coordinates) +
-                 " sums (the gradient and the upper triangle of the Hessian); ridge = " + FormatNumber(ridge) +
-                 " (sqrt(dim) sigma / n) on top of l2");
+                 " sums (the gradient and the upper triangle of the Hessian), pass k's sigma sqrt(2)^(K - 1 - k) "
+                 "noise_scale; the last pass's ridge = " + FormatNumber(ridge) +
+                 " (sqrt(dim) sigma_k / n for pass k) on top of l2");
   return p;
 }
 
 Eigen::VectorXd ReleaseCurvatureSums(const Plan& plan, const Objective& objective,
-                                     const Eigen::VectorXd& w, SecureRng& rng) {
+                                     const Eigen::VectorXd& w, int64_t pass, SecureRng& rng) {
   if (objective.dim() != plan.dim)
     throw Error(ErrorKind::kInternal, "dp_newton: the objective does not match the plan");
   Eigen::VectorXd v = objective.CurvatureSums(w, plan.mechanism_fields.Get(kMomentWeight),
@@ -164,7 +187,8 @@ Eigen::VectorXd ReleaseCurvatureSums(const Plan& plan, const Objective& objectiv
   // noise_scale = 0 only in tests and audits that measure the noiseless
   // output (no plan sets it), as AddPlannedNoise.
   if (plan.noise_scale > 0)
-    SnapExactGaussian(rng, plan.noise_scale, plan.noise_bits, v.data(), int(v.size()));
+    SnapExactGaussian(rng, PackedReleaseSigma(plan.noise_scale, NewtonNoiseRatio(pass, plan.iterations)),
+                      plan.noise_bits, v.data(), int(v.size()));
   return v;
 }
 
@@ -176,11 +200,12 @@ Eigen::VectorXd DpNewton::Train(const Plan& plan, const Objective& objective,
   Eigen::VectorXd w = Eigen::VectorXd::Zero(plan.dim);
   for (int64_t k = 0; k < plan.iterations; k++) {
     ReportIterations(k, plan.iterations);
-    Eigen::VectorXd v = ReleaseCurvatureSums(plan, objective, w, rng);
+    Eigen::VectorXd v = ReleaseCurvatureSums(plan, objective, w, k, rng);
     // From here on post-processing: the l2 term's gradient (public w), then
-    // the Newton step on the released sums (curvature weights are in A).
+    // the Newton step on the released sums (curvature weights are in A)
+    // with the ridge of this pass's noise.
     v.head(plan.dim) += (gamma * n * plan.mu) * w;
-    w += SolveMoments(v, plan.dim, gamma, 1.0, n, plan.mu, ridge);
+    w += SolveMoments(v, plan.dim, gamma, 1.0, n, plan.mu, ridge * NewtonNoiseRatio(k, plan.iterations));
   }
   ReportIterations(plan.iterations, plan.iterations);
   return w;

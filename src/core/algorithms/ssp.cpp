@@ -140,27 +140,52 @@ void CheckMomentDim(const Plan& p, const char* algorithm, const char* what, cons
                  hint);
 }
 
+double PackedReleaseSigma(double noise_scale, double ratio) {
+  return DyadicNoiseScale(noise_scale * ratio);
+}
+
 void PlanPackedGaussian(Plan& p, double exact, double slack, int64_t coordinates, double per_unit,
-                        int64_t releases, const char* algorithm) {
-  // The rounded exact Gaussian (noise.hpp): sigma = Dyadic(z Delta') with
-  // Delta' = Delta_s + 2 sqrt(M) sigma 2^-bits, a fixed point from below.
+                        const std::vector<double>& ratios, const char* algorithm) {
+  // The rounded exact Gaussian (noise.hpp): release k's sigma_k =
+  // Dyadic(sigma ratios[k]) and its sensitivity Delta'_k = Delta_s + 2
+  // sqrt(M) sigma_k 2^-bits. The releases compose as one Gaussian of ratio
+  // mu = sqrt(sum_k (Delta'_k/sigma_k)^2) (Dong, Roth & Su 2022, Cor. 3.3),
+  // which must be at most 1/per_unit: sigma is a fixed point from below.
+  // One release (ssp): sigma = Dyadic(per_unit Delta'), as before.
   const double root_m = std::sqrt(double(coordinates));
-  const int bits = ExactGaussianBits(per_unit, int(std::min<int64_t>(coordinates, 1 << 30)));
+  double spread = 0, widest = 0;  // sum_k ratios[k]^-2, max_k ratios[k]
+  for (double r : ratios) {
+    spread += 1 / (r * r);
+    widest = std::max(widest, r);
+  }
+  if (ratios.empty() || *std::min_element(ratios.begin(), ratios.end()) != 1)
+    throw Error(ErrorKind::kInternal, "PlanPackedGaussian: the smallest ratio must be 1");
+  // The grid's bits for the noisiest release's sigma per sensitivity, so
+  // that every release's rounding is at most 2^-10 of its sensitivity.
+  const int bits = ExactGaussianBits(per_unit * std::sqrt(spread) * widest,
+                                     int(std::min<int64_t>(coordinates, 1 << 30)));
   const double base = exact + slack;
-  double sens = base, sigma = 0;
+  double sens = base, sigma = 0, mu_sq = 0;
   for (int i = 0;; ++i) {
-    sigma = DyadicNoiseScale(per_unit * sens);
-    const double next = base + 2 * root_m * std::ldexp(sigma, -bits);
-    if (sigma >= per_unit * next) {
-      sens = next;
-      break;
+    sigma = DyadicNoiseScale(per_unit * std::sqrt(spread) * sens);
+    double next = base;
+    mu_sq = 0;
+    for (double r : ratios) {
+      const double sigma_k = PackedReleaseSigma(sigma, r);
+      const double sens_k = base + 2 * root_m * std::ldexp(sigma_k, -bits);
+      mu_sq += (sens_k / sigma_k) * (sens_k / sigma_k);
+      next = std::max(next, sens_k);
     }
+    if (per_unit * per_unit * mu_sq <= 1) break;
     if (i > 200 || !std::isfinite(sigma))
       ThrowInvalid(std::string("the noise of algorithm ") + algorithm + " at epsilon " +
                        FormatNumber(p.options.epsilon) + " is too wide for dperm's exact Gaussian sampler",
                    "Use a larger epsilon.");
     sens = next;
   }
+  // The plan's figures are those of the release of ratio 1 (the least
+  // noise, so the largest sensitivity per sigma).
+  sens = base + 2 * root_m * std::ldexp(sigma, -bits);
   p.batch_size = p.n;
   p.sampling = Sampling::kFullBatch;
   p.noisy_steps = 0;
@@ -176,13 +201,12 @@ void PlanPackedGaussian(Plan& p, double exact, double slack, int64_t coordinates
               " X)), X ~ N(0, I_M) drawn exactly (Karney 2016, Alg. N), grid = sigma 2^-" +
               std::to_string(bits) + ": a rounding of the continuous Gaussian mechanism (noise.hpp)";
   p.expected_noise_sq = double(coordinates) * sigma * sigma;
-  // Each release is a Gaussian mechanism of sensitivity Delta' and noise
-  // sigma: RDP alpha Delta'^2/(2 sigma^2) at every order (Mironov 2017,
-  // Prop. 7), and `releases` of them add (Prop. 1).
+  // Each release is a Gaussian mechanism of sensitivity Delta'_k and noise
+  // sigma_k: RDP alpha Delta'_k^2/(2 sigma_k^2) at every order (Mironov 2017,
+  // Prop. 7), and the releases' curves add (Prop. 1): alpha mu^2/2.
   const std::vector<double>& orders = LedgerOrders();
   p.rdp_curve.resize(orders.size());
-  for (size_t i = 0; i < orders.size(); i++)
-    p.rdp_curve[i] = double(releases) * orders[i] * sens * sens / (2 * sigma * sigma);
+  for (size_t i = 0; i < orders.size(); i++) p.rdp_curve[i] = orders[i] * mu_sq / 2;
 }
 
 Plan SufficientStatistics::MakePlan(const Options& options, LossKind loss, int64_t n,
@@ -213,7 +237,7 @@ Plan SufficientStatistics::MakePlan(const Options& options, LossKind loss, int64
   if (!std::isfinite(per_unit * exact))
     ThrowInvalid("epsilon " + FormatNumber(o.epsilon) + " is too small: the noise scale overflows",
                  "Use a larger epsilon.");
-  PlanPackedGaussian(p, exact, slack, coordinates, per_unit, 1, "ssp");
+  PlanPackedGaussian(p, exact, slack, coordinates, per_unit, {1.0}, "ssp");
   p.iterations = 1;
   p.iterations_rule = "one pass: the moments of the quadratic approximation, released once";
   p.passes = 1;
