@@ -242,7 +242,9 @@ res=$(PGPASSWORD=$pw PGOPTIONS="-c statement_timeout=2s" psql -X -At -U $B -d $D
         FROM (SELECT f, k % 5 AS k FROM big LIMIT 200) s" 2>&1 | grep -o -m1 -E '^ERROR:  [0-9A-Z]{5}.*|^t$' || true)
 ms=$(( $(now_ms) - t0 ))
 echo "$res" | grep -q -E "ERROR:  (57014|54000)" || fail "the 99999-class dp_svrg release ended with '$res'"
-[ $ms -lt 5000 ] || fail "the 99999-class dp_svrg release took $ms ms under a 2 s statement_timeout"
+# The bound leaves room for a loaded machine: 2.1-2.7 s is usual, one CI run
+# (three jobs on two cores, beside worker_slots.sh) measured 7.5 s.
+[ $ms -lt 12000 ] || fail "the 99999-class dp_svrg release took $ms ms under a 2 s statement_timeout"
 softmax_timeout="$ms ms (${res:0:60})"
 # ... refused under a lowered dperm.max_release_memory, uncharged
 before=$(psql_q -d $DB -c "SELECT count(*) FROM dperm.ledger")
