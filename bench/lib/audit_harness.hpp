@@ -68,6 +68,7 @@
 #include <thread>
 #include <vector>
 
+#include "dperm/algorithms/registry.hpp"
 #include "dperm/accounting/analytic_gaussian.hpp"
 #include "dperm/noise/exact_normal.hpp"
 #include "dperm/algorithms/objective_perturbation.hpp"
@@ -265,13 +266,9 @@ inline Case Broken(Case c, double divisor) {
   return c;
 }
 
-// Whether the algorithm supports the loss (objective perturbation, ssp and
-// dp_newton: logistic only).
-inline bool Supports(Algorithm algorithm, LossKind loss) {
-  bool objective = algorithm == Algorithm::kObjective || algorithm == Algorithm::kObjectiveApprox ||
-                   algorithm == Algorithm::kSsp || algorithm == Algorithm::kDpNewton;
-  return !objective || loss == LossKind::kLogistic;
-}
+// Whether the algorithm trains the loss, as its spec says (objective
+// perturbation, ssp and dp_newton: logistic only).
+inline bool Supports(Algorithm algorithm, LossKind loss) { return dperm::TakesLoss(algorithm, loss); }
 
 // The audit's release of one algorithm and loss on n = 50 rows (rrpsgd: 10,
 // dp_svrg: 20) of d = 2

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "dperm/algorithms/registry.hpp"
 #include "dperm/options/options.hpp"
 #include "dperm/plan/plan.hpp"
 #include "dperm/release/plan_release.hpp"
@@ -113,13 +114,10 @@ Outcome Release(const Problem& pr, Algorithm a, double epsilon, uint64_t seed, b
   return r;
 }
 
-bool Supports(Algorithm a, LossKind loss) {
-  // objective and objective_approx need a twice-differentiable loss with a
-  // rank-1 Hessian, ssp one curvature at margin 0, dp_newton a smooth
-  // binary curvature: logistic only (README, Algorithms).
-  return loss == LossKind::kLogistic || (a != Algorithm::kObjective && a != Algorithm::kObjectiveApprox &&
-                                         a != Algorithm::kSsp && a != Algorithm::kDpNewton);
-}
+// The losses each algorithm trains, as its spec says (AlgorithmSpec::
+// refused_losses: objective, objective_approx, ssp and dp_newton train
+// logistic only).
+bool Supports(Algorithm a, LossKind loss) { return dperm::TakesLoss(a, loss); }
 
 // ---------------------------------------------------------------------------
 // The CI check. Datasets: WINE (n = 6497, d = 12) for all three losses
