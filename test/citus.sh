@@ -129,7 +129,7 @@ coord -c "CREATE TABLE pass_key AS SELECT '$key'::text AS key"
 plan=$(coord -c "SET citus.coordinator_aggregation_strategy = 'disabled'" -c "
   EXPLAIN (VERBOSE, COSTS OFF)
   SELECT dperm.pass_logreg(features::pg_catalog.float8[], label::pg_catalog.bool,
-                           '{0,0,0,0,0}'::pg_catalog.float8[], '{0,4,1,1,1,0,1,1,-45}'::pg_catalog.float8[])
+                           '{0,0,0,0,0}'::pg_catalog.float8[], '{0,4,1,1,1,0,1,1,-45,0}'::pg_catalog.float8[])
     FROM public.pts")
 grep -q "worker_partial_agg('dperm.pass_logreg" <<<"$plan" || fail "no worker_partial_agg in: $plan"
 grep -q "coord_combine_agg" <<<"$plan" || fail "no coord_combine_agg in: $plan"
@@ -141,7 +141,7 @@ echo "ok: the pass query runs worker_partial_agg on 4 shards and coord_combine_a
 # (transitions on the workers, combined on the coordinator). The gradient
 # sums are integers in two limbs (lo + 2^32 hi, exact_sum.hpp): equal
 # exactly, whatever the shards' order and split.
-wp="'{0.3,-0.2,0.1,0.05,-0.1}'::float8[]"; spec="'{0,4,1,1,1,0,1,1,-45}'::float8[]"
+wp="'{0.3,-0.2,0.1,0.05,-0.1}'::float8[]"; spec="'{0,4,1,1,1,0,1,1,-45,0}'::float8[]"
 signed=$(coord -c "SELECT signed_spec($spec, $wp, extract(epoch FROM now()) + 600, key) FROM pass_key")
 dist=$(coord -c "SET citus.coordinator_aggregation_strategy = 'disabled'" \
              -c "SELECT dperm.pass_logreg(features, label, $wp, '$signed') FROM pts")
@@ -154,22 +154,24 @@ check "a signed pass over the shards sums exactly what a local pass sums: $dist"
     FROM (SELECT '$dist'::float8[] AS d, '$local'::float8[] AS l) s, generate_series(1, 5) j"
 
 # The seeded models: distributed (auto: streams, signs each pass) against
-# the local copy (streaming and in memory), logistic and Huber.
+# the local copy (streaming and in memory): logistic, Huber, and dp_newton
+# (its passes are curvature passes: dim (dim + 3)/2 sums each).
 coord -c "CREATE TABLE models (name text PRIMARY KEY, m jsonb)"
 ledger_before=$(coord -c "SELECT count(*) FROM dperm.ledger")
 # intercept => 'fitted': streaming has no stage-0 offset (offset.hpp), so the
 # in-memory model equals the streamed one only without it.
-for loss in logistic huber; do
-  label=label; opts="epsilon => 1, l2 => 0.1, algorithm => 'output_gd', seed => 7, intercept => 'fitted'"
-  [ $loss = huber ] && { label=target; opts="epsilon => 1, delta => 1e-6, l2 => 0.5, algorithm => 'dp_gd', seed => 11, intercept => 'fitted'"; }
+for case in logistic huber newton; do
+  loss=$case label=label; opts="epsilon => 1, l2 => 0.1, algorithm => 'output_gd', seed => 7, intercept => 'fitted'"
+  [ $case = huber ] && { label=target; opts="epsilon => 1, delta => 1e-6, l2 => 0.5, algorithm => 'dp_gd', seed => 11, intercept => 'fitted'"; }
+  [ $case = newton ] && { loss=logistic; opts="epsilon => 1, delta => 1e-6, algorithm => 'dp_newton', seed => 13, intercept => 'fitted'"; }
   coord -c "SET dperm.allow_seed = on" \
         -c "SET citus.coordinator_aggregation_strategy = 'disabled'" \
         -c "INSERT INTO models VALUES
-              ('$loss dist',   dperm.train('pts', 'features', '$label', '$loss', dp_options($opts))::jsonb),
-              ('$loss stream', dperm.train('pts_local', 'features', '$label', '$loss', dp_options($opts), 'streaming')::jsonb),
-              ('$loss memory', dperm.train('pts_local', 'features', '$label', '$loss', dp_options($opts), 'in_memory')::jsonb)"
+              ('$case dist',   dperm.train('pts', 'features', '$label', '$loss', dp_options($opts))::jsonb),
+              ('$case stream', dperm.train('pts_local', 'features', '$label', '$loss', dp_options($opts), 'streaming')::jsonb),
+              ('$case memory', dperm.train('pts_local', 'features', '$label', '$loss', dp_options($opts), 'in_memory')::jsonb)"
   for other in stream memory; do
-    check "$loss: the distributed model equals the local $other one (1e-9)" "
+    check "$case: the distributed model equals the local $other one (1e-9)" "
       SELECT (SELECT max(abs(a::float8 - b::float8))
                 FROM jsonb_array_elements_text(d.m->'coefficients' || (d.m->'intercept'))
                        WITH ORDINALITY x(a, i)
@@ -177,12 +179,13 @@ for loss in logistic huber; do
                        WITH ORDINALITY y(b, j) ON i = j) < 1e-9
              AND jsonb_array_length(d.m->'coefficients') = 4 AND (d.m->>'n')::int = 20000
              AND d.m->'noise_scale' = l.m->'noise_scale'
-        FROM models d, models l WHERE d.name = '$loss dist' AND l.name = '$loss $other'"
+        FROM models d, models l WHERE d.name = '$case dist' AND l.name = '$case $other'"
   done
 done
-check "the distributed logistic model has the signal (accuracy > 0.8)" "
-  SELECT avg(((dp_predict_class(m::text::dp_model, features) = 1) = label)::int) > 0.8
-    FROM models, pts_local WHERE name = 'logistic dist'"
+check "the distributed logistic models (output_gd, dp_newton) have the signal (accuracy > 0.8)" "
+  SELECT count(*) = 2 AND bool_and(accuracy > 0.8)
+    FROM (SELECT name, avg(((dp_predict_class(m::text::dp_model, features) = 1) = label)::int) AS accuracy
+            FROM models, pts_local WHERE name IN ('logistic dist', 'newton dist') GROUP BY name) a"
 passes=$(grep -c "worker_partial_agg('dperm.pass_" "$work/n1.log" "$work/n2.log" | awk -F: '{s += $2} END {print s}')
 [ "$passes" -ge 8 ] || fail "the workers ran $passes partial passes"
 echo "ok: the workers ran $passes partial passes (worker_partial_agg) for dperm.train"
@@ -196,10 +199,10 @@ echo "ok: the workers verified $verified pass tokens for $passes pass queries"
 
 # (c) Charged once each, on the coordinator, for the distributed table.
 check "the ledger holds one charge per distributed release, for pts" "
-  SELECT count(*) = 2 AND bool_and(relations = ARRAY['pts'::regclass])
+  SELECT count(*) = 3 AND bool_and(relations = ARRAY['pts'::regclass])
     FROM dperm.ledger WHERE 'pts'::regclass = ANY (relations)"
-check "six releases, six charges on the coordinator" \
-  "SELECT count(*) = $ledger_before + 6 FROM dperm.ledger"
+check "nine releases, nine charges on the coordinator" \
+  "SELECT count(*) = $ledger_before + 9 FROM dperm.ledger"
 for i in 1 2; do
   [ "$(psql_on $i postgres -c "SELECT count(*) FROM dperm.ledger")" = 0 ] ||
     fail "worker $i charged its own ledger"
@@ -248,7 +251,7 @@ expect_error 1 analyst "0A000: dp_logreg cannot read a Citus distributed table o
   "SELECT dp_logreg(features, label, $opts) FROM $shard"
 expect_error 0 postgres "0A000: pts is a Citus distributed table; dperm.train reads it only in streaming mode" \
   "SELECT dperm.train('pts', 'features', 'label', 'logistic', $opts, 'in_memory')"
-check "no refusal was charged" "SELECT count(*) = $ledger_before + 6 FROM dperm.ledger"
+check "no refusal was charged" "SELECT count(*) = $ledger_before + 9 FROM dperm.ledger"
 
 # A protected distributed table: the owner's rows, the analyst trains
 # through dperm.train only (the passes run as the owner on the workers),

@@ -65,9 +65,9 @@ struct PassQuery {
   const char* sql;
   SPIPlanPtr plan;       // sql prepared by the first pass, run by every pass
                          // (in the SPI connection's memory, freed with it)
-  double spec_values[kPassSpecSize];  // with_loss set per pass
+  double spec_values[kPassSpecSize];  // this pass's spec (EncodePassSpec)
   bool sign;             // a Citus table: each pass carries a token for its w
-  int state_size;
+  int state_size;        // this pass's PassStateSize
   MemoryContext scratch; // reset after every pass
   int64 passes;          // passes run
   // Rows kept after the first pass (dperm.streaming_spill): nullptr when
@@ -76,7 +76,6 @@ struct PassQuery {
   RowSpill* spill;
   bool spill_tried;
   bool spilled;
-  dperm::PassSpec spec;
 };
 
 namespace {
@@ -137,14 +136,14 @@ void ReadSpill(RowSpill* s, off_t offset, int bytes) {
   }
 }
 
-// Runs one pass at w (dim values) and copies its sums to `state`. Called
-// only under CallPostgres: no C++ object lives in this frame, so the
-// longjmp of a PostgreSQL error skips no destructor.
-void RunPass(PassQuery* q, const double* w, int dim, bool with_loss, double* state) {
+// Runs one pass of q->spec_values at w (dim values) and copies its sums to
+// `state` (q->state_size values). Called only under CallPostgres: no C++
+// object lives in this frame, so the longjmp of a PostgreSQL error skips
+// no destructor.
+void RunPass(PassQuery* q, const double* w, int dim, double* state) {
   MemoryContext caller = CurrentMemoryContext;
   MemoryContextSwitchTo(q->scratch);
   Oid types[2] = {FLOAT8ARRAYOID, FLOAT8ARRAYOID};
-  q->spec_values[kPassSpecIndexWithLoss] = with_loss ? 1 : 0;
   Datum args[2] = {Float8ArrayDatum(w, dim), Float8ArrayDatum(q->spec_values, kPassSpecSize)};
   if (q->sign) {  // the spec, then this pass's token (citus.cpp)
     double signed_spec[kPassSpecSize + kPassTokenSize];
@@ -211,9 +210,7 @@ void RunPass(PassQuery* q, const double* w, int dim, bool with_loss, double* sta
 // A pass over the spilled rows: each chunk read under the guard, then
 // added by the core (PassAddRecords: the same gradient sums, exact, as the
 // per-pass transition's PassAddRow on the same rows in a pass of the query).
-void SpillPass(PassQuery* q, const double* w, bool with_loss, double* state) {
-  dperm::PassSpec spec = q->spec;
-  spec.with_loss = with_loss;
+void SpillPass(PassQuery* q, const dperm::PassSpec& spec, const double* w, double* state) {
   RowSpill* s = q->spill;
   const off_t chunk = off_t(s->capacity * RecordBytes(s));
   ProgressStartPass();
@@ -231,15 +228,17 @@ void SpillPass(PassQuery* q, const double* w, bool with_loss, double* state) {
 class SpiPassRunner final : public PassRunner {
  public:
   explicit SpiPassRunner(PassQuery* query) : query_(query) {}
-  void Run(const Eigen::VectorXd& w, bool with_loss, double* state) override {
+  void Run(const dperm::PassSpec& spec, const Eigen::VectorXd& w, double* state) override {
     PassQuery* q = query_;
     const double* values = w.data();
     if (q->spilled) {
-      SpillPass(q, values, with_loss, state);
+      SpillPass(q, spec, values, state);
       return;
     }
+    dperm::EncodePassSpec(spec, q->spec_values);
+    q->state_size = dperm::PassStateSize(spec);
     int dim = static_cast<int>(w.size());
-    CallPostgres([=] { RunPass(q, values, dim, with_loss, state); });
+    CallPostgres([=] { RunPass(q, values, dim, state); });
   }
 
  private:
@@ -270,12 +269,8 @@ PassQuery* PreparePasses(const PassSource& source, const dperm::Plan& plan) {
   q->reader = source.reader;
   q->sql = source.sql;
   q->sign = source.sign;
-  dperm::PassSpec spec = dperm::PassSpecFor(plan);
-  dperm::EncodePassSpec(spec, q->spec_values);
-  q->spec = spec;
   // Not on a Citus table, whose rows the workers read.
   if (!q->sign && g_streaming_spill && SpillFits(plan.n, plan.d)) q->spill = NewSpill(plan.d);
-  q->state_size = dperm::PassStateSize(spec);
   q->scratch = AllocSetContextCreate(CurrentMemoryContext, "dperm streaming pass",
                                      ALLOCSET_DEFAULT_SIZES);
   return q;

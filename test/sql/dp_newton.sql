@@ -44,12 +44,24 @@ SELECT avg(((dp_predict(m, features) > 0.5) = label)::int) > 0.9 AS accurate
   FROM newton_rows, newton_models;
 SELECT algorithm, epsilon, delta FROM dperm.ledger WHERE 'newton_rows'::regclass = ANY (relations);
 
+-- Streaming: each pass is one curvature pass of the per-pass aggregate;
+-- the seeded model equals the in-memory one (intercept => 'fitted': no
+-- offset stage in streaming mode), in K = 6 passes, charged once.
+SELECT count(*) AS ledger_before FROM dperm.ledger \gset
+SELECT m_str->>'algorithm' AS algorithm, m_str->'plan'->>'passes' AS passes,
+       m_str->'coefficients' = m_mem->'coefficients' AND m_str->'intercept' = m_mem->'intercept' AS same_model
+  FROM (SELECT dperm.train('newton_rows', 'features', 'label', 'logistic',
+                           dp_options(algorithm => 'dp_newton', epsilon => 1, delta => 1e-6, seed => 2,
+                                      intercept => 'fitted', dimension => 2), mode => 'streaming')::jsonb AS m_str,
+               dperm.train('newton_rows', 'features', 'label', 'logistic',
+                           dp_options(algorithm => 'dp_newton', epsilon => 1, delta => 1e-6, seed => 2,
+                                      intercept => 'fitted', dimension => 2), mode => 'in_memory')::jsonb AS m_mem) r;
+SELECT count(*) - :ledger_before AS new_ledger_rows FROM dperm.ledger;
+
 -- Refused while planning (public inputs), before any charge: Huber and
--- softmax, delta = 0, l1, too many coordinates, and streaming.
+-- softmax, delta = 0, l1 and too many coordinates.
 SELECT dp_explain('huber', 1000, 3, dp_options(algorithm => 'dp_newton', epsilon => 1, delta => 1e-6));
 SELECT dp_explain('logistic', 1000, 3, dp_options(algorithm => 'dp_newton', epsilon => 1));
 SELECT dp_explain('logistic', 1000, 3, dp_options(algorithm => 'dp_newton', epsilon => 1, delta => 1e-6, l1 => 0.1));
 SELECT dp_explain('logistic', 1000, 600, dp_options(algorithm => 'dp_newton', epsilon => 1, delta => 1e-6));
-SELECT dperm.train('newton_rows', 'features', 'label', 'logistic',
-                   dp_options(algorithm => 'dp_newton', epsilon => 1, delta => 1e-6, seed => 1, dimension => 2), mode => 'streaming');
 SELECT count(*) AS ledger_rows FROM dperm.ledger WHERE 'newton_rows'::regclass = ANY (relations);

@@ -35,7 +35,8 @@ INSERT INTO pairs VALUES
   ('huber', 't', dp_options(epsilon => 1, delta => 1e-6, algorithm => 'dp_gd', iterations => 60, seed => 7, intercept => 'fitted')),
   ('huber', 't', dp_options(epsilon => 1, delta => 1e-6, algorithm => 'dp_accmd', iterations => 30, seed => 7, intercept => 'fitted')),
   ('softmax', 'k', dp_options(epsilon => 1, algorithm => 'output_gd', l2 => 0.05, classes => 3, seed => 7, intercept => 'fitted')),
-  ('softmax', 'k', dp_options(epsilon => 1, delta => 1e-6, algorithm => 'dp_gd', iterations => 40, classes => 3, seed => 7, intercept => 'fitted'));
+  ('softmax', 'k', dp_options(epsilon => 1, delta => 1e-6, algorithm => 'dp_gd', iterations => 40, classes => 3, seed => 7, intercept => 'fitted')),
+  ('logistic', 'y', dp_options(epsilon => 1, delta => 1e-6, algorithm => 'dp_newton', seed => 7, intercept => 'fitted'));
 SELECT count(*) AS ledger_before FROM dperm.ledger \gset
 SELECT loss, label, options->>'algorithm' AS algorithm, m_mem::jsonb->>'n' AS n,
        model_gap(m_mem, m_str) = 0 AS same_model,
@@ -57,12 +58,16 @@ SET dperm.max_buffer = '64kB';  -- 3000 rows x 4 float8 = 94 kB
 SELECT dperm.train('st', 'f', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.05, seed => 1))::jsonb->>'algorithm' AS too_big;
 SELECT (dperm.train('st', 'f', 'y', 'logistic', dp_options(epsilon => 1, seed => 1))::jsonb->>'n')::int AS n;
 -- streaming defaults need at most 100 passes whatever n. At l2 = 0, delta > 0
--- Theorem 6.3's T for dp_gd grows with n (202 here; 188 in memory, where the
--- offset stage leaves dp_gd epsilon = 1 - 4/sqrt(3000)); above 100 dp_gd runs
--- 100 steps with Nesterov's momentum instead, in memory and streaming alike
+-- the logistic default is dp_newton's 6 passes where n epsilon/d^2 >= 56
+-- (3000/9 = 333 here), else dp_gd (epsilon 0.1: ratio 33, Theorem 6.3's
+-- T, 21 here). That T grows with n; above 100 dp_gd runs 100 steps with
+-- Nesterov's momentum instead, in memory and streaming alike
 SELECT m->>'algorithm' AS algorithm, m->'plan'->>'iterations' AS passes,
        m->'plan'->>'nesterov' AS nesterov
   FROM (SELECT dperm.train('st', 'f', 'y', 'logistic', dp_options(epsilon => 1, delta => 1e-6, seed => 1))::jsonb AS m) r;
+SELECT m->>'algorithm' AS algorithm, m->'plan'->>'iterations' AS passes,
+       m->'plan'->>'nesterov' AS nesterov
+  FROM (SELECT dperm.train('st', 'f', 'y', 'logistic', dp_options(epsilon => 0.1, delta => 1e-6, seed => 1))::jsonb AS m) r;
 RESET dperm.max_buffer;
 SELECT m->>'algorithm' AS algorithm, m->'plan'->>'iterations' AS in_memory_iterations,
        m->'plan'->>'nesterov' AS nesterov
@@ -99,6 +104,10 @@ ANALYZE big;
 SELECT model_gap(dperm.train('big', 'f', 'y', 'logistic', dp_options(epsilon => 1, algorithm => 'output_gd', l2 => 0.05, seed => 3, intercept => 'fitted'), mode => 'streaming'),
                  dperm.train('big', 'f', 'y', 'logistic', dp_options(epsilon => 1, algorithm => 'output_gd', l2 => 0.05, seed => 3, intercept => 'fitted'), mode => 'in_memory'))
        = 0 AS parallel_same_model;
+-- dp_newton's curvature passes combine their dim (dim + 3)/2 sums alike
+SELECT model_gap(dperm.train('big', 'f', 'y', 'logistic', dp_options(epsilon => 1, delta => 1e-6, algorithm => 'dp_newton', seed => 3, intercept => 'fitted'), mode => 'streaming'),
+                 dperm.train('big', 'f', 'y', 'logistic', dp_options(epsilon => 1, delta => 1e-6, algorithm => 'dp_newton', seed => 3, intercept => 'fitted'), mode => 'in_memory'))
+       = 0 AS parallel_newton_same_model;
 SET max_parallel_workers_per_gather = 0;
 
 -- Rows of another shape are no error: padded (or truncated) with zeros to
@@ -160,7 +169,7 @@ SELECT what, floor(reads)::int AS query_runs, r.model::jsonb->'plan'->>'iteratio
 CREATE TABLE st_small AS SELECT * FROM st WHERE i <= 40;
 CREATE FUNCTION nested_pass() RETURNS boolean LANGUAGE sql AS $$
   SELECT current_setting('dperm.internal_pass') = 'off' OR
-         (SELECT dperm.pass_logreg(f, y, '{0,0,0,0}', '{0,3,1,1,1,0,1,0,-40}') IS NOT NULL
+         (SELECT dperm.pass_logreg(f, y, '{0,0,0,0}', '{0,3,1,1,1,0,1,0,-40,0}') IS NOT NULL
             FROM (SELECT * FROM public.st_small LIMIT 3) s) $$;
 CREATE VIEW st_nested AS SELECT * FROM st_small WHERE nested_pass();
 SELECT model_gap(dperm.train('st_nested', 'f', 'y', 'logistic', dp_options(epsilon => 1, algorithm => 'output_gd', l2 => 0.05, seed => 2, intercept => 'fitted'), mode => 'streaming'),

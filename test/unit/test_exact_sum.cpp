@@ -118,8 +118,8 @@ TEST(ExactSum, BitIdenticalInEveryOrderAndSplitAtTenMillionRows) {
   fill(forward.data(), forward.size(), whole);
   EXPECT_EQ(combined[0], double(kRows));
   double g_combined = 0, g_whole = 0;
-  dperm::PassStateGradient(spec, combined.data(), &g_combined);
-  dperm::PassStateGradient(spec, whole.data(), &g_whole);
+  dperm::PassStateSums(spec, combined.data(), &g_combined);
+  dperm::PassStateSums(spec, whole.data(), &g_whole);
   EXPECT_TRUE(dperm::LimbUnits(combined[4], combined[5]) == exact);
   EXPECT_TRUE(dperm::LimbUnits(whole[4], whole[5]) == exact);
   EXPECT_EQ(g_combined, dperm::UnitsValue(exact, q));

@@ -43,18 +43,16 @@ std::vector<double> MakeRows(LossKind loss, int n, int d, int classes, double bo
 // A pass over rows held in memory, through PassAddRow.
 class MemoryRunner final : public dperm::PassRunner {
  public:
-  MemoryRunner(const PassSpec& spec, const std::vector<double>& rows, int n)
-      : spec_(spec), rows_(rows), n_(n), scratch_(std::max(spec.classes, 1)) {}
-  void Run(const Eigen::VectorXd& w, bool with_loss, double* state) override {
-    spec_.with_loss = with_loss;
+  MemoryRunner(const std::vector<double>& rows, int n) : rows_(rows), n_(n) {}
+  void Run(const PassSpec& spec, const Eigen::VectorXd& w, double* state) override {
+    scratch_.resize(size_t(std::max(spec.classes, 1)));
     for (int i = 0; i < n_; i++) {
-      const double* row = &rows_[static_cast<size_t>(i) * (spec_.d + 1)];
-      dperm::PassAddRow(spec_, w.data(), row, row[spec_.d], state, scratch_.data());
+      const double* row = &rows_[static_cast<size_t>(i) * (spec.d + 1)];
+      dperm::PassAddRow(spec, w.data(), row, row[spec.d], state, scratch_.data());
     }
   }
 
  private:
-  PassSpec spec_;
   const std::vector<double>& rows_;
   int n_;
   std::vector<double> scratch_;
@@ -108,6 +106,8 @@ TEST(Pass, StreamingEqualsInMemory) {
       {LossKind::kHuber, Algorithm::kDpAccmd, 1e-6, 0, 20},
       {LossKind::kSoftmax, Algorithm::kOutputGd, 0, 0.05, 0},
       {LossKind::kSoftmax, Algorithm::kDpGd, 1e-6, 0, 30},
+      {LossKind::kLogistic, Algorithm::kDpNewton, 1e-6, 0, 0},
+      {LossKind::kLogistic, Algorithm::kDpNewton, 1e-6, 0.01, 3},
   };
   for (const Case& c : cases) {
     int classes = c.loss == LossKind::kSoftmax ? 3 : 0;
@@ -116,7 +116,7 @@ TEST(Pass, StreamingEqualsInMemory) {
     std::vector<double> rows = MakeRows(c.loss, n, d, classes, o.feature_bound);
     dperm::SecureRng rng_mem = dperm::SecureRng::FromSeed(o.seed);
     std::vector<double> w_mem = dperm::TrainModel(plan, rows.data(), rng_mem);
-    MemoryRunner runner(dperm::PassSpecFor(plan), rows, n);
+    MemoryRunner runner(rows, n);
     dperm::SecureRng rng_str = dperm::SecureRng::FromSeed(o.seed);
     int64_t passes = 0;
     std::vector<double> w_str = dperm::TrainStreaming(plan, runner, rng_str, &passes);
@@ -127,6 +127,61 @@ TEST(Pass, StreamingEqualsInMemory) {
       EXPECT_EQ(w_mem[j], w_str[j]) << dperm::AlgorithmName(c.algorithm) << " "
                                            << dperm::LossName(c.loss) << " coordinate " << j;
     EXPECT_EQ(passes, plan.iterations) << "one pass per full-batch gradient";
+  }
+}
+
+// A curvature pass (dp_newton's) sums exactly the in-memory objective's
+// packed sums: row by row, through PassAddRecords on any number of parts,
+// and combined from two partial states; with and without an intercept; and
+// the in-memory sums are the same on 1 and 2 threads.
+TEST(Pass, CurvaturePassEqualsInMemorySums) {
+  const int n = 30000, d = 5;
+  for (bool intercept : {true, false}) {
+    Options o = Opts(Algorithm::kDpNewton, 1e-6, 0, 0, 0);
+    o.fit_intercept = intercept;
+    Plan plan = dperm::PlanRelease(o, LossKind::kLogistic, n, d);
+    std::vector<double> rows = MakeRows(LossKind::kLogistic, n, d, 0, o.feature_bound);
+    std::unique_ptr<dperm::Objective> mem = dperm::MakeObjective(plan, rows.data());
+    Eigen::VectorXd w = Eigen::VectorXd::LinSpaced(plan.dim, -0.8, 1.1);
+    const double gamma = 0.75, grid = std::ldexp(1.0, -44);
+    Eigen::VectorXd expected = mem->CurvatureSums(w, gamma, grid);
+    PassSpec spec = dperm::PassSpecFor(plan);
+    spec.with_loss = false;
+    spec.curvature_weight = gamma;
+    spec.sum_grid = grid;
+    spec.sum_inv = 1 / grid;
+    ASSERT_EQ(spec.sums(), expected.size());
+    ASSERT_EQ(dperm::PassStateSize(spec), 4 + 2 * (plan.dim + plan.dim * (plan.dim + 1) / 2));
+    // Row by row, in two halves combined.
+    const int size = dperm::PassStateSize(spec);
+    std::vector<double> a(size, 0.0), b(size, 0.0), scratch(1);
+    dperm::PassInitState(a.data());
+    dperm::PassInitState(b.data());
+    for (int i = 0; i < n; i++) {
+      const double* row = &rows[size_t(i) * (d + 1)];
+      dperm::PassAddRow(spec, w.data(), row, row[d], i < n / 3 ? a.data() : b.data(), scratch.data());
+    }
+    ASSERT_TRUE(dperm::PassCombine(a.data(), b.data(), size));
+    std::vector<double> got(size_t(spec.sums()));
+    dperm::PassStateSums(spec, a.data(), got.data());
+    for (int j = 0; j < spec.sums(); j++)
+      EXPECT_EQ(got[size_t(j)], expected(j)) << "intercept " << intercept << " sum " << j;
+    // PassAddRecords (the spill's pass) on 1 and 2 threads.
+    for (int threads : {1, 2}) {
+      dperm::SetRowThreadLimit(threads);
+      EXPECT_EQ(dperm::RowParts(n, uint64_t(spec.sums()) + 8), threads);
+      std::vector<double> state(size, 0.0);
+      dperm::PassInitState(state.data());
+      dperm::PassAddRecords(spec, w.data(), rows.data(), n, state.data());
+      std::vector<double> recs(size_t(spec.sums()));
+      dperm::PassStateSums(spec, state.data(), recs.data());
+      for (int j = 0; j < spec.sums(); j++) EXPECT_EQ(recs[size_t(j)], expected(j)) << threads;
+      // The in-memory sums on as many threads: the same integers.
+      EXPECT_EQ(dperm::RowParts(n, uint64_t(spec.sums())), threads);
+      Eigen::VectorXd split = mem->CurvatureSums(w, gamma, grid);
+      for (int j = 0; j < spec.sums(); j++) EXPECT_EQ(split(j), expected(j)) << threads;
+    }
+    dperm::SetRowThreadLimit(1);
   }
 }
 
@@ -156,26 +211,43 @@ TEST(Pass, SpecRoundTripsAndRejectsBadValues) {
   dperm::EncodePassSpec(s, v);
   ASSERT_TRUE(dperm::DecodePassSpec(v, dperm::kPassSpecSize, &back));
   EXPECT_FALSE(back.with_loss);
-  static_assert(dperm::kPassSpecSize == 9, "the specs below list every field");
-  double good[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 1, 0, -45};  // Huber, d = 3
+  EXPECT_EQ(back.curvature_weight, 0);
+  EXPECT_EQ(back.sums(), back.dim());
+  static_assert(dperm::kPassSpecSize == 10, "the specs below list every field");
+  double good[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 1, 0, -45, 0};  // Huber, d = 3
   EXPECT_TRUE(dperm::DecodePassSpec(good, dperm::kPassSpecSize, &back));
   EXPECT_EQ(back.sum_grid, std::ldexp(1.0, -45));
   EXPECT_EQ(back.sum_inv, std::ldexp(1.0, 45));
-  double bad[dperm::kPassSpecSize] = {0, 3, 1, 1, 1, 2, 1, 1, -45};  // logistic with classes
+  double bad[dperm::kPassSpecSize] = {0, 3, 1, 1, 1, 2, 1, 1, -45, 0};  // logistic with classes
   EXPECT_FALSE(dperm::DecodePassSpec(bad, dperm::kPassSpecSize, &back));
-  double nan[dperm::kPassSpecSize] = {0, NAN, 1, 1, 1, 0, 1, 1, -45};
+  double nan[dperm::kPassSpecSize] = {0, NAN, 1, 1, 1, 0, 1, 1, -45, 0};
   EXPECT_FALSE(dperm::DecodePassSpec(nan, dperm::kPassSpecSize, &back));
-  double neg[dperm::kPassSpecSize] = {1, 3, 1, -1, 1, 0, 1, 1, -45};
+  double neg[dperm::kPassSpecSize] = {1, 3, 1, -1, 1, 0, 1, 1, -45, 0};
   EXPECT_FALSE(dperm::DecodePassSpec(neg, dperm::kPassSpecSize, &back));
-  double no_bound[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 0, 1, -45};  // target_bound 0
+  double no_bound[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 0, 1, -45, 0};  // target_bound 0
   EXPECT_FALSE(dperm::DecodePassSpec(no_bound, dperm::kPassSpecSize, &back));
-  double half_loss[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 1, 0.5, -45};  // with_loss 0 or 1
+  double half_loss[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 1, 0.5, -45, 0};  // with_loss 0 or 1
   EXPECT_FALSE(dperm::DecodePassSpec(half_loss, dperm::kPassSpecSize, &back));
   // The sums' grid is a power of two given by an integer exponent in range.
-  double half_grid[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 1, 0, -45.5};
+  double half_grid[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 1, 0, -45.5, 0};
   EXPECT_FALSE(dperm::DecodePassSpec(half_grid, dperm::kPassSpecSize, &back));
-  double tiny_grid[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 1, 0, -1074};
+  double tiny_grid[dperm::kPassSpecSize] = {1, 3, 1, 1, 1, 0, 1, 0, -1074, 0};
   EXPECT_FALSE(dperm::DecodePassSpec(tiny_grid, dperm::kPassSpecSize, &back));
+  // A curvature pass: a positive weight, a margin loss, no loss sum, and
+  // PackedCount(dim) sums.
+  double curvature[dperm::kPassSpecSize] = {0, 3, 1, 1, 1, 0, 1, 0, -45, 2.5};
+  ASSERT_TRUE(dperm::DecodePassSpec(curvature, dperm::kPassSpecSize, &back));
+  EXPECT_EQ(back.curvature_weight, 2.5);
+  EXPECT_EQ(back.sums(), 4 + 10);
+  EXPECT_EQ(dperm::PassStateSize(back), 4 + 2 * 14);
+  double curvature_loss[dperm::kPassSpecSize] = {0, 3, 1, 1, 1, 0, 1, 1, -45, 2.5};
+  EXPECT_FALSE(dperm::DecodePassSpec(curvature_loss, dperm::kPassSpecSize, &back));
+  double curvature_softmax[dperm::kPassSpecSize] = {2, 3, 1, 1, 1, 3, 1, 0, -45, 2.5};
+  EXPECT_FALSE(dperm::DecodePassSpec(curvature_softmax, dperm::kPassSpecSize, &back));
+  double curvature_neg[dperm::kPassSpecSize] = {0, 3, 1, 1, 1, 0, 1, 0, -45, -1};
+  EXPECT_FALSE(dperm::DecodePassSpec(curvature_neg, dperm::kPassSpecSize, &back));
+  double curvature_wide[dperm::kPassSpecSize] = {0, 5000, 1, 1, 1, 0, 1, 0, -45, 1};
+  EXPECT_FALSE(dperm::DecodePassSpec(curvature_wide, dperm::kPassSpecSize, &back));
 }
 
 // A pass with the loss sums what the in-memory objective's LossValue does; a
@@ -190,20 +262,22 @@ TEST(Pass, GradientOnlyPassSkipsTheLoss) {
     std::unique_ptr<dperm::Objective> mem = dperm::MakeObjective(plan, rows.data());
     Eigen::VectorXd w = Eigen::VectorXd::LinSpaced(plan.dim, -0.5, 0.7);
     PassSpec spec = dperm::PassSpecFor(plan);
-    MemoryRunner runner(spec, rows, n);
+    MemoryRunner runner(rows, n);
     std::vector<double> with(dperm::PassStateSize(spec)), without(with.size());
     dperm::PassInitState(with.data());
     dperm::PassInitState(without.data());
-    runner.Run(w, true, with.data());
-    runner.Run(w, false, without.data());
+    spec.with_loss = true;
+    runner.Run(spec, w, with.data());
+    spec.with_loss = false;
+    runner.Run(spec, w, without.data());
     ASSERT_TRUE(dperm::PassStateValid(with.data(), int(with.size())));
     EXPECT_NEAR(with[3] / n, mem->LossValue(w), 1e-12) << dperm::LossName(loss);
     EXPECT_GT(with[3], 0) << dperm::LossName(loss);
     EXPECT_EQ(without[3], 0) << dperm::LossName(loss);
     Eigen::VectorXd g = mem->LossGradient(w);
     std::vector<double> g_with(plan.dim), g_without(plan.dim);
-    dperm::PassStateGradient(spec, with.data(), g_with.data());
-    dperm::PassStateGradient(spec, without.data(), g_without.data());
+    dperm::PassStateSums(spec, with.data(), g_with.data());
+    dperm::PassStateSums(spec, without.data(), g_without.data());
     for (int j = 0; j < plan.dim; j++) {
       EXPECT_EQ(g_with[j], g_without[j]);
       EXPECT_NEAR(g_without[j] / n, g[j], 1e-12) << dperm::LossName(loss) << " " << j;
@@ -273,7 +347,7 @@ TEST(Pass, RecordsEqualRowByRowOnAnyThreads) {
         dperm::PassAddRow(spec, w.data(), r, r[d], one.data(), scratch.data());
       }
       std::vector<double> expected(static_cast<size_t>(spec.dim()));
-      dperm::PassStateGradient(spec, one.data(), expected.data());
+      dperm::PassStateSums(spec, one.data(), expected.data());
       for (int threads : {1, 2, 3}) {
         dperm::SetRowThreadLimit(threads);
         EXPECT_EQ(dperm::RowParts(m, uint64_t(spec.dim()) + 8), threads);
@@ -282,7 +356,7 @@ TEST(Pass, RecordsEqualRowByRowOnAnyThreads) {
         dperm::PassAddRecords(spec, w.data(), records.data(), m, state.data());
         EXPECT_TRUE(dperm::PassStateValid(state.data(), int(size)));
         EXPECT_EQ(state[0], double(m));
-        dperm::PassStateGradient(spec, state.data(), got.data());
+        dperm::PassStateSums(spec, state.data(), got.data());
         for (size_t k = 0; k < got.size(); k++)
           EXPECT_EQ(got[k], expected[k]) << dperm::LossName(loss) << " with_loss " << with_loss
                                          << " threads " << threads << " " << k;

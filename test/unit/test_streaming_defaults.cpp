@@ -70,6 +70,12 @@ TEST(StreamingDefaults, PassesDoNotGrowWithN) {
         o.iterations = 3 * kStreamingMaxPasses;
         EXPECT_EQ(PlanStreamingRelease(o, loss, n, 50).iterations, 3 * kStreamingMaxPasses);
         o.iterations = 0;
+        // Logistic at l2 = 0, delta > 0: dp_newton from n epsilon/d^2 >= 56
+        // (n >= 140000 at d = 50), dp_gd below.
+        const bool newton = loss == LossKind::kLogistic && s.l2 == 0 && s.l1 == 0 && s.delta > 0 &&
+                            n >= 140000;
+        EXPECT_EQ(p.algorithm == Algorithm::kDpNewton, newton) << LossName(loss) << " n=" << n;
+        if (newton) continue;
         o.algorithm = p.algorithm;
         o.has_algorithm = true;
         in_memory_largest = std::max(in_memory_largest, PlanRelease(o, loss, n, 50).iterations);
@@ -85,6 +91,40 @@ TEST(StreamingDefaults, PassesDoNotGrowWithN) {
       }
     }
   }
+}
+
+// dp_newton is the streaming default exactly where NewtonStreamsByDefault
+// says: logistic, l2 = l1 = 0, delta > 0, n epsilon/d^2 >= 56, at most 64
+// coordinates; its 6 passes are a public constant.
+TEST(StreamingDefaults, NewtonWhereTheRatioAndWidthAllow) {
+  Options o = SettingOptions({0, 0, 1e-6}, LossKind::kLogistic);
+  auto algorithm = [&](int64_t n, int d) { return PlanStreamingRelease(o, LossKind::kLogistic, n, d).algorithm; };
+  EXPECT_EQ(algorithm(100000, 42), Algorithm::kDpNewton);  // ratio 56.7
+  EXPECT_EQ(algorithm(98000, 42), Algorithm::kDpGd);       // ratio 55.6
+  EXPECT_EQ(PlanStreamingRelease(o, LossKind::kLogistic, 100000, 42).iterations, 6);
+  EXPECT_EQ(algorithm(10000000, 63), Algorithm::kDpNewton);  // 64 coordinates
+  EXPECT_EQ(algorithm(10000000, 64), Algorithm::kDpGd);      // 65
+  o.fit_intercept = false;
+  EXPECT_EQ(algorithm(10000000, 64), Algorithm::kDpNewton);
+  o.fit_intercept = true;
+  o.epsilon = 0.1;  // ratio 5.7 at 10^5 x 42
+  EXPECT_EQ(algorithm(100000, 42), Algorithm::kDpGd);
+  o.epsilon = 1;
+  o.delta = 0;
+  EXPECT_EQ(algorithm(10000000, 8), Algorithm::kOutputGd);
+  o.delta = 1e-6;
+  o.l2 = 1e-4;
+  EXPECT_EQ(algorithm(10000000, 8), Algorithm::kOutputGd);
+  o.l2 = 0;
+  o.l1 = 1e-4;
+  EXPECT_EQ(algorithm(10000000, 8), Algorithm::kDpGd);
+  o.l1 = 0;
+  Options huber = SettingOptions({0, 0, 1e-6}, LossKind::kHuber);
+  EXPECT_EQ(PlanStreamingRelease(huber, LossKind::kHuber, 10000000, 8).algorithm, Algorithm::kDpGd);
+  // A given algorithm is kept.
+  o.algorithm = Algorithm::kDpGd;
+  o.has_algorithm = true;
+  EXPECT_EQ(algorithm(10000000, 8), Algorithm::kDpGd);
 }
 
 // ---------------------------------------------------------------------------

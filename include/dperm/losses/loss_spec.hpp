@@ -104,6 +104,13 @@ class LossSpec {
   // with_loss, else 0. No allocation, no throw.
   virtual double RowKernel(const LossParams& params, double* scores, double label,
                            bool with_loss) const noexcept = 0;
+  // A streaming curvature pass's second derivative f''(m, label) of the
+  // margin loss (dp_newton, streaming.cpp): the bits its margin loss's
+  // Curvature gives. Multi-class losses have no margin curvature: 0 here,
+  // and DecodePassSpec refuses a curvature pass for them. No throw.
+  virtual double RowCurvature(const LossParams&, double /*margin*/, double /*label*/) const noexcept {
+    return 0;
+  }
   // The intercept offset's statistic; nullptr (the default): no offset
   // stage, the intercept is trained as one more weight.
   virtual const OffsetStatistic* Offset() const { return nullptr; }

@@ -144,11 +144,27 @@ Plan PlanRelease(const Options& options, LossKind loss, int64_t n, int d);
 //   l1 > 0            -> dp_gd
 //   l2 > 0            -> output_gd (bolton and objective read rows one by
 //                        one; output_gd's tight contraction needs few passes)
-//   l2 = 0, delta > 0 -> dp_gd
+//   l2 = 0, delta > 0 -> dp_newton for the logistic loss when
+//                        NewtonStreamsByDefault, else dp_gd
 //   l2 = 0, delta = 0 -> output_gd
 // with, unless `iterations` is given, T = min(the algorithm's own rule,
 // kStreamingMaxPasses); the plan's noise follows its T as for any given T.
 const int64_t kStreamingMaxPasses = 100;
 Plan PlanStreamingDefault(const Options& options, LossKind loss, int64_t n, int d);
+
+// Where dp_newton's 6 curvature passes replace dp_gd's up to 100 gradient
+// passes as the streaming default (public: the loss, n, d and the options).
+// n epsilon/d^2 >= kNewtonDefaultMinRatio: the smallest ratio measured
+// where its excess empirical risk was below dp_gd's default is 10^5 x 42
+// at epsilon 1 (56.7; bench/few_pass.cpp, bench/results/few_pass.md Part
+// 4: 2.4e-4 against 3.1e-4; also 3 10^5 x 42, 10^5 and 10^6 x 8); below
+// it nothing was measured, so dp_gd stays. At most kNewtonDefaultMaxDim
+// coordinates: a pass sums dim (dim + 3)/2 values a row, so its 6 passes
+// do about 0.03 (dim + 3) times the arithmetic of 100 gradient passes
+// (2x at 64), which the saved reads of the rows repaid at d = 42
+// (docs/scale.md, "Built as dp_newton").
+const double kNewtonDefaultMinRatio = 56;
+const int kNewtonDefaultMaxDim = 64;
+bool NewtonStreamsByDefault(LossKind loss, int64_t n, int d, const Options& options);
 
 }  // namespace dperm

@@ -40,12 +40,19 @@ struct PassSpec {
   // pass of output_gd, dp_gd and dp_accmd) skip the loss's exp/log per row
   // and leave the loss sum 0.
   bool with_loss = true;
-  // The grid of the exact gradient sums (exact_sum.hpp): plan.sum_grid, a
-  // power of two, and its reciprocal.
+  // The grid of the exact sums (exact_sum.hpp): plan.sum_grid, a power of
+  // two, and its reciprocal (a curvature pass: the grid it was asked for).
   double sum_grid = 0;
   double sum_inv = 0;
+  // > 0: a curvature pass (dp_newton; margin losses only, no loss sum):
+  // the state sums each row's packed values (packed_row.hpp) with gradient
+  // weight gamma = curvature_weight, g = gamma f'(m, y) and c = f''(m, y),
+  // instead of its gradient. 0: a gradient pass.
+  double curvature_weight = 0;
   // Model coordinates: max(K, 1) (d + fit_intercept).
   int dim() const;
+  // Sums in the state: dim, or PackedCount(dim) for a curvature pass.
+  int sums() const;
 };
 
 // The spec of a plan's release.
@@ -53,33 +60,34 @@ PassSpec PassSpecFor(const Plan& plan);
 
 // The spec as the float8[] the per-pass aggregates take, and back (false
 // when the values are not a valid spec).
-const int kPassSpecSize = 9;
-const int kPassSpecIndexWithLoss = 7;  // where EncodePassSpec puts with_loss
-const int kPassSpecIndexSumGrid = 8;   // log2 of sum_grid
+const int kPassSpecSize = 10;
+const int kPassSpecIndexWithLoss = 7;   // where EncodePassSpec puts with_loss
+const int kPassSpecIndexSumGrid = 8;    // log2 of sum_grid
+const int kPassSpecIndexCurvature = 9;  // curvature_weight
 void EncodePassSpec(const PassSpec& spec, double* out);
 bool DecodePassSpec(const double* in, int size, PassSpec* spec);
 
 // A pass's state, format 2 (every value a float8, so that PostgreSQL's
 // parallel workers and Citus ship it as they ship any float8[]):
 //   [0] rows read, [1] the format tag kPassStateFormat, [2] rows added since
-//   the gradient limbs were last normalised (< kLimbWindow), [3] the loss
-//   sum (0 unless spec.with_loss; a plain float sum: no streaming mechanism
-//   releases anything computed from it), then the exact gradient sums as
-//   limbs (exact_sum.hpp): dim low limbs, then dim high limbs. Coordinate
-//   j's sum is sum_grid (lo_j + 2^32 hi_j), exact, whatever the order of
-//   the rows and the split into partial states.
+//   the limbs were last normalised (< kLimbWindow), [3] the loss sum (0
+//   unless spec.with_loss; a plain float sum: no streaming mechanism
+//   releases anything computed from it), then the exact sums as limbs
+//   (exact_sum.hpp): spec.sums() low limbs, then as many high limbs. Sum
+//   j is sum_grid (lo_j + 2^32 hi_j), exact, whatever the order of the
+//   rows and the split into partial states.
 const double kPassStateFormat = 2;
 const int kPassStateHeader = 4;
-inline int PassStateSize(const PassSpec& spec) { return kPassStateHeader + 2 * spec.dim(); }
+inline int PassStateSize(const PassSpec& spec) { return kPassStateHeader + 2 * spec.sums(); }
 
 // Prepares a zeroed state of PassStateSize values (writes the format tag).
 void PassInitState(double* state) noexcept;
 // Whether `state` (size values) is a well-formed pass state: the tag, the
 // counts and integer-valued limbs in range.
 bool PassStateValid(const double* state, int size) noexcept;
-// The state's gradient sums, sum_grid times each coordinate's exact
-// integer sum, rounded once (dim values).
-void PassStateGradient(const PassSpec& spec, const double* state, double* grad) noexcept;
+// The state's sums, sum_grid times each one's exact integer sum, rounded
+// once (spec.sums() values: the gradient, or a curvature pass's packed sums).
+void PassStateSums(const PassSpec& spec, const double* state, double* sums) noexcept;
 
 // Adds one training row to `state`: x holds the d features already clipped
 // (ClipRow), `label` the stored label (+1/-1, Huber target, or class index
@@ -107,18 +115,20 @@ void PassAddRecords(const PassSpec& spec, const double* w, const double* records
 // must be valid states of `size` values; false (into unchanged) otherwise.
 bool PassCombine(double* into, const double* from, int size) noexcept;
 
-// Runs one pass at w and fills `state` (PassStateSize values). Implemented
-// by the boundary (an SPI query of the per-pass aggregate); may throw.
+// Runs one pass of `spec` (the release's, with with_loss and
+// curvature_weight set for this pass) at w and fills `state`
+// (PassStateSize(spec) values, initialised). Implemented by the boundary
+// (an SPI query of the per-pass aggregate); may throw.
 class PassRunner {
  public:
   virtual ~PassRunner() = default;
-  // with_loss: whether the caller needs the loss sum (state[1]).
-  virtual void Run(const Eigen::VectorXd& w, bool with_loss, double* state) = 0;
+  virtual void Run(const PassSpec& spec, const Eigen::VectorXd& w, double* state) = 0;
 };
 
-// The regularised empirical risk F of the plan, every loss value or
-// gradient read by one pass. Methods that need single rows or the Hessian
-// (AddRowGradients, LossHessian) are not streamable and throw.
+// The regularised empirical risk F of the plan, every loss value,
+// gradient or curvature sum read by one pass. Methods that need single
+// rows or the Hessian (AddRowGradients, LossHessian) are not streamable
+// and throw.
 class PassObjective final : public Objective {
  public:
   PassObjective(const Plan& plan, PassRunner& runner);
@@ -129,11 +139,13 @@ class PassObjective final : public Objective {
   void AddRowGradients(const Eigen::VectorXd& w, const int64_t* rows, int64_t m,
                        Eigen::VectorXd& sum) const override;
   Eigen::MatrixXd LossHessian(const Eigen::VectorXd& w) const override;
+  Eigen::VectorXd CurvatureSums(const Eigen::VectorXd& w, double gamma, double grid) const override;
   int64_t passes() const { return passes_; }
 
  private:
-  // One pass at w into state_, checked to have read all n rows.
-  void Pass(const Eigen::VectorXd& w, bool with_loss) const;
+  // One pass of `spec` at w into state_ (resized to its state), checked to
+  // have read all n rows.
+  void Pass(const PassSpec& spec, const Eigen::VectorXd& w) const;
   PassSpec spec_;
   Eigen::Index n_;
   PassRunner* runner_;

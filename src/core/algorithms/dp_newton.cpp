@@ -107,6 +107,7 @@
 #include "dperm/noise/noise.hpp"
 #include "dperm/plan/plan_steps.hpp"
 #include "dperm/rows/exact_sum.hpp"
+#include "dperm/rows/packed_row.hpp"
 
 namespace dperm {
 namespace {
@@ -134,7 +135,7 @@ Plan DpNewton::MakePlan(const Options& options, LossKind loss, int64_t n, int d)
   CheckMomentDim(p, "dp_newton", "sums a pass", "Use algorithm dp_gd or objective for wide models.");
   const int dim = p.dim;
   const int64_t passes = o.iterations > 0 ? o.iterations : kNewtonPasses;
-  const int64_t coordinates = int64_t(dim) + int64_t(dim) * (dim + 1) / 2;
+  const int64_t coordinates = PackedCount(dim);
   const double gamma = p.beta / p.L * std::sqrt(kGradientShare / (2 * (1 - kGradientShare)));
   const double exact = NewtonPassSensitivity(gamma, p.L, p.beta);
   const double q = SumGrid(std::max(gamma * p.L, p.beta));
@@ -233,9 +234,9 @@ const AlgorithmSpec& SpecOf<Algorithm::kDpNewton>() {
     s.model_vectors = 5;
     s.model_matrices = 5;
     s.row_arrays = 0;
-    s.streams = false;
-    s.no_streaming = "its passes sum dim (dim + 3)/2 values, and the streaming pass state holds "
-                     "gradient sums only";
+    // Each pass is one curvature pass of the per-pass aggregate
+    // (streaming.hpp): its dim (dim + 3)/2 sums, exact, in the state's limbs.
+    s.streams = true;
     return s;
   }();
   return spec;

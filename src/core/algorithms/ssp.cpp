@@ -121,6 +121,7 @@
 #include "dperm/noise/noise.hpp"
 #include "dperm/plan/plan_steps.hpp"
 #include "dperm/rows/exact_sum.hpp"
+#include "dperm/rows/packed_row.hpp"
 
 namespace dperm {
 namespace {
@@ -215,7 +216,7 @@ Plan SufficientStatistics::MakePlan(const Options& options, LossKind loss, int64
   const Options& o = p.options;
   CheckMomentDim(p, "ssp", "moments", "Use algorithm objective or dp_gd for wide models.");
   const int dim = p.dim;
-  const int64_t coordinates = int64_t(dim) + int64_t(dim) * (dim + 1) / 2;
+  const int64_t coordinates = PackedCount(dim);
   const double gamma = kWeightPerRadius * p.R;
   // Delta^2 = 2 gamma^2 L^2 + 2 R^4 + gamma^4 L^4/(2 R^4) (derivation above).
   const double exact = std::sqrt(2 * gamma * gamma * p.L * p.L + 2 * std::pow(p.R, 4) +

@@ -87,6 +87,9 @@ class HuberSpec final : public LossSpec {
     s[0] = f.Derivative(s[0], y);
     return value;
   }
+  double RowCurvature(const LossParams& p, double m, double y) const noexcept override {
+    return HuberLoss(p.huber_delta).Curvature(m, y);
+  }
   const OffsetStatistic* Offset() const override {
     static const ClippedTargetSum offset;
     return &offset;

@@ -180,6 +180,9 @@ class LogisticSpec final : public LossSpec {
     s[0] = f.Derivative(s[0], y);
     return value;
   }
+  double RowCurvature(const LossParams&, double m, double y) const noexcept override {
+    return LogisticLoss().Curvature(m, y);
+  }
   const OffsetStatistic* Offset() const override {
     static const PositiveCount offset;
     return &offset;

@@ -9,6 +9,7 @@
 
 #include "dperm/util/interrupt.hpp"
 #include "dperm/rows/exact_sum.hpp"
+#include "dperm/rows/packed_row.hpp"
 #include "dperm/rows/row_kernels.hpp"
 #include "dperm/util/row_parts.hpp"
 
@@ -173,38 +174,29 @@ Eigen::VectorXd LinearObjective::CurvatureSums(const Eigen::VectorXd& w, double 
 
 Eigen::VectorXd LinearObjective::PackedSums(const Eigen::VectorXd* w, double gamma,
                                             double grid) const {
-  // Layout (objective.hpp): dim entries gamma f'(m, y) t, then for each
-  // row j of c t t^T its entries k = j .. dim - 1, so entry (j, k) is at
-  // dim + j dim - j (j - 1)/2 + (k - j). At w = nullptr, m = 0 and c = 1
-  // exactly, so each product below is the unweighted one bit for bit.
+  // Layout (packed_row.hpp). At w = nullptr, m = 0 and c = 1 exactly, so
+  // each product is the unweighted one bit for bit. The margin is
+  // FourSumDot's, as a streaming pass computes it (streaming.cpp).
   const int dim = this->dim();
   const int d = int(x_.cols());
-  const int64_t count = int64_t(dim) + int64_t(dim) * (dim + 1) / 2;
+  const int64_t count = PackedCount(dim);
   ExactSum sum(int(count), grid);
-  const double root2 = std::sqrt(2.0);
   const double* data = x_.data();
   const Eigen::Index stride = x_.outerStride();
   const double b = w != nullptr && fit_intercept_ ? (*w)(d) : 0.0;
-  // A cancel probe per kFullPassBlockWork roundings (count a row), as the
-  // other full passes: about a millisecond at any dim.
-  const Eigen::Index probe_rows = std::max<Eigen::Index>(1, Eigen::Index(kFullPassBlockWork / count));
-  for (Eigen::Index i = 0; i < x_.rows(); i++) {
-    if (i % probe_rows == 0) CheckInterrupt();
-    const double* x = data + i * stride;
-    const double m = w != nullptr ? x_.row(i).dot(w->head(d)) + b : 0.0;
-    const double c = w != nullptr ? loss_.Curvature(m, y_(i)) : 1.0;
-    // f'(m, y) gamma t: one rounding of gamma f', one of the product.
-    sum.AddScaled(0, gamma * loss_.Derivative(m, y_(i)), x, d, fit_intercept_);
-    int first = dim;
-    for (int j = 0; j < d; j++) {
-      sum.Add(first, c * x[j] * x[j]);  // the diagonal, packed weight 1
-      // (j, k) for k > j, weight sqrt 2, and (j, intercept) = sqrt 2 x_j.
-      sum.AddScaled(first + 1, root2 * c * x[j], x + j + 1, d - j - 1, fit_intercept_);
-      first += dim - j;
+  // The rows in RowParts parts (row_parts.hpp), merged exactly: the same
+  // integers on any number of threads. CountWork probes for a cancel about
+  // every millisecond at any dim (count roundings a row).
+  SumRowParts(x_.rows(), uint64_t(count), sum, [&](int64_t begin, int64_t end, ExactSum& part) {
+    for (int64_t i = begin; i < end; i++) {
+      const double* x = data + i * stride;
+      const double m = w != nullptr ? FourSumDot(w->data(), x, d) + b : 0.0;
+      const double c = w != nullptr ? loss_.Curvature(m, y_(i)) : 1.0;
+      // gamma f'(m, y): one rounding of the product.
+      AddPackedRow(part, dim, x, d, fit_intercept_, gamma * loss_.Derivative(m, y_(i)), c);
+      CountWork(uint64_t(count));
     }
-    if (fit_intercept_) sum.Add(first, c);  // (intercept, intercept): c times 1
-    CountWork(uint64_t(count));
-  }
+  });
   Eigen::VectorXd out(count);
   for (int64_t c = 0; c < count; c++) out(c) = sum.Value(int(c));
   return out;

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "dperm/rows/exact_sum.hpp"
+#include "dperm/rows/packed_row.hpp"
 #include "dperm/rows/row_kernels.hpp"
 #include "dperm/losses/loss.hpp"
 #include "dperm/losses/loss_spec.hpp"
@@ -20,6 +21,9 @@ namespace {
 
 // Largest d and K a spec may carry (the plans' own caps are lower).
 const double kMaxSpecDim = 100000000;
+// Largest dim of a curvature pass (its state holds PackedCount(dim) sums;
+// dp_newton's own cap, CheckMomentDim, is lower).
+const double kMaxCurvatureDim = 4096;
 
 // Adds the gradient c x (and c for the intercept) of a row to the low
 // limbs `lo`, each coordinate rounded to the grid (exact_sum.hpp).
@@ -35,11 +39,24 @@ inline void AddScaledRow(const PassSpec& s, double c, const double* __restrict x
 // reaches 2^53 (exact_sum.hpp).
 inline void EndRow(const PassSpec& s, double* state) {
   if (++state[2] >= kLimbWindow) {
-    const int dim = s.dim();
-    LimbNormalise(state + kPassStateHeader, state + kPassStateHeader + dim, dim);
+    const int sums = s.sums();
+    LimbNormalise(state + kPassStateHeader, state + kPassStateHeader + sums, sums);
     state[2] = 0;
   }
 }
+
+// AddPackedRow's sink over the state's low limbs (exact_sum.hpp): the
+// integers ExactSum::AddScaled and Add round to.
+struct LimbSink {
+  double* lo;
+  double inv;
+  void AddScaled(int first, double c, const double* x, int d, bool intercept) {
+    const double t = c * inv;  // exact: inv is a power of two
+    LimbAddScaled(lo + first, t, x, d);
+    if (intercept) lo[first + d] += RoundToGrid(t);
+  }
+  void Add(int j, double v) { lo[j] += RoundToGrid(v * inv); }
+};
 
 // <w, x> (+ b): the margin of a binary model, or one class's score, in
 // row_kernels.hpp's order (four independent sums: one chain of d dependent
@@ -78,6 +95,8 @@ inline void AddRowScores(const PassSpec& s, const double* x, double label, doubl
 
 int PassSpec::dim() const { return (d + (fit_intercept ? 1 : 0)) * std::max(classes, 1); }
 
+int PassSpec::sums() const { return curvature_weight > 0 ? int(PackedCount(dim())) : dim(); }
+
 PassSpec PassSpecFor(const Plan& plan) {
   PassSpec s;
   s.loss = plan.loss;
@@ -103,6 +122,7 @@ void EncodePassSpec(const PassSpec& s, double* out) {
   out[6] = s.target_bound;
   out[kPassSpecIndexWithLoss] = s.with_loss ? 1 : 0;
   out[kPassSpecIndexSumGrid] = std::ilogb(s.sum_grid);
+  out[kPassSpecIndexCurvature] = s.curvature_weight;
 }
 
 bool DecodePassSpec(const double* in, int size, PassSpec* s) {
@@ -132,12 +152,32 @@ bool DecodePassSpec(const double* in, int size, PassSpec* s) {
   if (LossIsMulticlass(s->loss) != (s->classes >= 2)) return false;
   s->loss_spec = &LossSpecFor(s->loss);
   double dim = (in[1] + in[2]) * std::max(in[5], 1.0);
-  return dim >= 1 && dim <= kMaxSpecDim;
+  if (!(dim >= 1 && dim <= kMaxSpecDim)) return false;
+  // A curvature pass: a positive weight, a margin loss, no loss sum.
+  const double gamma = in[kPassSpecIndexCurvature];
+  if (gamma < 0) return false;
+  s->curvature_weight = gamma;
+  return gamma == 0 || (s->classes == 0 && !s->with_loss && dim <= kMaxCurvatureDim);
 }
 
 void PassAddRow(const PassSpec& s, const double* w, const double* x, double label,
                 double* state, double* scratch) noexcept {
   state[0] += 1;
+  if (s.curvature_weight > 0) {
+    // gamma f'(m, y) (the kernel's derivative, one rounding of the product)
+    // and f''(m, y), as LinearObjective::PackedSums takes them.
+    const double m = Margin(s, w, x);
+    LossParams params;
+    params.huber_delta = s.huber_delta;
+    params.target_bound = s.target_bound;
+    scratch[0] = m;
+    Kernel(s).RowKernel(params, scratch, label, false);
+    LimbSink sink{state + kPassStateHeader, s.sum_inv};
+    AddPackedRow(sink, s.dim(), x, s.d, s.fit_intercept, s.curvature_weight * scratch[0],
+                 Kernel(s).RowCurvature(params, m, label));
+    EndRow(s, state);
+    return;
+  }
   const int per_class = s.d + (s.fit_intercept ? 1 : 0);
   for (int k = 0; k < std::max(s.classes, 1); k++)
     scratch[k] = Margin(s, w + k * per_class, x);
@@ -163,7 +203,8 @@ void PassAddRecords(const PassSpec& s, const double* w, const double* records, i
   params.huber_delta = s.huber_delta;
   params.target_bound = s.target_bound;
   params.classes = s.classes;
-  const std::unique_ptr<Loss> loss = s.with_loss ? nullptr : Kernel(s).MakeMarginLoss(params);
+  const std::unique_ptr<Loss> loss =
+      s.with_loss || s.curvature_weight > 0 ? nullptr : Kernel(s).MakeMarginLoss(params);
   const int64_t block = std::max<int64_t>(1, FullPassBlockRows(2 * stride));
   auto add = [&](int64_t begin, int64_t end, double* into) {
     if (loss == nullptr) {
@@ -189,7 +230,7 @@ void PassAddRecords(const PassSpec& s, const double* w, const double* records, i
     }
   };
   // About a multiply-add per feature and class, as CountWork counts.
-  const int parts = RowParts(m, uint64_t(s.dim()) + 8);
+  const int parts = RowParts(m, uint64_t(s.sums()) + 8);
   if (parts == 1) {
     add(0, m, state);
     return;
@@ -210,32 +251,32 @@ void PassInitState(double* state) noexcept { state[1] = kPassStateFormat; }
 
 bool PassStateValid(const double* state, int size) noexcept {
   if (size < kPassStateHeader + 2 || (size - kPassStateHeader) % 2 != 0) return false;
-  const int dim = (size - kPassStateHeader) / 2;
+  const int sums = (size - kPassStateHeader) / 2;
   if (state[1] != kPassStateFormat) return false;
   const double rows = state[0], pending = state[2];
   if (!(rows >= 0) || !(rows <= double(kMaxLimbRows)) || rows != std::floor(rows)) return false;
   if (!(pending >= 0) || !(pending < kLimbWindow) || pending != std::floor(pending)) return false;
   // state[3], the loss sum, may be anything a sum of losses can be.
-  return LimbsValid(state + kPassStateHeader, state + kPassStateHeader + dim, dim);
+  return LimbsValid(state + kPassStateHeader, state + kPassStateHeader + sums, sums);
 }
 
-void PassStateGradient(const PassSpec& s, const double* state, double* grad) noexcept {
-  const int dim = s.dim();
+void PassStateSums(const PassSpec& s, const double* state, double* out) noexcept {
+  const int sums = s.sums();
   const double* lo = state + kPassStateHeader;
-  const double* hi = lo + dim;
-  for (int j = 0; j < dim; j++) grad[j] = UnitsValue(LimbUnits(lo[j], hi[j]), s.sum_grid);
+  const double* hi = lo + sums;
+  for (int j = 0; j < sums; j++) out[j] = UnitsValue(LimbUnits(lo[j], hi[j]), s.sum_grid);
 }
 
 bool PassCombine(double* into, const double* from, int size) noexcept {
   if (!PassStateValid(into, size) || !PassStateValid(from, size)) return false;
-  const int dim = (size - kPassStateHeader) / 2;
+  const int sums = (size - kPassStateHeader) / 2;
   if (into[0] + from[0] > double(kMaxLimbRows)) return false;
   into[0] += from[0];
   into[2] = 0;  // LimbCombine normalises
   into[3] += from[3];
   double* lo = into + kPassStateHeader;
   const double* from_lo = from + kPassStateHeader;
-  LimbCombine(lo, lo + dim, from_lo, from_lo + dim, dim);
+  LimbCombine(lo, lo + sums, from_lo, from_lo + sums, sums);
   return true;
 }
 
@@ -243,14 +284,13 @@ PassObjective::PassObjective(const Plan& plan, PassRunner& runner)
     : Objective(plan.mu, plan.options.l1),
       spec_(PassSpecFor(plan)),
       n_(plan.n),
-      runner_(&runner),
-      state_(PassStateSize(spec_)) {}
+      runner_(&runner) {}
 
-void PassObjective::Pass(const Eigen::VectorXd& w, bool with_loss) const {
+void PassObjective::Pass(const PassSpec& spec, const Eigen::VectorXd& w) const {
   CheckInterrupt();
-  std::fill(state_.begin(), state_.end(), 0.0);
+  state_.assign(size_t(PassStateSize(spec)), 0.0);
   PassInitState(state_.data());
-  runner_->Run(w, with_loss, state_.data());
+  runner_->Run(spec, w, state_.data());
   passes_++;
   // Every pass reads the rows of one snapshot, the n the plan was made for.
   if (state_[0] != static_cast<double>(n_))
@@ -264,16 +304,35 @@ void PassObjective::Pass(const Eigen::VectorXd& w, bool with_loss) const {
 }
 
 double PassObjective::LossValue(const Eigen::VectorXd& w) const {
-  Pass(w, true);
+  PassSpec spec = spec_;
+  spec.with_loss = true;
+  Pass(spec, w);
   return state_[3] / static_cast<double>(n_);
 }
 
 Eigen::VectorXd PassObjective::LossGradient(const Eigen::VectorXd& w) const {
-  Pass(w, false);  // a gradient-only pass: no loss value per row
+  PassSpec spec = spec_;
+  spec.with_loss = false;  // a gradient-only pass: no loss value per row
+  Pass(spec, w);
   Eigen::VectorXd grad(dim());
-  PassStateGradient(spec_, state_.data(), grad.data());  // the exact sums, rounded once
+  PassStateSums(spec, state_.data(), grad.data());  // the exact sums, rounded once
   grad /= static_cast<double>(n_);
   return grad;
+}
+
+Eigen::VectorXd PassObjective::CurvatureSums(const Eigen::VectorXd& w, double gamma,
+                                             double grid) const {
+  if (!(gamma > 0) || spec_.classes != 0)
+    throw Error(ErrorKind::kInternal, "CurvatureSums: a margin loss and a positive weight only");
+  PassSpec spec = spec_;
+  spec.with_loss = false;
+  spec.curvature_weight = gamma;
+  spec.sum_grid = grid;
+  spec.sum_inv = 1 / grid;  // exact: the grid is a power of two (SumGrid)
+  Pass(spec, w);
+  Eigen::VectorXd sums(spec.sums());
+  PassStateSums(spec, state_.data(), sums.data());
+  return sums;
 }
 
 void PassObjective::AddRowGradients(const Eigen::VectorXd&, const int64_t*, int64_t,
@@ -309,7 +368,7 @@ Plan PlanStreamingRows(const Options& options, LossKind loss, int64_t n, int d) 
                   std::string("algorithm ") + AlgorithmName(options.algorithm) +
                       " cannot train in streaming mode: " + SpecFor(options.algorithm).no_streaming,
                   "Streaming mode runs " + JoinNames(StreamingAlgorithms(), " and ") +
-                      " (one pass per gradient); or pass mode => 'in_memory' if the rows "
+                      " (they read the rows in full passes only); or pass mode => 'in_memory' if the rows "
                       "fit in dperm.max_buffer.");
     // No private offset in streaming mode (offset.hpp): its statistic would
     // need a pass of its own, which pass_aggregate does not have yet, so the
