@@ -323,7 +323,7 @@ cell_citus() {
       shard=$(grep -o 'FROM public\.s[0-9x]*_[0-9]*' "$CITUS_DIR/last_pass.sql" | head -1 | cut -d' ' -f2)
       wport=$(cat "$CITUS_DIR/last_pass.port")
       for q in "SELECT octet_length(c::text) AS x FROM ($(cat "$CITUS_DIR/last_pass.sql")) q(c)" \
-               "SELECT dperm.pass_logreg(features, label, array_fill(0::float8, ARRAY[$((d + 1))]), '{0,$d,1,1,1,0,1,1}'::float8[]) IS NULL AS x FROM $shard" \
+               "SELECT dperm.pass_logreg(features, label, array_fill(0::float8, ARRAY[$((d + 1))]), '{0,$d,1,1,1,0,1,1,-45,0}'::float8[]) IS NULL AS x FROM $shard" \
                "SELECT count(*) AS x FROM $shard WHERE features IS NOT NULL"; do
         echo "shard $shard, ${q:0:60}...: $(for r in 1 2 3; do
           printf "%s\n" "SET dperm.internal_pass = on;" "SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset" "$q \gset" \

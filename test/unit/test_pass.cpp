@@ -246,8 +246,10 @@ TEST(Pass, SpecRoundTripsAndRejectsBadValues) {
   EXPECT_FALSE(dperm::DecodePassSpec(curvature_softmax, dperm::kPassSpecSize, &back));
   double curvature_neg[dperm::kPassSpecSize] = {0, 3, 1, 1, 1, 0, 1, 0, -45, -1};
   EXPECT_FALSE(dperm::DecodePassSpec(curvature_neg, dperm::kPassSpecSize, &back));
-  double curvature_wide[dperm::kPassSpecSize] = {0, 5000, 1, 1, 1, 0, 1, 0, -45, 1};
+  double curvature_wide[dperm::kPassSpecSize] = {0, 512, 1, 1, 1, 0, 1, 0, -45, 1};  // dim 513
   EXPECT_FALSE(dperm::DecodePassSpec(curvature_wide, dperm::kPassSpecSize, &back));
+  curvature_wide[2] = 0;  // dim 512, dp_newton's cap
+  EXPECT_TRUE(dperm::DecodePassSpec(curvature_wide, dperm::kPassSpecSize, &back));
 }
 
 // A pass with the loss sums what the in-memory objective's LossValue does; a

@@ -14,6 +14,8 @@
 //       SCALE_EXCESS_LADDER="452000x42 4500000x42" SCALE_EXCESS_SEEDS=3
 //       ./test/unit/run_unit_tests --gtest_also_run_disabled_tests
 //         --gtest_filter='StreamingDefaultsTable.DISABLED_Synthetic'
+//     (SCALE_EXCESS_DELTA=1e-6 SCALE_EXCESS_L2=default: the delta > 0
+//     defaults without l2, where streaming runs dp_newton above its ratio)'
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -211,11 +213,20 @@ TEST(StreamingDefaultsTable, DISABLED_Synthetic) {
   std::istringstream ladder(ladder_env != nullptr ? ladder_env : "452000x42 4500000x42");
   const int seeds = seeds_env != nullptr ? std::atoi(seeds_env) : 3;
   ASSERT_GT(seeds, 0);
-  // bench/scale.sh's releases: logistic, epsilon 1, l2 0.1, the default delta.
+  // bench/scale.sh's releases: logistic, epsilon 1, l2 0.1, the default
+  // delta; SCALE_EXCESS_DELTA sets delta, and SCALE_EXCESS_L2=default
+  // leaves l2 to each mode's default rule (dp_options without l2).
+  const char* delta_env = std::getenv("SCALE_EXCESS_DELTA");
+  const char* l2_env = std::getenv("SCALE_EXCESS_L2");
   Options o;
   o.epsilon = 1;
   o.l2 = 0.1;
   o.has_algorithm = false;
+  if (delta_env != nullptr) o.delta = std::atof(delta_env);
+  if (l2_env != nullptr && std::string(l2_env) == "default") {
+    o.l2 = 0;
+    o.has_l2 = false;
+  }
   std::printf("| table | n | d | F(w*) | in-memory default | T | excess | streaming default | passes "
               "| excess | seeds |\n|---|---:|---:|---:|---|---:|---:|---|---:|---:|---:|\n");
   std::string rung;

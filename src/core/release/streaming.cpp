@@ -11,6 +11,7 @@
 #include "dperm/losses/loss.hpp"
 #include "dperm/losses/loss_spec.hpp"
 #include "dperm/algorithms/registry.hpp"
+#include "dperm/algorithms/ssp.hpp"
 #include "dperm/rows/rows.hpp"
 #include "dperm/release/plan_release.hpp"
 #include "dperm/release/unit_level.hpp"
@@ -21,9 +22,6 @@ namespace {
 
 // Largest d and K a spec may carry (the plans' own caps are lower).
 const double kMaxSpecDim = 100000000;
-// Largest dim of a curvature pass (its state holds PackedCount(dim) sums;
-// dp_newton's own cap, CheckMomentDim, is lower).
-const double kMaxCurvatureDim = 4096;
 
 // Adds the gradient c x (and c for the intercept) of a row to the low
 // limbs `lo`, each coordinate rounded to the grid (exact_sum.hpp).
@@ -153,11 +151,13 @@ bool DecodePassSpec(const double* in, int size, PassSpec* s) {
   s->loss_spec = &LossSpecFor(s->loss);
   double dim = (in[1] + in[2]) * std::max(in[5], 1.0);
   if (!(dim >= 1 && dim <= kMaxSpecDim)) return false;
-  // A curvature pass: a positive weight, a margin loss, no loss sum.
+  // A curvature pass: a positive weight, a margin loss, no loss sum, and
+  // dp_newton's cap on dim (CheckMomentDim): its state holds PackedCount(dim)
+  // sums, 2 MB at the cap.
   const double gamma = in[kPassSpecIndexCurvature];
   if (gamma < 0) return false;
   s->curvature_weight = gamma;
-  return gamma == 0 || (s->classes == 0 && !s->with_loss && dim <= kMaxCurvatureDim);
+  return gamma == 0 || (s->classes == 0 && !s->with_loss && dim <= kMaxMomentDim);
 }
 
 void PassAddRow(const PassSpec& s, const double* w, const double* x, double label,
