@@ -15,7 +15,8 @@
 //       ./test/unit/run_unit_tests --gtest_also_run_disabled_tests
 //         --gtest_filter='StreamingDefaultsTable.DISABLED_Synthetic'
 //     (SCALE_EXCESS_DELTA=1e-6 SCALE_EXCESS_L2=default: the delta > 0
-//     defaults without l2, where streaming runs dp_newton above its ratio)'
+//     defaults without l2, where streaming runs dp_newton above its ratio;
+//     SCALE_EXCESS_STREAMING_DPGD=1: streaming dp_gd, the default before)'
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -72,8 +73,8 @@ TEST(StreamingDefaults, PassesDoNotGrowWithN) {
         o.iterations = 3 * kStreamingMaxPasses;
         EXPECT_EQ(PlanStreamingRelease(o, loss, n, 50).iterations, 3 * kStreamingMaxPasses);
         o.iterations = 0;
-        // Logistic at l2 = 0, delta > 0: dp_newton from n epsilon/d^2 >= 56
-        // (n >= 140000 at d = 50), dp_gd below.
+        // Logistic at l2 = 0, delta > 0: dp_newton from n >= 10^5 and
+        // n epsilon/d^2 >= 56 (n >= 140000 at d = 50), dp_gd below.
         const bool newton = loss == LossKind::kLogistic && s.l2 == 0 && s.l1 == 0 && s.delta > 0 &&
                             n >= 140000;
         EXPECT_EQ(p.algorithm == Algorithm::kDpNewton, newton) << LossName(loss) << " n=" << n;
@@ -96,13 +97,14 @@ TEST(StreamingDefaults, PassesDoNotGrowWithN) {
 }
 
 // dp_newton is the streaming default exactly where NewtonStreamsByDefault
-// says: logistic, l2 = l1 = 0, delta > 0, n epsilon/d^2 >= 56, at most 64
-// coordinates; its 6 passes are a public constant.
+// says: logistic, l2 = l1 = 0, delta > 0, n >= 10^5, n epsilon/d^2 >= 56,
+// at most 64 coordinates; its 6 passes are a public constant.
 TEST(StreamingDefaults, NewtonWhereTheRatioAndWidthAllow) {
   Options o = SettingOptions({0, 0, 1e-6}, LossKind::kLogistic);
   auto algorithm = [&](int64_t n, int d) { return PlanStreamingRelease(o, LossKind::kLogistic, n, d).algorithm; };
   EXPECT_EQ(algorithm(100000, 42), Algorithm::kDpNewton);  // ratio 56.7
-  EXPECT_EQ(algorithm(98000, 42), Algorithm::kDpGd);       // ratio 55.6
+  EXPECT_EQ(algorithm(100000, 43), Algorithm::kDpGd);      // ratio 54.1
+  EXPECT_EQ(algorithm(99999, 8), Algorithm::kDpGd);        // ratio 1562, below 10^5 rows
   EXPECT_EQ(PlanStreamingRelease(o, LossKind::kLogistic, 100000, 42).iterations, 6);
   EXPECT_EQ(algorithm(10000000, 63), Algorithm::kDpNewton);  // 64 coordinates
   EXPECT_EQ(algorithm(10000000, 64), Algorithm::kDpGd);      // 65
@@ -237,7 +239,14 @@ TEST(StreamingDefaultsTable, DISABLED_Synthetic) {
     const int d = std::atoi(rung.substr(x + 1).c_str());
     Dataset data = SyntheticRung(n, d);
     Plan mem = PlanRelease(o, LossKind::kLogistic, n, d);
-    Plan str = PlanStreamingRelease(o, LossKind::kLogistic, n, d);
+    // SCALE_EXCESS_STREAMING_DPGD=1: streaming as dp_gd (its own T, at most
+    // 100 accelerated steps: the default before dp_newton) instead.
+    Options streamed = o;
+    if (std::getenv("SCALE_EXCESS_STREAMING_DPGD") != nullptr) {
+      streamed.algorithm = Algorithm::kDpGd;
+      streamed.has_algorithm = true;
+    }
+    Plan str = PlanStreamingRelease(streamed, LossKind::kLogistic, n, d);
     const Excess e = MeanExcess(mem, str, data.rows, seeds);
     // Both are released models of a strongly convex objective: never below
     // its minimum (up to rounding).

@@ -157,13 +157,20 @@ Plan PlanStreamingDefault(const Options& options, LossKind loss, int64_t n, int 
 // n epsilon/d^2 >= kNewtonDefaultMinRatio: the smallest ratio measured
 // where its excess empirical risk was below dp_gd's default is 10^5 x 42
 // at epsilon 1 (56.7; bench/few_pass.cpp, bench/results/few_pass.md Part
-// 4: 2.4e-4 against 3.1e-4; also 3 10^5 x 42, 10^5 and 10^6 x 8); below
-// it nothing was measured, so dp_gd stays. At most kNewtonDefaultMaxDim
+// 4: 2.4e-4 against 3.1e-4; also 3 10^5 x 42, 10^5 and 10^6 x 8).
+// n >= kNewtonDefaultMinRows: on bench/scale.sh's rows it lost to dp_gd
+// below 10^5 rows whatever the ratio (10^4 x 8, ratio 156: 0.040 against
+// 0.014; 2 10^4 x 16: 0.040 against 0.010; 3 10^4 x 8: 0.023 against
+// 0.017), tied at 5 10^4 and at 10^5 x 42 (1.03-1.12x) and won on every
+// rung from 10^5 x 8 and 2 10^5 x 42 up (bench/results/
+// streaming_excess_delta.md): the Hessian's noise falls like 1/n against
+// curvature the rows set, which no public number bounds from below. At most kNewtonDefaultMaxDim
 // coordinates: a pass sums dim (dim + 3)/2 values a row, so its 6 passes
 // do about 0.03 (dim + 3) times the arithmetic of 100 gradient passes
 // (2x at 64), which the saved reads of the rows repaid at d = 42
 // (docs/scale.md, "Built as dp_newton").
 const double kNewtonDefaultMinRatio = 56;
+const int64_t kNewtonDefaultMinRows = 100000;
 const int kNewtonDefaultMaxDim = 64;
 bool NewtonStreamsByDefault(LossKind loss, int64_t n, int d, const Options& options);
 

@@ -243,7 +243,7 @@ Plan PlanRelease(const Options& given, LossKind loss, int64_t n, int d) {
 bool NewtonStreamsByDefault(LossKind loss, int64_t n, int d, const Options& options) {
   const double dim = double(d) + (options.fit_intercept ? 1 : 0);
   return loss == LossKind::kLogistic && options.l1 == 0 && options.l2 == 0 && d >= 1 &&
-         dim <= kNewtonDefaultMaxDim &&
+         dim <= kNewtonDefaultMaxDim && n >= kNewtonDefaultMinRows &&
          double(n) * options.epsilon / (double(d) * double(d)) >= kNewtonDefaultMinRatio;
 }
 
@@ -261,8 +261,9 @@ Plan PlanStreamingDefault(const Options& given, LossKind loss, int64_t n, int d)
            "tight contraction needs few passes)";
   } else if (options.delta > 0 && NewtonStreamsByDefault(loss, n, d, options)) {
     chosen.algorithm = Algorithm::kDpNewton;
-    rule = "logistic, l2 = 0, delta > 0, n epsilon/d^2 >= " + FormatNumber(kNewtonDefaultMinRatio) +
-           " and at most " + std::to_string(kNewtonDefaultMaxDim) +
+    rule = "logistic, l2 = 0, delta > 0, n >= " + std::to_string(kNewtonDefaultMinRows) +
+           ", n epsilon/d^2 >= " + FormatNumber(kNewtonDefaultMinRatio) + " and at most " +
+           std::to_string(kNewtonDefaultMaxDim) +
            " coordinates: dp_newton (6 passes where dp_gd runs up to 100, with less excess risk "
            "on every rung measured: docs/scale.md)";
   } else if (options.delta > 0) {
