@@ -208,8 +208,8 @@ void RunPass(PassQuery* q, const double* w, int dim, double* state) {
 }
 
 // A pass over the spilled rows: each chunk read under the guard, then
-// added by the core (PassAddRecords: the same gradient sums, exact, as the
-// per-pass transition's PassAddRow on the same rows in a pass of the query).
+// added by the core (PassAddRecords: the same sums, exact, as the per-pass
+// transition's PassAddRow on the same rows in a pass of the query).
 void SpillPass(PassQuery* q, const dperm::PassSpec& spec, const double* w, double* state) {
   RowSpill* s = q->spill;
   const off_t chunk = off_t(s->capacity * RecordBytes(s));

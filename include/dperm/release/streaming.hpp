@@ -5,11 +5,13 @@
 //
 // A pass returns [rows, sum_i f_i(w), sum_i grad f_i(w)] over the training
 // rows, each clipped and labelled exactly as the in-memory aggregate stores
-// them under dperm.train (rows.hpp). The mechanism is the same code as in
-// memory (Mechanism::Train over an Objective): PassObjective answers
-// LossValue and LossGradient with one pass each, so a seeded streaming model
-// equals the in-memory one up to the rounding of the margins and the loss
-// derivatives (the gradient sums are exact on the same grid in both).
+// them under dperm.train (rows.hpp); a curvature pass (dp_newton) returns
+// the packed sums of gamma f' t and f'' t t^T instead of the gradient. The
+// mechanism is the same code as in memory (Mechanism::Train over an
+// Objective): PassObjective answers LossValue, LossGradient and
+// CurvatureSums with one pass each, so a seeded streaming model equals the
+// in-memory one (the sums are exact on the same grid in both, and the
+// margins and loss derivatives are the same functions).
 #pragma once
 #include "dperm/util/errors.hpp"
 #include "dperm/losses/objective.hpp"
