@@ -53,9 +53,9 @@ class Objective {
 
   // The one-pass sums of sufficient-statistics perturbation (ssp.cpp), at
   // w = 0: over rows with training vector t = (x, 1) (or x without an
-  // intercept), the packed vector (gamma f'(0, y) t, then the upper
-  // triangle of t t^T row by row, off-diagonal entries times sqrt 2), each
-  // row's entries rounded to `grid` and summed exactly (exact_sum.hpp).
+  // intercept), the packed vector of packed_row.hpp (gamma f'(0, y) t, then
+  // the upper triangle of t t^T), each row's entries rounded to `grid` and
+  // summed exactly (exact_sum.hpp).
   // *curvature = f''(0, y), which ssp.cpp requires not to depend on y.
   // Objectives without such rows (softmax, a streaming pass) refuse.
   virtual Eigen::VectorXd MomentSums(double gamma, double grid, double* curvature) const {
@@ -65,9 +65,10 @@ class Objective {
     throw Error(ErrorKind::kInternal, "MomentSums: this objective has no moment sums");
   }
   // The sums of one private Newton pass (dp_newton.cpp) at w, in
-  // MomentSums' layout: gamma f'(m, y) t, then f''(m, y) times the packed
-  // upper triangle of t t^T (off-diagonal entries times sqrt 2), m = <w, t>,
-  // each row's entries rounded to `grid` and summed exactly.
+  // packed_row.hpp's layout: gamma f'(m, y) t, then f''(m, y) times the
+  // upper triangle of t t^T, m = <w, t>, each row's entries rounded to
+  // `grid` and summed exactly; in memory (LinearObjective) or by one
+  // curvature pass (PassObjective, streaming.hpp).
   virtual Eigen::VectorXd CurvatureSums(const Eigen::VectorXd& w, double gamma, double grid) const {
     (void)w;
     (void)gamma;
