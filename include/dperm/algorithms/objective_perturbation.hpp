@@ -98,18 +98,19 @@ class PerturbedObjective {
   Eigen::VectorXd b_over_n_;
 };
 
-// The number T of accelerated gradient steps that takes a `strong`-strongly
-// convex, `smooth`-smooth P from w = 0 to within `distance` of its
-// minimiser when ||grad P(0)|| <= gradient_bound (Bubeck 2015, Thm 3.18):
-// ceil(sqrt(S/mu) log((mu + S) G^2 / (mu^3 D^2))), 0 if that is <= 0.
+// The number T of ITEM steps (Taylor & Drori 2023) that takes a
+// `strong`-strongly convex, `smooth`-smooth P from a start within
+// gradient_bound/strong of its minimiser (||grad P(start)|| <= gradient_bound)
+// to within `distance` of it: the smallest N with 1 + q A_N >=
+// (gradient_bound/(strong distance))^2 (their Theorem 3), 0 if the start is
+// close enough already.
 int64_t AcceleratedSteps(double strong, double smooth, double gradient_bound,
                          double distance);
 
-// Exactly `steps` steps of Nesterov's accelerated gradient for strongly
-// convex functions (step 1/smoothness, constant momentum) from `start`,
-// returning y_T: one full gradient per step, no line search and no early
-// exit, so the work does not depend on the data. `smoothness` bounds the
-// Hessian's largest eigenvalue.
+// Exactly `steps` steps of ITEM (step 1/smoothness, coefficients from q =
+// strong convexity/smoothness alone) from `start`, returning z_T: one full
+// gradient per step, no line search and no early exit, so the work does not
+// depend on the data. `smoothness` bounds the Hessian's largest eigenvalue.
 Eigen::VectorXd MinimisePerturbed(const PerturbedObjective& f, double smoothness,
                                   int64_t steps, const Eigen::VectorXd& start);
 

@@ -72,33 +72,37 @@
 // solver that stops at a gradient test runs longer on some
 // tables than on their neighbours, and its time is observable). P is
 // mu_P = (2 lambda + l2)-strongly convex and S = (beta + mu_P)-smooth.
-// dperm runs Nesterov's accelerated gradient for strongly convex functions
-// (step 1/S, constant momentum (sqrt k - 1)/(sqrt k + 1), k = S/mu_P) from
-// w = 0 for exactly T steps -- one full gradient each, no line search, no
-// test -- and releases y_T. Bubeck 2015 ("Convex Optimization: Algorithms
-// and Complexity"), Thm 3.18: P(y_T) - P* <= (mu_P + S)/2 ||w*||^2
-// exp(-T/sqrt k) (his y_{t} after t - 1 = T steps), and strong convexity
-// gives ||y_T - w*||^2 <= 2 (P(y_T) - P*)/mu_P and ||w*|| = ||0 - w*|| <=
-// ||grad P(0)||/mu_P. grad P(0) = grad F(0) + b/n has norm <= G := L +
-// ||b||/n. T must not depend on b either: given the output w*, b =
-// g_S(w*) is a function of the data, so a count that revealed ||b|| would
-// reveal ||g_S(w*)||. The exact sampler never returns a coordinate beyond
-// 256 sigma (exact_normal.hpp), so ||b|| <= 256 sigma sqrt(dim) for every
-// b it returns. With G0 = L + 256 sigma sqrt(dim)/n and the distance target
-// D = tol/mu_P,
-//   T = ceil(sqrt(k) log((mu_P + S) G0^2 / (mu_P^3 D^2)))
-// guarantees ||y_T - w*(b)|| <= D = tol/mu_P, tol = 1e-10 (L + sigma
+// dperm runs ITEM, the information-theoretic exact method of Taylor &
+// Drori ("An optimal gradient method for smooth strongly convex
+// minimization", Math. Program. 199, 2023), from w = 0 for exactly T steps
+// -- one full gradient each, step 1/S, coefficients from a scalar
+// recursion in q = mu_P/S alone, no line search, no test -- and releases
+// z_T. Their Theorem 3: ||z_T - w*||^2 <= ||z_0 - w*||^2/(1 + q A_T), with
+// A_T the recursion's T-th term (about (1 - sqrt q)^(-2T)/sqrt q); no
+// first-order method has a better worst case on this class (their Sec. 4),
+// and it needs about half the steps of Nesterov's constant-momentum scheme
+// (Bubeck 2015, Thm 3.18, which dperm ran before 0.7.0: ||y_T - w*||^2 <=
+// (1 + S/mu_P) ||w*||^2 exp(-T/sqrt k)). ||z_0 - w*|| = ||w*|| <=
+// ||grad P(0)||/mu_P (strong convexity), and grad P(0) = grad F(0) + b/n
+// has norm <= G := L + ||b||/n. T must not depend on b either: given the
+// output w*, b = g_S(w*) is a function of the data, so a count that
+// revealed ||b|| would reveal ||g_S(w*)||. The exact sampler never returns
+// a coordinate beyond 256 sigma (exact_normal.hpp), so ||b|| <= 256 sigma
+// sqrt(dim) for every b it returns. With G0 = L + 256 sigma sqrt(dim)/n and
+// the distance target D = tol/mu_P,
+//   T = the smallest N with 1 + q A_N >= (G0/(mu_P D))^2 = (G0/tol)^2
+// guarantees ||z_T - w*(b)|| <= D = tol/mu_P, tol = 1e-10 (L + sigma
 // sqrt(dim)/n) (the scale of P's gradient terms, a public number), for
 // every table and every b (in exact arithmetic). Which sums matter: the
-// released y_T is not a sum, and the privacy of w* (its curve) uses
+// released z_T is not a sum, and the privacy of w* (its curve) uses
 // no computed sum at all; the sums over rows enter only through each full
 // gradient of the solver, hence only through the distance D. They are
 // exact on the plan's grid (exact_sum.hpp), so each computed gradient is
 // within sqrt(dim) sum_grid <= sqrt(dim) 2^-45 L of the exact one whatever
 // n and the row order, against tol >= 1e-10 L (a float sum's error was up
-// to n u L: 11 tol at n = 10^7). A proven bound on how the accelerated
-// method carries such per-step errors (or the other floating-point steps')
-// into y_T is not part of this argument, as before. T depends on (L, beta, l2,
+// to n u L: 11 tol at n = 10^7). A proven bound on how ITEM
+// carries such per-step errors (or the other floating-point steps')
+// into z_T is not part of this argument, as before. T depends on (L, beta, l2,
 // lambda, sigma, n, dim) only; the plan reports it as `iterations` and T n
 // as `gradient_evaluations`, and Train does exactly that work on every
 // table. What still depends on the data is the latency of single
@@ -119,12 +123,12 @@
 //    of b_exact with ||b - b_exact|| <= sigma sqrt(dim) 2^-21 (sigma rounded
 //    up to 20 significant bits, so b is exact in doubles). Minimisers of P
 //    for two linear terms differ by at most their difference over n mu_P
-//    (strong convexity), so the released point y_T satisfies
-//      ||y_T - w*(b_exact)|| <= r := tol/mu_P + sigma sqrt(dim) 2^-21/(n mu_P),
+//    (strong convexity), so the released point z_T satisfies
+//      ||z_T - w*(b_exact)|| <= r := tol/mu_P + sigma sqrt(dim) 2^-21/(n mu_P),
 //    for every table, every b_exact the sampler returns.
-//  * Given w* = w*(b_exact) (objective perturbation, its curve), y_T
+//  * Given w* = w*(b_exact) (objective perturbation, its curve), z_T
 //    is a deterministic function of (S, w*): neighbours give points within
-//    2r of each other. Releasing y_T + z with z discrete Gaussian noise for
+//    2r of each other. Releasing z_T + z with z discrete Gaussian noise for
 //    sensitivity 2r, snapped to a grid (noise.hpp, SnapPlan: sensitivity
 //    2r + sqrt(dim) g), is a Gaussian mechanism composed adaptively with w*
 //    (Mironov 2017, Props. 1 and 7; CKS20 Thm 14 for the discrete noise):
@@ -164,9 +168,9 @@
 //  * Solver: from the warm start w_0 = -b/(n mu_P) (mu_P = 2 lambda + l2),
 //    where grad P(w_0) = (1/n) sum_i grad f_i(w_0) (the b and ridge terms
 //    cancel), so ||grad P(w_0)|| <= L and ||w_0 - w*|| <= L/mu_P for every
-//    b: T = ceil(sqrt(S/mu_P) log((mu_P + S) G^2/(mu_P^3 D^2))) with G = L
-//    (Bubeck 2015, Thm 3.18, started at w_0), public and independent of b.
-//  * Certificate: ||y_T - w*(b_exact)|| <= r = tol/mu_P + rho/(n mu_P),
+//    b: T = the smallest N with 1 + q A_N >= (G/(mu_P D))^2, G = L (ITEM,
+//    Taylor & Drori 2023, Thm 3, started at w_0), public and independent of b.
+//  * Certificate: ||z_T - w*(b_exact)|| <= r = tol/mu_P + rho/(n mu_P),
 //    rho = GammaNormNoiseRounding (every draw the sampler returns), tol =
 //    1e-10 (L + theta dim/n). Given w*, the released point of each
 //    neighbour is within r of it: output noise for L2 sensitivity 2r,
@@ -317,34 +321,70 @@ Eigen::MatrixXd PerturbedObjective::Hessian(const Eigen::VectorXd& w) const {
   return h;
 }
 
+namespace {
+
+// ITEM's scalar sequence (Taylor & Drori 2023, Algorithm (ITEM)): A_0 = 0,
+// A_{t+1} = ((1 + q) A_t + 2 (1 + sqrt((1 + A_t)(1 + q A_t))))/(1 - q)^2,
+// q = mu/S. Public: it depends on q alone.
+double NextItemWeight(double a, double q) {
+  return ((1 + q) * a + 2 * (1 + std::sqrt((1 + a) * (1 + q * a)))) / ((1 - q) * (1 - q));
+}
+
+// Beyond this many steps the plan takes the closed-form bound below instead
+// of running the recursion (a schedule that long never finishes anyway).
+constexpr double kCountedSteps = 1e8;
+
+}  // namespace
+
 int64_t AcceleratedSteps(double strong, double smooth, double gradient_bound, double distance) {
-  // Bubeck 2015, Thm 3.18 with ||w*|| <= G/mu and ||y - w*||^2 <= 2 gap/mu.
-  const double k = smooth / strong;
-  double ratio = (strong + smooth) * gradient_bound * gradient_bound /
-                 (strong * strong * strong * distance * distance);
-  if (!(ratio > 1)) return 0;
-  double steps = std::ceil(std::sqrt(k) * std::log(ratio));
-  if (!(steps < 1e15)) ThrowInvalid("the solver's step count overflows", "Use a larger l2 or epsilon.");
-  return static_cast<int64_t>(steps);
+  // Taylor & Drori 2023, Theorem 3: ||z_N - w*||^2 <= ||z_0 - w*||^2/(1 + q A_N),
+  // and ||z_0 - w*|| <= G/mu (strong convexity). T is the smallest N with
+  // 1 + q A_N >= (G/(mu D))^2.
+  const double q = strong / smooth;
+  const double ratio = gradient_bound / (strong * distance);
+  const double target = ratio * ratio;
+  if (!(target > 1)) return 0;
+  // A_{t+1} >= A_t/(1 - sqrt q)^2 + 2/(1 - q)^2 (sqrt((1 + A)(1 + q A)) >=
+  // sqrt(q) A), so A_N >= 2 (1 - sqrt q)^(-2 (N - 1)) and
+  // N = 1 + ceil(log(target/(2 q))/(-2 log(1 - sqrt q))) steps are enough.
+  const double enough =
+      1 + std::ceil(std::max(0.0, std::log(target / (2 * q))) / (-2 * std::log1p(-std::sqrt(q))));
+  if (!(enough < 1e15)) ThrowInvalid("the solver's step count overflows", "Use a larger l2 or epsilon.");
+  if (enough > kCountedSteps) return static_cast<int64_t>(enough);
+  double a = 0;
+  int64_t steps = 0;
+  while (1 + q * a < target) {
+    a = NextItemWeight(a, q);
+    steps++;
+  }
+  return steps;
 }
 
 Eigen::VectorXd MinimisePerturbed(const PerturbedObjective& f, double smooth, int64_t steps,
                                   const Eigen::VectorXd& start) {
-  // Nesterov's constant-momentum scheme (Bubeck 2015, Sec. 3.7.1): y_{t+1} =
-  // x_t - grad P(x_t)/S, x_{t+1} = y_{t+1} + m (y_{t+1} - y_t), x_1 = y_1 = start.
-  // Exactly `steps` gradients; nothing here reads a value to decide what next.
-  const double k = smooth / f.strong_convexity();
-  const double momentum = (std::sqrt(k) - 1) / (std::sqrt(k) + 1);
-  Eigen::VectorXd x = start, y = x, y_next(f.dim());
+  // ITEM, the information-theoretic exact method (Taylor & Drori 2023):
+  //   y_t = (1 - beta_t) z_t + beta_t x_t,      x_{t+1} = y_t - grad P(y_t)/S,
+  //   z_{t+1} = (1 - q delta_t) z_t + q delta_t y_t - (delta_t/S) grad P(y_t),
+  // beta_t = A_t/((1 - q) A_{t+1}), delta_t = ((1 - q)^2 A_{t+1} - (1 + q) A_t)/
+  // (2 (1 + q + q A_t)), x_0 = z_0 = start; it releases z_T. Exactly `steps`
+  // gradients; nothing here reads a value to decide what next.
+  const double q = f.strong_convexity() / smooth;
+  Eigen::VectorXd x = start, z = start, y(f.dim()), g(f.dim());
+  double a = 0;
   for (int64_t t = 0; t < steps; t++) {
     if ((t & 15) == 0) CheckInterrupt();
     ReportIterations(t, steps);
-    y_next = x - f.Gradient(x) / smooth;
-    x = y_next + momentum * (y_next - y);
-    y.swap(y_next);
+    const double a_next = NextItemWeight(a, q);
+    const double beta = a / ((1 - q) * a_next);
+    const double delta = ((1 - q) * (1 - q) * a_next - (1 + q) * a) / (2 * (1 + q + q * a));
+    y = (1 - beta) * z + beta * x;
+    g = f.Gradient(y);
+    x = y - g / smooth;
+    z = (1 - q * delta) * z + (q * delta) * y - (delta / smooth) * g;
+    a = a_next;
   }
   ReportIterations(steps, steps);
-  return y;
+  return z;
 }
 
 namespace {
@@ -375,8 +415,8 @@ void PlanPureObjective(Plan& p, double eps_j) {
   p.max_step_size = p.step_size;
   p.gradient_evaluations = p.iterations * p.n;
   p.iterations_rule =
-      "exactly T accelerated gradient steps from w_0 = -b/(n mu), T = ceil(sqrt(S/mu) log((mu + S) L^2/(mu^3 D^2))) "
-      "(Bubeck 2015, Thm 3.18), S = beta + mu, mu = 2 lambda + l2, ||grad P(w_0)|| <= L for every b, "
+      "exactly T steps of ITEM from w_0 = -b/(n mu), T the smallest N with 1 + q A_N >= (L/(mu D))^2 "
+      "(Taylor & Drori 2023, Thm 3), q = mu/S, S = beta + mu, mu = 2 lambda + l2, ||grad P(w_0)|| <= L for every b, "
       "D = solver_tolerance/mu; no early exit";
   const double r = tol / strong + GammaNormNoiseRounding(theta, p.dim) / (n * strong);
   p.mechanism_fields.Set(kCertificateRadius, r);
@@ -433,7 +473,7 @@ Plan ObjectivePerturbation::MakePlan(const Options& options, LossKind loss, int6
     ThrowInvalid("epsilon " + FormatNumber(p.options.epsilon) + " is too small: the noise scale overflows",
                  "Use a larger epsilon.");
   p.mechanism_fields.Set(kSolverTolerance, kRelativeTolerance * (p.L + sigma * std::sqrt(double(p.dim)) / double(n)));
-  // The fixed schedule (derivation above): T accelerated steps reach
+  // The fixed schedule (derivation above): T steps of ITEM reach
   // ||w - w*(b)|| <= solver_tolerance / mu_P on every table, for every b
   // the sampler can return (||b|| <= ObjectiveNoiseNormBound).
   const double strong = PerturbedStrongConvexity(p), smooth = p.beta + strong;
@@ -443,8 +483,8 @@ Plan ObjectivePerturbation::MakePlan(const Options& options, LossKind loss, int6
   p.max_step_size = p.step_size;
   p.gradient_evaluations = p.iterations * n;
   p.iterations_rule =
-      "exactly T accelerated gradient steps, T = ceil(sqrt(S/mu) log((mu + S) G^2/(mu^3 D^2))) "
-      "(Bubeck 2015, Thm 3.18), S = beta + mu, mu = 2 lambda + l2, G = L + 256 sigma_1 sqrt(dim)/n "
+      "exactly T steps of ITEM, T the smallest N with 1 + q A_N >= (G/(mu D))^2 "
+      "(Taylor & Drori 2023, Thm 3), q = mu/S, S = beta + mu, mu = 2 lambda + l2, G = L + 256 sigma_1 sqrt(dim)/n "
       "bounds ||grad P(0)|| for every b the exact sampler returns, D = solver_tolerance/mu; no early exit";
   // Secure noise (derivation above): the released point is within r of the
   // exact minimiser w*(b_exact); the output noise covers 2r, snapped.
