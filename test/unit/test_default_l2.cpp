@@ -57,8 +57,8 @@ TEST(DefaultL2, ValuesByHand) {
   EXPECT_NE(why.find("0 (dp_gd) (objective needing more l2"), std::string::npos) << why;
   EXPECT_EQ(Rule(LossKind::kLogistic, 0.5, 1e-6, 1000, 10), 0.0);
   //   n = 10^7, d = 10, epsilon = 1: sqrt(10) / 10^7 = 3.2e-7, raised to
-  //     kDefaultL2Min = 1e-6; objective's schedule would need T n > 6e7 row
-  //     gradients (T ~ 25 sqrt(beta / l2) = 25 sqrt(0.5 / 1e-6) ~ 18000), so
+  //     kDefaultL2Min = 1e-6; objective's schedule would need T n > 8e7 row
+  //     gradients (T ~ 26 sqrt(beta / l2) = 26 sqrt(0.5 / 1e-6) ~ 18000), so
   //     the rule gives 0 and DefaultAlgorithm dp_gd.
   EXPECT_EQ(Rule(LossKind::kLogistic, 1, 1e-6, 10000000, 10, false, &why), 0.0);
   EXPECT_NE(why.find("0 (dp_gd)"), std::string::npos) << why;

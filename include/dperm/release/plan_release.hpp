@@ -122,7 +122,7 @@ double DefaultL2(LossKind loss, const Options& options, int64_t n, int d, bool s
 //   l1 > 0            -> dp_gd (the only proximal method that is competitive)
 //   logistic, 0 < n l2 <= 100 (delta = 0: max(100, kDefaultL2PureWindow sqrt(d) / epsilon),
 //                        the window rule's n l2) (and objective's fixed schedule
-//                        within 6e7 row gradients)
+//                        within 8e7 row gradients)
 //                     -> objective (best held-out AUC at small l2,
 //                        bench/reports/heldout.md: output perturbation's noise ~1/(n l2)
 //                        leaves a near-constant model there)
