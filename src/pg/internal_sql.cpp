@@ -25,10 +25,40 @@ namespace dperm::pg {
 
 const char* const kInternalSearchPath = "pg_catalog, pg_temp";
 
-int PinInternalSearchPath() {
+namespace {
+
+// The settings that change what dperm's own statements mean or how a value
+// reads as text (a unit's sampling key hashes a value's text; literals such
+// as '\x..'::bytea parse by standard_conforming_strings): pinned to
+// PostgreSQL's defaults, whatever the caller SET. Every other setting
+// changes neither a value nor a result.
+const struct {
+  const char* name;
+  const char* value;
+} kInternalSettings[] = {
+    {"search_path", kInternalSearchPath},
+    {"extra_float_digits", "1"},
+    {"DateStyle", "ISO, MDY"},
+    {"IntervalStyle", "postgres"},
+    {"TimeZone", "UTC"},
+    {"bytea_output", "hex"},
+    {"lc_monetary", "C"},
+    {"lc_numeric", "C"},
+    {"xmlbinary", "base64"},
+    {"xmloption", "content"},
+    {"standard_conforming_strings", "on"},
+    {"array_nulls", "on"},
+    {"transform_null_equals", "off"},
+    {"quote_all_identifiers", "off"},
+};
+
+}  // namespace
+
+int PinInternalSettings() {
   int level = NewGUCNestLevel();
-  set_config_option("search_path", kInternalSearchPath, PGC_USERSET, PGC_S_SESSION,
-                    GUC_ACTION_SAVE, true, 0, false);
+  for (const auto& s : kInternalSettings)
+    set_config_option(s.name, s.value, PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
+                      false);
   return level;
 }
 
@@ -56,7 +86,7 @@ InternalScope EnterInternal(Oid role, bool allow_parallel) {
   // parallel plan can start anyway; the statements dperm runs there spell
   // every name with its schema, which the pinned path only backs up.
   s.parallel = IsInParallelMode();
-  s.level = s.parallel ? 0 : PinInternalSearchPath();
+  s.level = s.parallel ? 0 : PinInternalSettings();
   // Serial plans only: the release context (g_release) lives in this
   // backend, and a parallel worker running the final function would not see
   // it. Streaming passes may go parallel: their aggregates read only their
@@ -79,12 +109,36 @@ void LeaveInternal(const InternalScope& s) {
 
 }  // namespace
 
+namespace {
+
+// An error raised inside one of dperm's own statements reaches the caller
+// without that statement: no CONTEXT line quoting it (a unit's sampling key,
+// the SQL of a read) and no internal query. The SQLSTATE, message, detail
+// and hint are kept.
+[[noreturn]] void RethrowWithoutStatement(MemoryContext context) {
+  MemoryContextSwitchTo(context);
+  ErrorData* error = CopyErrorData();
+  FlushErrorState();
+  error->context = nullptr;
+  error->internalquery = nullptr;
+  error->internalpos = 0;
+  ReThrowError(error);
+}
+
+}  // namespace
+
 void RunInternalSql(Oid role, const char* sql, int nargs, Oid* types,
                     Datum* args, const char* nulls, int expected, bool read_only,
                     bool allow_parallel) {
+  MemoryContext context = CurrentMemoryContext;
   InternalScope scope = EnterInternal(role, allow_parallel);
-  if (SPI_execute_with_args(sql, nargs, types, args, nulls, read_only, 0) != expected)
-    elog(ERROR, "dperm: could not run \"%s\"", sql);
+  int result = 0;
+  PG_TRY();
+  { result = SPI_execute_with_args(sql, nargs, types, args, nulls, read_only, 0); }
+  PG_CATCH();
+  { RethrowWithoutStatement(context); }
+  PG_END_TRY();
+  if (result != expected) elog(ERROR, "dperm: an internal statement returned %d", result);
   LeaveInternal(scope);
 }
 
@@ -99,8 +153,14 @@ void RunInternalPlan(Oid role, SPIPlanPtr* plan, const char* sql, int nargs,
                                CURSOR_OPT_PARALLEL_OK | CURSOR_OPT_GENERIC_PLAN);
     if (*plan == nullptr) elog(ERROR, "dperm: could not prepare \"%s\"", sql);
   }
-  if (SPI_execute_plan(*plan, args, nullptr, read_only, 0) != expected)
-    elog(ERROR, "dperm: could not run \"%s\"", sql);
+  MemoryContext context = CurrentMemoryContext;
+  int result = 0;
+  PG_TRY();
+  { result = SPI_execute_plan(*plan, args, nullptr, read_only, 0); }
+  PG_CATCH();
+  { RethrowWithoutStatement(context); }
+  PG_END_TRY();
+  if (result != expected) elog(ERROR, "dperm: an internal statement returned %d", result);
   LeaveInternal(scope);
 }
 

@@ -1,5 +1,5 @@
 // The SQL dperm runs on its own behalf (internal_sql.cpp): the one place that
-// switches identity and pins search_path.
+// switches identity and pins the settings its statements depend on.
 #pragma once
 
 #include "boundary.hpp"
@@ -13,14 +13,17 @@ namespace dperm::pg {
 // search_path of every statement dperm runs internally: "pg_catalog, pg_temp".
 extern const char* const kInternalSearchPath;
 
-// Pins search_path to kInternalSearchPath; returns the GUC nest level to
-// pass to AtEOXact_GUC.
-int PinInternalSearchPath();
+// Pins search_path to kInternalSearchPath and every setting that changes how
+// a statement parses or a value reads as text (extra_float_digits,
+// DateStyle, IntervalStyle, TimeZone, bytea_output, ...) to PostgreSQL's
+// default; returns the GUC nest level to pass to AtEOXact_GUC.
+int PinInternalSettings();
 
 // Runs `sql` through SPI (connected by the caller) as `role`, under
-// SECURITY_RESTRICTED_OPERATION, with search_path pinned and
-// serial plans; checks that SPI returns `expected`. The caller's identity
-// and settings come back on return, or on abort.
+// SECURITY_RESTRICTED_OPERATION, with PinInternalSettings and serial plans;
+// checks that SPI returns `expected`. The caller's identity and settings come
+// back on return, or on abort. An error inside `sql` is raised without the
+// statement (no CONTEXT line or internal query quoting it).
 // allow_parallel: let the planner use parallel workers (streaming passes,
 // whose aggregates need no backend-local state); otherwise serial plans.
 void RunInternalSql(Oid role, const char* sql, int nargs, Oid* types,

@@ -279,7 +279,7 @@ void ServeLedgerRequest(LedgerRequest* req) {
   {
     SPI_connect();
     PushActiveSnapshot(GetTransactionSnapshot());
-    int guc_level = PinInternalSearchPath();
+    int guc_level = PinInternalSettings();
     set_config_option("lock_timeout", kWriterLockTimeout, PGC_USERSET, PGC_S_SESSION,
                       GUC_ACTION_SAVE, true, 0, false);
     bool charge = true;

@@ -254,7 +254,7 @@ bool WaitedLongerThan(TimestampTz start, int ms) {
 // waiting for it would only wait out the timeout.
 bool BudgetChangedHere(Oid relid) {
   SPI_connect();
-  int guc_level = PinInternalSearchPath();
+  int guc_level = PinInternalSettings();
   Oid types[1] = {OIDOID};
   Datum args[1] = {ObjectIdGetDatum(relid)};
   bool ours = false;

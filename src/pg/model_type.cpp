@@ -391,7 +391,7 @@ void ResolveNamedModel(NamedModelCache* c, MemoryContext mcxt, Datum name, bool 
   // (In parallel mode no parameter may be set; the statement's one name
   // has its schema.)
   bool parallel = IsInParallelMode();
-  int level = parallel ? 0 : PinInternalSearchPath();
+  int level = parallel ? 0 : PinInternalSettings();
   if (SPI_execute_with_args("SELECT m.status, m.model, m.version, m.error, m.feature_spec::pg_catalog.text"
                             "  FROM dperm.model($1, $2) m",
                             2, types, args, nulls, true, 1) != SPI_OK_SELECT ||

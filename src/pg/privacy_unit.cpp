@@ -12,6 +12,7 @@ extern "C" {
 #include "port.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/typcache.h"
 }
 
 namespace dperm::pg {
@@ -111,6 +112,25 @@ void CheckUnitOption(const dperm::Options& o, int64 bounded, const char* name) {
                   errhint("dp_explain takes it to show a unit-level plan.")));
 }
 
+void CheckUnitType(Oid relid, const PrivacyUnit& u) {
+  // Counting, ranking and partitioning a unit all use the type's default
+  // btree equality (GROUP BY, PARTITION BY, ORDER BY): a type without one
+  // cannot be a unit. Refused from the catalog, before anything is charged.
+  AttrNumber attnum = get_attnum(relid, u.column);
+  Oid type = attnum > 0 ? get_atttype(relid, attnum) : InvalidOid;
+  TypeCacheEntry* entry =
+      OidIsValid(type) ? lookup_type_cache(type, TYPECACHE_LT_OPR | TYPECACHE_EQ_OPR) : nullptr;
+  if (entry != nullptr && OidIsValid(entry->lt_opr) && OidIsValid(entry->eq_opr)) return;
+  ereport(ERROR, (errcode(ERRCODE_UNDEFINED_FUNCTION),
+                  errmsg("the privacy unit \"%s\" of %s has type %s, which has no default btree "
+                         "ordering", u.column, get_rel_name(relid),
+                         OidIsValid(type) ? format_type_be(type) : "unknown"),
+                  errdetail("dperm counts and samples units by the type's equality and order. "
+                            "Nothing was charged."),
+                  errhint("Declare a unit column of a type with a default btree operator class "
+                          "(integer, text, uuid, ...).")));
+}
+
 char* UnitBoundedSource(const UnitRead& r, const PrivacyUnit& u, const char* out_features) {
   // A fresh key per read: the order of the units and of a unit's rows is
   // uniformly random. Privacy does not rest on the key: for every key, the
@@ -132,21 +152,35 @@ char* UnitBoundedSource(const UnitRead& r, const PrivacyUnit& u, const char* out
   const char* l = quote_identifier(r.label);
   const long long k = static_cast<long long>(u.max_rows);
   const long long units = static_cast<long long>(r.units);
+  // A unit is what the column type's equality says (btree, as GROUP BY and
+  // PARTITION BY use it), in every step: the count (UnitCountFrom groups by
+  // it), the ranking and the slots. The text of a value only draws the
+  // random order: each unit's key is the least hash of its rows' texts
+  // (min over the unit's partition, so every row of a unit has the same
+  // key, however its value is written: numeric 1 and 1.0, -0 and 0, citext,
+  // a nondeterministic collation), and dense_rank breaks a tie between two
+  // units by the value itself. So exactly min(units, the count) units are
+  // read, each in k slots, whatever the settings (RunInternalSql pins those
+  // that change a value's text as well).
   return psprintf(
       "(SELECT s.x AS %s, s.y AS %s FROM"
       " (SELECT v.x, v.y,"
-      "         pg_catalog.row_number() OVER (PARTITION BY v.u ORDER BY pg_catalog.sha256("
-      "           '\\x%s'::pg_catalog.bytea OPERATOR(pg_catalog.||)"
-      "           pg_catalog.textsend(pg_catalog.concat_ws('|', v.x, v.y))))"
+      "         pg_catalog.row_number() OVER (PARTITION BY v.u ORDER BY v.h)"
       "           OPERATOR(pg_catalog.-) 1 AS r,"
       "         pg_catalog.count(*) OVER (PARTITION BY v.u) AS c"
-      "    FROM (SELECT w.x, w.y, w.u FROM"
-      "           (SELECT %s AS x, %s AS y, t.%s AS u,"
-      "                   pg_catalog.dense_rank() OVER (ORDER BY pg_catalog.sha256("
-      "                     '\\x%s'::pg_catalog.bytea OPERATOR(pg_catalog.||)"
-      "                     pg_catalog.textsend(CASE WHEN t.%s IS NULL THEN 'n'"
-      "                       ELSE 'v' OPERATOR(pg_catalog.||) t.%s::pg_catalog.text END))) AS unit_rank"
-      "              FROM %s t) w"
+      "    FROM (SELECT w.x, w.y, w.u, w.h FROM"
+      "           (SELECT q.x, q.y, q.u, q.h,"
+      "                   pg_catalog.dense_rank() OVER (ORDER BY q.unit_key, q.u) AS unit_rank"
+      "              FROM (SELECT p.x, p.y, p.u,"
+      "                           pg_catalog.sha256('\\x%s'::pg_catalog.bytea OPERATOR(pg_catalog.||)"
+      "                             pg_catalog.textsend(pg_catalog.concat_ws('|', p.x, p.y))) AS h,"
+      "                           pg_catalog.min(p.uh) OVER (PARTITION BY p.u) AS unit_key"
+      "                      FROM (SELECT %s AS x, %s AS y, t.%s AS u,"
+      "                                   pg_catalog.encode(pg_catalog.sha256('\\x%s'::pg_catalog.bytea"
+      "                                     OPERATOR(pg_catalog.||) pg_catalog.textsend(CASE WHEN t.%s IS NULL"
+      "                                       THEN 'n' ELSE 'v' OPERATOR(pg_catalog.||) t.%s::pg_catalog.text END)),"
+      "                                     'hex') COLLATE pg_catalog.\"C\" AS uh"
+      "                              FROM %s t) p) q) w"
       "          WHERE w.unit_rank OPERATOR(pg_catalog.<=) %lld) v) s"
       " CROSS JOIN LATERAL pg_catalog.generate_series(s.r, %lld::pg_catalog.int8, s.c) AS slot(j)"
       " UNION ALL"
@@ -155,8 +189,7 @@ char* UnitBoundedSource(const UnitRead& r, const PrivacyUnit& u, const char* out
       "          pg_catalog.int8larger(%lld::pg_catalog.int8 OPERATOR(pg_catalog.-) (%s),"
       "                                0::pg_catalog.int8) OPERATOR(pg_catalog.*) %lld::pg_catalog.int8) AS dummy(j))"
       " AS bounded",
-      f, l, hex, r.features_sql, r.label_sql, col, hex, col, col, r.qualified, units, k - 1, r.dimension,
-      r.dummy_label, units, UnitCountFrom(r.qualified, u), k);
+      f, l, hex, r.features_sql, r.label_sql, col, hex, col, col, r.qualified, units, k - 1, r.dimension, r.dummy_label, units, UnitCountFrom(r.qualified, u), k);
 }
 
 char* UnitCountFrom(const char* qualified, const PrivacyUnit& u) {

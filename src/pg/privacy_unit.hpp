@@ -42,6 +42,11 @@ void RefuseUnitRelations(const Oid* relations, int n_relations, const char* name
 // bounded. `bounded`: the k the caller bounded the rows to (0: none).
 void CheckUnitOption(const dperm::Options& o, int64 bounded, const char* name);
 
+// Refuses (42883, before any charge) a unit column of `relid` whose type has
+// no default btree equality and order, which counting, ranking and
+// partitioning the units use.
+void CheckUnitType(Oid relid, const PrivacyUnit& u);
+
 // How a unit-level release reads its relation: `units` units (a noisy count,
 // ReleaseUnitCount) of exactly u.max_rows row slots each.
 struct UnitRead {
@@ -57,8 +62,10 @@ struct UnitRead {
 };
 
 // The FROM item that reads exactly r.units units of u.max_rows slots: the
-// relation's units (NULL is one unit) in a uniformly random order (SHA-256
-// of a fresh random key and the unit), the first r.units of them, then as
+// relation's units (NULL is one unit; a unit is what the type's equality
+// says) in a uniformly random order (the least SHA-256 of a fresh random key
+// and the text of the unit's values; ties by the value), the first r.units
+// of them, then as
 // many dummy units as are missing (public rows: zero features, labels
 // r.dummy_label). A unit's rows are ranked by SHA-256 of the key and the
 // row, slot j in [0, k) taking the row of rank j mod (the unit's rows): a

@@ -134,9 +134,12 @@ Datum Release(const ReleaseRequest& r, const double* rows, const PassSource* pas
   if (r.precharged) {
     // dperm.train charged this plan before the first row was read, from
     // the n it counted in the same snapshot.
+    // (No count in the message: after the charge, an error names nothing
+    // internal. A unit-level read yields units * k slots by construction.)
     if (r.n != g_release.n)
-      elog(ERROR, "dperm.train counted %lld rows but read %lld", (long long)g_release.n,
-           (long long)r.n);
+      ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
+                      errmsg("dperm.train read another number of rows than it planned"),
+                      errhint("The release was charged. Please report this as a bug.")));
   } else {
     ChargeRelease(PlanCharge(*plan, o, planned->curve, {r.unit_column, r.unit_rows}),
                   r.relations, r.n_relations);

@@ -267,6 +267,7 @@ DPERM_FUNCTION(dperm_train) {
   // for that many units of exactly k row slots each, n = units * k, with the
   // rest of epsilon, and the options carry k (the plan is per unit).
   PrivacyUnit unit = TrainUnit(relid, relations, n_relations);
+  if (unit.column != nullptr) CheckUnitType(relid, unit);
   CheckUnitOption(parsed.options, unit.max_rows, "dperm.train");
   double unit_count_epsilon = 0;
   if (unit.column != nullptr) {
