@@ -126,6 +126,8 @@ ALTER TABLE dperm.ledger
   ALTER COLUMN role TYPE regrole USING pg_catalog.to_regrole(pg_catalog.quote_ident(role::pg_catalog.text));
 COMMENT ON COLUMN dperm.ledger.role IS 'the releasing role, by OID: a later role of the same name is another role (NULL: a name dperm 0.7.0''s upgrade found no role for)';
 COMMENT ON COLUMN dperm.ledger.role_name IS 'the releasing role''s name at the release (history: a dropped role''s OID has no name)';
+ALTER TABLE dperm.ledger ADD COLUMN charged_with bigint;
+COMMENT ON COLUMN dperm.ledger.charged_with IS 'the ledger row of the same release this row accompanies: a unit-level release is charged at the unit to the budgets that name it, and at the row (this row) to every other relation it reads (NULL: none)';
 CREATE POLICY ledger_own_rows ON dperm.ledger FOR SELECT
   USING ((role OPERATOR(pg_catalog.=) (SELECT pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER)))
           AND role_name OPERATOR(pg_catalog.=) CURRENT_USER)
@@ -407,15 +409,26 @@ DECLARE
   m dperm.models := dperm.model($1);
   b record;
   k bigint;
+  -- A unit-level version's one charge (count and model) is per unit on the
+  -- budgets that name the unit, and at the row on every other budget it
+  -- reads (dperm.unit_release_at_row; the ledger writer charges the same).
+  unit_level boolean := pg_catalog.jsonb_typeof((m.model::pg_catalog.jsonb) OPERATOR(pg_catalog.->) 'privacy_unit')
+                        OPERATOR(pg_catalog.=) 'object';
+  at_row record := dperm.unit_release_at_row(coalesce(m.epsilon, 0), coalesce(m.delta, 0));
 BEGIN
   epsilon_per_run := m.epsilon;
   delta_per_run := m.delta;
   version := m.version;
-  FOR b IN SELECT bu.relation, bu.accounting, bu.epsilon, bu.delta FROM dperm.budgets bu
+  FOR b IN SELECT bu.relation, bu.accounting, bu.epsilon, bu.delta, bu.privacy_unit FROM dperm.budgets bu
             WHERE bu.relation = ANY (coalesce(m.relations, ARRAY[m.relation]))
             ORDER BY bu.relation::oid LOOP
-    k := dperm.runs_that_fit(b.relation, b.accounting, b.epsilon, b.delta, m.rdp,
-                             coalesce(m.epsilon, 0), coalesce(m.delta, 0));
+    IF unit_level AND b.privacy_unit IS NULL THEN
+      k := dperm.runs_that_fit(b.relation, b.accounting, b.epsilon, b.delta, at_row.rdp,
+                               at_row.epsilon, at_row.delta);
+    ELSE
+      k := dperm.runs_that_fit(b.relation, b.accounting, b.epsilon, b.delta, m.rdp,
+                               coalesce(m.epsilon, 0), coalesce(m.delta, 0));
+    END IF;
     IF runs IS NULL OR k < runs THEN
       runs := k;
       limiting_relation := b.relation;
@@ -493,3 +506,13 @@ COMMENT ON FUNCTION dperm.encode_label(jsonb, text) IS 'a label value read throu
 CREATE FUNCTION dperm.evaluate(name text, relation regclass, options jsonb)
   RETURNS jsonb AS 'MODULE_PATHNAME', 'dperm_evaluate' LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION dperm.evaluate(text, regclass, jsonb) IS 'dperm.evaluate of a version trained through a feature spec: its stored spec and label read the relation''s raw columns';
+
+-- What a release that is (epsilon, delta)-DP per privacy unit costs a budget
+-- that protects rows (group privacy over the two units a replaced row
+-- touches: unit_level.hpp); the ledger writer charges the same.
+CREATE FUNCTION dperm.unit_release_at_row(epsilon float8, delta float8,
+                                          OUT epsilon float8, OUT delta float8, OUT rdp float8[])
+  AS 'MODULE_PATHNAME', 'dperm_unit_release_at_row'
+  LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.unit_release_at_row(float8, float8) IS 'what a release that is (epsilon, delta)-DP per privacy unit (its count and model, as the ledger charges them) costs a budget that protects rows: (2 epsilon, delta (1 + e^epsilon)), and the pure curve of 2 epsilon when delta = 0';
+

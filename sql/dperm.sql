@@ -249,6 +249,15 @@ CREATE FUNCTION dperm.calibrate_noise_multiplier(q float8, steps bigint, epsilon
 COMMENT ON FUNCTION dperm.calibrate_noise_multiplier IS 'smallest noise multiplier whose accounted epsilon is at most the target';
 
 -- The fixed grid of Renyi orders of the ledger's curves.
+-- What a release that is (epsilon, delta)-DP per privacy unit costs a budget
+-- that protects rows (group privacy over the two units a replaced row
+-- touches: unit_level.hpp); the ledger writer charges the same.
+CREATE FUNCTION dperm.unit_release_at_row(epsilon float8, delta float8,
+                                          OUT epsilon float8, OUT delta float8, OUT rdp float8[])
+  AS 'MODULE_PATHNAME', 'dperm_unit_release_at_row'
+  LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dperm.unit_release_at_row(float8, float8) IS 'what a release that is (epsilon, delta)-DP per privacy unit (its count and model, as the ledger charges them) costs a budget that protects rows: (2 epsilon, delta (1 + e^epsilon)), and the pure curve of 2 epsilon when delta = 0';
+
 CREATE FUNCTION dperm.rdp_orders() RETURNS float8[] AS 'MODULE_PATHNAME', 'dperm_rdp_orders'
   LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION dperm.rdp_orders IS 'the Renyi orders of the RDP curves in dperm.ledger.rdp';
@@ -287,12 +296,14 @@ CREATE TABLE dperm.ledger (
   seeded boolean NOT NULL,
   query text,
   rdp float8[],
-  role_name name NOT NULL);
+  role_name name NOT NULL,
+  charged_with bigint);
 CREATE INDEX ledger_relations ON dperm.ledger USING gin (relations);
 COMMENT ON TABLE dperm.ledger IS 'one row per release, written before the model is returned';
 COMMENT ON COLUMN dperm.ledger.rdp IS 'the release''s RDP curve on dperm.rdp_orders(); NULL when none is known';
 COMMENT ON COLUMN dperm.ledger.role IS 'the releasing role, by OID: a later role of the same name is another role (NULL: a name dperm 0.7.0''s upgrade found no role for)';
 COMMENT ON COLUMN dperm.ledger.role_name IS 'the releasing role''s name at the release (history: a dropped role''s OID has no name)';
+COMMENT ON COLUMN dperm.ledger.charged_with IS 'the ledger row of the same release this row accompanies: a unit-level release is charged at the unit to the budgets that name it, and at the row (this row) to every other relation it reads (NULL: none)';
 
 SELECT pg_catalog.pg_extension_config_dump('dperm.budgets', '');
 SELECT pg_catalog.pg_extension_config_dump('dperm.ledger', '');
@@ -833,15 +844,26 @@ DECLARE
   m dperm.models := dperm.model($1);
   b record;
   k bigint;
+  -- A unit-level version's one charge (count and model) is per unit on the
+  -- budgets that name the unit, and at the row on every other budget it
+  -- reads (dperm.unit_release_at_row; the ledger writer charges the same).
+  unit_level boolean := pg_catalog.jsonb_typeof((m.model::pg_catalog.jsonb) OPERATOR(pg_catalog.->) 'privacy_unit')
+                        OPERATOR(pg_catalog.=) 'object';
+  at_row record := dperm.unit_release_at_row(coalesce(m.epsilon, 0), coalesce(m.delta, 0));
 BEGIN
   epsilon_per_run := m.epsilon;
   delta_per_run := m.delta;
   version := m.version;
-  FOR b IN SELECT bu.relation, bu.accounting, bu.epsilon, bu.delta FROM dperm.budgets bu
+  FOR b IN SELECT bu.relation, bu.accounting, bu.epsilon, bu.delta, bu.privacy_unit FROM dperm.budgets bu
             WHERE bu.relation = ANY (coalesce(m.relations, ARRAY[m.relation]))
             ORDER BY bu.relation::oid LOOP
-    k := dperm.runs_that_fit(b.relation, b.accounting, b.epsilon, b.delta, m.rdp,
-                             coalesce(m.epsilon, 0), coalesce(m.delta, 0));
+    IF unit_level AND b.privacy_unit IS NULL THEN
+      k := dperm.runs_that_fit(b.relation, b.accounting, b.epsilon, b.delta, at_row.rdp,
+                               at_row.epsilon, at_row.delta);
+    ELSE
+      k := dperm.runs_that_fit(b.relation, b.accounting, b.epsilon, b.delta, m.rdp,
+                               coalesce(m.epsilon, 0), coalesce(m.delta, 0));
+    END IF;
     IF runs IS NULL OR k < runs THEN
       runs := k;
       limiting_relation := b.relation;

@@ -5,6 +5,7 @@
 #include "dperm/accounting/calibrate.hpp"
 #include "dperm/accounting/pld.hpp"
 #include "dperm/accounting/rdp.hpp"
+#include "dperm/release/unit_level.hpp"
 
 #include <cmath>
 
@@ -12,6 +13,7 @@
 
 extern "C" {
 #include "catalog/pg_type.h"
+#include "funcapi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 }
@@ -127,4 +129,29 @@ DPERM_FUNCTION(dperm_calibrate_noise_multiplier) {
         [&](double s) { return Epsilon(a, q, s, steps, delta); }, target);
   });
   PG_RETURN_FLOAT8(sigma);
+}
+
+// dperm.unit_release_at_row(epsilon, delta) -> (epsilon, delta, rdp): what a
+// release that is (epsilon, delta)-DP per privacy unit (its count and model
+// together, as the ledger charges it) costs a budget that protects rows
+// (UnitReleaseAtRow: group privacy over the two units a replaced row
+// touches); rdp NULL when it has no curve. The ledger writer charges the
+// same numbers; dperm.retraining_forecast uses them for such budgets.
+DPERM_FUNCTION(dperm_unit_release_at_row) {
+  double epsilon = PG_GETARG_FLOAT8(0);
+  double delta = PG_GETARG_FLOAT8(1);
+  if (!(epsilon >= 0 && std::isfinite(epsilon)) || !(delta >= 0 && delta < 1))
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("epsilon must be finite and >= 0, and delta in [0, 1)")));
+  TupleDesc desc;
+  if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
+    elog(ERROR, "dperm.unit_release_at_row must return a record");
+  desc = BlessTupleDesc(desc);
+  PgBox<dperm::ReleaseCost> row(CurrentMemoryContext);
+  RunCore([&] { row.Emplace(dperm::UnitReleaseAtRow(epsilon, delta)); });
+  Datum values[3] = {Float8GetDatum(row->epsilon), Float8GetDatum(row->delta),
+                     row->curve.empty() ? (Datum)0
+                                        : Float8ArrayDatum(row->curve.data(), int(row->curve.size()))};
+  bool nulls[3] = {false, false, row->curve.empty()};
+  PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }

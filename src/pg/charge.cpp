@@ -95,7 +95,11 @@ ChargeRequest PlanCharge(const dperm::Plan& plan, const dperm::Options& o,
           curve.empty() ? nullptr : curve.data(),
           static_cast<int>(curve.size()),
           o.has_seed,
-          unit};
+          unit,
+          // A unit-level plan is charged whole with its count
+          // (ReleaseUnitCount), which states its cost at the row; the writer
+          // refuses a unit-level charge without one.
+          0, 0, nullptr, 0};
 }
 
 int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_relations) {
@@ -134,6 +138,11 @@ int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_rel
   memcpy(req->relations, relations, sizeof(Oid) * n_relations);
   req->n_rdp = n_rdp;
   if (n_rdp > 0) memcpy(req->rdp, rdp, sizeof(double) * n_rdp);
+  if (charge.n_row_rdp > kMaxOrders) elog(ERROR, "too many Renyi orders in a ledger curve");
+  req->row_epsilon = charge.row_epsilon;
+  req->row_delta = charge.row_delta;
+  req->n_row_rdp = charge.n_row_rdp;
+  if (charge.n_row_rdp > 0) memcpy(req->row_rdp, charge.row_rdp, sizeof(double) * charge.n_row_rdp);
   strcpy(req->query, query);
 
   // The writer answers in the segment; an error or cancel while waiting

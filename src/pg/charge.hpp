@@ -26,6 +26,13 @@ struct ChargeRequest {
   int n_rdp;
   bool seeded;
   PrivacyUnit unit;   // the unit the rows were bounded to (column nullptr: the row)
+  // A unit-level release's cost at the row (UnitReleaseCharge), charged to
+  // every relation of the release whose budget names no unit; unused when
+  // unit.column is nullptr.
+  double row_epsilon;
+  double row_delta;
+  const double* row_rdp;
+  int n_row_rdp;
 };
 
 // Charges a release to the ledger before anything that depends on the rows
@@ -33,7 +40,10 @@ struct ChargeRequest {
 // ERROR if one would be overspent, and appends the ledger row, in a
 // transaction of its own (a background worker), so the charge is atomic
 // across sessions and survives a rollback of the caller. Returns the ledger
-// row's id.
+// row's id. A unit-level release is charged at the unit to the budgets that
+// name it (that row's id is returned) and at the row (row_epsilon, ...) to
+// every other relation, in a second row of the same transaction whose
+// charged_with is the first.
 int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_relations);
 
 // The ledger row of a planned release: its algorithm, noise, loss and

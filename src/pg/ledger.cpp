@@ -92,8 +92,30 @@ Oid SkippedBudget(LedgerRequest* req, SPITupleTable* locked, uint64 n_locked) {
 // Checks every budget of the request's relations with this release added,
 // under each relation's accounting (dperm.budget_spent); fills a refusal if
 // one would be overspent.
-bool WithinBudgets(LedgerRequest* req) {
+// What a release costs a budget (ledger.hpp): the request's (epsilon, delta,
+// curve), or, for a unit-level release and a budget that names no unit, its
+// cost at the row.
+struct BudgetCost {
+  double epsilon;
+  double delta;
+  const double* rdp;
+  int n_rdp;
+};
+BudgetCost UnitCost(const LedgerRequest* req) {
+  return {req->epsilon, req->delta, req->rdp, req->n_rdp};
+}
+BudgetCost RowCost(const LedgerRequest* req) {
+  if (req->unit_rows <= 0) return UnitCost(req);
+  return {req->row_epsilon, req->row_delta, req->row_rdp, req->n_row_rdp};
+}
+
+bool WithinBudgets(LedgerRequest* req, List** unit_budgets) {
+  *unit_budgets = NIL;
   if (req->n_relations == 0) return true;
+  // A unit-level release states its cost at the row too, never below the
+  // unit's (UnitReleaseCharge): without it, no budget of rows is charged.
+  if (req->unit_rows > 0 && !(req->row_epsilon >= req->epsilon && req->row_delta >= req->delta))
+    elog(ERROR, "a unit-level charge without its cost at the row");
   Oid argtypes[1] = {OIDARRAYOID};
   Datum args[1] = {OidArrayDatum(req->relations, req->n_relations)};
   // Lock the budgets so concurrent charges serialise, without ever waiting:
@@ -142,9 +164,13 @@ bool WithinBudgets(LedgerRequest* req) {
                       errmsg("the budget of %s protects each \"%s\" (at most " INT64_FORMAT
                              " rows), but the release did not bound its rows by that unit",
                              name, unit, max_rows)));
+    // Each budget is charged at its own unit: per unit where it names the
+    // release's unit, at the row where it names none.
+    if (unit != nullptr) *unit_budgets = lappend_oid(*unit_budgets, DatumGetObjectId(relid));
+    const BudgetCost cost = unit != nullptr ? UnitCost(req) : RowCost(req);
     double after_eps, after_delta;
-    SpentAfter(req->legacy_catalog, relid, accounting, budget_delta, req->rdp, req->n_rdp,
-               req->epsilon, req->delta, &after_eps, &after_delta);
+    SpentAfter(req->legacy_catalog, relid, accounting, budget_delta, cost.rdp, cost.n_rdp,
+               cost.epsilon, cost.delta, &after_eps, &after_delta);
     // A relative slack of 1e-12 absorbs rounding in the sums only; a zero
     // budget admits nothing.
     bool ok = after_eps <= budget_eps * (1 + 1e-12) &&
@@ -164,7 +190,7 @@ bool WithinBudgets(LedgerRequest* req) {
                "epsilon = %.6g and delta = %.6g left of its budget "
                "(epsilon = %.6g, delta = %.6g, %s accounting); with this release "
                "it would have spent epsilon = %.6g and delta = %.6g.",
-               req->epsilon, req->delta, name, Max(left_eps, 0.0),
+               cost.epsilon, cost.delta, name, Max(left_eps, 0.0),
                Max(left_delta, 0.0), budget_eps, budget_delta, accounting,
                after_eps, after_delta);
       snprintf(req->hint, sizeof req->hint,
@@ -189,28 +215,32 @@ bool WithinBudgets(LedgerRequest* req) {
   "                 ON ns.oid OPERATOR(pg_catalog.=) c.relnamespace"                    \
   "         ORDER BY u.i),"
 
-// Appends the ledger row; its id goes back to the caller. The role is
-// stored by OID, and its name at the release in role_name (dperm 0.7.0's
-// catalog; older ones have a name column only).
-void AppendLedgerRow(LedgerRequest* req) {
-  Oid types[15] = {TIMESTAMPTZOID, TEXTOID, OIDARRAYOID, TEXTOID, TEXTOID,
+// Appends one ledger row of the request: `relations` charged `cost`, with
+// `neighbors`, and charged_with (0: none; dperm 0.7.0's catalog) the row it
+// accompanies. Returns its id. The role is stored by OID, and its name at
+// the release in role_name (dperm 0.7.0's catalog; older ones have a name
+// column only).
+int64 AppendLedgerRow(LedgerRequest* req, const Oid* relations, int n_relations,
+                      const BudgetCost& cost, const char* neighbors, int64 charged_with) {
+  Oid types[16] = {TIMESTAMPTZOID, TEXTOID, OIDARRAYOID, TEXTOID, TEXTOID,
                    TEXTOID, TEXTOID, FLOAT8OID, FLOAT8OID, INT8OID, INT4OID,
-                   BOOLOID, TEXTOID, FLOAT8ARRAYOID, OIDOID};
-  Datum args[15] = {
+                   BOOLOID, TEXTOID, FLOAT8ARRAYOID, OIDOID, INT8OID};
+  Datum args[16] = {
       TimestampTzGetDatum(req->released_at), CStringGetTextDatum(req->role),
-      OidArrayDatum(req->relations, req->n_relations),
+      OidArrayDatum(relations, n_relations),
       CStringGetTextDatum(req->algorithm), CStringGetTextDatum(req->mechanism),
-      CStringGetTextDatum(req->loss), CStringGetTextDatum(req->neighbors),
-      Float8GetDatum(req->epsilon), Float8GetDatum(req->delta),
+      CStringGetTextDatum(req->loss), CStringGetTextDatum(neighbors),
+      Float8GetDatum(cost.epsilon), Float8GetDatum(cost.delta),
       Int64GetDatum(req->n), Int32GetDatum(req->d), BoolGetDatum(req->seeded),
       CStringGetTextDatum(req->query),
-      req->n_rdp > 0 ? Float8ArrayDatum(req->rdp, req->n_rdp) : (Datum)0,
-      ObjectIdGetDatum(req->role_id)};
-  char nulls[15] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ',
-                    req->query[0] ? ' ' : 'n', req->n_rdp > 0 ? ' ' : 'n', ' '};
+      cost.n_rdp > 0 ? Float8ArrayDatum(cost.rdp, cost.n_rdp) : (Datum)0,
+      ObjectIdGetDatum(req->role_id), Int64GetDatum(charged_with)};
+  char nulls[16] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ',
+                    req->query[0] ? ' ' : 'n', cost.n_rdp > 0 ? ' ' : 'n', ' ', ' '};
   if (req->legacy_catalog) nulls[13] = 'n';  // 0.1.0 has no rdp column
   bool by_oid = RoleColumnIsOid("ledger", "role");  // then role_name exists too
   const char* role = by_oid ? "$15::pg_catalog.regrole" : "$2::pg_catalog.name";
+  const bool with = charged_with != 0;
   char* sql =
       req->legacy_catalog
           ? psprintf("INSERT INTO dperm.ledger (released_at, role, relations, relation_names,"
@@ -220,20 +250,52 @@ void AppendLedgerRow(LedgerRequest* req) {
                      " RETURNING id", role)
           : psprintf("INSERT INTO dperm.ledger (released_at, role, relations, relation_names,"
                      "  algorithm, mechanism, loss, neighbors, epsilon, delta, n, d, seeded, query,"
-                     "  rdp%s)"
+                     "  rdp%s%s)"
                      LEDGER_ROW_HEAD
-                     "  $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14%s"
-                     " RETURNING id", by_oid ? ", role_name" : "", role,
-                     by_oid ? ", $2::pg_catalog.name" : "");
+                     "  $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14%s%s"
+                     " RETURNING id", by_oid ? ", role_name" : "", with ? ", charged_with" : "",
+                     role, by_oid ? ", $2::pg_catalog.name" : "", with ? ", $16" : "");
   // tcount 0: the INSERT runs to completion, so its AFTER STATEMENT
   // trigger (dperm.ledger_totals: the running budget totals) fires; a limit
   // stops the executor at the first RETURNING row and skips it.
-  if (SPI_execute_with_args(sql, 15, types, args, nulls, false, 0) != SPI_OK_INSERT_RETURNING ||
+  if (SPI_execute_with_args(sql, with ? 16 : 15, types, args, nulls, false, 0) !=
+          SPI_OK_INSERT_RETURNING ||
       SPI_processed != 1)
     elog(ERROR, "could not append to dperm.ledger");
   bool isnull;
-  req->ledger_id = DatumGetInt64(
-      SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+  return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+// Appends the request's ledger rows; the id of the first goes back to the
+// caller. A unit-level release is charged at the unit to the relations
+// whose budget names it (`unit_budgets`), and at the row to every other
+// relation it reads, in a second row whose charged_with is the first: each
+// relation's totals then hold what the release cost at its budget's unit
+// (an unbudgeted relation at the row: a budget set on it later counts the
+// cost at the row, never less).
+void AppendLedgerRows(LedgerRequest* req, List* unit_budgets) {
+  if (req->unit_rows <= 0) {
+    req->ledger_id = AppendLedgerRow(req, req->relations, req->n_relations, UnitCost(req),
+                                     req->neighbors, 0);
+    return;
+  }
+  Oid* at_unit = static_cast<Oid*>(palloc(sizeof(Oid) * (req->n_relations + 1)));
+  Oid* at_row = static_cast<Oid*>(palloc(sizeof(Oid) * (req->n_relations + 1)));
+  int n_unit = 0, n_row = 0;
+  for (int i = 0; i < req->n_relations; i++) {
+    if (list_member_oid(unit_budgets, req->relations[i]))
+      at_unit[n_unit++] = req->relations[i];
+    else
+      at_row[n_row++] = req->relations[i];
+  }
+  int64 first = 0;
+  if (n_unit > 0) first = AppendLedgerRow(req, at_unit, n_unit, UnitCost(req), req->neighbors, 0);
+  if (n_row > 0) {
+    int64 row = AppendLedgerRow(req, at_row, n_row, RowCost(req),
+                                "replace_one (a unit-level release, charged at the row)", first);
+    if (first == 0) first = row;
+  }
+  req->ledger_id = first;
 }
 
 // The writer waits at most this long for any other lock (a row a record
@@ -287,8 +349,9 @@ void ServeLedgerRequest(LedgerRequest* req) {
       ServeRegistered(req);  // a record, no charge
     } else {
       req->legacy_catalog = CatalogIsLegacy();
-      charge = WithinBudgets(req);
-      if (charge) AppendLedgerRow(req);
+      List* unit_budgets = NIL;
+      charge = WithinBudgets(req, &unit_budgets);
+      if (charge) AppendLedgerRows(req, unit_budgets);
     }
     AtEOXact_GUC(true, guc_level);
     SPI_finish();

@@ -57,6 +57,12 @@ struct LedgerRequest {
   Oid relations[kMaxRelations];
   int32 n_rdp;                  // 0: the release has no RDP curve
   double rdp[kMaxOrders];       // its curve on the ledger's orders
+  // A unit-level release (unit_rows > 0): its cost at the row, for the
+  // relations whose budget names no unit (ChargeRequest).
+  double row_epsilon;
+  double row_delta;
+  int32 n_row_rdp;
+  double row_rdp[kMaxOrders];
   bool legacy_catalog;          // set by the worker: 0.1.0 SQL objects
   // Written by the worker.
   uint64 claimed_by;            // generation of the persistent writer serving it

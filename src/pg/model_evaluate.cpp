@@ -441,7 +441,7 @@ DPERM_FUNCTION(dperm_evaluate) {
   const double slack = std::ldexp(1.0, -40) + std::ldexp(static_cast<double>(n), -50);
   SumsRequest request = {"evaluate", "discrete Laplace on clipped sums", loss_name, o.epsilon,
                          o.has_seed, static_cast<uint64>(o.seed), n, d, relations, n_relations,
-                         metrics, bounds, slack, nullptr, 0, o.epsilon};
+                         metrics, bounds, slack, nullptr, 0, o.epsilon, /*precharged=*/false};
   SumsRelease released = ReleaseSums(request, ReadMetricSums, &metric_read);
   SPI_finish();
   const double* noisy = released.values;

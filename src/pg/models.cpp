@@ -376,7 +376,11 @@ void ServeModelRecord(LedgerRequest* req) {
             "              WHERE m.name OPERATOR(pg_catalog.=) r.name"
             "                AND m.owner OPERATOR(pg_catalog.=) r.owner), 0) OPERATOR(pg_catalog.+) 1,"
             "   r.owner, r.relation, r.relation_name, r.features, r.label, r.loss, r.options,"
-            "   r.status, r.model, r.ledger_id, l.epsilon, l.delta, l.rdp, l.relations,"
+            "   r.status, r.model, r.ledger_id, l.epsilon, l.delta, l.rdp,"
+            // and the relations of the row that charged the same release at
+            // the row (ledger.charged_with), which the forecast counts too
+            "   l.relations OPERATOR(pg_catalog.||) ARRAY(SELECT cr FROM dperm.ledger c,"
+            "     pg_catalog.unnest(c.relations) cr WHERE c.charged_with OPERATOR(pg_catalog.=) l.id),"
             "   r.trained_by, r.trained_at, r.error, r.error_detail, r.sqlstate, r.feature_spec"
             "  FROM pg_catalog.jsonb_populate_record(NULL::dperm.models, $1::pg_catalog.jsonb) r"
             "  LEFT JOIN dperm.ledger l ON l.id OPERATOR(pg_catalog.=) r.ledger_id"

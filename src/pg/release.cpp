@@ -19,6 +19,7 @@
 #include "dperm/release/select_l2.hpp"
 #include "dperm/release/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
+#include "dperm/release/unit_level.hpp"
 
 #include <array>
 #include <cmath>
@@ -132,11 +133,12 @@ Datum Release(const ReleaseRequest& r, const double* rows, const PassSource* pas
     ProgressSetPhase(ProgressPhase::kCharging);
   }
   if (r.precharged) {
-    // dperm.train charged this plan before the first row was read, from
-    // the n it counted in the same snapshot.
+    // dperm.train charged this release before the first row was read, from
+    // the n it counted in the same snapshot (in memory: the aggregate's n
+    // is checked against it; by passes n is the one planned).
     // (No count in the message: after the charge, an error names nothing
     // internal. A unit-level read yields units * k slots by construction.)
-    if (r.n != g_release.n)
+    if (passes == nullptr && r.n != g_release.n)
       ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
                       errmsg("dperm.train read another number of rows than it planned"),
                       errhint("The release was charged. Please report this as a bug.")));
@@ -235,10 +237,11 @@ SumsRelease ReleaseSums(const SumsRequest& r, ReadSums read, void* arg) {
   });
   ChargeRequest charge = {r.algorithm, r.mechanism, r.loss,
                           NeighborsOf({r.unit_column, r.unit_rows}), r.epsilon, 0,
-                          r.n, r.d, curve, n_curve, r.seeded, {r.unit_column, r.unit_rows}};
+                          r.n, r.d, curve, n_curve, r.seeded, {r.unit_column, r.unit_rows},
+                          0, 0, nullptr, 0};
 
   SumsRelease out;
-  out.ledger_id = ChargeRelease(charge, r.relations, r.n_relations);
+  if (!r.precharged) out.ledger_id = ChargeRelease(charge, r.relations, r.n_relations);
   double sums[2] = {0, 0};
   read(arg, sums);
   // Steps 3 and 4.
@@ -267,11 +270,27 @@ void ReadUnitCount(void* arg, double* sums) {
 }  // namespace
 
 int64 ReleaseUnitCount(const UnitCountRequest& r) {
+  // The one charge of the whole release (unit_level.hpp), before the count
+  // reads a row: admitted or refused as a whole.
+  PgBox<dperm::UnitReleaseCost> cost(CurrentMemoryContext);
+  RunCore([&] { cost.Emplace(dperm::UnitReleaseCharge(r.epsilon, r.model_epsilon, r.model_delta)); });
+  const dperm::ReleaseCost& unit = cost->unit;
+  const dperm::ReleaseCost& row = cost->row;
+  ChargeRequest charge = {r.algorithm,
+                          "unit count (discrete Laplace), then the model: one charge",
+                          r.loss, NeighborsOf({r.unit_column, r.unit_rows}), unit.epsilon,
+                          unit.delta, 0, r.d, unit.curve.empty() ? nullptr : unit.curve.data(),
+                          static_cast<int>(unit.curve.size()), r.seeded,
+                          {r.unit_column, r.unit_rows}, row.epsilon, row.delta,
+                          row.curve.empty() ? nullptr : row.curve.data(),
+                          static_cast<int>(row.curve.size())};
+  ChargeRelease(charge, r.relations, r.n_relations);
   const double bounds[1] = {1};
   // The count is an integer below 2^53: exact in a double; one grid step.
   SumsRequest sums = {"unit count", "discrete Laplace on the number of units", r.loss, r.epsilon,
                       r.seeded, r.seed, 0, r.d, r.relations, r.n_relations, 1, bounds,
-                      std::ldexp(1.0, -40), r.unit_column, r.unit_rows, r.epsilon};
+                      std::ldexp(1.0, -40), r.unit_column, r.unit_rows, r.epsilon,
+                      /*precharged=*/true};
   SumsRelease released = ReleaseSums(sums, ReadUnitCount, const_cast<UnitCountRequest*>(&r));
   const double units = std::round(released.values[0]);
   return units > 0 ? static_cast<int64>(std::min(units, 9.0e15)) : 0;

@@ -28,8 +28,9 @@ struct ReleaseRequest {
   int d;                   // the public d
   const Oid* relations;    // what the release is charged to
   int n_relations;
-  bool precharged;         // dperm.train charged this plan before the first
-                           // row was read (in memory), for g_release.n rows
+  bool precharged;         // dperm.train charged this release before the first
+                           // row was read: in memory for g_release.n rows; a
+                           // unit-level release with its count (ReleaseUnitCount)
   bool reports;            // writes its phases to dperm.progress
   // The privacy unit the rows were bounded to (privacy_unit.hpp): its
   // column (nullptr: the row) and k; the options carry k too.
@@ -97,6 +98,7 @@ struct SumsRequest {
   const char* unit_column;
   int64 unit_rows;
   double noise_epsilon;
+  bool precharged;         // charged with the release it is part of (ReleaseUnitCount)
 };
 struct SumsRelease {
   double values[2] = {0, 0};
@@ -106,11 +108,14 @@ struct SumsRelease {
 using ReadSums = void (*)(void* arg, double* sums);
 SumsRelease ReleaseSums(const SumsRequest& request, ReadSums read, void* arg);
 
-// The number of units a unit-level release reads (privacy_unit.hpp), released
-// with its own charge before any row is read: pure epsilon-DP discrete
-// Laplace on the exact count (a unit added or removed moves it by 1), as
-// ReleaseSums does; max(0, the rounded noisy count). `count_sql` counts the
-// units as `reader`.
+// The number of units a unit-level release reads (privacy_unit.hpp): first
+// the one charge of the whole release (UnitReleaseCharge: the count at
+// `epsilon` and the model at (model_epsilon, model_delta) per unit, and its
+// cost at the row for budgets without a unit), so that a refusal costs
+// nothing; then pure epsilon-DP discrete Laplace on the exact count (a unit
+// added or removed moves it by 1), as ReleaseSums does; max(0, the rounded
+// noisy count). `count_sql` counts the units as `reader`. The model's own
+// release is then precharged.
 struct UnitCountRequest {
   Oid reader;
   const char* count_sql;
@@ -123,6 +128,9 @@ struct UnitCountRequest {
   int n_relations;
   const char* unit_column;
   int64 unit_rows;
+  const char* algorithm;   // the ledger's algorithm column: the option, or "auto"
+  double model_epsilon;
+  double model_delta;
 };
 int64 ReleaseUnitCount(const UnitCountRequest& request);
 

@@ -299,7 +299,7 @@ Datum TrainStreamingRelease(const StreamingRequest& r, bool* isnull) {
   // An empty relation releases nothing, as in memory (n = 0 is public).
   if (r.n == 0) return (Datum)0;
   ReleaseRequest release = {r.loss, r.parsed, r.options, r.n, r.d, r.relations, r.n_relations,
-                            /*precharged=*/false, /*reports=*/true, r.unit_column, r.unit_rows,
+                            r.precharged, /*reports=*/true, r.unit_column, r.unit_rows,
                             r.unit_count_epsilon};
   PassSource passes = {r.reader, r.pass_sql, r.sign_passes};
   Datum model = ReleaseFromPasses(release, passes);

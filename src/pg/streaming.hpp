@@ -36,6 +36,8 @@ struct StreamingRequest {
   const char* unit_column;  // the privacy unit the passes' rows are bounded to
   int64 unit_rows;          // (privacy_unit.hpp); nullptr and 0: the row
   double unit_count_epsilon;  // the epsilon that released the number of units
+  bool precharged;            // dperm.train charged the whole release before the
+                              // count (a unit-level release: ReleaseUnitCount)
 };
 Datum TrainStreamingRelease(const StreamingRequest& request, bool* isnull);
 

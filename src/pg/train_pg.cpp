@@ -296,11 +296,15 @@ DPERM_FUNCTION(dperm_train) {
   bool guard_view = release.strict && get_rel_relkind(relid) == RELKIND_VIEW;
   int64 units = 0;
   if (unit.column != nullptr) {
-    // Charged before the count reads a row; nothing is read or decided from
-    // the exact count (a unit added or removed changes it).
+    // The whole release (count and model) is charged before the count reads
+    // a row; nothing is read or decided from the exact count (a unit added
+    // or removed changes it).
     UnitCountRequest count = {reader, UnitCountFrom(qualified, unit), loss_name, unit_count_epsilon,
                               parsed.options.has_seed, static_cast<uint64>(parsed.options.seed),
-                              release.dimension, relations, n_relations, unit.column, unit.max_rows};
+                              release.dimension, relations, n_relations, unit.column, unit.max_rows,
+                              parsed.options.has_algorithm
+                                  ? dperm::AlgorithmName(parsed.options.algorithm) : "auto",
+                              parsed.options.epsilon, parsed.options.delta};
     units = ReleaseUnitCount(count);
   }
   PG_TRY();
@@ -397,7 +401,8 @@ DPERM_FUNCTION(dperm_train) {
         target.pass_aggregate, feature_ref, label_ref, target.label_cast, source);
     StreamingRequest request = {reader, pass_sql, loss, &parsed, DatumGetJsonbP(options),
                                 n, release.dimension, relations, n_relations, distributed,
-                                unit.column, unit.max_rows, unit_count_epsilon};
+                                unit.column, unit.max_rows, unit_count_epsilon,
+                                /*precharged=*/unit.column != nullptr};
     model = TrainStreamingRelease(request, &isnull);
   } else {
     char* sql = psprintf("SELECT %s.%s(%s::pg_catalog.float8[], %s::%s, $1::pg_catalog.jsonb) FROM %s",
@@ -407,7 +412,12 @@ DPERM_FUNCTION(dperm_train) {
     Datum args[1] = {options};
     // Charged before the first row is read: whatever the read raises
     // afterwards (a row the reader cannot cast, a cancel) is paid for.
-    if (n > 0) {
+    // A unit-level release was charged whole with its count.
+    if (unit.column != nullptr) {
+      if (n > 0) CheckReleasePlan(parsed, loss, n, release.dimension, false);
+      release.precharged = true;
+      release.n = n;
+    } else if (n > 0) {
       PrechargeInMemory(parsed, loss, n, release.dimension, relations, n_relations, unit);
       release.precharged = true;
       release.n = n;

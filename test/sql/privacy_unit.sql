@@ -59,11 +59,13 @@ WITH m AS (SELECT dperm.train('events', 'features', 'label', 'logistic',
                               dp_options(epsilon => 1, dimension => 2, seed => 5), 'streaming')::jsonb j)
 SELECT (j->>'n')::int = 4 * (j->'privacy_unit'->>'units')::int AS n_is_units_times_k,
        j->'epsilon' AS epsilon FROM m;
--- The ledger states the unit: each release is two rows, the count (pure,
--- n 0: nothing about the rows but the noisy count) and the model; a pure
--- model keeps its RDP curve, one with delta > 0 composes by sums (group
--- privacy gives no curve).
-SELECT algorithm, neighbors, epsilon, delta, n > 0 AS has_n, rdp IS NOT NULL AS has_curve FROM dperm.ledger
+-- The ledger states the unit: each release is one row, charged before the
+-- count reads anything (n 0; the algorithm the option's, else auto: the
+-- default depends on the noisy count), for the count and the model
+-- together (epsilon as asked); a pure release keeps its RDP curve, one with
+-- delta > 0 composes by sums (group privacy gives no curve).
+SELECT algorithm, neighbors, epsilon, delta, n > 0 AS has_n, rdp IS NOT NULL AS has_curve,
+       mechanism FROM dperm.ledger
  WHERE 'events'::regclass = ANY (relations) ORDER BY id;
 SELECT epsilon_spent, delta_spent, releases FROM dperm.budget_status WHERE relation = 'events'::regclass;
 -- l2 => 'auto' picks l2 privately, within the same unit-level release.
@@ -130,7 +132,8 @@ SELECT dperm.evaluate('per_customer', 'events', 'features', 'label', '{"epsilon"
 -- (the default algorithm depends on n = units x k, and units is the noisy
 -- count of an unseeded release: objective where n times the row-level epsilon
 -- is at least 100 d, else bolton)
-SELECT algorithm IN ('objective', 'bolton') AS pure_default, neighbors, epsilon FROM dperm.ledger
+SELECT ((dperm.model('per_customer')).model::jsonb)->>'algorithm' IN ('objective', 'bolton') AS pure_default,
+       neighbors, epsilon FROM dperm.ledger
  WHERE 'events'::regclass = ANY (relations) ORDER BY id DESC LIMIT 1;
 
 -- The unit's column is fixed once a release was charged; k may change

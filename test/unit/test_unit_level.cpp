@@ -3,6 +3,7 @@
 // plan and ledger curve a unit-level release states.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -91,3 +92,40 @@ TEST(UnitLevel, SlotsMustBeAMultipleOfK) {
 }
 
 }  // namespace
+
+// A unit-level release's one charge (count + model) and its cost at the
+// row, against the formulas written out (unit_level.hpp): composition of
+// the two parts, and group privacy over two units for a budget without one.
+TEST(UnitLevel, ReleaseChargeComposesCountAndModel) {
+  const std::vector<double>& orders = dperm::LedgerOrders();
+  for (double eps : {0.1, 0.9, 4.5}) {
+    const double count_eps = eps / 9;
+    // Pure: sum of the two pure curves; at the row, the curve of 2 (count + model).
+    dperm::UnitReleaseCost pure = dperm::UnitReleaseCharge(count_eps, eps, 0);
+    const double total = count_eps + eps;
+    EXPECT_DOUBLE_EQ(pure.unit.epsilon, total);
+    EXPECT_EQ(pure.unit.delta, 0);
+    EXPECT_DOUBLE_EQ(pure.row.epsilon, 2 * total);
+    EXPECT_EQ(pure.row.delta, 0);
+    ASSERT_EQ(pure.unit.curve.size(), orders.size());
+    ASSERT_EQ(pure.row.curve.size(), orders.size());
+    for (size_t i = 0; i < orders.size(); i++) {
+      const double a = orders[i];
+      EXPECT_NEAR(pure.unit.curve[i],
+                  std::min(count_eps, a * count_eps * count_eps / 2) + std::min(eps, a * eps * eps / 2),
+                  1e-15 * (1 + pure.unit.curve[i]));
+      EXPECT_NEAR(pure.row.curve[i], std::min(2 * total, a * 4 * total * total / 2),
+                  1e-15 * (1 + pure.row.curve[i]));
+      // The row pays at least the unit at every order.
+      EXPECT_GE(pure.row.curve[i], pure.unit.curve[i]);
+    }
+    // delta > 0: no curve; (2E, D (1 + e^E)) at the row.
+    dperm::UnitReleaseCost approx = dperm::UnitReleaseCharge(count_eps, eps, 1e-6);
+    EXPECT_DOUBLE_EQ(approx.unit.epsilon, total);
+    EXPECT_EQ(approx.unit.delta, 1e-6);
+    EXPECT_TRUE(approx.unit.curve.empty());
+    EXPECT_TRUE(approx.row.curve.empty());
+    EXPECT_DOUBLE_EQ(approx.row.epsilon, 2 * total);
+    EXPECT_NEAR(approx.row.delta, 1e-6 * (1 + std::exp(total)), 1e-6 * 1e-14 * std::exp(total));
+  }
+}

@@ -34,6 +34,38 @@ Options RowLevelOptions(const Options& unit_level);
 // (epsilon_row, delta_row): delta_row sum_{i<k} e^{i epsilon_row}.
 double GroupDelta(double epsilon_row, double delta_row, int64_t k);
 
+// The one charge of a unit-level release, made before anything is read or
+// released: the noisy number of units at `count_epsilon` (pure, discrete
+// Laplace) and the model at (`epsilon`, `delta`) per unit, composed
+// (Dwork & Roth 2014, Thm 3.16): (count_epsilon + epsilon, delta), and, when
+// the model is pure, the order-wise sum of the two pure curves
+// (UnitLevelCurve; Mironov 2017, Prop. 1); with delta > 0 no curve (the row
+// composes by sums). Neither part depends on the number of units, so the
+// whole release is admitted or refused at once.
+//
+// The same release at the row, for a budget in its closure that protects
+// rows (no unit): a replaced row leaves one unit and joins another, so the
+// two tables differ in at most two units, each step of the chain one unit
+// added, removed or replaced, which the release is (E, D)-DP for (E, D
+// above). Group privacy over those two steps (Dwork & Roth 2014, Thm 2.2,
+// and the delta chain of GroupDelta): (2 E, D (1 + e^E)); a pure release is
+// 2E-DP per row, so its curve is UnitLevelCurve(2 E, 0). An upper bound:
+// the review of 0.7.0 measured 1.45-1.9 E for k = 3.
+struct ReleaseCost {
+  double epsilon = 0;
+  double delta = 0;
+  std::vector<double> curve;  // on LedgerOrders(); empty: none (composes by sums)
+};
+struct UnitReleaseCost {
+  ReleaseCost unit;  // per unit
+  ReleaseCost row;   // per row, for a budget that names no unit
+};
+UnitReleaseCost UnitReleaseCharge(double count_epsilon, double epsilon, double delta);
+
+// The row part alone, of a release that is (epsilon, delta)-DP per unit
+// (count and model together): dperm.unit_release_at_row.
+ReleaseCost UnitReleaseAtRow(double epsilon, double delta);
+
 // Marks a row-level plan of n = units * k slots as the unit-level release
 // `unit_level` asked for (its epsilon and delta, its k and the units).
 void StateUnitLevel(const Options& unit_level, Plan* plan);

@@ -1,6 +1,7 @@
 // Releases at the level of a privacy unit (unit_level.hpp).
 #include "dperm/release/unit_level.hpp"
 
+#include "dperm/accounting/budget.hpp"
 #include "dperm/util/numeric_util.hpp"
 
 #include <algorithm>
@@ -28,6 +29,27 @@ Options RowLevelOptions(const Options& unit_level) {
   // The inverse of GroupDelta at epsilon' = epsilon / k.
   row.delta = unit_level.delta * std::expm1(row.epsilon) / std::expm1(unit_level.epsilon);
   return row;
+}
+
+ReleaseCost UnitReleaseAtRow(double epsilon, double delta) {
+  ReleaseCost row;
+  row.epsilon = 2 * epsilon;
+  row.delta = GroupDelta(epsilon, delta, 2);
+  row.curve = UnitLevelCurve(row.epsilon, row.delta);
+  return row;
+}
+
+UnitReleaseCost UnitReleaseCharge(double count_epsilon, double epsilon, double delta) {
+  UnitReleaseCost c;
+  c.unit.epsilon = count_epsilon + epsilon;
+  c.unit.delta = delta;
+  if (delta == 0) {
+    c.unit.curve = UnitLevelCurve(count_epsilon, 0);
+    const std::vector<double> model = UnitLevelCurve(epsilon, 0);
+    for (size_t i = 0; i < c.unit.curve.size(); i++) c.unit.curve[i] += model[i];
+  }
+  c.row = UnitReleaseAtRow(c.unit.epsilon, c.unit.delta);
+  return c;
 }
 
 void StateUnitLevel(const Options& unit_level, Plan* plan) {
