@@ -20,6 +20,7 @@
 #include "train_pg.hpp"
 #include "feature_spec_pg.hpp"
 #include "relations.hpp"
+#include "release_guard.hpp"
 #include "privacy_unit.hpp"
 #include "release.hpp"
 
@@ -177,11 +178,12 @@ TrainedVersion LoadTrainedVersion(const char* name, int32 wanted, Oid owner, Oid
 // The role that reads `relid` for the caller: the caller on a relation it
 // may SELECT, the owner of a protected relation the caller is an analyst
 // of (as dperm.train reads it); 42501 otherwise. Needs SPI.
-Oid EvaluationReader(Oid relid, Oid caller, const char* relname) {
+Oid EvaluationReader(Oid relid, Oid caller, const char* relname, bool* is_protected) {
   Oid reader = caller;
   bool allowed = false;
   Oid protected_rel = ProtectionOf(relid, caller, &allowed);
-  if (OidIsValid(protected_rel)) {
+  *is_protected = OidIsValid(protected_rel);
+  if (*is_protected) {
     if (!allowed)
       ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                       errmsg("role %s may not evaluate on %s", GetUserNameFromId(caller, false), relname),
@@ -377,7 +379,8 @@ DPERM_FUNCTION(dperm_evaluate) {
   char* qualified = psprintf("%s.%s", quote_identifier(get_namespace_name(get_rel_namespace(relid))),
                              quote_identifier(relname));
   SPI_connect();
-  Oid reader = EvaluationReader(relid, caller, relname);
+  bool is_protected = false;
+  Oid reader = EvaluationReader(relid, caller, relname, &is_protected);
   // The features and the label as SQL expressions of the relation's columns.
   const char* features_sql;
   const char* label_sql;
@@ -420,12 +423,15 @@ DPERM_FUNCTION(dperm_evaluate) {
   // Its metrics are means over n, which states the number of rows: not
   // private when a unit may be added or removed (privacy_unit.hpp).
   RefuseUnitRelations(relations, n_relations, "dperm.evaluate");
+  // The same check as every reader: a partition or child of a budgeted or
+  // protected parent is not read alone (its n would be the subset's).
+  const bool strict = CheckReleaseReads(relid, is_protected, relations, n_relations, "dperm.evaluate");
   const char* source = qualified;
 
-  // n, public: every row counts.
+  // n, public: every row counts (a view of a budgeted or protected
+  // relation: the guard checks the count reads each of its rows once).
   bool isnull;
-  RunInternalSql(reader, psprintf("SELECT pg_catalog.count(*) FROM %s", qualified), 0, nullptr,
-                 nullptr, nullptr, SPI_OK_SELECT, true);
+  RunReleaseCount(reader, relid, strict, psprintf("SELECT pg_catalog.count(*) FROM %s", qualified));
   int64 n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
   if (n == 0)
     ereport(ERROR, (errcode(ERRCODE_DATA_EXCEPTION),

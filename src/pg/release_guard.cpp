@@ -297,8 +297,8 @@ void CheckViewCount(QueryDesc* query) {
   if (why != nullptr)
     ereport(ERROR,
             (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-             errmsg("dperm.train must read every row of a budgeted or protected relation, but "
-                    "the view %s", why),
+             errmsg("a release must read every row of a budgeted or protected relation, but "
+                    "in the view, %s", why),
              errdetail("A view that filters, joins or groups the rows of a budgeted relation "
                        "would make the model's n the exact size of a subset. Nothing was "
                        "charged."),
@@ -364,8 +364,10 @@ List* StrictRelations(const Oid* relations, int n_relations) {
   return strict;
 }
 
-void CheckTrainReadsWhole(Oid relid, const Oid* relations, int n_relations) {
-  if (get_rel_relkind(relid) == RELKIND_VIEW) return;  // its count is checked (CheckViewCount)
+bool CheckReleaseReads(Oid relid, bool is_protected, const Oid* relations, int n_relations,
+                       const char* who) {
+  if (!is_protected && !ChargedStrictly(relations, n_relations)) return false;
+  if (get_rel_relkind(relid) == RELKIND_VIEW) return true;  // its count is checked (RunReleaseCount)
   List* scanned = NIL;
   ListCell* lc;
   foreach (lc, find_all_inheritors(relid, AccessShareLock, nullptr)) {
@@ -376,11 +378,31 @@ void CheckTrainReadsWhole(Oid relid, const Oid* relations, int n_relations) {
   if (const char* why = UnreadRows(StrictRelations(relations, n_relations), scanned))
     ereport(ERROR,
             (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-             errmsg("dperm.train must read every row of a budgeted or protected relation, but %s",
+             errmsg("%s must read every row of a budgeted or protected relation, but %s", who,
                     why),
              errdetail("A partition or child read alone is a subset of its budgeted parent: the "
                        "model's n would be the exact size of the subset. Nothing was charged."),
-             errhint("Train on the budgeted parent.")));
+             errhint("Read the budgeted parent.")));
+  return true;
+}
+
+namespace {
+
+// RunReleaseCount's statement, with the guard's view check armed for it
+// when `guard_view`.
+void RunCount(Oid reader, const char* sql, bool guard_view) {
+  g_release.guard_view_count = guard_view;
+  PG_TRY();
+  { RunInternalSql(reader, sql, 0, nullptr, nullptr, nullptr, SPI_OK_SELECT, true); }
+  PG_FINALLY();
+  { g_release.guard_view_count = false; }
+  PG_END_TRY();
+}
+
+}  // namespace
+
+void RunReleaseCount(Oid reader, Oid relid, bool strict, const char* sql) {
+  RunCount(reader, sql, strict && get_rel_relkind(relid) == RELKIND_VIEW);
 }
 
 void CheckRowIndependentOptions(FunctionCallInfo fcinfo, const char* aggregate) {

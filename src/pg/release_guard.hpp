@@ -27,10 +27,22 @@ bool ChargedStrictly(const Oid* relations, int n_relations);
 // allocated in the caller's memory context).
 List* StrictRelations(const Oid* relations, int n_relations);
 
-// Refuses a dperm.train of table `relid` charged to `relations` that would
-// read only part of a budgeted or protected one among them (a partition or
-// child of a budgeted parent), before anything is counted or charged.
-void CheckTrainReadsWhole(Oid relid, const Oid* relations, int n_relations);
+// The one check every reader of a relation makes before it counts or reads
+// a row (dperm.train, dperm.evaluate, and the named models and Citus
+// through them; the aggregates have the executor guard): whether the
+// release charged to `relations` is strict (`is_protected`, or a budget or
+// protection among them: ChargedStrictly), and, if it is, refuses (0A000,
+// nothing charged) a read of table `relid` that is only part of a budgeted
+// or protected relation among them (a partition or child of a budgeted
+// parent). `who` names the caller in the message. Returns whether strict.
+bool CheckReleaseReads(Oid relid, bool is_protected, const Oid* relations, int n_relations,
+                       const char* who);
+
+// Runs `sql`, which counts the rows of `relid` (and may return more
+// columns), as `reader` (RunInternalSql, read-only). When `strict` and
+// `relid` is a view, the release guard first checks that the count's plan
+// reads every row of the budgeted or protected relations below it once.
+void RunReleaseCount(Oid reader, Oid relid, bool strict, const char* sql);
 
 // Refuses a release whose options argument may differ from row to row (it
 // references a column, runs a subquery or calls a volatile function): one

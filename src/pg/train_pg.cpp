@@ -261,7 +261,7 @@ DPERM_FUNCTION(dperm_train) {
   // respect to them (a budget or protection): then d is declared.
   int n_relations = 0;
   Oid* relations = TrainRelations(relid, release.dataset, &n_relations);
-  release.strict = is_protected || ChargedStrictly(relations, n_relations);
+  release.strict = CheckReleaseReads(relid, is_protected, relations, n_relations, "dperm.train");
   // A privacy unit (privacy_unit.hpp): the number of units is released
   // first, with a tenth of epsilon (kUnitCountShare); the model is planned
   // for that many units of exactly k row slots each, n = units * k, with the
@@ -285,7 +285,6 @@ DPERM_FUNCTION(dperm_train) {
   }
   release.dimension = dperm::DeclaredDimension(parsed.options);
   if (release.strict && release.dimension < 0) RaiseUndeclaredDimension("dperm.train");
-  if (release.strict) CheckTrainReadsWhole(relid, relations, n_relations);
   // n, the relation's row count (every row is kept, NULLs imputed, so n
   // does not depend on the columns or options chosen), counted as the
   // reader in the snapshot the in-memory read uses too. Without a budget or
@@ -293,7 +292,7 @@ DPERM_FUNCTION(dperm_train) {
   // non-NULL features value (the model shows both anyway).
   // A view of a budgeted or protected relation: the release guard checks
   // the count's plan reads every row of them once (release_guard.cpp).
-  bool guard_view = release.strict && get_rel_relkind(relid) == RELKIND_VIEW;
+  const bool strict_view = release.strict && get_rel_relkind(relid) == RELKIND_VIEW;
   int64 units = 0;
   if (unit.column != nullptr) {
     // The whole release (count and model) is charged before the count reads
@@ -307,14 +306,11 @@ DPERM_FUNCTION(dperm_train) {
                               parsed.options.epsilon, parsed.options.delta};
     units = ReleaseUnitCount(count);
   }
-  PG_TRY();
-  {
-    g_release.guard_view_count = guard_view;
-    RunInternalSql(reader,
-                   // Two scalar subqueries, not a subquery beside count(*): Citus
-                   // plans each of them on a distributed relation (it cannot push
-                   // a target-list subquery down beside an aggregate).
-                   guard_view ? psprintf("SELECT pg_catalog.count(*), %d FROM %s", release.dimension,
+  RunReleaseCount(reader, relid, release.strict,
+                  // Two scalar subqueries, not a subquery beside count(*): Citus
+                  // plans each of them on a distributed relation (it cannot push
+                  // a target-list subquery down beside an aggregate).
+                   strict_view ? psprintf("SELECT pg_catalog.count(*), %d FROM %s", release.dimension,
                                          qualified)
                    : unit.column != nullptr
                        ? psprintf("SELECT " INT64_FORMAT "::pg_catalog.int8, %d", units, release.dimension)
@@ -324,16 +320,7 @@ DPERM_FUNCTION(dperm_train) {
                        : psprintf("SELECT (SELECT pg_catalog.count(*) FROM %s),"
                                   " (SELECT pg_catalog.cardinality(%s) FROM %s WHERE %s IS NOT NULL LIMIT 1)",
                                   qualified, quote_identifier(features), qualified,
-                                  quote_identifier(features)),
-                   0, nullptr, nullptr, nullptr, SPI_OK_SELECT, true);
-    g_release.guard_view_count = false;
-  }
-  PG_CATCH();
-  {
-    g_release.guard_view_count = false;
-    PG_RE_THROW();
-  }
-  PG_END_TRY();
+                                  quote_identifier(features)));
   bool isnull;
   int64 n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
   Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
