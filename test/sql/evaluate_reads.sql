@@ -31,3 +31,4 @@ SELECT dperm.evaluate('ev_m', 'ev_flu_only', 'features', 'sick', '{"epsilon": 0.
 \set VERBOSITY default
 -- One charge: the whole parent's evaluation.
 SELECT count(*) - :ledger_before AS new_ledger_rows FROM dperm.ledger WHERE relations && ARRAY['ev_patients'::regclass];
+SELECT dperm.drop_model('ev_m');
