@@ -398,6 +398,22 @@ COMMENT ON FUNCTION dperm.schedule_retraining IS 'a pg_cron job that runs dperm.
 COMMENT ON FUNCTION dperm.train_model IS 'trains a new version of the caller''s own named model (dperm.train for protected relations, as the caller otherwise); returns the version; 42710 when the name''s versions have another relation, columns or loss';
 -- (Replaces 0.6.0's forecast: the model by owner, as dperm.model reads it, and
 -- the schedule's pause.)
+-- What one more run of a model version costs a budget whose unit is
+-- budget_unit (NULL: the row): the version's ledger charge; for a
+-- unit-level version and a budget that names no unit, that charge at the
+-- row (dperm.unit_release_at_row), as the ledger writer charges it.
+CREATE FUNCTION dperm.run_charge(m dperm.models, budget_unit name,
+                                 OUT epsilon float8, OUT delta float8, OUT rdp float8[])
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT CASE WHEN at_row THEN r.epsilon ELSE coalesce(m.epsilon, 0) END,
+         CASE WHEN at_row THEN r.delta ELSE coalesce(m.delta, 0) END,
+         CASE WHEN at_row THEN r.rdp ELSE m.rdp END
+    FROM (SELECT budget_unit IS NULL
+                 AND coalesce(pg_catalog.jsonb_typeof((m.model::pg_catalog.jsonb) OPERATOR(pg_catalog.->) 'privacy_unit')
+                              OPERATOR(pg_catalog.=) 'object', false) AS at_row) u,
+         dperm.unit_release_at_row(coalesce(m.epsilon, 0), coalesce(m.delta, 0)) r $$;
+COMMENT ON FUNCTION dperm.run_charge(dperm.models, name) IS 'what one more run of a model version costs a budget with the given unit (NULL: the row): its ledger charge, or, for a unit-level version and a budget without a unit, that charge at the row';
+
 DROP FUNCTION dperm.retraining_forecast(text);
 CREATE FUNCTION dperm.retraining_forecast(name text,
     OUT runs bigint, OUT last_run_at timestamptz, OUT next_run_at timestamptz,
@@ -409,26 +425,17 @@ DECLARE
   m dperm.models := dperm.model($1);
   b record;
   k bigint;
-  -- A unit-level version's one charge (count and model) is per unit on the
-  -- budgets that name the unit, and at the row on every other budget it
-  -- reads (dperm.unit_release_at_row; the ledger writer charges the same).
-  unit_level boolean := pg_catalog.jsonb_typeof((m.model::pg_catalog.jsonb) OPERATOR(pg_catalog.->) 'privacy_unit')
-                        OPERATOR(pg_catalog.=) 'object';
-  at_row record := dperm.unit_release_at_row(coalesce(m.epsilon, 0), coalesce(m.delta, 0));
 BEGIN
   epsilon_per_run := m.epsilon;
   delta_per_run := m.delta;
   version := m.version;
-  FOR b IN SELECT bu.relation, bu.accounting, bu.epsilon, bu.delta, bu.privacy_unit FROM dperm.budgets bu
+  FOR b IN SELECT bu.relation, bu.accounting, bu.epsilon, bu.delta, c.epsilon AS run_epsilon,
+                  c.delta AS run_delta, c.rdp AS run_rdp
+             FROM dperm.budgets bu, dperm.run_charge(m, bu.privacy_unit) c
             WHERE bu.relation = ANY (coalesce(m.relations, ARRAY[m.relation]))
             ORDER BY bu.relation::oid LOOP
-    IF unit_level AND b.privacy_unit IS NULL THEN
-      k := dperm.runs_that_fit(b.relation, b.accounting, b.epsilon, b.delta, at_row.rdp,
-                               at_row.epsilon, at_row.delta);
-    ELSE
-      k := dperm.runs_that_fit(b.relation, b.accounting, b.epsilon, b.delta, m.rdp,
-                               coalesce(m.epsilon, 0), coalesce(m.delta, 0));
-    END IF;
+    k := dperm.runs_that_fit(b.relation, b.accounting, b.epsilon, b.delta, b.run_rdp,
+                             b.run_epsilon, b.run_delta);
     IF runs IS NULL OR k < runs THEN
       runs := k;
       limiting_relation := b.relation;

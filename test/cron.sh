@@ -84,7 +84,7 @@ r=$(wait_for "SELECT EXISTS (SELECT 1 FROM cron.job_run_details WHERE jobid = $s
 check paused_run "$([ "$r" != timeout ] && echo succeeded || echo "no succeeded run")" succeeded
 check paused_run_not_failed "$(psql_q -c "SELECT count(*) FROM cron.job_run_details WHERE jobid = $spent_job AND status = 'failed'")" 0
 check paused_schedule "$(psql_q -c "SELECT (paused_at > '$since') || ' ' || paused_reason FROM dperm.model_schedules WHERE name = 'spent'")" \
-  "true the next run (epsilon = 0.5, delta = 0, the latest trained version's charge) does not fit in the privacy budget of relation public.t2"
+  "true the next run (epsilon = 0.5, delta = 0, the latest trained version's charge at this budget's unit) does not fit in the privacy budget of relation public.t2"
 check no_version "$(psql_q -c "SELECT count(*) FROM dperm.models WHERE name = 'spent' AND trained_at > '$since'")" 0
 check no_charge "$(( $(t2_charges) - ledger_before ))" 0
 check forecast_paused "$(as_owner "SELECT runs || ' ' || (paused_at IS NOT NULL) || ' ' || (paused_reason LIKE '%relation public.t2') FROM dperm.retraining_forecast('spent')")" \

@@ -80,17 +80,19 @@ char* NextRunShortfall(const char* name, Oid owner, MemoryContext context) {
   Datum args[2] = {CStringGetTextDatum(name), ObjectIdGetDatum(owner)};
   RunInternalSql(
       GetUserId(),
-      "SELECT b.relation::pg_catalog.text, COALESCE(m.epsilon, 0), COALESCE(m.delta, 0)"
+      "SELECT b.relation::pg_catalog.text, c.epsilon, c.delta"
       "  FROM dperm.models m"
       "  JOIN dperm.budgets b"
       "    ON b.relation OPERATOR(pg_catalog.=) ANY (COALESCE(m.relations, ARRAY[m.relation]))"
+      // the run's cost at this budget's unit (dperm.run_charge)
+      " CROSS JOIN LATERAL dperm.run_charge(m, b.privacy_unit) c"
       " WHERE m.name OPERATOR(pg_catalog.=) $1 AND m.owner OPERATOR(pg_catalog.=) $2"
       "   AND m.version OPERATOR(pg_catalog.=)"
       "       (SELECT pg_catalog.max(v.version) FROM dperm.models v"
       "         WHERE v.name OPERATOR(pg_catalog.=) $1 AND v.owner OPERATOR(pg_catalog.=) $2"
       "           AND v.status OPERATOR(pg_catalog.=) 'trained')"
-      "   AND NOT dperm.charges_fit(b.relation, b.accounting, b.epsilon, b.delta, m.rdp,"
-      "                             COALESCE(m.epsilon, 0), COALESCE(m.delta, 0), 1)"
+      "   AND NOT dperm.charges_fit(b.relation, b.accounting, b.epsilon, b.delta, c.rdp,"
+      "                             c.epsilon, c.delta, 1)"
       " ORDER BY b.relation::pg_catalog.oid LIMIT 1",
       2, types, args, nullptr, SPI_OK_SELECT, true);
   if (SPI_processed == 0) return nullptr;
@@ -102,7 +104,8 @@ char* NextRunShortfall(const char* name, Oid owner, MemoryContext context) {
   double delta = DatumGetFloat8(SPI_getbinval(row, desc, 3, &isnull));
   MemoryContext old = MemoryContextSwitchTo(context);
   char* reason = psprintf("the next run (epsilon = %g, delta = %g, the latest trained version's "
-                          "charge) does not fit in the privacy budget of relation %s",
+                          "charge at this budget's unit) does not fit in the privacy budget of "
+                          "relation %s",
                           eps, delta, relation);
   MemoryContextSwitchTo(old);
   return reason;
