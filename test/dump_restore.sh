@@ -87,6 +87,29 @@ case $overspend in
 esac
 # the restored model retrains on the restored relation, as version 3
 [ "$(psql_q -d dperm_dump_dst -c "SELECT dperm.retrain('m')")" = 3 ] || { echo "dump/restore: retrain after restore failed"; fail=1; }
-dropdb dperm_dump_src; dropdb dperm_dump_dst
+# Schema first, then the data with the triggers disabled (pg_restore
+# --schema-only, then --data-only --disable-triggers): the ledger comes back
+# without its insert trigger, so dperm.budget_totals has no row; the spend is
+# still the ledger's, and the exhausted budget still refuses.
+dumpfile=$(mktemp)
+pg_dump -Fc -d dperm_dump_src -f "$dumpfile"
+dropdb --if-exists dperm_dump_dst2 >/dev/null 2>&1 || true
+createdb dperm_dump_dst2
+pg_restore --schema-only -d dperm_dump_dst2 "$dumpfile"
+pg_restore --data-only --disable-triggers -d dperm_dump_dst2 "$dumpfile"
+rm -f "$dumpfile"
+after2=$(psql_q -d dperm_dump_dst2 -c "$status")
+[ "$before" = "$after2" ] || { echo "data-only restore (--disable-triggers): budget status differs"; echo "before: $before"; echo "after:  $after2"; fail=1; }
+overspend=$(psql_q -d dperm_dump_dst2 -c "SELECT dp_logreg(f, y, dp_options(epsilon => 1.5, l2 => 1, dimension => 2)) IS NOT NULL FROM t" 2>&1) \
+  && { echo "data-only restore (--disable-triggers): an overspending release was not refused"; fail=1; }
+case $overspend in
+  *"privacy budget of relation public.t is exhausted"*) ;;
+  *) echo "data-only restore (--disable-triggers): the overspending release was refused for another reason: $overspend"; fail=1 ;;
+esac
+# the writer recounted the totals before its check: they match the ledger
+[ "$(psql_q -d dperm_dump_dst2 -c "SELECT NOT dperm.budget_totals_stale() AND (SELECT releases FROM dperm.budget_totals WHERE relation = 't'::regclass) = 6")" = t ] \
+  || { echo "data-only restore (--disable-triggers): the totals were not recounted"; fail=1; }
+[ "$(psql_q -d dperm_dump_dst2 -c "$status")" = "$before" ] || { echo "data-only restore: budget status changed after the recount"; fail=1; }
+dropdb dperm_dump_src; dropdb dperm_dump_dst; dropdb dperm_dump_dst2
 [ $fail = 0 ] && echo "dump/restore: ok (budget status: $after)"
 exit $fail
