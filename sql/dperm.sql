@@ -594,6 +594,23 @@ COMMENT ON COLUMN dperm.retired_budgets.relation IS 'the relation''s OID, as dpe
 SELECT pg_catalog.pg_extension_config_dump('dperm.retired_budgets', '');
 GRANT SELECT ON dperm.retired_budgets TO PUBLIC;
 
+-- Relations whose rows a relation held: a partition detached from its parent
+-- (DETACH PARTITION), a child disinherited (NO INHERIT), and the old
+-- relation of a moved budget (dperm.move_budget) with its partitions keep
+-- their old ancestors' budgets and protection: a release that reads them is
+-- charged to those budgets too. Recorded by the event trigger
+-- dperm.budgeted_alter (before the command runs, in its transaction) and by
+-- move_budget; forgotten when either relation is dropped. Dumped (a
+-- configuration table, by name): restored with the relations.
+CREATE TABLE dperm.lineage (
+  relation regclass NOT NULL,
+  ancestor regclass NOT NULL,
+  recorded_at timestamptz NOT NULL,
+  PRIMARY KEY (relation, ancestor));
+COMMENT ON TABLE dperm.lineage IS 'relations whose rows a relation held (a detached partition, a disinherited child, a moved budget''s old relation): their budgets and protection still cover it';
+SELECT pg_catalog.pg_extension_config_dump('dperm.lineage', '');
+GRANT SELECT ON dperm.lineage TO PUBLIC;
+
 CREATE FUNCTION dperm.move_budget(from_relation regclass, to_relation regclass)
   RETURNS void AS 'MODULE_PATHNAME', 'dperm_move_budget' LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 COMMENT ON FUNCTION dperm.move_budget IS 'moves a relation''s budget, its ledger charges, its protection and its models to the relation that replaces it (owner of both); then the old one may be dropped';
@@ -636,14 +653,49 @@ BEGIN
                    'move the budget first, in the same transaction: SELECT dperm.move_budget(''old'', ''new''). '
                    'To end the budget for good: SELECT dperm.retire_budget(''old''), then drop.';
   END IF;
+  -- A dropped column that is a budget's privacy unit (ALTER TABLE ... DROP
+  -- COLUMN, DROP TYPE ... CASCADE): the budget would have no unit left.
+  SELECT pg_catalog.string_agg(pg_catalog.format('%s (the privacy unit of %s)', d.object_identity, b.relation),
+                               ', ' ORDER BY d.object_identity)
+    INTO names
+    FROM pg_catalog.pg_event_trigger_dropped_objects() d
+    JOIN dperm.budgets b ON b.relation::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid
+   WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+     AND d.objsubid OPERATOR(pg_catalog.>) 0
+     AND d.address_names[pg_catalog.array_upper(d.address_names, 1)]
+         OPERATOR(pg_catalog.=) (pg_catalog.to_jsonb(b) OPERATOR(pg_catalog.->>) 'privacy_unit');
+  IF names IS NOT NULL THEN
+    RAISE EXCEPTION 'cannot drop column %: a dperm privacy budget counts its units', names
+      USING ERRCODE = 'dependent_objects_still_exist',
+            DETAIL = 'The releases charged to the budget are private per unit of that column; without it '
+                     'the budget could not bound the rows of a unit.',
+            HINT = 'Keep the column (rename it if needed: the budget follows a RENAME COLUMN), or retire the '
+                   'budget with dperm.retire_budget first.';
+  END IF;
   DELETE FROM dperm.protected p
    USING pg_catalog.pg_event_trigger_dropped_objects() d
    WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
      AND d.objsubid OPERATOR(pg_catalog.=) 0
      AND p.relation::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+  DELETE FROM dperm.lineage l
+   USING pg_catalog.pg_event_trigger_dropped_objects() d
+   WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+     AND d.objsubid OPERATOR(pg_catalog.=) 0
+     AND (l.relation::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid
+          OR l.ancestor::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid);
 END $$;
-COMMENT ON FUNCTION dperm.budgeted_drop() IS 'event trigger: refuses to drop a relation with a privacy budget (see dperm.move_budget, dperm.retire_budget)';
+COMMENT ON FUNCTION dperm.budgeted_drop() IS 'event trigger: refuses to drop a relation with a privacy budget (see dperm.move_budget, dperm.retire_budget) or a budget''s privacy unit column; forgets the protection and lineage of dropped relations';
 CREATE EVENT TRIGGER dperm_budgeted_drop ON sql_drop EXECUTE FUNCTION dperm.budgeted_drop();
+
+-- The event trigger that keeps budgets with the rows through ALTER TABLE
+-- (docs/design.md, "Budgets follow the data"): before a DETACH PARTITION or
+-- NO INHERIT it records the leaving relation's ancestors in dperm.lineage;
+-- a RENAME COLUMN of a budget's privacy unit renames the unit with it.
+CREATE FUNCTION dperm.budgeted_alter() RETURNS event_trigger
+  AS 'MODULE_PATHNAME', 'dperm_budgeted_alter' LANGUAGE C;
+COMMENT ON FUNCTION dperm.budgeted_alter() IS 'event trigger: a detached partition or disinherited child keeps its ancestors'' budgets and protection (dperm.lineage); a budget''s privacy unit follows a RENAME COLUMN';
+CREATE EVENT TRIGGER dperm_budgeted_alter ON ddl_command_start
+  WHEN TAG IN ('ALTER TABLE', 'ALTER FOREIGN TABLE') EXECUTE FUNCTION dperm.budgeted_alter();
 
 -- dperm.train reads any relation the caller may read (protected ones as
 -- their owner), and takes a mode: 'auto' (the 5-argument form: stream when

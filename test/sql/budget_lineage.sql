@@ -1,0 +1,147 @@
+-- Budgets follow the rows through ALTER TABLE: a partition detached from a
+-- budgeted, protected parent (DETACH PARTITION), a child disinherited (NO
+-- INHERIT) and the partitions of a moved budget's old parent
+-- (dperm.move_budget) are still charged to the budget they were under
+-- (dperm.lineage), and a budget's privacy unit follows RENAME COLUMN (a
+-- column added under the old name is not the unit; dropping the unit's
+-- column is refused).
+SET max_parallel_workers_per_gather = 0;
+CREATE FUNCTION lin_sqlstate(query text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE query;
+  RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE;
+END $$;
+CREATE ROLE regress_lin_owner;
+CREATE ROLE regress_lin_analyst;
+GRANT CREATE ON SCHEMA public TO regress_lin_owner;
+GRANT EXECUTE ON FUNCTION lin_sqlstate(text) TO PUBLIC;
+SET ROLE regress_lin_owner;
+
+-- ---------------------------------------------------------------- DETACH PARTITION
+CREATE TABLE lp (f float8[], y boolean, k int) PARTITION BY LIST (k);
+CREATE TABLE lp_a PARTITION OF lp FOR VALUES IN (0);
+CREATE TABLE lp_b PARTITION OF lp FOR VALUES IN (1);
+INSERT INTO lp SELECT ARRAY[sin(i) / 2, cos(i) / 2], sin(3 * i) > 0, i % 2 FROM generate_series(1, 200) i;
+SELECT dperm.set_budget('lp', 1.0, accounting => 'basic');
+SELECT dperm.protect('lp', ARRAY['regress_lin_analyst'::regrole]);
+SET ROLE regress_lin_analyst;
+SELECT dperm.train('lp', 'f', 'y', 'logistic', dp_options(epsilon => 0.7, l2 => 0.1, dimension => 2)) IS NOT NULL AS released;
+SET ROLE regress_lin_owner;
+ALTER TABLE lp DETACH PARTITION lp_a;
+SELECT relation, ancestor FROM dperm.lineage ORDER BY 1, 2;
+-- the detached partition is still part of lp's budgeted rows: read alone it
+-- is a subset of them, refused (0A000) as a partition read alone is, for
+-- the analyst and the owner alike
+SET ROLE regress_lin_analyst;
+SELECT lin_sqlstate($$SELECT dperm.train('lp_a', 'f', 'y', 'logistic', dp_options(epsilon => 0.7, l2 => 0.1, dimension => 2))$$) AS detached_alone;
+SET ROLE regress_lin_owner;
+SELECT lin_sqlstate($$SELECT dp_logreg(f, y, dp_options(epsilon => 0.2, l2 => 0.1, dimension => 2)) FROM lp_a$$) AS owner_detached_alone;
+-- read with the rest of lp, it is charged to lp's budget: 0.7 + 0.7 > 1
+SELECT lin_sqlstate($$SELECT dp_logreg(f, y, dp_options(epsilon => 0.7, l2 => 0.1, dimension => 2))
+                        FROM (SELECT f, y FROM lp UNION ALL SELECT f, y FROM lp_a) s$$) AS with_parent_over_budget;
+SELECT dp_logreg(f, y, dp_options(epsilon => 0.2, l2 => 0.1, dimension => 2)) IS NOT NULL AS released
+  FROM (SELECT f, y FROM lp UNION ALL SELECT f, y FROM lp_a) s;
+SELECT round(epsilon_spent::numeric, 9) AS epsilon_spent, releases FROM dperm.budget_status WHERE relation = 'lp'::regclass;
+-- a sub-partitioned partition: every level below keeps the ancestors
+CREATE TABLE lp_c PARTITION OF lp FOR VALUES IN (2) PARTITION BY LIST (y);
+CREATE TABLE lp_c_t PARTITION OF lp_c FOR VALUES IN (true);
+ALTER TABLE lp DETACH PARTITION lp_c;
+SELECT relation, ancestor FROM dperm.lineage WHERE relation::text LIKE 'lp_c%' ORDER BY 1, 2;
+-- attached elsewhere, the lineage stays
+CREATE TABLE other_parent (f float8[], y boolean, k int) PARTITION BY LIST (k);
+ALTER TABLE other_parent ATTACH PARTITION lp_a FOR VALUES IN (0);
+SELECT lin_sqlstate($$SELECT dp_logreg(f, y, dp_options(epsilon => 0.2, l2 => 0.1, dimension => 2)) FROM other_parent$$) AS reattached_subset;
+-- a failed DETACH records nothing
+SELECT lin_sqlstate('ALTER TABLE lp DETACH PARTITION no_such_partition') AS failed_detach;
+SELECT count(*) AS lineage_rows FROM dperm.lineage WHERE ancestor = 'lp'::regclass;
+
+-- ---------------------------------------------------------------- NO INHERIT
+CREATE TABLE ip (f float8[], y boolean);
+CREATE TABLE ic () INHERITS (ip);
+INSERT INTO ic SELECT ARRAY[sin(i) / 2, cos(i) / 2], sin(3 * i) > 0 FROM generate_series(1, 200) i;
+SELECT dperm.set_budget('ip', 1.0, accounting => 'basic');
+SELECT dp_logreg(f, y, dp_options(epsilon => 0.7, l2 => 0.1, dimension => 2)) IS NOT NULL AS released FROM ip;
+ALTER TABLE ic NO INHERIT ip;
+-- alone, a subset of ip's budgeted rows; with ip, charged to ip: 0.7 + 0.7 > 1
+SELECT lin_sqlstate($$SELECT dp_logreg(f, y, dp_options(epsilon => 0.7, l2 => 0.1, dimension => 2)) FROM ic$$) AS disinherited_alone;
+SELECT dp_logreg(f, y, dp_options(epsilon => 0.7, l2 => 0.1, dimension => 2)) IS NOT NULL AS released
+  FROM (SELECT f, y FROM ip UNION ALL SELECT f, y FROM ic) s;
+SELECT round(epsilon_spent::numeric, 9) AS epsilon_spent, releases FROM dperm.budget_status WHERE relation = 'ip'::regclass;
+
+-- ---------------------------------------------------------------- move_budget
+-- the reload moves the budget to a new parent; the old parent's partitions,
+-- still protected, stay under the moved budget (read alone, a subset of it)
+CREATE TABLE mp (f float8[], y boolean, k int) PARTITION BY LIST (k);
+CREATE TABLE mp_a PARTITION OF mp FOR VALUES IN (0);
+INSERT INTO mp SELECT ARRAY[sin(i) / 2, cos(i) / 2], sin(3 * i) > 0, 0 FROM generate_series(1, 200) i;
+SELECT dperm.set_budget('mp', 1.0, accounting => 'basic');
+SELECT dperm.protect('mp', ARRAY['regress_lin_analyst'::regrole]);
+SET ROLE regress_lin_analyst;
+SELECT dperm.train('mp', 'f', 'y', 'logistic', dp_options(epsilon => 0.7, l2 => 0.1, dimension => 2)) IS NOT NULL AS released;
+SET ROLE regress_lin_owner;
+CREATE TABLE mp_new AS SELECT * FROM mp;
+SELECT dperm.move_budget('mp', 'mp_new');
+SET ROLE regress_lin_analyst;
+SELECT lin_sqlstate($$SELECT dperm.train('mp_a', 'f', 'y', 'logistic', dp_options(epsilon => 0.7, l2 => 0.1, dimension => 2))$$) AS old_partition_alone;
+SELECT lin_sqlstate($$SELECT dperm.train('mp_new', 'f', 'y', 'logistic', dp_options(epsilon => 0.7, l2 => 0.1, dimension => 2))$$) AS new_over_budget;
+SET ROLE regress_lin_owner;
+-- the partition detached from lp follows lp's budget when it moves
+CREATE TABLE lp_new AS SELECT * FROM lp;
+SELECT dperm.move_budget('lp', 'lp_new');
+SELECT ancestor FROM dperm.lineage WHERE relation = 'lp_a'::regclass ORDER BY 1;
+SELECT lin_sqlstate($$SELECT dp_logreg(f, y, dp_options(epsilon => 0.2, l2 => 0.1, dimension => 2)) FROM lp_a$$) AS moved_alone;
+-- dropping a relation forgets its lineage
+DROP TABLE mp;
+DROP TABLE lp_c;
+SELECT count(*) AS lineage_of_dropped FROM dperm.lineage
+ WHERE relation::oid NOT IN (SELECT oid FROM pg_class) OR ancestor::oid NOT IN (SELECT oid FROM pg_class);
+
+-- ---------------------------------------------------------------- the unit's column
+CREATE TABLE ut AS
+  SELECT ARRAY[sin(i) / 2, cos(i) / 2] AS f, sin(3 * i) > 0 AS y, i % 40 AS uid FROM generate_series(1, 200) i;
+SELECT dperm.set_budget('ut', 5, privacy_unit => 'uid', max_rows_per_unit => 5);
+SELECT dperm.train('ut', 'f', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1, dimension => 2)) IS NOT NULL AS released;
+-- RENAME COLUMN then ADD COLUMN under the old name: the unit stays the
+-- renamed column (every row its own value of the new column would make
+-- each row a unit)
+ALTER TABLE ut RENAME COLUMN uid TO person;
+ALTER TABLE ut ADD COLUMN uid int;
+UPDATE ut SET uid = 1;
+SELECT privacy_unit, max_rows_per_unit FROM dperm.budget_status WHERE relation = 'ut'::regclass;
+SELECT dperm.train('ut', 'f', 'y', 'logistic', dp_options(epsilon => 1, l2 => 0.1, dimension => 2)) IS NOT NULL AS released;
+SELECT neighbors FROM dperm.ledger WHERE relations = ARRAY['ut'::regclass] ORDER BY id;
+-- ALTER TABLE ... RENAME without COLUMN, and on a parent (the rename
+-- recurses to the partitions, whose budgets follow)
+ALTER TABLE ut RENAME person TO person_id;
+SELECT privacy_unit FROM dperm.budgets WHERE relation = 'ut'::regclass;
+CREATE TABLE up (f float8[], y boolean, uid int) PARTITION BY LIST (y);
+CREATE TABLE up_t PARTITION OF up FOR VALUES IN (true);
+SELECT dperm.set_budget('up_t', 5, privacy_unit => 'uid', max_rows_per_unit => 5);
+ALTER TABLE up RENAME COLUMN uid TO who;
+SELECT privacy_unit FROM dperm.budgets WHERE relation = 'up_t'::regclass;
+-- a failed rename changes nothing
+SELECT lin_sqlstate('ALTER TABLE ut RENAME COLUMN person_id TO uid') AS rename_onto_existing;
+SELECT privacy_unit FROM dperm.budgets WHERE relation = 'ut'::regclass;
+-- dropping the unit's column is refused (2BP01), in every form
+ALTER TABLE ut DROP COLUMN person_id;
+SELECT lin_sqlstate('ALTER TABLE up DROP COLUMN who') AS drop_parent_column,
+       lin_sqlstate('ALTER TABLE ut DROP COLUMN uid') AS drop_other_column;
+RESET ROLE;
+CREATE DOMAIN lin_id AS int;
+CREATE TABLE ud (f float8[], y boolean, uid lin_id);
+SELECT dperm.set_budget('ud', 5, privacy_unit => 'uid', max_rows_per_unit => 5);
+SELECT lin_sqlstate('DROP DOMAIN lin_id CASCADE') AS drop_type_cascade;
+SELECT privacy_unit FROM dperm.budgets WHERE relation = 'ud'::regclass;
+
+-- clean up
+SET client_min_messages = warning;
+SELECT dperm.retire_budget(relation) FROM dperm.budgets
+ WHERE relation::text IN ('lp_new', 'ip', 'mp_new', 'ut', 'up_t', 'ud');
+DROP TABLE lp, lp_new, other_parent, ip, ic, mp_new, ut, up, ud;
+DROP DOMAIN lin_id;
+RESET client_min_messages;
+SELECT count(*) AS lineage_left FROM dperm.lineage;
+REVOKE CREATE ON SCHEMA public FROM regress_lin_owner;
+DROP ROLE regress_lin_owner, regress_lin_analyst;
