@@ -317,14 +317,21 @@ COMMENT ON FUNCTION dperm.budget_totals_stale() IS 'internal: whether dperm.ledg
 REVOKE ALL ON FUNCTION dperm.budget_totals_stale() FROM PUBLIC;
 
 -- The ledger writer's call before a budget check: recounts every total when
--- they are stale; true when it did.
+-- they are stale; true when it did. A totals row another transaction holds
+-- (an open dperm.move_budget's) is not waited for beyond the writer's
+-- lock_timeout: the totals stay stale, and dperm.budget_spent composes the
+-- ledger meanwhile.
 CREATE FUNCTION dperm.refresh_budget_totals() RETURNS boolean
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   IF NOT dperm.budget_totals_stale() THEN
     RETURN false;
   END IF;
-  PERFORM dperm.recount_budget_totals(NULL);
+  BEGIN
+    PERFORM dperm.recount_budget_totals(NULL);
+  EXCEPTION WHEN lock_not_available THEN
+    RETURN false;
+  END;
   RETURN true;
 END $$;
 COMMENT ON FUNCTION dperm.refresh_budget_totals() IS 'internal: recounts dperm.budget_totals from the ledger when they are stale (the ledger writer, before a budget check)';
