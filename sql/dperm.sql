@@ -697,12 +697,15 @@ CREATE EVENT TRIGGER dperm_budgeted_drop ON sql_drop EXECUTE FUNCTION dperm.budg
 -- The event trigger that keeps budgets with the rows through ALTER TABLE
 -- (docs/design.md, "Budgets follow the data"): before a DETACH PARTITION or
 -- NO INHERIT it records the leaving relation's ancestors in dperm.lineage;
--- a RENAME COLUMN of a budget's privacy unit renames the unit with it.
+-- ATTACH PARTITION or INHERIT of a protected relation under a parent that is
+-- not protected is refused (55000); a RENAME COLUMN of a budget's privacy
+-- unit renames the unit with it.
 CREATE FUNCTION dperm.budgeted_alter() RETURNS event_trigger
   AS 'MODULE_PATHNAME', 'dperm_budgeted_alter' LANGUAGE C;
-COMMENT ON FUNCTION dperm.budgeted_alter() IS 'event trigger: a detached partition or disinherited child keeps its ancestors'' budgets and protection (dperm.lineage); a budget''s privacy unit follows a RENAME COLUMN';
+COMMENT ON FUNCTION dperm.budgeted_alter() IS 'event trigger: a detached partition or disinherited child keeps its ancestors'' budgets and protection (dperm.lineage); a protected relation joins only a protected parent; a budget''s privacy unit follows a RENAME COLUMN';
 CREATE EVENT TRIGGER dperm_budgeted_alter ON ddl_command_start
-  WHEN TAG IN ('ALTER TABLE', 'ALTER FOREIGN TABLE') EXECUTE FUNCTION dperm.budgeted_alter();
+  WHEN TAG IN ('ALTER TABLE', 'ALTER FOREIGN TABLE', 'ALTER VIEW', 'ALTER MATERIALIZED VIEW')
+  EXECUTE FUNCTION dperm.budgeted_alter();
 
 -- dperm.train reads any relation the caller may read (protected ones as
 -- their owner), and takes a mode: 'auto' (the 5-argument form: stream when

@@ -211,10 +211,48 @@ void FollowUnitRename(RenameStmt* stmt) {
   SPI_finish();
 }
 
+// Whether `relid`, one of its ancestors (with dperm.lineage's) or one of its
+// partitions or children is protected. Needs an SPI connection.
+bool InProtectedFamily(Oid relid) {
+  bool allowed;
+  if (OidIsValid(ProtectionOf(relid, GetUserId(), &allowed))) return true;
+  List* family = find_all_inheritors(relid, NoLock, nullptr);
+  Oid* members = static_cast<Oid*>(palloc(sizeof(Oid) * list_length(family)));
+  int n = 0;
+  ListCell* lc;
+  foreach (lc, family) members[n++] = lfirst_oid(lc);
+  Oid types[1] = {OIDARRAYOID};
+  Datum args[1] = {OidArrayDatum(members, n)};
+  RunAsCatalogOwner("SELECT 1 FROM dperm.protected p"
+                    " WHERE p.relation::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1) LIMIT 1",
+                    1, types, args, nullptr, SPI_OK_SELECT, true);
+  return SPI_processed > 0;
+}
+
+// ATTACH PARTITION and INHERIT: a protected relation (or one with a
+// protected partition, child or former ancestor) may join only a protected
+// family: whoever may read the new parent would read its rows through it,
+// bypassing dperm.train (55000). Needs an SPI connection.
+void RefuseUnprotectedParent(Oid child, Oid parent) {
+  if (!InProtectedFamily(child)) return;
+  bool allowed;
+  if (OidIsValid(ProtectionOf(parent, GetUserId(), &allowed))) return;
+  char* child_name = RelationDisplayName(child);
+  char* parent_name = RelationDisplayName(parent);
+  ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                  errmsg("cannot make the protected relation %s a partition or child of %s, "
+                         "which is not protected", child_name, parent_name),
+                  errdetail("Roles that may read %s would read the protected rows through it, "
+                            "without dperm.train and its budget.", parent_name),
+                  errhint("Protect %s first: SELECT dperm.protect('%s', analysts).", parent_name,
+                          parent_name)));
+}
+
 // DETACH PARTITION (also CONCURRENTLY, FINALIZE) and NO INHERIT: the
 // relation that leaves keeps its old parent and the parent's ancestors
-// (dperm.lineage) for its budgets and protection.
-void RecordDetach(AlterTableStmt* stmt) {
+// (dperm.lineage) for its budgets and protection. ATTACH PARTITION and
+// INHERIT: RefuseUnprotectedParent.
+void FollowAlterTable(AlterTableStmt* stmt) {
   Oid relid = RelationOfCommand(stmt->relation);
   if (!OidIsValid(relid)) return;
   ListCell* lc;
@@ -230,9 +268,25 @@ void RecordDetach(AlterTableStmt* stmt) {
       child = relid;
       parent = RelationOfCommand(reinterpret_cast<RangeVar*>(cmd->def));
     }
+    bool joins = false;
+    if (cmd->subtype == AT_AttachPartition && cmd->def != nullptr && IsA(cmd->def, PartitionCmd)) {
+      child = RelationOfCommand(reinterpret_cast<PartitionCmd*>(cmd->def)->name);
+      parent = relid;
+      joins = true;
+    } else if (cmd->subtype == AT_AddInherit && cmd->def != nullptr && IsA(cmd->def, RangeVar)) {
+      child = relid;
+      parent = RelationOfCommand(reinterpret_cast<RangeVar*>(cmd->def));
+      joins = true;
+    }
     if (!OidIsValid(child) || !OidIsValid(parent)) continue;
     if (!connected) SPI_connect(), connected = true;
-    RecordLineage(child, ParentAndAncestors(parent));
+    if (joins) {
+      // Only for the owner of both: for anyone else the command fails.
+      if (pg_class_ownercheck(child, GetUserId()) && pg_class_ownercheck(parent, GetUserId()))
+        RefuseUnprotectedParent(child, parent);
+    } else {
+      RecordLineage(child, ParentAndAncestors(parent));
+    }
   }
   if (connected) SPI_finish();
 }
@@ -242,11 +296,12 @@ void RecordDetach(AlterTableStmt* stmt) {
 
 using namespace dperm::pg;
 
-// dperm.budgeted_alter(): the ddl_command_start event trigger of ALTER TABLE
-// and ALTER FOREIGN TABLE. Budgets and protection follow the rows: a
-// partition detached or a child disinherited keeps its old ancestors
-// (dperm.lineage, read by AncestorsOf), and a budget's privacy unit follows
-// a RENAME COLUMN. Writes as the catalog owner, in the command's
+// dperm.budgeted_alter(): the ddl_command_start event trigger of ALTER TABLE,
+// ALTER FOREIGN TABLE, ALTER VIEW and ALTER MATERIALIZED VIEW. Budgets and
+// protection follow the rows: a partition detached or a child disinherited
+// keeps its old ancestors (dperm.lineage, read by AncestorsOf), a protected
+// relation joins only a protected parent, and a budget's privacy unit
+// follows a RENAME COLUMN. Writes as the catalog owner, in the command's
 // transaction: if the command fails, nothing is recorded.
 DPERM_FUNCTION(dperm_budgeted_alter) {
   if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
@@ -255,7 +310,7 @@ DPERM_FUNCTION(dperm_budgeted_alter) {
   Node* stmt = reinterpret_cast<EventTriggerData*>(fcinfo->context)->parsetree;
   if (stmt == nullptr || !HasLineage()) PG_RETURN_VOID();
   if (IsA(stmt, AlterTableStmt)) {
-    RecordDetach(reinterpret_cast<AlterTableStmt*>(stmt));
+    FollowAlterTable(reinterpret_cast<AlterTableStmt*>(stmt));
   } else if (IsA(stmt, RenameStmt)) {
     RenameStmt* rename = reinterpret_cast<RenameStmt*>(stmt);
     if (rename->renameType == OBJECT_COLUMN && rename->relation != nullptr) FollowUnitRename(rename);

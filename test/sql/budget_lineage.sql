@@ -49,8 +49,20 @@ CREATE TABLE lp_c PARTITION OF lp FOR VALUES IN (2) PARTITION BY LIST (y);
 CREATE TABLE lp_c_t PARTITION OF lp_c FOR VALUES IN (true);
 ALTER TABLE lp DETACH PARTITION lp_c;
 SELECT relation, ancestor FROM dperm.lineage WHERE relation::text LIKE 'lp_c%' ORDER BY 1, 2;
--- attached elsewhere, the lineage stays
+-- DETACH PARTITION CONCURRENTLY too
+CREATE TABLE lp_d PARTITION OF lp FOR VALUES IN (3);
+ALTER TABLE lp DETACH PARTITION lp_d CONCURRENTLY;
+SELECT ancestor FROM dperm.lineage WHERE relation = 'lp_d'::regclass;
+DROP TABLE lp_d;
+-- a protected relation joins only a protected parent (55000): the new
+-- parent's readers would read its rows directly
 CREATE TABLE other_parent (f float8[], y boolean, k int) PARTITION BY LIST (k);
+ALTER TABLE other_parent ATTACH PARTITION lp_a FOR VALUES IN (0);
+CREATE TABLE other_heir (f float8[], y boolean, k int);
+SELECT lin_sqlstate('ALTER TABLE lp_a INHERIT other_heir') AS inherit_unprotected;
+DROP TABLE other_heir;
+-- attached under a protected parent, the lineage stays
+SELECT dperm.protect('other_parent', ARRAY['regress_lin_analyst'::regrole]);
 ALTER TABLE other_parent ATTACH PARTITION lp_a FOR VALUES IN (0);
 SELECT lin_sqlstate($$SELECT dp_logreg(f, y, dp_options(epsilon => 0.2, l2 => 0.1, dimension => 2)) FROM other_parent$$) AS reattached_subset;
 -- a failed DETACH records nothing
@@ -121,6 +133,13 @@ CREATE TABLE up_t PARTITION OF up FOR VALUES IN (true);
 SELECT dperm.set_budget('up_t', 5, privacy_unit => 'uid', max_rows_per_unit => 5);
 ALTER TABLE up RENAME COLUMN uid TO who;
 SELECT privacy_unit FROM dperm.budgets WHERE relation = 'up_t'::regclass;
+-- a materialized view's unit follows ALTER MATERIALIZED VIEW ... RENAME COLUMN
+CREATE MATERIALIZED VIEW umv AS SELECT f, y, person_id AS uid FROM ut;
+SELECT dperm.set_budget('umv', 5, privacy_unit => 'uid', max_rows_per_unit => 5);
+ALTER MATERIALIZED VIEW umv RENAME COLUMN uid TO pid;
+SELECT privacy_unit FROM dperm.budgets WHERE relation = 'umv'::regclass;
+SELECT dperm.retire_budget('umv');
+DROP MATERIALIZED VIEW umv;
 -- a failed rename changes nothing
 SELECT lin_sqlstate('ALTER TABLE ut RENAME COLUMN person_id TO uid') AS rename_onto_existing;
 SELECT privacy_unit FROM dperm.budgets WHERE relation = 'ut'::regclass;
