@@ -373,7 +373,8 @@ GRANT USAGE ON SCHEMA dperm TO PUBLIC;
 GRANT SELECT ON dperm.budgets, dperm.ledger TO PUBLIC;
 
 -- ==== running budget totals ====
--- One row per relation that a ledger row names: the sums dperm.budget_spent
+-- One row per relation that a ledger row names (and '-' for the releases
+-- that read none): the sums dperm.budget_spent
 -- composes (ComposeTotals, src/core/budget.cpp), so a budget check reads one
 -- row, not every charge. Kept by the ledger's own triggers in the transaction
 -- that writes the ledger rows (the ledger writer's, under its budget row
@@ -426,37 +427,54 @@ COMMENT ON FUNCTION dperm.curve_add(float8[], float8[]) IS 'the order-wise sum o
 CREATE AGGREGATE dperm.curve_sum(float8[]) (SFUNC = dperm.curve_add, STYPE = float8[]);
 COMMENT ON AGGREGATE dperm.curve_sum(float8[]) IS 'the order-wise sum of RDP curves';
 
--- Recounts the totals of `only_relations` (NULL: every relation) from the
--- ledger: their rows are deleted and summed again.
+-- The keys a ledger row adds to in dperm.budget_totals: its relations, or
+-- the row '-' (relation 0) for a release that read none, so that every
+-- ledger row is under some total's watermark (last_id).
+CREATE FUNCTION dperm.totals_keys(relations regclass[]) RETURNS regclass[]
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN CASE WHEN pg_catalog.cardinality(relations) OPERATOR(pg_catalog.>) 0 THEN relations
+              ELSE ARRAY[0::pg_catalog.oid::pg_catalog.regclass] END;
+COMMENT ON FUNCTION dperm.totals_keys(regclass[]) IS 'internal: the dperm.budget_totals rows a ledger row adds to (its relations; ''-'' for none)';
+
+-- Recounts the totals of `only_relations` (NULL: every relation; '-': the
+-- releases that read none) from the ledger: their rows are deleted and
+-- summed again.
 CREATE FUNCTION dperm.recount_budget_totals(only_relations regclass[]) RETURNS void
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  rows_of text := '';
 BEGIN
   IF only_relations IS NULL THEN
     DELETE FROM dperm.budget_totals;
   ELSE
     DELETE FROM dperm.budget_totals t WHERE t.relation = ANY (only_relations);
+    -- the ledger's GIN index finds the rows; '-' adds the rows without relations
+    rows_of := 'WHERE (l.relations && $1'
+               || CASE WHEN 0::oid::regclass = ANY (only_relations)
+                       THEN ' OR cardinality(l.relations) = 0' ELSE '' END
+               || ') AND r.relation = ANY ($1)';
   END IF;
-  INSERT INTO dperm.budget_totals
-  SELECT r.relation, count(*), sum(l.epsilon), sum(l.delta),
-         coalesce(sum(l.epsilon) FILTER (WHERE NOT c.curved), 0),
-         coalesce(sum(l.delta) FILTER (WHERE NOT c.curved), 0),
-         count(*) FILTER (WHERE c.curved),
-         dperm.curve_sum(l.rdp) FILTER (WHERE c.curved),
-         max(l.id)
-    FROM dperm.ledger l,
-         LATERAL (SELECT DISTINCT u FROM unnest(l.relations) u) r(relation),
-         LATERAL (SELECT dperm.is_ledger_curve(l.rdp)) c(curved)
-   WHERE only_relations IS NULL
-      OR (l.relations && only_relations AND r.relation = ANY (only_relations))
-   GROUP BY r.relation;
+  EXECUTE format($q$
+    INSERT INTO dperm.budget_totals
+    SELECT r.relation, count(*), sum(l.epsilon), sum(l.delta),
+           coalesce(sum(l.epsilon) FILTER (WHERE NOT c.curved), 0),
+           coalesce(sum(l.delta) FILTER (WHERE NOT c.curved), 0),
+           count(*) FILTER (WHERE c.curved),
+           dperm.curve_sum(l.rdp) FILTER (WHERE c.curved),
+           max(l.id)
+      FROM dperm.ledger l,
+           LATERAL (SELECT DISTINCT u FROM unnest(dperm.totals_keys(l.relations)) u) r(relation),
+           LATERAL (SELECT dperm.is_ledger_curve(l.rdp)) c(curved)
+     %s
+     GROUP BY r.relation$q$, rows_of) USING only_relations;
 END $$;
 COMMENT ON FUNCTION dperm.recount_budget_totals(regclass[]) IS 'internal: sums the dperm.budget_totals rows of these relations (NULL: all) again from the ledger';
 REVOKE ALL ON FUNCTION dperm.recount_budget_totals(regclass[]) FROM PUBLIC;
 
--- Whether the ledger has a row naming a relation that the totals do not
--- count: one above every total's watermark. Two index probes: the ledger's
--- primary key is searched with the watermark as a constant (a generic plan
--- could scan the whole ledger).
+-- Whether the ledger has a row that the totals do not count: one above
+-- every total's watermark. Two index probes: the ledger's primary key is
+-- searched with the watermark as a constant (a generic plan could scan the
+-- whole ledger).
 CREATE FUNCTION dperm.budget_totals_stale() RETURNS boolean
   LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -464,7 +482,7 @@ DECLARE
   stale boolean;
 BEGIN
   SELECT coalesce(max(t.last_id), 0) INTO watermark FROM dperm.budget_totals t;
-  EXECUTE format('SELECT EXISTS (SELECT 1 FROM dperm.ledger l WHERE l.id > %s AND cardinality(l.relations) > 0)',
+  EXECUTE format('SELECT EXISTS (SELECT 1 FROM dperm.ledger l WHERE l.id > %s)',
                  watermark) INTO stale;
   RETURN stale;
 END $$;
@@ -506,7 +524,7 @@ BEGIN
            dperm.curve_sum(l.rdp) FILTER (WHERE c.curved),
            max(l.id)
       FROM new_rows l,
-           LATERAL (SELECT DISTINCT u FROM unnest(l.relations) u) r(relation),
+           LATERAL (SELECT DISTINCT u FROM unnest(dperm.totals_keys(l.relations)) u) r(relation),
            LATERAL (SELECT dperm.is_ledger_curve(l.rdp)) c(curved)
      GROUP BY r.relation
     ON CONFLICT (relation) DO UPDATE SET
@@ -523,16 +541,18 @@ BEGIN
     -- named by a row whose id or charge changed.
     SELECT array_agg(DISTINCT u.relation) INTO changed
       FROM old_rows o FULL JOIN new_rows n ON o.id = n.id,
-           LATERAL unnest(coalesce(o.relations, '{}') || coalesce(n.relations, '{}')) u(relation)
+           LATERAL unnest(coalesce(dperm.totals_keys(o.relations), '{}')
+                          || coalesce(dperm.totals_keys(n.relations), '{}')) u(relation)
      WHERE o.id IS NULL OR n.id IS NULL
         OR (o.epsilon, o.delta, o.rdp) IS DISTINCT FROM (n.epsilon, n.delta, n.rdp)
-        OR NOT (u.relation = ANY (o.relations) AND u.relation = ANY (n.relations));
+        OR NOT (u.relation = ANY (dperm.totals_keys(o.relations))
+                AND u.relation = ANY (dperm.totals_keys(n.relations)));
     IF changed IS NOT NULL THEN
       PERFORM dperm.recount_budget_totals(changed);
     END IF;
   ELSIF TG_OP = 'DELETE' THEN
     SELECT array_agg(DISTINCT u.relation) INTO changed
-      FROM old_rows o, LATERAL unnest(o.relations) u(relation);
+      FROM old_rows o, LATERAL unnest(dperm.totals_keys(o.relations)) u(relation);
     IF changed IS NOT NULL THEN
       PERFORM dperm.recount_budget_totals(changed);
     END IF;
