@@ -164,7 +164,7 @@ def render():
         require_comment("function", f"{qualified}({identity})", comment, missing)
         args = re.sub(r"DEFAULT NULL::[\w ]+?(\[\])?(?=,|$)", "DEFAULT NULL", args)
         args = re.sub(r"('[^']*')::text", r"\1", args)
-        if "internal" in comment.split(":")[0] or name in ("check_options", "budgeted_drop"):
+        if "internal" in comment.split(":")[0] or name in ("check_options", "budgeted_drop", "budgeted_alter"):
             group = "Internal functions"
         elif name in models:
             group = "Named models"

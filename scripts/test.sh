@@ -123,6 +123,11 @@ job worker_slots_preload pg_virtualenv -t -o max_worker_processes=8 \
 job stall pg_virtualenv -t -o max_worker_processes=40 bash test/stall.sh
 job stall_preload pg_virtualenv -t -o max_worker_processes=40 \
   -o shared_preload_libraries=dperm bash test/stall.sh
+# No lock one role holds in an open transaction (any dperm function it may
+# call, the DDL dperm's event triggers follow) delays another role's release.
+job role_locks pg_virtualenv -t -o max_worker_processes=40 bash test/role_locks.sh
+job role_locks_preload pg_virtualenv -t -o max_worker_processes=40 \
+  -o shared_preload_libraries=dperm bash test/role_locks.sh
 
 declare -A job_status=()
 declare -A running=()  # pid -> job index

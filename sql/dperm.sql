@@ -384,13 +384,20 @@ GRANT USAGE ON SCHEMA dperm TO PUBLIC;
 GRANT SELECT ON dperm.budgets, dperm.ledger TO PUBLIC;
 
 -- ==== running budget totals ====
--- One row per relation that a ledger row names: the sums dperm.budget_spent
+-- One row per relation that a ledger row names (and '-' for the releases
+-- that read none): the sums dperm.budget_spent
 -- composes (ComposeTotals, src/core/budget.cpp), so a budget check reads one
 -- row, not every charge. Kept by the ledger's own triggers in the transaction
 -- that writes the ledger rows (the ledger writer's, under its budget row
--- locks): an insert adds its rows; an update, delete or truncate rebuilds
--- every total from the ledger. Derived data: not a configuration table, since
--- a restore of the ledger's rows fills it through the insert trigger.
+-- locks): an insert adds its rows; an update or delete recounts only the
+-- relations whose rows it changed (dperm.move_budget's update: the two
+-- relations it moves between, so an open mover's transaction locks no other
+-- relation's totals); a truncate recounts every total. Derived data, not
+-- dumped: last_id, the highest ledger id a row counts, is the watermark
+-- dperm.budget_totals_stale() compares with the ledger, so ledger rows
+-- restored without the trigger (pg_restore --data-only --disable-triggers)
+-- are never read as unspent: dperm.budget_spent then composes the ledger
+-- itself, and the ledger writer recounts the totals before its next check.
 CREATE TABLE dperm.budget_totals (
   relation regclass PRIMARY KEY,
   releases bigint NOT NULL,
@@ -399,10 +406,13 @@ CREATE TABLE dperm.budget_totals (
   plain_epsilon float8 NOT NULL,
   plain_delta float8 NOT NULL,
   curves bigint NOT NULL,
-  rdp float8[]);
+  rdp float8[],
+  last_id bigint NOT NULL DEFAULT 0);
+CREATE INDEX budget_totals_last_id ON dperm.budget_totals (last_id);
 COMMENT ON TABLE dperm.budget_totals IS 'per relation: the sums of its dperm.ledger rows that dperm.budget_spent composes (kept by the ledger''s triggers)';
 COMMENT ON COLUMN dperm.budget_totals.plain_epsilon IS 'sum of the epsilon of the rows without a curve (they compose by sums)';
 COMMENT ON COLUMN dperm.budget_totals.rdp IS 'order-wise sum of the rows'' RDP curves on dperm.rdp_orders() (NULL: no curve)';
+COMMENT ON COLUMN dperm.budget_totals.last_id IS 'the highest dperm.ledger id the row counts (the watermark of dperm.budget_totals_stale())';
 -- No grant: the totals count every role's releases, which the ledger's
 -- row-level security hides from other roles; dperm.budget_spent (SECURITY
 -- DEFINER) and the ledger writer read them.
@@ -428,24 +438,104 @@ COMMENT ON FUNCTION dperm.curve_add(float8[], float8[]) IS 'the order-wise sum o
 CREATE AGGREGATE dperm.curve_sum(float8[]) (SFUNC = dperm.curve_add, STYPE = float8[]);
 COMMENT ON AGGREGATE dperm.curve_sum(float8[]) IS 'the order-wise sum of RDP curves';
 
+-- The keys a ledger row adds to in dperm.budget_totals: its relations, or
+-- the row '-' (relation 0) for a release that read none, so that every
+-- ledger row is under some total's watermark (last_id).
+CREATE FUNCTION dperm.totals_keys(relations regclass[]) RETURNS regclass[]
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN CASE WHEN pg_catalog.cardinality(relations) OPERATOR(pg_catalog.>) 0 THEN relations
+              ELSE ARRAY[0::pg_catalog.oid::pg_catalog.regclass] END;
+COMMENT ON FUNCTION dperm.totals_keys(regclass[]) IS 'internal: the dperm.budget_totals rows a ledger row adds to (its relations; ''-'' for none)';
+
+-- Recounts the totals of `only_relations` (NULL: every relation; '-': the
+-- releases that read none) from the ledger: their rows are deleted and
+-- summed again.
+CREATE FUNCTION dperm.recount_budget_totals(only_relations regclass[]) RETURNS void
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  rows_of text := '';
+BEGIN
+  IF only_relations IS NULL THEN
+    DELETE FROM dperm.budget_totals;
+  ELSE
+    DELETE FROM dperm.budget_totals t WHERE t.relation = ANY (only_relations);
+    -- the ledger's GIN index finds the rows; '-' adds the rows without relations
+    rows_of := 'WHERE (l.relations && $1'
+               || CASE WHEN 0::oid::regclass = ANY (only_relations)
+                       THEN ' OR cardinality(l.relations) = 0' ELSE '' END
+               || ') AND r.relation = ANY ($1)';
+  END IF;
+  EXECUTE format($q$
+    INSERT INTO dperm.budget_totals
+    SELECT r.relation, count(*), sum(l.epsilon), sum(l.delta),
+           coalesce(sum(l.epsilon) FILTER (WHERE NOT c.curved), 0),
+           coalesce(sum(l.delta) FILTER (WHERE NOT c.curved), 0),
+           count(*) FILTER (WHERE c.curved),
+           dperm.curve_sum(l.rdp) FILTER (WHERE c.curved),
+           max(l.id)
+      FROM dperm.ledger l,
+           LATERAL (SELECT DISTINCT u FROM unnest(dperm.totals_keys(l.relations)) u) r(relation),
+           LATERAL (SELECT dperm.is_ledger_curve(l.rdp)) c(curved)
+     %s
+     GROUP BY r.relation$q$, rows_of) USING only_relations;
+END $$;
+COMMENT ON FUNCTION dperm.recount_budget_totals(regclass[]) IS 'internal: sums the dperm.budget_totals rows of these relations (NULL: all) again from the ledger';
+REVOKE ALL ON FUNCTION dperm.recount_budget_totals(regclass[]) FROM PUBLIC;
+
+-- Whether the ledger has a row that the totals do not count: one above
+-- every total's watermark. Two index probes: the ledger's primary key is
+-- searched with the watermark as a constant (a generic plan could scan the
+-- whole ledger).
+CREATE FUNCTION dperm.budget_totals_stale() RETURNS boolean
+  LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  watermark bigint;
+  stale boolean;
+BEGIN
+  SELECT coalesce(max(t.last_id), 0) INTO watermark FROM dperm.budget_totals t;
+  EXECUTE format('SELECT EXISTS (SELECT 1 FROM dperm.ledger l WHERE l.id > %s)',
+                 watermark) INTO stale;
+  RETURN stale;
+END $$;
+COMMENT ON FUNCTION dperm.budget_totals_stale() IS 'internal: whether dperm.ledger has rows dperm.budget_totals does not count (rows restored without the ledger''s triggers)';
+REVOKE ALL ON FUNCTION dperm.budget_totals_stale() FROM PUBLIC;
+
+-- The ledger writer's call before a budget check: recounts every total when
+-- they are stale; true when it did. A totals row another transaction holds
+-- (an open dperm.move_budget's) is not waited for beyond the writer's
+-- lock_timeout: the totals stay stale, and dperm.budget_spent composes the
+-- ledger meanwhile.
+CREATE FUNCTION dperm.refresh_budget_totals() RETURNS boolean
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF NOT dperm.budget_totals_stale() THEN
+    RETURN false;
+  END IF;
+  BEGIN
+    PERFORM dperm.recount_budget_totals(NULL);
+  EXCEPTION WHEN lock_not_available THEN
+    RETURN false;
+  END;
+  RETURN true;
+END $$;
+COMMENT ON FUNCTION dperm.refresh_budget_totals() IS 'internal: recounts dperm.budget_totals from the ledger when they are stale (the ledger writer, before a budget check)';
+REVOKE ALL ON FUNCTION dperm.refresh_budget_totals() FROM PUBLIC;
+
 CREATE FUNCTION dperm.ledger_totals() RETURNS trigger
   LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  source text := 'new_rows';
+  changed regclass[];
 BEGIN
-  IF TG_OP <> 'INSERT' THEN
-    DELETE FROM dperm.budget_totals;
-    source := 'dperm.ledger';
-  END IF;
-  EXECUTE format($q$
+  IF TG_OP = 'INSERT' THEN
     INSERT INTO dperm.budget_totals AS t
     SELECT r.relation, count(*), sum(l.epsilon), sum(l.delta),
            coalesce(sum(l.epsilon) FILTER (WHERE NOT c.curved), 0),
            coalesce(sum(l.delta) FILTER (WHERE NOT c.curved), 0),
            count(*) FILTER (WHERE c.curved),
-           dperm.curve_sum(l.rdp) FILTER (WHERE c.curved)
-      FROM %s l,
-           LATERAL (SELECT DISTINCT u FROM unnest(l.relations) u) r(relation),
+           dperm.curve_sum(l.rdp) FILTER (WHERE c.curved),
+           max(l.id)
+      FROM new_rows l,
+           LATERAL (SELECT DISTINCT u FROM unnest(dperm.totals_keys(l.relations)) u) r(relation),
            LATERAL (SELECT dperm.is_ledger_curve(l.rdp)) c(curved)
      GROUP BY r.relation
     ON CONFLICT (relation) DO UPDATE SET
@@ -455,13 +545,42 @@ BEGIN
       plain_epsilon = t.plain_epsilon + excluded.plain_epsilon,
       plain_delta = t.plain_delta + excluded.plain_delta,
       curves = t.curves + excluded.curves,
-      rdp = dperm.curve_add(t.rdp, excluded.rdp)$q$, source);
+      rdp = dperm.curve_add(t.rdp, excluded.rdp),
+      last_id = greatest(t.last_id, excluded.last_id);
+  ELSIF TG_OP = 'UPDATE' THEN
+    -- The relations whose rows changed: added to or removed from a row, or
+    -- named by a row whose id or charge changed.
+    SELECT array_agg(DISTINCT u.relation) INTO changed
+      FROM old_rows o FULL JOIN new_rows n ON o.id = n.id,
+           LATERAL unnest(coalesce(dperm.totals_keys(o.relations), '{}')
+                          || coalesce(dperm.totals_keys(n.relations), '{}')) u(relation)
+     WHERE o.id IS NULL OR n.id IS NULL
+        OR (o.epsilon, o.delta, o.rdp) IS DISTINCT FROM (n.epsilon, n.delta, n.rdp)
+        OR NOT (u.relation = ANY (dperm.totals_keys(o.relations))
+                AND u.relation = ANY (dperm.totals_keys(n.relations)));
+    IF changed IS NOT NULL THEN
+      PERFORM dperm.recount_budget_totals(changed);
+    END IF;
+  ELSIF TG_OP = 'DELETE' THEN
+    SELECT array_agg(DISTINCT u.relation) INTO changed
+      FROM old_rows o, LATERAL unnest(dperm.totals_keys(o.relations)) u(relation);
+    IF changed IS NOT NULL THEN
+      PERFORM dperm.recount_budget_totals(changed);
+    END IF;
+  ELSE
+    PERFORM dperm.recount_budget_totals(NULL);
+  END IF;
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION dperm.ledger_totals() IS 'internal: the ledger''s trigger that keeps dperm.budget_totals, each relation''s running sums';
 CREATE TRIGGER ledger_totals_insert AFTER INSERT ON dperm.ledger
   REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION dperm.ledger_totals();
-CREATE TRIGGER ledger_totals_rebuild AFTER UPDATE OR DELETE OR TRUNCATE ON dperm.ledger
+CREATE TRIGGER ledger_totals_update AFTER UPDATE ON dperm.ledger
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION dperm.ledger_totals();
+CREATE TRIGGER ledger_totals_delete AFTER DELETE ON dperm.ledger
+  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION dperm.ledger_totals();
+CREATE TRIGGER ledger_totals_truncate AFTER TRUNCATE ON dperm.ledger
   FOR EACH STATEMENT EXECUTE FUNCTION dperm.ledger_totals();
 
 -- ---------------------------------------------------------------- protected relations
@@ -513,6 +632,23 @@ COMMENT ON COLUMN dperm.retired_budgets.relation IS 'the relation''s OID, as dpe
 SELECT pg_catalog.pg_extension_config_dump('dperm.retired_budgets', '');
 GRANT SELECT ON dperm.retired_budgets TO PUBLIC;
 
+-- Relations whose rows a relation held: a partition detached from its parent
+-- (DETACH PARTITION), a child disinherited (NO INHERIT), and the old
+-- relation of a moved budget (dperm.move_budget) with its partitions keep
+-- their old ancestors' budgets and protection: a release that reads them is
+-- charged to those budgets too. Recorded by the event trigger
+-- dperm.budgeted_alter (before the command runs, in its transaction) and by
+-- move_budget; forgotten when either relation is dropped. Dumped (a
+-- configuration table, by name): restored with the relations.
+CREATE TABLE dperm.lineage (
+  relation regclass NOT NULL,
+  ancestor regclass NOT NULL,
+  recorded_at timestamptz NOT NULL,
+  PRIMARY KEY (relation, ancestor));
+COMMENT ON TABLE dperm.lineage IS 'relations whose rows a relation held (a detached partition, a disinherited child, a moved budget''s old relation): their budgets and protection still cover it';
+SELECT pg_catalog.pg_extension_config_dump('dperm.lineage', '');
+GRANT SELECT ON dperm.lineage TO PUBLIC;
+
 CREATE FUNCTION dperm.move_budget(from_relation regclass, to_relation regclass)
   RETURNS void AS 'MODULE_PATHNAME', 'dperm_move_budget' LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 COMMENT ON FUNCTION dperm.move_budget IS 'moves a relation''s budget, its ledger charges, its protection and its models to the relation that replaces it (owner of both); then the old one may be dropped';
@@ -555,14 +691,52 @@ BEGIN
                    'move the budget first, in the same transaction: SELECT dperm.move_budget(''old'', ''new''). '
                    'To end the budget for good: SELECT dperm.retire_budget(''old''), then drop.';
   END IF;
+  -- A dropped column that is a budget's privacy unit (ALTER TABLE ... DROP
+  -- COLUMN, DROP TYPE ... CASCADE): the budget would have no unit left.
+  SELECT pg_catalog.string_agg(pg_catalog.format('%s (the privacy unit of %s)', d.object_identity, b.relation),
+                               ', ' ORDER BY d.object_identity)
+    INTO names
+    FROM pg_catalog.pg_event_trigger_dropped_objects() d
+    JOIN dperm.budgets b ON b.relation::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid
+   WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+     AND d.objsubid OPERATOR(pg_catalog.>) 0
+     AND d.address_names[pg_catalog.array_upper(d.address_names, 1)]
+         OPERATOR(pg_catalog.=) (pg_catalog.to_jsonb(b) OPERATOR(pg_catalog.->>) 'privacy_unit');
+  IF names IS NOT NULL THEN
+    RAISE EXCEPTION 'cannot drop column %: a dperm privacy budget counts its units', names
+      USING ERRCODE = 'dependent_objects_still_exist',
+            DETAIL = 'The releases charged to the budget are private per unit of that column; without it '
+                     'the budget could not bound the rows of a unit.',
+            HINT = 'Keep the column (rename it if needed: the budget follows a RENAME COLUMN), or retire the '
+                   'budget with dperm.retire_budget first.';
+  END IF;
   DELETE FROM dperm.protected p
    USING pg_catalog.pg_event_trigger_dropped_objects() d
    WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
      AND d.objsubid OPERATOR(pg_catalog.=) 0
      AND p.relation::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+  DELETE FROM dperm.lineage l
+   USING pg_catalog.pg_event_trigger_dropped_objects() d
+   WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+     AND d.objsubid OPERATOR(pg_catalog.=) 0
+     AND (l.relation::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid
+          OR l.ancestor::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid);
 END $$;
-COMMENT ON FUNCTION dperm.budgeted_drop() IS 'event trigger: refuses to drop a relation with a privacy budget (see dperm.move_budget, dperm.retire_budget)';
+COMMENT ON FUNCTION dperm.budgeted_drop() IS 'event trigger: refuses to drop a relation with a privacy budget (see dperm.move_budget, dperm.retire_budget) or a budget''s privacy unit column; forgets the protection and lineage of dropped relations';
 CREATE EVENT TRIGGER dperm_budgeted_drop ON sql_drop EXECUTE FUNCTION dperm.budgeted_drop();
+
+-- The event trigger that keeps budgets with the rows through ALTER TABLE
+-- (docs/design.md, "Budgets follow the data"): before a DETACH PARTITION or
+-- NO INHERIT it records the leaving relation's ancestors in dperm.lineage;
+-- ATTACH PARTITION or INHERIT of a protected relation under a parent that is
+-- not protected is refused (55000); a RENAME COLUMN of a budget's privacy
+-- unit renames the unit with it.
+CREATE FUNCTION dperm.budgeted_alter() RETURNS event_trigger
+  AS 'MODULE_PATHNAME', 'dperm_budgeted_alter' LANGUAGE C;
+COMMENT ON FUNCTION dperm.budgeted_alter() IS 'event trigger: a detached partition or disinherited child keeps its ancestors'' budgets and protection (dperm.lineage); a protected relation joins only a protected parent; a budget''s privacy unit follows a RENAME COLUMN';
+CREATE EVENT TRIGGER dperm_budgeted_alter ON ddl_command_start
+  WHEN TAG IN ('ALTER TABLE', 'ALTER FOREIGN TABLE', 'ALTER VIEW', 'ALTER MATERIALIZED VIEW')
+  EXECUTE FUNCTION dperm.budgeted_alter();
 
 -- dperm.train reads any relation the caller may read (protected ones as
 -- their owner), and takes a mode: 'auto' (the 5-argument form: stream when

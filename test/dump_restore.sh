@@ -43,6 +43,14 @@ psql_q -d dperm_dump_src -c "SET statement_timeout = '2s'" -c "SELECT dperm.trai
 # the dperm side of a schedule (pg_cron's job is pg_cron's to dump)
 psql_q -d dperm_dump_src -c "INSERT INTO dperm.model_schedules (owner, name, cron_schedule, jobid, min_runs, scheduled_by, scheduled_at)
   SELECT r.oid, 'm', '0 3 * * *', 7, 1, r.oid, now() FROM pg_roles r WHERE r.rolname = current_user" >/dev/null
+# a partition detached from a budgeted parent keeps it (dperm.lineage, by name)
+psql_q -d dperm_dump_src >/dev/null <<'SQL'
+CREATE TABLE pt (f float8[], y boolean, k int) PARTITION BY LIST (k);
+CREATE TABLE pt_a PARTITION OF pt FOR VALUES IN (0);
+SELECT dperm.set_budget('pt', 1);
+ALTER TABLE pt DETACH PARTITION pt_a;
+SQL
+lineage="SELECT relation, ancestor FROM dperm.lineage ORDER BY 1, 2"
 # roles are OIDs (regrole), dumped and restored by name
 versions="SELECT owner, trained_by, name, version, status, relation, features, label, options, model::text, ledger_id, epsilon, rdp, relations, sqlstate, error FROM dperm.models ORDER BY name, version"
 versions_before=$(psql_q -d dperm_dump_src -c "$versions")
@@ -73,6 +81,7 @@ fail=0
 [ "$(psql_q -d dperm_dump_dst -c "$schedules")" = "m|0 3 * * *|7|t" ] || { echo "dump/restore: schedule lost"; fail=1; }
 [ "$(psql_q -d dperm_dump_dst -c "SELECT dperm.predict('m', ARRAY[0.1, 0.2]) = dperm.predict('m', ARRAY[0.1, 0.2], 2)")" = t ] \
   || { echo "dump/restore: restored model does not predict"; fail=1; }
+[ "$(psql_q -d dperm_dump_dst -c "$lineage")" = "pt_a|pt" ] || { echo "dump/restore: the lineage of a detached partition was lost"; fail=1; }
 [ "$before" = "$after" ] || { echo "dump/restore: budget status differs"; echo "before: $before"; echo "after:  $after"; fail=1; }
 [ "$model_before" = "$model_after" ] || { echo "dump/restore: model differs"; fail=1; }
 [ "$ledger_after" = 9 ] || { echo "dump/restore: expected 9 ledger rows, got $ledger_after"; fail=1; }
@@ -87,6 +96,30 @@ case $overspend in
 esac
 # the restored model retrains on the restored relation, as version 3
 [ "$(psql_q -d dperm_dump_dst -c "SELECT dperm.retrain('m')")" = 3 ] || { echo "dump/restore: retrain after restore failed"; fail=1; }
-dropdb dperm_dump_src; dropdb dperm_dump_dst
+# Schema first, then the data with the triggers disabled (pg_restore
+# --schema-only, then --data-only --disable-triggers): the ledger comes back
+# without its insert trigger, so dperm.budget_totals has no row; the spend is
+# still the ledger's, and the exhausted budget still refuses.
+dumpfile=$(mktemp)
+pg_dump -Fc -d dperm_dump_src -f "$dumpfile"
+dropdb --if-exists dperm_dump_dst2 >/dev/null 2>&1 || true
+createdb dperm_dump_dst2
+pg_restore --schema-only -d dperm_dump_dst2 "$dumpfile"
+pg_restore --data-only --disable-triggers -d dperm_dump_dst2 "$dumpfile"
+rm -f "$dumpfile"
+after2=$(psql_q -d dperm_dump_dst2 -c "$status")
+[ "$before" = "$after2" ] || { echo "data-only restore (--disable-triggers): budget status differs"; echo "before: $before"; echo "after:  $after2"; fail=1; }
+overspend=$(psql_q -d dperm_dump_dst2 -c "SELECT dp_logreg(f, y, dp_options(epsilon => 1.5, l2 => 1, dimension => 2)) IS NOT NULL FROM t" 2>&1) \
+  && { echo "data-only restore (--disable-triggers): an overspending release was not refused"; fail=1; }
+case $overspend in
+  *"privacy budget of relation public.t is exhausted"*) ;;
+  *) echo "data-only restore (--disable-triggers): the overspending release was refused for another reason: $overspend"; fail=1 ;;
+esac
+[ "$(psql_q -d dperm_dump_dst2 -c "$lineage")" = "pt_a|pt" ] || { echo "data-only restore: the lineage of a detached partition was lost"; fail=1; }
+# the writer recounted the totals before its check: they match the ledger
+[ "$(psql_q -d dperm_dump_dst2 -c "SELECT NOT dperm.budget_totals_stale() AND (SELECT releases FROM dperm.budget_totals WHERE relation = 't'::regclass) = 6")" = t ] \
+  || { echo "data-only restore (--disable-triggers): the totals were not recounted"; fail=1; }
+[ "$(psql_q -d dperm_dump_dst2 -c "$status")" = "$before" ] || { echo "data-only restore: budget status changed after the recount"; fail=1; }
+dropdb dperm_dump_src; dropdb dperm_dump_dst; dropdb dperm_dump_dst2
 [ $fail = 0 ] && echo "dump/restore: ok (budget status: $after)"
 exit $fail

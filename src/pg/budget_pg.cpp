@@ -13,6 +13,8 @@ extern "C" {
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
+#include "nodes/value.h"
+#include "parser/parse_func.h"
 #include "miscadmin.h"
 #include "utils/lsyscache.h"
 #include "utils/array.h"
@@ -75,6 +77,24 @@ ChargeSums ReadTotals(Oid relid) {
   }
   SPI_finish();
   return sums;
+}
+
+// Whether the totals miss ledger rows (rows restored without the ledger's
+// triggers, pg_restore --data-only --disable-triggers): then the ledger is
+// composed itself. False for a catalog without the watermark (before 0.7.0).
+bool TotalsStale() {
+  if (!OidIsValid(LookupFuncName(list_make2(makeString(pstrdup("dperm")),
+                                            makeString(pstrdup("budget_totals_stale"))),
+                                 0, nullptr, true)))
+    return false;
+  SPI_connect();
+  RunAsCatalogOwner("SELECT dperm.budget_totals_stale()", 0, nullptr, nullptr, nullptr,
+                    SPI_OK_SELECT, true);
+  bool isnull;
+  bool stale = SPI_processed == 1 &&
+               DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+  SPI_finish();
+  return stale;
 }
 
 // Every ledger row of the relation, with `spare` free slots after them.
@@ -170,7 +190,8 @@ DPERM_FUNCTION(dperm_budget_spent) {
   }
   int64 n = 0;
   dperm::Spent spent;
-  if (get_relname_relid("budget_totals", get_namespace_oid("dperm", false)) != InvalidOid) {
+  if (get_relname_relid("budget_totals", get_namespace_oid("dperm", false)) != InvalidOid &&
+      !TotalsStale()) {
     ChargeSums sums = ReadTotals(relid);
     n = sums.releases;
     RunCore([&] {
@@ -187,7 +208,7 @@ DPERM_FUNCTION(dperm_budget_spent) {
     });
   } else {
     // A catalog from before 0.6.0 (ALTER EXTENSION ... UPDATE not yet run)
-    // has no totals: compose its rows.
+    // has no totals, and stale totals miss rows: compose the ledger's rows.
     int count = 0;
     dperm::Charge* charges = ReadCharges(relid, has_extra ? 1 : 0, &count);
     n = count;

@@ -317,6 +317,20 @@ bool CatalogIsLegacy() {
   return strcmp(version, "0.1.0") == 0;
 }
 
+// Recounts dperm.budget_totals when they miss ledger rows (rows restored
+// without the ledger's triggers), before the budget check reads them. A
+// catalog without the watermark (before 0.7.0) has nothing to refresh.
+void RefreshTotals() {
+  if (SPI_execute("SELECT pg_catalog.to_regprocedure('dperm.refresh_budget_totals()') IS NOT NULL",
+                  true, 1) != SPI_OK_SELECT ||
+      SPI_processed != 1)
+    elog(ERROR, "could not look up dperm.refresh_budget_totals");
+  bool isnull;
+  if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull))) return;
+  if (SPI_execute("SELECT dperm.refresh_budget_totals()", false, 0) != SPI_OK_SELECT)
+    elog(ERROR, "could not refresh dperm.budget_totals");
+}
+
 void CopyText(char* dst, size_t size, const char* src) {
   strlcpy(dst, src != nullptr ? src : "", size);
 }
@@ -349,6 +363,7 @@ void ServeLedgerRequest(LedgerRequest* req) {
       ServeRegistered(req);  // a record, no charge
     } else {
       req->legacy_catalog = CatalogIsLegacy();
+      if (!req->legacy_catalog) RefreshTotals();
       List* unit_budgets = NIL;
       charge = WithinBudgets(req, &unit_budgets);
       if (charge) AppendLedgerRows(req, unit_budgets);

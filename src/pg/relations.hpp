@@ -47,8 +47,14 @@ Oid ProtectionOf(Oid relid, Oid role, bool* allowed);
 // longer exists (except for the first two).
 bool MaySeeRelation(Oid relid, Oid role);
 
-// Every inheritance or partition ancestor of `relid`, nearest first.
+// Every inheritance or partition ancestor of `relid`, nearest first, then
+// every relation whose rows it or they held (dperm.lineage: a partition
+// detached, a child disinherited, the relations of a moved budget), whose
+// budgets and protection still cover it.
 List* AncestorsOf(Oid relid);
+
+// `ancestors` (of `relid`) plus their dperm.lineage ancestors, transitively.
+List* LineageAncestors(Oid relid, List* ancestors);
 
 // The first relation of `relid`'s family (itself, then its partitions and
 // inheritance children, then its ancestors) with row-level security enabled,
