@@ -3,6 +3,7 @@
 
 #include "dperm/options/options.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -73,6 +74,13 @@ void CheckColumnType(Oid relid, const dperm::FeatureColumn& col) {
     ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
                     errmsg("column \"%s\" has type %s; \"type\": \"boolean\" needs boolean", name,
                            format_type_be(type))));
+}
+
+// At most the first `limit` bytes of a text value (dperm::ReadLimit): what
+// the encoder reads of it, copied without the rest (detoasting a slice only).
+char* TextPrefix(Datum value, size_t limit) {
+  text* t = DatumGetTextPSlice(value, 0, static_cast<int32>(std::min<size_t>(limit, PG_INT32_MAX)));
+  return pnstrdup(VARDATA_ANY(t), std::min<size_t>(VARSIZE_ANY_EXHDR(t), limit));
 }
 
 }  // namespace
@@ -239,7 +247,10 @@ DPERM_FUNCTION(dperm_encode_values) {
                     errmsg("the feature spec has %d columns, but %d values were given",
                            static_cast<int>(spec.columns.size()), n)));
   const char** texts = static_cast<const char**>(palloc(sizeof(char*) * (n > 0 ? n : 1)));
-  for (int c = 0; c < n; c++) texts[c] = nulls[c] ? nullptr : text_to_cstring(DatumGetTextPP(elems[c]));
+  // Each value is read to its column's ReadLimit: the encoder's time per row
+  // does not grow with the values' lengths (feature_spec.hpp, EncodeRow).
+  for (int c = 0; c < n; c++)
+    texts[c] = nulls[c] ? nullptr : TextPrefix(elems[c], dperm::ReadLimit(spec.columns[c]));
   const int d = spec.dimension();
   double* out = static_cast<double*>(palloc(sizeof(double) * d));
   dperm::EncodeRow(spec, texts, out);
@@ -260,7 +271,8 @@ DPERM_FUNCTION(dperm_encode_label) {
   if (!spec.has_label)
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("the feature spec marks no column as its label")));
-  const double y = dperm::EncodeLabel(spec.label, PG_ARGISNULL(1) ? nullptr : text_to_cstring(PG_GETARG_TEXT_PP(1)));
+  const char* value = PG_ARGISNULL(1) ? nullptr : TextPrefix(PG_GETARG_DATUM(1), dperm::ReadLimit(spec.label));
+  const double y = dperm::EncodeLabel(spec.label, value);
   if (std::isnan(y)) PG_RETURN_NULL();
   PG_RETURN_FLOAT8(y);
 }
