@@ -159,18 +159,6 @@ COMMENT ON TABLE dperm.retired_budgets IS 'budgets their owners retired with dpe
 COMMENT ON COLUMN dperm.retired_budgets.relation IS 'the relation''s OID, as dperm.ledger.relations holds it';
 SELECT pg_catalog.pg_extension_config_dump('dperm.retired_budgets', '');
 GRANT SELECT ON dperm.retired_budgets TO PUBLIC;
--- As private as dperm.budgets: a retired budget's row (what every role's
--- releases had spent) shows to members of pg_read_all_stats, to roles with
--- the privileges of the role that set or retired it, and, while the
--- relation exists, to roles dperm.relation_visible admits.
-ALTER TABLE dperm.retired_budgets ENABLE ROW LEVEL SECURITY;
-CREATE POLICY retired_budgets_visible ON dperm.retired_budgets FOR SELECT USING (
-  pg_catalog.pg_has_role('pg_read_all_stats', 'MEMBER')
-  OR EXISTS (SELECT 1 FROM pg_catalog.pg_roles r
-              WHERE r.oid OPERATOR(pg_catalog.=) ANY (ARRAY[retired_by::pg_catalog.oid, set_by::pg_catalog.oid])
-                AND pg_catalog.pg_has_role(r.oid, 'USAGE'))
-  OR (EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) relation)
-      AND dperm.relation_visible(relation::pg_catalog.regclass)));
 
 CREATE FUNCTION dperm.move_budget(from_relation regclass, to_relation regclass)
   RETURNS void AS 'MODULE_PATHNAME', 'dperm_move_budget' LANGUAGE C CALLED ON NULL INPUT VOLATILE;
@@ -233,6 +221,19 @@ CREATE FUNCTION dperm.relation_visible(relation regclass) RETURNS boolean
   AS 'MODULE_PATHNAME', 'dperm_relation_visible'
   LANGUAGE C STRICT STABLE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION dperm.relation_visible IS 'whether the current role may see a relation''s privacy budget and spend (its owner''s privileges, SELECT on it or a parent, an analyst of it, or pg_read_all_stats)';
+-- dperm.retired_budgets (created above) is as private as dperm.budgets: a
+-- retired budget's row (what every role's releases had spent) shows to
+-- members of pg_read_all_stats, to roles with the privileges of the role
+-- that set or retired it, and, while the relation exists, to roles
+-- dperm.relation_visible admits.
+ALTER TABLE dperm.retired_budgets ENABLE ROW LEVEL SECURITY;
+CREATE POLICY retired_budgets_visible ON dperm.retired_budgets FOR SELECT USING (
+  pg_catalog.pg_has_role('pg_read_all_stats', 'MEMBER')
+  OR EXISTS (SELECT 1 FROM pg_catalog.pg_roles r
+              WHERE r.oid OPERATOR(pg_catalog.=) ANY (ARRAY[retired_by::pg_catalog.oid, set_by::pg_catalog.oid])
+                AND pg_catalog.pg_has_role(r.oid, 'USAGE'))
+  OR (EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) relation)
+      AND dperm.relation_visible(relation::pg_catalog.regclass)));
 -- budget_spent checks its caller (a SECURITY DEFINER function would only
 -- see its definer) and reads the totals as the catalog owner itself.
 ALTER FUNCTION dperm.budget_spent(regclass, text, float8, float8[], float8, float8) SECURITY INVOKER;

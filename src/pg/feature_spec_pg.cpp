@@ -98,15 +98,20 @@ SpecFeatures SpecFeaturesFor(Oid relid, Jsonb* spec_jsonb) {
     const dperm::FeatureColumn& col = spec->columns[c];
     columns[c] = pstrdup(col.name.c_str());
     CheckColumnType(relid, col);
-    appendStringInfo(&sql, "%s%s::pg_catalog.text", c > 0 ? ", " : "", quote_identifier(columns[c]));
+    // substr: the scan detoasts only the prefix the encoder reads (ReadLimit
+    // bytes, at most that many characters), so a row's cost does not grow
+    // with a stored value's length.
+    appendStringInfo(&sql, "%spg_catalog.substr(%s::pg_catalog.text, 1, %zu)", c > 0 ? ", " : "",
+                     quote_identifier(columns[c]), dperm::ReadLimit(col));
   }
   appendStringInfoString(&sql, "]::pg_catalog.text[])");
   const char* label_sql = nullptr;
   if (spec->has_label) {
     const dperm::FeatureColumn& col = spec->label;
     CheckColumnType(relid, col);
-    label_sql = psprintf("dperm.encode_label(%s::pg_catalog.jsonb, %s::pg_catalog.text)",
-                         quote_literal_cstr(text), quote_identifier(col.name.c_str()));
+    label_sql = psprintf("dperm.encode_label(%s::pg_catalog.jsonb, pg_catalog.substr(%s::pg_catalog.text, 1, %zu))",
+                         quote_literal_cstr(text), quote_identifier(col.name.c_str()),
+                         dperm::ReadLimit(col));
   }
   return {sql.data, columns, n, spec.get(), label_sql};
 }
@@ -166,9 +171,14 @@ void EncodeRecord(const dperm::FeatureSpec& spec, HeapTupleHeader row, double* o
       texts[c] = nullptr;
       continue;
     }
+    Oid type = TupleDescAttr(desc, attnum - 1)->atttypid;
+    if (type == TEXTOID || type == VARCHAROID) {  // their text form is their bytes
+      texts[c] = TextPrefix(value, dperm::ReadLimit(spec.columns[c]));
+      continue;
+    }
     Oid output;
     bool varlena;
-    getTypeOutputInfo(TupleDescAttr(desc, attnum - 1)->atttypid, &output, &varlena);
+    getTypeOutputInfo(type, &output, &varlena);
     texts[c] = OidOutputFunctionCall(output, value);
   }
   ReleaseTupleDesc(desc);

@@ -136,7 +136,7 @@ TEST(FeatureSpec, MatchesValuesByTheIndexInBoundedTime) {
   json += "]}, \"y\": {\"values\": [\"no\", \"yes\"], \"label\": true}}";
   const dperm::FeatureSpec s = dperm::ParseFeatureSpec(json);
   ASSERT_EQ(s.dimension(), k);
-  EXPECT_EQ(dperm::ReadLimit(s.columns[0]), 6u);
+  EXPECT_EQ(dperm::ReadLimit(s.columns[0]), 7u);  // the longest value has 6 digits
   // a declared value of more than kMaxValueBytes is refused
   EXPECT_NO_THROW(dperm::ParseFeatureSpec("{\"a\": {\"values\": [\"" + std::string(1024, 'v') + "\"]}}"));
   EXPECT_THROW(dperm::ParseFeatureSpec("{\"a\": {\"values\": [\"" + std::string(1025, 'v') + "\"]}}"),
