@@ -55,6 +55,17 @@ SELECT dperm.encode_values('{"x": {"bounds": [-5, 5]}}', ARRAY['2.5' || repeat('
 SELECT e[1] AS v1, e[9999] AS v9999, (SELECT sum(x) FROM unnest(e) x) AS ones
   FROM (SELECT dperm.encode_values(:'spec10k'::jsonb, ARRAY['v9999']) e) s;
 SELECT dperm.encode_label(:'spec10k'::jsonb, 'yes') AS yes, dperm.encode_label(:'spec10k'::jsonb, 'ye') AS prefix;
+-- what a named model stores of a spec and its names is bounded: a value
+-- of more than 1024 bytes, a spec of more than 1 MB, a feature name of
+-- more than 1088 bytes are refused (22023), before anything is read
+\set VERBOSITY terse
+SELECT dperm.encode_values(format('{"c": {"values": ["%s"]}}', repeat('v', 1025))::jsonb, ARRAY['v']);
+SELECT array_length(dperm.encode_values(format('{"c": {"values": ["%s"]}}', repeat('v', 1024))::jsonb, ARRAY['v']), 1) AS d;
+SELECT dperm.encode_values(format('{"c": {"values": [%s]}}',
+         (SELECT string_agg(format('"%s%s"', i, repeat('v', 200)), ', ') FROM generate_series(1, 6000) i))::jsonb, ARRAY['v']);
+SELECT dp_options(epsilon => 1, feature_names => ARRAY['a', repeat('n', 1089)]);
+SELECT jsonb_array_length(dp_options(epsilon => 1, feature_names => ARRAY['a', repeat('n', 1088)])->'feature_names') AS names;
+\set VERBOSITY default
 -- in training: a 50 MB value in one row of a spec-encoded release
 CREATE TABLE bounded_rows AS
 SELECT i AS id, 'v' || (1 + i % 10000) AS c, CASE WHEN i % 2 = 0 THEN 'yes' ELSE 'no' END AS y

@@ -137,6 +137,10 @@ TEST(FeatureSpec, MatchesValuesByTheIndexInBoundedTime) {
   const dperm::FeatureSpec s = dperm::ParseFeatureSpec(json);
   ASSERT_EQ(s.dimension(), k);
   EXPECT_EQ(dperm::ReadLimit(s.columns[0]), 7u);  // the longest value has 6 digits
+  // a spec of more than kMaxSpecBytes is refused
+  EXPECT_THROW(dperm::ParseFeatureSpec("{\"a\": {\"values\": [\"" + std::string(1000, 'v') + "\"]}, \"b\": " +
+                                       std::string(dperm::kMaxSpecBytes, ' ') + "{\"type\": \"boolean\"}}"),
+               dperm::Error);
   // a declared value of more than kMaxValueBytes is refused
   EXPECT_NO_THROW(dperm::ParseFeatureSpec("{\"a\": {\"values\": [\"" + std::string(1024, 'v') + "\"]}}"));
   EXPECT_THROW(dperm::ParseFeatureSpec("{\"a\": {\"values\": [\"" + std::string(1025, 'v') + "\"]}}"),

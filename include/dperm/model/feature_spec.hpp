@@ -41,6 +41,10 @@ struct FeatureColumn {
   size_t max_length = 0;
 };
 
+// The most bytes of a spec's JSON (a named model stores it with each
+// version: what a role sends the ledger writer stays bounded).
+constexpr size_t kMaxSpecBytes = 1 << 20;
+
 // The most bytes of one declared value of a "values" column (a longer one
 // is refused: kInvalidParameter): what the encoder reads of a row's value
 // is at most this + 1.

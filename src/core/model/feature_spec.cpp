@@ -30,6 +30,9 @@ std::string ValueText(const JsonValue& values, size_t i, const std::string& colu
 }  // namespace
 
 FeatureSpec ParseFeatureSpec(const std::string& json) {
+  if (json.size() > kMaxSpecBytes)
+    ThrowInvalid("a feature spec must have at most " + std::to_string(kMaxSpecBytes) +
+                 " bytes of JSON");
   const JsonValue root = ParseJson(json);
   if (root.kind != JsonValue::Kind::kObject || root.members.empty())
     ThrowInvalid("a feature spec must be a non-empty JSON object of columns");
