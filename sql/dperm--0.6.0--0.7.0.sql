@@ -431,6 +431,19 @@ CREATE FUNCTION dperm.relation_visible(relation regclass) RETURNS boolean
   AS 'MODULE_PATHNAME', 'dperm_relation_visible'
   LANGUAGE C STRICT STABLE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION dperm.relation_visible IS 'whether the current role may see a relation''s privacy budget and spend (its owner''s privileges, SELECT on it or a parent, an analyst of it, or pg_read_all_stats)';
+-- dperm.retired_budgets (created above) is as private as dperm.budgets: a
+-- retired budget's row (what every role's releases had spent) shows to
+-- members of pg_read_all_stats, to roles with the privileges of the role
+-- that set or retired it, and, while the relation exists, to roles
+-- dperm.relation_visible admits.
+ALTER TABLE dperm.retired_budgets ENABLE ROW LEVEL SECURITY;
+CREATE POLICY retired_budgets_visible ON dperm.retired_budgets FOR SELECT USING (
+  pg_catalog.pg_has_role('pg_read_all_stats', 'MEMBER')
+  OR EXISTS (SELECT 1 FROM pg_catalog.pg_roles r
+              WHERE r.oid OPERATOR(pg_catalog.=) ANY (ARRAY[retired_by::pg_catalog.oid, set_by::pg_catalog.oid])
+                AND pg_catalog.pg_has_role(r.oid, 'USAGE'))
+  OR (EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) relation)
+      AND dperm.relation_visible(relation::pg_catalog.regclass)));
 -- budget_spent checks its caller (a SECURITY DEFINER function would only
 -- see its definer) and reads the totals as the catalog owner itself.
 ALTER FUNCTION dperm.budget_spent(regclass, text, float8, float8[], float8, float8) SECURITY INVOKER;
@@ -481,7 +494,7 @@ CREATE POLICY model_schedules_visible ON dperm.model_schedules FOR SELECT USING 
 
 CREATE FUNCTION dperm.model_owner(name text)
   RETURNS regrole AS 'MODULE_PATHNAME', 'dperm_model_owner' LANGUAGE C STRICT STABLE;
-COMMENT ON FUNCTION dperm.model_owner IS 'the owner of the model a name resolves to for the caller (its own first, else the one visible); NULL when none';
+COMMENT ON FUNCTION dperm.model_owner IS 'the owner of the model a name resolves to for the caller: its own, else by tiers of trust (roles whose privileges it has, not self-granted; then models of their relation''s owner on permanent relations; then any visible); NULL when none; 42725 when the first such tier holds several owners';
 CREATE FUNCTION dperm.retrain(name text, owner regrole)
   RETURNS int AS 'MODULE_PATHNAME', 'dperm_retrain' LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION dperm.retrain(text, regrole) IS 'dperm.retrain of the given role''s model (checked by OID; what a scheduled job runs)';

@@ -631,6 +631,18 @@ COMMENT ON TABLE dperm.retired_budgets IS 'budgets their owners retired with dpe
 COMMENT ON COLUMN dperm.retired_budgets.relation IS 'the relation''s OID, as dperm.ledger.relations holds it';
 SELECT pg_catalog.pg_extension_config_dump('dperm.retired_budgets', '');
 GRANT SELECT ON dperm.retired_budgets TO PUBLIC;
+-- As private as dperm.budgets: a retired budget's row (what every role's
+-- releases had spent) shows to members of pg_read_all_stats, to roles with
+-- the privileges of the role that set or retired it, and, while the
+-- relation exists, to roles dperm.relation_visible admits.
+ALTER TABLE dperm.retired_budgets ENABLE ROW LEVEL SECURITY;
+CREATE POLICY retired_budgets_visible ON dperm.retired_budgets FOR SELECT USING (
+  pg_catalog.pg_has_role('pg_read_all_stats', 'MEMBER')
+  OR EXISTS (SELECT 1 FROM pg_catalog.pg_roles r
+              WHERE r.oid OPERATOR(pg_catalog.=) ANY (ARRAY[retired_by::pg_catalog.oid, set_by::pg_catalog.oid])
+                AND pg_catalog.pg_has_role(r.oid, 'USAGE'))
+  OR (EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) relation)
+      AND dperm.relation_visible(relation::pg_catalog.regclass)));
 
 -- Relations whose rows a relation held: a partition detached from its parent
 -- (DETACH PARTITION), a child disinherited (NO INHERIT), and the old
@@ -880,11 +892,14 @@ CREATE FUNCTION dperm.train_model(name text, relation regclass, features text, l
 COMMENT ON FUNCTION dperm.train_model IS 'trains a new version of the caller''s own named model (dperm.train for protected relations, as the caller otherwise); returns the version; 42710 when the name''s versions have another relation, columns or loss';
 
 -- The owner of the model a name resolves to for the caller: its own model
--- of that name, else the one role's among the models of that name it may
--- see; NULL when it sees none; 42725 when several roles' models are visible.
+-- of that name, else the first tier that holds one it may see: roles whose
+-- privileges it has (memberships a role granted itself not counted), then
+-- models trained by their relation's owner on a permanent relation, then
+-- any (src/pg/model_registry.cpp, ResolveOwner); NULL when it sees none;
+-- 42725 when that tier holds several roles' models.
 CREATE FUNCTION dperm.model_owner(name text)
   RETURNS regrole AS 'MODULE_PATHNAME', 'dperm_model_owner' LANGUAGE C STRICT STABLE;
-COMMENT ON FUNCTION dperm.model_owner IS 'the owner of the model a name resolves to for the caller (its own first, else the one visible); NULL when none';
+COMMENT ON FUNCTION dperm.model_owner IS 'the owner of the model a name resolves to for the caller: its own, else by tiers of trust (roles whose privileges it has, not self-granted; then models of their relation''s owner on permanent relations; then any visible); NULL when none; 42725 when the first such tier holds several owners';
 
 CREATE FUNCTION dperm.retrain(name text)
   RETURNS int AS 'MODULE_PATHNAME', 'dperm_retrain' LANGUAGE C STRICT VOLATILE;

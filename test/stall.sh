@@ -17,6 +17,12 @@
 #     lowered dperm.max_release_memory before it is charged, and a large but
 #     allowed softmax release stops within a second or two of a cancel and
 #     of statement_timeout.
+#  4. Issue 44 (items 6, 7): A (no grants) sends releases over VALUES whose
+#     query carries a 20 MB comment from 4 sessions; B's releases meanwhile
+#     finish within B_LIMIT_MS, and each ledger row stores at most 4096 bytes
+#     of the query text (plus the marker). dperm.encode_values on a 40 MB
+#     value against 10000 declared values ends within a 1 s
+#     statement_timeout's reach (0.7.0: 10000 strlens of 40 MB, deaf to it).
 # Run inside pg_virtualenv, with and without the preload:
 #   pg_virtualenv -t -o max_worker_processes=40 bash test/stall.sh
 #   pg_virtualenv -t -o max_worker_processes=40 -o shared_preload_libraries=dperm bash test/stall.sh
@@ -280,4 +286,31 @@ grep -q "canceling statement due to user request" "$out/big.out" \
   || fail "the big softmax release stopped $cancel ms after the cancel"
 echo "stall ($mode): 3. 99999-class dp_svrg under a 2 s timeout: $softmax_timeout; refused uncharged" \
      "under a 16MB dperm.max_release_memory; a 1000-class release stopped $cancel ms after a cancel"
+# 4. What a role sends bounds no work of the ledger writer or the encoder.
+BIG_RELEASE="SELECT dp_logreg(x, y, dp_options(epsilon => 0.01, dimension => 2)) IS NOT NULL /* $(head -c 20000000 /dev/zero | tr '\0' 'x') */ FROM (VALUES (ARRAY[0.1, 0.2]::float8[], true)) v(x, y)"
+printf '%s\n' "$BIG_RELEASE;" >"$out/big_query.sql"
+big_pids=()
+for i in 1 2 3 4; do
+  PGPASSWORD=$pw psql -X -q -At -U $A -d $DB -f "$out/big_query.sql" >"$out/bq$i" 2>&1 &
+  big_pids+=($!); pids+=($!)
+done
+b_max4=0
+for r in 1 2 3; do
+  t0=$(now_ms)
+  got=$(PGPASSWORD=$pw psql_q -U $B -d $DB -c "$B_RELEASE" 2>&1) || fail "B's release failed while A sent 20 MB queries: $got"
+  t=$(( $(now_ms) - t0 )); [ $t -gt $b_max4 ] && b_max4=$t
+done
+for p in "${big_pids[@]}"; do wait "$p" || fail "a 20 MB-comment release failed: $(cat "$out"/bq*)"; done
+[ $b_max4 -lt $((B_LIMIT_MS * 2)) ] || fail "B's releases took up to $b_max4 ms while A sent 20 MB queries"
+longest=$(psql_q -d $DB -c "SELECT max(octet_length(query)) FROM dperm.ledger WHERE role_name = '$A'")
+[ "$longest" -le 4200 ] || fail "a ledger row stores $longest bytes of query text"
+spec=$(psql_q -d $DB -c "SELECT format('{\"c\": {\"values\": [%s]}}', string_agg(format('\"v%s\"', i), ', ')) FROM generate_series(1, 10000) i")
+t0=$(now_ms)
+res=$(printf '%s\n' "SET statement_timeout = '1s';" \
+  "SELECT array_length(dperm.encode_values(:'spec'::jsonb, ARRAY[repeat('v', 40000000)]), 1);" \
+  | PGPASSWORD=$pw psql -X -q -At -U $A -d $DB -v spec="$spec" -f - 2>&1 || true)
+enc_ms=$(( $(now_ms) - t0 ))
+[ $enc_ms -lt 4000 ] || fail "encode_values of a 40 MB value took $enc_ms ms under a 1 s statement_timeout ($res)"
+echo "stall ($mode): 4. B's releases took up to $b_max4 ms while A sent 4 x 20 MB queries; ledger rows store" \
+     "at most $longest bytes of them; encode_values of a 40 MB value against 10000 values: $enc_ms ms (${res//$'\n'/ })"
 echo "stall ($mode): OK"

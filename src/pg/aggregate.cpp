@@ -170,18 +170,16 @@ void Reserve(MemoryContext context, RowState* st, int64 more) {
   st->capacity = capacity;
 }
 
-// The elements of a float8[] of any shape, in storage order (NULL elements
-// become NaN, which ClipRow makes 0); *count is their number.
-const double* ArrayElements(ArrayType* array, int* count) {
+// The first min(elements, d) elements of a float8[] of any shape, in
+// storage order (NULL elements become NaN, which ClipRow makes 0); *count
+// is their number. Reads none past d (AppendRow drops them anyway): a row's
+// cost does not grow with its array's length.
+const double* ArrayElements(ArrayType* array, int d, int* count) {
   int n = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
-  *count = n;
+  *count = Min(n, d);
   if (!ARR_HASNULL(array)) return reinterpret_cast<const double*>(ARR_DATA_PTR(array));
-  Datum* values;
-  bool* nulls;
-  deconstruct_array(array, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
-                    &values, &nulls, &n);
-  double* out = static_cast<double*>(palloc(sizeof(double) * Max(n, 1)));
-  for (int i = 0; i < n; i++) out[i] = nulls[i] ? NAN : DatumGetFloat8(values[i]);
+  double* out = static_cast<double*>(palloc(sizeof(double) * Max(*count, 1)));
+  *count = Float8ArrayPrefix(array, d, out);
   return out;
 }
 
@@ -268,7 +266,7 @@ Datum Transition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule,
   ArrayType* array = PG_GETARG_ARRAYTYPE_P(1);
   int count = 0;
   if (st->d < 0) SetDimension(context, st, ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array)));
-  const double* x = st->over_buffer ? nullptr : ArrayElements(array, &count);
+  const double* x = st->over_buffer ? nullptr : ArrayElements(array, st->d, &count);
   AppendRow(context, st, x, count, label);
   PG_RETURN_POINTER(st);
 }

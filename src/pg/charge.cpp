@@ -19,6 +19,7 @@ extern "C" {
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "storage/dsm.h"
+#include "mb/pg_wchar.h"
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
 #include "utils/acl.h"
@@ -40,6 +41,16 @@ void CopyText(char* dst, size_t size, const char* src) {
 }
 
 }  // namespace
+
+char* CappedText(const char* text, int max_bytes) {
+  if (text == nullptr) return pstrdup("");
+  const size_t len = strlen(text);
+  if (len <= static_cast<size_t>(max_bytes)) return pstrdup(text);
+  // pg_mbcliplen: the longest prefix of whole characters in the database
+  // encoding, so the stored text is valid (no split UTF-8 sequence).
+  int keep = pg_mbcliplen(text, max_bytes, max_bytes);
+  return psprintf("%.*s%s%zu bytes]", keep, text, kTruncatedMarker, len);
+}
 
 void RaiseBusy(Oid relation) {
   if (OidIsValid(relation) && BudgetChangedHere(relation))
@@ -111,7 +122,9 @@ int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_rel
                     errmsg("dperm cannot release a model during recovery"),
                     errhint("Every release is charged to the ledger first; train on the primary.")));
   if (n_rdp > kMaxOrders) elog(ERROR, "too many Renyi orders in a ledger curve");
-  const char* query = debug_query_string != nullptr ? debug_query_string : "";
+  // The client's text, capped (kMaxLedgerQueryBytes): the request, the
+  // writer's work and the ledger row do not grow with what a role sends.
+  const char* query = LedgerQueryText(debug_query_string);
   Size size = offsetof(LedgerRequest, query) + strlen(query) + 1;
   dsm_segment* seg = dsm_create(size, 0);
   LedgerRequest* req = static_cast<LedgerRequest*>(dsm_segment_address(seg));

@@ -53,6 +53,22 @@ int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_rel
 ChargeRequest PlanCharge(const dperm::Plan& plan, const dperm::Options& o,
                          const std::vector<double>& curve, const PrivacyUnit& unit);
 
+// The most bytes of the client's query text a ledger row stores
+// (dperm.ledger.query): a longer text keeps its first whole characters up
+// to this many bytes, then a marker with its full length (CappedText). Bounds the request, the writer's work and the row, whatever a
+// role sends (issue 44, item 6).
+const int kMaxLedgerQueryBytes = 4096;
+constexpr char kTruncatedMarker[] = "... [dperm: truncated from ";
+
+// `text` (nullptr: "") capped at `max_bytes`: a longer text keeps its
+// longest prefix of whole characters (database encoding) within max_bytes,
+// then kTruncatedMarker, its length in bytes and " bytes]"; palloc'd.
+char* CappedText(const char* text, int max_bytes);
+
+// The text a ledger row stores of the client's query `query`:
+// CappedText(query, kMaxLedgerQueryBytes).
+inline char* LedgerQueryText(const char* query) { return CappedText(query, kMaxLedgerQueryBytes); }
+
 // Raises 55P03 for a request the ledger writer kept answering busy: the
 // budget row of `relation` (InvalidOid: another catalog row) is locked by
 // an uncommitted transaction, this one's or another's. Nothing was charged.

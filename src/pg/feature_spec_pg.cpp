@@ -3,6 +3,7 @@
 
 #include "dperm/options/options.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -75,6 +76,13 @@ void CheckColumnType(Oid relid, const dperm::FeatureColumn& col) {
                            format_type_be(type))));
 }
 
+// At most the first `limit` bytes of a text value (dperm::ReadLimit): what
+// the encoder reads of it, copied without the rest (detoasting a slice only).
+char* TextPrefix(Datum value, size_t limit) {
+  text* t = DatumGetTextPSlice(value, 0, static_cast<int32>(std::min<size_t>(limit, PG_INT32_MAX)));
+  return pnstrdup(VARDATA_ANY(t), std::min<size_t>(VARSIZE_ANY_EXHDR(t), limit));
+}
+
 }  // namespace
 
 SpecFeatures SpecFeaturesFor(Oid relid, Jsonb* spec_jsonb) {
@@ -90,15 +98,20 @@ SpecFeatures SpecFeaturesFor(Oid relid, Jsonb* spec_jsonb) {
     const dperm::FeatureColumn& col = spec->columns[c];
     columns[c] = pstrdup(col.name.c_str());
     CheckColumnType(relid, col);
-    appendStringInfo(&sql, "%s%s::pg_catalog.text", c > 0 ? ", " : "", quote_identifier(columns[c]));
+    // substr: the scan detoasts only the prefix the encoder reads (ReadLimit
+    // bytes, at most that many characters), so a row's cost does not grow
+    // with a stored value's length.
+    appendStringInfo(&sql, "%spg_catalog.substr(%s::pg_catalog.text, 1, %zu)", c > 0 ? ", " : "",
+                     quote_identifier(columns[c]), dperm::ReadLimit(col));
   }
   appendStringInfoString(&sql, "]::pg_catalog.text[])");
   const char* label_sql = nullptr;
   if (spec->has_label) {
     const dperm::FeatureColumn& col = spec->label;
     CheckColumnType(relid, col);
-    label_sql = psprintf("dperm.encode_label(%s::pg_catalog.jsonb, %s::pg_catalog.text)",
-                         quote_literal_cstr(text), quote_identifier(col.name.c_str()));
+    label_sql = psprintf("dperm.encode_label(%s::pg_catalog.jsonb, pg_catalog.substr(%s::pg_catalog.text, 1, %zu))",
+                         quote_literal_cstr(text), quote_identifier(col.name.c_str()),
+                         dperm::ReadLimit(col));
   }
   return {sql.data, columns, n, spec.get(), label_sql};
 }
@@ -158,9 +171,14 @@ void EncodeRecord(const dperm::FeatureSpec& spec, HeapTupleHeader row, double* o
       texts[c] = nullptr;
       continue;
     }
+    Oid type = TupleDescAttr(desc, attnum - 1)->atttypid;
+    if (type == TEXTOID || type == VARCHAROID) {  // their text form is their bytes
+      texts[c] = TextPrefix(value, dperm::ReadLimit(spec.columns[c]));
+      continue;
+    }
     Oid output;
     bool varlena;
-    getTypeOutputInfo(TupleDescAttr(desc, attnum - 1)->atttypid, &output, &varlena);
+    getTypeOutputInfo(type, &output, &varlena);
     texts[c] = OidOutputFunctionCall(output, value);
   }
   ReleaseTupleDesc(desc);
@@ -239,7 +257,10 @@ DPERM_FUNCTION(dperm_encode_values) {
                     errmsg("the feature spec has %d columns, but %d values were given",
                            static_cast<int>(spec.columns.size()), n)));
   const char** texts = static_cast<const char**>(palloc(sizeof(char*) * (n > 0 ? n : 1)));
-  for (int c = 0; c < n; c++) texts[c] = nulls[c] ? nullptr : text_to_cstring(DatumGetTextPP(elems[c]));
+  // Each value is read to its column's ReadLimit: the encoder's time per row
+  // does not grow with the values' lengths (feature_spec.hpp, EncodeRow).
+  for (int c = 0; c < n; c++)
+    texts[c] = nulls[c] ? nullptr : TextPrefix(elems[c], dperm::ReadLimit(spec.columns[c]));
   const int d = spec.dimension();
   double* out = static_cast<double*>(palloc(sizeof(double) * d));
   dperm::EncodeRow(spec, texts, out);
@@ -260,7 +281,8 @@ DPERM_FUNCTION(dperm_encode_label) {
   if (!spec.has_label)
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("the feature spec marks no column as its label")));
-  const double y = dperm::EncodeLabel(spec.label, PG_ARGISNULL(1) ? nullptr : text_to_cstring(PG_GETARG_TEXT_PP(1)));
+  const char* value = PG_ARGISNULL(1) ? nullptr : TextPrefix(PG_GETARG_DATUM(1), dperm::ReadLimit(spec.label));
+  const double y = dperm::EncodeLabel(spec.label, value);
   if (std::isnan(y)) PG_RETURN_NULL();
   PG_RETURN_FLOAT8(y);
 }

@@ -3,8 +3,8 @@
 //
 // Model names belong to their owner, a role stored by OID (regrole): the key
 // is (owner, name, version). A name resolves, for the caller, to its own
-// model of that name, else to the one model of that name it may see, else
-// (several roles' models visible) to an error naming them (ResolveOwner).
+// model of that name, else by tiers of trust that a role with no grants
+// cannot climb (ResolveOwner).
 // Creating a model never depends on names other roles use, and a role
 // created later under a dropped role's name does not inherit its models.
 // What a caller may see of dperm.models is decided by its row-level
@@ -38,32 +38,65 @@ extern "C" {
 namespace dperm::pg {
 namespace {
 
-// The owner of the model that `name` resolves to for the caller: its own
-// model of that name, else the one role's among the models of that name it
-// may see (row-level security applies: the lookup runs as the caller);
-// InvalidOid if it sees none; 42725 if several roles' models are visible.
-// Needs an SPI connection.
+// The owner of the model that `name` resolves to for the caller (RLS
+// applies: the lookup runs as the caller), by the first tier that holds a
+// model of that name the caller may see:
+//   0. its own;
+//   1. of a role whose privileges it has through role memberships, not
+//      counting a membership a role granted itself (before PostgreSQL 16 a
+//      login role may grant itself to any role: GRANT me TO you);
+//   2. trained by a role with the privileges of its relation's owner on a
+//      permanent relation (the data owner's model);
+//   3. any other.
+// InvalidOid if it sees none; 42725 if the first such tier holds several
+// roles' models. So a role that creates a model under a name another uses
+// changes no resolution of a caller whose model sits in a lower tier: a
+// role with no grants has only temporary relations, and others' relations
+// it reads but does not own (tier 3). Needs an SPI connection.
 Oid ResolveOwner(const char* name) {
   Oid caller = GetUserId();
-  Oid types[1] = {TEXTOID};
-  Datum args[1] = {CStringGetTextDatum(name)};
-  RunInternalSql(caller,
-                 "SELECT DISTINCT m.owner::pg_catalog.oid, m.owner::pg_catalog.text"
-                 "  FROM dperm.models m WHERE m.name OPERATOR(pg_catalog.=) $1 ORDER BY 2",
-                 1, types, args, nullptr, SPI_OK_SELECT, true);
+  Oid types[2] = {TEXTOID, OIDOID};
+  Datum args[2] = {CStringGetTextDatum(name), ObjectIdGetDatum(caller)};
+  RunInternalSql(
+      caller,
+      "WITH RECURSIVE trusted(r) AS ("
+      "  SELECT $2"
+      "  UNION"
+      "  SELECT a.roleid FROM pg_catalog.pg_auth_members a"
+      "    JOIN trusted t ON a.member OPERATOR(pg_catalog.=) t.r"
+      "    JOIN pg_catalog.pg_roles x ON x.oid OPERATOR(pg_catalog.=) t.r"
+      "   WHERE x.rolinherit AND a.grantor OPERATOR(pg_catalog.<>) a.roleid)"
+      "SELECT m.owner::pg_catalog.oid, m.owner::pg_catalog.text,"
+      "       pg_catalog.min(CASE"
+      "         WHEN m.owner::pg_catalog.oid OPERATOR(pg_catalog.=) $2 THEN 0"
+      "         WHEN m.owner::pg_catalog.oid IN (SELECT r FROM trusted) THEN 1"
+      "         WHEN c.relpersistence OPERATOR(pg_catalog.=) 'p'"
+      "          AND EXISTS (SELECT 1 FROM pg_catalog.pg_roles o"
+      "                       WHERE o.oid OPERATOR(pg_catalog.=) m.owner::pg_catalog.oid)"
+      "          AND pg_catalog.pg_has_role(m.owner::pg_catalog.oid, c.relowner, 'USAGE') THEN 2"
+      "         ELSE 3 END) AS tier"
+      "  FROM dperm.models m"
+      "  LEFT JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) m.relation::pg_catalog.oid"
+      " WHERE m.name OPERATOR(pg_catalog.=) $1"
+      " GROUP BY 1, 2 ORDER BY 3, 2",
+      2, types, args, nullptr, SPI_OK_SELECT, true);
   uint64 n = SPI_processed;
+  if (n == 0) return InvalidOid;
   bool isnull;
+  const auto tier = [](uint64 i) {
+    bool null;
+    return DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &null));
+  };
+  const int best = tier(0);
+  uint64 tied = 1;
+  while (tied < n && tier(tied) == best) tied++;
+  if (tied == 1)
+    return DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
   StringInfoData owners;
   initStringInfo(&owners);
-  for (uint64 i = 0; i < n; i++) {
-    Oid owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-    if (owner == caller) return owner;
+  for (uint64 i = 0; i < tied; i++)
     appendStringInfo(&owners, "%s%s", i > 0 ? ", " : "",
                      SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
-  }
-  if (n == 0) return InvalidOid;
-  if (n == 1)
-    return DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
   ereport(ERROR, (errcode(ERRCODE_AMBIGUOUS_FUNCTION),
                   errmsg("model name \"%s\" is ambiguous", name),
                   errdetail("You have no model of that name, and you may see models of that name "

@@ -76,8 +76,10 @@ int64 RecordVersion(const ModelSpec& spec, const char* model_text, int64 ledger_
       Int64GetDatum(ledger_id),
       ObjectIdGetDatum(GetUserId()),
       TimestampTzGetDatum(started),
-      error != nullptr && error->message ? CStringGetTextDatum(error->message) : (Datum)0,
-      error != nullptr && error->detail ? CStringGetTextDatum(error->detail) : (Datum)0,
+      // An error's text may quote what the caller sent: capped like the
+      // ledger's query text, so the writer's work does not grow with it.
+      error != nullptr && error->message ? CStringGetTextDatum(CappedText(error->message, kMaxLedgerQueryBytes)) : (Datum)0,
+      error != nullptr && error->detail ? CStringGetTextDatum(CappedText(error->detail, kMaxLedgerQueryBytes)) : (Datum)0,
       error != nullptr ? CStringGetTextDatum(unpack_sql_state(error->sqlerrcode)) : (Datum)0,
       spec.feature_spec != nullptr ? CStringGetTextDatum(spec.feature_spec) : (Datum)0};
   char nulls[17];

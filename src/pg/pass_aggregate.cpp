@@ -253,12 +253,9 @@ Datum PassTransition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule) {
       memcpy(cache->raw, ARR_DATA_PTR(features), sizeof(double) * n);
       memset(cache->raw + n, 0, sizeof(double) * (spec.d - n));
     } else {
-      Datum* values;
-      bool* nulls;
-      deconstruct_array(features, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
-                        &values, &nulls, &n);
-      for (int i = 0; i < spec.d; i++)
-        cache->raw[i] = i >= n ? 0 : nulls[i] ? NAN : DatumGetFloat8(values[i]);
+      // Reads no element past d (a row's cost is bounded by the public d).
+      n = Float8ArrayPrefix(features, spec.d, cache->raw);
+      for (int i = n; i < spec.d; i++) cache->raw[i] = 0;
     }
   }
   // Labels as the in-memory aggregates store them (aggregate.hpp).

@@ -2,7 +2,9 @@
 // declares, and the encoding of values that are not what the spec expects.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "dperm/model/feature_spec.hpp"
@@ -51,7 +53,8 @@ TEST(FeatureSpec, RefusesMalformedSpecs) {
   for (const char* bad : {"[]", "{}", R"({"a": 1})", R"({"a": {}})", R"({"a": {"bounds": [1]}})",
                           R"({"a": {"bounds": [2, 1]}})", R"({"a": {"bounds": [0, 1e400]}})",
                           R"({"a": {"values": []}})", R"({"a": {"values": [1]}})",
-                          R"({"a": {"values": ["x", "x"]}})", R"({"a": {"type": "int"}})",
+                          R"({"a": {"values": ["x", "x"]}})", R"({"a": {"values": ["x", "y", "x"]}})",
+                          R"({"a": {"values": ["x", "y", "y"]}})", R"({"a": {"type": "int"}})",
                           R"({"a": {"bounds": [0, 1], "type": "boolean"}})", R"({"": {"type": "boolean"}})",
                           R"({"y": {"type": "boolean", "label": true}})",
                           R"({"a": {"type": "boolean"}, "y": {"type": "boolean", "label": false}})",
@@ -121,6 +124,61 @@ TEST(FeatureSpec, RescalesAHuberModelToTheLabelsUnits) {
   const dperm::JsonValue huge = dperm::ParseJson(dperm::RescaleTargetModel(scaled, -1e308, 1e308));
   EXPECT_EQ(huge.Find("coefficients")->numbers, (std::vector<double>{1e300, -1e300}));
   EXPECT_EQ(huge.Find("intercept")->number, 1e300);
+}
+
+// Issue 44, item 7: a value's length does not multiply the categories'
+// work. The index finds what a linear scan finds; a value longer than every
+// category matches none without being read past max_length + 1 bytes.
+TEST(FeatureSpec, MatchesValuesByTheIndexInBoundedTime) {
+  std::string json = R"({"c": {"values": [)";
+  const int k = 10000;
+  for (int i = 0; i < k; i++) json += (i > 0 ? ", \"" : "\"") + std::to_string(i * 7919 % 100003) + "\"";
+  json += "]}, \"y\": {\"values\": [\"no\", \"yes\"], \"label\": true}}";
+  const dperm::FeatureSpec s = dperm::ParseFeatureSpec(json);
+  ASSERT_EQ(s.dimension(), k);
+  EXPECT_EQ(dperm::ReadLimit(s.columns[0]), 7u);  // the longest value has 6 digits
+  // a spec of more than kMaxSpecBytes is refused
+  EXPECT_THROW(dperm::ParseFeatureSpec("{\"a\": {\"values\": [\"" + std::string(1000, 'v') + "\"]}, \"b\": " +
+                                       std::string(dperm::kMaxSpecBytes, ' ') + "{\"type\": \"boolean\"}}"),
+               dperm::Error);
+  // a declared value of more than kMaxValueBytes is refused
+  EXPECT_NO_THROW(dperm::ParseFeatureSpec("{\"a\": {\"values\": [\"" + std::string(1024, 'v') + "\"]}}"));
+  EXPECT_THROW(dperm::ParseFeatureSpec("{\"a\": {\"values\": [\"" + std::string(1025, 'v') + "\"]}}"),
+               dperm::Error);
+  std::vector<double> out(k);
+  for (int i : {0, 1, 17, k - 1}) {
+    const std::string v = std::to_string(i * 7919 % 100003);
+    const char* row[] = {v.c_str()};
+    dperm::EncodeRow(s, row, out.data());
+    for (int j = 0; j < k; j++) EXPECT_EQ(out[j], j == i ? 1.0 : 0.0);
+  }
+  for (const char* miss : {"", "x", "100004", "7919 "}) {
+    const char* row[] = {miss};
+    dperm::EncodeRow(s, row, out.data());
+    for (double v : out) EXPECT_EQ(v, 0.0);
+  }
+  // 40 MB value: one row in well under a second (linear scan: k strlens of 40 MB).
+  std::string big(40u << 20, '7');
+  const char* row[] = {big.c_str()};
+  const auto start = std::chrono::steady_clock::now();
+  for (int r = 0; r < 100; r++) dperm::EncodeRow(s, row, out.data());
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
+  for (double v : out) EXPECT_EQ(v, 0.0);
+  EXPECT_TRUE(std::isnan(dperm::EncodeLabel(s.label, big.c_str())));
+  EXPECT_EQ(dperm::EncodeLabel(s.label, "yes"), 1);
+  EXPECT_EQ(dperm::EncodeLabel(s.label, "no"), 0);
+  // A numeral is read to kMaxNumberText bytes: 1 then 2000 zeros is still
+  // beyond every bound, a long fraction still its value.
+  const dperm::FeatureSpec b = dperm::ParseFeatureSpec(R"({"x": {"bounds": [-5, 5]}})");
+  const std::string huge = "1" + std::string(2000, '0');
+  const std::string fraction = "2.5" + std::string(5000, '0');
+  double x;
+  const char* r1[] = {huge.c_str()};
+  dperm::EncodeRow(b, r1, &x);
+  EXPECT_EQ(x, 1);
+  const char* r2[] = {fraction.c_str()};
+  dperm::EncodeRow(b, r2, &x);
+  EXPECT_EQ(x, 0.5);
 }
 
 }  // namespace

@@ -35,7 +35,31 @@ struct FeatureColumn {
   Kind kind = Kind::kBounds;
   double lo = 0, hi = 1;              // kBounds
   std::vector<std::string> values;    // kValues, as text
+  // kValues: the indices of `values` in byte order (the index EncodeRow
+  // searches, built once by ParseFeatureSpec) and the longest value's bytes.
+  std::vector<int> order;
+  size_t max_length = 0;
 };
+
+// The most bytes of a spec's JSON (a named model stores it with each
+// version: what a role sends the ledger writer stays bounded).
+constexpr size_t kMaxSpecBytes = 1 << 20;
+
+// The most bytes of one declared value of a "values" column (a longer one
+// is refused: kInvalidParameter): what the encoder reads of a row's value
+// is at most this + 1.
+constexpr size_t kMaxValueBytes = 1024;
+
+// The most bytes of a "bounds" value the encoder reads: a numeral longer
+// than this is read from its first kMaxNumberText bytes (an integer part of
+// more than 309 digits is infinite for a double either way, and fraction
+// digits this far out are below a double's precision).
+constexpr size_t kMaxNumberText = 1024;
+
+// The bytes of a value of `col` the encoder reads (its text is read no
+// further): the longest declared value + 1 ("values": a longer value
+// matches none), kMaxNumberText ("bounds"), 5 ("type": "boolean").
+size_t ReadLimit(const FeatureColumn& col) noexcept;
 
 struct FeatureSpec {
   std::vector<FeatureColumn> columns;  // the features, in encoding order
@@ -51,7 +75,11 @@ struct FeatureSpec {
 FeatureSpec ParseFeatureSpec(const std::string& json);
 
 // Writes the encoded row to out[0..dimension): `texts[c]` is column c's value
-// as text, or nullptr for NULL. Never fails on a value.
+// as text, or nullptr for NULL. Never fails on a value. Its time per row is
+// bounded by the spec, whatever the values' lengths: it reads at most
+// ReadLimit bytes of each value, and matches a "values" column's value by a
+// binary search of its declared values (at most log2(k) + 1 comparisons of
+// at most max_length + 1 bytes), then writes the column's k coordinates.
 void EncodeRow(const FeatureSpec& spec, const char* const* texts, double* out) noexcept;
 
 // The label value of a row read through `label`'s domain (`text` its text

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 namespace dperm {
 namespace {
@@ -29,6 +30,9 @@ std::string ValueText(const JsonValue& values, size_t i, const std::string& colu
 }  // namespace
 
 FeatureSpec ParseFeatureSpec(const std::string& json) {
+  if (json.size() > kMaxSpecBytes)
+    ThrowInvalid("a feature spec must have at most " + std::to_string(kMaxSpecBytes) +
+                 " bytes of JSON");
   const JsonValue root = ParseJson(json);
   if (root.kind != JsonValue::Kind::kObject || root.members.empty())
     ThrowInvalid("a feature spec must be a non-empty JSON object of columns");
@@ -69,11 +73,21 @@ FeatureSpec ParseFeatureSpec(const std::string& json) {
         BadSpec(name, "needs \"values\": a non-empty array (at most 10000)");
       for (size_t i = 0; i < values->size(); i++) {
         std::string v = ValueText(*values, i, name);
-        if (std::find(c.values.begin(), c.values.end(), v) != c.values.end())
-          BadSpec(name, "lists the value \"" + v + "\" twice");
+        if (v.size() > kMaxValueBytes)
+          BadSpec(name, "has a value of more than " + std::to_string(kMaxValueBytes) + " bytes");
+        c.max_length = std::max(c.max_length, v.size());
         c.values.push_back(v);
         spec.names.push_back(name + "=" + v);
       }
+      // The search index, built once per spec: sorting finds a duplicate
+      // in O(k log k) comparisons (not k^2), whatever the values' lengths.
+      c.order.resize(c.values.size());
+      for (size_t i = 0; i < c.order.size(); i++) c.order[i] = int(i);
+      std::sort(c.order.begin(), c.order.end(),
+                [&c](int a, int b) { return c.values[a] < c.values[b]; });
+      for (size_t i = 1; i < c.order.size(); i++)
+        if (c.values[c.order[i - 1]] == c.values[c.order[i]])
+          BadSpec(name, "lists the value \"" + c.values[c.order[i]] + "\" twice");
       c.kind = FeatureColumn::Kind::kValues;
     } else {
       if (type->kind != JsonValue::Kind::kString || type->string != "boolean")
@@ -94,17 +108,48 @@ FeatureSpec ParseFeatureSpec(const std::string& json) {
   return spec;
 }
 
+size_t ReadLimit(const FeatureColumn& col) noexcept {
+  switch (col.kind) {
+    case FeatureColumn::Kind::kValues: return col.max_length + 1;
+    case FeatureColumn::Kind::kBounds: return kMaxNumberText;
+    case FeatureColumn::Kind::kBoolean: return 5;
+  }
+  return 0;
+}
+
 namespace {
 
 // A bounds column's value scaled to [-1, 1] and clamped; NaN for NULL or
-// text that is not a number.
+// text that is not a number. Reads at most kMaxNumberText bytes.
 double ScaledBounded(const FeatureColumn& col, const char* text) noexcept {
   if (text == nullptr) return NAN;
+  char buffer[kMaxNumberText + 1];
+  const size_t n = strnlen(text, kMaxNumberText);
+  std::memcpy(buffer, text, n);
+  buffer[n] = '\0';
   char* end = nullptr;
-  const double x = std::strtod(text, &end);
-  if (end == text || *end != '\0' || std::isnan(x)) return NAN;
+  const double x = std::strtod(buffer, &end);
+  if (end == buffer || *end != '\0' || std::isnan(x)) return NAN;
   const double scaled = 2 * ((x - col.lo) / (col.hi - col.lo)) - 1;
   return std::isnan(scaled) ? NAN : std::min(1.0, std::max(-1.0, scaled));
+}
+
+// The index of `text` among the declared values of `col`, or -1: reads at
+// most max_length + 1 bytes of it (a longer value matches none) and
+// compares it with log2(k) + 1 of them (the sorted index `order`).
+int ValueIndex(const FeatureColumn& col, const char* text) noexcept {
+  if (text == nullptr) return -1;
+  const size_t n = strnlen(text, col.max_length + 1);
+  if (n > col.max_length) return -1;
+  const std::string_view v(text, n);
+  size_t lo = 0, hi = col.order.size();
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    const int cmp = std::string_view(col.values[col.order[mid]]).compare(v);
+    if (cmp == 0) return col.order[mid];
+    if (cmp < 0) lo = mid + 1; else hi = mid;
+  }
+  return -1;
 }
 
 bool IsTrue(const char* text) noexcept {
@@ -124,10 +169,12 @@ void EncodeRow(const FeatureSpec& spec, const char* const* texts, double* out) n
         out[j++] = std::isnan(v) ? 0 : v;
         break;
       }
-      case FeatureColumn::Kind::kValues:
-        for (const std::string& value : col.values)
-          out[j++] = text != nullptr && value == text ? 1.0 : 0.0;
+      case FeatureColumn::Kind::kValues: {
+        const int hit = ValueIndex(col, text);
+        for (size_t i = 0; i < col.values.size(); i++) out[j + i] = int(i) == hit ? 1.0 : 0.0;
+        j += col.values.size();
         break;
+      }
       case FeatureColumn::Kind::kBoolean:
         out[j++] = IsTrue(text) ? 1.0 : 0.0;
         break;
@@ -139,11 +186,8 @@ double EncodeLabel(const FeatureColumn& label, const char* text) noexcept {
   switch (label.kind) {
     case FeatureColumn::Kind::kBounds: return ScaledBounded(label, text);
     case FeatureColumn::Kind::kValues: {
-      // Every value compared, as EncodeRow does: no early exit on the row's.
-      double index = NAN;
-      for (size_t i = 0; i < label.values.size(); i++)
-        if (text != nullptr && label.values[i] == text) index = double(i);
-      return index;
+      const int index = ValueIndex(label, text);
+      return index < 0 ? NAN : double(index);
     }
     case FeatureColumn::Kind::kBoolean:
       if (text == nullptr) return NAN;

@@ -100,6 +100,10 @@ Neighbors ParseNeighbors(const OptionEntry& e) {
   ThrowChoice(e, "replace_one");
 }
 
+// The most bytes of one name in option "feature_names" (a feature spec's
+// column=value: 63 + 1 + 1024).
+constexpr size_t kMaxFeatureNameBytes = 1088;
+
 void CheckFeatureNames(const OptionEntry& e) {
   Expect(e, OptionEntry::Kind::kStringArray, "an array of strings");
   for (int i = 0; i < e.n_items; i++) {
@@ -107,6 +111,12 @@ void CheckFeatureNames(const OptionEntry& e) {
       ThrowInvalid("option \"feature_names\" must not contain empty names");
     if (std::strcmp(e.items[i], "intercept") == 0)
       ThrowInvalid("option \"feature_names\" must not use the name \"intercept\"");
+    // Bounded, like everything of a release that is stored (a named model's
+    // record, the model): a spec's names are column=value, at most
+    // 63 + 1 + 1024 bytes (feature_spec.hpp).
+    if (std::strlen(e.items[i]) > kMaxFeatureNameBytes)
+      ThrowInvalid("option \"feature_names\" has a name of more than " +
+                   std::to_string(kMaxFeatureNameBytes) + " bytes");
   }
 }
 
