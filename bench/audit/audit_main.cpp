@@ -53,6 +53,7 @@ struct Settings {
   int threads = 0;        // 0: all cores
   int64_t unit = 0;       // > 1: audit privacy units of this many slots (UnitCases)
   std::string runs_for;   // ",algo=N,...,": per-algorithm runs
+  bool table = false;     // --table 1: the 13-algorithm table, honest / noise / 2 / noise / 10
 };
 
 // One line of the report: an honest audit, the broken one, and its rerun.
@@ -78,6 +79,7 @@ Settings ParseArgs(int argc, char** argv) {
     else if (k == "--only") s.only = "," + std::string(v) + ",";
     else if (k == "--unit") s.unit = std::atoll(v);
     else if (k == "--runs-for") s.runs_for = "," + std::string(v) + ",";
+    else if (k == "--table") s.table = std::atoi(v) != 0;
     else { std::fprintf(stderr, "unknown flag %s\n", k.c_str()); std::exit(2); }
   }
   if (argc % 2 == 0) { std::fprintf(stderr, "flag %s needs a value\n", argv[argc - 1]); std::exit(2); }
@@ -134,7 +136,9 @@ std::vector<Case> UnitCases(const Settings& s) {
   for (Algorithm a : AllAlgorithms()) {
     LossKind loss = Supports(a, LossKind::kHuber) ? LossKind::kHuber : LossKind::kLogistic;
     Case c = AlgorithmCase(a, loss, s.epsilon, s.delta);
-    if (c.n % s.unit != 0) {
+    if (a == Algorithm::kRrpsgd) c.n = int(s.unit);  // every row a slot of the unit
+    else if (c.conditioned_base > 0) c.n = c.conditioned_base + int(s.unit);
+    if (c.conditioned_base == 0 && c.n % s.unit != 0) {
       std::fprintf(stderr, "--unit %lld does not divide n = %d of %s\n",
                    static_cast<long long>(s.unit), c.n, c.name.c_str());
       std::exit(2);
@@ -230,6 +234,114 @@ std::string NoiseText(const Plan& p) {
   if (p.mechanism_fields.Get(dperm::kObjectiveNoise) > 0)
     return p.options.delta > 0 ? "objective + Gaussian" : "objective (Gamma-norm b) + Laplace";
   return p.noise == NoiseKind::kGaussian ? "Gaussian" : "Laplace";
+}
+
+// --table: one case per algorithm with its strongest canary (Huber where
+// the algorithm takes it, whose gradient gap is the full 2L; logistic for
+// objective, objective_approx, ssp and dp_newton), at row level or, with
+// --unit K, at unit level (neighbours differ in all K slots of one unit,
+// planned with max_rows_per_unit = K: epsilon / K per slot). Each case is
+// audited honest, with noise / 2 and with noise / 10.
+const double kTableDivisors[] = {2, 10};
+
+std::vector<Case> TableCases(const Settings& s) {
+  std::vector<Case> cases;
+  for (Algorithm a : AllAlgorithms()) {
+    LossKind loss = Supports(a, LossKind::kHuber) ? LossKind::kHuber : LossKind::kLogistic;
+    Case c = AlgorithmCase(a, loss, s.epsilon, s.delta);
+    if (s.unit > 1) {
+      c.unit_rows = s.unit;
+      c.options.max_rows_per_unit = s.unit;
+      // rrpsgd: every row is a canary slot (its one step draws one of them);
+      // the conditioned base keeps its size; the others keep n.
+      if (a == Algorithm::kRrpsgd) c.n = int(s.unit);
+      else if (c.conditioned_base > 0) c.n = c.conditioned_base + int(s.unit);
+      c.name += " (unit of " + std::to_string(s.unit) + ")";
+    }
+    if (s.only.empty() || s.only.find("," + AlgorithmOf(c) + ",") != std::string::npos)
+      cases.push_back(c);
+  }
+  return cases;
+}
+
+// One line of the table: the honest audit and one per divisor.
+struct TableRow {
+  Result honest;
+  std::vector<Result> broken;
+};
+
+std::vector<TableRow> AuditTable(const Settings& s, const std::vector<Case>& cases) {
+  std::vector<TableRow> rows(cases.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < cases.size(); i = next++) {
+      TableRow& row = rows[i];
+      const int64_t runs = RunsOf(s, cases[i]);
+      // Thresholds from ModelTest (all runs evaluate; see RunAudit).
+      row.honest = RunAudit(cases[i], runs, s.alpha, s.seed + 4 * i, 1, 0, true);
+      uint64_t j = 1;
+      for (double divisor : kTableDivisors)
+        row.broken.push_back(
+            RunAudit(Broken(cases[i], divisor), runs, s.alpha, s.seed + 4 * i + j++, 1, 0, true));
+      std::fprintf(stderr, "%s: %.3f / %.3f / %.3f (%.0f s)\n", cases[i].name.c_str(),
+                   row.honest.test.epsilon_lb, row.broken[0].test.epsilon_lb,
+                   row.broken[1].test.epsilon_lb,
+                   row.honest.seconds + row.broken[0].seconds + row.broken[1].seconds);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < s.threads; t++) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  return rows;
+}
+
+// Prints the table report; returns the number of failed checks (an honest
+// epsilon_lb above epsilon, or a broken release not flagged).
+int TableReport(const Settings& s, const std::vector<TableRow>& rows, double seconds) {
+  const int n = int(rows.size());
+  int honest_ok = 0, flagged[2] = {0, 0};
+  for (const TableRow& r : rows) {
+    honest_ok += r.honest.test.epsilon_lb <= s.epsilon;
+    for (int j = 0; j < 2; j++) flagged[j] += r.broken[j].test.epsilon_lb > s.epsilon;
+  }
+  std::printf("* Settings: %s; d = 2 features, feature_bound 1, claimed (epsilon, delta) = (%g, %g)%s; "
+              "options per algorithm as in `AlgorithmCase` (bench/lib/audit_harness.hpp), strongest "
+              "canary (Huber where supported, else logistic); runs per side %lld%s%s, pilot a quarter "
+              "of that (at least 100); confidence 1 - alpha = %g per audit; seed %llu (`--seed %llu` "
+              "replays this run); %d threads; audits took %.0f s\n\n",
+              s.unit > 1 ? ("unit level, k = " + std::to_string(s.unit) + " slots per unit").c_str()
+                         : "row level",
+              s.epsilon, s.delta, s.unit > 1 ? " per unit" : "", static_cast<long long>(s.runs),
+              s.runs_for.empty() ? "" : ", except ", s.runs_for.empty() ? "" : s.runs_for.c_str(),
+              1 - s.alpha, static_cast<unsigned long long>(s.seed),
+              static_cast<unsigned long long>(s.seed), s.threads, seconds);
+  std::printf("**Honest: %d of %d audits have ε_lb ≤ ε. Noise / 2: %d of %d flagged. Noise / 10: %d "
+              "of %d flagged** (flagged: ε_lb > ε).\n\n",
+              honest_ok, n, flagged[0], n, flagged[1], n);
+  std::printf("| algorithm, loss | noise | T | Δ | claimed ε | ε_lb honest | ≤ ε | ε_lb noise/2 | flagged "
+              "| ε_lb noise/10 | flagged | runs per side | seconds |\n"
+              "|:---|:---|---:|---:|---:|---:|:---|---:|:---|---:|:---|---:|---:|\n");
+  for (const TableRow& r : rows) {
+    const Result& h = r.honest;
+    std::printf("| %s | %s | %lld | %.4g | %g | **%s** | %s | **%s** | %s | **%s** | %s | %lld | %.1f |\n",
+                h.audit_case.name.c_str(), NoiseText(h.plan).c_str(),
+                static_cast<long long>(h.plan.iterations), h.plan.sensitivity, s.epsilon,
+                F3(h.test.epsilon_lb).c_str(), YesNo(h.test.epsilon_lb <= s.epsilon),
+                F3(r.broken[0].test.epsilon_lb).c_str(), YesNo(r.broken[0].test.epsilon_lb > s.epsilon),
+                F3(r.broken[1].test.epsilon_lb).c_str(), YesNo(r.broken[1].test.epsilon_lb > s.epsilon),
+                static_cast<long long>(RunsOf(s, h.audit_case)),
+                h.seconds + r.broken[0].seconds + r.broken[1].seconds);
+  }
+  std::printf("\n| algorithm, loss | pair | base | row(s) in D | row(s) in D' | honest test | noise/2 test "
+              "| noise/10 test |\n|:---|:---|:---|:---|:---|:---|:---|:---|\n");
+  for (const TableRow& r : rows) {
+    const Result& h = r.honest;
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", h.audit_case.name.c_str(),
+                h.pilot_runs > 0 ? "canary" : "search", h.pair.base.c_str(), h.pair.row_d.c_str(),
+                h.pair.row_dp.c_str(), TestText(h.test).c_str(), TestText(r.broken[0].test).c_str(),
+                TestText(r.broken[1].test).c_str());
+  }
+  return (n - honest_ok) + (n - flagged[0]) + (n - flagged[1]);
 }
 
 // Prints the unit-level report; returns the number of failed checks.
@@ -360,6 +472,11 @@ int main(int argc, char** argv) {
   using namespace dperm::audit;
   Settings s = ParseArgs(argc, argv);
   auto start = std::chrono::steady_clock::now();
+  if (s.table) {
+    std::vector<TableRow> rows = AuditTable(s, TableCases(s));
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return TableReport(s, rows, seconds) == 0 ? 0 : 1;
+  }
   if (s.unit > 1) {
     std::vector<Row> rows = AuditUnits(s, UnitCases(s));
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
