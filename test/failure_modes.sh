@@ -157,8 +157,9 @@ finish() {
   return 0
 }
 
-# statement_timeout: fires during training (the charge takes milliseconds).
-TIMEOUT_MS=2000
+# statement_timeout: fires during training (the charge takes milliseconds,
+# or seconds for a dynamic worker on a loaded machine).
+TIMEOUT_MS=5000  # long enough that the charge (a worker start on a loaded machine) comes first
 start_long timeout "-c statement_timeout=$TIMEOUT_MS"
 finish timeout 'canceling statement due to statement timeout'
 timeout_over=$(( $(now_ms) - started - TIMEOUT_MS ))
