@@ -54,6 +54,7 @@ struct Settings {
   int64_t unit = 0;       // > 1: audit privacy units of this many slots (UnitCases)
   std::string runs_for;   // ",algo=N,...,": per-algorithm runs
   bool table = false;     // --table 1: the 13-algorithm table, honest / noise / 2 / noise / 10
+  bool white_box = false; // --white-box 1: white-box canaries where the harness has an oracle
 };
 
 // One line of the report: an honest audit, the broken one, and its rerun.
@@ -80,6 +81,7 @@ Settings ParseArgs(int argc, char** argv) {
     else if (k == "--unit") s.unit = std::atoll(v);
     else if (k == "--runs-for") s.runs_for = "," + std::string(v) + ",";
     else if (k == "--table") s.table = std::atoi(v) != 0;
+    else if (k == "--white-box") s.white_box = std::atoi(v) != 0;
     else { std::fprintf(stderr, "unknown flag %s\n", k.c_str()); std::exit(2); }
   }
   if (argc % 2 == 0) { std::fprintf(stderr, "flag %s needs a value\n", argv[argc - 1]); std::exit(2); }
@@ -249,6 +251,17 @@ std::vector<Case> TableCases(const Settings& s) {
   for (Algorithm a : AllAlgorithms()) {
     LossKind loss = Supports(a, LossKind::kHuber) ? LossKind::kHuber : LossKind::kLogistic;
     Case c = AlgorithmCase(a, loss, s.epsilon, s.delta);
+    // --white-box: the mechanisms no real pair of rows drives to their
+    // calibrated sensitivity get WhiteBoxNeighbours (audit_harness.hpp):
+    // an oracle canary and the noisy releases read through Plan::audit_seam.
+    const bool white = s.white_box && (a == Algorithm::kDpSvrg || a == Algorithm::kDpSvrgPp ||
+                                       a == Algorithm::kSsp || a == Algorithm::kDpNewton);
+    if (white) {
+      c.white_box = true;
+      c.conditioned_base = 0;
+      c.n = a == Algorithm::kDpSvrg ? 20 : 50;
+      c.name += " (white box)";
+    }
     if (s.unit > 1) {
       c.unit_rows = s.unit;
       c.options.max_rows_per_unit = s.unit;
@@ -337,7 +350,8 @@ int TableReport(const Settings& s, const std::vector<TableRow>& rows, double sec
   for (const TableRow& r : rows) {
     const Result& h = r.honest;
     std::printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", h.audit_case.name.c_str(),
-                h.pilot_runs > 0 ? "canary" : "search", h.pair.base.c_str(), h.pair.row_d.c_str(),
+                h.pair.seam_d ? "white box" : h.pilot_runs > 0 ? "canary" : "search",
+                h.pair.base.c_str(), h.pair.row_d.c_str(),
                 h.pair.row_dp.c_str(), TestText(h.test).c_str(), TestText(r.broken[0].test).c_str(),
                 TestText(r.broken[1].test).c_str());
   }
