@@ -296,10 +296,10 @@ std::vector<TableRow> AuditTable(const Settings& s, const std::vector<Case>& cas
       for (double divisor : kTableDivisors)
         row.broken.push_back(
             RunAudit(Broken(cases[i], divisor), runs, s.alpha, s.seed + 4 * i + j++, 1, 0, true));
-      std::fprintf(stderr, "%s: %.3f / %.3f / %.3f (%.0f s)\n", cases[i].name.c_str(),
-                   row.honest.test.epsilon_lb, row.broken[0].test.epsilon_lb,
-                   row.broken[1].test.epsilon_lb,
-                   row.honest.seconds + row.broken[0].seconds + row.broken[1].seconds);
+      std::fprintf(stderr, "%s: %.3f / %.3f / %.3f (pair epsilon %.3f / %.3f / %.3f) (%.0f s)\n",
+                   cases[i].name.c_str(), row.honest.test.epsilon_lb, row.broken[0].test.epsilon_lb,
+                   row.broken[1].test.epsilon_lb, row.honest.pair_epsilon, row.broken[0].pair_epsilon,
+                   row.broken[1].pair_epsilon, row.honest.seconds + row.broken[0].seconds + row.broken[1].seconds);
     }
   };
   std::vector<std::thread> pool;
@@ -349,8 +349,11 @@ int TableReport(const Settings& s, const std::vector<TableRow>& rows, double sec
               "| noise/10 test |\n|:---|:---|:---|:---|:---|:---|:---|:---|\n");
   for (const TableRow& r : rows) {
     const Result& h = r.honest;
+    char white[160];
+    snprintf(white, sizeof white, "white box (exact pair ε %.3f / %.3f / %.3f)", h.pair_epsilon,
+             r.broken[0].pair_epsilon, r.broken[1].pair_epsilon);
     std::printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", h.audit_case.name.c_str(),
-                h.pair.seam_d ? "white box" : h.pilot_runs > 0 ? "canary" : "search",
+                h.pair.seam_d ? white : h.pilot_runs > 0 ? "canary" : "search",
                 h.pair.base.c_str(), h.pair.row_d.c_str(),
                 h.pair.row_dp.c_str(), TestText(h.test).c_str(), TestText(r.broken[0].test).c_str(),
                 TestText(r.broken[1].test).c_str());

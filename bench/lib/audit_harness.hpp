@@ -457,6 +457,7 @@ struct Neighbours {
   // sides differ only in the oracle of their seam (SidePlan).
   std::shared_ptr<const AuditSeam> seam_d, seam_dp;
   double oracle_shift = 0;  // ||contribution(D) - contribution(D')|| of the attaining pair
+  double site_shift[4] = {0, 0, 0, 0};  // per AuditSite: the pair's shift of one release there
 };
 
 // The plan one side of the pair runs: the plan itself, or a copy pointing
@@ -766,6 +767,8 @@ inline Neighbours WhiteBoxNeighbours(const Plan& plan, int64_t k = 1) {
     const double snap = 2 * double(k) * (D / 2) / double(plan.n);
     const double samp = 2 * double(k) * D / double(plan.batch_size);
     pair.oracle_shift = std::sqrt(snap * snap + samp * samp);
+    pair.site_shift[int(AuditSite::kSvrgSnapshot)] = snap;
+    pair.site_shift[int(AuditSite::kSvrgSampled)] = samp;
     snprintf(buf, sizeof buf, "oracle: grad f(x) = +%g e1, grad f(x~) = -%g e1 (D = %g, L = %g)", D / 2,
              D / 2, D, L);
     pair.row_d = buf;
@@ -813,6 +816,7 @@ inline Neighbours WhiteBoxNeighbours(const Plan& plan, int64_t k = 1) {
     for (size_t j = 0; j < cd.size(); j++) shift += (cd[j] - cdp[j]) * (cd[j] - cdp[j]);
     pair.oracle_shift = double(k) * std::sqrt(shift);
     const AuditSite want = plan.algorithm == Algorithm::kSsp ? AuditSite::kSspMoments : AuditSite::kNewtonPass;
+    pair.site_shift[int(want)] = pair.oracle_shift;
     for (int side = 0; side < 2; side++) {
       auto seam = std::make_shared<AuditSeam>();
       const std::vector<double> c = side == 0 ? cd : cdp;
@@ -835,6 +839,29 @@ inline Neighbours WhiteBoxNeighbours(const Plan& plan, int64_t k = 1) {
            static_cast<long long>(plan.n), static_cast<long long>(k));
   pair.base = base;
   return pair;
+}
+
+// The exact epsilon (at delta) of a white-box pair under the plan's noise:
+// every observed release k is a Gaussian of shift Delta_k (site_shift) and
+// noise sigma_k, so the sequence is mu-GDP with mu^2 = sum_k (Delta_k /
+// sigma_k)^2 (Dong, Roth & Su 2022, Cor. 3.3; with the oracle the shifts do
+// not depend on earlier releases, so the bound is attained), and its
+// (epsilon, delta) curve is the Gaussian's of ratio mu (GaussianEpsilon).
+// The most any audit of the pair can show; mu is counted by one release
+// whose observer sums (Delta_k / sigma_k)^2.
+inline double WhiteBoxEpsilon(const Plan& plan, const Neighbours& pair, double delta) {
+  double mu2 = 0;
+  AuditSeam count;
+  count.oracle = pair.seam_d->oracle;
+  count.observe = [&](AuditSite site, const double*, int, double sigma) {
+    const double r = pair.site_shift[int(site)] / sigma;
+    mu2 += r * r;
+  };
+  Plan p = plan;
+  p.audit_seam = &count;
+  SecureRng rng = SecureRng::FromSeed(0);
+  TrainModel(p, pair.rows_d.data(), rng);
+  return GaussianEpsilon(1.0, delta, std::sqrt(mu2));
 }
 
 // Independent noise streams per (seed, stream): the runs are split into
@@ -961,7 +988,8 @@ inline Result RunAudit(const Case& c, int64_t runs_per_side, double alpha, uint6
     r.pilot_runs = pilot_runs > 0 ? pilot_runs : std::max<int64_t>(runs_per_side / 4, 100);
     PilotMeans(r.plan, r.pair, r.pilot_runs, stream + 2, threads);
   }
-  r.pair_epsilon = PairEpsilon(r.plan, r.pair, c.options.delta);
+  r.pair_epsilon = r.pair.seam_d ? WhiteBoxEpsilon(r.plan, r.pair, c.options.delta)
+                                  : PairEpsilon(r.plan, r.pair, c.options.delta);
   const double delta = c.options.delta;
   if (model_threshold) {
     const int64_t pilot = pilot_runs > 0 ? pilot_runs : std::max<int64_t>(runs_per_side / 4, 100);
