@@ -32,7 +32,11 @@ rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 mkdir -p docs
 report=${AUDIT_OUT:-bench/reports/audit.md}
 table=0
-for a in "$@"; do [ "$a" = "--table" ] && table=1; done
+white=0
+for a in "$@"; do [ "$a" = "--table" ] && table=1; [ "$a" = "--white-box" ] && white=1; done
+white_text=""
+[ $white = 1 ] && white_text="* **White-box canaries** (\`--white-box 1\`: dp_svrg, dp_svrg_pp, ssp, dp_newton; \`WhiteBoxNeighbours\` in bench/lib/audit_harness.hpp, seam \`include/dperm/algorithms/audit_seam.hpp\`): n inert rows, the canary's per-row terms supplied by an oracle that attains the bounds the privacy proof assumes (SVRG: ∇f_c(x) = ±(D/2)e₁ at the iterate and ∓(D/2)e₁ at the snapshot, D/2 = L for Huber, so every inner step's snapshot part moves by 2L/n and its sampled part by 2D/b; ssp and dp_newton: the attaining pair of packed contributions of the sensitivity derivation), and the statistic read from the noisy releases themselves (Σ_k z_k/σ_k² per release site, then the pilot's Fisher discriminant), not from w. The releases are what the plan charges and w is their post-processing, so ε_lb on them bounds the mechanism's ε as planned. Test-only: every production plan has a null seam."
+
 if [ $table = 1 ]; then
 {
   cat <<EOF
@@ -52,6 +56,7 @@ Issue 44 item 13: can the empirical audit see a factor of two? Each algorithm is
 * **rrpsgd at n = 1** (unit level: n = k, every row a slot of the unit): its one noisy step is on the canary in every run (at n = 10 it was drawn in one run of ten).
 * **ssp on a conditioned base** (\`ConditionedBase\`): 1000 rows cycling (e₁; ±1), (e₂; ±1), so that A is far above its noise and w is close to linear in b's noise.
 * **Thresholds from a model** (\`ModelTest\`): a second pilot (a quarter of the runs per side, its own noise streams) fits a Gaussian to the statistic under D and under D'; the threshold and tail maximise the bound the evaluation would report at its expected counts. All runs then evaluate that one fixed event (before, half of the runs chose among ~3600 empirical thresholds and only the other half counted). Validity is unchanged: the event is fixed before the evaluation's noise is drawn, and ε_lb = ln((p̂_fav,low − δ)/p̂_other,high) with one-sided Clopper–Pearson bounds at α/2 each is ≤ the true ε with probability ≥ 1 − α.
+${white_text}
 * **Unit level** (\`--unit K\`): neighbours differ in all K slots of one unit; the release is planned with max_rows_per_unit = K (the in-memory unit plan: ε/K per slot and the group δ'); honest, /2 and /10 are that plan's noise as planned, halved and divided by 10. The SQL unit sampler (src/pg) is not exercised by this program.
 
 ## What cannot be flagged at noise / 2, and why

@@ -12,6 +12,8 @@
 
 namespace dperm {
 
+struct AuditSeam;  // algorithms/audit_seam.hpp (test-only)
+
 enum class NoiseKind {
   kGaussian,       // (epsilon, delta)-DP: N(0, sigma^2 I)
   kLaplaceVector,  // epsilon-DP: density ~ exp(-||z|| / scale), scale = Delta/eps
@@ -164,6 +166,10 @@ struct Plan {
   std::string note;          // anything the user should know (capped T, ...)
   OffsetPlan offset;         // stage 0 (offset.hpp); offset.epsilon = 0: none
   DecisionPlan decision;     // stage 2 (decision.hpp); decision.epsilon = 0: none
+  // TEST-ONLY white-box audit seam (algorithms/audit_seam.hpp): null in
+  // every plan dperm makes, never serialised; only the audit harness and its
+  // unit test point a copy of a plan at one. Null: no behaviour change.
+  const AuditSeam* audit_seam = nullptr;
 };
 
 // The pure epsilon-DP stages around the mechanism: stage 0 and stage 2.

@@ -102,6 +102,7 @@
 #include <vector>
 
 #include "dperm/accounting/analytic_gaussian.hpp"
+#include "dperm/algorithms/audit_seam.hpp"
 #include "dperm/algorithms/registry.hpp"
 #include "dperm/algorithms/ssp.hpp"
 #include "dperm/noise/noise.hpp"
@@ -187,9 +188,13 @@ Eigen::VectorXd ReleaseCurvatureSums(const Plan& plan, const Objective& objectiv
     throw Error(ErrorKind::kInternal, "dp_newton: the sums do not match the plan");
   // noise_scale = 0 only in tests and audits that measure the noiseless
   // output (no plan sets it), as AddPlannedNoise.
-  if (plan.noise_scale > 0)
-    SnapExactGaussian(rng, PackedReleaseSigma(plan.noise_scale, NewtonNoiseRatio(pass, plan.iterations)),
-                      plan.noise_bits, v.data(), int(v.size()));
+  // Test-only white-box audit seam (audit_seam.hpp; null in production).
+  AuditOracle(plan.audit_seam, AuditSite::kNewtonPass, nullptr, plan.n, v.data(), int(v.size()));
+  const double sigma = plan.noise_scale > 0
+                           ? PackedReleaseSigma(plan.noise_scale, NewtonNoiseRatio(pass, plan.iterations))
+                           : 0.0;
+  if (plan.noise_scale > 0) SnapExactGaussian(rng, sigma, plan.noise_bits, v.data(), int(v.size()));
+  AuditObserve(plan.audit_seam, AuditSite::kNewtonPass, v.data(), int(v.size()), sigma);
   return v;
 }
 

@@ -115,6 +115,7 @@
 #include <Eigen/Eigenvalues>
 
 #include "dperm/accounting/analytic_gaussian.hpp"
+#include "dperm/algorithms/audit_seam.hpp"
 #include "dperm/accounting/budget.hpp"
 #include "dperm/algorithms/registry.hpp"
 #include "dperm/noise/exact_normal.hpp"
@@ -290,8 +291,11 @@ Eigen::VectorXd ReleaseMoments(const Plan& plan, const Objective& objective, Sec
     throw Error(ErrorKind::kInternal, "ssp: the moments do not match the plan");
   // noise_scale = 0 only in tests and audits that measure the noiseless
   // output (no plan sets it), as AddPlannedNoise.
+  // Test-only white-box audit seam (audit_seam.hpp; null in production).
+  AuditOracle(plan.audit_seam, AuditSite::kSspMoments, nullptr, plan.n, v.data(), int(v.size()));
   if (plan.noise_scale > 0)
     SnapExactGaussian(rng, plan.noise_scale, plan.noise_bits, v.data(), int(v.size()));
+  AuditObserve(plan.audit_seam, AuditSite::kSspMoments, v.data(), int(v.size()), plan.noise_scale);
   return v;
 }
 

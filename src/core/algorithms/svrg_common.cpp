@@ -5,6 +5,8 @@
 // ([WYX17] Algorithms 1 and 2).
 #include "dperm/algorithms/svrg_common.hpp"
 
+#include "dperm/algorithms/audit_seam.hpp"
+
 #include <algorithm>
 #include <boost/math/tools/toms748_solve.hpp>
 #include <cmath>
@@ -265,7 +267,9 @@ Eigen::VectorXd RunSvrg(const Plan& p, const Objective& objective, SecureRng& rn
   for (int64_t s = 1; s <= p.iterations; s++) {
     CheckInterrupt();
     ReportIterations(s - 1, p.iterations);
-    const Eigen::VectorXd full = objective.LossGradient(snapshot);  // v~ = grad F(x~)
+    Eigen::VectorXd full = objective.LossGradient(snapshot);  // v~ = grad F(x~)
+    // Test-only white-box audit seam (audit_seam.hpp; null in production).
+    AuditOracle(p.audit_seam, AuditSite::kSvrgSnapshot, nullptr, n, full.data(), dim);
     if (!doubling) x = snapshot;  // Algorithm 1, line 4: x_0^s = x~
     const int64_t steps = doubling ? (m << s) : m;  // Algorithm 2: m_s = 2^s m
     mean.setZero();
@@ -282,11 +286,14 @@ Eigen::VectorXd RunSvrg(const Plan& p, const Objective& objective, SecureRng& rn
       // v = grad f_i(x) - grad f_i(x~) + v~ + u (line 7; batch mean for b > 1),
       // u = u1 + u2 as the two snapped parts of PlanSvrgNoise.
       v = (at_x - at_snapshot) / double(b);
+      AuditOracle(p.audit_seam, AuditSite::kSvrgSampled, batch.data(), b, v.data(), dim);
       noisy_full = full;
       if (sigma > 0) {
         SnapExactGaussian(rng, snapshot_sigma, p.noise_bits, noisy_full.data(), dim);
         SnapExactGaussian(rng, sampled_sigma, p.noise_bits, v.data(), dim);
       }
+      AuditObserve(p.audit_seam, AuditSite::kSvrgSnapshot, noisy_full.data(), dim, snapshot_sigma);
+      AuditObserve(p.audit_seam, AuditSite::kSvrgSampled, v.data(), dim, sampled_sigma);
       v += noisy_full;
       x -= eta * v;
       ProxElasticNet(x, eta, l1, l2);  // line 8: x = prox_{eta r}(x - eta v)
