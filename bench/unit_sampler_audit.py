@@ -8,16 +8,17 @@ their text but counted and partitioned them by equality, and failed after
 the charge on one table and not on the other ("counted X rows but read Y").
 dperm.train runs R times on each table; every outcome is reduced to one
 number s: the model's w[0], or +inf when the release raised an error, so an
-error that occurs on one table and not the other is an event like any other
-(an error on D' only gives eps_lb = ln(R/2 / 0) = unbounded). The test is
-bench/unit_attack.py's: the first half of each side's runs picks the
-threshold and tail, the second half counts the event, Clopper-Pearson at
-alpha/2 each; eps_lb must be <= epsilon per unit.
+error that occurs on one table and not the other is an event like any other.
+Two tests, each at alpha/2 (the reported eps_lb is the larger, valid at
+alpha): bench/unit_attack.py's threshold test on s (the first half of each
+side's runs picks the threshold and tail, the second half counts the
+event), and the event E = {an error} over all runs, with Clopper-Pearson
+bounds: eps_lb = ln((P_low(E | one table) - delta) / P_high(E | the other)).
+eps_lb must be <= epsilon per unit.
 
 Configurations (k = max_rows_per_unit):
-  numeric_text   numeric unit; X's rows written 1.0 in D, one of them 1 in D'
-                 (the same units by equality; also 150 other persons, half of
-                 their rows written n.0)
+  numeric_text   numeric unit; X's rows written 1000.0 in D, one of them 1000
+                 in D' (the same units by equality)
   float_zero     float8 unit; X is 0 in D, one of X's rows -0 in D'
   float_digits   float8 units 1 + i 1e-12 (distinct, one text at
                  extra_float_digits = -15), the session SETs it; D' adds X's
@@ -41,7 +42,17 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import psql_session  # noqa: E402
-from unit_attack import threshold_test  # noqa: E402
+from unit_attack import cp_lower, threshold_test  # noqa: E402
+
+
+def error_event(errors_d, errors_dp, runs, delta, alpha):
+    """eps_lb of E = {the release raised an error}, the more frequent side first."""
+    hi, lo = max(errors_d, errors_dp), min(errors_d, errors_dp)
+    p_low = cp_lower(hi, runs, alpha / 2)
+    p_high = 1 - cp_lower(runs - lo, runs, alpha / 2)
+    if p_low - delta <= 0:
+        return 0.0
+    return max(0.0, math.log((p_low - delta) / p_high))
 
 
 def base_rows(persons, seed, unit_of):
@@ -60,9 +71,11 @@ def base_rows(persons, seed, unit_of):
 
 def configurations(persons, heavy, seed):
     """name -> (unit SQL type, rows of D, rows of D', SET before train)."""
-    num = lambda p, r: f"'{p}.0'" if r % 2 else f"'{p}'"  # noqa: E731
+    # D is written in one spelling per person; D' differs from D only in
+    # the audited person X (its spelling, and its rows where stated).
+    num = lambda p, r: f"'{p}'"  # noqa: E731
     flt = lambda p, r: f"'{1 + p * 1e-12!r}'"  # noqa: E731
-    txt = lambda p, r: f"'p{p}'" if r % 2 else f"'P{p}'"  # noqa: E731
+    txt = lambda p, r: f"'p{p}'"  # noqa: E731
     extreme = (1.0, 0.0, False)
     out = {}
     b = base_rows(persons, seed, num)
@@ -134,7 +147,9 @@ def main():
                     out.append(math.inf)
                     errs += 1
             stats[side], errors[side] = out, errs
-        test = threshold_test(stats["d"], stats["dp"], a.delta, a.alpha)
+        test = threshold_test(stats["d"], stats["dp"], a.delta, a.alpha / 2)
+        test["err_lb"] = error_event(errors["d"], errors["dp"], a.runs, a.delta, a.alpha / 2)
+        test["eps_lb"] = max(test["eps_lb"], test["err_lb"])
         results.append((name, errors, test))
         print(f"{name}: eps_lb {test['eps_lb']:.3f}, errors {errors} ({time.time() - started:.0f} s)",
               file=sys.stderr)
@@ -144,11 +159,11 @@ def main():
           f"algorithm; {a.runs} trainings per table; statistic w[0], +inf for an error; threshold on the first "
           f"half, counted on the second; Clopper-Pearson {100 * (1 - a.alpha):g} %. Seed {a.seed}. "
           f"{time.time() - started:.0f} s.\n")
-    print("| configuration | errors D / D' | test | ε_lb | ε per unit | ε_lb > ε? |")
-    print("|:---|---:|:---|---:|---:|:---|")
+    print("| configuration | errors D / D' | threshold test | ε_lb of {error} | ε_lb | ε per unit | ε_lb > ε? |")
+    print("|:---|---:|:---|---:|---:|---:|:---|")
     for name, errors, test in results:
         ev = f"{'>' if test['upper'] else '≤'} {test['t']:.3g}: {test['k_num']} vs {test['k_den']} of {test['n']}"
-        print(f"| {name} | {errors['d']} / {errors['dp']} | {ev} | **{test['eps_lb']:.3f}** | {a.epsilon:g} "
+        print(f"| {name} | {errors['d']} / {errors['dp']} | {ev} | {test['err_lb']:.3f} | **{test['eps_lb']:.3f}** | {a.epsilon:g} "
               f"| {'yes' if test['eps_lb'] > a.epsilon else 'no'} |")
     sess.close()
 
