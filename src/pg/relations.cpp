@@ -1,6 +1,7 @@
 // Which relations a release reads and is charged to (docs/design.md section 3,
 // item 4), protection lookups, and the `dataset` option's checks.
 #include "internal_sql.hpp"
+#include "lineage.hpp"
 #include "arrays.hpp"
 #include "relations.hpp"
 #include "ledger_writer.hpp"
@@ -54,44 +55,6 @@ bool FindProtection(Oid relid, Oid role, bool* allowed) {
 }
 
 }  // namespace
-
-// `ancestors` (the pg_inherits ancestors of `relid`) plus every relation
-// whose rows `relid` or one of them held before a DETACH PARTITION, NO
-// INHERIT or dperm.move_budget (dperm.lineage, recorded by the event
-// trigger dperm.budgeted_alter and by move_budget), transitively. A catalog
-// without dperm.lineage adds none.
-List* LineageAncestors(Oid relid, List* ancestors) {
-  Oid schema = get_namespace_oid("dperm", true);
-  if (!OidIsValid(schema) || !OidIsValid(get_relname_relid("lineage", schema))) return ancestors;
-  List* from = lcons_oid(relid, list_copy(ancestors));
-  Oid* oids = static_cast<Oid*>(palloc(sizeof(Oid) * list_length(from)));
-  int n = 0;
-  ListCell* lc;
-  foreach (lc, from) oids[n++] = lfirst_oid(lc);
-  Oid types[1] = {OIDARRAYOID};
-  Datum args[1] = {OidArrayDatum(oids, n)};
-  MemoryContext caller = CurrentMemoryContext;
-  SPI_connect();
-  RunAsCatalogOwner(
-      "WITH RECURSIVE up(oid) AS ("
-      "  SELECT l.ancestor::pg_catalog.oid FROM dperm.lineage l"
-      "   WHERE l.relation::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1)"
-      "  UNION"
-      "  SELECT l.ancestor::pg_catalog.oid FROM dperm.lineage l"
-      "    JOIN up ON l.relation::pg_catalog.oid OPERATOR(pg_catalog.=) up.oid)"
-      " SELECT up.oid FROM up",
-      1, types, args, nullptr, SPI_OK_SELECT, true);
-  for (uint64 i = 0; i < SPI_processed; i++) {
-    bool isnull;
-    Oid ancestor = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-    if (ancestor == relid) continue;
-    MemoryContext spi = MemoryContextSwitchTo(caller);
-    ancestors = list_append_unique_oid(ancestors, ancestor);
-    MemoryContextSwitchTo(spi);
-  }
-  SPI_finish();
-  return ancestors;
-}
 
 Oid ReleasingRole() { return OidIsValid(g_release.caller) ? g_release.caller : GetUserId(); }
 

@@ -53,9 +53,6 @@ bool MaySeeRelation(Oid relid, Oid role);
 // budgets and protection still cover it.
 List* AncestorsOf(Oid relid);
 
-// `ancestors` (of `relid`) plus their dperm.lineage ancestors, transitively.
-List* LineageAncestors(Oid relid, List* ancestors);
-
 // The first relation of `relid`'s family (itself, then its partitions and
 // inheritance children, then its ancestors) with row-level security enabled,
 // or InvalidOid. Locks the descendants (AccessShareLock).
