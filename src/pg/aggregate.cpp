@@ -1,44 +1,34 @@
 // The training aggregates dp_logreg, dp_huber and dp_softmax (docs/design.md
 // section 3, item 2).
 //
-// The transition function appends each row, clipped and sanitised, to one
-// contiguous buffer in the aggregate memory context (stride d + 1: the d
-// features, then the label, target or class index); the core views it with
-// Eigen::Map, no copy.
+// The first row builds the release's request (release_request.hpp) from
+// public inputs only: the options parsed once, the relations read, d. The
+// transition function appends each row, clipped and sanitised, to the
+// release's row buffer in the aggregate memory context (row_buffer.hpp:
+// stride d + 1, the d features, then the label, target or class index); the
+// core views it with Eigen::Map, no copy.
 // The buffer is capped by dperm.max_buffer; past it the rows are only
-// counted and the final function refuses (BufferRefusal). The aggregates are
+// counted and the final function refuses (RaiseBufferRefusal). The aggregates are
 // PARALLEL RESTRICTED with no combine function: shipping every row from the
 // workers to the leader made a parallel plan slower than a serial one and
 // overflowed the 1 GB limit of a serialised state; tables that do not fit
 // train by dperm.train's streaming mode (streaming.cpp). The final function
-// hands the buffer to the release pipeline (release.cpp).
-#include "dperm/algorithms/registry.hpp"
-#include "dperm/rows/rows.hpp"
+// hands the request and the buffer to the release pipeline (release.cpp).
+#include "dperm/options/options.hpp"
 
-#include <cmath>
-
-#include "aggregate.hpp"
-#include "privacy_unit.hpp"
-#include "arrays.hpp"
-#include "charge.hpp"
 #include "citus.hpp"
-#include "internal_sql.hpp"
-#include "model_type.hpp"
-#include "module.hpp"
 #include "options_pg.hpp"
-#include "pass_aggregate.hpp"
-#include "relations.hpp"
-#include "release_checks.hpp"
-#include "streaming.hpp"
+#include "privacy_unit.hpp"
 #include "progress.hpp"
+#include "relations.hpp"
 #include "release.hpp"
+#include "release_checks.hpp"
 #include "release_guard.hpp"
+#include "row_buffer.hpp"
 
 extern "C" {
-#include "catalog/pg_type.h"
-#include "nodes/primnodes.h"
+#include "miscadmin.h"
 #include "utils/array.h"
-#include "utils/guc.h"
 }
 
 namespace dperm::pg {
@@ -46,31 +36,11 @@ namespace {
 
 // Aggregate state; plain data, lives in the aggregate memory context.
 struct RowState {
-  int32 loss;          // LossKind
-  int32 d;             // the public d: declared, or (a release charged to no
-                       // budgeted or protected relation, d not declared) the
-                       // length of the first non-NULL features; -1 before
-  int64 n;             // rows read: every row counts (ReadRow's rule)
-  int64 capacity;      // rows the buffer holds
-  double* rows;        // capacity * (d + 1) doubles
-  double* pending;     // labels of rows read before d was known (d not declared)
-  int64 n_pending;
-  int64 pending_capacity;
-  bool over_buffer;    // n (d + 1) float8 passed dperm.max_buffer: rows only counted
-  Jsonb* options_raw;  // the options as given (the same for every row: checked
-                       // to be row-independent before the first row)
-  Options options;
-  Oid* relations;      // the relations the release is charged to
-  int n_relations;
-  bool strict;         // charged to a budgeted or protected relation
-  bool reports;        // counts its rows in dperm.progress (StartProgress)
-  uint64 progress;     // the dperm.progress row it began itself, or 0
-  int64 read;          // rows read while it reports
+  ReleaseRequest request;  // built at the first row (NewState)
+  RowBuffer rows;
+  uint64 progress;         // the dperm.progress row it began, or 0
+  int64 read;              // rows read while it reports
 };
-
-Size RowBytes(int64 rows, int32 d) {
-  return static_cast<Size>(rows) * (d + 1) * sizeof(double);
-}
 
 MemoryContext AggregateContext(FunctionCallInfo fcinfo, const char* what) {
   MemoryContext context;
@@ -85,160 +55,65 @@ MemoryContext AggregateContext(FunctionCallInfo fcinfo, const char* what) {
   return context;
 }
 
-// A new state: every check here needs only public inputs (the options, the
-// statement's relations and the catalog) and runs before the first row is
-// kept; the release guard (release_guard.cpp) made the same checks before
-// the statement read any row.
-RowState* NewState(FunctionCallInfo fcinfo, MemoryContext context, LossKind loss, Jsonb* options,
-                   const char* name) {
-  RowState* st = static_cast<RowState*>(MemoryContextAllocZero(context, sizeof(RowState)));
-  st->loss = static_cast<int32>(loss);
-  ParsedOptions parsed = ParseOptionsJsonb(options);
-  st->options = parsed.options;
-  const Options& o = st->options;
+// The request of a release whose first row arrives: every check here
+// needs only public inputs (the options, the statement's relations and the
+// catalog) and runs before the first row is kept; the release guard
+// (release_guard.cpp) made the same checks before the statement read any
+// row. Built in the aggregate's memory (`context`), for the current user.
+void NewRequest(FunctionCallInfo fcinfo, MemoryContext context, LossKind loss, Jsonb* options,
+                const char* name, ReleaseRequest* r) {
+  MemoryContext old = MemoryContextSwitchTo(context);
+  r->loss = loss;
+  r->role = GetUserId();
+  r->parsed = ParseOptionsJsonb(options);
+  r->options = static_cast<Jsonb*>(palloc(VARSIZE(options)));
+  memcpy(r->options, options, VARSIZE(options));
+  MemoryContextSwitchTo(old);
+  const Options& o = r->parsed.options;
   RunCore([&] { CheckOptionsForLoss(o, loss); });
   CheckSeedAllowed(o);
   CheckRowIndependentOptions(fcinfo, name);
-  CheckUnitOption(o, g_release.unit_rows, name);
-  MemoryContext old = MemoryContextSwitchTo(context);
-  st->options_raw = static_cast<Jsonb*>(palloc(VARSIZE(options)));
-  memcpy(st->options_raw, options, VARSIZE(options));
-  st->relations = RelationsRead(fcinfo, parsed.dataset, &st->n_relations);
+  // Nothing here bounds a unit's rows (privacy_unit.hpp): only dperm.train does.
+  CheckUnitOption(o, 0, name);
+  old = MemoryContextSwitchTo(context);
+  r->relations = RelationsRead(fcinfo, r->parsed.dataset, &r->n_relations);
   MemoryContextSwitchTo(old);
-  // Only dperm.train bounds a unit's rows (the release guard refused this
-  // statement already; here for a statement the guard did not see).
-  if (!OidIsValid(g_release.caller)) RefuseUnitRelations(st->relations, st->n_relations, name);
-  st->strict = g_release.strict || ChargedStrictly(st->relations, st->n_relations);
-  // dperm.train decided d before reading (declared, or its own public rule).
-  st->d = OidIsValid(g_release.caller) ? g_release.dimension : DeclaredDimension(o);
-  if (st->strict && st->d < 0) RaiseUndeclaredDimension(name);
-  if (st->d >= 0) CheckCoefficientCount(loss, st->d, o);
-  return st;
+  RefuseUnitRelations(r->relations, r->n_relations, name);
+  r->strict = ChargedStrictly(r->relations, r->n_relations);
+  r->d = DeclaredDimension(o);
+  if (r->strict && r->d < 0) RaiseUndeclaredDimension(name);
+  if (r->d >= 0) CheckCoefficientCount(loss, r->d, o);
 }
 
 // Ends the dperm.progress row of a state whose final function did not.
 void EndStateProgress(void* arg) { ProgressEnd(static_cast<RowState*>(arg)->progress); }
 
-// dperm.progress for a new state. Under dperm.train its rows count in the
-// row dperm.train began; called directly, the aggregate begins a row of its
-// own on `relid`, the statement's first relation (unless the backend
-// reports something else), ended by the final function or, should that
-// never run (a LIMIT that stops a grouped scan), when the aggregate's memory
-// is reset.
+// dperm.progress for a new state: a row of its own on `relid`, the
+// statement's first relation (unless the backend reports something else),
+// ended by the final function or, should that never run (a LIMIT that
+// stops a grouped scan), when the aggregate's memory is reset.
 void StartProgress(MemoryContext context, RowState* st, Oid relid) {
-  if (OidIsValid(g_release.caller)) {
-    st->reports = g_progress.active;
-  } else {
-    st->progress = ProgressBegin(relid, static_cast<LossKind>(st->loss));
-    st->reports = st->progress != 0;
-    if (!st->reports) return;
-    MemoryContextCallback* end = static_cast<MemoryContextCallback*>(
-        MemoryContextAlloc(context, sizeof(MemoryContextCallback)));
-    end->func = EndStateProgress;
-    end->arg = st;
-    MemoryContextRegisterResetCallback(context, end);
-    ProgressSetMode(ProgressMode::kInMemory);
-  }
-  if (!st->reports) return;
-  if (st->options.has_algorithm) ProgressSetAlgorithm(st->options.algorithm);
+  st->progress = ProgressBegin(relid, st->request.loss);
+  st->request.reports = st->progress != 0;
+  if (!st->request.reports) return;
+  MemoryContextCallback* end = static_cast<MemoryContextCallback*>(
+      MemoryContextAlloc(context, sizeof(MemoryContextCallback)));
+  end->func = EndStateProgress;
+  end->arg = st;
+  MemoryContextRegisterResetCallback(context, end);
+  ProgressSetMode(ProgressMode::kInMemory);
+  const Options& o = st->request.parsed.options;
+  if (o.has_algorithm) ProgressSetAlgorithm(o.algorithm);
   ProgressSetPassesPlanned(1);  // the rows are read once, then trained on in memory
   ProgressSetPhase(ProgressPhase::kReadingRows);
   ProgressStartPass();
 }
 
-// dperm.max_buffer in bytes.
-Size BufferLimit() { return static_cast<Size>(g_max_buffer_kb) * 1024; }
-
-// Whether `rows` rows of shape d (plus the label) fit under dperm.max_buffer.
-bool BufferFits(int64 rows, int32 d) {
-  return static_cast<double>(rows) * (Max(d, 0) + 1) * sizeof(double) <=
-         static_cast<double>(BufferLimit());
-}
-
-// Room for `more` rows in the buffer (doubling, huge allocations allowed).
-void Reserve(MemoryContext context, RowState* st, int64 more) {
-  if (st->n + more <= st->capacity) return;
-  // Start with up to 1024 rows, but no more than about 8 MB.
-  int64 first = Max((int64)1, Min((int64)1024, (int64)(8 << 20) / (int64)RowBytes(1, st->d)));
-  int64 capacity = Max(st->capacity * 2, Max(st->n + more, first));
-  // Never more than dperm.max_buffer (the caller checked that n + more fit).
-  capacity = Max(st->n + more, Min(capacity, (int64)(BufferLimit() / RowBytes(1, st->d))));
-  Size bytes = RowBytes(capacity, st->d);
-  st->rows = static_cast<double*>(
-      st->rows == nullptr ? MemoryContextAllocHuge(context, bytes)
-                          : repalloc_huge(st->rows, bytes));
-  st->capacity = capacity;
-}
-
-// The first min(elements, d) elements of a float8[] of any shape, in
-// storage order (NULL elements become NaN, which ClipRow makes 0); *count
-// is their number. Reads none past d (AppendRow drops them anyway): a row's
-// cost does not grow with its array's length.
-const double* ArrayElements(ArrayType* array, int d, int* count) {
-  int n = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
-  *count = Min(n, d);
-  if (!ARR_HASNULL(array)) return reinterpret_cast<const double*>(ARR_DATA_PTR(array));
-  double* out = static_cast<double*>(palloc(sizeof(double) * Max(*count, 1)));
-  *count = Float8ArrayPrefix(array, d, out);
-  return out;
-}
-
-// Keeps a label of a row read before d is known (d not declared, and
-// every features value so far NULL): the row is the zero vector.
-void AddPending(MemoryContext context, RowState* st, double label) {
-  if (st->n_pending == st->pending_capacity) {
-    st->pending_capacity = Max((int64)64, 2 * st->pending_capacity);
-    Size bytes = sizeof(double) * st->pending_capacity;
-    st->pending = static_cast<double*>(st->pending == nullptr
-                                           ? MemoryContextAllocHuge(context, bytes)
-                                           : repalloc_huge(st->pending, bytes));
-  }
-  st->pending[st->n_pending++] = label;
-}
-
-// Appends one sanitised row: its features (nullptr: NULL) truncated or
-// padded with zeros to d, then clipped (ClipRow), and its label.
-void AppendRow(MemoryContext context, RowState* st, const double* x, int count, double label) {
-  int d = st->d;
-  if (!BufferFits(st->n + 1, d)) {  // past the cap: the rows are dropped, the count goes on
-    st->over_buffer = true;
-    if (st->rows != nullptr) pfree(st->rows);
-    st->rows = nullptr;
-    st->capacity = 0;
-  }
-  if (st->over_buffer) {
-    st->n++;
-    return;
-  }
-  Reserve(context, st, 1);
-  double* row = st->rows + st->n * (d + 1);
-  if (x != nullptr && count >= d) {
-    ClipRow(x, d, st->options.feature_bound, row);
-  } else {
-    double* padded = static_cast<double*>(palloc0(sizeof(double) * Max(d, 1)));
-    if (x != nullptr) memcpy(padded, x, sizeof(double) * count);
-    ClipRow(padded, d, st->options.feature_bound, row);
-    pfree(padded);
-  }
-  row[d] = label;
-  st->n++;
-}
-
-// Fixes d at `d` (the first non-NULL features of a release whose d is not
-// declared) and appends the rows read before it as zero vectors.
-void SetDimension(MemoryContext context, RowState* st, int d) {
-  CheckCoefficientCount(static_cast<LossKind>(st->loss), d, st->options);
-  st->d = d;
-  for (int64 i = 0; i < st->n_pending; i++) AppendRow(context, st, nullptr, 0, st->pending[i]);
-  st->n_pending = 0;
-}
-
-// One transition. Every row is kept (ReadRow's rule): features of any
-// shape are read in storage order and truncated or padded with zeros to the
-// public d, NULL features are the zero vector, then clipped; labels by
-// StoredLabel. Nothing here fails on a row's values or shape.
-Datum Transition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule,
-                 const char* name) {
+// One transition. Every row is kept (the row buffer's rule): features of
+// any shape are read in storage order and truncated or padded with zeros
+// to the public d, NULL features are the zero vector, then clipped; labels
+// by StoredLabel. Nothing here fails on a row's values or shape.
+Datum Transition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule, const char* name) {
   MemoryContext context = AggregateContext(fcinfo, name);
   if (PG_ARGISNULL(3))
     ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -248,26 +123,27 @@ Datum Transition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule,
     // Before the first row is kept: not on a Citus table or shard (citus.cpp).
     List* relids = RangeTableRelations(fcinfo);
     RefuseCitusRelations(relids, name);
-    st = NewState(fcinfo, context, loss, PG_GETARG_JSONB_P(3), name);
+    st = static_cast<RowState*>(MemoryContextAllocZero(context, sizeof(RowState)));
+    NewRequest(fcinfo, context, loss, PG_GETARG_JSONB_P(3), name, &st->request);
+    const Options& o = st->request.parsed.options;
+    InitRowBuffer(&st->rows, context, st->request.d, rule, o, o.classes);
     StartProgress(context, st, relids == NIL ? InvalidOid : linitial_oid(relids));
   }
-  if (st->reports) {
+  if (st->request.reports) {
     st->read++;
     ProgressCountRow();
   }
-  double label = StoredLabel(fcinfo, rule, st->options.target_bound, st->options.classes);
-  if (PG_ARGISNULL(1)) {
-    if (st->d < 0)
-      AddPending(context, st, label);
-    else
-      AppendRow(context, st, nullptr, 0, label);
-    PG_RETURN_POINTER(st);
+  RowBuffer* rows = &st->rows;
+  double label = StoredLabel(fcinfo, rule, rows->target_bound, rows->classes);
+  ArrayType* features = PG_ARGISNULL(1) ? nullptr : PG_GETARG_ARRAYTYPE_P(1);
+  if (features != nullptr && rows->d < 0) {
+    // d not declared: the first non-NULL features decide it (public only
+    // when no budget or protection applies: NewRequest).
+    const int d = ArrayGetNItems(ARR_NDIM(features), ARR_DIMS(features));
+    CheckCoefficientCount(loss, d, st->request.parsed.options);
+    SetRowDimension(rows, d);
   }
-  ArrayType* array = PG_GETARG_ARRAYTYPE_P(1);
-  int count = 0;
-  if (st->d < 0) SetDimension(context, st, ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array)));
-  const double* x = st->over_buffer ? nullptr : ArrayElements(array, st->d, &count);
-  AppendRow(context, st, x, count, label);
+  AddRow(rows, features, label);
   PG_RETURN_POINTER(st);
 }
 
@@ -310,41 +186,21 @@ DPERM_FUNCTION(dperm_combine) {
 DPERM_FUNCTION(dperm_serialize) { return dperm_combine_body(fcinfo); }
 DPERM_FUNCTION(dperm_deserialize) { return dperm_combine_body(fcinfo); }
 
-namespace dperm::pg {
-
-bool InMemoryFits(int64 n, int d) { return BufferFits(n, d); }
-
-void RaiseBufferRefusal() {
-  ereport(ERROR,
-          (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-           errmsg("the rows do not fit in dperm.max_buffer (%s)",
-                  GetConfigOptionByName("dperm.max_buffer", nullptr, false)),
-           errdetail("dp_logreg, dp_huber and dp_softmax keep every row (d + 1 float8 values) in "
-                     "the backend's memory. Nothing was charged: whether n (d + 1) 8 bytes pass "
-                     "the limit depends only on n and d, which every release makes public."),
-           errhint("Train with dperm.train(relation, features, label, loss, options), which "
-                   "streams over the relation in constant memory; or a superuser can raise "
-                   "dperm.max_buffer.")));
-  pg_unreachable();
-}
-
-}  // namespace dperm::pg
-
-// Final: the rows to the release pipeline (release.cpp), which plans from
-// public inputs, charges the ledger, trains and releases.
+// Final: the request and the rows to the release pipeline (release.cpp),
+// which plans from public inputs, charges the ledger, trains and releases.
 DPERM_FUNCTION(dperm_final) {
-  MemoryContext context = AggregateContext(fcinfo, "dperm_final");
+  AggregateContext(fcinfo, "dperm_final");
   if (PG_ARGISNULL(0)) PG_RETURN_NULL();  // no rows at all: n = 0
   RowState* st = reinterpret_cast<RowState*>(PG_GETARG_POINTER(0));
-  if (st->reports) ProgressEndPass(st->read);
-  if (st->d < 0) SetDimension(context, st, 0);  // every features value NULL
-  if (st->over_buffer) RaiseBufferRefusal();
-  ParsedOptions parsed = ParseOptionsJsonb(st->options_raw);
-  ReleaseRequest request = {static_cast<LossKind>(st->loss), &parsed, st->options_raw, st->n,
-                            st->d, st->relations, st->n_relations, g_release.precharged,
-                            st->reports, g_release.unit_column, g_release.unit_rows,
-                            g_release.unit_count_epsilon};
-  Datum model = ReleaseFromRows(request, st->rows);
-  ProgressEnd(st->progress);  // a row of its own (under dperm.train, dperm.train ends it)
+  ReleaseRequest& request = st->request;
+  if (request.reports) ProgressEndPass(st->read);
+  if (st->rows.d < 0) CheckCoefficientCount(request.loss, 0, request.parsed.options);
+  FinishRows(&st->rows);  // every features value NULL: d = 0
+  if (st->rows.over_buffer) RaiseBufferRefusal();
+  request.n = st->rows.n;
+  request.d = st->rows.d;
+  ReleaseInput input = {&st->rows, nullptr, nullptr};
+  Datum model = Release(request, input);
+  ProgressEnd(st->progress);
   PG_RETURN_DATUM(model);
 }

@@ -94,8 +94,9 @@ void RaiseNoTurn(Oid relation) {
 }
 
 ChargeRequest PlanCharge(const dperm::Plan& plan, const dperm::Options& o,
-                         const std::vector<double>& curve, const PrivacyUnit& unit) {
-  return {dperm::AlgorithmName(plan.algorithm),
+                         const std::vector<double>& curve, const PrivacyUnit& unit, Oid role) {
+  return {role,
+          dperm::AlgorithmName(plan.algorithm),
           dperm::NoiseName(plan.noise),
           dperm::LossName(plan.loss),
           NeighborsOf(unit),
@@ -132,7 +133,7 @@ int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_rel
   req->magic = kLedgerRequestMagic;
   req->backend_procno = MyProc->pgprocno;
   req->database = MyDatabaseId;
-  Oid role = ReleasingRole();
+  Oid role = charge.role;
   CopyText(req->role, sizeof req->role, GetUserNameFromId(role, false));
   req->role_id = role;
   req->released_at = GetCurrentTimestamp();

@@ -14,6 +14,8 @@ namespace dperm::pg {
 
 // What a ledger row records about one release.
 struct ChargeRequest {
+  Oid role;           // the releasing role (the caller of dperm.train, or
+                      // the current user of an aggregate or dperm.evaluate)
   const char* algorithm;
   const char* mechanism;
   const char* loss;
@@ -46,12 +48,12 @@ struct ChargeRequest {
 // charged_with is the first.
 int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_relations);
 
-// The ledger row of a planned release: its algorithm, noise, loss and
-// neighbours, the options' (epsilon, delta), the plan's n and d, and `curve`
-// (the release's RDP curve on LedgerOrders(); empty for none).
+// The ledger row of a planned release by `role`: its algorithm, noise, loss
+// and neighbours, the options' (epsilon, delta), the plan's n and d, and
+// `curve` (the release's RDP curve on LedgerOrders(); empty for none).
 // `unit`: the privacy unit the rows were bounded to (privacy_unit.hpp).
 ChargeRequest PlanCharge(const dperm::Plan& plan, const dperm::Options& o,
-                         const std::vector<double>& curve, const PrivacyUnit& unit);
+                         const std::vector<double>& curve, const PrivacyUnit& unit, Oid role);
 
 // The most bytes of the client's query text a ledger row stores
 // (dperm.ledger.query): a longer text keeps its first whole characters up

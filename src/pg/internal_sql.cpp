@@ -8,7 +8,6 @@
 // last) and spells dperm's own objects with their schema; functions and
 // operators are never looked up in pg_temp.
 #include "internal_sql.hpp"
-#include "relations.hpp"
 
 extern "C" {
 #include "catalog/pg_authid.h"
@@ -87,10 +86,9 @@ InternalScope EnterInternal(Oid role, bool allow_parallel) {
   // every name with its schema, which the pinned path only backs up.
   s.parallel = IsInParallelMode();
   s.level = s.parallel ? 0 : PinInternalSettings();
-  // Serial plans only: the release context (g_release) lives in this
-  // backend, and a parallel worker running the final function would not see
-  // it. Streaming passes may go parallel: their aggregates read only their
-  // arguments and dperm.internal_pass, which workers inherit.
+  // Serial plans only, unless asked: streaming passes may go parallel
+  // (their aggregates read only their arguments and dperm.internal_pass,
+  // which workers inherit).
   if (!s.parallel) {
     if (!allow_parallel)
       set_config_option("max_parallel_workers_per_gather", "0", PGC_USERSET, PGC_S_SESSION,
@@ -161,6 +159,17 @@ void RunInternalPlan(Oid role, SPIPlanPtr* plan, const char* sql, int nargs,
   { RethrowWithoutStatement(context); }
   PG_END_TRY();
   if (result != expected) elog(ERROR, "dperm: an internal statement returned %d", result);
+  LeaveInternal(scope);
+}
+
+void RunInternalCall(Oid role, void (*fn)(void* arg), void* arg) {
+  MemoryContext context = CurrentMemoryContext;
+  InternalScope scope = EnterInternal(role, false);
+  PG_TRY();
+  { fn(arg); }
+  PG_CATCH();
+  { RethrowWithoutStatement(context); }
+  PG_END_TRY();
   LeaveInternal(scope);
 }
 

@@ -36,6 +36,11 @@ void RunInternalSql(Oid role, const char* sql, int nargs, Oid* types,
 void RunInternalPlan(Oid role, SPIPlanPtr* plan, const char* sql, int nargs, Oid* types,
                      Datum* args, int expected, bool read_only, bool allow_parallel);
 
+// Runs fn(arg), SPI calls RunInternalSql does not make (a cursor's open and
+// each fetch: row_reader.cpp), as `role` with RunInternalSql's flags,
+// settings, serial plans and error rule.
+void RunInternalCall(Oid role, void (*fn)(void* arg), void* arg);
+
 // Whether column `column` of dperm's catalog table `table` holds a role by
 // OID (regrole: dperm 0.7.0's catalog) rather than by name (an older
 // catalog, served until ALTER EXTENSION dperm UPDATE).

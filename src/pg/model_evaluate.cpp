@@ -22,7 +22,7 @@
 #include "relations.hpp"
 #include "release_guard.hpp"
 #include "privacy_unit.hpp"
-#include "release.hpp"
+#include "release_sums.hpp"
 
 extern "C" {
 #include "access/htup_details.h"
@@ -446,8 +446,9 @@ DPERM_FUNCTION(dperm_evaluate) {
   // values in [0, 1] units to a double and back to the bound's units.
   const double slack = std::ldexp(1.0, -40) + std::ldexp(static_cast<double>(n), -50);
   SumsRequest request = {"evaluate", "discrete Laplace on clipped sums", loss_name, o.epsilon,
-                         o.has_seed, static_cast<uint64>(o.seed), n, d, relations, n_relations,
-                         metrics, bounds, slack, nullptr, 0, o.epsilon, /*precharged=*/false};
+                         o.has_seed, static_cast<uint64>(o.seed), n, d, caller, relations,
+                         n_relations, metrics, bounds, slack, PrivacyUnit(), o.epsilon,
+                         /*charged=*/false};
   SumsRelease released = ReleaseSums(request, ReadMetricSums, &metric_read);
   SPI_finish();
   const double* noisy = released.values;

@@ -175,6 +175,38 @@ ParsedOptions ParseOptionsJsonb(Jsonb* options) {
   return parsed;
 }
 
+namespace {
+
+// Stores `value` as option `key` the way ParseOptions stores a given one:
+// its range checked (the table's error), its `given` bit set.
+void StoreOption(Options* o, const char* key, double value) {
+  const OptionSpec* spec = FindOption(key);
+  OptionEntry entry;
+  entry.key = key;
+  entry.kind = OptionEntry::Kind::kNumber;
+  entry.number = value;
+  spec->store(entry, CheckedOptionValue(*spec, entry), *o);
+  o->given |= 1u << (spec - OptionTable().data());
+}
+
+}  // namespace
+
+Jsonb* UnitModelOptions(ParsedOptions* parsed, Jsonb* options, double epsilon, int64 k) {
+  RunCore([&] {
+    StoreOption(&parsed->options, "max_rows_per_unit", static_cast<double>(k));
+    StoreOption(&parsed->options, "epsilon", epsilon);
+    // The floor ParseOptions holds every given epsilon to (the other keys
+    // passed it already).
+    OptionEntry given;
+    given.key = "epsilon";
+    given.kind = OptionEntry::Kind::kNumber;
+    given.number = epsilon;
+    ParseOptions(&given, 1);
+  });
+  Datum with_k = WithOption(options, "max_rows_per_unit", k);
+  return DatumGetJsonbP(WithNumberOption(DatumGetJsonbP(with_k), "epsilon", epsilon));
+}
+
 LossKind ParseLossName(const char* name) {
   // The names of losses.def; no C++ object outlives the loops (the hint is
   // palloc'd), so ereport is safe.

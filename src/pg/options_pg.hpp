@@ -29,6 +29,13 @@ Datum WithOption(Jsonb* options, const char* key, int64 value);
 // The same with a float8 value.
 Datum WithNumberOption(Jsonb* options, const char* key, double value);
 
+// The options of a unit-level release's model (privacy_unit.hpp), from the
+// parsed options of the whole release without parsing them again: epsilon
+// the model's share, max_rows_per_unit = k, each stored and checked as
+// ParseOptions stores and checks a given one (its range, epsilon's floor).
+// Returns `options` with both keys set, the JSON the model records.
+Jsonb* UnitModelOptions(ParsedOptions* parsed, Jsonb* options, double epsilon, int64 k);
+
 // Loss named in SQL ("logistic", "huber" or "softmax"), or an error.
 LossKind ParseLossName(const char* name);
 

@@ -28,18 +28,11 @@
 
 #include <cmath>
 
-#include "aggregate.hpp"
 #include "arrays.hpp"
-#include "charge.hpp"
 #include "citus.hpp"
-#include "internal_sql.hpp"
-#include "model_type.hpp"
-#include "module.hpp"
-#include "options_pg.hpp"
 #include "pass_aggregate.hpp"
-#include "relations.hpp"
-#include "streaming.hpp"
 #include "progress.hpp"
+#include "row_buffer.hpp"
 
 extern "C" {
 #include "access/xact.h"
@@ -258,14 +251,12 @@ Datum PassTransition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule) {
       for (int i = n; i < spec.d; i++) cache->raw[i] = 0;
     }
   }
-  // Labels as the in-memory aggregates store them (aggregate.hpp).
+  // Labels as the in-memory aggregates store them (row_buffer.hpp).
   double label = StoredLabel(fcinfo, rule, spec.target_bound, spec.classes);
   // Plain loops over plain arrays; no allocation, no throw. A row inside
   // the bound is read in place (no copy).
-  // (PassAddRawRow, with the clipped row kept for the first pass's copy.)
   const double* x = dperm::ClippedRow(raw, spec.d, spec.feature_bound, cache->x);
   PassAddRow(spec, w, x, label, sums, cache->scratch);
-  if (g_row_spill != nullptr) SpillPassRow(x, spec.d, label);
   PG_RETURN_ARRAYTYPE_P(state);
 }
 

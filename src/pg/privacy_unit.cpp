@@ -192,6 +192,20 @@ char* UnitBoundedSource(const UnitRead& r, const PrivacyUnit& u, const char* out
       f, l, hex, r.features_sql, r.label_sql, col, hex, col, col, r.qualified, units, k - 1, r.dimension, r.dummy_label, units, UnitCountFrom(r.qualified, u), k);
 }
 
+const char* UnitDummyLabel(dperm::LossKind loss, Oid label_type, int classes) {
+  switch (loss) {
+    case dperm::LossKind::kLogistic:
+      return label_type == BOOLOID ? "(dummy.j OPERATOR(pg_catalog.%) 2 OPERATOR(pg_catalog.=) 0)"
+                                   : "(CASE WHEN dummy.j OPERATOR(pg_catalog.%) 2 OPERATOR(pg_catalog.=) 0"
+                                     " THEN 1 ELSE -1 END)::pg_catalog.float8";
+    case dperm::LossKind::kSoftmax:
+      return psprintf("(dummy.j OPERATOR(pg_catalog.%%) %d)::%s", classes > 0 ? classes : 1,
+                      label_type == INT2OID ? "pg_catalog.int2" : "pg_catalog.int4");
+    default:
+      return "0::pg_catalog.float8";
+  }
+}
+
 char* UnitCountFrom(const char* qualified, const PrivacyUnit& u) {
   return psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM %s t GROUP BY t.%s) g", qualified,
                   quote_identifier(u.column));

@@ -73,6 +73,11 @@ struct UnitRead {
 // are named `out_features` and `r.label`.
 char* UnitBoundedSource(const UnitRead& r, const PrivacyUnit& u, const char* out_features);
 
+// The SQL of a dummy slot's label from its number dummy.j, of the label
+// column's type `label_type`: public and balanced (logistic alternates the
+// two classes, Huber is 0, softmax cycles through the `classes`).
+const char* UnitDummyLabel(dperm::LossKind loss, Oid label_type, int classes);
+
 // The SQL of the number of units of `qualified` (NULL is one unit), as
 // `alias.t` of a FROM item.
 char* UnitCountFrom(const char* qualified, const PrivacyUnit& u);

@@ -35,7 +35,6 @@ extern "C" {
 
 namespace dperm::pg {
 
-ReleaseContext g_release;
 namespace {
 
 // Whether `role` is listed as an analyst of the protected relation `relid`
@@ -55,8 +54,6 @@ bool FindProtection(Oid relid, Oid role, bool* allowed) {
 }
 
 }  // namespace
-
-Oid ReleasingRole() { return OidIsValid(g_release.caller) ? g_release.caller : GetUserId(); }
 
 List* AncestorsOf(Oid relid) {
   List* ancestors = NIL;
@@ -202,16 +199,13 @@ List* RangeTableRelations(FunctionCallInfo fcinfo) {
   return NIL;
 }
 
-// `relids` plus the `dataset` option's relation (resolved by dperm.train,
-// or checked here for the releasing role), with every ancestor of each.
+// `relids` plus the `dataset` option's relation (checked here for the
+// current user, who releases), with every ancestor of each.
 static Oid* WithDataset(List* relids, const char* dataset, int* count) {
   // `dataset` adds a relation to charge; it never removes inferred ones.
-  // dperm.train resolved it under the caller's search_path already.
-  if (OidIsValid(g_release.dataset)) {
-    relids = list_append_unique_oid(relids, g_release.dataset);
-  } else if (dataset != nullptr) {
+  if (dataset != nullptr) {
     SPI_connect();
-    relids = list_append_unique_oid(relids, CheckDataset(dataset, ReleasingRole()));
+    relids = list_append_unique_oid(relids, CheckDataset(dataset, GetUserId()));
     SPI_finish();
   }
   return WithAncestors(relids, count);

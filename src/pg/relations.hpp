@@ -11,29 +11,6 @@ extern "C" {
 
 namespace dperm::pg {
 
-// A release dperm.train makes on an analyst's behalf while it reads a
-// protected relation as the relation's owner (caller = InvalidOid: the
-// aggregate was called directly, for the current user).
-struct ReleaseContext {
-  Oid caller = InvalidOid;   // recorded in the ledger; `dataset` is checked for them
-  int dimension = -1;        // the public shape d of the features column
-  Oid dataset = InvalidOid;  // the `dataset` option, resolved under the caller's search_path
-  bool strict = false;       // charged to a budgeted or protected relation
-  bool precharged = false;   // dperm.train charged the release before reading a row
-  int64 n = 0;               // the row count dperm.train planned and charged with
-  bool guard_view_count = false;  // the next statement counts a view of a strict
-                                  // relation: the release guard checks it reads them whole
-  // The privacy unit dperm.train bounded the rows to (privacy_unit.hpp):
-  // its column (nullptr: the row) and k.
-  const char* unit_column = nullptr;
-  int64 unit_rows = 0;
-  double unit_count_epsilon = 0;  // the share that released the number of units
-};
-extern ReleaseContext g_release;
-
-// The role a release is charged to and recorded under.
-Oid ReleasingRole();
-
 // The nearest of `relid` and its inheritance/partition ancestors that is
 // protected (dperm.protected), or InvalidOid; *allowed says whether `role`
 // may train on it. Needs an SPI connection.

@@ -29,6 +29,7 @@
 #include "privacy_unit.hpp"
 #include "relations.hpp"
 #include "release_guard.hpp"
+#include "row_reader.hpp"
 
 extern "C" {
 #include "access/htup_details.h"
@@ -105,12 +106,6 @@ Datum EvaluateOptions(Expr* options, EState* estate) {
   Datum value = ExecEvalExprSwitchContext(state, GetPerTupleExprContext(estate), &isnull);
   MemoryContextSwitchTo(old);
   return isnull ? (Datum)0 : value;
-}
-
-// The `dataset` option of the options expression, or nullptr.
-const char* DatasetOption(Expr* options, EState* estate) {
-  Datum value = EvaluateOptions(options, estate);
-  return value == (Datum)0 ? nullptr : ParseOptionsJsonb(DatumGetJsonbP(value)).dataset;
 }
 
 // Whether dperm's catalog has table `name` (a 0.1.0 catalog that is not
@@ -221,23 +216,18 @@ void CheckTrainingCall(AggState* agg, Aggref* aggref, const char* name) {
                               "function: one row's options would decide the release. Nothing "
                               "was charged."),
                     errhint("Pass a constant, a parameter or dp_options(...) of constants.")));
-  // dperm.train's own statement reads its relation whole by construction:
-  // it declared d, refused a partition of a budgeted parent
-  // (CheckTrainReadsWhole) and checked a view's plan (CheckViewCount); a
-  // qual here is a row-level security policy that applies to the caller,
-  // whose visible rows are the relation it may read.
-  if (OidIsValid(g_release.caller)) return;
-  const char* dataset = DatasetOption(options, estate);
+  // The options when known before the statement runs, parsed once.
+  Datum value = EvaluateOptions(options, estate);
+  ParsedOptions parsed;
+  if (value != (Datum)0) parsed = ParseOptionsJsonb(DatumGetJsonbP(value));
   int n_relations = 0;
-  Oid* relations = AggregateRelations(agg, dataset, &n_relations);
+  Oid* relations = AggregateRelations(agg, parsed.dataset, &n_relations);
   // Nothing here bounds a unit's rows (privacy_unit.hpp).
   RefuseUnitRelations(relations, n_relations, name);
-  Datum value = EvaluateOptions(options, estate);
-  if (value != (Datum)0) CheckUnitOption(ParseOptionsJsonb(DatumGetJsonbP(value)).options, 0, name);
+  if (value != (Datum)0) CheckUnitOption(parsed.options, 0, name);
   List* strict = StrictRelations(relations, n_relations);
   if (strict == NIL) return;
-  if (value != (Datum)0 &&
-      dperm::DeclaredDimension(ParseOptionsJsonb(DatumGetJsonbP(value)).options) < 0)
+  if (value != (Datum)0 && dperm::DeclaredDimension(parsed.options) < 0)
     RaiseUndeclaredDimension(name);
   CheckWholeRelations(agg, aggref, strict, name);
 }
@@ -280,9 +270,9 @@ bool CheckNode(PlanState* ps, void* context) {
   return planstate_tree_walker(ps, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(CheckNode)), context);
 }
 
-// dperm.train's count of a view of a budgeted or protected relation: the
-// view must read every row of them once, checked before the count runs
-// (and so before the release is charged).
+// A count of a view of a budgeted or protected relation (RunReleaseCount):
+// the view must read every row of them once, checked on the count's plan
+// before it runs (and so before the release is charged).
 void CheckViewCount(QueryDesc* query) {
   PlanState* ps = query->planstate;
   List* scanned = NIL;
@@ -308,10 +298,6 @@ void CheckViewCount(QueryDesc* query) {
 
 void GuardedExecutorRun(QueryDesc* query, ScanDirection direction, uint64 count,
                         bool execute_once) {
-  if (g_release.guard_view_count && !query->already_executed && query->planstate != nullptr) {
-    g_release.guard_view_count = false;  // this statement only
-    CheckViewCount(query);
-  }
   if (!query->already_executed && query->planstate != nullptr) {
     CheckNode(query->planstate, nullptr);
     ListCell* lc;  // WITH queries' plans (a CTE scan does not walk into them)
@@ -386,23 +372,16 @@ bool CheckReleaseReads(Oid relid, bool is_protected, const Oid* relations, int n
   return true;
 }
 
-namespace {
-
-// RunReleaseCount's statement, with the guard's view check armed for it
-// when `guard_view`.
-void RunCount(Oid reader, const char* sql, bool guard_view) {
-  g_release.guard_view_count = guard_view;
-  PG_TRY();
-  { RunInternalSql(reader, sql, 0, nullptr, nullptr, nullptr, SPI_OK_SELECT, true); }
-  PG_FINALLY();
-  { g_release.guard_view_count = false; }
-  PG_END_TRY();
-}
-
-}  // namespace
-
 void RunReleaseCount(Oid reader, Oid relid, bool strict, const char* sql) {
-  RunCount(reader, sql, strict && get_rel_relkind(relid) == RELKIND_VIEW);
+  if (!strict || get_rel_relkind(relid) != RELKIND_VIEW) {
+    RunInternalSql(reader, sql, 0, nullptr, nullptr, nullptr, SPI_OK_SELECT, true);
+    return;
+  }
+  // A view: its plan is checked before the count reads a row.
+  Portal portal = OpenInternalCursor(reader, sql);
+  CheckViewCount(portal->queryDesc);
+  FetchInternalCursor(reader, portal, FETCH_ALL);
+  SPI_cursor_close(portal);
 }
 
 void CheckRowIndependentOptions(FunctionCallInfo fcinfo, const char* aggregate) {

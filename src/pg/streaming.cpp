@@ -5,59 +5,46 @@
 // SPI. Memory is O(dim), not O(n); the passes may use parallel workers, and
 // on a Citus table the workers (each pass signed, citus.cpp).
 //
-// The passes run like dperm.train's in-memory query: as the reading role
+// The passes run like dperm.train's in-memory read: as the reading role
 // (the relation's owner for a protected relation, the caller otherwise),
 // under SECURITY_RESTRICTED_OPERATION, search_path pinned, dperm's aggregate
 // by schema with exact argument types, read-only so that every pass reads
 // the statement's snapshot (the n the plan was made for).
+//
+// The relation is read once (docs/design.md section 5): the first pass
+// reads its rows into a temporary file, the row buffer of the in-memory
+// read (row_buffer.hpp), and every pass adds the file's chunks with the
+// in-memory kernels (PassAddRecords: the same sums, exact, as the per-pass
+// aggregate's on the same rows). Not on Citus (the workers hold the rows),
+// nor when the file would pass half of temp_file_limit: then every pass
+// runs the per-pass aggregate's query.
 //
 // The core's training loop calls back into PostgreSQL for each pass. That
 // crossing is the PostgreSQL -> C++ direction of the seam (boundary.hpp):
 // RunPass holds no C++ object and runs under CallPostgres, which turns a
 // PostgreSQL error into a PostgresError; once every C++ frame has unwound,
 // the pipeline's RunKeyed re-raises the original error.
-#include "dperm/model/model.hpp"
 #include "dperm/release/streaming.hpp"
 #include "dperm/algorithms/registry.hpp"
+
+#include <algorithm>
 
 #include "arrays.hpp"
 #include "citus.hpp"
 #include "internal_sql.hpp"
-#include "progress.hpp"
-#include "streaming.hpp"
-
 #include "module.hpp"
-
-#include <algorithm>
+#include "progress.hpp"
+#include "row_buffer.hpp"
+#include "streaming.hpp"
 
 extern "C" {
 #include "catalog/pg_type.h"
-#include "commands/tablespace.h"
 #include "executor/spi.h"
-#include "storage/fd.h"
 #include "utils/array.h"
 #include "utils/guc.h"
-#include "utils/wait_event.h"
 }
 
 namespace dperm::pg {
-
-// The first pass's rows, record after record: the d features as the
-// transition added them (sanitised and clipped) and the stored label, in
-// a temporary file (temp_tablespaces; counted against temp_file_limit;
-// deleted when the release ends or its transaction does).
-struct RowSpill {
-  File file;
-  int d;
-  int64 capacity;  // records in a chunk (the buffer)
-  double* buffer;  // one chunk: what is written or read at a time
-  int64 buffered;  // records in the buffer, not yet written
-  int64 rows;      // records written or buffered
-  off_t bytes;     // bytes in the file
-  bool broken;     // a row of another shape came: the file is never read
-};
-
-RowSpill* g_row_spill = nullptr;
 
 // What one pass needs: plain data only (it crosses the guard).
 struct PassQuery {
@@ -70,71 +57,15 @@ struct PassQuery {
   int state_size;        // this pass's PassStateSize
   MemoryContext scratch; // reset after every pass
   int64 passes;          // passes run
-  // Rows kept after the first pass (dperm.streaming_spill): nullptr when
-  // every pass runs the query; `spilled` once the file holds exactly the
-  // first pass's rows, which every later pass then reads instead.
-  RowSpill* spill;
-  bool spill_tried;
-  bool spilled;
+  // The rows in a temporary file (dperm.streaming_spill), read by the
+  // first pass and added by every pass; unused when `spills` is false.
+  RowQuery rows_query;
+  RowBuffer rows;
+  bool spills;
+  bool read;             // the file holds the rows
 };
 
 namespace {
-
-const int kSpillChunkBytes = 8 << 20;
-
-size_t RecordBytes(const RowSpill* s) { return sizeof(double) * (size_t(s->d) + 1); }
-
-// Whether n records of d features fit the temporary file dperm may write:
-// half of temp_file_limit (the rest for the statement's own sorts and
-// hashes), from n and d only (public), never from the rows.
-bool SpillFits(int64 n, int d) {
-  if (temp_file_limit < 0) return true;
-  const double bytes = double(n) * double(d + 1) * sizeof(double);
-  return bytes <= double(temp_file_limit) * 1024.0 / 2;
-}
-
-RowSpill* NewSpill(int d) {
-  RowSpill* s = static_cast<RowSpill*>(palloc0(sizeof(RowSpill)));
-  s->d = d;
-  s->capacity = std::max<int64>(1, kSpillChunkBytes / int64(RecordBytes(s)));
-  s->buffer = static_cast<double*>(palloc(s->capacity * RecordBytes(s)));
-  PrepareTempTablespaces();
-  s->file = OpenTemporaryFile(false);
-  return s;
-}
-
-void FreeSpill(RowSpill* s) {
-  FileClose(s->file);
-  pfree(s->buffer);
-  pfree(s);
-}
-
-void FlushSpill(RowSpill* s) {
-  const int bytes = int(s->buffered * RecordBytes(s));
-  if (bytes == 0) return;
-  errno = 0;
-  const int written = FileWrite(s->file, reinterpret_cast<char*>(s->buffer), bytes, s->bytes,
-                                WAIT_EVENT_BUFFILE_WRITE);
-  if (written != bytes) {
-    if (errno == 0) errno = ENOSPC;
-    ereport(ERROR, (errcode_for_file_access(),
-                    errmsg("could not write dperm's temporary copy of the rows: %m"),
-                    errhint("Free space for temp_tablespaces, or SET dperm.streaming_spill = off.")));
-  }
-  s->bytes += bytes;
-  s->buffered = 0;
-}
-
-// Reads `bytes` of the file at `offset` into the buffer.
-void ReadSpill(RowSpill* s, off_t offset, int bytes) {
-  errno = 0;
-  if (FileRead(s->file, reinterpret_cast<char*>(s->buffer), bytes, offset,
-               WAIT_EVENT_BUFFILE_READ) != bytes) {
-    if (errno == 0) errno = EIO;
-    ereport(ERROR, (errcode_for_file_access(),
-                    errmsg("could not read dperm's temporary copy of the rows: %m")));
-  }
-}
 
 // Runs one pass of q->spec_values at w (dim values) and copies its sums to
 // `state` (q->state_size values). Called only under CallPostgres: no C++
@@ -159,25 +90,12 @@ void RunPass(PassQuery* q, const double* w, int dim, double* state) {
   // One generic plan for every pass; not on a Citus table, whose planner
   // cannot distribute a generic plan's parameters (each pass is planned
   // with its values there, as the test/citus.sh passes check).
-  // The first pass keeps the rows when the release spills: serial, so
-  // that every row passes through this backend's transition.
-  const bool spilling = q->spill != nullptr && !q->spill_tried;
-  q->spill_tried = true;
-  if (spilling) g_row_spill = q->spill;
-  PG_TRY();
-  {
-    if (q->sign || spilling)
-      RunInternalSql(q->reader, q->sql, 2, types, args, nullptr, SPI_OK_SELECT, true,
-                     /*allow_parallel=*/!spilling);
-    else
-      RunInternalPlan(q->reader, &q->plan, q->sql, 2, types, args, SPI_OK_SELECT, true,
-                      /*allow_parallel=*/true);
-  }
-  PG_FINALLY();
-  {
-    g_row_spill = nullptr;
-  }
-  PG_END_TRY();
+  if (q->sign)
+    RunInternalSql(q->reader, q->sql, 2, types, args, nullptr, SPI_OK_SELECT, true,
+                   /*allow_parallel=*/true);
+  else
+    RunInternalPlan(q->reader, &q->plan, q->sql, 2, types, args, SPI_OK_SELECT, true,
+                    /*allow_parallel=*/true);
   AtEOXact_GUC(true, level);
   if (SPI_processed != 1) elog(ERROR, "dperm: a streaming pass returned no row");
   bool isnull;
@@ -189,17 +107,6 @@ void RunPass(PassQuery* q, const double* w, int dim, double* state) {
     elog(ERROR, "dperm: a streaming pass returned a malformed state");
   // n = 0: no row was read; the core then reports the row count.
   if (n > 0) memcpy(state, ARR_DATA_PTR(a), sizeof(double) * n);
-  if (spilling) {
-    // Read by the later passes only if it holds exactly the rows this pass
-    // added (a nested pass in the reader's own code would add more);
-    // otherwise they run the query, as without a spill.
-    FlushSpill(q->spill);
-    q->spilled = !q->spill->broken && n > 0 && double(q->spill->rows) == state[0];
-    if (!q->spilled) {
-      FreeSpill(q->spill);
-      q->spill = nullptr;
-    }
-  }
   // dperm.progress: the pass's rows, the workers' included.
   ProgressEndPass(n > 0 ? static_cast<int64>(state[0]) : 0);
   SPI_freetuptable(SPI_tuptable);
@@ -207,18 +114,36 @@ void RunPass(PassQuery* q, const double* w, int dim, double* state) {
   MemoryContextReset(q->scratch);
 }
 
-// A pass over the spilled rows: each chunk read under the guard, then
-// added by the core (PassAddRecords: the same sums, exact, as the per-pass
-// transition's PassAddRow on the same rows in a pass of the query).
-void SpillPass(PassQuery* q, const dperm::PassSpec& spec, const double* w, double* state) {
-  RowSpill* s = q->spill;
-  const off_t chunk = off_t(s->capacity * RecordBytes(s));
+// The first pass's read: every row of the query into the file, serially
+// in this backend (ReadRows), counted in dperm.progress as it goes.
+// Called only under CallPostgres, as RunPass.
+void ReadPassRows(PassQuery* q) {
   ProgressStartPass();
-  for (off_t offset = 0; offset < s->bytes; offset += chunk) {
+  ReadRows(q->rows_query, &q->rows, /*reports=*/true);
+  q->read = true;
+}
+
+// Reads chunk [offset, offset + bytes) of the file (under CallPostgres).
+void ReadChunk(PassQuery* q, off_t offset, int bytes, int64* records) {
+  *records = ReadRowChunk(&q->rows, offset, bytes);
+}
+
+// A pass over the file: each chunk read under the guard, then added by the
+// core (PassAddRecords: the same sums, exact, as the per-pass transition's
+// PassAddRow on the same rows in a pass of the query).
+void FilePass(PassQuery* q, const dperm::PassSpec& spec, const double* w, double* state) {
+  if (!q->read) {
+    CallPostgres([=] { ReadPassRows(q); });  // the pass begun there goes on here
+  } else {
+    ProgressStartPass();
+  }
+  const off_t chunk = RowChunkBytes(&q->rows);
+  for (off_t offset = 0; offset < q->rows.bytes; offset += chunk) {
     dperm::CheckInterrupt();
-    const int bytes = int(std::min<off_t>(chunk, s->bytes - offset));
-    CallPostgres([=] { ReadSpill(s, offset, bytes); });
-    dperm::PassAddRecords(spec, w, s->buffer, int64(bytes / RecordBytes(s)), state);
+    const int bytes = int(std::min<off_t>(chunk, q->rows.bytes - offset));
+    int64 records = 0;
+    CallPostgres([=, &records] { ReadChunk(q, offset, bytes, &records); });
+    dperm::PassAddRecords(spec, w, q->rows.rows, records, state);
   }
   ProgressEndPass(static_cast<int64>(state[0]));
 }
@@ -231,8 +156,8 @@ class SpiPassRunner final : public PassRunner {
   void Run(const dperm::PassSpec& spec, const Eigen::VectorXd& w, double* state) override {
     PassQuery* q = query_;
     const double* values = w.data();
-    if (q->spilled) {
-      SpillPass(q, spec, values, state);
+    if (q->spills) {
+      FilePass(q, spec, values, state);
       return;
     }
     dperm::EncodePassSpec(spec, q->spec_values);
@@ -247,30 +172,19 @@ class SpiPassRunner final : public PassRunner {
 
 }  // namespace
 
-// The per-pass transition's copy of a row it added, clipped (pass_aggregate.cpp):
-// a row of another shape (a pass the reader's own code ran meanwhile)
-// marks the file unusable rather than failing.
-void SpillPassRow(const double* x, int d, double label) {
-  RowSpill* s = g_row_spill;
-  if (s->broken) return;
-  if (d != s->d) {
-    s->broken = true;
-    return;
-  }
-  double* record = s->buffer + s->buffered * (d + 1);
-  memcpy(record, x, sizeof(double) * d);
-  record[d] = label;
-  s->rows++;
-  if (++s->buffered == s->capacity) FlushSpill(s);
-}
-
 PassQuery* PreparePasses(const PassSource& source, const dperm::Plan& plan) {
   PassQuery* q = static_cast<PassQuery*>(palloc0(sizeof(PassQuery)));
   q->reader = source.reader;
   q->sql = source.sql;
   q->sign = source.sign;
-  // Not on a Citus table, whose rows the workers read.
-  if (!q->sign && g_streaming_spill && SpillFits(plan.n, plan.d)) q->spill = NewSpill(plan.d);
+  // Not on a Citus table, whose rows the workers read. The rows stored as
+  // the per-pass aggregate stores them (PassSpecFor: the plan's bounds and
+  // classes).
+  q->spills = !q->sign && g_streaming_spill && RowFileFits(plan.n, plan.d);
+  if (q->spills) {
+    q->rows_query = source.rows;
+    OpenRowFile(&q->rows, plan.d, source.rule, plan.options, plan.classes);
+  }
   q->scratch = AllocSetContextCreate(CurrentMemoryContext, "dperm streaming pass",
                                      ALLOCSET_DEFAULT_SIZES);
   return q;
@@ -287,24 +201,11 @@ std::vector<double> TrainByPasses(const dperm::Plan& plan, PassQuery* query,
 
 void EndPasses(PassQuery* query, const dperm::Plan& plan) {
   MemoryContextDelete(query->scratch);
-  if (query->spill != nullptr) FreeSpill(query->spill);
-  query->spill = nullptr;
+  if (query->spills) FreeRows(&query->rows);
   elog(DEBUG1, "dperm: streaming release of %s in " INT64_FORMAT " passes%s",
        AlgorithmName(plan.algorithm), query->passes,
-       query->spilled ? ", all but the first over its temporary copy of the rows" : "");
-}
-
-Datum TrainStreamingRelease(const StreamingRequest& r, bool* isnull) {
-  *isnull = true;
-  // An empty relation releases nothing, as in memory (n = 0 is public).
-  if (r.n == 0) return (Datum)0;
-  ReleaseRequest release = {r.loss, r.parsed, r.options, r.n, r.d, r.relations, r.n_relations,
-                            r.precharged, /*reports=*/true, r.unit_column, r.unit_rows,
-                            r.unit_count_epsilon};
-  PassSource passes = {r.reader, r.pass_sql, r.sign_passes};
-  Datum model = ReleaseFromPasses(release, passes);
-  *isnull = false;
-  return model;
+       query->spills ? " over its temporary copy of the rows" : "");
+  query->spills = false;
 }
 
 }  // namespace dperm::pg

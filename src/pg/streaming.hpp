@@ -1,56 +1,32 @@
 // dperm.train's streaming mode (streaming.cpp): the passes that feed the
-// release pipeline (release.hpp), and dperm.train's entry to it.
+// release pipeline (release.cpp) in place of rows in memory.
 #pragma once
 
-#include "dperm/options/options.hpp"
 #include "dperm/plan/plan.hpp"
 #include "dperm/noise/random.hpp"
 
 #include <vector>
 
 #include "boundary.hpp"
-#include "options_pg.hpp"
-#include "release.hpp"
-
-extern "C" {
-#include "utils/jsonb.h"
-}
+#include "row_reader.hpp"
 
 namespace dperm::pg {
 
-// One streaming release of dperm.train, everything public already checked:
-// the pipeline (ReleaseFromPasses) plans, charges `relations` once, then
-// trains by passes of `pass_sql` ($1 = w, $2 = spec) run as `reader`. NULL
-// (*isnull) for n = 0.
-struct StreamingRequest {
+// Passes over a relation: `sql` ($1 = w, $2 = the pass spec) run as
+// `reader`; `sign`: a Citus table, every pass carries a token (citus.cpp).
+// `rows`: the same rows (features, label) as a query, read once into a
+// temporary file that every pass then reads (dperm.streaming_spill), with
+// labels by `rule`.
+struct PassSource {
   Oid reader;
-  const char* pass_sql;
-  LossKind loss;
-  const ParsedOptions* parsed;
-  Jsonb* options;
-  int64 n;
-  int d;
-  const Oid* relations;
-  int n_relations;
-  bool sign_passes;  // a Citus table: every pass carries a token (citus.cpp)
-  const char* unit_column;  // the privacy unit the passes' rows are bounded to
-  int64 unit_rows;          // (privacy_unit.hpp); nullptr and 0: the row
-  double unit_count_epsilon;  // the epsilon that released the number of units
-  bool precharged;            // dperm.train charged the whole release before the
-                              // count (a unit-level release: ReleaseUnitCount)
+  const char* sql;
+  bool sign;
+  RowQuery rows;
+  LabelRule rule;
 };
-Datum TrainStreamingRelease(const StreamingRequest& request, bool* isnull);
 
 // The passes of one release, prepared in the PostgreSQL phase for `plan`
-// (its spec and a scratch memory context), palloc'd.
-// The rows of a streaming release's first pass, kept in a temporary file
-// for its later passes (streaming.cpp). g_row_spill is set only while that
-// pass runs; the per-pass transition then hands it every row it adds: x,
-// the d features clipped, and the stored label.
-struct RowSpill;
-extern RowSpill* g_row_spill;
-void SpillPassRow(const double* x, int d, double label);
-
+// (its spec, a scratch memory context, the file when it fits), palloc'd.
 struct PassQuery;
 PassQuery* PreparePasses(const PassSource& source, const dperm::Plan& plan);
 
@@ -60,7 +36,7 @@ PassQuery* PreparePasses(const PassSource& source, const dperm::Plan& plan);
 std::vector<double> TrainByPasses(const dperm::Plan& plan, PassQuery* query,
                                   dperm::SecureRng& rng);
 
-// PostgreSQL phase, after a release trained: frees the passes' memory.
+// PostgreSQL phase, after a release trained: frees the passes' memory and file.
 void EndPasses(PassQuery* query, const dperm::Plan& plan);
 
 }  // namespace dperm::pg

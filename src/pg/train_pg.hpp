@@ -1,9 +1,10 @@
 // dperm.train (train_pg.cpp): the column resolution it shares with the
-// named models.
+// named models and dperm.evaluate.
 #pragma once
 
 #include "dperm/options/options.hpp"
 #include "boundary.hpp"
+#include "row_buffer.hpp"
 
 namespace dperm::pg {
 
@@ -17,6 +18,7 @@ struct TrainTarget {
   const char* aggregate;
   const char* label_cast;
   const char* pass_aggregate;  // streaming mode's per-pass aggregate in schema dperm
+  LabelRule rule;              // how the cast label is stored (row_buffer.hpp)
 };
 TrainTarget TargetFor(LossKind loss, Oid label_type, const char* label, const char* loss_name);
 
