@@ -36,7 +36,7 @@ namespace {
 
 // Aggregate state; plain data, lives in the aggregate memory context.
 struct RowState {
-  ReleaseRequest request;  // built at the first row (NewState)
+  ReleaseRequest request;  // built at the first row (NewRequest)
   RowBuffer rows;
   uint64 progress;         // the dperm.progress row it began, or 0
   int64 read;              // rows read while it reports

@@ -25,7 +25,7 @@
 #include "feature_spec_pg.hpp"
 #include "models.hpp"
 #include "options_pg.hpp"
-#include "train_pg.hpp"
+#include "train_input.hpp"
 #include "relations.hpp"
 
 extern "C" {

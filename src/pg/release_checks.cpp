@@ -34,4 +34,15 @@ void CheckSeedAllowed(const dperm::Options& o) {
                             "seeded models are reproducible and not private.")));
 }
 
+void RaiseUndeclaredDimension(const char* aggregate) {
+  ereport(ERROR,
+          (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+           errmsg("%s needs the option \"dimension\": the number of features d", aggregate),
+           errdetail("A release charged to a budgeted or protected relation never reads d from a "
+                     "row: it is part of the model's public shape. Nothing was charged."),
+           errhint("Pass dp_options(epsilon => ..., dimension => d), or feature_names with d "
+                   "names. Rows of another length are truncated or padded with zeros.")));
+  pg_unreachable();
+}
+
 }  // namespace dperm::pg

@@ -14,4 +14,8 @@ void CheckCoefficientCount(LossKind loss, int d, const Options& options);
 // Refuses the seed option unless dperm.allow_seed is on.
 void CheckSeedAllowed(const Options& options);
 
+// Refuses a release charged to a budgeted or protected relation whose
+// options declare no d (SQLSTATE 22023), naming `aggregate` (or dperm.train).
+[[noreturn]] void RaiseUndeclaredDimension(const char* aggregate);
+
 }  // namespace dperm::pg

@@ -19,7 +19,10 @@
 // calls the aggregate at all. The hook is installed when the library loads,
 // at the latest while the executor initialises the first dperm aggregate
 // (which loads the library before ExecutorRun reads the hook). The
-// aggregates repeat the checks that need no plan (NewState, aggregate.cpp).
+// aggregates repeat the checks that need no plan (NewRequest, aggregate.cpp).
+// dperm.train and dperm.evaluate read through no aggregate: they make the
+// catalog's checks before they count (CheckReleaseReads), and the count of a
+// view has its plan checked here before it reads a row (RunReleaseCount).
 #include "dperm/options/options.hpp"
 
 #include "arrays.hpp"
@@ -28,6 +31,7 @@
 #include "options_pg.hpp"
 #include "privacy_unit.hpp"
 #include "relations.hpp"
+#include "release_checks.hpp"
 #include "release_guard.hpp"
 #include "row_reader.hpp"
 
@@ -389,17 +393,6 @@ void CheckRowIndependentOptions(FunctionCallInfo fcinfo, const char* aggregate) 
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("the options of %s must be the same for every row", aggregate),
                     errhint("Pass a constant, a parameter or dp_options(...) of constants.")));
-}
-
-void RaiseUndeclaredDimension(const char* aggregate) {
-  ereport(ERROR,
-          (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-           errmsg("%s needs the option \"dimension\": the number of features d", aggregate),
-           errdetail("A release charged to a budgeted or protected relation never reads d from a "
-                     "row: it is part of the model's public shape. Nothing was charged."),
-           errhint("Pass dp_options(epsilon => ..., dimension => d), or feature_names with d "
-                   "names. Rows of another length are truncated or padded with zeros.")));
-  pg_unreachable();
 }
 
 }  // namespace dperm::pg

@@ -39,17 +39,16 @@ bool CheckReleaseReads(Oid relid, bool is_protected, const Oid* relations, int n
                        const char* who);
 
 // Runs `sql`, which counts the rows of `relid` (and may return more
-// columns), as `reader` (RunInternalSql, read-only). When `strict` and
-// `relid` is a view, the release guard first checks that the count's plan
-// reads every row of the budgeted or protected relations below it once.
+// columns), as `reader` (RunInternalSql, read-only; its row in
+// SPI_tuptable). When `strict` and `relid` is a view, the count is opened as
+// a cursor and its plan checked to read every row of the budgeted or
+// protected relations below it once before it reads a row (0A000, nothing
+// charged).
 void RunReleaseCount(Oid reader, Oid relid, bool strict, const char* sql);
 
 // Refuses a release whose options argument may differ from row to row (it
 // references a column, runs a subquery or calls a volatile function): one
 // row's options would decide another's release. Needs only the statement.
 void CheckRowIndependentOptions(FunctionCallInfo fcinfo, const char* aggregate);
-
-// Refuses a strict release whose options declare no d (SQLSTATE 22023).
-[[noreturn]] void RaiseUndeclaredDimension(const char* aggregate);
 
 }  // namespace dperm::pg
