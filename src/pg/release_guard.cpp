@@ -383,6 +383,7 @@ void RunReleaseCount(Oid reader, Oid relid, bool strict, const char* sql) {
   }
   // A view: its plan is checked before the count reads a row.
   Portal portal = OpenInternalCursor(reader, sql);
+  if (portal->queryDesc == nullptr) elog(ERROR, "dperm: a count is not a single query");
   CheckViewCount(portal->queryDesc);
   FetchInternalCursor(reader, portal, FETCH_ALL);
   SPI_cursor_close(portal);

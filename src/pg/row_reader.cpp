@@ -62,7 +62,8 @@ void ReadRows(const RowQuery& query, RowBuffer* rows, bool reports) {
   Portal portal = OpenInternalCursor(query.reader, query.sql);
   // The plan's relations (public: the catalog), as the aggregate's
   // transition checks its statement's.
-  if (query.refuse_citus != nullptr && portal->queryDesc != nullptr)
+  if (portal->queryDesc == nullptr) elog(ERROR, "dperm: a read is not a single query");
+  if (query.refuse_citus != nullptr)
     RefuseCitusRelations(EStateRelations(portal->queryDesc->estate), query.refuse_citus);
   // Each batch's detoasted values are freed with it.
   MemoryContext batch = AllocSetContextCreate(CurrentMemoryContext, "dperm rows",

@@ -180,7 +180,7 @@ PassQuery* PreparePasses(const PassSource& source, const dperm::Plan& plan) {
   // Not on a Citus table, whose rows the workers read. The rows stored as
   // the per-pass aggregate stores them (PassSpecFor: the plan's bounds and
   // classes).
-  q->spills = !q->sign && g_streaming_spill && RowFileFits(plan.n, plan.d);
+  q->spills = !source.on_citus && g_streaming_spill && RowFileFits(plan.n, plan.d);
   if (q->spills) {
     q->rows_query = source.rows;
     OpenRowFile(&q->rows, plan.d, source.rule, plan.options, plan.classes);

@@ -16,11 +16,13 @@ namespace dperm::pg {
 // `reader`; `sign`: a Citus table, every pass carries a token (citus.cpp).
 // `rows`: the same rows (features, label) as a query, read once into a
 // temporary file that every pass then reads (dperm.streaming_spill), with
-// labels by `rule`.
+// labels by `rule`; never when `on_citus` (the release reads a Citus table,
+// whose rows its workers read).
 struct PassSource {
   Oid reader;
   const char* sql;
   bool sign;
+  bool on_citus;
   RowQuery rows;
   LabelRule rule;
 };

@@ -187,12 +187,16 @@ Datum ReleaseRows(const TrainInput& in, const ReleaseRequest& r, const TrainSour
                             source.label, t.label_cast, source.from),
                    t.aggregate};
   if (streaming) {
+    // A Citus table among what the release reads (a view of one): its rows
+    // are never copied here, every pass runs the query (catalog data).
+    bool on_citus = distributed;
+    for (int i = 0; i < r.n_relations && !on_citus; i++) on_citus = IsCitusTable(r.relations[i]);
     PassSource passes = {in.reader,
                          psprintf("SELECT dperm.%s(%s::pg_catalog.float8[], %s::%s,"
                                   " $1::pg_catalog.float8[], $2::pg_catalog.float8[]) FROM %s",
                                   t.pass_aggregate, source.features, source.label, t.label_cast,
                                   source.from),
-                         distributed, rows, t.rule};
+                         distributed, on_citus, {in.reader, rows.sql, nullptr}, t.rule};
     return Release(r, {nullptr, nullptr, &passes});
   }
   const Options& o = r.parsed.options;

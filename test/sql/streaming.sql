@@ -165,10 +165,10 @@ SELECT what, floor(reads)::int AS query_runs, r.model::jsonb->'plan'->>'iteratio
        model_gap(model, (SELECT model FROM spill_runs f
                           WHERE f.what = split_part(r.what, ',', 1) || ', file')) = 0 AS same_model_as_file
   FROM spill_runs r ORDER BY what;
--- A view that runs a pass of its own while dperm.train's first pass reads
--- it (dperm.internal_pass is on then) adds rows to the file that the
--- release's pass did not add: the file is dropped and every pass runs the
--- query; the model is the one of the view's rows, as without a file.
+-- A view that runs a pass of its own whenever dperm.internal_pass is on:
+-- the first pass reads the view's rows into the file with it off (a cursor,
+-- as in memory) and the later passes read the file, so nothing the view
+-- runs adds to the release's sums; the model is the one of the view's rows.
 CREATE TABLE st_small AS SELECT * FROM st WHERE i <= 40;
 CREATE FUNCTION nested_pass() RETURNS boolean LANGUAGE sql AS $$
   SELECT current_setting('dperm.internal_pass') = 'off' OR
