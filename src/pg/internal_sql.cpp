@@ -8,7 +8,6 @@
 // last) and spells dperm's own objects with their schema; functions and
 // operators are never looked up in pg_temp.
 #include "internal_sql.hpp"
-#include "relations.hpp"
 
 extern "C" {
 #include "catalog/pg_authid.h"

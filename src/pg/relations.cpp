@@ -4,7 +4,6 @@
 #include "lineage.hpp"
 #include "arrays.hpp"
 #include "relations.hpp"
-#include "ledger_writer.hpp"
 
 extern "C" {
 #include "access/genam.h"

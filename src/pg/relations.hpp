@@ -64,6 +64,11 @@ Oid RowSecurityInFamily(Oid relid);
 // its OID. Needs an SPI connection.
 Oid CheckDataset(const char* dataset, Oid role);
 
+// The most relations one release may read and be charged to, its
+// ancestors included (RelationsRead refuses more): the size of a ledger
+// request's list (ledger_request.hpp).
+const int kMaxRelations = 256;
+
 // Relations whose rows the aggregate call in `fcinfo` reads
 // (AggregateRelations of its AggState; docs/design.md section 3, item 4).
 // Returns a palloc'd array.
