@@ -19,6 +19,7 @@
 #include "protect.hpp"
 #include "train_pg.hpp"
 #include "feature_spec_pg.hpp"
+#include "relation_access.hpp"
 #include "relations.hpp"
 #include "release_guard.hpp"
 #include "privacy_unit.hpp"

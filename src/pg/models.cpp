@@ -26,7 +26,7 @@
 #include "models.hpp"
 #include "options_pg.hpp"
 #include "train_pg.hpp"
-#include "relations.hpp"
+#include "relation_access.hpp"
 
 extern "C" {
 #include "access/htup_details.h"

@@ -13,7 +13,6 @@
 #include "pass_aggregate.hpp"
 #include "persistent_ledger_writer.hpp"
 #include "progress.hpp"
-#include "relations.hpp"
 #include "release_guard.hpp"
 
 extern "C" {

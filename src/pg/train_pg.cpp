@@ -30,6 +30,7 @@
 #include "module.hpp"
 #include "options_pg.hpp"
 #include "protect.hpp"
+#include "relation_access.hpp"
 #include "relations.hpp"
 #include "release.hpp"
 #include "release_checks.hpp"
