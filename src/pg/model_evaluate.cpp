@@ -14,7 +14,7 @@
 #include "model_evaluate.hpp"
 #include "model_registry.hpp"
 #include "models.hpp"
-#include "module.hpp"
+#include "settings.hpp"
 #include "options_pg.hpp"
 #include "protect.hpp"
 #include "train_pg.hpp"

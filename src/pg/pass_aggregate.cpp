@@ -34,7 +34,7 @@
 #include "citus.hpp"
 #include "internal_sql.hpp"
 #include "model_type.hpp"
-#include "module.hpp"
+#include "settings.hpp"
 #include "options_pg.hpp"
 #include "pass_aggregate.hpp"
 #include "relations.hpp"

@@ -28,7 +28,7 @@
 
 #include "charge.hpp"
 #include "model_type.hpp"
-#include "module.hpp"
+#include "settings.hpp"
 #include "privacy_unit.hpp"
 #include "progress.hpp"
 #include "relations.hpp"

@@ -26,7 +26,7 @@
 #include "progress.hpp"
 #include "streaming.hpp"
 
-#include "module.hpp"
+#include "settings.hpp"
 
 #include <algorithm>
 

@@ -27,7 +27,7 @@
 #include "feature_spec_pg.hpp"
 #include "model_type.hpp"
 #include "internal_sql.hpp"
-#include "module.hpp"
+#include "settings.hpp"
 #include "options_pg.hpp"
 #include "protect.hpp"
 #include "relation_access.hpp"
