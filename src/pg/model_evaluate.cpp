@@ -13,7 +13,7 @@
 #include "internal_sql.hpp"
 #include "model_evaluate.hpp"
 #include "model_registry.hpp"
-#include "models.hpp"
+#include "model_records.hpp"
 #include "settings.hpp"
 #include "options_pg.hpp"
 #include "protect.hpp"

@@ -9,7 +9,7 @@
 #include "citus.hpp"
 #include "ledger.hpp"
 #include "ledger_request.hpp"
-#include "models.hpp"
+#include "model_records.hpp"
 #include "pass_aggregate.hpp"
 #include "persistent_ledger_writer.hpp"
 #include "progress.hpp"
