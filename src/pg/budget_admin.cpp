@@ -10,7 +10,6 @@
 #include "internal_sql.hpp"
 #include "lineage.hpp"
 #include "protect.hpp"
-#include "relations.hpp"
 
 extern "C" {
 #include "catalog/pg_class.h"

@@ -6,7 +6,7 @@
 
 #include "arrays.hpp"
 #include "internal_sql.hpp"
-#include "relations.hpp"
+#include "relation_access.hpp"
 
 extern "C" {
 #include "catalog/namespace.h"

@@ -13,6 +13,7 @@
 
 #include "charge.hpp"
 #include "ledger_writer.hpp"
+#include "relation_access.hpp"
 #include "relations.hpp"
 
 extern "C" {

@@ -343,7 +343,7 @@ void RegisterLedgerHandler(LedgerRequestKind kind, LedgerHandler handler) {
   g_handlers[kind] = handler;
 }
 
-// One request, one transaction (both writers of ledger_writer.cpp). The
+// One request, one transaction (the dynamic writer and the persistent one). The
 // writer is connected as the bootstrap superuser: the catalog is writable by
 // its owner only; the worker writes for the releasing role, which it records
 // in the row.

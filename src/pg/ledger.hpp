@@ -2,7 +2,7 @@
 // registry of the request kinds other than a charge.
 #pragma once
 
-#include "ledger_writer.hpp"
+#include "ledger_request.hpp"
 
 namespace dperm::pg {
 

@@ -3,13 +3,11 @@
 // runs dperm.retrain_on_schedule(name, owner) as the role that scheduled it,
 // which pauses the schedule instead of running when the budget cannot pay;
 // dperm.retraining_forecast (SQL) says how many runs still fit, and
-// dperm.cron_next_run forecasts a schedule's runs (the core's cron.cpp).
-#include "dperm/model/cron.hpp"
-
+// dperm.cron_next_run forecasts a schedule's runs (cron_forecast.cpp).
 #include "internal_sql.hpp"
-#include "model_cron.hpp"
 #include "model_registry.hpp"
-#include "models.hpp"
+#include "model_schedule.hpp"
+#include "model_versions.hpp"
 
 extern "C" {
 #include "access/htup_details.h"
@@ -151,60 +149,6 @@ void ResumeSchedule(const char* name, Oid owner) {
 
 }  // namespace
 
-// The schema of pg_cron's functions and tables (its script creates schema
-// `cron`; the extension itself is recorded in another), or nullptr when
-// pg_cron is not installed. Needs SPI.
-char* CronSchema(MemoryContext context) {
-  RunAsCatalogOwner("SELECT n.nspname::pg_catalog.text FROM pg_catalog.pg_extension e"
-                    "  JOIN pg_catalog.pg_depend d"
-                    "    ON d.refobjid OPERATOR(pg_catalog.=) e.oid"
-                    "   AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass"
-                    "   AND d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass"
-                    "   AND d.deptype OPERATOR(pg_catalog.=) 'e'"
-                    "  JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) d.objid"
-                    "  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace"
-                    " WHERE e.extname OPERATOR(pg_catalog.=) 'pg_cron'"
-                    "   AND p.proname OPERATOR(pg_catalog.=) 'schedule' LIMIT 1",
-                    0, nullptr, nullptr, nullptr, SPI_OK_SELECT, true);
-  return SPI_processed == 0 ? nullptr
-                            : CopyValue(context, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-}
-
-// Removes model `name`'s pg_cron job `jobid`, if it still exists (as the
-// caller: pg_cron lets a role unschedule its own jobs). Needs SPI.
-void UnscheduleJob(const char* cron, int64 jobid) {
-  Oid types[1] = {INT8OID};
-  Datum args[1] = {Int64GetDatum(jobid)};
-  RunInternalSql(GetUserId(),
-                 psprintf("SELECT %s.unschedule(j.jobid) FROM %s.job j"
-                          " WHERE j.jobid OPERATOR(pg_catalog.=) $1",
-                          quote_identifier(cron), quote_identifier(cron)),
-                 1, types, args, nullptr, SPI_OK_SELECT, false);
-}
-
-// The recorded pg_cron job of `owner`'s model `name`, or -1 if it is not
-// scheduled. Needs SPI.
-int64 ScheduledJob(const char* name, Oid owner, bool* found) {
-  Oid types[2] = {TEXTOID, OIDOID};
-  Datum args[2] = {CStringGetTextDatum(name), ObjectIdGetDatum(owner)};
-  RunAsCatalogOwner("SELECT s.jobid FROM dperm.model_schedules s"
-                    " WHERE s.name OPERATOR(pg_catalog.=) $1 AND s.owner OPERATOR(pg_catalog.=) $2",
-                    2, types, args, nullptr, SPI_OK_SELECT, true);
-  *found = SPI_processed > 0;
-  if (!*found) return -1;
-  bool isnull;
-  Datum job = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-  return isnull ? -1 : DatumGetInt64(job);
-}
-
-void DeleteSchedule(const char* name, Oid owner) {
-  Oid types[2] = {TEXTOID, OIDOID};
-  Datum args[2] = {CStringGetTextDatum(name), ObjectIdGetDatum(owner)};
-  RunAsCatalogOwner("DELETE FROM dperm.model_schedules WHERE name OPERATOR(pg_catalog.=) $1"
-                    " AND owner OPERATOR(pg_catalog.=) $2",
-                    2, types, args, nullptr, SPI_OK_DELETE, false);
-}
-
 }  // namespace dperm::pg
 
 using namespace dperm::pg;
@@ -339,33 +283,4 @@ DPERM_FUNCTION(dperm_unschedule_retraining) {
   DeleteSchedule(name, owner);
   SPI_finish();
   PG_RETURN_VOID();
-}
-
-// dperm.cron_next_run(cron_schedule, after, k DEFAULT 1) -> timestamptz:
-// the k-th run of a pg_cron schedule after `after` (UTC, as pg_cron 1.4
-// runs jobs); NULL when the schedule has no forecast (cron.hpp: @reboot,
-// "N seconds", an impossible date) or the run falls after the year 9999.
-DPERM_FUNCTION(dperm_cron_next_run) {
-  char* spec = text_to_cstring(PG_GETARG_TEXT_PP(0));
-  TimestampTz after = PG_GETARG_TIMESTAMPTZ(1);
-  int64 k = PG_GETARG_INT64(2);
-  if (k < 1 || k > dperm::kMaxCronRuns)
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("k must be between 1 and %lld", static_cast<long long>(dperm::kMaxCronRuns)),
-                    errhint("dperm forecasts at most %lld runs ahead (the cap of dperm.runs_that_fit).",
-                            static_cast<long long>(dperm::kMaxCronRuns))));
-  if (TIMESTAMP_NOT_FINITE(after)) PG_RETURN_NULL();
-  // PostgreSQL counts microseconds from 2000-01-01, 10957 days after 1970-01-01.
-  const int64 epoch_minutes = int64(10957) * 1440;
-  int64 after_minute = after / USECS_PER_MINUTE - (after % USECS_PER_MINUTE < 0 ? 1 : 0) + epoch_minutes;
-  int64 run = -1;
-  dperm::pg::CoreError failure;
-  bool ok = CaptureCore([&] {
-    dperm::CronSchedule schedule = dperm::ParseCron(spec);
-    run = dperm::NthCronMinute(schedule, after_minute, k);
-  }, &failure);
-  // A cancel or timeout is raised; a schedule it cannot forecast is NULL.
-  if (!ok && failure.sqlstate == ERRCODE_QUERY_CANCELED) ReportCoreError(failure);
-  if (!ok || run < 0) PG_RETURN_NULL();
-  PG_RETURN_TIMESTAMPTZ((run - epoch_minutes) * USECS_PER_MINUTE);
 }

@@ -1,6 +1,6 @@
 // dperm.evaluate (docs/design.md section 7): DP metrics of a named model
 // on a relation. The charge and the noise's key and failure path are the
-// release pipeline's (release.hpp); the metric is a release of bounded sums
+// release pipeline's (release_sums.hpp); the metric is a release of bounded sums
 // (the core's evaluate.cpp).
 #include "dperm/accounting/budget.hpp"
 #include "dperm/model/evaluate.hpp"
@@ -14,12 +14,13 @@
 #include "internal_sql.hpp"
 #include "model_evaluate.hpp"
 #include "model_registry.hpp"
-#include "models.hpp"
-#include "module.hpp"
+#include "model_records.hpp"
+#include "settings.hpp"
 #include "options_pg.hpp"
 #include "protect.hpp"
 #include "train_input.hpp"
 #include "feature_spec_pg.hpp"
+#include "relation_access.hpp"
 #include "relations.hpp"
 #include "release_guard.hpp"
 #include "privacy_unit.hpp"

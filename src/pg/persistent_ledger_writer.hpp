@@ -3,7 +3,7 @@
 // release's request from a queue in shared memory.
 #pragma once
 
-#include "ledger_writer.hpp"
+#include "ledger_request.hpp"
 
 namespace dperm::pg {
 

@@ -10,7 +10,7 @@
 #include "arrays.hpp"
 #include "internal_sql.hpp"
 #include "protect.hpp"
-#include "relations.hpp"
+#include "relation_access.hpp"
 
 extern "C" {
 #include "access/htup_details.h"

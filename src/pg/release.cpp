@@ -28,8 +28,8 @@
 
 #include "charge.hpp"
 #include "model_type.hpp"
-#include "module.hpp"
 #include "noise_key.hpp"
+#include "settings.hpp"
 #include "progress.hpp"
 #include "release.hpp"
 

@@ -3,7 +3,7 @@
 // any row is read or charged.
 #include "dperm/options/options.hpp"
 
-#include "module.hpp"
+#include "settings.hpp"
 #include "release_checks.hpp"
 
 namespace dperm::pg {

@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "arrays.hpp"
-#include "module.hpp"
+#include "settings.hpp"
 #include "row_buffer.hpp"
 
 extern "C" {

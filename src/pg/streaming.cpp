@@ -32,9 +32,9 @@
 #include "arrays.hpp"
 #include "citus.hpp"
 #include "internal_sql.hpp"
-#include "module.hpp"
 #include "progress.hpp"
 #include "row_buffer.hpp"
+#include "settings.hpp"
 #include "streaming.hpp"
 
 extern "C" {

@@ -6,7 +6,7 @@
 
 #include "options_pg.hpp"
 #include "protect.hpp"
-#include "relations.hpp"
+#include "relation_access.hpp"
 #include "train_input.hpp"
 
 extern "C" {

@@ -22,6 +22,7 @@
 #include "options_pg.hpp"
 #include "privacy_unit.hpp"
 #include "progress.hpp"
+#include "relation_access.hpp"
 #include "relations.hpp"
 #include "release.hpp"
 #include "release_checks.hpp"

@@ -1,5 +1,6 @@
-// Scheduled retraining through pg_cron (model_cron.cpp): what dropping a
-// model needs to remove its schedule.
+// A named model's schedule as the catalogs hold it (model_schedule.cpp): its
+// dperm.model_schedules row and its pg_cron job, which scheduled retraining
+// (model_cron.cpp) and dropping a model (models.cpp) both change.
 #pragma once
 
 #include "boundary.hpp"

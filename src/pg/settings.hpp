@@ -1,4 +1,7 @@
-// Module load (module.cpp): the settings other files read.
+// dperm's settings (settings.cpp): the GUC variables other files read, and
+// their definitions. The settings that belong to one mechanism are declared
+// beside it: dperm.ledger_wait_timeout (ledger_request.hpp), dperm.pass_key
+// (citus.hpp), dperm.internal_pass (pass_aggregate.hpp).
 #pragma once
 
 #include "boundary.hpp"
@@ -22,5 +25,12 @@ extern bool g_streaming_spill;
 // may need besides its rows (ReleaseMemoryBytes, registry.hpp); a release
 // above it is refused before it is charged (release.cpp).
 extern int g_max_release_memory_kb;
+
+// dperm.training_threads: the threads one in-memory release may use
+// (the core's row thread limit follows it).
+extern int g_training_threads;
+
+// Defines the settings above (DefineCustom...Variable). Called from _PG_init.
+void DefineSettings();
 
 }  // namespace dperm::pg
