@@ -91,6 +91,7 @@ void ReadCharged(const ReleaseRequest& r, const ReleaseInput& in) {
   }
   ReadRows(*in.read, in.rows, r.reports);
   if (r.reports) ProgressEndPass(in.rows->n);
+  if (in.rows->over_buffer) RaiseBufferRefusal();  // more rows than counted (as the aggregate)
   // The count and the read share one snapshot. (No count in the message:
   // after the charge, an error names nothing internal. A unit-level read
   // yields units * k slots by construction.)
