@@ -93,9 +93,10 @@ sql/gen_sql.o: override CPPFLAGS := -Iinclude $(EIGEN_CFLAGS)
 sql/gen_sql: sql/gen_sql.o $(CORE_OBJS)
 	$(CXX) -o $@ $^
 
+GEN_SQL = sql/gen_sql $< > $@.tmp && mv $@.tmp $@ || { rm -f $@.tmp; exit 1; }
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql sql/gen_sql
-	sql/gen_sql $< > $@.tmp && mv $@.tmp $@
+	$(GEN_SQL)
 $(SQL_UPGRADES_BUILT): sql/%: sql/upgrade/%.in sql/gen_sql
-	sql/gen_sql $< > $@.tmp && mv $@.tmp $@
+	$(GEN_SQL)
 
 -include $(wildcard src/core/*.d src/core/*/*.d src/pg/*.d test/unit/*.d sql/gen_sql.d)

@@ -1,6 +1,7 @@
 // The option table (options.hpp, OptionTable): every key with its SQL type,
 // range, default, meaning and store; the checks of one entry against its
-// row; the generated reference table (docs/sql-reference.md).
+// row; what is generated from it: the reference table (docs/sql-reference.md)
+// and the SQL of dp_options (sql/gen_sql).
 #include "dperm/options/options.hpp"
 
 #include <algorithm>
