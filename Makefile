@@ -2,12 +2,17 @@
 EXTENSION = dperm
 MODULE_big = dperm
 EXTVERSION = $(shell sed -n "s/^default_version = '\\(.*\\)'/\\1/p" $(EXTENSION).control)
-# pgvector's layout: sql/ holds the install and upgrade scripts. The
-# complete script of the current version is built from one source,
-# sql/dperm.sql; the 0.1.0 script and the upgrade chain from it are kept as
-# they shipped (CREATE EXTENSION ... VERSION '0.1.0' and ALTER EXTENSION
-# UPDATE replay them; test/upgrade.sh checks both routes give one catalog).
-DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
+# pgvector's layout: sql/ holds the install and upgrade scripts. Two are
+# built: the complete script of the current version from sql/dperm.sql, and
+# the upgrade to it from sql/upgrade/dperm--<previous>--<current>.sql.in, each
+# through sql/gen_sql, which writes what the core's tables generate (dp_options
+# from the option table, the loss names) in place of the source's markers, as
+# Citus #includes one udfs/<fn>/latest.sql into both. The 0.1.0 script and the
+# released upgrades are kept as they shipped (CREATE EXTENSION ... VERSION
+# '0.1.0' and ALTER EXTENSION UPDATE replay them; test/upgrade.sh checks both
+# routes give one catalog).
+SQL_UPGRADES_BUILT = $(patsubst sql/upgrade/%.in,sql/%,$(wildcard sql/upgrade/$(EXTENSION)--*.sql.in))
+DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql $(SQL_UPGRADES_BUILT)
 DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
 
 # The core is in folders by concept (src/core/<concept>/*.cpp, headers in
@@ -28,7 +33,7 @@ WARN = -Wall -Wextra $(if $(filter 1,$(DPERM_WERROR)),-Werror)
 PG_CPPFLAGS = -Iinclude $(EIGEN_CFLAGS)
 PG_CXXFLAGS = -std=c++17 -O2 -fPIC -MMD -MP $(WARN)
 SHLIB_LINK = -lstdc++ -lm
-EXTRA_CLEAN = src/core/*.d src/core/*/*.d src/pg/*.d test/unit/*.o test/unit/*.d test/unit/run_unit_tests results regression.diffs regression.out
+EXTRA_CLEAN = src/core/*.d src/core/*/*.d src/pg/*.d test/unit/*.o test/unit/*.d test/unit/run_unit_tests sql/gen_sql sql/gen_sql.o sql/gen_sql.d results regression.diffs regression.out
 
 # No LLVM bitcode: JIT inlining of C++ is of no use here, and the bitcode
 # rule would not see the C++ flags.
@@ -82,7 +87,16 @@ bench-check:
 	@for f in $(BENCH_SRCS); do $(CXX) -std=c++17 -fsyntax-only $(WARN) -Iinclude $(EIGEN_CFLAGS) $$f || exit 1; done
 	@echo "bench-check: ok ($(words $(BENCH_SRCS)) programs)"
 
-$(DATA_built): sql/$(EXTENSION).sql
-	cp $< $@
+# The SQL scripts' preprocessor (sql/gen_sql.cpp): a host program on the
+# core's objects, run by the build, never installed.
+sql/gen_sql.o: override CPPFLAGS := -Iinclude $(EIGEN_CFLAGS)
+sql/gen_sql: sql/gen_sql.o $(CORE_OBJS)
+	$(CXX) -o $@ $^
 
--include $(wildcard src/core/*.d src/core/*/*.d src/pg/*.d test/unit/*.d)
+GEN_SQL = sql/gen_sql $< > $@.tmp && mv $@.tmp $@ || { rm -f $@.tmp; exit 1; }
+sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql sql/gen_sql
+	$(GEN_SQL)
+$(SQL_UPGRADES_BUILT): sql/%: sql/upgrade/%.in sql/gen_sql
+	$(GEN_SQL)
+
+-include $(wildcard src/core/*.d src/core/*/*.d src/pg/*.d test/unit/*.d sql/gen_sql.d)

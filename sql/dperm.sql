@@ -1,8 +1,10 @@
--- dperm, complete: what CREATE EXTENSION dperm installs (the build copies
--- this file to sql/dperm--<default_version>.sql). Older databases reach the
--- same catalog through sql/dperm--0.1.0.sql and the upgrade scripts;
--- test/upgrade.sh checks that both give the same objects (a change to the
--- current version goes into this file AND into the latest upgrade script).
+-- dperm, complete: what CREATE EXTENSION dperm installs (the build writes
+-- this file to sql/dperm--<default_version>.sql through sql/gen_sql, which
+-- puts what the core's tables generate in place of its markers). Older
+-- databases reach the same catalog through sql/dperm--0.1.0.sql and the
+-- upgrade scripts; test/upgrade.sh checks that both give the same objects (a
+-- change to the current version goes into this file AND into the latest
+-- upgrade script, sql/upgrade/dperm--<previous>--<default_version>.sql.in).
 \echo Use "CREATE EXTENSION dperm" to load this file. \quit
 
 CREATE SCHEMA dperm;
@@ -22,56 +24,10 @@ CREATE FUNCTION dperm.option_reference()
   LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION dperm.option_reference() IS 'the option table: every key dp_options and the jsonb options take, its SQL type, its values, its default and its meaning';
 
--- dp_options builds the options of a release with named arguments; NULL
--- means default. It has two overloads with one parameter list, written
--- once here: dp_options(epsilon, delta, algorithm, l2, ...) and, for
--- l2 => 'auto' (l2 picked privately from a public grid), the same list with
--- `l2 text` moved first and without a default, so that
--- dp_options(epsilon => 1, l2 => 'auto') resolves to it (PostgreSQL prefers
--- the string category for an unknown literal) while l2 => 0.01 and calls
--- without l2 resolve to the float8 one. dperm.check_options accepts only
--- 'auto' as text (22023 otherwise). The keys are the option table's
--- (src/core/options.cpp); a unit test checks the two agree.
-DO $$
-DECLARE
-  -- name, SQL type and default of each parameter after epsilon, in order
-  params text[][] := ARRAY[
-    ['delta', 'float8', '0'], ['algorithm', 'text', 'NULL'], ['l2', 'float8', 'NULL'],
-    ['l1', 'float8', 'NULL'], ['fit_intercept', 'boolean', 'NULL'],
-    ['feature_bound', 'float8', 'NULL'], ['huber_delta', 'float8', 'NULL'],
-    ['radius', 'float8', 'NULL'], ['iterations', 'bigint', 'NULL'],
-    ['step_size', 'float8', 'NULL'], ['batch_size', 'bigint', 'NULL'],
-    ['ls_sigma', 'float8', 'NULL'], ['accountant', 'text', 'NULL'],
-    ['neighbors', 'text', 'NULL'], ['dataset', 'text', 'NULL'], ['seed', 'bigint', 'NULL'],
-    ['feature_names', 'text[]', 'NULL'], ['classes', 'int', 'NULL'],
-    ['target_bound', 'float8', 'NULL'], ['intercept', 'text', 'NULL'],
-    ['dimension', 'int', 'NULL'], ['max_rows_per_unit', 'bigint', 'NULL']];
-  declared text := '';      -- the float8 overload's parameters after epsilon
-  declared_auto text := ''; -- the text overload's (l2 left out)
-  body text := '';          -- 'key', key, ... for jsonb_build_object
-  signature_auto text := 'text, float8';
-  i int;
-BEGIN
-  FOR i IN 1 .. array_length(params, 1) LOOP
-    declared := declared || format(E',\n    %I %s DEFAULT %s', params[i][1], params[i][2], params[i][3]);
-    IF params[i][1] <> 'l2' THEN
-      declared_auto := declared_auto || format(E',\n    %I %s DEFAULT %s', params[i][1], params[i][2], params[i][3]);
-      signature_auto := signature_auto || ', ' || params[i][2];
-    END IF;
-    body := body || format(', %L, %I', params[i][1], params[i][1]);
-  END LOOP;
-  body := format('RETURN dperm.check_options(jsonb_strip_nulls(jsonb_build_object(''epsilon'', epsilon%s)))', body);
-  EXECUTE format(E'CREATE FUNCTION dp_options(\n    epsilon float8%s)\nRETURNS jsonb\nLANGUAGE sql IMMUTABLE PARALLEL SAFE\n%s',
-                 declared, body);
-  EXECUTE format(E'CREATE FUNCTION dp_options(\n    l2 text,\n    epsilon float8%s)\nRETURNS jsonb\nLANGUAGE sql IMMUTABLE PARALLEL SAFE\n%s',
-                 declared_auto, body);
-  EXECUTE format('COMMENT ON FUNCTION dp_options(float8, %s) IS %L',
-                 array_to_string(ARRAY(SELECT params[j][2] FROM generate_subscripts(params, 1) j), ', '),
-                 'options of a private release (epsilon is required)');
-  EXECUTE format('COMMENT ON FUNCTION dp_options(%s) IS %L', signature_auto,
-                 'options of a private release with l2 => ''auto'' (l2 chosen privately)');
-END
-$$;
+-- dp_options(epsilon, delta, algorithm, l2, ...) builds the options of a
+-- release with named arguments (NULL means default); its overload takes
+-- l2 => 'auto'.
+@DP_OPTIONS@
 
 -- ---------------------------------------------------------------- dp_model
 
@@ -758,7 +714,7 @@ CREATE FUNCTION dperm.train(relation regclass, features text, label text, loss t
 CREATE FUNCTION dperm.train(relation regclass, features text, label text, loss text, options jsonb,
                             mode text)
   RETURNS dp_model AS 'MODULE_PATHNAME', 'dperm_train' LANGUAGE C STRICT VOLATILE;
-COMMENT ON FUNCTION dperm.train(regclass, text, text, text, jsonb) IS 'a private model from a relation the caller may read, or a protected one they are an analyst of (columns by name; loss logistic, huber or softmax), charged to it; streams when the rows pass dperm.max_buffer';
+COMMENT ON FUNCTION dperm.train(regclass, text, text, text, jsonb) IS 'a private model from a relation the caller may read, or a protected one they are an analyst of (columns by name; loss @LOSS_NAMES@), charged to it; streams when the rows pass dperm.max_buffer';
 COMMENT ON FUNCTION dperm.train(regclass, text, text, text, jsonb, text) IS 'dperm.train with a mode: auto, in_memory or streaming';
 
 -- ==== feature specs ====

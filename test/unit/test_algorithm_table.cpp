@@ -2,10 +2,10 @@
 // option table (options.hpp): every algorithm is reachable by its SQL name
 // and explains itself; each refuses exactly the per-algorithm options it does
 // not take, the losses it declares and delta = 0 when it needs delta > 0;
-// the SQL reference's options table and dp_options' parameters in the SQL scripts match
-// the option table.
+// the SQL reference's options table matches the option table, and the SQL
+// of dp_options generated from it declares every option.
 //
-// docs/sql-reference.md and the SQL scripts are read from the working
+// docs/sql-reference.md and the SQL scripts' sources are read from the working
 // directory (the repository root, as `make unit` runs the tests). After
 // changing the option table, `scripts/gen_sql_reference.py` regenerates the
 // reference (from an installed dperm).
@@ -16,7 +16,6 @@
 #include <cstdlib>
 #include <dirent.h>
 #include <fstream>
-#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -368,94 +367,106 @@ TEST(OptionTable, SqlReferenceTableMatches) {
          "`pg_virtualenv -t python3 scripts/gen_sql_reference.py` after make install";
 }
 
-// The current version's dp_options(...) in every SQL script that ends at it
-// (the install script's source, sql/dperm.sql, and the last upgrade): its
-// parameters and the keys it builds are the option table's, with the table's
-// SQL types.
-TEST(OptionTable, DpOptionsSqlMatches) {
-  const std::string control = ReadFile("dperm.control");
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(control, m, std::regex("default_version = '([0-9.]+)'")))
-      << "cannot read dperm.control (run from the repository root)";
-  const std::string version = m[1];
-  std::map<std::string, std::string> table;
-  for (const OptionSpec& s : dperm::OptionTable()) table[s.key] = s.sql_type;
-  int checked = 0;
-  DIR* dir = opendir("sql");
-  ASSERT_NE(dir, nullptr) << "no sql/ folder (run from the repository root)";
-  std::vector<std::string> scripts;
+// dp_options as sql/gen_sql splices it into the install and upgrade scripts
+// (DpOptionsSql): each function declares every option of the table once, in
+// sql_position order (an option that also takes text first, as text,
+// without a default, in its overload), builds every key under its own name,
+// and has a COMMENT on its signature.
+TEST(OptionTable, DpOptionsSqlDeclaresEveryOption) {
+  std::vector<const OptionSpec*> by_position;
+  for (const OptionSpec& s : dperm::OptionTable()) by_position.push_back(&s);
+  std::sort(by_position.begin(), by_position.end(),
+            [](const OptionSpec* a, const OptionSpec* b) { return a->sql_position < b->sql_position; });
+  std::vector<const OptionSpec*> text_first{nullptr};  // the overloads' first parameters
+  for (const OptionSpec* s : by_position)
+    if (s->also_text != nullptr) text_first.push_back(s);
+  const std::string sql = dperm::DpOptionsSql();
+  size_t at = 0;
+  for (const OptionSpec* first : text_first) {
+    SCOPED_TRACE(first == nullptr ? std::string("dp_options") : std::string("overload ") + first->key);
+    std::vector<std::string> want, types;  // "key type[ DEFAULT d]"; the signature's types
+    std::string build;                     // jsonb_build_object's arguments
+    if (first != nullptr) want.push_back(std::string(first->key) + " text"), types.push_back("text");
+    for (const OptionSpec* s : by_position) {
+      build += std::string(build.empty() ? "" : ", ") + "'" + s->key + "', " + s->key;
+      if (s == first) continue;
+      want.push_back(std::string(s->key) + " " + s->sql_type +
+                     (s->sql_default ? std::string(" DEFAULT ") + s->sql_default : ""));
+      types.push_back(s->sql_type);
+    }
+    at = sql.find("CREATE FUNCTION dp_options(\n", at);
+    ASSERT_NE(at, std::string::npos) << sql;
+    const size_t end = sql.find(";\n", sql.find(";\n", at) + 2);  // the function, its COMMENT
+    const std::string function = sql.substr(at, end - at);
+    std::string declared = function.substr(function.find('(') + 1);
+    declared = declared.substr(0, declared.find(")\nRETURNS"));
+    std::vector<std::string> params;
+    std::stringstream lines(declared);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.empty()) continue;  // after "dp_options("
+      const size_t from = line.find_first_not_of(' ');
+      params.push_back(line.substr(from, line.find_last_not_of(',') + 1 - from));
+    }
+    EXPECT_EQ(params, want) << function;
+    std::string flat = std::regex_replace(function, std::regex("\\s+"), " ");
+    EXPECT_NE(flat.find("jsonb_build_object( " + build + ")))"), std::string::npos)
+        << "jsonb_build_object does not build " << build << " in " << function;
+    std::string signature;
+    for (const std::string& t : types) signature += (signature.empty() ? "" : ", ") + t;
+    EXPECT_NE(flat.find("COMMENT ON FUNCTION dp_options( " + signature + ") IS '"), std::string::npos)
+        << function;
+    at = end;
+  }
+  EXPECT_EQ(sql.find("CREATE FUNCTION", at), std::string::npos) << "more functions than overloads";
+}
+
+// A table whose positions or defaults cannot make dp_options is refused.
+TEST(OptionTable, DpOptionsSqlRefusesBrokenPositions) {
+  std::vector<OptionSpec> table = dperm::OptionTable();
+  ASSERT_GE(table.size(), 3u);
+  std::vector<OptionSpec> twice = table;
+  twice[2].sql_position = twice[1].sql_position;  // one position twice, one missing
+  std::vector<OptionSpec> required_late = table;
+  for (OptionSpec& s : required_late)
+    if (s.sql_position == static_cast<int>(table.size())) s.sql_default = nullptr;
+  for (const auto& broken : {twice, required_late}) {
+    try {
+      dperm::DpOptionsSql(broken);
+      ADD_FAILURE() << "a broken table was accepted";
+    } catch (const dperm::Error& e) {
+      EXPECT_EQ(e.kind(), dperm::ErrorKind::kInternal);
+      EXPECT_NE(std::string(e.what()).find("dp_options' parameter"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// The SQL scripts' sources declare dp_options only through the marker
+// sql/gen_sql replaces: the install script's source once, and no source of a
+// built script by hand.
+TEST(OptionTable, SqlSourcesSpliceDpOptions) {
+  std::vector<std::string> sources{"sql/dperm.sql"};
+  DIR* dir = opendir("sql/upgrade");
+  ASSERT_NE(dir, nullptr) << "no sql/upgrade folder (run from the repository root)";
   while (dirent* entry = readdir(dir)) {
     const std::string name = entry->d_name;
-    if (std::regex_match(name, std::regex("dperm--.*--" + std::regex_replace(version, std::regex("\\."), "\\.") + "\\.sql")))
-      scripts.push_back("sql/" + name);
+    if (name.size() > 7 && name.compare(name.size() - 7, 7, ".sql.in") == 0)
+      sources.push_back("sql/upgrade/" + name);
   }
   closedir(dir);
-  {
-    // sql/dperm.sql declares both overloads from one list of
-    // ['name', 'type', 'default'] triples after epsilon (a DO block).
-    SCOPED_TRACE("sql/dperm.sql");
-    const std::string sql = ReadFile("sql/dperm.sql");
-    const size_t list_at = sql.find("params text[][] := ARRAY[");
-    ASSERT_NE(list_at, std::string::npos) << "sql/dperm.sql lacks dp_options' parameter list";
-    const std::string list = sql.substr(list_at, sql.find("]];", list_at) + 2 - list_at);
-    std::map<std::string, std::string> declared{{"epsilon", "float8"}};
-    const std::regex triple("\\['(\\w+)', '([^']+)', '[^']*'\\]");
-    for (auto it = std::sregex_iterator(list.begin(), list.end(), triple); it != std::sregex_iterator(); ++it)
-      declared[(*it)[1]] = (*it)[2];
-    EXPECT_EQ(declared, table) << "dp_options' parameters (name, type) differ from the option table";
-    checked++;
-  }
-  for (const std::string& name : scripts) {
-    const std::string sql = ReadFile(name);
-    // The last CREATE [OR REPLACE] FUNCTION [schema.]dp_options( ... ),
-    // and the last of its l2 => 'auto' overload (first parameter `l2 text`).
-    size_t last_float = std::string::npos, last_text = std::string::npos;
-    const std::regex create("CREATE\\s+(OR\\s+REPLACE\\s+)?FUNCTION\\s+(\\w+\\.)?dp_options\\s*\\(",
-                            std::regex::icase);
-    const std::regex text_first("\\s*l2\\s+text\\s*,");
-    for (auto it = std::sregex_iterator(sql.begin(), sql.end(), create); it != std::sregex_iterator(); ++it) {
-      const size_t open = size_t(it->position(0) + it->length(0));
-      const std::string head = sql.substr(open, 40);
-      (std::regex_search(head, text_first, std::regex_constants::match_continuous) ? last_text : last_float) = open;
-    }
-    if (last_float == std::string::npos) continue;
-    EXPECT_NE(last_text, std::string::npos) << name << " lacks the l2 text overload of dp_options";
-    for (size_t at : {last_float, last_text}) {
-      if (at == std::string::npos) continue;
-      SCOPED_TRACE(name + (at == last_text ? " (l2 text overload)" : ""));
-      size_t close = at;
-      for (int depth = 1; close < sql.size() && depth > 0; close++)
-        depth += sql[close] == '(' ? 1 : sql[close] == ')' ? -1 : 0;
-      ASSERT_LT(close, sql.size()) << "unbalanced parentheses after dp_options(";
-      const std::string params = sql.substr(at, close - 1 - at);
-      std::map<std::string, std::string> declared;
-      const std::regex param("\\s*(\\w+)\\s+([A-Za-z0-9_\\[\\]]+)[^,]*");
-      std::stringstream list(params);
-      std::string item;
-      while (std::getline(list, item, ',')) {
-        std::smatch p;
-        ASSERT_TRUE(std::regex_match(item, p, param)) << "cannot read parameter \"" << item << "\"";
-        declared[p[1]] = p[2];
-      }
-      std::map<std::string, std::string> want = table;
-      if (at == last_text) want["l2"] = "text";  // the overload's only difference
-      EXPECT_EQ(declared, want) << "dp_options' parameters (name, type) differ from the option table";
-      // jsonb_build_object('key', key, ...): every key under its own name.
-      const size_t build = sql.find("jsonb_build_object(", close);
-      ASSERT_NE(build, std::string::npos);
-      const std::string body = sql.substr(build, sql.find(";", build) - build);
-      std::set<std::string> built, expected_keys;
-      const std::regex pair("'(\\w+)',\\s*(\\w+)");
-      for (auto it = std::sregex_iterator(body.begin(), body.end(), pair); it != std::sregex_iterator(); ++it) {
-        EXPECT_EQ((*it)[1], (*it)[2]);
-        built.insert((*it)[1]);
-      }
-      for (const auto& kv : table) expected_keys.insert(kv.first);
-      EXPECT_EQ(built, expected_keys);
-      checked++;
+  const std::regex create("CREATE\\s+(OR\\s+REPLACE\\s+)?FUNCTION\\s+(\\w+\\.)?dp_options\\b",
+                          std::regex::icase);
+  for (const std::string& path : sources) {
+    const std::string sql = ReadFile(path);
+    ASSERT_FALSE(sql.empty()) << "cannot read " << path;
+    EXPECT_FALSE(std::regex_search(sql, create))
+        << path << " creates dp_options by hand; write the line @DP_OPTIONS@ instead";
+    if (path == "sql/dperm.sql") {
+      const size_t marker = sql.find("\n@DP_OPTIONS@\n");
+      EXPECT_NE(marker, std::string::npos) << path << " lacks the line @DP_OPTIONS@";
+      EXPECT_EQ(sql.find("\n@DP_OPTIONS@\n", marker + 1), std::string::npos)
+          << path << " has @DP_OPTIONS@ twice";
     }
   }
-  EXPECT_GT(checked, 0) << "no SQL script for version " << version << " defines dp_options";
 }
 
 }  // namespace

@@ -154,13 +154,18 @@ const char* NeighborsName(Neighbors neighbors);
 // option an algorithm does not take (registry.hpp), the options table of
 // docs/sql-reference.md (OptionsMarkdown; test_algorithm_table.cpp compares
 // the two),
-// dp_explain's "options" (ExplainJson, OptionSpec::read) and is
-// checked against dp_options' parameters in the SQL scripts.
+// dp_explain's "options" (ExplainJson, OptionSpec::read) and the SQL of
+// dp_options (DpOptionsSql, spliced into the install and upgrade scripts).
 struct OptionSpec {
   enum class Type { kNumber, kInteger, kBoolean, kText, kTextArray };
   const char* key = nullptr;
   Type type = Type::kNumber;
-  const char* sql_type = nullptr;  // dp_options' parameter type
+  // dp_options' parameter: its type, its place among the parameters (1 is
+  // first; a new option takes the next one, so that calls by position keep
+  // working) and its SQL default (nullptr: none, the option is required).
+  const char* sql_type = nullptr;
+  int sql_position = 0;
+  const char* sql_default = "NULL";
   // kNumber, kInteger: the value must lie in lo..hi (open or closed ends).
   double lo = 0, hi = 0;
   bool lo_open = false, hi_open = false;
@@ -202,6 +207,15 @@ const std::vector<std::string>& OptionKeys();
 // docs/sql-reference.md's options table (section "Options"), rendered from
 // the table (scripts/gen_sql_reference.py writes it).
 std::string OptionsMarkdown();
+
+// The SQL of dp_options, rendered from a table (the option table unless a
+// test gives another): the function with one parameter per option in
+// sql_position order, an overload for each option that also takes text
+// (l2 => 'auto'), and their COMMENTs. sql/gen_sql splices it into the
+// install and the upgrade script at the line @DP_OPTIONS@. Throws kInternal
+// when the positions or defaults cannot make a function (not 1 .. n; a
+// required option after one with a default).
+std::string DpOptionsSql(const std::vector<OptionSpec>& table = OptionTable());
 
 // "a, b or c" (last_separator " or ") of the names, in order.
 std::string JoinNames(const std::vector<std::string>& names, const char* last_separator);

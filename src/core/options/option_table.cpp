@@ -1,9 +1,11 @@
 // The option table (options.hpp, OptionTable): every key with its SQL type,
 // range, default, meaning and store; the checks of one entry against its
-// row; the generated reference table (docs/sql-reference.md).
+// row; what is generated from it: the reference table (docs/sql-reference.md)
+// and the SQL of dp_options (sql/gen_sql).
 #include "dperm/options/options.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -122,13 +124,24 @@ void CheckFeatureNames(const OptionEntry& e) {
 
 using Type = OptionSpec::Type;
 
-OptionSpec Spec(const char* key, Type type, const char* sql_type, const char* fallback,
+// dp_options' parameter of an option (OptionSpec::sql_type, sql_position,
+// sql_default): its SQL type, its place (the next one for a new option) and
+// its default (nullptr: required).
+struct Param {
+  const char* sql_type;
+  int position;
+  const char* sql_default = "NULL";
+};
+
+OptionSpec Spec(const char* key, Type type, Param param, const char* fallback,
                 const char* doc, void (*store)(const OptionEntry&, double, Options&),
                 OptionEntry (*read)(const Options&)) {
   OptionSpec s;
   s.key = key;
   s.type = type;
-  s.sql_type = sql_type;
+  s.sql_type = param.sql_type;
+  s.sql_position = param.position;
+  s.sql_default = param.sql_default;
   s.fallback = fallback;
   s.doc = doc;
   s.store = store;
@@ -185,19 +198,19 @@ OptionSpec WithValues(OptionSpec s, const char* values) {
 std::vector<OptionSpec> BuildTable() {
   std::vector<OptionSpec> t;
   t.push_back(WithValues(
-      Ranged(Spec("epsilon", Type::kNumber, "float8", "required",
+      Ranged(Spec("epsilon", Type::kNumber, {"float8", 1, nullptr}, "required",
                   "ε of the release (below the floor a release shows little but its exact n)",
                   [](const OptionEntry&, double v, Options& o) { o.epsilon = v; },
                   [](const Options& o) { return NumberEntry(o.epsilon); }),
              0, true, INFINITY),
       "≥ 0.001"));
-  t.push_back(Ranged(Spec("delta", Type::kNumber, "float8", "0",
+  t.push_back(Ranged(Spec("delta", Type::kNumber, {"float8", 2, "0"}, "0",
                           "δ; 0 gives pure ε-DP noise, > 0 Gaussian noise",
                           [](const OptionEntry&, double v, Options& o) { o.delta = v; },
                           [](const Options& o) { return NumberEntry(o.delta); }),
                      0, false, 1, true));
   t.push_back(WithValues(
-      Spec("algorithm", Type::kText, "text", "by regulariser and δ",
+      Spec("algorithm", Type::kText, {"text", 3}, "by regulariser and δ",
            "when omitted dperm picks one (see *Choosing an algorithm*) and the plan's "
            "`algorithm_rule` says why",
            [](const OptionEntry& e, double, Options& o) {
@@ -209,7 +222,7 @@ std::vector<OptionSpec> BuildTable() {
            }),
       "a name from *Algorithms*"));
   OptionSpec l2 = WithValues(
-      Ranged(Spec("l2", Type::kNumber, "float8", "by loss, n, d, ε and δ",
+      Ranged(Spec("l2", Type::kNumber, {"float8", 4}, "by loss, n, d, ε and δ",
                   "μ: the objective gets μ/2·‖w‖² (the intercept is regularised too); "
                   "μ > 0 makes it strongly convex and the noise much smaller. When neither "
                   "`l2` nor `algorithm` is given dperm derives μ from public n, d, ε and δ "
@@ -235,21 +248,21 @@ std::vector<OptionSpec> BuildTable() {
   l2.also_text = "auto";
   t.push_back(l2);
   t.push_back(PerAlgorithm(
-      Ranged(Spec("l1", Type::kNumber, "float8", "0",
+      Ranged(Spec("l1", Type::kNumber, {"float8", 5}, "0",
                   "the objective gets l1·‖w‖₁ (every coordinate), by proximal steps; with `l2` "
                   "it is the elastic net",
                   [](const OptionEntry&, double v, Options& o) { o.l1 = v; },
                   [](const Options& o) { return NumberEntry(o.l1); }),
              0, false, INFINITY),
       [](const Options& o) { return o.l1 > 0; }, "it has no proximal step; use l2"));
-  t.push_back(Spec("fit_intercept", Type::kBoolean, "boolean", "true",
+  t.push_back(Spec("fit_intercept", Type::kBoolean, {"boolean", 6}, "true",
                    "adds a constant feature column, fitted on a private offset b₀ (a noisy base "
                    "rate or mean, at most ε/10 of the budget), so `l2` shrinks it toward b₀ "
                    "(*The intercept*); not in streaming mode",
                    [](const OptionEntry&, double v, Options& o) { o.fit_intercept = v != 0; },
                    [](const Options& o) { return BoolEntry(o.fit_intercept); }));
   t.push_back(WithValues(
-      Spec("intercept", Type::kText, "text", "`offset`",
+      Spec("intercept", Type::kText, {"text", 21}, "`offset`",
            "with `fit_intercept`: `offset` spends ε₀ ≤ ε/10 on a private base rate b₀ and "
            "fits the intercept around it (*The intercept*); `fitted`: an ordinary "
            "coordinate, shrunk toward 0 (streaming mode always, and the pure `dp_logreg` default "
@@ -257,13 +270,13 @@ std::vector<OptionSpec> BuildTable() {
            [](const OptionEntry& e, double, Options& o) { o.intercept_offset = ParseInterceptOffset(e); },
            [](const Options& o) { return TextEntry(o.intercept_offset ? "offset" : "fitted"); }),
       "`offset`, `fitted`"));
-  t.push_back(Ranged(Spec("feature_bound", Type::kNumber, "float8", "1",
+  t.push_back(Ranged(Spec("feature_bound", Type::kNumber, {"float8", 7}, "1",
                           "each row's features are clipped to this L2 norm",
                           [](const OptionEntry&, double v, Options& o) { o.feature_bound = v; },
                           [](const Options& o) { return NumberEntry(o.feature_bound); }),
                      0, true, 1e150));
   t.push_back(Ranged(
-      Spec("huber_delta", Type::kNumber, "float8", "0.1 · `target_bound`",
+      Spec("huber_delta", Type::kNumber, {"float8", 8}, "0.1 · `target_bound`",
            "δ of the Huber loss: quadratic for residuals up to δ, linear beyond; L = "
            "`huber_delta`·R, so the noise scales with it. The default rule was chosen by "
            "held-out R² (bench/reports/heldout_huber_delta.md); a given value wins",
@@ -272,7 +285,7 @@ std::vector<OptionSpec> BuildTable() {
            [](const Options& o) { return NumberIf(o.huber_delta > 0, o.huber_delta); }),
       0, true, 1e150));
   OptionSpec target_bound = Ranged(
-      Spec("target_bound", Type::kNumber, "float8", "1",
+      Spec("target_bound", Type::kNumber, {"float8", 20}, "1",
            "B, the public bound on \\|target\\| of `dp_huber`: targets are clipped to [−B, B] "
            "(sanitising, like `feature_bound`); it sets the default `huber_delta`. Scale "
            "targets to [0, 1] or pass their range",
@@ -284,7 +297,7 @@ std::vector<OptionSpec> BuildTable() {
       "Pass B >= the largest |target| you expect, e.g. 1 for targets scaled to [0, 1].";
   t.push_back(target_bound);
   t.push_back(PerAlgorithm(
-      Ranged(Spec("radius", Type::kNumber, "float8", "from the plan",
+      Ranged(Spec("radius", Type::kNumber, {"float8", 9}, "from the plan",
                   "the constraint ball: an L2 ball for the projected methods (default L/l2 "
                   "when l2 > 0), the L1 ball of `dp_accmd` (default 10)",
                   [](const OptionEntry&, double v, Options& o) { o.radius = v; },
@@ -292,7 +305,7 @@ std::vector<OptionSpec> BuildTable() {
              0, true, 1e150),
       [](const Options& o) { return o.radius > 0; }, "it does not project onto a ball"));
   t.push_back(PerAlgorithm(
-      Ranged(Spec("iterations", Type::kInteger, "bigint", "from the plan",
+      Ranged(Spec("iterations", Type::kInteger, {"bigint", 10}, "from the plan",
                   "T (steps; passes for `bolton`; epochs for `dp_svrg`/`dp_svrg_pp`); the "
                   "privacy accounting follows the T actually used",
                   [](const OptionEntry&, double v, Options& o) {
@@ -305,14 +318,14 @@ std::vector<OptionSpec> BuildTable() {
       [](const Options& o) { return o.iterations > 0; },
       "its iteration count is derived from public bounds"));
   t.push_back(PerAlgorithm(
-      Ranged(Spec("step_size", Type::kNumber, "float8", "from the plan",
+      Ranged(Spec("step_size", Type::kNumber, {"float8", 11}, "from the plan",
                   "η; a step the analysis does not cover is an error",
                   [](const OptionEntry&, double v, Options& o) { o.step_size = v; },
                   [](const Options& o) { return NumberIf(o.step_size > 0, o.step_size); }),
              0, true, INFINITY),
       [](const Options& o) { return o.step_size > 0; }, "it chooses its own steps"));
   t.push_back(WithValues(
-      PerAlgorithm(Ranged(Spec("batch_size", Type::kInteger, "bigint", "from the plan",
+      PerAlgorithm(Ranged(Spec("batch_size", Type::kInteger, {"bigint", 12}, "from the plan",
                                "rows per step of the stochastic methods",
                                [](const OptionEntry&, double v, Options& o) {
                                  o.batch_size = static_cast<int64_t>(v);
@@ -325,26 +338,26 @@ std::vector<OptionSpec> BuildTable() {
                    [](const Options& o) { return o.batch_size > 0; }, "it uses the full batch"),
       "integer ≥ 1"));
   t.push_back(PerAlgorithm(
-      Ranged(Spec("ls_sigma", Type::kNumber, "float8", "1",
+      Ranged(Spec("ls_sigma", Type::kNumber, {"float8", 13}, "1",
                   "`dp_lssgd`'s Laplacian smoothing σ (0 gives DP-SGD)",
                   [](const OptionEntry&, double v, Options& o) { o.ls_sigma = v; },
                   [](const Options& o) { return NumberIf(o.ls_sigma >= 0, o.ls_sigma); }),
              0, false, 1e6),
       [](const Options& o) { return o.ls_sigma >= 0; }, "it does no Laplacian smoothing"));
   t.push_back(WithValues(
-      Spec("accountant", Type::kText, "text", "`tight`",
+      Spec("accountant", Type::kText, {"text", 14}, "`tight`",
            "`tight`: the analysis below with the analytic Gaussian; `paper`: the seed paper's "
            "Lemma 2/3 and Algorithm 1 noise, to replicate its Table 3",
            [](const OptionEntry& e, double, Options& o) { o.accountant = ParseAccountant(e); },
            [](const Options& o) { return TextEntry(AccountantName(o.accountant)); }),
       "`tight`, `paper`"));
   t.push_back(WithValues(
-      Spec("neighbors", Type::kText, "text", "`replace_one`", "the neighbouring relation",
+      Spec("neighbors", Type::kText, {"text", 15}, "`replace_one`", "the neighbouring relation",
            [](const OptionEntry& e, double, Options& o) { o.neighbors = ParseNeighbors(e); },
            [](const Options& o) { return TextEntry(NeighborsName(o.neighbors)); }),
       "`replace_one`"));
   t.push_back(WithValues(
-      Spec("dataset", Type::kText, "text", "—",
+      Spec("dataset", Type::kText, {"text", 16}, "—",
            "a relation to charge in addition to those the query reads; the releasing role "
            "must be able to SELECT it (or be an analyst of it, if protected); system catalogs "
            "are refused",
@@ -355,7 +368,7 @@ std::vector<OptionSpec> BuildTable() {
            [](const Options&) { return NullEntry(); }),
       "a relation name"));
   t.push_back(WithValues(
-      Ranged(Spec("seed", Type::kInteger, "bigint", "—",
+      Ranged(Spec("seed", Type::kInteger, {"bigint", 17}, "—",
                   "fixes the noise; needs `dperm.allow_seed` (tests only; not private)",
                   [](const OptionEntry&, double v, Options& o) {
                     o.seed = static_cast<uint64_t>(static_cast<int64_t>(v));
@@ -368,7 +381,7 @@ std::vector<OptionSpec> BuildTable() {
              -kMaxIntegral, false, kMaxIntegral),
       "integer, \\|seed\\| ≤ 2⁵³"));
   t.push_back(WithValues(
-      Spec("feature_names", Type::kTextArray, "text[]", "`x1`, `x2`, …",
+      Spec("feature_names", Type::kTextArray, {"text[]", 18}, "`x1`, `x2`, …",
            "names of the coefficients",
            [](const OptionEntry& e, double, Options& o) {
              CheckFeatureNames(e);
@@ -376,7 +389,7 @@ std::vector<OptionSpec> BuildTable() {
            },
            [](const Options&) { return NullEntry(); }),
       "non-empty names, not `intercept`"));
-  t.push_back(Ranged(Spec("classes", Type::kInteger, "int", "—",
+  t.push_back(Ranged(Spec("classes", Type::kInteger, {"int", 19}, "—",
                           "K, the number of classes of `dp_softmax` (required there, an error "
                           "elsewhere); the classes are 0 … K−1",
                           [](const OptionEntry&, double v, Options& o) {
@@ -384,7 +397,7 @@ std::vector<OptionSpec> BuildTable() {
                           },
                           [](const Options& o) { return NumberIf(o.classes > 0, o.classes); }),
                      2, false, kMaxClasses));
-  t.push_back(Ranged(Spec("dimension", Type::kInteger, "int", "—",
+  t.push_back(Ranged(Spec("dimension", Type::kInteger, {"int", 22}, "—",
                           "d, the number of features of every row (declared, never read from a "
                           "row; required for releases charged to a budgeted or protected "
                           "relation unless `feature_names` gives it): rows of another length are "
@@ -394,7 +407,7 @@ std::vector<OptionSpec> BuildTable() {
                           },
                           [](const Options& o) { return NumberIf(o.dimension > 0, o.dimension); }),
                      1, false, kMaxDimension));
-  t.push_back(Ranged(Spec("max_rows_per_unit", Type::kInteger, "bigint", "—",
+  t.push_back(Ranged(Spec("max_rows_per_unit", Type::kInteger, {"bigint", 23}, "—",
                           "k, the rows one privacy unit contributes: a release is (ε, δ)-DP "
                           "per unit by group privacy over k row slots. Set by `dperm.train` "
                           "from the budget's `privacy_unit` (which also bounds the rows; any "
@@ -421,6 +434,60 @@ std::string RangeText(const OptionSpec& s) {
            std::to_string(static_cast<int64_t>(s.hi)) + "]";
   if (!std::isfinite(s.hi)) return std::string(s.lo_open ? "> " : "≥ ") + lo;
   return std::string(s.lo_open ? "(" : "[") + lo + ", " + Shortest(s.hi) + (s.hi_open ? ")" : "]");
+}
+
+// `text` as an SQL string literal.
+std::string SqlLiteral(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+// The items joined by ", ", a new line (starting with `indent`) before an item
+// that would pass column 90.
+std::string Wrapped(const std::vector<std::string>& items, const std::string& indent) {
+  std::string out = indent;
+  size_t column = indent.size();
+  for (size_t i = 0; i < items.size(); i++) {
+    if (i > 0 && column + 2 + items[i].size() > 90) {
+      out += ",\n" + indent;
+      column = indent.size();
+    } else if (i > 0) {
+      out += ", ";
+      column += 2;
+    }
+    out += items[i];
+    column += items[i].size();
+  }
+  return out;
+}
+
+// A table's entries in dp_options' order (sql_position), checked: the
+// positions are 1 .. n, no required parameter follows one with a default
+// (PostgreSQL refuses that), every key is a plain SQL identifier.
+std::vector<const OptionSpec*> DpOptionsParameters(const std::vector<OptionSpec>& table) {
+  std::vector<const OptionSpec*> params;
+  for (const OptionSpec& s : table) params.push_back(&s);
+  std::sort(params.begin(), params.end(), [](const OptionSpec* a, const OptionSpec* b) {
+    return a->sql_position < b->sql_position;
+  });
+  const auto broken = [](const OptionSpec* s, const std::string& why) {
+    throw Error(ErrorKind::kInternal,
+                std::string("option table: dp_options' parameter \"") + s->key + "\" " + why);
+  };
+  for (size_t i = 0; i < params.size(); i++) {
+    const OptionSpec* s = params[i];
+    if (s->sql_position != static_cast<int>(i) + 1)
+      broken(s, "has position " + std::to_string(s->sql_position) + ", not " +
+                    std::to_string(i + 1) + " (positions are 1 .. " +
+                    std::to_string(params.size()) + ", each once)");
+    if (s->sql_default == nullptr && i > 0 && params[i - 1]->sql_default != nullptr)
+      broken(s, "is required but follows one with a default");
+    if (std::strspn(s->key, "abcdefghijklmnopqrstuvwxyz_0123456789") != std::strlen(s->key) ||
+        std::isdigit(static_cast<unsigned char>(s->key[0])))
+      broken(s, "is not a plain SQL identifier");
+  }
+  return params;
 }
 
 }  // namespace
@@ -459,6 +526,60 @@ std::string OptionsMarkdown() {
     md += " |\n";
   }
   return md;
+}
+
+// The options of a release by name; NULL means default. The overload for an
+// option that also takes text (l2 => 'auto', l2 picked privately from a
+// public grid) has that option first, as text and without a default, so that
+// dp_options(epsilon => 1, l2 => 'auto') resolves to it (PostgreSQL prefers
+// the string category for an unknown literal) while l2 => 0.01 and calls
+// without l2 resolve to the first; dperm.check_options accepts only the one
+// text (22023 otherwise).
+std::string DpOptionsSql(const std::vector<OptionSpec>& table) {
+  const std::vector<const OptionSpec*> params = DpOptionsParameters(table);
+  std::vector<std::string> pairs, required;  // 'key', key; the required keys
+  for (const OptionSpec* s : params) {
+    pairs.push_back(std::string("'") + s->key + "', " + s->key);
+    if (s->sql_default == nullptr) required.push_back(s->key);
+  }
+  const std::string body =
+      "RETURNS jsonb\nLANGUAGE sql IMMUTABLE PARALLEL SAFE\n"
+      "RETURN dperm.check_options(jsonb_strip_nulls(jsonb_build_object(\n" +
+      Wrapped(pairs, "    ") + ")));\n";
+  // One function: `text_first` (nullptr: none) first, as text.
+  const auto function = [&](const OptionSpec* text_first, const std::string& comment) {
+    std::vector<std::string> declared, types;
+    if (text_first != nullptr) {
+      declared.push_back(std::string("    ") + text_first->key + " text");
+      types.push_back("text");
+    }
+    for (const OptionSpec* s : params) {
+      if (s == text_first) continue;
+      declared.push_back(std::string("    ") + s->key + " " + s->sql_type +
+                         (s->sql_default != nullptr ? std::string(" DEFAULT ") + s->sql_default
+                                                    : std::string()));
+      types.push_back(s->sql_type);
+    }
+    std::string sql = "CREATE FUNCTION dp_options(\n";
+    for (size_t i = 0; i < declared.size(); i++)
+      sql += declared[i] + (i + 1 < declared.size() ? ",\n" : ")\n");
+    return sql + body + "COMMENT ON FUNCTION dp_options(\n" + Wrapped(types, "    ") +
+           ")\n  IS " + SqlLiteral(comment) + ";\n";
+  };
+  std::string comment = "options of a private release";
+  if (!required.empty())
+    comment += " (" + JoinNames(required, " and ") + (required.size() > 1 ? " are" : " is") +
+               " required)";
+  std::string sql =
+      "-- Generated from the option table (src/core/options/option_table.cpp,\n"
+      "-- DpOptionsSql) by sql/gen_sql: edit the table, not this.\n" +
+      function(nullptr, comment);
+  for (const OptionSpec* s : params)
+    if (s->also_text != nullptr)
+      sql += "\n" + function(s, std::string("options of a private release with ") + s->key +
+                                     " => '" + s->also_text + "' (" + s->key +
+                                     " chosen privately)");
+  return sql;
 }
 
 }  // namespace dperm
