@@ -66,7 +66,7 @@ $(UNIT_OBJS): override CPPFLAGS := -Iinclude $(EIGEN_CFLAGS)
 test/unit/run_unit_tests: $(UNIT_OBJS) $(CORE_OBJS)
 	$(CXX) -o $@ $^ -lgtest -lgtest_main -pthread
 
-.PHONY: unit core-guard check-includes bench-check
+.PHONY: unit core-guard check-includes check-paths bench-check
 unit: test/unit/run_unit_tests
 	DPERM_SHARED=$(or $(DPERM_SHARED),../shared) ./test/unit/run_unit_tests
 
@@ -77,6 +77,10 @@ core-guard:
 # No include cycle between the core's modules (header + same-named .cpp).
 check-includes:
 	bash test/check_includes.sh
+
+# Every repository path a comment, doc or message names exists.
+check-paths:
+	bash test/check_paths.sh
 
 # The bench programs (compiled by bench/*.sh against the core's objects)
 # still compile, and include no test code: test/unit may include bench/lib,

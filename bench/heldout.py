@@ -58,7 +58,7 @@ DATASETS = {
     "wine": ("WINE", "huber"),
 }
 DELTA = 1e-6
-NO_L2 = "dperm default, no l2"  # neither l2 nor algorithm given: DefaultL2 (train.hpp)
+NO_L2 = "dperm default, no l2"  # neither l2 nor algorithm given: DefaultL2 (include/dperm/release/plan_release.hpp)
 AUTO_GRID = [1e-3, 1e-2, 1e-1, 1.0]  # L2Grid() in src/core/release/select_l2.cpp
 HIGHER_BETTER = {"acc": True, "bacc": True, "auc": True, "logloss": False, "rmse": False,
                  "r2": True}

@@ -342,7 +342,7 @@ GRANT SELECT ON dperm.budgets, dperm.ledger TO PUBLIC;
 -- ==== running budget totals ====
 -- One row per relation that a ledger row names (and '-' for the releases
 -- that read none): the sums dperm.budget_spent
--- composes (ComposeTotals, src/core/budget.cpp), so a budget check reads one
+-- composes (ComposeTotals, src/core/accounting/budget.cpp), so a budget check reads one
 -- row, not every charge. Kept by the ledger's own triggers in the transaction
 -- that writes the ledger rows (the ledger writer's, under its budget row
 -- locks): an insert adds its rows; an update or delete recounts only the

@@ -4,7 +4,7 @@
 //   w^{k+1} = w^k - eta A_sigma^{-1} (1/b sum_{i in B_k} grad f_i(w^k) + n_k),
 //   n_k ~ N(0, nu^2 I),  A_sigma = I - sigma L  (eq. (3), L the periodic 1-D
 //   Laplacian; laplacian_smoothing.hpp applies A_sigma^{-1} in O(d)).
-// The loop is src/core/noisy_minibatch.cpp; ls_sigma = 0 is plain DP-SGD,
+// The loop is src/core/algorithms/noisy_minibatch.cpp; ls_sigma = 0 is plain DP-SGD,
 // exactly the dp_sgd step without projection.
 //
 // Neighbouring relation: replace-one (same n, one row changed; the paper's
