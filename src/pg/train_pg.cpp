@@ -172,7 +172,8 @@ bool MayReadColumns(Oid relid, Oid role, const char* const* columns, int n_colum
 // as the caller sees it). mode: 'in_memory' runs the training aggregate over
 // the rows (refused, uncharged, when n (d + 1) float8 pass dperm.max_buffer);
 // 'streaming' charges once and runs one pass of a per-pass aggregate per
-// gradient (output_gd, dp_gd, dp_accmd), in constant memory; 'auto' (the
+// iteration (the algorithms that stream, StreamingAlgorithms(): a gradient,
+// or dp_newton's curvature sums), in constant memory; 'auto' (the
 // 5-argument form) streams exactly when the rows would not fit.
 DPERM_FUNCTION(dperm_train) {
   Oid relid = PG_GETARG_OID(0);

@@ -92,7 +92,7 @@ struct Options {
 };
 
 // Validates the entries and returns the options; throws Error naming the key.
-// The smallest epsilon a release may ask for (README "Trust model").
+// The smallest epsilon a release may ask for (docs/user-guide.md, "Trust model").
 constexpr double kMinEpsilon = 1e-3;
 // The smallest delta > 0 a release accepts. dperm's exact normal sampler
 // aborts (releases nothing) with probability up to 3 exp(-128) ~ 1e-55 per

@@ -118,7 +118,7 @@ double DefaultL2(LossKind loss, const Options& options, int64_t n, int d, bool s
 
 // The algorithm dperm picks when `algorithm` is not given, from public
 // options only, and a sentence saying why. The choice follows the
-// benchmark in bench/reports/algorithms.md (README, "Choosing an algorithm"):
+// benchmark in bench/reports/algorithms.md (docs/user-guide.md, "Choosing an algorithm"):
 //   l1 > 0            -> dp_gd (the only proximal method that is competitive)
 //   logistic, 0 < n l2 <= 100 (delta = 0: max(100, kDefaultL2PureWindow sqrt(d) / epsilon),
 //                        the window rule's n l2) (and objective's fixed schedule

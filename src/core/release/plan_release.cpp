@@ -183,7 +183,7 @@ double ChooseDefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool s
   } else {
     rule = "huber, delta > 0 and n epsilon >= " + FormatNumber(kHuberBoltonNE) + ": 0 (dp_gd)";
   }
-  if (why != nullptr) *why = "default l2 for " + rule + " (README, Choosing l2)";
+  if (why != nullptr) *why = "default l2 for " + rule + " (docs/user-guide.md, Choosing l2)";
   return l2;
 }
 
@@ -214,7 +214,7 @@ Algorithm DefaultAlgorithm(LossKind loss, const Options& o, int64_t n, int d, st
   }
   if (why != nullptr)
     *why = std::string("default for ") + model + " with " + rule +
-           " (README, Choosing an algorithm)";
+           " (docs/user-guide.md, Choosing an algorithm)";
   return a;
 }
 
@@ -297,7 +297,7 @@ Plan PlanStreamingDefault(const Options& given, LossKind loss, int64_t n, int d)
   }
   p.algorithm_rule = std::string("default for ") + LossName(loss) + " in streaming mode with " +
                      rule + "; at most " + std::to_string(kStreamingMaxPasses) +
-                     " passes whatever n (README, Streaming)";
+                     " passes whatever n (docs/user-guide.md, Scale)";
   p.l2_rule = l2_rule;
   return p;
 }
