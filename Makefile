@@ -82,10 +82,10 @@ check-includes:
 check-paths:
 	bash test/check_paths.sh
 
-# The bench programs (compiled by bench/*.sh against the core's objects)
+# The bench programs (compiled by their scripts against the core's objects)
 # still compile, and include no test code: test/unit may include bench/lib,
 # never the reverse.
-BENCH_SRCS = $(sort $(wildcard bench/*.cpp bench/*/*.cpp))
+BENCH_SRCS = $(sort $(wildcard bench/*.cpp bench/*/*.cpp bench/*/*/*.cpp))
 bench-check:
 	@! grep -n '#include.*test/' $(BENCH_SRCS) $(wildcard bench/lib/*.hpp) || { echo "bench includes test code"; exit 1; }
 	@for f in $(BENCH_SRCS); do $(CXX) -std=c++17 -fsyntax-only $(WARN) -Iinclude $(EIGEN_CFLAGS) $$f || exit 1; done

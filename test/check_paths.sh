@@ -177,8 +177,8 @@ if [ $status != 0 ]; then echo "$result"; exit 1; fi
 # Self-test on a copy of the scanned folders: remove a file that a comment
 # names by its path, and name a file that never existed.
 mkdir "$tmp/copy"
-grep -E '^(src|include|test|bench|scripts|docs|sql)/|^README\.md$' "$tmp/files" |
-  (cd "$root" && xargs cp --parents -t "$tmp/copy")
+grep -E '^(src|include|test|bench|scripts|docs|sql)/|^(README\.md|Makefile)$' "$tmp/files" |
+  (cd "$root" && while read -r f; do [ -f "$f" ] && echo "$f"; done | xargs cp --parents -t "$tmp/copy")
 victim=include/dperm/util/errors.hpp
 [ -f "$tmp/copy/$victim" ] || { echo "check_paths: self-test: $victim is gone; pick another"; exit 1; }
 rm "$tmp/copy/$victim"

@@ -9,7 +9,7 @@
 //
 // The same code prints the tables of bench/reports/algorithms.md ("Defaults against
 // the zero model") through the disabled test DefaultRiskTable.Print, which
-// bench/default_risk.sh runs with its settings in DPERM_RISK_* variables.
+// bench/scripts/algorithms/default_risk.sh runs with its settings in DPERM_RISK_* variables.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -137,7 +137,7 @@ bool Supports(Algorithm a, LossKind loss) { return dperm::TakesLoss(a, loss); }
 // term does not vanish with epsilon); 0.015 leaves a margin of about 3 and
 // is below the smallest zero-model excess (0.035, Huber). Largest passing
 // value now: 0.0107 (dp_lssgd softmax, its step tuned for every epsilon).
-// bench/default_risk.sh prints these cells with more seeds.
+// bench/scripts/algorithms/default_risk.sh prints these cells with more seeds.
 //
 // KNOWN GAPS: cells that fail (a) or (b), each with the value measured
 // (training seed 1) and the reason; the test asserts the value stays below
@@ -300,7 +300,7 @@ TEST(DefaultRisk, EveryAlgorithmSoftmaxOnWine) {
 }
 
 // ---------------------------------------------------------------------------
-// The table printer (bench/default_risk.sh). Settings, space-separated:
+// The table printer (bench/scripts/algorithms/default_risk.sh). Settings, space-separated:
 //   DPERM_RISK_PROBLEMS  dataset:loss:l2 ... (default "bank:logistic:0.01")
 //   DPERM_RISK_EPSILONS  (default "0.1 1 10 100000")
 //   DPERM_RISK_SEEDS     number of training seeds, 1..N (default 3)

@@ -106,7 +106,7 @@ constexpr double kMinDelta = 1e-30;
 // Huber loss is quadratic for residuals up to a tenth of the public target
 // scale B and linear beyond. The constant was chosen by held-out R² on the
 // regression sets of ../shared/data (bench/reports/heldout_huber_delta.md;
-// generator bench/huber_delta_sweep.py). Only public inputs
+// generator bench/scripts/heldout/huber_delta_sweep.py). Only public inputs
 // enter (an option and a constant), so L = huber_delta R (huber.cpp)
 // stays a public constant.
 constexpr double kHuberDeltaPerTargetBound = 0.1;

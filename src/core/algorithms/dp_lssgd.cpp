@@ -88,7 +88,7 @@
 //              epsilon; tuned for the upper bound D the step was right at
 //              large epsilon but too long at small epsilon; tuned for D_F
 //              too short at large epsilon; the geometric mean did well at
-//              both ends (bench/default_risk.sh, bench/reports/algorithms.md).
+//              both ends (bench/scripts/algorithms/default_risk.sh, bench/reports/algorithms.md).
 // iterations, batch_size, step_size and ls_sigma override them; none of
 // them affects privacy (the accountant takes the plan's T and b).
 //
