@@ -12,9 +12,10 @@ the backend's peak memory (VmHWM).
 
 Usage (python3-matplotlib):
   /usr/bin/python3 bench/scripts/time/plot_scale.py OUT.png LOG...
-e.g. the figure in docs/scale.md:
-  /usr/bin/python3 bench/scripts/time/plot_scale.py bench/reports/scale.png \\
-      bench/results/scale_ladder_2026-11-26.log bench/results/scale_citus_2026-11-26.log
+e.g. the figure in docs/scale.md, from the ladder and Citus cells' output:
+  bash bench/scripts/time/scale.sh --cells ladder > ladder.log
+  bash bench/scripts/time/scale.sh --cells citus "452000x42 4500000x42 10000000x50" > citus.log
+  /usr/bin/python3 bench/scripts/time/plot_scale.py bench/reports/scale.png ladder.log citus.log
 """
 import sys
 
