@@ -13,7 +13,8 @@
 #     comment, or anywhere in a doc): some file of the tree has that name.
 # A placeholder (<name>, {x}, *) matches any name: at least one file must
 # match. Absolute paths (/tmp/x.sql), URLs and paths outside the tree
-# (../shared/...) are not checked. "The tree" is git's files (tracked, and
+# (../shared/..., or a ../ that leaves it) are not checked; any other ../x is
+# read from the naming file's folder. "The tree" is git's files (tracked, and
 # untracked but not ignored), so a build product such as
 # sql/dperm--0.7.0.sql counts only through ALLOW below.
 #
@@ -30,7 +31,7 @@ cd "$(dirname "$0")/.."
 # name; the reason is the comment above each.
 ALLOW='
 # the script of the current version, built from sql/dperm.sql (DATA_built); ignored by git
-* (sql/)?dperm--[0-9]+\.[0-9]+\.[0-9]+\.sql
+* (sql/)?dperm--@VERSION@\.sql
 # pg_regress writes its output, and the figure files of some tests, to results/ (ignored)
 * results/[a-z_]+\.(out|txt)
 # files of other projects: TensorFlow Privacy, pgRouting
@@ -39,6 +40,9 @@ docs/style.md \*_driver\.cpp
 # where the audit harness lived when these reports were run (their command lines)
 bench/reports/audit_*.md test/unit/audit_harness\.hpp
 '
+
+version=$(sed -n "s/^default_version = '\(.*\)'/\1/p" dperm.control)
+ALLOW=${ALLOW//@VERSION@/${version//./\\.}}
 
 # check ROOT FILE_LIST: prints every missing path as file:line: path; 1 if any.
 check() {
@@ -94,7 +98,12 @@ def exists(name, here):
         if glob:
             return any(fnmatch.fnmatchcase(b, glob) for b in basenames)
         return name in basenames
-    for base in [here, ""] + BASES:
+    if re.match(r"(\.\./)+shared/", name):
+        return True  # ../shared, beside the repository (DPERM_SHARED): not ours to check
+    # ../x is read from the naming file's folder only; other names from
+    # there, the root and the folders comments abbreviate.
+    bases = [here] if name.startswith("../") else [here, ""] + BASES
+    for base in bases:
         path = os.path.normpath(os.path.join(base, name))
         if path.startswith(".."):
             return True  # outside the tree (../shared/...): not ours to check
