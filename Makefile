@@ -66,7 +66,7 @@ $(UNIT_OBJS): override CPPFLAGS := -Iinclude $(EIGEN_CFLAGS)
 test/unit/run_unit_tests: $(UNIT_OBJS) $(CORE_OBJS)
 	$(CXX) -o $@ $^ -lgtest -lgtest_main -pthread
 
-.PHONY: unit core-guard check-includes bench-check
+.PHONY: unit core-guard check-includes check-paths bench-check
 unit: test/unit/run_unit_tests
 	DPERM_SHARED=$(or $(DPERM_SHARED),../shared) ./test/unit/run_unit_tests
 
@@ -78,10 +78,14 @@ core-guard:
 check-includes:
 	bash test/check_includes.sh
 
-# The bench programs (compiled by bench/*.sh against the core's objects)
+# Every repository path a comment, doc or message names exists.
+check-paths:
+	bash test/check_paths.sh
+
+# The bench programs (compiled by their scripts against the core's objects)
 # still compile, and include no test code: test/unit may include bench/lib,
 # never the reverse.
-BENCH_SRCS = $(sort $(wildcard bench/*.cpp bench/*/*.cpp))
+BENCH_SRCS = $(sort $(wildcard bench/*.cpp bench/*/*.cpp bench/*/*/*.cpp))
 bench-check:
 	@! grep -n '#include.*test/' $(BENCH_SRCS) $(wildcard bench/lib/*.hpp) || { echo "bench includes test code"; exit 1; }
 	@for f in $(BENCH_SRCS); do $(CXX) -std=c++17 -fsyntax-only $(WARN) -Iinclude $(EIGEN_CFLAGS) $$f || exit 1; done

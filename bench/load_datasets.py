@@ -55,7 +55,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-# sha256 of the .gz files, from shared/data/README.md
+# sha256 of the .gz files, from ../shared/data/README.md
 SHA256 = {
     "bank-full.csv.gz": "a33820520e31d26b498e31003e99eb0e477690b699a38eade375acf3b3004dcd",
     "adult.data.gz": "c7a2b4716a97f930123e0baf879188d701e798172631a654fc703d4b082907f3",

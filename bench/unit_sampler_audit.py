@@ -10,7 +10,7 @@ dperm.train runs R times on each table; every outcome is reduced to one
 number s: the model's w[0], or +inf when the release raised an error, so an
 error that occurs on one table and not the other is an event like any other.
 Two tests, each at alpha/2 (the reported eps_lb is the larger, valid at
-alpha): bench/unit_attack.py's threshold test on s (the first half of each
+alpha): bench/scripts/units/unit_attack.py's threshold test on s (the first half of each
 side's runs picks the threshold and tail, the second half counts the
 event), and the event E = {an error} over all runs, with Clopper-Pearson
 bounds: eps_lb = ln((P_low(E | one table) - delta) / P_high(E | the other)).
@@ -40,7 +40,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts", "units"))
 import psql_session  # noqa: E402
 from unit_attack import cp_lower, threshold_test  # noqa: E402
 

@@ -13,4 +13,4 @@ $sudo make -s install
 pg_virtualenv -t -o max_worker_processes=16 bash -c '
   set -e
   python3 bench/load_datasets.py --load bank
-  psql -X -v ON_ERROR_STOP=1 -f bench/demo.sql'
+  psql -X -v ON_ERROR_STOP=1 -f scripts/demo.sql'

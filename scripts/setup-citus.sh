@@ -2,7 +2,7 @@
 # Builds and installs Citus 13.2.2 into the PostgreSQL 15 that pg_config
 # names, from the source tarball in ../shared/citus (DPERM_SHARED), for
 # test/citus.sh. Once per machine: does nothing when this version is already
-# installed (build-citus.sh's marker); about 4-5 minutes on 2 cores
+# installed (the marker of ../shared/citus/build-citus.sh); about 4-5 minutes on 2 cores
 # otherwise. Fails loudly when Citus cannot be built.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every dperm test: the core guard, the
-# include-cycle check, the GoogleTest unit tests (no server), then the
-# pg_regress suite against a throwaway PostgreSQL 15 cluster (pg_virtualenv -t),
-# including the BANK utility test, and the server scripts.
+# include-cycle check, the check of the paths comments and docs name, the
+# GoogleTest unit tests (no server), then the pg_regress suite against a
+# throwaway PostgreSQL 15 cluster (pg_virtualenv -t), including the BANK
+# utility test, and the server scripts.
 #
 # After the build, the unit tests, pg_regress and the server scripts are
 # independent jobs (each server job in a pg_virtualenv -t cluster of its own,
@@ -35,10 +36,11 @@ stage setup bash scripts/setup.sh
 stage clean make -s clean
 stage build make -j"$(nproc)" DPERM_WERROR=1 DPERM_FAST_BUILD=1 all test/unit/run_unit_tests bench-check
 stage checks bash -c 'set -o pipefail && bash test/core_guard.sh && bash test/check_includes.sh &&
-  /usr/bin/python3 scripts/gen_reference_constants.py --check | tail -1'
-# (checks: the core guard, the include-cycle check, and the unit tests'
-# high-precision constants against their generator, mpmath)
-script_passed=3
+  bash test/check_paths.sh && /usr/bin/python3 scripts/gen_reference_constants.py --check | tail -1'
+# (checks: the core guard, the include-cycle check, the paths comments and
+# docs name, and the unit tests' high-precision constants against their
+# generator, mpmath)
+script_passed=4
 stage install make -s DPERM_FAST_BUILD=1 install
 
 # --- the jobs -------------------------------------------------------------

@@ -290,7 +290,7 @@ COMMENT ON FUNCTION dperm.budget_spent(regclass, text, float8, float8[], float8,
 
 -- accounting NULL keeps a budget's accounting ('rdp' for a new budget).
 -- delta NULL (the default) keeps a budget's delta (1e-5, the delta the
--- README recommends, for a new budget).
+-- user guide recommends, for a new budget).
 -- privacy_unit and max_rows_per_unit NULL keep the budget's unit (the row
 -- for a new budget).
 CREATE FUNCTION dperm.set_budget(relation regclass, epsilon float8, delta float8 DEFAULT NULL,
@@ -342,7 +342,7 @@ GRANT SELECT ON dperm.budgets, dperm.ledger TO PUBLIC;
 -- ==== running budget totals ====
 -- One row per relation that a ledger row names (and '-' for the releases
 -- that read none): the sums dperm.budget_spent
--- composes (ComposeTotals, src/core/budget.cpp), so a budget check reads one
+-- composes (ComposeTotals, src/core/accounting/budget.cpp), so a budget check reads one
 -- row, not every charge. Kept by the ledger's own triggers in the transaction
 -- that writes the ledger rows (the ledger writer's, under its budget row
 -- locks): an insert adds its rows; an update or delete recounts only the
@@ -766,7 +766,7 @@ COMMENT ON VIEW dperm.progress IS 'one row per backend training a dperm release:
 -- Named models: one row per training run (version), trained or failed,
 -- written only by dperm's C functions through the ledger writer (a
 -- transaction of its own: a version outlives the caller's rollback, like a
--- charge). README "Retraining on a schedule". Names belong to their owner
+-- charge). docs/user-guide.md, "Named models and retraining". Names belong to their owner
 -- (key (owner, name, version)); roles are stored by OID (regrole: dumped
 -- and restored by name), so a role created under a dropped role's name
 -- inherits nothing.

@@ -1,4 +1,4 @@
-# Sourced by test/citus.sh and bench/scale.sh (--cells citus): a Citus
+# Sourced by test/citus.sh and bench/scripts/time/scale.sh (--cells citus): a Citus
 # coordinator and two workers on localhost as three throwaway clusters.
 # citus_nodes_init DIR creates DIR/n0 (coordinator), DIR/n1, DIR/n2 with
 # shared_preload_libraries = citus, listening on 127.0.0.1 and on a socket in

@@ -1,5 +1,5 @@
 // The synthetic rows of the unit tests (test/unit/erm_reference.hpp) and of
-// bench/newton_schedule.cpp: features 0.8 N(0, I) clipped to the unit ball
+// bench/scripts/algorithms/newton_schedule.cpp: features 0.8 N(0, I) clipped to the unit ball
 // (so in d >= 4 most rows lie on the sphere), labels from a model with
 // N(0, 1) weights and margins scaled by 3.
 #pragma once

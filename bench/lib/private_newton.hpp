@@ -1,5 +1,5 @@
-// Private Newton passes, a few-pass candidate measured by bench/few_pass.cpp
-// and bench/heldout/heldout_main.cpp ("pnewton=K"); not a dperm mechanism.
+// Private Newton passes, a few-pass candidate measured by bench/scripts/algorithms/few_pass.cpp
+// and bench/scripts/heldout/heldout_main.cpp ("pnewton=K"); not a dperm mechanism.
 // Logistic loss, labels +-1, rows of features with norm <= 1 and the
 // intercept as the last coordinate (t = (x, 1), |t|^2 <= 2).
 //

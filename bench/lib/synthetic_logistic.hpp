@@ -1,5 +1,5 @@
-// The synthetic logistic problem of bench/dp_gd_schedule.cpp and
-// bench/few_pass.cpp: n rows of d features uniform in the unit ball, then
+// The synthetic logistic problem of bench/scripts/algorithms/dp_gd_schedule.cpp and
+// bench/scripts/algorithms/few_pass.cpp: n rows of d features uniform in the unit ball, then
 // a label +-1 drawn from a logistic model with ||w_true|| = 8 and
 // intercept -1 (generator seed 7: the same rows every run), in dperm's
 // row layout (d features, then the label).

@@ -30,7 +30,7 @@ extern "C" {
 namespace dperm::pg {
 namespace {
 
-// The delta of a new budget set without one: the README's recommendation
+// The delta of a new budget set without one: the user guide's recommendation
 // (releases at delta > 0 need a budget with delta > 0).
 const double kDefaultBudgetDelta = 1e-5;
 

@@ -83,10 +83,11 @@ long MillisecondsLeft(TimestampTz start) {
 // first served. Dynamic writers run side by side, so without turns a
 // release answered busy (another charge's writer held the budget row)
 // retried after a growing backoff, and newcomers' first tries won the row
-// over it again and again: with 16 pgbench clients on one budget a release
-// waited past the 30 s timeout while the average took 1.9 s (CI,
-// 2026-11-28). The persistent writer serves one request at a time, so no
-// charge ever finds a row held by another charge there: it takes no turns
+// over it again and again, so one release could wait past the 30 s timeout
+// while the average took under 2 s (docs/scale.md, "Many charges to one
+// budget"; test/pgbench_charges.sh checks that no release is starved). The
+// persistent writer serves one request at a time, so no charge ever finds a
+// row held by another charge there: it takes no turns
 // (a turn held while the request waits in the writer's queue would make
 // one role's N sessions delay another's release by N queue lengths).
 // A turn is a lock in PostgreSQL's lock manager, whose waiters are served

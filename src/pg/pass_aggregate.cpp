@@ -1,8 +1,8 @@
 // The per-pass aggregates of streaming training (docs/design.md section 5):
 // dperm.pass_logreg, dperm.pass_huber, dperm.pass_softmax. For a model
-// w and a spec (the public shape and options, pass.hpp) passed as constants,
+// w and a spec (the public shape and options, release/streaming.hpp) passed as constants,
 // one scan returns the pass state (rows, loss sum, exact gradient sums as
-// integer limbs: pass.hpp) over the training rows,
+// integer limbs: release/streaming.hpp) over the training rows,
 // clipped and labelled exactly as dp_logreg/dp_huber/dp_softmax store them
 // under dperm.train (every row kept, NULLs imputed). The state is a plain
 // float8[] and the combine function adds states exactly, so the aggregates

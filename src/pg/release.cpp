@@ -143,8 +143,9 @@ Datum Release(const ReleaseRequest& r, const ReleaseInput& in) {
   // the number of passes.
   if (r.reports) {
     ProgressSetAlgorithm(plan->algorithm);
-    // Streaming mechanisms (output_gd, dp_gd, dp_accmd) take one
-    // full-batch gradient, so one pass, per iteration.
+    // Every streaming mechanism (AlgorithmSpec::streams, StreamingAlgorithms():
+    // output_gd, dp_gd, dp_accmd, dp_newton) takes one pass per iteration:
+    // a full-batch gradient, or dp_newton's curvature sums.
     if (passes != nullptr) ProgressSetPassesPlanned(plan->iterations);
     ProgressSetPhase(ProgressPhase::kCharging);
   }

@@ -222,7 +222,8 @@ using namespace dperm::pg;
 // the training aggregate does and trains on them (refused, uncharged, when
 // n (d + 1) float8 pass dperm.max_buffer);
 // 'streaming' charges once and runs one pass of a per-pass aggregate per
-// gradient (output_gd, dp_gd, dp_accmd), in constant memory; 'auto' (the
+// iteration (the algorithms that stream, StreamingAlgorithms(): a gradient,
+// or dp_newton's curvature sums), in constant memory; 'auto' (the
 // 5-argument form) streams exactly when the rows would not fit.
 DPERM_FUNCTION(dperm_train) {
   TrainInput in = ResolveInput(fcinfo);

@@ -128,7 +128,7 @@ SELECT outcome('SELECT dp_logreg(f, y, dp_options(epsilon => 0.5, l2 => 1, dimen
        outcome('SELECT dp_logreg(f, y, dp_options(epsilon => 0.5, l2 => 1, dimension => 2, seed => 1))::jsonb FROM same_all') AS view,
        outcome($q$SELECT dperm.train('same_all', 'f', 'y', 'logistic', dp_options(epsilon => 0.5, l2 => 1, dimension => 2, seed => 1), 'streaming')::jsonb$q$) AS view_streaming;
 -- Without a budget, nothing changes for filtered inputs (no guarantee is
--- claimed for a relation without one: README, Trust model).
+-- claimed for a relation without one: docs/user-guide.md, Trust model).
 CREATE TABLE free AS SELECT * FROM same;
 SELECT outcome('SELECT dp_logreg(f, y, dp_options(epsilon => 0.5, l2 => 1, seed => 1))::jsonb FROM free WHERE id <= 10') AS unbudgeted;
 

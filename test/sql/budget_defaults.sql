@@ -1,5 +1,5 @@
 -- dperm.set_budget's delta: omitted (NULL), it keeps an existing budget's
--- delta and gives a new budget 1e-5 (the README's recommendation), so a
+-- delta and gives a new budget 1e-5 (the user guide's recommendation), so a
 -- release at delta > 0 fits a budget set without one. And what
 -- dperm.budget_status says under rdp accounting: the epsilon spent at the
 -- whole delta budget, the delta taken by the releases without a curve, the

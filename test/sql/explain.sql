@@ -119,7 +119,7 @@ SELECT (j->'accounting'->'epsilon_at_delta'->>'rdp')::float8 < 0.9 AS paper_over
 SELECT j->'accounting'->'epsilon_at_delta' AS epsilon_at_delta, j->'accounting'->'rdp'->0 AS rdp_at_1_25
   FROM (SELECT dp_explain('logistic', 1000, 3, dp_options(algorithm => 'output_gd', epsilon => 1, l2 => 0.1)) j) p;
 
--- Without `algorithm`, dperm picks by regulariser and delta (README,
+-- Without `algorithm`, dperm picks by regulariser and delta (docs/user-guide.md,
 -- "Choosing an algorithm"), and the plan says why; a named one is kept.
 -- (l2 = 0.1 at n = 1000: n l2 = 100, objective perturbation, at delta = 0
 -- with the Gamma-norm b.)
@@ -128,7 +128,7 @@ SELECT l2, l1, delta, j->>'algorithm' AS algorithm, j->>'algorithm_rule' LIKE 'd
        LATERAL (SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, delta => delta, l2 => l2, l1 => l1)) j) p;
 SELECT dp_explain('logistic', 1000, 3, dp_options(epsilon => 1, delta => 1e-3, algorithm => 'dp_sgd')) ? 'algorithm_rule' AS named_has_rule;
 
--- Without `l2` (and `algorithm`), DefaultL2 (README, "Choosing l2") sets l2
+-- Without `l2` (and `algorithm`), DefaultL2 (docs/user-guide.md, "Choosing l2") sets l2
 -- from n, d, epsilon and delta, and the plan shows it and how; `l2 => 0`
 -- asks for none. BANK's shape, n = 31648, d = 42: at delta > 0
 -- sqrt(42)/31648 = 2.048e-4 (objective); at epsilon = 0.1 that would be

@@ -1,5 +1,5 @@
--- Nothing about other roles (README "Budgets and the ledger", "Models in
--- detail"). dperm.budget_spent, charges_fit, runs_that_fit, the view
+-- Nothing about other roles (docs/user-guide.md, "Budgets and the ledger",
+-- "Named models in detail"). dperm.budget_spent, charges_fit, runs_that_fit, the view
 -- dperm.budget_status and the table dperm.budgets show a relation's budget
 -- and its releases (every role's) only to roles that may see the relation:
 -- its owner's privileges, SELECT on it or an ancestor, an analyst of its

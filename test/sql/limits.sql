@@ -1,5 +1,5 @@
--- No role can stall another: bounded work and memory per call (README,
--- "No role can stall another"). Timing checks are in test/stall.sh.
+-- No role can stall another: bounded work and memory per call
+-- (docs/user-guide.md, "No role can stall another"). Timing checks are in test/stall.sh.
 SET max_parallel_workers_per_gather = 0;
 CREATE FUNCTION pg_temp.sqlstate_of(q text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN

@@ -1,4 +1,4 @@
--- The intercept on a private offset (README, "The intercept"): a release with
+-- The intercept on a private offset (docs/user-guide.md, "The intercept"): a release with
 -- fit_intercept spends a share epsilon0 on a noisy base statistic and the rest
 -- on the algorithm; the ledger is charged epsilon and delta exactly once, with
 -- the algorithm's RDP curve plus epsilon0's.

@@ -1,4 +1,4 @@
--- Row-level security and dperm (README "Protected relations"). A protected
+-- Row-level security and dperm (docs/user-guide.md, "Protected relations"). A protected
 -- relation is read as its owner, so its policies would be evaluated for the
 -- owner, not for the analyst: a tenant policy would hand the analyst the
 -- owner's rows, a policy keyed on a setting would be switched by the

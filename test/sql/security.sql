@@ -1,4 +1,4 @@
--- The trust boundary (README, "Trust model"): every attack an
+-- The trust boundary (docs/user-guide.md, "Trust model"): every attack an
 -- ordinary login role can mount through dperm, run as that role. Each block
 -- would give superuser, a crash, or an uncharged read on dperm 0.4.0.
 SET max_parallel_workers_per_gather = 0;

@@ -22,7 +22,7 @@ CREATE FUNCTION model_gap(a dp_model, b dp_model) RETURNS float8 LANGUAGE sql AS
 
 -- Same seed, same options: streaming = in memory, for each loss and
 -- full-batch algorithm (NULL rows imputed, NaN/huge values clipped alike).
--- Streaming has no private offset (README, The intercept): the in-memory
+-- Streaming has no private offset (docs/user-guide.md, The intercept): the in-memory
 -- side is asked for the same plain intercept.
 CREATE TABLE pairs (loss text, label text, options jsonb);
 INSERT INTO pairs VALUES

@@ -1,5 +1,5 @@
 // Reduced privacy audit (the full one is bench/audit.sh, results in
-// docs/audit.md): for representative output_gd releases and for every
+// bench/reports/audit.md): for representative output_gd releases and for every
 // algorithm (logistic and Huber where supported, softmax for four),
 // worst-case or canary neighbours, 10000 real releases per side and a
 // Clopper-Pearson lower bound on epsilon (bench/lib/audit_harness.hpp). An honest
@@ -18,7 +18,7 @@
 // outcome does not depend on the thread count); all Audit* tests take about
 // 40 s of CPU (20 s on two idle cores). Their broken cases use each algorithm's strongest canary
 // (Huber; logistic for the objective methods, which refuse Huber) and more
-// runs where the audit is loose (dp_svrg, dp_svrg_pp: docs/audit.md).
+// runs where the audit is loose (dp_svrg, dp_svrg_pp: bench/reports/audit.md).
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,5 +1,5 @@
 // ComposeCharges: the budget arithmetic every release is checked against
-// (README "Budgets and the ledger"). Expected values come from the sums and
+// (docs/user-guide.md, "Budgets and the ledger"). Expected values come from the sums and
 // from RdpToEpsilon (tested against the reference vectors in test_rdp.cpp),
 // never from ComposeCharges itself.
 #include <gtest/gtest.h>

@@ -7,9 +7,9 @@
 // Newton (bench/lib/reference_solvers.hpp). The zero model's excess F(0) - F(w*) is
 // the bar at epsilon = 1.
 //
-// The same code prints the tables of docs/algorithms.md ("Defaults against
+// The same code prints the tables of bench/reports/algorithms.md ("Defaults against
 // the zero model") through the disabled test DefaultRiskTable.Print, which
-// bench/default_risk.sh runs with its settings in DPERM_RISK_* variables.
+// bench/scripts/algorithms/default_risk.sh runs with its settings in DPERM_RISK_* variables.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -123,7 +123,7 @@ bool Supports(Algorithm a, LossKind loss) { return dperm::TakesLoss(a, loss); }
 // The CI check. Datasets: WINE (n = 6497, d = 12) for all three losses
 // (logistic: quality >= 6 against below; Huber: quality scaled to [0, 1];
 // softmax: three quality bins), at l2 = 0.01 (dp_svrg needs l2 > 0, the
-// softmax minimiser needs it to be unique). docs/algorithms.md has BANK and
+// softmax minimiser needs it to be unique). bench/reports/algorithms.md has BANK and
 // the other sets.
 //
 // (a) at epsilon = 1e4 the default's excess risk (training seed 1) is below
@@ -137,12 +137,12 @@ bool Supports(Algorithm a, LossKind loss) { return dperm::TakesLoss(a, loss); }
 // term does not vanish with epsilon); 0.015 leaves a margin of about 3 and
 // is below the smallest zero-model excess (0.035, Huber). Largest passing
 // value now: 0.0107 (dp_lssgd softmax, its step tuned for every epsilon).
-// bench/default_risk.sh prints these cells with more seeds.
+// bench/scripts/algorithms/default_risk.sh prints these cells with more seeds.
 //
 // KNOWN GAPS: cells that fail (a) or (b), each with the value measured
 // (training seed 1) and the reason; the test asserts the value stays below
 // 1.5x the measurement (a regression guard; fixing one means moving it out
-// of this list); docs/algorithms.md explains them.
+// of this list); bench/reports/algorithms.md explains them.
 const double kLargeEpsilon = 1e4;
 const double kLargeEpsilonBound = 0.015;
 const double kEpsilons[] = {0.1, 1, 10, kLargeEpsilon};
@@ -165,7 +165,7 @@ const KnownGap kKnownGaps[] = {
     // (WBK Thm 9 above epsilon 10; the tighter dominating-pair RDP gives
     // 0.28 L but takes 15 s to calibrate), and with dim = 39 that noise,
     // not the step count, sets the error: 2 n steps give 0.024 +- 0.012
-    // against 0.023 +- 0.011 at n (4 seeds). See docs/algorithms.md.
+    // against 0.023 +- 0.011 at n (4 seeds). See bench/reports/algorithms.md.
     {Algorithm::kRrpsgd, LossKind::kSoftmax, kLargeEpsilon, 0.0178},
 };
 
@@ -300,7 +300,7 @@ TEST(DefaultRisk, EveryAlgorithmSoftmaxOnWine) {
 }
 
 // ---------------------------------------------------------------------------
-// The table printer (bench/default_risk.sh). Settings, space-separated:
+// The table printer (bench/scripts/algorithms/default_risk.sh). Settings, space-separated:
 //   DPERM_RISK_PROBLEMS  dataset:loss:l2 ... (default "bank:logistic:0.01")
 //   DPERM_RISK_EPSILONS  (default "0.1 1 10 100000")
 //   DPERM_RISK_SEEDS     number of training seeds, 1..N (default 3)

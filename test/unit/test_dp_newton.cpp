@@ -233,12 +233,12 @@ TEST(DpNewton, NoiselessPassesReachTheMinimiser) {
 }
 
 // Utility where it is meant to be used (n epsilon / d^2 large): on
-// bench/dp_gd_schedule.cpp's synthetic problem at 10^5 x 8, epsilon = 1,
+// bench/scripts/algorithms/dp_gd_schedule.cpp's synthetic problem at 10^5 x 8, epsilon = 1,
 // its excess empirical risk, mean of three seeds, is at most dp_gd's
 // default (100 accelerated passes) in 6 passes; likewise on ErmRows (rows
 // on the unit sphere with larger margins), where equal noise in every pass
 // was 7x dp_gd's (docs/scale.md). Measured over 10 seeds at 10^5 x 8:
-// 1.8e-5 against 2.9e-5 (bench/few_pass.cpp, SEEDS=10).
+// 1.8e-5 against 2.9e-5 (bench/scripts/algorithms/few_pass.cpp, SEEDS=10).
 TEST(DpNewton, AtMostDpGdDefaultAtLargeNEpsilon) {
   struct Problem {
     const char* name;

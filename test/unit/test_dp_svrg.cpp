@@ -477,7 +477,7 @@ TEST(SvrgAccounting, CurveNeverAboveThm9) {
 // calibration (CalibrateWorGaussian without the PLD, as dp_sgd's fallback)
 // and within 1.6x of the lower bound (with the lower bound's grid 1e-4,
 // which rounds each step's loss down by up to 1e-4: measured 1.18-1.42x;
-// the finer 1e-5 bound gives 1.16-1.27x, docs/algorithms.md). BANK
+// the finer 1e-5 bound gives 1.16-1.27x, bench/reports/algorithms.md). BANK
 // defaults of the table.
 TEST(SvrgAccounting, NeverBelowAttainableLowerBound) {
   for (Algorithm a : {Algorithm::kDpSvrg, Algorithm::kDpSvrgPp})

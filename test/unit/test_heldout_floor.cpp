@@ -1,6 +1,6 @@
 // Held-out quality floors on real data ("CI checks ... one held-out
 // accuracy floor per loss on a real dataset"); the full benchmark is
-// bench/heldout.sh -> docs/heldout.md. Each test loads a dataset of
+// bench/scripts/heldout/heldout.sh -> docs/heldout.md. Each test loads a dataset of
 // $DPERM_SHARED/data (real_datasets.hpp), splits
 // it 70/30 with a fixed seed, trains dperm's default (no algorithm given:
 // DefaultAlgorithm) on the 70 % with a seeded generator and scores the 30 %.

@@ -135,7 +135,7 @@ TEST(ParseOptions, EpsilonRequired) {
 }
 
 // Below dperm::kMinEpsilon a release would show its exact n at no measurable cost
-// (README "Trust model"): refused, with the floor in the message.
+// (docs/user-guide.md, "Trust model"): refused, with the floor in the message.
 TEST(Options, EpsilonBelowTheFloorIsRejected) {
   ExpectRejected({NumberOption("epsilon", 1e-150)}, "at least 0.001");
   ExpectRejected({NumberOption("epsilon", dperm::kMinEpsilon * 0.999)}, "epsilon");

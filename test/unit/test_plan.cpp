@@ -585,7 +585,7 @@ TEST(PlanJson, PrintsMechanismFieldsGenerically) {
 }  // namespace
 
 // Without an `algorithm` option PlanRelease picks by (regulariser, delta) as
-// the README's recommendation table says, and says why; a named algorithm
+// the user guide's table says (docs/user-guide.md, "Choosing an algorithm"), and says why; a named algorithm
 // is always kept.
 TEST(DefaultAlgorithm, FollowsTheRecommendationTable) {
   struct Case { double delta, l2, l1; dperm::Algorithm expected; };

@@ -9,7 +9,7 @@
 //       ./test/unit/run_unit_tests --gtest_also_run_disabled_tests
 //         --gtest_filter='StreamingDefaultsTable.DISABLED_Print'
 // (c) the disabled StreamingDefaultsTable.Synthetic does the same on the
-//     synthetic ladder of bench/scale.sh (the same rows, generated here by the
+//     synthetic ladder of bench/scripts/time/scale.sh (the same rows, generated here by the
 //     formula of its SQL), for docs/scale.md's excess-risk cell:
 //       SCALE_EXCESS_LADDER="452000x42 4500000x42" SCALE_EXCESS_SEEDS=3
 //       ./test/unit/run_unit_tests --gtest_also_run_disabled_tests
@@ -192,7 +192,7 @@ TEST(StreamingDefaultsTable, DISABLED_Print) {
   }
 }
 
-// bench/scale.sh's table s<n>x<d>, row i = 1..n: feature k = 1..d is
+// bench/scripts/time/scale.sh's table s<n>x<d>, row i = 1..n: feature k = 1..d is
 // 0.14 sin(k i + k^2) (||x|| <= 0.14 sqrt(d) < 1 for d <= 50: never
 // clipped), the label sin(i) + sin(2i + 4) + 0.3 sin(3i + 9) > 0 (+-1).
 // The SQL computes k * i + k * k in int4 and sin in float8, as here.
@@ -215,7 +215,7 @@ TEST(StreamingDefaultsTable, DISABLED_Synthetic) {
   std::istringstream ladder(ladder_env != nullptr ? ladder_env : "452000x42 4500000x42");
   const int seeds = seeds_env != nullptr ? std::atoi(seeds_env) : 3;
   ASSERT_GT(seeds, 0);
-  // bench/scale.sh's releases: logistic, epsilon 1, l2 0.1, the default
+  // bench/scripts/time/scale.sh's releases: logistic, epsilon 1, l2 0.1, the default
   // delta; SCALE_EXCESS_DELTA sets delta, and SCALE_EXCESS_L2=default
   // leaves l2 to each mode's default rule (dp_options without l2).
   const char* delta_env = std::getenv("SCALE_EXCESS_DELTA");

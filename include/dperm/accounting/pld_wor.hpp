@@ -2,8 +2,8 @@
 // without replacement under replace-one neighbours, its noise calibration,
 // and a lower bound that no sound accountant can go below. Units as in
 // rdp_wor.hpp: `sigma` is σ/C with per-row contribution C (sensitivity 2C);
-// gamma = m/n. Derivations in src/core/rdp_wor.cpp (the dominating pair) and
-// src/core/pld_wor.cpp (discretisation, lower bound).
+// gamma = m/n. Derivations in src/core/accounting/rdp_wor.cpp (the dominating pair) and
+// src/core/accounting/pld_wor.cpp (discretisation, lower bound).
 #pragma once
 
 #include "dperm/util/errors.hpp"

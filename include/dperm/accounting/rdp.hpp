@@ -16,7 +16,7 @@
 namespace dperm {
 
 // The 24 orders 1.25, 1.5, …, 128, 256 used by every RDP-to-DP conversion
-// and calibration in dperm (the grid of shared/accounting/README.md).
+// and calibration in dperm (the grid of ../shared/accounting/README.md).
 std::vector<double> StandardOrders();
 
 // ε(α) = α/(2 (σ/Δ)²) of the Gaussian mechanism with noise σ and L2

@@ -1,7 +1,7 @@
 // Rényi DP of the Gaussian mechanism on a batch drawn uniformly WITHOUT
 // replacement, under replace-one neighbours (n public): the accountant of
 // dperm's sampled-step algorithms (dp_sgd, dp_lssgd, rrpsgd, the sampled part
-// of dp_svrg / dp_svrg_pp). Derivations beside the code in src/core/rdp_wor.cpp.
+// of dp_svrg / dp_svrg_pp). Derivations beside the code in src/core/accounting/rdp_wor.cpp.
 //
 // Units (as RdpSampledWithoutReplacementGaussian in rdp.hpp): a batch of
 // m = γn rows, each contributing at most C in L2 norm to the batch sum, plus

@@ -1,6 +1,6 @@
 // DP-AccMD (Wang, Ye & Xu, NIPS 2017, Algorithm 3): accelerated mirror
 // descent with noisy full gradients over the L1 ball ||w||_1 <= radius.
-// Derivation at the top of src/core/dp_accmd.cpp.
+// Derivation at the top of src/core/algorithms/dp_accmd.cpp.
 #pragma once
 #include "dperm/algorithms/mechanism.hpp"
 

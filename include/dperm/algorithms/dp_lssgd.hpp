@@ -1,7 +1,7 @@
 // dp_lssgd: DP-LSSGD, noisy mini-batch SGD whose noisy gradient is smoothed
 // by A_sigma^{-1} = (I - sigma L)^{-1} ([LSSGD], Algorithm 1; the solve is
 // laplacian_smoothing.hpp). Neighbours, sampling, sensitivity and privacy
-// cost: see src/core/dp_lssgd.cpp.
+// cost: see src/core/algorithms/dp_lssgd.cpp.
 #pragma once
 #include "dperm/algorithms/mechanism.hpp"
 

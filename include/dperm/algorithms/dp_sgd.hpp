@@ -1,7 +1,7 @@
 // dp_sgd: ANSGD, projected mini-batch noisy SGD with averaged iterates
 // (Bassily, Feldman, Talwar & Thakurta, NeurIPS 2019; [BFTT19], Section 3,
 // Algorithm 1). Neighbours, sampling, sensitivity and privacy cost: see
-// src/core/dp_sgd.cpp.
+// src/core/algorithms/dp_sgd.cpp.
 #pragma once
 #include "dperm/algorithms/mechanism.hpp"
 

@@ -92,7 +92,7 @@ struct Options {
 };
 
 // Validates the entries and returns the options; throws Error naming the key.
-// The smallest epsilon a release may ask for (README "Trust model").
+// The smallest epsilon a release may ask for (docs/user-guide.md, "Trust model").
 constexpr double kMinEpsilon = 1e-3;
 // The smallest delta > 0 a release accepts. dperm's exact normal sampler
 // aborts (releases nothing) with probability up to 3 exp(-128) ~ 1e-55 per
@@ -106,7 +106,7 @@ constexpr double kMinDelta = 1e-30;
 // Huber loss is quadratic for residuals up to a tenth of the public target
 // scale B and linear beyond. The constant was chosen by held-out R² on the
 // regression sets of ../shared/data (bench/reports/heldout_huber_delta.md;
-// generator bench/huber_delta_sweep.py). Only public inputs
+// generator bench/scripts/heldout/huber_delta_sweep.py). Only public inputs
 // enter (an option and a constant), so L = huber_delta R (huber.cpp)
 // stays a public constant.
 constexpr double kHuberDeltaPerTargetBound = 0.1;

@@ -15,7 +15,7 @@ namespace dperm {
 // The l2 dperm uses when neither `l2` nor `algorithm` is given,
 // from public inputs only (loss, n, d, epsilon, delta, l1, the
 // mode), and a sentence saying how. Chosen by held-out quality
-// (bench/l2_rule_sweep.sh, bench/reports/heldout_l2_rule.md):
+// (bench/scripts/heldout/l2_rule_sweep.sh, bench/reports/heldout_l2_rule.md):
 //   l1 > 0, streaming mode, softmax         -> 0
 //   Huber, delta = 0 or n epsilon < kHuberBoltonNE
 //                       -> min(kDefaultL2Huber / (n epsilon) max(1, kHuberShrinkNEPerD d / (n epsilon)),
@@ -118,7 +118,7 @@ double DefaultL2(LossKind loss, const Options& options, int64_t n, int d, bool s
 
 // The algorithm dperm picks when `algorithm` is not given, from public
 // options only, and a sentence saying why. The choice follows the
-// benchmark in bench/reports/algorithms.md (README, "Choosing an algorithm"):
+// benchmark in bench/reports/algorithms.md (docs/user-guide.md, "Choosing an algorithm"):
 //   l1 > 0            -> dp_gd (the only proximal method that is competitive)
 //   logistic, 0 < n l2 <= 100 (delta = 0: max(100, kDefaultL2PureWindow sqrt(d) / epsilon),
 //                        the window rule's n l2) (and objective's fixed schedule
@@ -156,9 +156,9 @@ Plan PlanStreamingDefault(const Options& options, LossKind loss, int64_t n, int 
 // passes as the streaming default (public: the loss, n, d and the options).
 // n epsilon/d^2 >= kNewtonDefaultMinRatio: the smallest ratio measured
 // where its excess empirical risk was below dp_gd's default is 10^5 x 42
-// at epsilon 1 (56.7; bench/few_pass.cpp, bench/results/few_pass.md Part
+// at epsilon 1 (56.7; bench/scripts/algorithms/few_pass.cpp, bench/results/few_pass.md Part
 // 4: 2.4e-4 against 3.1e-4; also 3 10^5 x 42, 10^5 and 10^6 x 8).
-// n >= kNewtonDefaultMinRows: on bench/scale.sh's rows it lost to dp_gd
+// n >= kNewtonDefaultMinRows: on bench/scripts/time/scale.sh's rows it lost to dp_gd
 // below 10^5 rows whatever the ratio (10^4 x 8, ratio 156: 0.040 against
 // 0.014; 2 10^4 x 16: 0.040 against 0.010; 3 10^4 x 8: 0.023 against
 // 0.017), tied at 5 10^4 and at 10^5 x 42 (1.03-1.12x) and won on every

@@ -1,6 +1,6 @@
 // PLD accountant of the symmetric dominating pair of the Gaussian mechanism
 // on batches sampled without replacement under replace-one (the pair is
-// derived at the top of src/core/rdp_wor.cpp), a lower bound from a real
+// derived at the top of src/core/accounting/rdp_wor.cpp), a lower bound from a real
 // pair of neighbouring datasets, and the calibration of the noise.
 //
 // UNITS. In units of the sensitivity Δ = 2C the pair's pieces are the

@@ -78,7 +78,7 @@ namespace dperm {
 namespace {
 
 // The L1 radius when the option is not given: a public default, chosen on
-// the benchmark's datasets (bench/algorithms.py, bench/reports/algorithms.md):
+// the benchmark's datasets (bench/scripts/algorithms/algorithms.py, bench/reports/algorithms.md):
 // 10 keeps most of the gain of a larger radius while bounding the
 // smoothness L_C = beta radius^2 that sets the steps.
 const double kDefaultRadius = 10.0;

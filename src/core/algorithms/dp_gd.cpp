@@ -31,7 +31,7 @@
 //  * l2 = 0: Theorem 6.3 (the general smooth case):
 //    T = ceil(sqrt(L_smooth) n eps / (sqrt(dim ln(1/delta)) G)).
 // The iterations option overrides T. The excess risk either rule gives on
-// the benchmark's datasets: bench/algorithms.py, bench/reports/algorithms.md.
+// the benchmark's datasets: bench/scripts/algorithms/algorithms.py, bench/reports/algorithms.md.
 //
 // Accelerated schedule (l2 = 0, logistic and softmax, no `iterations`).
 // Theorem 6.3's T grows linearly in n epsilon (20000 passes at n = 10^6,
@@ -49,7 +49,7 @@
 // restart: k starts over at 1 whenever <g_k, x_k - x_{k-1}> > 0 (the step
 // went uphill along the released gradient), which recovers a linear rate
 // where F is locally strongly convex, as the logistic loss is near its
-// minimiser. Measured (bench/dp_gd_schedule.cpp, bench/results/
+// minimiser. Measured (bench/scripts/algorithms/dp_gd_schedule.cpp, bench/results/
 // dp_gd_schedule.md): at 10^6 x 8, epsilon = 1, 100 steps end 5e-7 above the
 // minimum (7e-5 without the restart, 0.013 for 100 plain steps); at
 // 10^5 x 42, 3e-4 (the theorem's 2052 plain steps: 7e-4). Errors in the gradients

@@ -4,7 +4,7 @@
 //   w^{k+1} = w^k - eta A_sigma^{-1} (1/b sum_{i in B_k} grad f_i(w^k) + n_k),
 //   n_k ~ N(0, nu^2 I),  A_sigma = I - sigma L  (eq. (3), L the periodic 1-D
 //   Laplacian; laplacian_smoothing.hpp applies A_sigma^{-1} in O(d)).
-// The loop is src/core/noisy_minibatch.cpp; ls_sigma = 0 is plain DP-SGD,
+// The loop is src/core/algorithms/noisy_minibatch.cpp; ls_sigma = 0 is plain DP-SGD,
 // exactly the dp_sgd step without projection.
 //
 // Neighbouring relation: replace-one (same n, one row changed; the paper's
@@ -88,7 +88,7 @@
 //              epsilon; tuned for the upper bound D the step was right at
 //              large epsilon but too long at small epsilon; tuned for D_F
 //              too short at large epsilon; the geometric mean did well at
-//              both ends (bench/default_risk.sh, bench/reports/algorithms.md).
+//              both ends (bench/scripts/algorithms/default_risk.sh, bench/reports/algorithms.md).
 // iterations, batch_size, step_size and ls_sigma override them; none of
 // them affects privacy (the accountant takes the plan's T and b).
 //

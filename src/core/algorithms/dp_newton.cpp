@@ -64,10 +64,10 @@
 // of mu^2 is 2^k / (2^K - 1), so the last pass, whose step sets the
 // released model's error, gets about half of the budget, and the first
 // steps, taken far from the minimiser where a rough direction suffices, get
-// little. Measured (bench/newton_schedule.cpp, bench/results/
+// little. Measured (bench/scripts/algorithms/newton_schedule.cpp, bench/results/
 // newton_schedule.md; against equal shares and shares growing as k + 1 and
 // (k + 1)^2, 10 and 5 seeds): at 10^5 x 8 rows of
-// bench/dp_gd_schedule.cpp, 6 passes 1.8e-5 (equal shares 5.0e-5, dp_gd's
+// bench/scripts/algorithms/dp_gd_schedule.cpp, 6 passes 1.8e-5 (equal shares 5.0e-5, dp_gd's
 // 100-pass default 2.9e-5); on the unit tests' ErmRows (2 10^5 x 6, larger
 // margins) 1.7e-6 (equal 5.0e-6; dp_gd 3.8e-6). K = 6 (kNewtonPasses) was
 // the better of 5, 6 and 8 on the second set and within the seeds' spread
@@ -77,7 +77,7 @@
 // A share s of 1/z^2 to the gradient (z = sigma/Delta) means gamma^2 4 L^2
 // : 2 beta^2 = s : (1 - s) against the parts' separate maxima:
 //   gamma = (beta/L) sqrt(s / (2 (1 - s))).
-// kGradientShare = 0.9 (bench/few_pass.cpp, "split B": 5 passes within 2x
+// kGradientShare = 0.9 (bench/scripts/algorithms/few_pass.cpp, "split B": 5 passes within 2x
 // of dp_gd's default from n epsilon/d^2 ~ 28 up, and below it at d = 8;
 // bench/results/few_pass.md). With s = 0.9, u* = 1/sqrt 2 and Delta^2 =
 // 4 gamma^2 L^2 + beta^2, below the separate maxima's 4 gamma^2 L^2 +
@@ -87,7 +87,7 @@
 // diagonal and sigma_k/sqrt 2 off it, spectral norm about sqrt(2 dim)
 // sigma_k; rho_k = kRidgePerNoise sqrt(dim) sigma_k / n, in mean units, keeps the system
 // positive definite by a margin of the noise's order and bounds a step in a
-// direction the rows do not span (bench/few_pass.cpp's ridge 1).
+// direction the rows do not span (bench/scripts/algorithms/few_pass.cpp's ridge 1).
 //
 // COST. K passes over the rows, each M roundings a row, and one eigen-
 // decomposition of a dim x dim matrix per pass (its running time depends

@@ -4,7 +4,7 @@
 //   for t = 0 .. T-1:  w_{t+1} = Proj_W(w_t - eta (1/m sum_{i in B_t}
 //                                  grad l(w_t, z_i) + G_t)),  G_t ~ N(0, sigma^2 I)
 //   release w_bar = 1/T sum_{t=1..T} w_t                          (line 7)
-// with W the ball ||w|| <= M. The loop is src/core/noisy_minibatch.cpp.
+// with W the ball ||w|| <= M. The loop is src/core/algorithms/noisy_minibatch.cpp.
 //
 // Neighbouring relation: replace-one (same n, one row changed); n is public.
 // Rows are clipped to ||x|| <= feature_bound, so every per-row loss is

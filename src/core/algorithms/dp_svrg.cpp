@@ -33,7 +33,7 @@
 //    iterations option overrides T (epochs).
 //  Utility only: the noise follows whatever b, m and T the plan sets.
 //
-// bench/default_risk.sh measures the schedule, its noise and its excess
+// bench/scripts/algorithms/default_risk.sh measures the schedule, its noise and its excess
 // risk on the real datasets (bench/reports/algorithms.md).
 //
 // Privacy: svrg_common.cpp (the split analysis; Theorem 4.1's sigma^2 = c
@@ -123,7 +123,7 @@ Plan DpSvrg::MakePlan(const Options& options, LossKind loss, int64_t n,
     // error, which grows with T since sigma^2 grows with the K = T m steps
     // (T e1, e1 the noise error per epoch of the batch chosen at T0).
     // The plain T0 runs noisy epochs long after the optimisation error is
-    // gone (bench/algorithms.py, bench/reports/algorithms.md).
+    // gone (bench/scripts/algorithms/algorithms.py, bench/reports/algorithms.md).
     const double ratio =
         double(n) * double(n) * eps * eps / (p.dim * G * G * std::log(1 / delta));
     const int64_t t0 = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(std::log2(std::max(ratio, 1.0)))));

@@ -68,7 +68,7 @@
 // nothing. No count depends on a test of the data. The residual channel is
 // floating-point timing (exp/log1p of data-dependent arguments), as in
 // objective (objective_perturbation.cpp; measured by
-// bench/objective_timing.cpp, bench/reports/timing.md).
+// bench/scripts/time/objective_timing.cpp, bench/reports/timing.md).
 //
 // Split between the two parts. The seed defers the efficient variant's
 // parameters to the full version, so dperm states its own:

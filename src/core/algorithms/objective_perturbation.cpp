@@ -32,7 +32,7 @@
 // of Chaudhuri, Monteleoni & Sarwate 2011 and KST12); the paper's W is an
 // M-bounded convex set, whose M only enters Theorem 5.3's choice of lambda.
 // dperm takes M = 10, a public tuning constant chosen on the benchmark's
-// datasets (bench/algorithms.py, bench/reports/algorithms.md): with M = 1
+// datasets (bench/scripts/algorithms/algorithms.py, bench/reports/algorithms.md): with M = 1
 // the privacy regulariser's bias dominated. Raise l2 to regularise more.
 //
 // lambda, accountant => 'paper' (Theorem 5.3): lambda = (2L/M) sqrt(2/n +
@@ -108,7 +108,7 @@
 // table. What still depends on the data is the latency of single
 // floating-point operations (exp, division, exact zeros and denormals in
 // the loss's gradient): a residual channel, not a count, which
-// bench/objective_timing.cpp measures (bench/reports/timing.md).
+// bench/scripts/time/objective_timing.cpp measures (bench/reports/timing.md).
 // (dperm 0.4.0 used damped Newton with Armijo backtracking for dim <= 64,
 // which is faster (bench/reports/timing.md) but stopped at a gradient test
 // and has no public iteration bound for the logistic loss, which is not

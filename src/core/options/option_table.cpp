@@ -211,7 +211,7 @@ std::vector<OptionSpec> BuildTable() {
                      0, false, 1, true));
   t.push_back(WithValues(
       Spec("algorithm", Type::kText, {"text", 3}, "by regulariser and δ",
-           "when omitted dperm picks one (see *Choosing an algorithm*) and the plan's "
+           "when omitted dperm picks one (user guide, *Choosing an algorithm*) and the plan's "
            "`algorithm_rule` says why",
            [](const OptionEntry& e, double, Options& o) {
              o.algorithm = ParseAlgorithm(e);
@@ -220,16 +220,16 @@ std::vector<OptionSpec> BuildTable() {
            [](const Options& o) {
              return o.has_algorithm ? TextEntry(AlgorithmName(o.algorithm)) : NullEntry();
            }),
-      "a name from *Algorithms*"));
+      "a name from the user guide's *Algorithms*"));
   OptionSpec l2 = WithValues(
       Ranged(Spec("l2", Type::kNumber, {"float8", 4}, "by loss, n, d, ε and δ",
                   "μ: the objective gets μ/2·‖w‖² (the intercept is regularised too); "
                   "μ > 0 makes it strongly convex and the noise much smaller. When neither "
                   "`l2` nor `algorithm` is given dperm derives μ from public n, d, ε and δ "
-                  "(see *Choosing l2*; 0 with a given algorithm) and the plan's `l2_rule` "
+                  "(user guide, *Choosing l2*; 0 with a given algorithm) and the plan's `l2_rule` "
                   "says how; `l2 => 0` asks for none. `auto`: dperm "
                   "picks μ from a public grid by a private validation score, charged as one "
-                  "release (see *Choosing l2 privately*)",
+                  "release (user guide, *Choosing l2 privately*)",
                   [](const OptionEntry& e, double v, Options& o) {
                     o.has_l2 = true;
                     if (e.kind == OptionEntry::Kind::kString) {
@@ -258,13 +258,13 @@ std::vector<OptionSpec> BuildTable() {
   t.push_back(Spec("fit_intercept", Type::kBoolean, {"boolean", 6}, "true",
                    "adds a constant feature column, fitted on a private offset b₀ (a noisy base "
                    "rate or mean, at most ε/10 of the budget), so `l2` shrinks it toward b₀ "
-                   "(*The intercept*); not in streaming mode",
+                   "(user guide, *The intercept*); not in streaming mode",
                    [](const OptionEntry&, double v, Options& o) { o.fit_intercept = v != 0; },
                    [](const Options& o) { return BoolEntry(o.fit_intercept); }));
   t.push_back(WithValues(
       Spec("intercept", Type::kText, {"text", 21}, "`offset`",
            "with `fit_intercept`: `offset` spends ε₀ ≤ ε/10 on a private base rate b₀ and "
-           "fits the intercept around it (*The intercept*); `fitted`: an ordinary "
+           "fits the intercept around it (user guide, *The intercept*); `fitted`: an ordinary "
            "coordinate, shrunk toward 0 (streaming mode always, and the pure `dp_logreg` default "
            "where 5·d ≤ n·ε < 300·d unless `intercept` is given)",
            [](const OptionEntry& e, double, Options& o) { o.intercept_offset = ParseInterceptOffset(e); },

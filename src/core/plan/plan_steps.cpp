@@ -78,7 +78,7 @@ Plan BasePlan(const Options& options, LossKind loss, Algorithm algorithm,
     p.huber_delta_rule = options.huber_delta > 0
                              ? "given"
                              : "default: " + FormatNumber(kHuberDeltaPerTargetBound) +
-                                   " target_bound (README, Options)";
+                                   " target_bound (docs/sql-reference.md, Options)";
   p.n = n;
   p.d = d;
   p.classes = LossIsMulticlass(loss) ? options.classes : 0;

@@ -195,7 +195,8 @@ void CalibrateJointly(L2Selection& s) {
 }  // namespace
 
 const std::vector<double>& L2Grid() {
-  // Public; chosen by bench/heldout.py's "dperm auto" column (bench/reports/heldout.md).
+  // Public; chosen by bench/scripts/heldout/heldout.py's "dperm auto" column
+  // (bench/reports/heldout.md).
   static const std::vector<double> grid = {1e-3, 1e-2, 1e-1, 1};
   return grid;
 }
