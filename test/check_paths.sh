@@ -30,8 +30,10 @@ cd "$(dirname "$0")/.."
 # glob of the naming files, NAME a Python regular expression of the whole
 # name; the reason is the comment above each.
 ALLOW='
-# the script of the current version, built from sql/dperm.sql (DATA_built); ignored by git
-* (sql/)?dperm--@VERSION@\.sql
+# the scripts of the current version, built from sql/dperm.sql and sql/upgrade/*.sql.in (DATA_built); ignored by git
+* (sql/)?dperm--([0-9.]+--)?@VERSION@\.sql
+# a path in the Citus tree (its layout), not ours
+Makefile udfs/<fn>/latest\.sql
 # pg_regress writes its output, and the figure files of some tests, to results/ (ignored)
 * results/[a-z_]+\.(out|txt)
 # files of other projects: TensorFlow Privacy, pgRouting
