@@ -1,6 +1,6 @@
 // dperm's settings (settings.hpp): the variables and their definitions, with
 // who may change each and why.
-#include "dperm/util/row_parts.hpp"
+#include "dperm/rows/row_parts.hpp"
 
 #include <climits>
 

@@ -13,7 +13,7 @@
 #include "dperm/rows/rows.hpp"
 #include "dperm/release/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
-#include "dperm/util/row_parts.hpp"
+#include "dperm/rows/row_parts.hpp"
 
 namespace {
 

@@ -18,7 +18,7 @@
 #include "dperm/losses/loss.hpp"
 #include "dperm/losses/softmax.hpp"
 #include "dperm/rows/exact_sum.hpp"
-#include "dperm/util/row_parts.hpp"
+#include "dperm/rows/row_parts.hpp"
 
 namespace {
 

@@ -36,11 +36,11 @@ EPSILONS = [0.1, 0.5, 1, 2]
 DELTA = 1e-3
 L2S = [0, 0.1]
 # Every algorithm, in documentation order: the SQL names of
-# include/dperm/algorithms/algorithms.def (the algorithm table).
+# include/dperm/options/algorithms.def (the algorithm table).
 ALGORITHMS = re.findall(
     r'^DPERM_ALGORITHM\(\w+, "(\w+)"\)',
     open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "include",
-                      "dperm", "algorithms", "algorithms.def"), encoding="utf-8").read(), re.M)
+                      "dperm", "options", "algorithms.def"), encoding="utf-8").read(), re.M)
 # dataset -> (aggregate, loss)
 DATASETS = {
     "bank": ("dp_logreg", "logistic"),

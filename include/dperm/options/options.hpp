@@ -15,13 +15,13 @@ namespace dperm {
 // The losses: one line each in losses.def.
 enum class LossKind {
 #define DPERM_LOSS(id, name, aggregate, multiclass) id,
-#include "dperm/losses/losses.def"
+#include "dperm/options/losses.def"
 #undef DPERM_LOSS
 };
 // The algorithms: one line each in algorithms.def.
 enum class Algorithm {
 #define DPERM_ALGORITHM(id, name) id,
-#include "dperm/algorithms/algorithms.def"
+#include "dperm/options/algorithms.def"
 #undef DPERM_ALGORITHM
 };
 enum class Accountant { kTight, kPaper };

@@ -14,14 +14,14 @@ namespace dperm {
 #define DPERM_ALGORITHM(id, name) \
   template <>                     \
   const AlgorithmSpec& SpecOf<Algorithm::id>();
-#include "dperm/algorithms/algorithms.def"
+#include "dperm/options/algorithms.def"
 #undef DPERM_ALGORITHM
 
 const AlgorithmSpec& SpecFor(Algorithm algorithm) {
   switch (algorithm) {
 #define DPERM_ALGORITHM(id, name) \
   case Algorithm::id: return SpecOf<Algorithm::id>();
-#include "dperm/algorithms/algorithms.def"
+#include "dperm/options/algorithms.def"
 #undef DPERM_ALGORITHM
   }
   throw Error(ErrorKind::kInternal, "unknown algorithm");

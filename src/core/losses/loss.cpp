@@ -11,7 +11,7 @@
 #include "dperm/rows/exact_sum.hpp"
 #include "dperm/rows/packed_row.hpp"
 #include "dperm/rows/row_kernels.hpp"
-#include "dperm/util/row_parts.hpp"
+#include "dperm/rows/row_parts.hpp"
 
 namespace dperm {
 

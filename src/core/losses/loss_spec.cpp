@@ -8,14 +8,14 @@ namespace dperm {
 #define DPERM_LOSS(id, name, aggregate, multiclass) \
   template <>                                       \
   const LossSpec& LossSpecOf<LossKind::id>();
-#include "dperm/losses/losses.def"
+#include "dperm/options/losses.def"
 #undef DPERM_LOSS
 
 const LossSpec& LossSpecFor(LossKind loss) {
   switch (loss) {
 #define DPERM_LOSS(id, name, aggregate, multiclass) \
   case LossKind::id: return LossSpecOf<LossKind::id>();
-#include "dperm/losses/losses.def"
+#include "dperm/options/losses.def"
 #undef DPERM_LOSS
   }
   throw Error(ErrorKind::kInternal, "unknown loss");

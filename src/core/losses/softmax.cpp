@@ -10,7 +10,7 @@
 #include "dperm/util/interrupt.hpp"
 #include "dperm/rows/exact_sum.hpp"
 #include "dperm/rows/row_kernels.hpp"
-#include "dperm/util/row_parts.hpp"
+#include "dperm/rows/row_parts.hpp"
 
 namespace dperm {
 namespace {

@@ -111,7 +111,7 @@ const char* LossName(LossKind loss) {
   switch (loss) {
 #define DPERM_LOSS(id, name, aggregate, multiclass) \
   case LossKind::id: return name;
-#include "dperm/losses/losses.def"
+#include "dperm/options/losses.def"
 #undef DPERM_LOSS
   }
   return "?";
@@ -121,7 +121,7 @@ const char* LossAggregateName(LossKind loss) {
   switch (loss) {
 #define DPERM_LOSS(id, name, aggregate, multiclass) \
   case LossKind::id: return aggregate;
-#include "dperm/losses/losses.def"
+#include "dperm/options/losses.def"
 #undef DPERM_LOSS
   }
   return "?";
@@ -131,7 +131,7 @@ bool LossIsMulticlass(LossKind loss) {
   switch (loss) {
 #define DPERM_LOSS(id, name, aggregate, multiclass) \
   case LossKind::id: return multiclass != 0;
-#include "dperm/losses/losses.def"
+#include "dperm/options/losses.def"
 #undef DPERM_LOSS
   }
   return false;
@@ -140,7 +140,7 @@ bool LossIsMulticlass(LossKind loss) {
 const std::vector<LossKind>& AllLosses() {
   static const std::vector<LossKind> all = {
 #define DPERM_LOSS(id, name, aggregate, multiclass) LossKind::id,
-#include "dperm/losses/losses.def"
+#include "dperm/options/losses.def"
 #undef DPERM_LOSS
   };
   return all;
@@ -149,7 +149,7 @@ const std::vector<LossKind>& AllLosses() {
 const std::vector<Algorithm>& AllAlgorithms() {
   static const std::vector<Algorithm> all = {
 #define DPERM_ALGORITHM(id, name) Algorithm::id,
-#include "dperm/algorithms/algorithms.def"
+#include "dperm/options/algorithms.def"
 #undef DPERM_ALGORITHM
   };
   return all;
@@ -159,7 +159,7 @@ const char* AlgorithmName(Algorithm a) {
   switch (a) {
 #define DPERM_ALGORITHM(id, name) \
   case Algorithm::id: return name;
-#include "dperm/algorithms/algorithms.def"
+#include "dperm/options/algorithms.def"
 #undef DPERM_ALGORITHM
   }
   return "?";

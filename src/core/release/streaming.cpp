@@ -15,7 +15,7 @@
 #include "dperm/rows/rows.hpp"
 #include "dperm/release/plan_release.hpp"
 #include "dperm/release/unit_level.hpp"
-#include "dperm/util/row_parts.hpp"
+#include "dperm/rows/row_parts.hpp"
 
 namespace dperm {
 namespace {

@@ -1,5 +1,5 @@
 // Full passes over the rows on several threads (row_parts.hpp states why and how).
-#include "dperm/util/row_parts.hpp"
+#include "dperm/rows/row_parts.hpp"
 
 #include "dperm/rows/exact_sum.hpp"
 
