@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dperm/noise/noise.hpp"
+#include "dperm/plan/plan_noise.hpp"
 #include "dperm/options/options.hpp"
 #include "dperm/release/plan_release.hpp"
 #include "test_helpers.hpp"

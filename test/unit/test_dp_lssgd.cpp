@@ -14,7 +14,7 @@
 
 #include "dperm/accounting/budget.hpp"
 #include "dperm/algorithms/laplacian_smoothing.hpp"
-#include "dperm/noise/noise.hpp"
+#include "dperm/plan/plan_noise.hpp"
 #include "dperm/accounting/rdp.hpp"
 #include "noisy_sgd_support.hpp"
 #include "test_helpers.hpp"

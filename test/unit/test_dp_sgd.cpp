@@ -17,7 +17,7 @@
 #include "dperm/algorithms/registry.hpp"
 #include "dperm/accounting/pld_wor.hpp"
 #include "dperm/accounting/rdp.hpp"
-#include "dperm/noise/noise.hpp"
+#include "dperm/plan/plan_noise.hpp"
 #include "noisy_sgd_support.hpp"
 #include "test_helpers.hpp"
 

@@ -8,7 +8,7 @@
 //            (all n rows when batch_size = n)
 //     g_t  = 1/m sum_{i in B_t} grad f_i(w_t) + l2 w_t + z_t,
 //            z_t: discrete Gaussian of scale noise_scale, the sum
-//            snapped to plan.grid (noise.hpp: AddPlannedNoise)
+//            snapped to plan.grid (plan_noise.hpp: AddPlannedNoise)
 //     g_t <- A_sigma^{-1} g_t on each class block   (plan.ls_sigma > 0)
 //     w_{t+1} = Proj_{||w|| <= radius}(w_t - step_size g_t)  (plan.radius > 0)
 //   return (1/T) sum_{t=1..T} w_t

@@ -1,7 +1,8 @@
 // The two noise distributions of output perturbation (Zhang, Zheng, Mou & Wang
 // 2017, "Efficient Private ERM for Smooth Objectives", Algorithm 1, lines 5
-// and 7). The noise scale is calibrated by the caller (the mechanism / Plan);
-// these functions only sample.
+// and 7). The noise scale is calibrated by the caller (the mechanism / Plan:
+// plan/plan_noise.hpp plans and adds a plan's noise); these functions only
+// sample.
 //
 // Floating-point samplers are exposed to the least-significant-bit attack
 // of Mironov (CCS 2012), so dperm has none: every release uses the secure
@@ -11,7 +12,7 @@
 #pragma once
 
 #include "dperm/util/errors.hpp"
-#include "dperm/plan/plan.hpp"
+#include "dperm/noise/noise_kind.hpp"
 #include "dperm/noise/random.hpp"
 
 #include <Eigen/Dense>
@@ -57,7 +58,7 @@ namespace dperm {
 // a draw's mean between neighbours in units of its sigma
 // (MaxShiftPerSigma). Hence the release is (epsilon, (delta + tail)/(1 -
 // tail))-DP with tail = draws 2 exp(-(256 - s)^2/2), and the abort has
-// probability <= draws 3 exp(-128). The floor: CheckDeltaFloor requires
+// probability <= draws 3 exp(-128). The floor: CheckDeltaFloor (plan_noise.hpp) requires
 // both to be at most 2^-20 delta for the plan's number of draws
 // (PlannedNoiseDraws, public) and its s; with delta >= kMinDelta = 1e-30
 // the abort term holds for every plan of fewer than 10^18 draws and the
@@ -70,16 +71,6 @@ constexpr double kAbortPerDraw = 3;         // aborts <= 3 exp(-128) per draw
 constexpr double kAbortExponent = 128;
 constexpr double kTruncationSigmas = 256;   // the exact normal's cap: 256 sigma
 constexpr double kFailureShareBits = 20;    // both terms <= 2^-20 delta
-// The largest shift, in units of the draw's sigma, of any noise draw of the
-// plan between neighbours.
-double MaxShiftPerSigma(const Plan& plan);
-// The number of noise draws a release makes, from its plan (an upper bound).
-double PlannedNoiseDraws(const Plan& plan);
-// log of draws 3 exp(-128): the probability that one of them aborts.
-double LogSamplerAbortBound(const Plan& plan);
-// Refuses (22023, before any charge) a plan with delta > 0 whose samplers'
-// abort probability or truncation exceeds 2^-20 delta.
-void CheckDeltaFloor(const Plan& plan);
 
 // Bernoulli(exp(-num/den)), den >= 1 (CKS20 Algorithm 1; for num/den > 1
 // the product of floor(num/den) Bernoulli(exp(-1)) and one
@@ -215,26 +206,5 @@ int ExactGaussianBits(double multiplier, int dim);
 // sigma must be a DyadicNoiseScale value; 10 <= bits <= 40.
 void SnapExactGaussian(SecureRng& rng, double sigma, int bits, double* v, int dim);
 
-// Gradient perturbation's step noise for a per-row contribution C =
-// p.sensitivity / 2 and a calibrated multiplier z = sigma/C: sets
-// p.noise_bits, p.noise_scale = DyadicNoiseScale(z C') (C' = C + sqrt(dim) u,
-// solved by fixed point so that noise_scale >= z C'), p.grid = u,
-// p.rounding_inflation, p.sensitivity = 2C', p.noise_multiplier = sigma/C'
-// (>= z) and p.sampler.
-void PlanExactGaussianSteps(Plan& p, double multiplier);
-
-// The plan's release: v (dim = plan.dim coordinates) snapped to plan.grid
-// with the plan's discrete noise (Gaussian: sigma = noise_scale; Laplace:
-// scale = noise_scale), or, when plan.noise_bits > 0, the rounded exact
-// Gaussian above. Every mechanism's noise goes through here.
-void AddPlannedNoise(const Plan& plan, SecureRng& rng, double* v);
-
-// Fills p.grid, p.rounding_inflation, p.sampler and p.sensitivity (+=
-// sqrt(dim) grid) for a release whose noise scale is `noise_per_sensitivity`
-// times the (inflated) sensitivity; sets p.noise_scale accordingly. The
-// scale is linear in the sensitivity for every calibration dperm uses (the
-// RDP of CKS20 Thm 14 depends on Delta/sigma only; Laplace: scale =
-// sqrt(dim) Delta/eps), so inflating Delta and rescaling is exact.
-void SnapPlan(Plan& p, double noise_per_sensitivity);
 
 }  // namespace dperm

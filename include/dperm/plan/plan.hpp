@@ -3,6 +3,7 @@
 // the mechanism follows it. Nothing in a Plan depends on the data.
 #pragma once
 #include "dperm/util/errors.hpp"
+#include "dperm/noise/noise_kind.hpp"
 #include "dperm/options/options.hpp"
 
 #include <cstdint>
@@ -13,15 +14,6 @@
 namespace dperm {
 
 struct AuditSeam;  // algorithms/audit_seam.hpp (test-only)
-
-enum class NoiseKind {
-  kGaussian,       // (epsilon, delta)-DP: N(0, sigma^2 I)
-  kLaplaceVector,  // epsilon-DP: density ~ exp(-||z|| / scale), scale = Delta/eps
-                   // (floating point; no plan uses it since snapping)
-  kLaplace,        // epsilon-DP: i.i.d. discrete Laplace per coordinate on the
-                   // grid, scale = sqrt(dim) Delta / eps (L1 sensitivity / eps)
-};
-const char* NoiseName(NoiseKind noise);
 
 // How a step picks its rows.
 enum class Sampling {

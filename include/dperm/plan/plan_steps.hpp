@@ -4,6 +4,9 @@
 #pragma once
 #include "dperm/util/errors.hpp"
 #include "dperm/plan/plan.hpp"
+// The noise steps every mechanism plans and releases with (SnapPlan,
+// PlanExactGaussianSteps, AddPlannedNoise): part of these shared steps.
+#include "dperm/plan/plan_noise.hpp"
 
 #include <string>
 
@@ -41,7 +44,7 @@ void AddNote(Plan& p, const std::string& note);
 double ZeroModelLossBound(const Plan& p);
 
 // Output perturbation noise for p.sensitivity (set p.noisy_steps = 0). The
-// release is snapped to a grid (noise.hpp, SnapPlan): p.sensitivity grows by
+// release is snapped to a grid (plan_noise.hpp, SnapPlan): p.sensitivity grows by
 // the rounding term sqrt(dim) grid before the noise is calibrated.
 // delta = 0: i.i.d. discrete Laplace of scale sqrt(dim) Delta/eps per
 // coordinate (epsilon-DP at the L1 sensitivity sqrt(dim) Delta; CKS20 §2.2).

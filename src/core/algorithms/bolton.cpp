@@ -106,7 +106,7 @@
 #include <string>
 
 #include "dperm/accounting/analytic_gaussian.hpp"
-#include "dperm/noise/noise.hpp"
+#include "dperm/plan/plan_noise.hpp"
 #include "dperm/plan/plan_steps.hpp"
 #include "dperm/algorithms/registry.hpp"
 

@@ -70,7 +70,7 @@
 #include <cmath>
 #include <vector>
 
-#include "dperm/noise/noise.hpp"
+#include "dperm/plan/plan_noise.hpp"
 #include "dperm/plan/plan_steps.hpp"
 #include "dperm/algorithms/registry.hpp"
 

@@ -74,7 +74,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "dperm/noise/noise.hpp"
+#include "dperm/plan/plan_noise.hpp"
 #include "dperm/plan/plan_steps.hpp"
 #include "dperm/algorithms/registry.hpp"
 

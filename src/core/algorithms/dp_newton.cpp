@@ -106,6 +106,7 @@
 #include "dperm/algorithms/registry.hpp"
 #include "dperm/algorithms/ssp.hpp"
 #include "dperm/noise/noise.hpp"
+#include "dperm/plan/plan_noise.hpp"
 #include "dperm/plan/plan_steps.hpp"
 #include "dperm/rows/exact_sum.hpp"
 #include "dperm/rows/packed_row.hpp"

@@ -8,7 +8,7 @@
 
 #include "dperm/util/interrupt.hpp"
 #include "dperm/algorithms/laplacian_smoothing.hpp"
-#include "dperm/noise/noise.hpp"
+#include "dperm/plan/plan_noise.hpp"
 
 namespace dperm {
 

@@ -45,7 +45,7 @@
 #include <cmath>
 
 #include "dperm/accounting/analytic_gaussian.hpp"
-#include "dperm/noise/noise.hpp"
+#include "dperm/plan/plan_noise.hpp"
 #include "dperm/plan/plan_steps.hpp"
 #include "dperm/algorithms/registry.hpp"
 

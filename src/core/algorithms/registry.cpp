@@ -3,7 +3,7 @@
 #include "dperm/algorithms/registry.hpp"
 
 #include "dperm/losses/loss.hpp"
-#include "dperm/noise/noise.hpp"
+#include "dperm/plan/plan_noise.hpp"
 #include "dperm/plan/plan_steps.hpp"
 
 #include <algorithm>

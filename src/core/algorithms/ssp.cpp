@@ -120,6 +120,7 @@
 #include "dperm/algorithms/registry.hpp"
 #include "dperm/noise/exact_normal.hpp"
 #include "dperm/noise/noise.hpp"
+#include "dperm/plan/plan_noise.hpp"
 #include "dperm/plan/plan_steps.hpp"
 #include "dperm/rows/exact_sum.hpp"
 #include "dperm/rows/packed_row.hpp"

@@ -5,15 +5,6 @@
 
 namespace dperm {
 
-const char* NoiseName(NoiseKind noise) {
-  switch (noise) {
-    case NoiseKind::kGaussian: return "gaussian";
-    case NoiseKind::kLaplaceVector: return "laplace_vector";
-    case NoiseKind::kLaplace: return "laplace";
-  }
-  return "?";
-}
-
 const char* SamplingName(Sampling s) {
   switch (s) {
     case Sampling::kFullBatch: return "full_batch";

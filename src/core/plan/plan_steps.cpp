@@ -9,7 +9,7 @@
 #include "dperm/accounting/calibrate.hpp"
 #include "dperm/rows/exact_sum.hpp"
 #include "dperm/losses/loss_spec.hpp"
-#include "dperm/noise/noise.hpp"
+#include "dperm/plan/plan_noise.hpp"
 #include "dperm/accounting/pld_wor.hpp"
 #include "dperm/accounting/rdp_wor.hpp"
 #include "dperm/accounting/rdp.hpp"
