@@ -16,7 +16,7 @@
 
 #include "reference_solvers.hpp"
 #include "dperm/options/options.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
 
 namespace dperm::testing {

@@ -5,7 +5,7 @@
 #include "dperm/accounting/calibrate.hpp"
 #include "dperm/accounting/pld.hpp"
 #include "dperm/accounting/rdp.hpp"
-#include "dperm/release/unit_level.hpp"
+#include "dperm/planning/unit_level.hpp"
 
 #include <cmath>
 

@@ -1,8 +1,8 @@
 // dp_explain in SQL: the plan training would follow, without reading any
 // data (the plan and its JSON are the core's, src/core/plan/explain.cpp).
-#include "dperm/plan/explain.hpp"
+#include "dperm/planning/explain.hpp"
 #include "dperm/release/select_l2.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 
 #include "options_pg.hpp"
 

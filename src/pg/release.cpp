@@ -19,7 +19,7 @@
 #include "dperm/algorithms/registry.hpp"
 #include "dperm/model/model.hpp"
 #include "dperm/release/streaming.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "dperm/release/select_l2.hpp"
 #include "dperm/release/train_model.hpp"
 

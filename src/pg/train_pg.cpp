@@ -15,7 +15,7 @@
 // family is not read through its protection (RefuseRowSecurity,
 // protect.cpp).
 #include "dperm/options/options.hpp"
-#include "dperm/release/unit_level.hpp"
+#include "dperm/planning/unit_level.hpp"
 
 #include "citus.hpp"
 #include "model_type.hpp"

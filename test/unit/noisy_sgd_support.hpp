@@ -14,7 +14,7 @@
 #include "dperm/options/options.hpp"
 #include "dperm/plan/plan.hpp"
 #include "dperm/rows/rows.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
 #include "../../bench/lib/reference_solvers.hpp"
 

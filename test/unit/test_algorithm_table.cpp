@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "dperm/plan/explain.hpp"
+#include "dperm/planning/explain.hpp"
 #include "dperm/options/options.hpp"
 #include "dperm/algorithms/registry.hpp"
 #include "test_helpers.hpp"

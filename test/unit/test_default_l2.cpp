@@ -1,4 +1,4 @@
-// DefaultL2 (include/dperm/release/plan_release.hpp): the l2 a release
+// DefaultL2 (include/dperm/planning/plan_release.hpp): the l2 a release
 // uses when neither `l2` nor `algorithm` is given. The values below are
 // worked out by hand from the rule's formula; the plans check that the
 // rule's l2 reaches the mechanism, dp_explain and the model's plan, and
@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "dperm/plan/explain.hpp"
+#include "dperm/planning/explain.hpp"
 #include "dperm/options/options.hpp"
 #include "dperm/release/streaming.hpp"
 #include "dperm/plan/plan.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "test_helpers.hpp"
 
 namespace {

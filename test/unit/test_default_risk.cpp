@@ -27,7 +27,7 @@
 #include "dperm/algorithms/registry.hpp"
 #include "dperm/options/options.hpp"
 #include "dperm/plan/plan.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
 #include "real_datasets.hpp"
 #include "../../bench/lib/reference_solvers.hpp"

@@ -13,7 +13,7 @@
 #include "dperm/noise/noise.hpp"
 #include "dperm/plan/plan_noise.hpp"
 #include "dperm/options/options.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "test_helpers.hpp"
 
 namespace {

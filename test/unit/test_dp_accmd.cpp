@@ -22,7 +22,7 @@
 #include "dperm/noise/random.hpp"
 #include "dperm/accounting/rdp.hpp"
 #include "dperm/rows/rows.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
 #include "test_helpers.hpp"
 

@@ -17,7 +17,7 @@
 #include "dperm/algorithms/registry.hpp"
 #include "dperm/algorithms/ssp.hpp"
 #include "dperm/losses/loss.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
 #include "../../bench/lib/synthetic_logistic.hpp"
 #include "erm_reference.hpp"

@@ -16,14 +16,14 @@
 #include <vector>
 
 #include "dperm/accounting/budget.hpp"
-#include "dperm/plan/explain.hpp"
+#include "dperm/planning/explain.hpp"
 #include "dperm/algorithms/mechanism.hpp"
 #include "dperm/plan/plan.hpp"
 #include "dperm/accounting/pld_wor.hpp"
 #include "dperm/accounting/rdp.hpp"
 #include "dperm/accounting/rdp_wor.hpp"
 #include "dperm/algorithms/svrg_common.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
 #include "erm_reference.hpp"
 #include "test_helpers.hpp"

@@ -15,7 +15,7 @@
 
 #include "dperm/rows/exact_sum.hpp"
 #include "dperm/release/streaming.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include "dperm/accounting/pld_wor.hpp"
 #include "dperm/accounting/rdp.hpp"
 #include "dperm/algorithms/svrg_common.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
 #include "dperm/util/interrupt.hpp"
 #include "erm_reference.hpp"

@@ -16,7 +16,7 @@
 #include "dperm/util/json.hpp"
 #include "dperm/model/model.hpp"
 #include "dperm/losses/softmax.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "test_helpers.hpp"
 
 namespace {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "dperm/accounting/budget.hpp"
-#include "dperm/plan/explain.hpp"
+#include "dperm/planning/explain.hpp"
 #include "dperm/algorithms/mechanism.hpp"
 #include "dperm/noise/noise.hpp"
 #include "dperm/algorithms/objective_approx.hpp"
@@ -26,7 +26,7 @@
 #include "dperm/noise/random.hpp"
 #include "dperm/accounting/rdp.hpp"
 #include "dperm/rows/rows.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
 #include "test_helpers.hpp"
 

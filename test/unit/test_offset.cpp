@@ -19,7 +19,7 @@
 #include "dperm/options/options.hpp"
 #include "dperm/plan/plan.hpp"
 #include "dperm/noise/random.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
 
 namespace dperm::testing {

@@ -11,7 +11,7 @@
 
 #include "dperm/release/streaming.hpp"
 #include "dperm/rows/rows.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
 #include "dperm/rows/row_parts.hpp"
 

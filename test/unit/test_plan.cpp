@@ -22,7 +22,7 @@
 #include "dperm/release/streaming.hpp"
 #include "dperm/plan/plan.hpp"
 #include "dperm/plan/plan_steps.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "test_helpers.hpp"
 
 namespace {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "dperm/losses/loss.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "dperm/release/streaming.hpp"
 #include "dperm/release/train_model.hpp"
 #include "dperm/rows/exact_sum.hpp"

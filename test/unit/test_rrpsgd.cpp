@@ -22,7 +22,7 @@
 #include "dperm/accounting/rdp_wor.hpp"
 #include "dperm/rows/rows.hpp"
 #include "dperm/algorithms/rrpsgd.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
 #include "synthetic_problems.hpp"
 #include "../../bench/lib/reference_solvers.hpp"

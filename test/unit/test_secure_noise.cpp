@@ -3,7 +3,7 @@
 // the exact pmf, bins merged so that every expected count is >= 20.
 #include "dperm/noise/noise.hpp"
 #include "dperm/noise/exact_normal.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 
 #include <gtest/gtest.h>
 

@@ -16,7 +16,7 @@
 #include "dperm/noise/random.hpp"
 #include "dperm/accounting/rdp.hpp"
 #include "dperm/release/select_l2.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "real_datasets.hpp"
 #include "test_helpers.hpp"
 

@@ -18,7 +18,7 @@
 #include "dperm/options/options.hpp"
 #include "dperm/plan/plan.hpp"
 #include "dperm/algorithms/svrg_common.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 
 namespace {
 

@@ -23,7 +23,7 @@
 #include "dperm/noise/random.hpp"
 #include "dperm/rows/rows.hpp"
 #include "dperm/losses/softmax.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
 #include "test_helpers.hpp"
 #include "../../bench/lib/reference_solvers.hpp"

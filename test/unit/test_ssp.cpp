@@ -14,7 +14,7 @@
 #include "dperm/algorithms/registry.hpp"
 #include "dperm/algorithms/ssp.hpp"
 #include "dperm/losses/loss.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
 #include "dperm/rows/exact_sum.hpp"
 #include "erm_reference.hpp"

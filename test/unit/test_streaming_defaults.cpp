@@ -29,7 +29,7 @@
 
 #include "dperm/algorithms/dp_gd.hpp"
 #include "dperm/release/streaming.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
 #include "real_datasets.hpp"
 #include "../../bench/lib/reference_solvers.hpp"

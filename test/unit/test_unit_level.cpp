@@ -10,7 +10,7 @@
 #include "dperm/accounting/budget.hpp"
 #include "dperm/release/select_l2.hpp"
 #include "dperm/release/streaming.hpp"
-#include "dperm/release/unit_level.hpp"
+#include "dperm/planning/unit_level.hpp"
 
 namespace {
 

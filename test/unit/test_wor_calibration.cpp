@@ -15,7 +15,7 @@
 #include "dperm/accounting/pld_wor.hpp"
 #include "dperm/accounting/rdp.hpp"
 #include "dperm/accounting/rdp_wor.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "noisy_sgd_support.hpp"
 
 namespace dperm {

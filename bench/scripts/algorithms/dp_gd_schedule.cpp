@@ -23,7 +23,7 @@
 #include "../../lib/synthetic_logistic.hpp"
 #include "dperm/algorithms/dp_gd.hpp"
 #include "dperm/options/options.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 
 using namespace dperm;
 

@@ -48,7 +48,7 @@
 #include "../../lib/reference_solvers.hpp"
 #include "../../lib/synthetic_logistic.hpp"
 #include "dperm/options/options.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 
 using namespace dperm;
 

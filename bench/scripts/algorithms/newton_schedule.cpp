@@ -21,7 +21,7 @@
 #include "dperm/algorithms/dp_newton.hpp"
 #include "dperm/algorithms/ssp.hpp"
 #include "dperm/noise/exact_normal.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
 #include "../../lib/erm_rows.hpp"
 #include "../../lib/reference_solvers.hpp"

@@ -37,7 +37,7 @@
 #include "dperm/plan/plan.hpp"
 #include "dperm/noise/random.hpp"
 #include "dperm/rows/rows.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
 
 namespace {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "dperm/algorithms/registry.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
 
 int main(int argc, char** argv) {

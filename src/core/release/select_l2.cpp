@@ -1,6 +1,6 @@
 // l2 => 'auto': private selection of l2 (select_l2.hpp has the argument).
 #include "dperm/release/select_l2.hpp"
-#include "dperm/release/unit_level.hpp"
+#include "dperm/planning/unit_level.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,13 +11,13 @@
 #include "dperm/model/evaluate.hpp"
 #include "dperm/losses/loss_spec.hpp"
 #include "dperm/rows/exact_sum.hpp"
-#include "dperm/plan/explain.hpp"
+#include "dperm/planning/explain.hpp"
 #include "dperm/util/interrupt.hpp"
 #include "dperm/util/json.hpp"
 #include "dperm/algorithms/registry.hpp"
 #include "dperm/noise/noise.hpp"
 #include "dperm/accounting/rdp.hpp"
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
 
 namespace dperm {

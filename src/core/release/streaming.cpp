@@ -13,8 +13,8 @@
 #include "dperm/algorithms/registry.hpp"
 #include "dperm/algorithms/ssp.hpp"
 #include "dperm/rows/rows.hpp"
-#include "dperm/release/plan_release.hpp"
-#include "dperm/release/unit_level.hpp"
+#include "dperm/planning/plan_release.hpp"
+#include "dperm/planning/unit_level.hpp"
 #include "dperm/rows/row_parts.hpp"
 
 namespace dperm {

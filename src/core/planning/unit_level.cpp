@@ -1,5 +1,5 @@
 // Releases at the level of a privacy unit (unit_level.hpp).
-#include "dperm/release/unit_level.hpp"
+#include "dperm/planning/unit_level.hpp"
 
 #include "dperm/accounting/budget.hpp"
 #include "dperm/util/numeric_util.hpp"

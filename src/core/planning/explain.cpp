@@ -1,6 +1,6 @@
 // dp_explain's accounting section: what the planned release costs under each
 // accountant dperm has.
-#include "dperm/plan/explain.hpp"
+#include "dperm/planning/explain.hpp"
 #include "dperm/accounting/pld_wor.hpp"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // Planning a release from public inputs: the default l2 and algorithm, and
 // the plan of the chosen mechanism (plan_release.hpp).
-#include "dperm/release/plan_release.hpp"
+#include "dperm/planning/plan_release.hpp"
 
 #include "dperm/losses/loss.hpp"
 #include "dperm/release/decision.hpp"
