@@ -25,7 +25,7 @@
 #include "dperm/plan/plan.hpp"
 #include "dperm/noise/random.hpp"
 #include "dperm/planning/plan_release.hpp"
-#include "dperm/release/select_l2.hpp"
+#include "dperm/planning/release_plan.hpp"
 #include "dperm/release/train_model.hpp"
 
 

@@ -1,7 +1,7 @@
 // dp_explain in SQL: the plan training would follow, without reading any
-// data (the plan and its JSON are the core's, src/core/plan/explain.cpp).
+// data (the plan and its JSON are the core's, src/core/planning/explain.cpp).
 #include "dperm/planning/explain.hpp"
-#include "dperm/release/select_l2.hpp"
+#include "dperm/planning/release_plan.hpp"
 #include "dperm/planning/plan_release.hpp"
 
 #include "options_pg.hpp"
@@ -34,7 +34,7 @@ DPERM_FUNCTION(dp_explain) {
   const int64 rows = k > 0 ? n * k : n;
   PgBox<std::string> json(CurrentMemoryContext);
   RunCore([&] {
-    dperm::InMemoryRelease r = dperm::PlanInMemoryRelease(parsed.options, loss, rows, d);
+    dperm::ReleasePlan r = dperm::PlanInMemoryRelease(parsed.options, loss, rows, d);
     json.Emplace(r.selects ? dperm::ExplainL2Selection(r.selection) : dperm::ExplainJson(r.plan));
   });
   return DirectFunctionCall1(jsonb_in, CStringGetDatum(json->c_str()));

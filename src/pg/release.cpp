@@ -3,7 +3,7 @@
 // from one request built at its SQL entry point (release_request.hpp):
 //   1. public checks: feature_names against d; the plan, from the options,
 //      n and d only (in memory: PlanInMemoryRelease, which also plans
-//      l2 => 'auto'; by passes: PlanStreamingRelease), made once; its
+//      l2 => 'auto'; by passes: PlanReleaseByPasses), made once; its
 //      memory estimate against dperm.max_release_memory. Each refusal costs
 //      nothing.
 //   2. charge: one ledger row for the plan (ChargeRelease), unless the
@@ -20,6 +20,7 @@
 #include "dperm/model/model.hpp"
 #include "dperm/release/streaming.hpp"
 #include "dperm/planning/plan_release.hpp"
+#include "dperm/planning/release_plan.hpp"
 #include "dperm/release/select_l2.hpp"
 #include "dperm/release/train_model.hpp"
 
@@ -62,7 +63,7 @@ void CheckReleaseMemory(double bytes) {
 // Step 1: the checks of public inputs (feature_names against d), the plan
 // (in memory or by passes) and its memory refusal, before anything is
 // charged.
-void PlanStep(const ReleaseRequest& r, bool streaming, PgBox<dperm::InMemoryRelease>* planned) {
+void PlanStep(const ReleaseRequest& r, bool streaming, PgBox<dperm::ReleasePlan>* planned) {
   const Options& o = r.parsed.options;
   if (o.n_feature_names >= 0 && o.n_feature_names != r.d)
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -72,10 +73,7 @@ void PlanStep(const ReleaseRequest& r, bool streaming, PgBox<dperm::InMemoryRele
     if (!streaming) {
       planned->Emplace(dperm::PlanInMemoryRelease(o, r.loss, r.n, r.d));
     } else {
-      dperm::InMemoryRelease& p = planned->Emplace();
-      p.plan = dperm::PlanStreamingRelease(o, r.loss, r.n, r.d);
-      p.curve = dperm::ReleaseRdpCurve(p.plan);
-      p.memory = dperm::ReleaseMemoryBytes(p.plan, true);
+      planned->Emplace(dperm::PlanReleaseByPasses(o, r.loss, r.n, r.d));
     }
   });
   CheckReleaseMemory((*planned)->memory);
@@ -135,7 +133,7 @@ Datum Release(const ReleaseRequest& r, const ReleaseInput& in) {
   const PassSource* passes = in.passes;
   // 1. Every error up to the charge needs only public inputs (the options,
   // n and d) and costs nothing; after it, every outcome is paid for.
-  PgBox<dperm::InMemoryRelease> planned(CurrentMemoryContext);
+  PgBox<dperm::ReleasePlan> planned(CurrentMemoryContext);
   PlanStep(r, passes != nullptr, &planned);
   const dperm::Plan* plan = &planned->plan;
 

@@ -22,7 +22,7 @@ extern int g_max_buffer_kb;
 extern bool g_streaming_spill;
 
 // dperm.max_release_memory (kB): the most memory one release's training
-// may need besides its rows (ReleaseMemoryBytes, registry.hpp); a release
+// may need besides its rows (ReleaseMemoryBytes, planning/memory.hpp); a release
 // above it is refused before it is charged (release.cpp).
 extern int g_max_release_memory_kb;
 

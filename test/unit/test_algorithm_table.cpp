@@ -25,6 +25,7 @@
 #include "dperm/planning/explain.hpp"
 #include "dperm/options/options.hpp"
 #include "dperm/algorithms/registry.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "test_helpers.hpp"
 
 namespace {

@@ -25,6 +25,7 @@
 #include "dperm/rows/rows.hpp"
 #include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
+#include "dperm/planning/release_curve.hpp"
 #include "synthetic_problems.hpp"
 #include "../../bench/lib/reference_solvers.hpp"
 #include "test_helpers.hpp"

@@ -24,6 +24,7 @@
 #include "dperm/rows/rows.hpp"
 #include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
+#include "dperm/planning/release_curve.hpp"
 #include "test_helpers.hpp"
 
 namespace {

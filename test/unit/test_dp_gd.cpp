@@ -16,6 +16,7 @@
 #include "dperm/accounting/rdp.hpp"
 #include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
+#include "dperm/planning/release_curve.hpp"
 #include "erm_reference.hpp"
 #include "test_helpers.hpp"
 

@@ -19,6 +19,7 @@
 #include "dperm/losses/loss.hpp"
 #include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
+#include "dperm/planning/release_curve.hpp"
 #include "../../bench/lib/synthetic_logistic.hpp"
 #include "erm_reference.hpp"
 #include "test_helpers.hpp"

@@ -18,6 +18,8 @@
 #include "dperm/accounting/pld_wor.hpp"
 #include "dperm/accounting/rdp.hpp"
 #include "dperm/plan/plan_noise.hpp"
+#include "dperm/planning/release_curve.hpp"
+#include "dperm/planning/plan_release.hpp"
 #include "noisy_sgd_support.hpp"
 #include "test_helpers.hpp"
 

@@ -25,6 +25,7 @@
 #include "dperm/algorithms/svrg_common.hpp"
 #include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
+#include "dperm/planning/release_curve.hpp"
 #include "erm_reference.hpp"
 #include "test_helpers.hpp"
 

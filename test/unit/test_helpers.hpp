@@ -8,6 +8,7 @@
 #include "dperm/accounting/rdp.hpp"
 #include "dperm/algorithms/svrg_common.hpp"
 #include "dperm/planning/plan_release.hpp"
+#include "dperm/planning/release_curve.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -21,6 +21,7 @@
 #include "dperm/noise/random.hpp"
 #include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
+#include "dperm/planning/release_curve.hpp"
 
 namespace dperm::testing {
 namespace {

@@ -23,6 +23,7 @@
 #include "dperm/plan/plan.hpp"
 #include "dperm/plan/plan_steps.hpp"
 #include "dperm/planning/plan_release.hpp"
+#include "dperm/planning/release_curve.hpp"
 #include "test_helpers.hpp"
 
 namespace {

@@ -24,6 +24,7 @@
 #include "dperm/algorithms/rrpsgd.hpp"
 #include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
+#include "dperm/planning/release_curve.hpp"
 #include "synthetic_problems.hpp"
 #include "../../bench/lib/reference_solvers.hpp"
 #include "test_helpers.hpp"

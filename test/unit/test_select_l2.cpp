@@ -17,6 +17,8 @@
 #include "dperm/accounting/rdp.hpp"
 #include "dperm/release/select_l2.hpp"
 #include "dperm/planning/plan_release.hpp"
+#include "dperm/planning/release_curve.hpp"
+#include "dperm/planning/plan_l2_selection.hpp"
 #include "real_datasets.hpp"
 #include "test_helpers.hpp"
 

@@ -17,6 +17,7 @@
 #include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
 #include "dperm/rows/exact_sum.hpp"
+#include "dperm/planning/release_curve.hpp"
 #include "erm_reference.hpp"
 #include "test_helpers.hpp"
 

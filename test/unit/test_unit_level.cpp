@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "dperm/accounting/budget.hpp"
-#include "dperm/release/select_l2.hpp"
 #include "dperm/release/streaming.hpp"
 #include "dperm/planning/unit_level.hpp"
+#include "dperm/planning/release_curve.hpp"
+#include "dperm/planning/release_plan.hpp"
+#include "dperm/planning/plan_release.hpp"
 
 namespace {
 
@@ -57,7 +59,7 @@ TEST(UnitLevel, RefusesAShareBelowTheEpsilonFloor) {
 
 TEST(UnitLevel, InMemoryPlanStatesTheUnitAndPlansAtTheShare) {
   const int64_t units = 500, k = 4;
-  dperm::InMemoryRelease r =
+  dperm::ReleasePlan r =
       dperm::PlanInMemoryRelease(UnitOptions(2, 0, k), dperm::LossKind::kLogistic, units * k, 3);
   EXPECT_EQ(r.plan.unit_rows, k);
   EXPECT_EQ(r.plan.units, units);
@@ -69,15 +71,15 @@ TEST(UnitLevel, InMemoryPlanStatesTheUnitAndPlansAtTheShare) {
     EXPECT_DOUBLE_EQ(r.curve[i], std::min(2.0, dperm::LedgerOrders()[i] * 2.0));
   // The row-level release at the share plans the same noise.
   dperm::Options row = UnitOptions(0.5, 0, 0);
-  dperm::InMemoryRelease same =
+  dperm::ReleasePlan same =
       dperm::PlanInMemoryRelease(row, dperm::LossKind::kLogistic, units * k, 3);
   EXPECT_EQ(same.plan.noise_scale, r.plan.noise_scale);
   EXPECT_EQ(same.plan.algorithm, r.plan.algorithm);
 }
 
 TEST(UnitLevel, ApproximateDpUnitReleaseHasNoCurve) {
-  dperm::InMemoryRelease r = dperm::PlanInMemoryRelease(UnitOptions(1, 1e-6, 5),
-                                                        dperm::LossKind::kLogistic, 1000 * 5, 3);
+  dperm::ReleasePlan r = dperm::PlanInMemoryRelease(UnitOptions(1, 1e-6, 5),
+                                                    dperm::LossKind::kLogistic, 1000 * 5, 3);
   EXPECT_TRUE(r.curve.empty());
   EXPECT_EQ(dperm::ReleaseDelta(r.plan), 1e-6);
   const dperm::Plan s =

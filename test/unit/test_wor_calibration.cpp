@@ -16,6 +16,7 @@
 #include "dperm/accounting/rdp.hpp"
 #include "dperm/accounting/rdp_wor.hpp"
 #include "dperm/planning/plan_release.hpp"
+#include "dperm/planning/release_curve.hpp"
 #include "noisy_sgd_support.hpp"
 
 namespace dperm {

@@ -18,9 +18,10 @@
 //          never a private release; "newton": the non-private minimiser of
 //          the same objective (damped Newton, bench/lib/reference_solvers.hpp);
 //          "algo=NAME": like "default" with `algorithm => NAME`; "auto":
-//          l2 => 'auto' (PlanL2Selection + TrainL2Selection, select_l2.hpp;
-//          the job's l2 is ignored), printed as "auto:L2:ALGORITHM" with
-//          the chosen l2 and its candidate's algorithm; "pnewton=K" or
+//          l2 => 'auto' (PlanL2Selection, plan_l2_selection.hpp, then
+//          TrainL2Selection, select_l2.hpp; the job's l2 is ignored),
+//          printed as "auto:L2:ALGORITHM" with the chosen l2 and its
+//          candidate's algorithm; "pnewton=K" or
 //          "pnewton=K:SHARE:RIDGE": K private Newton passes
 //          (bench/lib/private_newton.hpp, logistic).
 // Environment: DPERM_HELDOUT_INTERCEPT=fitted turns the private offset off
@@ -50,6 +51,7 @@
 #include "dperm/release/select_l2.hpp"
 #include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
+#include "dperm/planning/plan_l2_selection.hpp"
 
 namespace {
 

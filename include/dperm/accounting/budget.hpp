@@ -1,8 +1,8 @@
-// Composition of a relation's ledger rows into the privacy it has spent, and
-// the RDP curve each release records (docs/design.md section 3, item 4).
+// Composition of a relation's ledger rows into the privacy it has spent
+// (docs/design.md section 3, item 4); the curve each release records is
+// ReleaseRdpCurve's (planning/release_curve.hpp).
 #pragma once
 #include "dperm/util/errors.hpp"
-#include "dperm/plan/plan.hpp"
 
 #include <vector>
 
@@ -10,24 +10,6 @@ namespace dperm {
 
 // The Renyi orders of every curve in the ledger (the 24-order standard grid).
 const std::vector<double>& LedgerOrders();
-
-// The release's RDP curve on LedgerOrders(), empty when the plan has none
-// (has_rdp = false); the plan's own rdp_curve when it set one; otherwise:
-// gradient perturbation: noisy_steps times the subsampled Gaussian step's RDP
-// at the plan's sampling rate and noise multiplier (WBK 2019, Thm 9,
-// replace-one: the curve PlanGradientNoise, plan_steps.hpp, calibrated on);
-// Gaussian noise of scale sigma on L2 sensitivity Delta: alpha Delta^2/(2 sigma^2)
-// (Mironov 2017, Prop. 7); epsilon-DP noise: min(epsilon, alpha epsilon^2/2),
-// since epsilon-DP implies (epsilon^2/2)-zCDP (Bun & Steinke 2016, Prop. 1.4)
-// and (alpha, epsilon)-RDP.
-// A unit-level plan (unit_level.hpp, unit_rows > 1) has UnitLevelCurve.
-std::vector<double> ReleaseRdpCurve(const Plan& plan);
-
-// The ledger curve of a release that is (epsilon, delta)-DP per privacy unit
-// by group privacy: epsilon-DP gives min(epsilon, alpha epsilon^2 / 2) at
-// every order (Bun & Steinke 2016, Prop. 1.4); with delta > 0 group privacy
-// gives no RDP curve, so the release composes by sums (empty).
-std::vector<double> UnitLevelCurve(double epsilon, double delta);
 
 // One ledger row: its (epsilon, delta) and its curve (nullptr if unknown).
 struct Charge {

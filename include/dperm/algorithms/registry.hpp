@@ -46,7 +46,7 @@ struct AlgorithmSpec {
   bool streams = false;
   // Why it cannot stream (streams = false), for the error.
   const char* no_streaming = "it reads single rows";
-  // Its training's state (ReleaseMemoryBytes): the vectors of the model's
+  // Its training's state (ReleaseMemoryBytes, planning/memory.hpp): the vectors of the model's
   // dimension Train keeps alive at once, its own and the temporaries of the
   // gradients it takes, and the arrays of 8 bytes per row (row indices,
   // a permutation) it allocates.
@@ -69,24 +69,6 @@ bool TakesLoss(Algorithm algorithm, LossKind loss);
 // The SQL names of the algorithms with a property, in documentation order.
 std::vector<std::string> PureDpAlgorithms();      // needs_delta == nullptr
 std::vector<std::string> StreamingAlgorithms();   // streams
-
-// The peak memory, in bytes, of training by the plan besides the rows
-// themselves (dperm.max_buffer bounds those): one formula over the
-// algorithm's state sizes, from public quantities only (n, d, K, options).
-//   8 (V dim + Q dim^2 + A n + P) + T dim
-// V = spec.model_vectors + kSharedModelVectors (the objective's gradient,
-// the returned coefficients, the noise); Q = spec.model_matrices;
-// A = spec.row_arrays, 0 when
-// streaming (no rows in memory; a pass's state is O(dim)); P = the largest
-// block of a full pass (loss.hpp: at most kFullPassBlockWork margins, or
-// max(K, kFullPassBlockWork) softmax scores) plus a softmax row's scratch,
-// kFullPassBlockWork + 3 K values; T =
-// kModelTextBytes per coefficient (the released model's JSON and Datum).
-// The boundary refuses a release above dperm.max_release_memory before it
-// is charged (54000), and dp_explain shows the figure.
-constexpr int kSharedModelVectors = 4;
-constexpr double kModelTextBytes = 64;
-double ReleaseMemoryBytes(const Plan& plan, bool streaming);
 
 // Checks the options against the algorithm's spec (a refused loss, an
 // option it does not take, delta = 0 where it needs delta > 0), then asks

@@ -1,6 +1,8 @@
-// dp_explain's answer. Apart from plan.hpp: it reads every accountant
-// (budget, RDP, PLD, analytic Gaussian), each of which depends on the plan.
+// dp_explain's answer: a release's plan (release_plan.hpp), its accounting
+// under every accountant dperm has (budget, RDP, PLD, analytic Gaussian) and
+// its memory estimate.
 #pragma once
+#include "dperm/plan/l2_selection.hpp"
 #include "dperm/plan/plan.hpp"
 
 #include <string>
@@ -13,5 +15,8 @@ namespace dperm {
 // curve on the ledger's orders, and epsilon at the requested delta under
 // each accountant (analytic Gaussian, RDP, PLD).
 std::string ExplainJson(const Plan& plan);
+
+// dp_explain for l2 => 'auto': the selection and every candidate's plan.
+std::string ExplainL2Selection(const L2Selection& selection);
 
 }  // namespace dperm

@@ -1,14 +1,15 @@
-// The core's entry point for planning a release from public inputs only
-// (options, n, d): the default l2 and algorithm, then the mechanism's plan.
-// Plain types in, plain types out (the pgRouting "driver" shape).
+// The mechanism's plan of a release from public inputs only (options, n,
+// d), in memory or by passes: the default l2 and algorithm, stages 0 and 2
+// (release/offset.hpp, release/decision.hpp), then the mechanism's plan.
+// Plain types in, plain types out (the pgRouting "driver" shape); the
+// pipeline plans with release_plan.hpp, which adds the curve and memory.
 #pragma once
 #include "dperm/util/errors.hpp"
-#include "dperm/losses/objective.hpp"
+#include "dperm/options/options.hpp"
 #include "dperm/plan/plan.hpp"
-#include "dperm/noise/random.hpp"
 
-#include <memory>
-#include <vector>
+#include <cstdint>
+#include <string>
 
 namespace dperm {
 
@@ -173,5 +174,10 @@ const double kNewtonDefaultMinRatio = 56;
 const int64_t kNewtonDefaultMinRows = 100000;
 const int kNewtonDefaultMaxDim = 64;
 bool NewtonStreamsByDefault(LossKind loss, int64_t n, int d, const Options& options);
+
+// The plan of a streaming release: PlanRelease for a named algorithm
+// (throws, feature not supported, for one that cannot stream), else
+// PlanStreamingDefault (above: passes that do not grow with n).
+Plan PlanStreamingRelease(const Options& options, LossKind loss, int64_t n, int d);
 
 }  // namespace dperm

@@ -13,14 +13,21 @@
 // with their own generator, or sum exactly), so the slots' order does not
 // matter. A unit-level plan is therefore the row-level plan at
 // RowLevelOptions' (epsilon', delta'); it states the unit's (epsilon,
-// delta), and its ledger curve is UnitLevelCurve (budget.hpp).
+// delta), and its ledger curve is UnitLevelCurve (below).
 #pragma once
 #include "dperm/options/options.hpp"
 #include "dperm/plan/plan.hpp"
 
+#include <cstdint>
 #include <vector>
 
 namespace dperm {
+
+// The ledger curve of a release that is (epsilon, delta)-DP per privacy unit
+// by group privacy: epsilon-DP gives min(epsilon, alpha epsilon^2 / 2) at
+// every order (Bun & Steinke 2016, Prop. 1.4); with delta > 0 group privacy
+// gives no RDP curve, so the release composes by sums (empty).
+std::vector<double> UnitLevelCurve(double epsilon, double delta);
 
 // The row-level options a unit-level release is planned with: epsilon' =
 // epsilon / k and delta' = delta (e^{epsilon'} - 1) / (e^{epsilon} - 1), which

@@ -159,11 +159,6 @@ class PassObjective final : public Objective {
 // and gradients, so that it can stream (AlgorithmSpec::streams).
 bool SupportsStreaming(Algorithm algorithm);
 
-// The plan of a streaming release: PlanRelease for a named algorithm
-// (throws, feature not supported, for one that cannot stream), else
-// PlanStreamingDefault (plan_release.hpp: passes that do not grow with n).
-Plan PlanStreamingRelease(const Options& options, LossKind loss, int64_t n, int d);
-
 // Trains by the plan, every gradient a pass of `runner`; *passes is set to
 // the number of passes run.
 std::vector<double> TrainStreaming(const Plan& plan, PassRunner& runner, SecureRng& rng,

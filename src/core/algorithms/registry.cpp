@@ -82,16 +82,6 @@ std::vector<std::string> StreamingAlgorithms() {
   return NamesWhere([](const AlgorithmSpec& s) { return s.streams; });
 }
 
-double ReleaseMemoryBytes(const Plan& p, bool streaming) {
-  const AlgorithmSpec& spec = SpecFor(p.algorithm);
-  const double dim = double(p.dim), n = double(p.n), k = double(std::max(p.classes, 1));
-  const double vectors = double(spec.model_vectors + kSharedModelVectors) * dim;
-  const double matrices = double(spec.model_matrices) * dim * dim;
-  const double rows = streaming ? 0.0 : double(spec.row_arrays) * n;
-  const double block = double(kFullPassBlockWork) + 3 * k;
-  return 8 * (vectors + matrices + rows + block) + kModelTextBytes * dim;
-}
-
 Plan PlanFor(Algorithm algorithm, const Options& options, LossKind loss, int64_t n, int d) {
   const AlgorithmSpec& spec = SpecFor(algorithm);
   CheckSpec(spec, options, loss);

@@ -1,5 +1,5 @@
-// dp_explain's accounting section: what the planned release costs under each
-// accountant dperm has.
+// dp_explain (explain.hpp): the plan with what it costs under each
+// accountant dperm has and its memory; l2 => 'auto''s selection.
 #include "dperm/planning/explain.hpp"
 #include "dperm/accounting/pld_wor.hpp"
 
@@ -12,8 +12,9 @@
 #include "dperm/accounting/pld.hpp"
 #include "dperm/plan/plan.hpp"
 #include "dperm/accounting/rdp.hpp"
-#include "dperm/algorithms/registry.hpp"
 #include "dperm/algorithms/svrg_common.hpp"
+#include "dperm/planning/memory.hpp"
+#include "dperm/planning/release_curve.hpp"
 
 namespace dperm {
 namespace {
@@ -145,6 +146,30 @@ std::string ExplainJson(const Plan& plan) {
                          {"options_given", OptionsGivenJson(plan.options)},
                          {"accounting", AccountingJson(plan)},
                          {"memory_bytes", std::to_string(static_cast<long long>(std::ceil(ReleaseMemoryBytes(plan, false))))}});
+}
+
+std::string ExplainL2Selection(const L2Selection& s) {
+  JsonWriter j;
+  j.BeginObject();
+  j.Key("l2").String("auto");
+  j.Key("loss").String(LossName(s.loss));
+  j.Key("n").Integer(s.n);
+  j.Key("d").Integer(s.d);
+  j.Key("memory_bytes").Integer(static_cast<int64_t>(std::ceil(SelectionMemoryBytes(s))));
+  j.Key("selection").Raw(L2SelectionJson(s, nullptr).c_str());
+  j.Key("accounting").BeginObject();
+  j.Key("rdp_orders").BeginArray();
+  for (double a : LedgerOrders()) j.Number(a);
+  j.EndArray();
+  j.Key("rdp").BeginArray();
+  for (double v : s.rdp_curve) j.Number(v);
+  j.EndArray();
+  j.EndObject();
+  j.Key("candidates").BeginArray();
+  for (const Plan& p : s.candidates) j.Raw(ExplainJson(p).c_str());
+  j.EndArray();
+  j.EndObject();
+  return j.str();
 }
 
 }  // namespace dperm

@@ -10,6 +10,15 @@
 
 namespace dperm {
 
+std::vector<double> UnitLevelCurve(double epsilon, double delta) {
+  if (delta > 0) return {};
+  const std::vector<double>& orders = LedgerOrders();
+  std::vector<double> curve(orders.size());
+  for (size_t i = 0; i < orders.size(); i++)
+    curve[i] = std::min(epsilon, orders[i] * epsilon * epsilon / 2);
+  return curve;
+}
+
 double GroupDelta(double epsilon_row, double delta_row, int64_t k) {
   // delta_row (1 + e^{eps} + ... + e^{(k-1) eps}) = delta_row (e^{k eps} - 1) / (e^{eps} - 1).
   if (k <= 1) return delta_row;

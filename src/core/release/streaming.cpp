@@ -13,8 +13,6 @@
 #include "dperm/algorithms/registry.hpp"
 #include "dperm/algorithms/ssp.hpp"
 #include "dperm/rows/rows.hpp"
-#include "dperm/planning/plan_release.hpp"
-#include "dperm/planning/unit_level.hpp"
 #include "dperm/rows/row_parts.hpp"
 
 namespace dperm {
@@ -347,52 +345,6 @@ Eigen::MatrixXd PassObjective::LossHessian(const Eigen::VectorXd&) const {
 }
 
 bool SupportsStreaming(Algorithm a) { return SpecFor(a).streams; }
-
-namespace {
-
-// PlanStreamingRelease at the row level.
-Plan PlanStreamingRows(const Options& options, LossKind loss, int64_t n, int d) {
-  // l2 => 'auto' trains G candidates on a random split of the rows held in
-  // memory (select_l2.hpp); streaming passes have no such split.
-  // The limbs of the pass state hold sums of fewer rows (exact_sum.hpp).
-  if (n >= kMaxLimbRows)
-    ThrowInvalid("streaming training takes fewer than " + std::to_string(kMaxLimbRows) +
-                 " rows, not " + std::to_string(n));
-  if (options.l2_auto)
-    ThrowInvalid("l2 => 'auto' cannot train in streaming mode",
-                 "It trains every candidate on a random split of the rows in memory; pass "
-                 "mode => 'in_memory' if the rows fit in dperm.max_buffer, or a number for l2.");
-  if (options.has_algorithm) {
-    if (!SupportsStreaming(options.algorithm))
-      throw Error(ErrorKind::kFeatureNotSupported,
-                  std::string("algorithm ") + AlgorithmName(options.algorithm) +
-                      " cannot train in streaming mode: " + SpecFor(options.algorithm).no_streaming,
-                  "Streaming mode runs " + JoinNames(StreamingAlgorithms(), " and ") +
-                      " (they read the rows in full passes only); or pass mode => 'in_memory' if the rows "
-                      "fit in dperm.max_buffer.");
-    // No private offset in streaming mode (offset.hpp): its statistic would
-    // need a pass of its own, which pass_aggregate does not have yet, so the
-    // intercept is fitted as an ordinary coordinate, as up to 0.6.0.
-    Options fitted = options;
-    fitted.intercept_offset = false;
-    return PlanRelease(fitted, loss, n, d);
-  }
-  // The default plan has no offset stage either; saying so lets output_gd's
-  // T use the unshifted bound on ||w_hat|| (output_gd.cpp, PlanTight).
-  Options fitted = options;
-  fitted.intercept_offset = false;
-  return PlanStreamingDefault(fitted, loss, n, d);
-}
-
-}  // namespace
-
-Plan PlanStreamingRelease(const Options& given, LossKind loss, int64_t n, int d) {
-  // A unit-level release is the row-level one at RowLevelOptions' share
-  // (unit_level.hpp), charged per unit.
-  Plan p = PlanStreamingRows(RowLevelOptions(given), loss, n, d);
-  StateUnitLevel(given, &p);
-  return p;
-}
 
 std::vector<double> TrainStreaming(const Plan& plan, PassRunner& runner, SecureRng& rng,
                                    int64_t* passes) {
