@@ -3,7 +3,7 @@
 #include "dperm/accounting/budget.hpp"
 #include "dperm/algorithms/registry.hpp"
 #include "dperm/model/evaluate.hpp"
-#include "dperm/release/unit_level.hpp"
+#include "dperm/planning/unit_level.hpp"
 
 #include <cmath>
 

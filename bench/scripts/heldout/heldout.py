@@ -58,7 +58,7 @@ DATASETS = {
     "wine": ("WINE", "huber"),
 }
 DELTA = 1e-6
-NO_L2 = "dperm default, no l2"  # neither l2 nor algorithm given: DefaultL2 (include/dperm/release/plan_release.hpp)
+NO_L2 = "dperm default, no l2"  # neither l2 nor algorithm given: DefaultL2 (include/dperm/planning/plan_release.hpp)
 AUTO_GRID = [1e-3, 1e-2, 1e-1, 1.0]  # L2Grid() in src/core/release/select_l2.cpp
 HIGHER_BETTER = {"acc": True, "bacc": True, "auc": True, "logloss": False, "rmse": False,
                  "r2": True}
@@ -378,7 +378,7 @@ def default_sections(r, w, logistic, regression, E, L2):
         w("")
         w("Target: dperm's default at least diffprivlib's best-l2 accuracy at every ε on every "
           "dataset, and never below the majority baseline by more than its standard error. "
-          "dperm default: neither `l2` nor `algorithm` given — `DefaultL2` (include/dperm/release/plan_release.hpp, "
+          "dperm default: neither `l2` nor `algorithm` given — `DefaultL2` (include/dperm/planning/plan_release.hpp, "
           "docs/user-guide.md *Choosing l2*) sets l2 from public n and ε (mean l2 used in brackets), then "
           "`DefaultAlgorithm` picks the mechanism; nothing is tuned on the test split. "
           "diffprivlib best: its μ picked on the **test** split (an oracle); diffprivlib default: "
@@ -564,7 +564,7 @@ def build_markdown(df, args, timing, algos, meta):
       "`target_bound` not given (Huber: `target_bound` 1, the targets lying in [0, 1], so "
       "`huber_delta` is dperm's default 0.1·target_bound = 0.1), each l2 of "
       "the grid, `l2 => 0` given, and l2 not given (\"no l2\", dperm's all-defaults call: "
-      "`DefaultL2`'s l2, include/dperm/release/plan_release.hpp); trained by `TrainModel` with "
+      "`DefaultL2`'s l2, include/dperm/planning/plan_release.hpp); trained by `TrainModel` with "
       "`SecureRng::FromSeed` (seeded benchmark runs, never private releases). The algorithms the "
       "rule chose: " + "; ".join(
           f"{fmt_l2(l2)} → {'/'.join(sorted(a))}" for l2, a in sorted(

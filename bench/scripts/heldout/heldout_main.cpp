@@ -11,7 +11,7 @@
 //          (each split's training rows, in order);
 //   stdin  one job a line: id split epsilon delta l2 huber_delta method seed
 //          (l2 "none": not given -- with no algorithm, DefaultL2's l2,
-//          include/dperm/release/plan_release.hpp; a number: l2 given, 0 included;
+//          include/dperm/planning/plan_release.hpp; a number: l2 given, 0 included;
 //          huber_delta 0: not given, dperm's default from target_bound = 1)
 //          method "default": PlanRelease with no algorithm (dperm's default
 //          rule) and SecureRng::FromSeed(seed) -- a seeded benchmark run,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The sweeps behind Huber's default (kDefaultL2Huber, kDefaultL2HuberGaussian,
-# kHuberBoltonNE in include/dperm/release/plan_release.hpp; kHuberIterationsScale
+# kHuberBoltonNE in include/dperm/planning/plan_release.hpp; kHuberIterationsScale
 # and kHuberMaxDefaultIterations in src/core/algorithms/dp_gd.cpp), on WINE and
 # BIKE, 5 seeds, dperm's all-defaults call with one knob overridden through the
 # held-out driver's environment (bench/scripts/heldout/heldout_main.cpp):

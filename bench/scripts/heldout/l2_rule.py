@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The sweep that chose DefaultL2 (include/dperm/release/plan_release.hpp).
+"""The sweep that chose DefaultL2 (include/dperm/planning/plan_release.hpp).
 
 Reads the per-seed CSVs of bench/scripts/heldout/l2_rule_sweep.sh (bench/results/l2_rule_sweep_*.csv:
 dperm only, 5 seeds, eps in {0.1, 0.5, 1, 2}, every l2 of the grid, l2 => 0,
@@ -33,7 +33,7 @@ DIMS = {"bank": 42, "adult": 100, "creditcard": 30, "bike": 53, "wine": 12}
 
 
 def rule(loss, delta, n, d, eps):
-    """DefaultL2 (include/dperm/release/plan_release.hpp), restated (the objective work-cap
+    """DefaultL2 (include/dperm/planning/plan_release.hpp), restated (the objective work-cap
     fallback never binds on these sets)."""
     if loss != "logistic":
         return 0.0
@@ -43,7 +43,7 @@ def rule(loss, delta, n, d, eps):
     return min(L2_MAX, OUTPUT_C / (n * eps))
 
 
-# The constants of include/dperm/release/plan_release.hpp (kDefaultL2*), restated;
+# The constants of include/dperm/planning/plan_release.hpp (kDefaultL2*), restated;
 # test/unit/test_default_l2.cpp checks the C++ values by hand.
 OBJECTIVE_C, OBJECTIVE_MAX, L2_MIN = 1.0, 1e-3, 1e-6
 OUTPUT_C, L2_MAX = 150.0, 1.0
@@ -141,7 +141,7 @@ def main():
       "bench/reports/heldout.md measure the rule's own l2 on every set, and their per-dataset tables "
       "show ADULT, BIKE and WINE at δ = 1e-6 on the grid {0, 1e-4, 1e-3, 0.01, 0.1}.")
     w("")
-    w("**Choice** (`DefaultL2`, include/dperm/release/plan_release.hpp; docs/user-guide.md *Choosing l2*). "
+    w("**Choice** (`DefaultL2`, include/dperm/planning/plan_release.hpp; docs/user-guide.md *Choosing l2*). "
       "Logistic, δ > 0: l2 = √d/(n·ε), objective perturbation (DefaultAlgorithm's choice at "
       "n·l2 ≤ 100), while that is ≤ 0.001, else 0 (dp_gd). BANK and CREDIT put the best l2 at "
       "1e-4…3e-4 for ε ≥ 0.5, i.e. 2–6/(n·ε); ADULT (d = 100, the widest set) needed about "

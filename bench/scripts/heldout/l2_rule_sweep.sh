@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sweep that chose DefaultL2 (include/dperm/release/plan_release.hpp):
+# The sweep that chose DefaultL2 (include/dperm/planning/plan_release.hpp):
 # dperm only (bench/scripts/heldout/heldout.py --dperm-only: no diffprivlib, no ceilings), 5
 # seeds, eps in {0.1, 0.5, 1, 2}, every l2 of the grid plus l2 => 0 and l2
 # not given, with `algorithm => bolton` beside the default (and objective,

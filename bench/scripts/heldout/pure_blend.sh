@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/reports/heldout_pure_blend.md: the pure default between n epsilon =
 # 100 d and 300 d (the blend of the window's and the objective rule's
-# constants, the intercept fitted; include/dperm/release/plan_release.hpp)
+# constants, the intercept fitted; include/dperm/planning/plan_release.hpp)
 # against the rule it replaced (0.2 d / (n epsilon) with stage 0), each
 # against diffprivlib's best-mu oracle of its own run. The "before" CSV is
 # kept in the repository (bench/results/pure_blend_before.csv: the delta = 0

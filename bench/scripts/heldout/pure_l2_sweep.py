@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The sweep behind kDefaultL2PureObjective (include/dperm/release/plan_release.hpp):
+"""The sweep behind kDefaultL2PureObjective (include/dperm/planning/plan_release.hpp):
 objective perturbation at delta = 0 over an l2 grid, per dataset and epsilon,
 against the default of the time (bolton at 150/(n epsilon)), from the CSVs of
 

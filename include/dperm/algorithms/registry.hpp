@@ -46,10 +46,10 @@ struct AlgorithmSpec {
   bool streams = false;
   // Why it cannot stream (streams = false), for the error.
   const char* no_streaming = "it reads single rows";
-  // Its training's state (ReleaseMemoryBytes, planning/memory.hpp): the vectors of the model's
-  // dimension Train keeps alive at once, its own and the temporaries of the
-  // gradients it takes, and the arrays of 8 bytes per row (row indices,
-  // a permutation) it allocates.
+  // Its training's state (ReleaseMemoryBytes, planning/memory.hpp): the
+  // vectors of the model's dimension Train keeps alive at once, its own and
+  // the temporaries of the gradients it takes, and the arrays of 8 bytes per
+  // row (row indices, a permutation) it allocates.
   int model_vectors = 4;
   int row_arrays = 0;
   // Arrays of dim x dim values it keeps alive at once (ssp's moments).

@@ -36,7 +36,7 @@
 //   epsilon0-DP implies (epsilon0^2/2)-zCDP (Bun & Steinke 2016, Prop. 1.4),
 //   i.e. (alpha, alpha epsilon0^2/2)-RDP, and (alpha, epsilon0)-RDP
 //   (Mironov 2017, Prop. 3): min(epsilon0, alpha epsilon0^2/2) per order
-//   (ReleaseRdpCurve, budget.cpp).
+//   (ReleaseRdpCurve, planning/release_curve.cpp).
 //
 //   Budget share (OffsetEpsilon): epsilon0 = min(epsilon/10 (Huber at
 //   l2 >= 0.1: epsilon/2), 4 Delta_u / sqrt(n)), Delta_u the sensitivity in units of one row's range (1 for
