@@ -46,16 +46,12 @@ ALLOWED=""
 # src/pg cycles that may stay, one component per line, its names sorted and
 # space-separated: modules by base name, rooms by folder with a trailing /
 # ("./" for src/pg itself). To be removed by the src/pg rooms move (issue
-# 45): today's flat src/pg has two components, delete a line once its
-# cycles are gone (a line that matches no component fails the check, so the
-# list cannot go stale). No room cycle is allowed.
-#  - ledger and relations: relations -> ledger_writer -> internal_sql ->
-#    relations, ledger <-> ledger_writer <-> persistent_ledger_writer,
-#    relations <-> lineage, lineage -> protect -> relations;
-#  - the release pipeline: models <-> model_cron, release <-> streaming,
-#    aggregate <-> pass_aggregate, module -> models -> train_pg -> module.
-ALLOWED_PG="internal_sql ledger ledger_writer lineage persistent_ledger_writer protect relations
-aggregate model_cron models module pass_aggregate release release_checks streaming train_pg"
+# 45): delete a line once its cycle is gone (a line that matches no
+# component fails the check, so the list cannot go stale). No room cycle is
+# allowed. Today's flat src/pg has two: release <-> streaming and
+# aggregate <-> pass_aggregate.
+ALLOWED_PG="release streaming
+aggregate pass_aggregate"
 
 # .cpp files without a header of their own, and the module whose header
 # declares what they define. An algorithm may be one .cpp file alone (its
