@@ -16,11 +16,11 @@
 namespace dperm {
 
 // A release's plan and its charge, from public inputs only: the plan
-// charged, its curve, and the memory training will need. Both ways to
-// train plan with one function each, before the charge: the aggregates'
-// final function and dperm.train (which charges an in-memory release before
-// the first row is read) PlanInMemoryRelease, dperm.train by passes
-// PlanReleaseByPasses.
+// charged, its curve, and the memory training will need. Each way to train
+// has its one function, called before the charge: in memory (the
+// aggregates' final function; dperm.train, which charges such a release
+// before the first row is read) PlanInMemoryRelease, by passes (dperm.train
+// in streaming mode) PlanReleaseByPasses.
 struct ReleasePlan {
   Plan plan;                  // the plan charged
   std::vector<double> curve;  // the release's RDP curve on LedgerOrders()
