@@ -205,7 +205,7 @@ const OptionSpec* FindOption(const std::string& key);
 const std::vector<std::string>& OptionKeys();
 
 // docs/sql-reference.md's options table (section "Options"), rendered from
-// the table (scripts/gen_sql_reference.py writes it).
+// the table (scripts/gen_sql_reference.py writes it; option_reference.cpp).
 std::string OptionsMarkdown();
 
 // The SQL of dp_options, rendered from a table (the option table unless a

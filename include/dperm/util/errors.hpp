@@ -44,6 +44,10 @@ class Error : public std::runtime_error {
 // A number for messages: 6 significant digits in printf's %g form.
 std::string FormatNumber(double v);
 
+// The shortest decimal form that reads back as the same double (option
+// ranges in messages and in the reference).
+std::string ShortestNumber(double v);
+
 [[noreturn]] inline void ThrowInvalid(const std::string& message,
                                       const std::string& hint = "") {
   throw Error(ErrorKind::kInvalidParameter, message, hint);

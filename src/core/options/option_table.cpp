@@ -1,14 +1,10 @@
 // The option table (options.hpp, OptionTable): every key with its SQL type,
 // range, default, meaning and store; the checks of one entry against its
-// row; what is generated from it: the reference table (docs/sql-reference.md)
-// and the SQL of dp_options (sql/gen_sql).
+// row. What is generated from it (the reference table, dp_options' SQL):
+// option_reference.cpp.
 #include "dperm/options/options.hpp"
 
-#include <algorithm>
-#include <cctype>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 
 namespace dperm {
@@ -24,16 +20,6 @@ const OptionEntry& Expect(const OptionEntry& e, OptionEntry::Kind kind,
   return e;
 }
 
-// Shortest decimal form that reads back as the same double.
-std::string Shortest(double v) {
-  char buf[32];
-  for (int precision = 1; precision <= 17; precision++) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  return buf;
-}
-
 // A finite number above lo (or at lo unless lo_open) and below hi (or at hi
 // unless hi_open); hi = INFINITY means no upper bound.
 double Number(const OptionEntry& e, double lo, bool lo_open, double hi,
@@ -44,9 +30,9 @@ double Number(const OptionEntry& e, double lo, bool lo_open, double hi,
   bool ok = std::isfinite(v) && (lo_open ? v > lo : v >= lo) &&
             (hi_open ? v < hi : v <= hi);
   if (!ok) {
-    std::string range = std::string(lo_open ? "> " : ">= ") + Shortest(lo);
-    if (std::isfinite(hi)) range += std::string(hi_open ? " and < " : " and <= ") + Shortest(hi);
-    ThrowInvalid(std::string("option \"") + e.key + "\" is " + Shortest(v) +
+    std::string range = std::string(lo_open ? "> " : ">= ") + ShortestNumber(lo);
+    if (std::isfinite(hi)) range += std::string(hi_open ? " and < " : " and <= ") + ShortestNumber(hi);
+    ThrowInvalid(std::string("option \"") + e.key + "\" is " + ShortestNumber(v) +
                  ", must be " + range, hint);
   }
   return v;
@@ -424,72 +410,6 @@ std::vector<OptionSpec> BuildTable() {
   return t;  // at most 32 entries: Options::given (test_algorithm_table.cpp)
 }
 
-// The reference's "values" of an entry without its own: the range, as an interval.
-std::string RangeText(const OptionSpec& s) {
-  if (s.values != nullptr) return s.values;
-  const std::string lo = Shortest(s.lo);
-  if (s.type == Type::kBoolean) return "`true`, `false`";
-  if (s.type == Type::kInteger)
-    return "integer in [" + std::to_string(static_cast<int64_t>(s.lo)) + ", " +
-           std::to_string(static_cast<int64_t>(s.hi)) + "]";
-  if (!std::isfinite(s.hi)) return std::string(s.lo_open ? "> " : "≥ ") + lo;
-  return std::string(s.lo_open ? "(" : "[") + lo + ", " + Shortest(s.hi) + (s.hi_open ? ")" : "]");
-}
-
-// `text` as an SQL string literal.
-std::string SqlLiteral(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return out + "'";
-}
-
-// The items joined by ", ", a new line (starting with `indent`) before an item
-// that would pass column 90.
-std::string Wrapped(const std::vector<std::string>& items, const std::string& indent) {
-  std::string out = indent;
-  size_t column = indent.size();
-  for (size_t i = 0; i < items.size(); i++) {
-    if (i > 0 && column + 2 + items[i].size() > 90) {
-      out += ",\n" + indent;
-      column = indent.size();
-    } else if (i > 0) {
-      out += ", ";
-      column += 2;
-    }
-    out += items[i];
-    column += items[i].size();
-  }
-  return out;
-}
-
-// A table's entries in dp_options' order (sql_position), checked: the
-// positions are 1 .. n, no required parameter follows one with a default
-// (PostgreSQL refuses that), every key is a plain SQL identifier.
-std::vector<const OptionSpec*> DpOptionsParameters(const std::vector<OptionSpec>& table) {
-  std::vector<const OptionSpec*> params;
-  for (const OptionSpec& s : table) params.push_back(&s);
-  std::sort(params.begin(), params.end(), [](const OptionSpec* a, const OptionSpec* b) {
-    return a->sql_position < b->sql_position;
-  });
-  const auto broken = [](const OptionSpec* s, const std::string& why) {
-    throw Error(ErrorKind::kInternal,
-                std::string("option table: dp_options' parameter \"") + s->key + "\" " + why);
-  };
-  for (size_t i = 0; i < params.size(); i++) {
-    const OptionSpec* s = params[i];
-    if (s->sql_position != static_cast<int>(i) + 1)
-      broken(s, "has position " + std::to_string(s->sql_position) + ", not " +
-                    std::to_string(i + 1) + " (positions are 1 .. " +
-                    std::to_string(params.size()) + ", each once)");
-    if (s->sql_default == nullptr && i > 0 && params[i - 1]->sql_default != nullptr)
-      broken(s, "is required but follows one with a default");
-    if (std::strspn(s->key, "abcdefghijklmnopqrstuvwxyz_0123456789") != std::strlen(s->key) ||
-        std::isdigit(static_cast<unsigned char>(s->key[0])))
-      broken(s, "is not a plain SQL identifier");
-  }
-  return params;
-}
-
 }  // namespace
 
 const std::vector<OptionSpec>& OptionTable() {
@@ -514,72 +434,6 @@ double CheckedOptionValue(const OptionSpec& s, const OptionEntry& e) {
     case Type::kTextArray: return 0;
   }
   return 0;
-}
-
-
-std::string OptionsMarkdown() {
-  std::string md = "| key | type | values | default | meaning |\n|---|---|---|---|---|\n";
-  for (const OptionSpec& s : OptionTable()) {
-    md += std::string("| `") + s.key + "` | " + s.sql_type + " | " + RangeText(s) + " | " +
-          s.fallback + " | " + s.doc;
-    if (s.given != nullptr) md += "; algorithms that do not take it refuse it, naming themselves";
-    md += " |\n";
-  }
-  return md;
-}
-
-// The options of a release by name; NULL means default. The overload for an
-// option that also takes text (l2 => 'auto', l2 picked privately from a
-// public grid) has that option first, as text and without a default, so that
-// dp_options(epsilon => 1, l2 => 'auto') resolves to it (PostgreSQL prefers
-// the string category for an unknown literal) while l2 => 0.01 and calls
-// without l2 resolve to the first; dperm.check_options accepts only the one
-// text (22023 otherwise).
-std::string DpOptionsSql(const std::vector<OptionSpec>& table) {
-  const std::vector<const OptionSpec*> params = DpOptionsParameters(table);
-  std::vector<std::string> pairs, required;  // 'key', key; the required keys
-  for (const OptionSpec* s : params) {
-    pairs.push_back(std::string("'") + s->key + "', " + s->key);
-    if (s->sql_default == nullptr) required.push_back(s->key);
-  }
-  const std::string body =
-      "RETURNS jsonb\nLANGUAGE sql IMMUTABLE PARALLEL SAFE\n"
-      "RETURN dperm.check_options(jsonb_strip_nulls(jsonb_build_object(\n" +
-      Wrapped(pairs, "    ") + ")));\n";
-  // One function: `text_first` (nullptr: none) first, as text.
-  const auto function = [&](const OptionSpec* text_first, const std::string& comment) {
-    std::vector<std::string> declared, types;
-    if (text_first != nullptr) {
-      declared.push_back(std::string("    ") + text_first->key + " text");
-      types.push_back("text");
-    }
-    for (const OptionSpec* s : params) {
-      if (s == text_first) continue;
-      declared.push_back(std::string("    ") + s->key + " " + s->sql_type +
-                         (s->sql_default != nullptr ? std::string(" DEFAULT ") + s->sql_default
-                                                    : std::string()));
-      types.push_back(s->sql_type);
-    }
-    std::string sql = "CREATE FUNCTION dp_options(\n";
-    for (size_t i = 0; i < declared.size(); i++)
-      sql += declared[i] + (i + 1 < declared.size() ? ",\n" : ")\n");
-    return sql + body + "COMMENT ON FUNCTION dp_options(\n" + Wrapped(types, "    ") +
-           ")\n  IS " + SqlLiteral(comment) + ";\n";
-  };
-  std::string comment = "options of a private release";
-  if (!required.empty())
-    comment += " (" + JoinNames(required, " and ") + (required.size() > 1 ? " are" : " is") +
-               " required)";
-  std::string sql =
-      "-- Generated from the option table (src/core/options/option_table.cpp,\n"
-      "-- DpOptionsSql) by sql/gen_sql: edit the table, not this.\n" +
-      function(nullptr, comment);
-  for (const OptionSpec* s : params)
-    if (s->also_text != nullptr)
-      sql += "\n" + function(s, std::string("options of a private release with ") + s->key +
-                                     " => '" + s->also_text + "' (" + s->key +
-                                     " chosen privately)");
-  return sql;
 }
 
 }  // namespace dperm
