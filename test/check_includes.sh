@@ -28,7 +28,7 @@ ALLOWED=""
 # SpecOf<Algorithm::kX> entry, registry.hpp): a module of its own that no
 # file includes; so may a loss (its LossSpecOf<LossKind::kX> entry,
 # losses/loss_spec.hpp).
-PARTS="accounting/pld_gaussian:accounting/pld options/option_table:options/options algorithms/objective_perturbation_rdp:algorithms/objective_perturbation"  # pld.hpp declares the Gaussian PLD accountant; options.hpp the option table; objective_perturbation.hpp its RDP curve
+PARTS="accounting/pld_gaussian:accounting/pld options/option_table:options/options algorithms/objective_perturbation_rdp:algorithms/objective_perturbation algorithms/objective_perturbation_solver:algorithms/objective_perturbation"  # pld.hpp declares the Gaussian PLD accountant; options.hpp the option table; objective_perturbation.hpp its RDP curve and its solver
 
 # check ROOT ALLOWED: prints the cycles of ROOT's graph; 1 if one is not allowed.
 check() {

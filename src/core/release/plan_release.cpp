@@ -22,7 +22,7 @@ namespace {
 // bolton a near-constant model (bench/reports/heldout.md)
 // -- and its fixed schedule stays within kObjectiveWork per-row gradients.
 // The cap was 2e8 with Nesterov's schedule (up to 0.6.0); ITEM
-// (objective_perturbation.cpp) reaches the same certificate in 0.43-0.44 of
+// (objective_perturbation_solver.cpp) reaches the same certificate in 0.43-0.44 of
 // its steps on the held-out sets, and 8e7 keeps the default's choice: on a
 // grid of d in [1, 100], epsilon in [0.05, 4], delta in {0, 1e-6} and n from
 // 500 to 2e7 (steps of 1.2x), 92 of 5,562 objective cells, at 23,000 to
