@@ -68,6 +68,31 @@
 // Privacy, accountant => 'tight': dperm's RDP curve of the exact
 // minimiser, derived in objective_perturbation_rdp.cpp.
 //
+// THE AUDIT CANARY (test-only; audit_seam.hpp, AuditSite::kObjectiveLinear;
+// bench/lib/audit_whitebox.hpp). No pair of logistic rows has gradients
+// 2L apart at one w, so a real canary reaches half the gap the noise is
+// calibrated for. The white-box audit gives the canary slot the linear loss
+// f_c(w) = s (L/R) <x, w>, x = R e_1, s = +1 on D and -1 on D', through the
+// seam (its term <a_c, w>/n of F is a_c = s L e_1 added to b; the slot's
+// real row is inert). That loss is inside every privacy argument this file
+// and objective_approx.cpp rely on:
+//  * Bassily et al. 2019, Assumption 5.1 and Theorem 5.2 (= KST12, Thm 2):
+//    f_c is convex, L-Lipschitz (||grad f_c|| = L), twice differentiable,
+//    smooth, and its Hessian is 0 (rank 0 <= 1);
+//  * the tight curve (objective_perturbation_rdp.cpp): a generalised linear
+//    row phi(<w, x>) with |phi'| ||x|| = L and a rank-1 Hessian phi'' x x^T,
+//    phi'' ||x||^2 = 0 <= beta; s(w) = grad f_c - grad f'_c = 2L e_1 lies in
+//    span{x, x'} with ||s|| = 2L: the bound on the noise part, attained at
+//    every w (the Jacobian part is 0: both sides' Hessians are equal);
+//  * delta = 0: CMS11, Theorem 9 (|ell'| <= L, |ell''| = 0 <= c);
+//  * objective_approx (its composition argument): w* as above, and the
+//    certificate holds on any table whose rows are (beta + mu_P)-smooth
+//    after the ridge (a linear row is 0-smooth) (Johnson & Zhang 2013).
+// With n - k inert rows P is the quadratic (mu_P/2) ||w||^2 + <b + sum a_c,
+// w>/n + const, so w* = -(b + sum a_c)/(n mu_P): the two sides' w* are
+// Gaussians k 2L/(n mu_P) apart along e_1 with sd sigma/(n mu_P), the
+// Gaussian mechanism of sensitivity 2L the noise is calibrated for.
+//
 // Solver: objective_perturbation_solver.cpp (the perturbed objective P and
 // ITEM's fixed schedule, with a running time that does not depend on the
 // data; T and the distance it guarantees are planned in MakePlan below).
@@ -155,6 +180,7 @@
 
 #include "dperm/accounting/budget.hpp"
 #include "dperm/accounting/calibrate.hpp"
+#include "dperm/algorithms/audit_seam.hpp"
 #include "dperm/noise/exact_normal.hpp"
 #include "dperm/noise/noise.hpp"
 #include "dperm/plan/plan_steps.hpp"
@@ -395,6 +421,10 @@ Eigen::VectorXd ObjectivePerturbation::Train(const Plan& plan, const Objective& 
   Eigen::VectorXd start = Eigen::VectorXd::Zero(plan.dim);
   const double lambda = plan.mechanism_fields.Get(kObjectiveLambda);
   if (pure) start = -b / (double(objective.n()) * (2 * lambda + objective.l2()));
+  // Test-only white-box audit seam (audit_seam.hpp; null in production): a
+  // canary row's linear loss <a_c, w> joins F as a_c added to b (THE AUDIT
+  // CANARY, above), after the warm start, which is b's alone.
+  AuditOracle(plan.audit_seam, AuditSite::kObjectiveLinear, nullptr, plan.n, b.data(), plan.dim);
   PerturbedObjective f(objective, lambda, std::move(b));
   // The plan's fixed number of steps, whatever the table (no early exit).
   Eigen::VectorXd w = MinimisePerturbed(f, plan.beta + f.strong_convexity(), plan.iterations, start);
