@@ -59,7 +59,7 @@ ALLOWED_PG=""
 # SpecOf<Algorithm::kX> entry, registry.hpp): a module of its own that no
 # file includes; so may a loss (its LossSpecOf<LossKind::kX> entry,
 # losses/loss_spec.hpp).
-PARTS="accounting/pld_gaussian:accounting/pld options/option_table:options/options options/option_reference:options/options algorithms/objective_perturbation_rdp:algorithms/objective_perturbation"  # pld.hpp declares the Gaussian PLD accountant; options.hpp the option table and what it generates; objective_perturbation.hpp its RDP curve
+PARTS="accounting/pld_gaussian:accounting/pld options/option_table:options/options options/option_reference:options/options algorithms/objective_perturbation_rdp:algorithms/objective_perturbation algorithms/objective_perturbation_solver:algorithms/objective_perturbation"  # pld.hpp declares the Gaussian PLD accountant; options.hpp the option table and what it generates; objective_perturbation.hpp its RDP curve and its solver
 
 # The graphs, their check and the self-tests' edits of src/pg, in one
 # program: python3 -c "$GRAPHS" MODE ARGS (modes below).

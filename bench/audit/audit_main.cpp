@@ -202,16 +202,13 @@ std::vector<Case> TableCases(const Settings& s) {
     LossKind loss = Supports(a, LossKind::kHuber) ? LossKind::kHuber : LossKind::kLogistic;
     Case c = AlgorithmCase(a, loss, s.epsilon, s.delta);
     // --white-box: the mechanisms no real pair of rows drives to their
-    // calibrated sensitivity get WhiteBoxNeighbours (audit_harness.hpp):
-    // an oracle canary and the noisy releases read through Plan::audit_seam.
+    // calibrated sensitivity get WhiteBoxNeighbours (audit_whitebox.hpp):
+    // an oracle canary and the noisy releases read through Plan::audit_seam
+    // (objective perturbation: the linear canary, and w itself).
     const bool white = s.white_box && (a == Algorithm::kDpSvrg || a == Algorithm::kDpSvrgPp ||
-                                       a == Algorithm::kSsp || a == Algorithm::kDpNewton);
-    if (white) {
-      c.white_box = true;
-      c.conditioned_base = 0;
-      c.n = a == Algorithm::kDpSvrg ? 20 : 50;
-      c.name += " (white box)";
-    }
+                                       a == Algorithm::kSsp || a == Algorithm::kDpNewton ||
+                                       a == Algorithm::kObjective || a == Algorithm::kObjectiveApprox);
+    if (white) c = WhiteBoxCase(c);
     if (s.unit > 1) {
       c.unit_rows = s.unit;
       c.options.max_rows_per_unit = s.unit;

@@ -162,7 +162,8 @@ inline Result RunAudit(const Case& c, int64_t runs_per_side, double alpha, uint6
     const uint64_t model_stream = stream + (uint64_t(1) << 56);
     std::vector<double> p_d = Release(SidePlan(r.plan, r.pair, false), r.pair.rows_d, r.pair, pilot, model_stream, threads);
     std::vector<double> p_dp = Release(SidePlan(r.plan, r.pair, true), r.pair.rows_dp, r.pair, pilot, model_stream + 1, threads);
-    r.calibration = ModelTest(p_d, p_dp, runs_per_side, delta, alpha);
+    r.calibration = c.gaussian_statistic ? GaussianModelTest(p_d, p_dp, runs_per_side, delta, alpha)
+                                         : ModelTest(p_d, p_dp, runs_per_side, delta, alpha);
     std::vector<double> s_d = Release(SidePlan(r.plan, r.pair, false), r.pair.rows_d, r.pair, runs_per_side, stream, threads);
     std::vector<double> s_dp = Release(SidePlan(r.plan, r.pair, true), r.pair.rows_dp, r.pair, runs_per_side, stream + 1, threads);
     std::sort(s_d.begin(), s_d.end());

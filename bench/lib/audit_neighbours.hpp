@@ -51,10 +51,14 @@ struct Case {
   // see ConditionedBase), n = conditioned_base + unit_rows.
   int conditioned_base = 0;
   // White-box canary (WhiteBoxNeighbours; dp_svrg, dp_svrg_pp, ssp,
-  // dp_newton): the canary's contribution comes from a per-row oracle that
-  // attains the calibrated sensitivity, and the statistic is read from the
-  // noisy intermediate releases (Plan::audit_seam), not from w.
+  // dp_newton, objective, objective_approx): the canary's contribution comes
+  // from a per-row oracle that attains the calibrated sensitivity, and the
+  // statistic is read from the noisy intermediate releases (Plan::audit_seam;
+  // objective perturbation has none: from w).
   bool white_box = false;
+  // The statistic is Gaussian under both sides (WhiteBoxCase of objective,
+  // objective_approx): the model threshold comes from GaussianModelTest.
+  bool gaussian_statistic = false;
 };
 
 // Appends ", noise / k (broken)" to a broken case's name.
@@ -221,7 +225,7 @@ struct Neighbours {
   // sides differ only in the oracle of their seam (SidePlan).
   std::shared_ptr<const AuditSeam> seam_d, seam_dp;
   double oracle_shift = 0;  // ||contribution(D) - contribution(D')|| of the attaining pair
-  double site_shift[4] = {0, 0, 0, 0};  // per AuditSite: the pair's shift of one release there
+  double site_shift[kAuditSites] = {};  // per AuditSite: the pair's shift of one release there
 };
 
 // The plan one side of the pair runs: the plan itself, or a copy pointing

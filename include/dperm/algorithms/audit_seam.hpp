@@ -3,8 +3,9 @@
 // Plan is made with Plan::audit_seam = nullptr (plan.hpp), no SQL entry
 // point or serialised plan carries it, and with it null each release site
 // below costs one pointer test and behaves exactly as before (same draws
-// from the rng, same arithmetic). Only bench/lib/audit_harness.hpp and
-// test/unit/test_audit.cpp point it at a seam, on their own copy of a plan.
+// from the rng, same arithmetic). Only bench/lib/audit_whitebox.hpp,
+// test/unit/test_audit.cpp and test/unit/test_objective_audit_seam.cpp point
+// it at a seam, on their own copy of a plan.
 //
 // Why. An empirical audit through real loss rows can only show the privacy
 // loss of the pair those rows attain, and for six mechanisms no pair of real
@@ -20,7 +21,8 @@
 // Two hooks, both optional, both called on the training thread (an audit
 // running releases on several threads must make them thread-safe):
 //  * oracle: called with a release site's noiseless value just before its
-//    noise is drawn, and the rows the value is computed over; it may add to
+//    noise is drawn (kObjectiveLinear: with the drawn linear term b, see
+//    there), and the rows the value is computed over; it may add to
 //    the value the difference between its own contribution for rows it
 //    owns and their real one. Contract (what keeps it inside the proof):
 //    each per-row term it substitutes obeys the bound the site's
@@ -54,7 +56,25 @@ enum class AuditSite : int {
   // sigma_k. Per-row bounds (dp_newton.cpp, THE SENSITIVITY): |f'| ||t|| <= L,
   // 0 <= f'' ||t||^2 <= beta.
   kNewtonPass = 3,
+  // ObjectivePerturbation::Train (objective_perturbation.cpp) and
+  // ObjectiveApprox::Train (objective_approx.cpp), once per release, just
+  // after b is drawn: value = b (rows = nullptr, count = n), the coefficients
+  // of P's linear term <b, w>/n; no observe (the statistic is read from the
+  // release w itself). A row whose loss is linear, f_c(w) = <a_c, w>, enters
+  // F = 1/n sum f_i + l2/2 ||w||^2 as <a_c, w>/n: exactly (up to one
+  // rounding) as a_c added to b, in P's value, gradient and Hessian (0)
+  // alike, at every w and for both solvers (ITEM's full gradients; SVRG's
+  // snapshot gradients, while its per-row differences of a linear row are 0).
+  // The oracle adds sum a_c over the slots it owns, whose real rows must
+  // contribute nothing (features 0 and no intercept column: a constant
+  // value, gradient 0, Hessian 0), so that a_c is the slot's whole loss.
+  // Bound (objective_perturbation.cpp, THE AUDIT CANARY): ||a_c|| <= L,
+  // a_c = (L/R) x with ||x|| = R (a generalised linear row phi(<w, x>),
+  // phi(m) = (L/R) m: convex, |phi'| R = L, phi'' = 0).
+  kObjectiveLinear = 4,
 };
+// The number of sites (Neighbours::site_shift in the audit harness).
+inline constexpr int kAuditSites = 5;
 
 struct AuditSeam {
   std::function<void(AuditSite site, const int64_t* rows, int64_t count, double* value, int size)>

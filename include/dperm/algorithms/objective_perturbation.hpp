@@ -3,7 +3,8 @@
 // the loss check (Assumption 5.1), lambda (Theorems 5.2 and 5.3), the RDP
 // curve of the exact minimiser, and the perturbed objective with its
 // fixed-length solver.
-// The derivations are at the top of objective_perturbation.cpp.
+// The derivations are at the top of objective_perturbation.cpp (the solver's:
+// objective_perturbation_solver.cpp; the RDP curve's: objective_perturbation_rdp.cpp).
 #pragma once
 #include "dperm/algorithms/mechanism.hpp"
 

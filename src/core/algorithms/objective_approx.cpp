@@ -110,6 +110,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dperm/algorithms/audit_seam.hpp"
 #include "dperm/noise/exact_normal.hpp"
 #include "dperm/noise/noise.hpp"
 #include "dperm/plan/plan_steps.hpp"
@@ -296,8 +297,12 @@ Eigen::VectorXd ObjectiveApprox::Train(const Plan& plan, const Objective& object
                                        SecureRng& rng) const {
   // Step 1: the perturbed objective of Algorithm 2.
   // b drawn exactly and rounded to sigma_1 2^-20 (exact_normal.hpp).
-  PerturbedObjective f(objective, plan.mechanism_fields.Get(kObjectiveLambda),
-                       ObjectiveNoise(rng, plan.dim, plan.mechanism_fields.Get(kObjectiveNoise)));
+  Eigen::VectorXd b = ObjectiveNoise(rng, plan.dim, plan.mechanism_fields.Get(kObjectiveNoise));
+  // Test-only white-box audit seam (audit_seam.hpp; null in production): a
+  // canary row's linear loss joins F as its coefficients added to b
+  // (objective_perturbation.cpp, THE AUDIT CANARY).
+  AuditOracle(plan.audit_seam, AuditSite::kObjectiveLinear, nullptr, plan.n, b.data(), plan.dim);
+  PerturbedObjective f(objective, plan.mechanism_fields.Get(kObjectiveLambda), std::move(b));
   // Step 2: the plan's K SVRG epochs, then the certificate ||w - w*|| <= r.
   // A failure (probability <= p_fail, covered by delta above) is raised
   // after the same fixed work; the budget was charged before training.

@@ -65,7 +65,7 @@ double ExpNonPositive(double t) {
 // 1 / (1 + exp(-t)) without overflow. Both branches' values are computed
 // and one is selected (a conditional move, not a jump), so the time does not
 // depend on the sign of t through branch prediction: objective perturbation
-// promises a running time independent of the data (objective_perturbation.cpp).
+// promises a running time independent of the data (objective_perturbation_solver.cpp).
 // The values are those of 1/(1 + e) (t >= 0) and e/(1 + e) (t < 0), e =
 // ExpNonPositive(-|t|).
 double Sigmoid(double t) {
