@@ -24,6 +24,7 @@
 #include "dperm/algorithms/objective_perturbation.hpp"
 #include "dperm/noise/exact_normal.hpp"
 #include "dperm/noise/noise.hpp"
+#include "dperm/plan/plan_noise.hpp"
 #include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
 #include "dperm/rows/rows.hpp"
