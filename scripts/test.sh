@@ -198,6 +198,15 @@ for name in "${stage_names[@]}"; do
 done
 printf '  %-22s %8s %8s\n' total "$((SECONDS - start_all))" "$cpu_sum"
 
+# The failed jobs again, last, in a few lines each: a CI log that keeps only
+# its tail (and a long server log printed by the failed job) must still name
+# which check failed.
+for name in "${job_names[@]}"; do
+  [ "${job_status[$name]}" = 0 ] && continue
+  echo "FAILED job $name (status ${job_status[$name]}):"
+  { grep -m 5 -E 'FAILED|FAIL:|not ok' "$work/$name.log" || grep -m 5 -E 'ERROR|Error' "$work/$name.log"; } \
+    | cut -c1-400 | sed 's/^/  /'
+done
 echo "unit tests passed: ${unit_passed:-0}; pg_regress tests: $regress_passed of $regress_total; script checks: $script_passed"
 echo "dperm: $(( ${unit_passed:-0} + regress_passed + script_passed )) passed, $((regress_failed + unit_failed + (regress_status != 0 && regress_failed + unit_failed == 0 ? 1 : 0))) failed"
 exit $regress_status
