@@ -18,7 +18,7 @@ DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
 # The core is in folders by concept (src/core/<concept>/*.cpp, headers in
 # include/dperm/<concept>/), one level deep.
 CORE_SRCS = $(sort $(wildcard src/core/*.cpp src/core/*/*.cpp))
-PG_SRCS = $(sort $(wildcard src/pg/*.cpp))
+PG_SRCS = $(sort $(wildcard src/pg/*.cpp src/pg/*/*.cpp))
 CORE_OBJS = $(CORE_SRCS:.cpp=.o)
 OBJS = $(CORE_OBJS) $(PG_SRCS:.cpp=.o)
 
@@ -30,10 +30,10 @@ REGRESS_OPTS = --inputdir=test --load-extension=dperm
 
 EIGEN_CFLAGS ?= -I/usr/include/eigen3
 WARN = -Wall -Wextra $(if $(filter 1,$(DPERM_WERROR)),-Werror)
-PG_CPPFLAGS = -Iinclude $(EIGEN_CFLAGS)
+PG_CPPFLAGS = -Iinclude -Isrc/pg $(EIGEN_CFLAGS)
 PG_CXXFLAGS = -std=c++17 -O2 -fPIC -MMD -MP $(WARN)
 SHLIB_LINK = -lstdc++ -lm
-EXTRA_CLEAN = src/core/*.d src/core/*/*.d src/pg/*.d test/unit/*.o test/unit/*.d test/unit/run_unit_tests sql/gen_sql sql/gen_sql.o sql/gen_sql.d results regression.diffs regression.out
+EXTRA_CLEAN = src/core/*.d src/core/*/*.d src/pg/*.d src/pg/*/*.d test/unit/*.o test/unit/*.d test/unit/run_unit_tests sql/gen_sql sql/gen_sql.o sql/gen_sql.d results regression.diffs regression.out
 
 # No LLVM bitcode: JIT inlining of C++ is of no use here, and the bitcode
 # rule would not see the C++ flags.
@@ -103,4 +103,4 @@ sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql sql/gen_sql
 $(SQL_UPGRADES_BUILT): sql/%: sql/upgrade/%.in sql/gen_sql
 	$(GEN_SQL)
 
--include $(wildcard src/core/*.d src/core/*/*.d src/pg/*.d test/unit/*.d sql/gen_sql.d)
+-include $(wildcard src/core/*.d src/core/*/*.d src/pg/*.d src/pg/*/*.d test/unit/*.d sql/gen_sql.d)

@@ -740,7 +740,7 @@ COMMENT ON FUNCTION dperm.encode_label(jsonb, text) IS 'a label value read throu
 -- One row per backend training a release (dperm.train, or dp_logreg,
 -- dp_huber and dp_softmax called directly), updated per pass and every
 -- 100000 rows read; from the backends' progress slots, which no
--- pg_stat_progress_* view lists (src/pg/progress.cpp). Like
+-- pg_stat_progress_* view lists (src/pg/release/progress.cpp). Like
 -- pg_stat_progress_*, a role sees the rows of backends whose role's
 -- privileges it has, and pg_read_all_stats sees every row. relation is
 -- named in the database it belongs to (relid elsewhere).
@@ -851,7 +851,7 @@ COMMENT ON FUNCTION dperm.train_model IS 'trains a new version of the caller''s 
 -- of that name, else the first tier that holds one it may see: roles whose
 -- privileges it has (memberships a role granted itself not counted), then
 -- models trained by their relation's owner on a permanent relation, then
--- any (src/pg/model_registry.cpp, ResolveOwner); NULL when it sees none;
+-- any (src/pg/models/model_registry.cpp, ResolveOwner); NULL when it sees none;
 -- 42725 when that tier holds several roles' models.
 CREATE FUNCTION dperm.model_owner(name text)
   RETURNS regrole AS 'MODULE_PATHNAME', 'dperm_model_owner' LANGUAGE C STRICT STABLE;
@@ -921,7 +921,7 @@ COMMENT ON FUNCTION dperm.model IS 'a version of a named model: the latest train
 -- a failed version is 55000), once per statement; the model is decoded once.
 -- No SET clause: a function with one runs through PostgreSQL's per-call
 -- wrapper; the lookup pins search_path itself and spells its one name with
--- its schema (src/pg/model_type.cpp).
+-- its schema (src/pg/types/model_type.cpp).
 CREATE FUNCTION dperm.predict(name text, features float8[], version int DEFAULT NULL)
   RETURNS float8 AS 'MODULE_PATHNAME', 'dperm_predict' LANGUAGE C STABLE;
 COMMENT ON FUNCTION dperm.predict IS 'prediction of a named model (latest trained version, or a pinned one): probability, Huber prediction or softmax class (a NULL feature element counts as 0, as in training)';

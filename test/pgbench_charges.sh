@@ -111,7 +111,7 @@ fi
 [ "$status" = t ] || fail "dperm.budget_status disagrees: $(q "SELECT * FROM dperm.budget_status")"
 [ "$unmatched" = 0 ] || fail "$unmatched ledger rows and successful releases do not match one to one"
 [ "$deadlocks" = 0 ] || fail "$deadlocks deadlocks in pg_stat_database"
-# Taking turns (src/pg/ledger_writer.cpp) keeps p99 near the median even
+# Taking turns (src/pg/ledger/ledger_writer.cpp) keeps p99 near the median even
 # beside CPU hogs; without turns a newcomer's first try kept winning the
 # budget row and p99 was 7x the median (docs/scale.md, "Many charges to one
 # budget").

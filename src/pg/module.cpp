@@ -6,15 +6,15 @@
 #include <climits>
 #include <cstring>
 
-#include "citus.hpp"
-#include "ledger.hpp"
-#include "ledger_request.hpp"
-#include "model_records.hpp"
-#include "pass_aggregate.hpp"
-#include "persistent_ledger_writer.hpp"
-#include "progress.hpp"
-#include "release_guard.hpp"
-#include "settings.hpp"
+#include "base/citus.hpp"
+#include "ledger/ledger.hpp"
+#include "ledger/ledger_request.hpp"
+#include "models/model_records.hpp"
+#include "release/pass_aggregate.hpp"
+#include "ledger/persistent_ledger_writer.hpp"
+#include "release/progress.hpp"
+#include "release/release_guard.hpp"
+#include "base/settings.hpp"
 
 extern "C" {
 #include "miscadmin.h"

@@ -81,7 +81,7 @@ def parse_arr(text):
 # ------------------------------------------------------------------ helpers
 
 def within(spent, budget):
-    """The ledger's test (src/pg/ledger.cpp): relative slack 1e-12 for rounding."""
+    """The ledger's test (src/pg/ledger/ledger.cpp): relative slack 1e-12 for rounding."""
     return spent <= budget + 1e-12 * max(1.0, budget)
 
 

@@ -16,7 +16,7 @@
 
 namespace dperm {
 
-// Error classes the boundary maps to SQLSTATEs (src/pg/boundary.hpp).
+// Error classes the boundary maps to SQLSTATEs (src/pg/base/boundary.hpp).
 enum class ErrorKind {
   kInvalidParameter,  // a bad option or argument: 22023
   kDataException,     // bad shape of input data: 22000

@@ -1,0 +1,253 @@
+// A named model's versions (docs/design.md section 7): one training run,
+// recorded as a version (model_versions.hpp).
+//
+// dperm.models holds one row per charged training run of a named model:
+// trained, or failed after its charge (a run refused before the charge, on
+// public inputs, leaves none). Its rows are written only by the ledger
+// writer (model_records.cpp): a version, like a charge, outlives a rollback
+// of the caller's transaction, so a charged run that pg_cron reports as
+// failed is also a failed version.
+//
+// A run trains as the caller (dperm.train for protected relations, dperm's
+// aggregate on relations the caller reads, both through the release
+// pipeline, release.cpp), and switches identity only for dperm's own
+// catalog, with search_path pinned to "pg_catalog, pg_temp" (pg_temp last)
+// and every name qualified (internal_sql.cpp).
+#include "dperm/options/options.hpp"
+
+#include "ledger/charge.hpp"
+#include "base/internal_sql.hpp"
+#include "models/model_records.hpp"
+#include "models/model_registry.hpp"
+#include "models/model_versions.hpp"
+#include "types/options_pg.hpp"
+#include "guard/relation_access.hpp"
+#include "release/train_input.hpp"
+
+extern "C" {
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/resowner.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+}
+
+namespace dperm::pg {
+namespace {
+
+// Records a run of `spec` as a new version: trained (model_text set) or
+// failed (error set). Returns the version.
+int64 RecordVersion(const ModelSpec& spec, const char* model_text, int64 ledger_id,
+                    TimestampTz started, const ErrorData* error) {
+  // Roles by OID: regrole reads digits as an OID.
+  Oid types[17] = {TEXTOID, OIDOID,  OIDOID,  TEXTOID, TEXTOID,        TEXTOID,
+                   TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID,        OIDOID,
+                   TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+  Datum args[17] = {
+      CStringGetTextDatum(spec.name),
+      ObjectIdGetDatum(spec.owner),
+      ObjectIdGetDatum(spec.relid),
+      CStringGetTextDatum(spec.relation_name),
+      CStringGetTextDatum(spec.features),
+      CStringGetTextDatum(spec.label),
+      CStringGetTextDatum(spec.loss),
+      CStringGetTextDatum(spec.options),
+      CStringGetTextDatum(error == nullptr ? "trained" : "failed"),
+      model_text != nullptr ? CStringGetTextDatum(model_text) : (Datum)0,
+      Int64GetDatum(ledger_id),
+      ObjectIdGetDatum(GetUserId()),
+      TimestampTzGetDatum(started),
+      // An error's text may quote what the caller sent: capped like the
+      // ledger's query text, so the writer's work does not grow with it.
+      error != nullptr && error->message ? CStringGetTextDatum(CappedText(error->message, kMaxLedgerQueryBytes)) : (Datum)0,
+      error != nullptr && error->detail ? CStringGetTextDatum(CappedText(error->detail, kMaxLedgerQueryBytes)) : (Datum)0,
+      error != nullptr ? CStringGetTextDatum(unpack_sql_state(error->sqlerrcode)) : (Datum)0,
+      spec.feature_spec != nullptr ? CStringGetTextDatum(spec.feature_spec) : (Datum)0};
+  char nulls[17];
+  for (int i = 0; i < 17; i++) nulls[i] = ' ';
+  if (spec.feature_spec == nullptr) nulls[16] = 'n';
+  if (model_text == nullptr) nulls[9] = 'n';
+  if (ledger_id == 0) nulls[10] = 'n';
+  if (args[13] == (Datum)0) nulls[13] = 'n';
+  if (args[14] == (Datum)0) nulls[14] = 'n';
+  if (args[15] == (Datum)0) nulls[15] = 'n';
+  MemoryContext context = CurrentMemoryContext;
+  SPI_connect();
+  RunAsCatalogOwner(
+      "SELECT pg_catalog.jsonb_build_object("
+      "  'name', $1, 'owner', $2::pg_catalog.text, 'relation', $3, 'relation_name', $4,"
+      "  'features', $5, 'label', $6, 'loss', $7, 'options', $8::pg_catalog.jsonb, 'status', $9,"
+      "  'model', $10, 'ledger_id', $11, 'trained_by', $12::pg_catalog.text, 'trained_at', $13,"
+      "  'error', $14,"
+      "  'error_detail', $15, 'sqlstate', $16, 'feature_spec', $17::pg_catalog.jsonb)::pg_catalog.text",
+      17, types, args, nulls, SPI_OK_SELECT, true);
+  char* json = CopyValue(context, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+  SPI_finish();
+  return SubmitModelRecord(kRecordModelVersion, json);
+}
+
+// One training run of `spec` as the caller: dperm.train for a protected
+// relation, dperm's aggregate on the relation otherwise. Returns the
+// model's text (in `context`). Raises on any failure.
+char* TrainOnce(const ModelSpec& spec, MemoryContext context) {
+  Oid caller = GetUserId();
+  // Locks the relation against DDL until the end of the (sub)transaction,
+  // then checks it still exists.
+  LockRelationOid(spec.relid, AccessShareLock);
+  if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(spec.relid)))
+    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
+                    errmsg("relation %s of model \"%s\" does not exist", spec.relation_name,
+                           spec.name),
+                    errhint("The relation was dropped. Drop the model with dperm.drop_model, then "
+                            "train it on another relation with dperm.train_model.")));
+  MemoryContext upper = CurrentMemoryContext;
+  SPI_connect();
+  bool allowed = false;
+  bool is_protected = OidIsValid(ProtectionOf(spec.relid, caller, &allowed));
+  Oid types[5] = {OIDOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+  Datum args[5] = {ObjectIdGetDatum(spec.relid), CStringGetTextDatum(spec.features),
+                   CStringGetTextDatum(spec.label), CStringGetTextDatum(spec.loss),
+                   CStringGetTextDatum(spec.options)};
+  if (spec.feature_spec != nullptr) {
+    // Raw columns through the spec: dperm.train reads them (as the caller,
+    // or a protected relation as its owner) and encodes them in the scan.
+    args[1] = CStringGetTextDatum(spec.feature_spec);
+    RunInternalSql(caller,
+                   "SELECT dperm.train($1::pg_catalog.regclass, $2::pg_catalog.jsonb, $3, $4,"
+                   " $5::pg_catalog.jsonb)",
+                   5, types, args, nullptr, SPI_OK_SELECT, false);
+  }
+  Oid feature_type = spec.feature_spec != nullptr ? InvalidOid : ColumnType(spec.relid, spec.features);
+  if (spec.feature_spec != nullptr) {
+    // trained above
+  } else if (is_protected || feature_type == FLOAT8ARRAYOID) {
+    // dperm.train checks the analyst, the columns and the options, charges
+    // before it reads, and reads a protected relation as its owner.
+    RunInternalSql(caller,
+                   "SELECT dperm.train($1::pg_catalog.regclass, $2, $3, $4, $5::pg_catalog.jsonb)",
+                   5, types, args, nullptr, SPI_OK_SELECT, false);
+  } else {
+    // As the caller, on a relation it reads: the columns by name, checked
+    // against the catalog and quoted; dperm's aggregate by schema with the
+    // exact argument types.
+    dperm::LossKind loss = ParseLossName(spec.loss);
+    // Numeric arrays the caller can read are cast to float8[] as a direct
+    // aggregate call would (an error of the cast is the caller's own data).
+    if (feature_type != FLOAT8ARRAYOID && feature_type != FLOAT4ARRAYOID &&
+        feature_type != NUMERICARRAYOID && feature_type != INT2ARRAYOID &&
+        feature_type != INT4ARRAYOID && feature_type != INT8ARRAYOID)
+      ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                      errmsg("column \"%s\" must be a numeric array (float8[], real[], numeric[], "
+                             "integer[]), not %s", spec.features, format_type_be(feature_type))));
+    TrainTarget target = TargetFor(loss, ColumnType(spec.relid, spec.label), spec.label, spec.loss);
+    char* schema = ExtensionSchema("dperm", upper);
+    if (schema == nullptr) elog(ERROR, "dperm is not installed in this database");
+    char* sql = psprintf(
+        "SELECT %s.%s(%s::pg_catalog.float8[], %s::%s, $1::pg_catalog.jsonb) FROM %s.%s",
+        quote_identifier(schema), target.aggregate, quote_identifier(spec.features),
+        quote_identifier(spec.label), target.label_cast,
+        quote_identifier(get_namespace_name(get_rel_namespace(spec.relid))),
+        quote_identifier(get_rel_name(spec.relid)));
+    Oid jtypes[1] = {TEXTOID};
+    Datum jargs[1] = {CStringGetTextDatum(spec.options)};
+    RunInternalSql(caller, sql, 1, jtypes, jargs, nullptr, SPI_OK_SELECT, false);
+  }
+  bool isnull = true;
+  Datum model = (Datum)0;
+  if (SPI_processed == 1) model = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+  char* text = nullptr;
+  if (!isnull) {
+    Oid output;
+    bool varlena;
+    getTypeOutputInfo(SPI_gettypeid(SPI_tuptable->tupdesc, 1), &output, &varlena);
+    text = MemoryContextStrdup(context, OidOutputFunctionCall(output, model));
+  }
+  SPI_finish();
+  if (text == nullptr)
+    ereport(ERROR, (errcode(ERRCODE_DATA_EXCEPTION),
+                    errmsg("relation %s has no rows to train model \"%s\" on", spec.relation_name,
+                           spec.name),
+                    errdetail("Nothing was released or charged.")));
+  return text;
+}
+
+// SQLSTATE of a budget refusal (charge.cpp raises it).
+const int kBudgetExceeded = MAKE_SQLSTATE('D', 'P', '0', '0', '1');
+
+}  // namespace
+
+// Runs `spec` once and records the run as a new version: trained, or
+// failed once charged. A run that fails before its charge (its arguments,
+// the catalog, a budget refusal: public inputs, nothing spent) leaves no
+// version; one that fails after it, or while the charge's answer was
+// awaited, is recorded (by the ledger writer, durably) before its error is
+// raised again unchanged, so the caller, pg_cron's job_run_details and
+// dperm.models all see it. With `budget_refusal`, a budget refusal (DP001)
+// is returned there (and -1) instead of raised. Returns the version.
+int64 RunVersion(const ModelSpec& spec, ErrorData** budget_refusal) {
+  MemoryContext context = CurrentMemoryContext;
+  ResourceOwner owner = CurrentResourceOwner;
+  TimestampTz started = GetCurrentTimestamp();
+  g_last_charge_id = 0;
+  g_charge_in_doubt = false;
+  char* volatile model_text = nullptr;
+  ErrorData* volatile refused = nullptr;
+  // A subtransaction, as PL/pgSQL's exception blocks use: the failed run's
+  // effects roll back, and the transaction goes on to record it.
+  BeginInternalSubTransaction(nullptr);
+  MemoryContextSwitchTo(context);
+  PG_TRY();
+  {
+    model_text = TrainOnce(spec, context);
+    ReleaseCurrentSubTransaction();
+    MemoryContextSwitchTo(context);
+    CurrentResourceOwner = owner;
+  }
+  PG_CATCH();
+  {
+    MemoryContextSwitchTo(context);
+    ErrorData* error = CopyErrorData();
+    FlushErrorState();
+    RollbackAndReleaseCurrentSubTransaction();
+    MemoryContextSwitchTo(context);
+    CurrentResourceOwner = owner;
+    // A failed run whose charge was taken (an error after the rows were
+    // read) keeps its ledger row.
+    int64 charged = g_last_charge_id;
+    bool in_doubt = g_charge_in_doubt;
+    g_charge_in_doubt = false;
+    // If even the record fails, say so and raise the run's own error.
+    if (charged != 0 || in_doubt) {
+      PG_TRY();
+      {
+        RecordVersion(spec, nullptr, charged, started, error);
+      }
+      PG_CATCH();
+      {
+        MemoryContextSwitchTo(context);
+        ErrorData* record_error = CopyErrorData();
+        FlushErrorState();
+        ereport(WARNING, (errmsg("the failed run of model \"%s\" was not recorded: %s", spec.name,
+                                 record_error->message)));
+      }
+      PG_END_TRY();
+    }
+    if (budget_refusal == nullptr || charged != 0 || in_doubt ||
+        error->sqlerrcode != kBudgetExceeded)
+      ReThrowError(error);
+    refused = error;
+  }
+  PG_END_TRY();
+  if (refused != nullptr) {
+    *budget_refusal = refused;
+    return -1;
+  }
+  return RecordVersion(spec, model_text, g_last_charge_id, started, nullptr);
+}
+
+}  // namespace dperm::pg
