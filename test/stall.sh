@@ -169,8 +169,11 @@ a_min=999999 a_max=0 a_no_turn=0
 for i in $(seq 1 "$SESSIONS"); do
   for r in 1 2; do
     # Answered busy by the writer, or still waiting for its turn behind A's
-    # other releases when its time ran out.
-    if grep -q "ERROR:  55P03: other releases charged to relation public.a_t were ahead" "$out/a$i.$r"; then
+    # other releases when its time ran out: on a_t, or (a joint release,
+    # charged to b_t too) in b_t's line behind B's releases and A's other
+    # joint ones, each of which holds its turn for one visit to the writer.
+    # Both are 55P03 and uncharged (checked below).
+    if grep -q -E "ERROR:  55P03: other releases charged to relation public.(a_t|b_t) were ahead" "$out/a$i.$r"; then
       a_no_turn=$((a_no_turn + 1))
     else
       grep -q "ERROR:  55P03: the privacy budget of relation public.a_t is locked by an uncommitted transaction" "$out/a$i.$r" \
