@@ -4,7 +4,7 @@
 // input row (a filter, per-row expressions, joins to public lookup
 // relations on a key unique there), so the input of a table and of its
 // neighbour (one row, or one unit, added or removed) differ in at most one
-// row (one unit) -- McSherry 2009 (PINQ), stable transformations with
+// row (one unit) -- [McS09] (PINQ), stable transformations with
 // stability 1 -- and no expression can fail on one row or run code of the
 // analyst's choosing with the owner's rights (QueryFunctionRule).
 #include "base/citus.hpp"

@@ -9,11 +9,11 @@
 // slots each (UnitBoundedSource: a random subset, or public dummy units).
 //
 // Why it is private, at the relation's unit:
-// - The query is 1-stable (McSherry 2009, PINQ, section 4.2, stable
-//   transformations): a filter, per-row expressions and a join to a public
-//   relation on a key unique there map each private row to at most one input
-//   row, carrying the row's unit (dperm_unit). So one unit (or, without a
-//   unit, one row) added to or removed from the private relation adds or
+// - The query is 1-stable ([McS09], PINQ, stable transformations): a
+//   filter, per-row expressions and a join to a public relation on a key
+//   unique there map each private row to at most one input row, carrying
+//   the row's unit (dperm_unit). So one unit (or, without a unit, one row)
+//   added to or removed from the private relation adds or
 //   removes at most one unit of the input, with at most the rows it had.
 // - The row unit (no unit in the budget): each input row is its own unit,
 //   k = max_rows_per_unit = 1, dperm_unit = ROW(tableoid, ctid). The count
