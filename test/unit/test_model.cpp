@@ -211,6 +211,25 @@ TEST(ModelJson, NoInterceptNoNamesPrivate) {
   EXPECT_TRUE(Contains(json, "\"loss\":\"huber\""));
 }
 
+// A query's input (dperm.train_query): the JSON states n as the noisy size,
+// with the epsilon that released it (part of "epsilon"); a release that is
+// not from a query says neither.
+TEST(ModelJson, QueryInputStatesNoisyN) {
+  Plan p = MakePlan(LossKind::kLogistic, true, 2);
+  std::vector<double> w = {0.5, -0.5, 0.25};
+  ModelMeta meta;
+  std::string plain = ModelJson(p, w, meta);
+  EXPECT_FALSE(Contains(plain, "n_noisy")) << plain;
+  meta.n_noisy = true;
+  meta.unit_count_epsilon = 0.125;
+  std::string json = ModelJson(p, w, meta);
+  EXPECT_TRUE(JsonChecker(json).Valid()) << json;
+  EXPECT_TRUE(Contains(json, "\"n_noisy\":true")) << json;
+  EXPECT_EQ(JsonNumber(json, "n_epsilon"), 0.125);
+  EXPECT_EQ(JsonNumber(json, "n"), 123.0);
+  EXPECT_TRUE(Contains(json, "\"privacy_unit\":\"row\"")) << json;
+}
+
 // Non-finite coefficients (impossible from training, but the writer must not
 // emit invalid JSON) become null.
 TEST(ModelJson, NonFiniteBecomesNull) {

@@ -30,6 +30,10 @@ struct ModelMeta {
   int64_t unit_rows = 0;
   int64_t units = 0;               // the released (noisy) number of units
   double unit_count_epsilon = 0;   // the epsilon that released it, part of "epsilon"
+  // A query's input (dperm.train_query): n is the released noisy size (units
+  // times k, or rows at the row), stated as "n_noisy": true and
+  // "n_epsilon" (the unit_count_epsilon that released it).
+  bool n_noisy = false;
 };
 
 // The model as JSON (docs/design.md section 1, dp_model). `w` holds the d feature

@@ -70,6 +70,12 @@ std::string ModelJson(const Plan& plan, const std::vector<double>& w,
                                     : ReleaseEpsilon(plan) + meta.unit_count_epsilon);
   j.Key("delta").Number(selected ? meta.release_delta : ReleaseDelta(plan));
   j.Key("n").Integer(plan.n);
+  if (meta.n_noisy) {
+    // A query's input: n is the noisy size, released with n_epsilon (part
+    // of "epsilon"), never the exact number of rows the query selects.
+    j.Key("n_noisy").Bool(true);
+    j.Key("n_epsilon").Number(meta.unit_count_epsilon);
+  }
   j.Key("d").Integer(plan.d);
   j.Key("neighbors").String(NeighborsName(plan.neighbors));
   j.Key("privacy_unit");

@@ -147,7 +147,7 @@ char* UnitBoundedSource(const UnitRead& r, const PrivacyUnit& u, const char* out
   }
   char hex[2 * sizeof key + 1];
   hex[hex_encode(reinterpret_cast<const char*>(key), sizeof key, hex)] = '\0';
-  const char* col = quote_identifier(u.column);
+  const char* col = quote_identifier(UnitReadColumn(u));
   const char* f = quote_identifier(out_features);
   const char* l = quote_identifier(r.label);
   const long long k = static_cast<long long>(u.max_rows);
@@ -208,11 +208,12 @@ const char* UnitDummyLabel(dperm::LossKind loss, Oid label_type, int classes) {
 
 char* UnitCountFrom(const char* qualified, const PrivacyUnit& u) {
   return psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM %s t GROUP BY t.%s) g", qualified,
-                  quote_identifier(u.column));
+                  quote_identifier(UnitReadColumn(u)));
 }
 
 const char* NeighborsOf(const PrivacyUnit& u) {
   if (u.column == nullptr) return "replace_one";
+  if (u.row) return "one row added or removed (a query's input: its size released noisily)";
   return psprintf("one unit (%s, at most %lld rows) added, removed or replaced", u.column,
                   static_cast<long long>(u.max_rows));
 }

@@ -16,7 +16,20 @@ struct PrivacyUnit {
   const char* column = nullptr;
   int64 max_rows = 0;
   Oid relation = InvalidOid;  // a relation whose budget declares it
+  // The column of the read's FROM item that names the unit, when it is not
+  // `column`: dperm.train_query's canonical query names it dperm_unit
+  // (query_input.hpp). nullptr: `column`.
+  const char* read_column = nullptr;
+  // The row as the unit of a query's input (dperm.train_query on a relation
+  // whose budget names no unit): k = 1, read_column a per-row value; charged
+  // and stated at the row, its neighbours one row added or removed.
+  bool row = false;
 };
+
+// The column of a read that names unit `u` (u.read_column, else u.column).
+inline const char* UnitReadColumn(const PrivacyUnit& u) {
+  return u.read_column != nullptr ? u.read_column : u.column;
+}
 
 // The unit the budgets of `relations` declare (their smallest k: fewer rows
 // per unit keep every budget's guarantee); refuses (0A000) budgets naming
@@ -82,8 +95,9 @@ const char* UnitDummyLabel(dperm::LossKind loss, Oid label_type, int classes);
 // `alias.t` of a FROM item.
 char* UnitCountFrom(const char* qualified, const PrivacyUnit& u);
 
-// The ledger's neighbours of a release: "replace_one" for a row, else
-// "one unit (column, at most k rows) added, removed or replaced".
+// The ledger's neighbours of a release: "replace_one" for a row, "one row
+// added or removed (...)" for a query's row unit, else "one unit (column, at
+// most k rows) added, removed or replaced".
 const char* NeighborsOf(const PrivacyUnit& u);
 
 }  // namespace dperm::pg

@@ -142,8 +142,11 @@ int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_rel
   CopyText(req->mechanism, sizeof req->mechanism, charge.mechanism);
   CopyText(req->loss, sizeof req->loss, charge.loss);
   CopyText(req->neighbors, sizeof req->neighbors, charge.neighbors);
-  CopyText(req->unit, sizeof req->unit, charge.unit.column != nullptr ? charge.unit.column : "");
-  req->unit_rows = charge.unit.column != nullptr ? charge.unit.max_rows : 0;
+  // A query's row unit (privacy_unit.hpp) is the row: every budget is
+  // charged the release's own cost, as for a row-level release.
+  const bool at_unit = charge.unit.column != nullptr && !charge.unit.row;
+  CopyText(req->unit, sizeof req->unit, at_unit ? charge.unit.column : "");
+  req->unit_rows = at_unit ? charge.unit.max_rows : 0;
   req->epsilon = charge.epsilon;
   req->delta = charge.delta;
   req->n = charge.n;

@@ -116,7 +116,11 @@ dperm::ModelMeta MetaOf(const ReleaseRequest& r) {
   meta.options_json = JsonbText(r.options);
   meta.feature_names = r.parsed.feature_names;
   meta.seeded = r.parsed.options.has_seed;
-  if (r.unit.column != nullptr) {
+  meta.n_noisy = r.query_input;
+  if (r.unit.row) {
+    // A query's row unit: the row, with its noisy size (n_epsilon).
+    meta.unit_count_epsilon = r.unit_count_epsilon;
+  } else if (r.unit.column != nullptr) {
     // Stated per unit (unit_level.hpp); epsilon and delta as given.
     meta.unit_column = r.unit.column;
     meta.unit_rows = r.unit.max_rows;

@@ -36,6 +36,7 @@ struct ReleaseRequest {
   bool charged;              // charged whole with its count before the count read a row
                              // (a unit-level release: ReleaseUnitCount)
   bool reports;              // writes its phases to dperm.progress
+  bool query_input;          // dperm.train_query: n is the noisy size of a query's input
 };
 
 }  // namespace dperm::pg

@@ -76,8 +76,6 @@ TrainTarget TargetFor(dperm::LossKind loss, Oid label_type, const char* label,
   return t;
 }
 
-namespace {
-
 TrainMode ParseTrainMode(const char* mode) {
   if (strcmp(mode, "auto") == 0) return TrainMode::kAuto;
   if (strcmp(mode, "in_memory") == 0) return TrainMode::kInMemory;
@@ -87,6 +85,8 @@ TrainMode ParseTrainMode(const char* mode) {
                   errhint("Valid modes: auto, in_memory, streaming.")));
   pg_unreachable();
 }
+
+namespace {
 
 // Whether `role` may read the columns of `relid` a release reads (SELECT on
 // the table, or on each of them).

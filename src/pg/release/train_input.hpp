@@ -32,6 +32,9 @@ TrainTarget TargetFor(LossKind loss, Oid label_type, const char* label, const ch
 // How dperm.train reads the rows.
 enum class TrainMode { kAuto, kInMemory, kStreaming };
 
+// A mode's name (auto, in_memory, streaming), or 22023.
+TrainMode ParseTrainMode(const char* mode);
+
 // dperm.train's input as its arguments give it, resolved: the relation,
 // the columns it reads and the features and label as SQL of them, the loss,
 // the mode; then who reads it (CheckReader).

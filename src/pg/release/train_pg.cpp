@@ -29,6 +29,7 @@
 #include "release/release_guard.hpp"
 #include "release/release_sums.hpp"
 #include "release/train_input.hpp"
+#include "release/train_steps.hpp"
 
 extern "C" {
 #include "catalog/pg_class.h"
@@ -38,12 +39,6 @@ extern "C" {
 }
 
 namespace dperm::pg {
-namespace {
-
-// The share of a unit-level release's epsilon that releases its number of
-// units (a public tuning constant: at epsilon = 1 the count is within about
-// 10 ln(1/beta) units with probability 1 - beta).
-constexpr double kUnitCountShare = 0.1;
 
 // Step 3: the request (release_request.hpp), from public inputs only:
 // every refusal here costs nothing. The options, parsed once (a spec
@@ -61,6 +56,8 @@ ReleaseRequest RequestFor(const TrainInput& in, Oid* dataset) {
   *dataset = r.parsed.dataset != nullptr ? CheckDataset(r.parsed.dataset, in.caller) : InvalidOid;
   return r;
 }
+
+namespace {
 
 // The relations the request is charged to (and `dataset`), and whether the
 // release must be private with respect to them (a budget or protection:
@@ -89,13 +86,7 @@ void ChargedTo(const TrainInput& in, Oid dataset, ReleaseRequest* request) {
   if (r.strict && r.d < 0) RaiseUndeclaredDimension("dperm.train");
 }
 
-// The rows a release reads: a FROM item, and its features and label as
-// SQL of its columns.
-struct TrainSource {
-  const char* from;
-  const char* features;
-  const char* label;
-};
+}  // namespace
 
 // Step 4: n and d, counted as the reader in the snapshot the read uses too
 // (every row is kept, NULLs imputed, so n does not depend on the columns or
@@ -206,7 +197,6 @@ Datum ReleaseRows(const TrainInput& in, const ReleaseRequest& r, const TrainSour
   return Release(r, {&buffer, &rows, nullptr});
 }
 
-}  // namespace
 }  // namespace dperm::pg
 
 using namespace dperm::pg;

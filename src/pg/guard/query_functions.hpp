@@ -1,0 +1,32 @@
+// The function rule of a query's input (query_functions.cpp; issue 46,
+// item 3): a protected relation is read as its owner, so nothing an analyst
+// writes may run code of their choosing with the owner's rights, and no
+// expression may fail on one row (an error that depends on one row leaks
+// it, whatever was charged).
+#pragma once
+
+#include "base/boundary.hpp"
+
+extern "C" {
+#include "nodes/parsenodes.h"
+}
+
+namespace dperm::pg {
+
+// Whether function `fn` may run on a private row: IMMUTABLE and either
+// LEAKPROOF (it cannot fail on a value: PostgreSQL's own mark, which
+// security_barrier views rely on) or on dperm's reviewed list of built-ins
+// that never raise on any argument.
+bool QueryFunctionAllowed(Oid fn);
+
+// Walks every expression of `q` (target list, WHERE, ON) and refuses
+// (0A000, nothing charged) a node that is not on the list of those that
+// cannot fail (columns, constants, CASE, AND/OR/NOT, IS [NOT] NULL,
+// COALESCE, GREATEST/LEAST, ARRAY[...], ROW(...), IN (...), array
+// subscripts, binary-compatible casts) or that calls a function
+// QueryFunctionAllowed refuses, with a hint naming the total function to
+// use (dperm.div, dperm.ln, ...). A cast through text (CoerceViaIO) is
+// refused: a text input can fail on one value.
+void CheckQueryFunctions(Query* q);
+
+}  // namespace dperm::pg

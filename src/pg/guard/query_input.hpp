@@ -1,0 +1,67 @@
+// A query as the input of a release (query_input.cpp; docs/design.md
+// section 4, "a query is an input with a noisy size"): the text an analyst
+// gives dperm.train_query, parsed and analysed as the caller, checked to map
+// each row of its one private relation to at most one input row through
+// per-row expressions that cannot fail on a value, and written back as a
+// canonical text that names every object by its schema. Every refusal here
+// comes before anything is charged.
+#pragma once
+
+#include "base/boundary.hpp"
+
+extern "C" {
+#include "nodes/parsenodes.h"
+}
+
+namespace dperm::pg {
+
+// Whether a relation is private: a budget or protection in its family (the
+// release room's StrictRelations over TrainRelations), passed in so that the
+// guard needs nothing above it.
+using IsPrivateRelation = bool (*)(Oid relid);
+
+// A validated query: exactly one private relation (a plain or partitioned
+// table) and zero or more public lookup relations joined on a unique key.
+struct QueryInput {
+  Query* query;          // analysed and validated (the caller's search_path)
+  int private_index;     // the private relation's range table index
+  Oid relid;             // the private relation
+  Oid* lookups;          // the lookup relations
+  int n_lookups;
+};
+
+// Parses and analyses `text` as the caller with the caller's search_path
+// (exactly one plain SELECT), and refuses (0A000 and others, nothing
+// charged) everything that is not a per-row map of one private relation:
+// aggregates, grouping, windows, DISTINCT, ORDER BY, LIMIT/OFFSET, set
+// operations, CTEs, sub-queries, set-returning functions, locking clauses,
+// TABLESAMPLE, functions or sub-queries in FROM, views, Citus tables, two
+// private relations, a lookup that is not public or not joined on a unique
+// key of it; and every function that is not IMMUTABLE and either LEAKPROOF
+// or on the reviewed list of built-ins that never raise (QueryFunctionRule).
+QueryInput AnalyseQueryInput(const char* text, IsPrivateRelation is_private);
+
+// Refuses (42501, nothing charged) a lookup relation that `caller` or
+// `reader` may not SELECT, or that has row-level security enabled.
+void CheckLookups(const QueryInput& q, Oid caller, Oid reader);
+
+// The types of the query's output columns `features` and `label` (42703 when
+// it has none or several of that name; 42804 for features that are not an
+// array of float8, float4 or an integer type).
+void QueryColumnTypes(const QueryInput& q, const char* features, const char* label,
+                      Oid* features_type, Oid* label_type);
+
+// The canonical text of the query: its output columns `features` and `label`
+// and a column dperm_unit (kQueryUnitColumn) -- the private relation's
+// column `unit_column`, or, when nullptr, the row itself (its tableoid and
+// ctid, unique across partitions) -- deparsed with search_path = pg_catalog,
+// pg_temp and every setting that changes a constant's text pinned, so that
+// every name is schema-qualified and the text resolves to the same objects
+// when dperm's internal SQL parses it again under the same settings.
+char* CanonicalQueryText(const QueryInput& q, const char* features, const char* label,
+                         const char* unit_column);
+
+// The name of the unit column CanonicalQueryText adds.
+constexpr char kQueryUnitColumn[] = "dperm_unit";
+
+}  // namespace dperm::pg

@@ -1,0 +1,40 @@
+// The steps of dperm.train (train_pg.cpp) that dperm.train_query
+// (train_query.cpp) shares: the request, the count, the mode, the release.
+#pragma once
+
+#include "release/release_request.hpp"
+#include "release/train_input.hpp"
+
+namespace dperm::pg {
+
+// The share of a unit-level release's epsilon that releases its number of
+// units (a public tuning constant: at epsilon = 1 the count is within about
+// 10 ln(1/beta) units with probability 1 - beta). dperm.train_query's noisy
+// size is released with the same share.
+constexpr double kUnitCountShare = 0.1;
+
+// The rows a release reads: a FROM item, and its features and label as
+// SQL of its columns.
+struct TrainSource {
+  const char* from;
+  const char* features;
+  const char* label;
+};
+
+// Step 3: the request from public inputs only (every refusal costs
+// nothing): the options parsed once, the `dataset` they name (*dataset).
+ReleaseRequest RequestFor(const TrainInput& in, Oid* dataset);
+
+// Step 4: n and d as the reader; a unit-level release (r->unit.column set)
+// first releases its number of units, charged whole (ReleaseUnitCount), and
+// reads units * k slots of `in.qualified` (UnitBoundedSource).
+TrainSource CountRows(const TrainInput& in, ReleaseRequest* r);
+
+// Step 5: in memory or streaming, from n and d only (public).
+bool ChooseStreaming(const TrainInput& in, const ReleaseRequest& r, bool* distributed);
+
+// Step 6: the release pipeline on the rows of `source`, read as the reader.
+Datum ReleaseRows(const TrainInput& in, const ReleaseRequest& r, const TrainSource& source,
+                  bool streaming, bool distributed);
+
+}  // namespace dperm::pg
