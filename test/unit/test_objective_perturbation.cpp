@@ -10,25 +10,17 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
-#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "dperm/accounting/budget.hpp"
-#include "dperm/planning/explain.hpp"
-#include "dperm/algorithms/mechanism.hpp"
-#include "dperm/noise/noise.hpp"
 #include "dperm/algorithms/objective_approx.hpp"
 #include "dperm/algorithms/objective_perturbation.hpp"
 #include "dperm/noise/exact_normal.hpp"
 #include "dperm/plan/plan.hpp"
 #include "dperm/noise/random.hpp"
-#include "dperm/accounting/rdp.hpp"
-#include "dperm/rows/rows.hpp"
 #include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
-#include "dperm/planning/release_curve.hpp"
 #include "test_helpers.hpp"
 #include "objective_perturbation_support.hpp"
 
