@@ -122,26 +122,50 @@ inline Test Evaluate(const std::vector<double>& s_d, const std::vector<double>& 
   return test;
 }
 
-// The threshold and tail with the best bound on a calibration sample (sorted,
-// same size per side). Candidates: up to ~2000 quantiles of the pooled
-// sample, denser in both tails where the best bounds live.
-inline Test ChooseTest(const std::vector<double>& s_d, const std::vector<double>& s_dp,
-                       double delta, double alpha) {
-  std::vector<double> pooled(s_d);
-  pooled.insert(pooled.end(), s_dp.begin(), s_dp.end());
+// The candidate thresholds of ChooseTest and ModelTest: the pooled sample of
+// both sides, sorted, at its `tail` smallest and largest values (from the
+// ends inwards, in turn) and at 1601 evenly spaced quantiles: denser in both
+// tails, where the best bounds live. Repeats are kept (the order decides
+// ties).
+inline std::vector<double> CandidateThresholds(const std::vector<double>& a,
+                                               const std::vector<double>& b, size_t tail) {
+  std::vector<double> pooled(a);
+  pooled.insert(pooled.end(), b.begin(), b.end());
   std::sort(pooled.begin(), pooled.end());
   const size_t m = pooled.size();
-  std::vector<size_t> idx;
-  for (size_t i = 0; i < std::min<size_t>(m, 200); i++) {
-    idx.push_back(i);
-    idx.push_back(m - 1 - i);
+  std::vector<double> thresholds;
+  for (size_t i = 0; i < std::min<size_t>(m, tail); i++) {
+    thresholds.push_back(pooled[i]);
+    thresholds.push_back(pooled[m - 1 - i]);
   }
-  for (size_t j = 0; j <= 1600; j++) idx.push_back(j * (m - 1) / 1600);
+  for (size_t j = 0; j <= 1600; j++) thresholds.push_back(pooled[j * (m - 1) / 1600]);
+  return thresholds;
+}
+
+// Keeps in `best` the test {threshold t, tail upper_tail} at the counts
+// k_fav (under the side it favours) and k_other of n runs per side when its
+// bound is better than best's (ModelTest, GaussianModelTest).
+inline void KeepIfBetter(Test& best, double t, bool upper_tail, int64_t k_fav, int64_t k_other,
+                         int64_t n, double delta, double alpha) {
+  const double lb = EpsilonLowerBound(k_fav, k_other, n, delta, alpha);
+  if (lb > best.epsilon_lb) {
+    best.threshold = t;
+    best.upper_tail = upper_tail;
+    best.k_num = k_fav, best.k_den = k_other, best.n = n;
+    best.epsilon_lb = lb;
+  }
+}
+
+// The threshold and tail with the best bound on a calibration sample (sorted,
+// same size per side). Candidates: up to ~2000 quantiles of the pooled
+// sample (CandidateThresholds).
+inline Test ChooseTest(const std::vector<double>& s_d, const std::vector<double>& s_dp,
+                       double delta, double alpha) {
   Test best;
   best.epsilon_lb = -1;
-  for (size_t i : idx)
+  for (double threshold : CandidateThresholds(s_d, s_dp, 200))
     for (bool upper : {true, false}) {
-      Test t = Evaluate(s_d, s_dp, pooled[i], upper, delta, alpha);
+      Test t = Evaluate(s_d, s_dp, threshold, upper, delta, alpha);
       if (t.epsilon_lb > best.epsilon_lb) best = t;
     }
   return best;
@@ -164,34 +188,17 @@ inline Test ModelTest(std::vector<double> p_d, std::vector<double> p_dp, int64_t
                       double alpha) {
   std::sort(p_d.begin(), p_d.end());
   std::sort(p_dp.begin(), p_dp.end());
-  std::vector<double> pooled(p_d);
-  pooled.insert(pooled.end(), p_dp.begin(), p_dp.end());
-  std::sort(pooled.begin(), pooled.end());
-  const size_t m = pooled.size();
   const double scale = double(n) / double(p_d.size());
-  std::vector<size_t> idx;
-  for (size_t i = 0; i < std::min<size_t>(m, 400); i++) {
-    idx.push_back(i);
-    idx.push_back(m - 1 - i);
-  }
-  for (size_t j = 0; j <= 1600; j++) idx.push_back(j * (m - 1) / 1600);
   Test best;
   best.epsilon_lb = -1;
-  for (size_t i : idx)
+  for (double t : CandidateThresholds(p_d, p_dp, 400))
     for (bool up : {true, false}) {
-      const double t = pooled[i];
       const int64_t above_d = CountAbove(p_d, t), above_dp = CountAbove(p_dp, t);
       const int64_t c_fav = up ? above_dp : int64_t(p_d.size()) - above_d;
       const int64_t c_other = up ? above_d : int64_t(p_dp.size()) - above_dp;
       const int64_t k_fav = std::min<int64_t>(n, int64_t(std::floor(scale * double(c_fav))));
       const int64_t k_other = std::min<int64_t>(n, int64_t(std::ceil(scale * double(c_other + 1))));
-      const double lb = EpsilonLowerBound(k_fav, k_other, n, delta, alpha);
-      if (lb > best.epsilon_lb) {
-        best.threshold = t;
-        best.upper_tail = up;
-        best.k_num = k_fav, best.k_den = k_other, best.n = n;
-        best.epsilon_lb = lb;
-      }
+      KeepIfBetter(best, t, up, k_fav, k_other, n, delta, alpha);
     }
   return best;
 }
@@ -231,13 +238,7 @@ inline Test GaussianModelTest(const std::vector<double>& p_d, const std::vector<
       const double other = up ? above(t, m_d, s_d) : 1 - above(t, m_dp, s_dp);
       const int64_t k_fav = std::min<int64_t>(n, int64_t(std::floor(double(n) * fav)));
       const int64_t k_other = std::min<int64_t>(n, int64_t(std::ceil(double(n) * other)));
-      const double lb = EpsilonLowerBound(k_fav, k_other, n, delta, alpha);
-      if (lb > best.epsilon_lb) {
-        best.threshold = t;
-        best.upper_tail = up;
-        best.k_num = k_fav, best.k_den = k_other, best.n = n;
-        best.epsilon_lb = lb;
-      }
+      KeepIfBetter(best, t, up, k_fav, k_other, n, delta, alpha);
     }
   }
   return best;

@@ -326,7 +326,7 @@ SELECT dperm.set_budget('mdl_holdout', 20, 1e-6);
 SELECT models_ledger_rows() AS ledger_before \gset
 SELECT e - 'evaluated_at' - 'ledger_id' - 'noise_scale' - 'grid' - 'accuracy' - 'log_loss' AS evaluation,
        (e->>'accuracy')::float8 BETWEEN 0 AND 1 AS accuracy, (e->>'log_loss')::float8 >= 0 AS log_loss,
-       -- (+ the exact sums' slack, 2^-40 + n 2^-50: src/pg/models/models.cpp)
+       -- (+ the exact sums' slack, 2^-40 + n 2^-50: src/pg/models/model_evaluate.cpp)
        abs((e->>'noise_scale')::float8 - 2 * (1 + (e->>'grid')::float8) / 5) < 1e-9 AS scale_is_m_1_plus_g_over_epsilon
   FROM dperm.evaluate('churn', 'mdl_holdout', 'x', 'y', '{"epsilon": 5, "seed": 3}') e;
 SELECT models_ledger_rows() - :ledger_before AS charged;

@@ -112,9 +112,10 @@
 //  * Given w* = w*(b_exact) (objective perturbation, its curve), z_T
 //    is a deterministic function of (S, w*): neighbours give points within
 //    2r of each other. Releasing z_T + z with z discrete Gaussian noise for
-//    sensitivity 2r, snapped to a grid (noise.hpp, SnapPlan: sensitivity
-//    2r + sqrt(dim) g), is a Gaussian mechanism composed adaptively with w*
-//    (Mironov 2017, Props. 1 and 7; CKS20 Thm 14 for the discrete noise):
+//    sensitivity 2r, snapped to a grid (noise.hpp; plan_noise.hpp's SnapPlan:
+//    sensitivity 2r + sqrt(dim) g), is a Gaussian mechanism composed
+//    adaptively with w* (Mironov 2017, Props. 1 and 7; CKS20 Thm 14 for the
+//    discrete noise):
 //    the RDP curve adds alpha kappa_2^2/2 with kappa_2 = kappa/16 (1/256 of
 //    the Gaussian term), and sigma is calibrated against that sum. The
 //    output noise is about 32 r/kappa, far below the displacement ||b||/(n

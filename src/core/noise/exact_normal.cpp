@@ -163,7 +163,7 @@ double ObjectiveNoiseNormBound(double sigma, int dim) {
 // by int_0^inf t^{-1/2} e^{-a t - c/t} dt = sqrt(pi/a) e^{-2 sqrt(a c)}
 // (a = 1/2, c = r^2/2): the Gaussian scale mixture of the exponential-norm
 // law, so ||b|| ~ Gamma(dim, theta) with a uniform direction
-// (test_objective_perturbation.cpp, GammaNormNoiseHasTheExponentialNormLaw,
+// (test_objective_pure.cpp, GammaNormNoiseHasTheExponentialNormLaw,
 // checks that law).
 //
 // The rounding, for every draw the sampler returns (|X_i|, |Z_j| < 256,

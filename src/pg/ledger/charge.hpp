@@ -82,12 +82,14 @@ inline char* LedgerQueryText(const char* query) { return CappedText(query, kMaxL
 [[noreturn]] void RaiseNoTurn(Oid relation);
 
 // The ledger row of this backend's latest charge (ChargeRelease sets it;
-// models.cpp clears it before a training and reads it after).
+// model_versions.cpp's RunVersion clears it before a training and reads it
+// after).
 extern int64 g_last_charge_id;
 
 // Whether a charge was submitted to the ledger writer and no answer came
 // back (an error or cancel while waiting): it may have been written.
-// models.cpp clears it before a training and reads it after a failure.
+// model_versions.cpp's RunVersion clears it before a training and reads it
+// after a failure.
 extern bool g_charge_in_doubt;
 
 }  // namespace dperm::pg

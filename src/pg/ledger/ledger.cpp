@@ -89,10 +89,7 @@ Oid SkippedBudget(LedgerRequest* req, SPITupleTable* locked, uint64 n_locked) {
   return InvalidOid;
 }
 
-// Checks every budget of the request's relations with this release added,
-// under each relation's accounting (dperm.budget_spent); fills a refusal if
-// one would be overspent.
-// What a release costs a budget (ledger.hpp): the request's (epsilon, delta,
+// What a release costs a budget (ledger_request.hpp): the request's (epsilon, delta,
 // curve), or, for a unit-level release and a budget that names no unit, its
 // cost at the row.
 struct BudgetCost {
@@ -109,6 +106,9 @@ BudgetCost RowCost(const LedgerRequest* req) {
   return {req->row_epsilon, req->row_delta, req->row_rdp, req->n_row_rdp};
 }
 
+// Checks every budget of the request's relations with this release added,
+// under each relation's accounting (dperm.budget_spent); fills a refusal if
+// one would be overspent.
 bool WithinBudgets(LedgerRequest* req, List** unit_budgets) {
   *unit_budgets = NIL;
   if (req->n_relations == 0) return true;

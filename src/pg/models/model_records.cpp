@@ -56,7 +56,7 @@ int64 SubmitModelRecord(LedgerRequestKind kind, const char* json) {
   return version;
 }
 
-// The record requests of the ledger writer (ledger_writer.hpp): one
+// The record requests of the ledger writer (ledger_request.hpp): one
 // dperm.models row, or an evaluation appended to one, as the bootstrap
 // superuser in the writer's own transaction. Version numbers are assigned
 // here, per (owner, name), under a lock that serialises writers of
