@@ -67,8 +67,9 @@ TEST(LossTable, TheSpecsShapeFollowsTheLabel) {
       EXPECT_FALSE(spec.LabelFreeCurvature()) << dperm::LossName(loss);
     }
     // Its offset histogram is a class label's (one sum per class).
-    if (spec.Offset() != nullptr)
+    if (spec.Offset() != nullptr) {
       EXPECT_EQ(spec.Offset()->Histogram(), !margin) << dperm::LossName(loss);
+    }
   }
 }
 
