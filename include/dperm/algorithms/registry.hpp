@@ -22,9 +22,19 @@ struct OptionRefusal {
   const char* why;
 };
 
-// A loss the algorithm cannot train: the error says why and hints at others.
-struct LossRefusal {
-  LossKind loss;
+// What a mechanism may need of a loss (its spec, loss_spec.hpp): the
+// mechanism trains every loss that has all it needs, whatever its name.
+enum class LossProperty {
+  kMarginLoss,          // a margin loss: rank-1 row Hessians (not a class label)
+  kSmoothCurvature,     // LossSpec::SmoothCurvature
+  kLabelFreeCurvature,  // LossSpec::LabelFreeCurvature
+};
+bool LossHas(LossKind loss, LossProperty property);
+
+// A property the algorithm needs: the error for a loss without it says why
+// (the texts name the loss that first lacked it) and hints at others.
+struct LossNeed {
+  LossProperty property;
   const char* why;
   const char* hint;
 };
@@ -37,8 +47,9 @@ struct AlgorithmSpec {
   // the others when given, naming the option, the algorithm and the reason.
   std::vector<std::string> options;
   std::vector<OptionRefusal> refusals;
-  // Losses it refuses (the others it trains).
-  std::vector<LossRefusal> refused_losses;
+  // What it needs of a loss, checked in order (the first one missing is
+  // the error); it trains every loss that has them all.
+  std::vector<LossNeed> loss_needs;
   // nullptr: delta = 0 gives pure epsilon-DP; else why it needs delta > 0.
   const char* needs_delta = nullptr;
   // Trains from full-batch gradient passes only, so it can stream

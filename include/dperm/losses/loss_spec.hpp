@@ -111,6 +111,16 @@ class LossSpec {
   virtual double RowCurvature(const LossParams&, double /*margin*/, double /*label*/) const noexcept {
     return 0;
   }
+  // What its margin loss's curvature f''(m, y) allows, for the mechanisms
+  // that use it (AlgorithmSpec::loss_needs, registry.hpp). Both false by
+  // default (a multi-class loss, or a loss that does not say): those
+  // mechanisms refuse it.
+  // f'' is continuous in m: the loss is twice differentiable (objective
+  // perturbation's Assumption 5.1, Bassily et al. 2019; dp_newton's passes).
+  virtual bool SmoothCurvature() const { return false; }
+  // f''(m, y) is the same for every label y: one curvature f''(0) for every
+  // row (ssp's quadratic approximation at margin 0).
+  virtual bool LabelFreeCurvature() const { return false; }
   // The intercept offset's statistic; nullptr (the default): no offset
   // stage, the intercept is trained as one more weight.
   virtual const OffsetStatistic* Offset() const { return nullptr; }

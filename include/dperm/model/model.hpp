@@ -77,8 +77,9 @@ const int kMaxModelClasses = 100000;
 ModelFields ParseModelJson(const std::string& text, int64_t max_coefficients);
 
 // Prediction with the training preprocessing: the row is clipped exactly as
-// training rows were, then the margin <coef, x> + intercept is turned into a
-// probability (logistic) or returned as is (Huber). `scratch` holds d doubles.
+// training rows were, then the margin <coef, x> + intercept goes through the
+// loss's link (losses.def): a probability (Link::kSigmoid) or the margin as
+// is (Link::kIdentity). `scratch` holds d doubles.
 double Predict(LossKind loss, const double* coef, int d, double intercept,
                double feature_bound, const double* x, double* scratch) noexcept;
 

@@ -14,9 +14,25 @@ namespace dperm {
 
 // The losses: one line each in losses.def.
 enum class LossKind {
-#define DPERM_LOSS(id, name, aggregate, multiclass) id,
+#define DPERM_LOSS(id, name, aggregate, label, link) id,
 #include "dperm/options/losses.def"
 #undef DPERM_LOSS
+};
+// What a loss's label is (losses.def's fourth column). The boundary's
+// label rules follow from it alone: the SQL label types and their cast,
+// how a label is stored, the per-pass aggregate, a privacy unit's dummy
+// label, a feature spec's label column, dperm.evaluate's metrics; so does
+// the shape of the coefficients (one vector, or one per class).
+enum class LabelKind {
+  kBinary,  // a binary margin label y in {-1, +1} (SQL boolean, or float8 > 0)
+  kTarget,  // a real target clipped to [-target_bound, target_bound] (SQL float8)
+  kClass,   // a class index 0 .. K-1 (SQL integer; the `classes` option)
+};
+// How a model's scores become its prediction (losses.def's fifth column).
+enum class Link {
+  kSigmoid,   // the probability 1/(1 + exp(-m)) of the positive label
+  kIdentity,  // the score itself (a regression)
+  kSoftmax,   // the class probabilities softmax(s_1 .. s_K)
 };
 // The algorithms: one line each in algorithms.def.
 enum class Algorithm {
@@ -139,8 +155,14 @@ void CheckOptionsForLoss(const Options& options, LossKind loss);
 const char* LossName(LossKind loss);
 // The SQL aggregate that trains the loss (dp_logreg, ...).
 const char* LossAggregateName(LossKind loss);
-// Whether the loss is multi-class (takes the `classes` option).
+// Its label's kind and its link (losses.def).
+LabelKind LossLabel(LossKind loss);
+Link LossLink(LossKind loss);
+// Whether the loss is multi-class (takes the `classes` option): a class label.
 bool LossIsMulticlass(LossKind loss);
+// The loss whose SQL aggregate is `aggregate` (LossAggregateName); false
+// when none is.
+bool LossForAggregate(const char* aggregate, LossKind* loss);
 // Every loss, in losses.def order.
 const std::vector<LossKind>& AllLosses();
 const char* AlgorithmName(Algorithm algorithm);

@@ -225,10 +225,10 @@ const AlgorithmSpec& SpecOf<Algorithm::kDpNewton>() {
   static const AlgorithmSpec spec = [] {
     AlgorithmSpec s(Algorithm::kDpNewton, mechanism);
     s.options = {"iterations"};
-    s.refused_losses = {
-        {LossKind::kSoftmax, "its passes release the Hessian of a binary margin loss",
+    s.loss_needs = {
+        {LossProperty::kMarginLoss, "its passes release the Hessian of a binary margin loss",
          "Use algorithm dp_gd, dp_sgd or output_gd for softmax models."},
-        {LossKind::kHuber, "its passes and ridge were chosen for the logistic loss's smooth curvature",
+        {LossProperty::kSmoothCurvature, "its passes and ridge were chosen for the logistic loss's smooth curvature",
          "Use algorithm dp_gd, output_gd or bolton for Huber regression."}};
     s.refusals = {{"l1", "each step solves a ridge system; use l2"},
                   {"radius", "it minimises over all of R^d"},

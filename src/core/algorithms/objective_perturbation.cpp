@@ -215,12 +215,12 @@ const double kPureOutputShare = 1.0 / 32;
 }  // namespace
 
 void ObjectivePerturbationSpec(AlgorithmSpec& s) {
-  s.refused_losses = {
-      {LossKind::kSoftmax,
+  s.loss_needs = {
+      {LossProperty::kMarginLoss,
        "objective perturbation's privacy (Bassily et al. 2019, Assumption 5.1) needs every "
        "row's Hessian to have rank <= 1, and a softmax row's Hessian has rank up to K-1",
        "Use algorithm dp_sgd, dp_gd or output_gd for softmax models."},
-      {LossKind::kHuber,
+      {LossProperty::kSmoothCurvature,
        "objective perturbation's privacy (Bassily et al. 2019, Assumption 5.1) needs a "
        "twice-differentiable loss, and the Huber loss's second derivative jumps at "
        "|margin - target| = huber_delta",

@@ -3,6 +3,7 @@
 #include "dperm/algorithms/registry.hpp"
 
 #include "dperm/losses/loss.hpp"
+#include "dperm/losses/loss_spec.hpp"
 #include "dperm/plan/plan_noise.hpp"
 #include "dperm/plan/plan_steps.hpp"
 
@@ -35,9 +36,19 @@ bool TakesOption(Algorithm algorithm, const std::string& key) {
   return false;
 }
 
+bool LossHas(LossKind loss, LossProperty property) {
+  const LossSpec& spec = LossSpecFor(loss);
+  switch (property) {
+    case LossProperty::kMarginLoss: return !LossIsMulticlass(loss);
+    case LossProperty::kSmoothCurvature: return spec.SmoothCurvature();
+    case LossProperty::kLabelFreeCurvature: return spec.LabelFreeCurvature();
+  }
+  return false;
+}
+
 bool TakesLoss(Algorithm algorithm, LossKind loss) {
-  for (const LossRefusal& r : SpecFor(algorithm).refused_losses)
-    if (r.loss == loss) return false;
+  for (const LossNeed& r : SpecFor(algorithm).loss_needs)
+    if (!LossHas(loss, r.property)) return false;
   return true;
 }
 
@@ -53,8 +64,8 @@ std::vector<std::string> NamesWhere(Keep keep) {
 
 void CheckSpec(const AlgorithmSpec& spec, const Options& o, LossKind loss) {
   const char* name = AlgorithmName(spec.algorithm);
-  for (const LossRefusal& r : spec.refused_losses)
-    if (r.loss == loss)
+  for (const LossNeed& r : spec.loss_needs)
+    if (!LossHas(loss, r.property))
       ThrowInvalid(std::string("algorithm ") + name + " does not support " +
                        LossAggregateName(loss) + ": " + r.why,
                    r.hint);

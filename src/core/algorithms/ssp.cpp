@@ -318,11 +318,11 @@ const AlgorithmSpec& SpecOf<Algorithm::kSsp>() {
   static const SufficientStatistics mechanism;
   static const AlgorithmSpec spec = [] {
     AlgorithmSpec s(Algorithm::kSsp, mechanism);
-    s.refused_losses = {
-        {LossKind::kSoftmax,
+    s.loss_needs = {
+        {LossProperty::kMarginLoss,
          "its moments are those of a binary margin loss (one curvature f''(0) for every row)",
          "Use algorithm dp_gd, dp_sgd or output_gd for softmax models."},
-        {LossKind::kHuber,
+        {LossProperty::kLabelFreeCurvature,
          "its quadratic approximation is taken at margin 0, where the Huber loss's second "
          "derivative depends on the target",
          "Use algorithm dp_gd, output_gd or bolton for Huber regression."}};

@@ -90,6 +90,8 @@ class HuberSpec final : public LossSpec {
   double RowCurvature(const LossParams& p, double m, double y) const noexcept override {
     return HuberLoss(p.huber_delta).Curvature(m, y);
   }
+  // SmoothCurvature and LabelFreeCurvature stay false: h'' jumps from 1 to
+  // 0 at |m - y| = delta, and where it jumps depends on the target y.
   const OffsetStatistic* Offset() const override {
     static const ClippedTargetSum offset;
     return &offset;

@@ -183,6 +183,10 @@ class LogisticSpec final : public LossSpec {
   double RowCurvature(const LossParams&, double m, double y) const noexcept override {
     return LogisticLoss().Curvature(m, y);
   }
+  // f''(m, y) = s(m) s(-m) (Curvature): continuous in m, the same for y = +1
+  // and y = -1 (s(-y m) s(y m)).
+  bool SmoothCurvature() const override { return true; }
+  bool LabelFreeCurvature() const override { return true; }
   const OffsetStatistic* Offset() const override {
     static const PositiveCount offset;
     return &offset;

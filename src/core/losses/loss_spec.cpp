@@ -5,7 +5,7 @@
 namespace dperm {
 
 // Each is defined in the loss's own file.
-#define DPERM_LOSS(id, name, aggregate, multiclass) \
+#define DPERM_LOSS(id, name, aggregate, label, link) \
   template <>                                       \
   const LossSpec& LossSpecOf<LossKind::id>();
 #include "dperm/options/losses.def"
@@ -13,7 +13,7 @@ namespace dperm {
 
 const LossSpec& LossSpecFor(LossKind loss) {
   switch (loss) {
-#define DPERM_LOSS(id, name, aggregate, multiclass) \
+#define DPERM_LOSS(id, name, aggregate, label, link) \
   case LossKind::id: return LossSpecOf<LossKind::id>();
 #include "dperm/options/losses.def"
 #undef DPERM_LOSS

@@ -86,6 +86,8 @@ class SoftmaxSpec final : public LossSpec {
     c.gradient_range = std::sqrt(2.0) * R;
     return c;
   }
+  // Not a margin loss: no margin loss, no margin curvature (a row's Hessian
+  // has rank up to K-1), so SmoothCurvature and LabelFreeCurvature stay false.
   std::unique_ptr<Loss> MakeMarginLoss(const LossParams&) const override { return nullptr; }
   double RowKernel(const LossParams& p, double* s, double label,
                    bool with_loss) const noexcept override {

@@ -30,7 +30,7 @@ std::string ModelJson(const Plan& plan, const std::vector<double>& w,
   j.Key("loss").String(LossName(plan.loss));
   j.Key("algorithm").String(AlgorithmName(plan.algorithm));
   size_t written = 0;
-  if (plan.loss == LossKind::kSoftmax) {
+  if (LossIsMulticlass(plan.loss)) {
     // K blocks of (d weights, intercept when fitted), class after class.
     const int per_class = plan.d + (plan.options.fit_intercept ? 1 : 0);
     j.Key("classes").Integer(plan.classes);
@@ -106,7 +106,7 @@ std::string ModelJson(const Plan& plan, const std::vector<double>& w,
   j.Key("offset");
   if (meta.offset == nullptr || meta.offset->empty()) {
     j.Null();
-  } else if (plan.loss == LossKind::kSoftmax) {
+  } else if (LossIsMulticlass(plan.loss)) {
     j.BeginArray();
     for (double b : *meta.offset) j.Number(b);
     j.EndArray();
@@ -245,7 +245,7 @@ ModelFields ParseModelJson(const std::string& text, int64_t max_coefficients) {
       for (size_t i = 0; i < a.size(); i++) f.offset.push_back(NumberElement(a, i, "offset"));
     }
   }
-  if (f.loss == LossKind::kSoftmax) {
+  if (LossIsMulticlass(f.loss)) {
     const JsonValue* k = j.Find("classes");
     if (k == nullptr || k->kind != JsonValue::Kind::kNumber) BadModel(Quoted("classes") + " must be a number");
     if (!(k->number >= 2 && k->number <= kMaxModelClasses) || k->number != std::floor(k->number))
@@ -264,7 +264,7 @@ ModelFields ParseModelJson(const std::string& text, int64_t max_coefficients) {
     }
     f.w[f.d] = f.fit_intercept ? NumberField(j.Find("intercept"), "intercept") : 0;
   }
-  const size_t offsets = f.loss == LossKind::kSoftmax ? size_t(f.classes) : 1;
+  const size_t offsets = LossIsMulticlass(f.loss) ? size_t(f.classes) : 1;
   if (!f.offset.empty() && f.offset.size() != offsets)
     BadModel(Quoted("offset") + " must hold " + std::to_string(offsets) + " numbers");
   CheckFeatureNames(j, f.d);
@@ -285,7 +285,7 @@ double Predict(LossKind loss, const double* coef, int d, double intercept,
   ClipRow(x, d, feature_bound, scratch);
   double m = intercept;
   for (int i = 0; i < d; i++) m += coef[i] * scratch[i];
-  if (loss == LossKind::kHuber) return m;
+  if (LossLink(loss) == Link::kIdentity) return m;
   return m >= 0 ? 1 / (1 + std::exp(-m)) : std::exp(m) / (1 + std::exp(m));
 }
 

@@ -109,7 +109,7 @@ void CheckOptionsForLoss(const Options& options, LossKind loss) {
 
 const char* LossName(LossKind loss) {
   switch (loss) {
-#define DPERM_LOSS(id, name, aggregate, multiclass) \
+#define DPERM_LOSS(id, name, aggregate, label, link) \
   case LossKind::id: return name;
 #include "dperm/options/losses.def"
 #undef DPERM_LOSS
@@ -119,7 +119,7 @@ const char* LossName(LossKind loss) {
 
 const char* LossAggregateName(LossKind loss) {
   switch (loss) {
-#define DPERM_LOSS(id, name, aggregate, multiclass) \
+#define DPERM_LOSS(id, name, aggregate, label, link) \
   case LossKind::id: return aggregate;
 #include "dperm/options/losses.def"
 #undef DPERM_LOSS
@@ -127,19 +127,40 @@ const char* LossAggregateName(LossKind loss) {
   return "?";
 }
 
-bool LossIsMulticlass(LossKind loss) {
+LabelKind LossLabel(LossKind loss) {
   switch (loss) {
-#define DPERM_LOSS(id, name, aggregate, multiclass) \
-  case LossKind::id: return multiclass != 0;
+#define DPERM_LOSS(id, name, aggregate, label, link) \
+  case LossKind::id: return LabelKind::label;
 #include "dperm/options/losses.def"
 #undef DPERM_LOSS
   }
+  throw Error(ErrorKind::kInternal, "unknown loss");
+}
+
+Link LossLink(LossKind loss) {
+  switch (loss) {
+#define DPERM_LOSS(id, name, aggregate, label, link) \
+  case LossKind::id: return Link::link;
+#include "dperm/options/losses.def"
+#undef DPERM_LOSS
+  }
+  throw Error(ErrorKind::kInternal, "unknown loss");
+}
+
+bool LossIsMulticlass(LossKind loss) { return LossLabel(loss) == LabelKind::kClass; }
+
+bool LossForAggregate(const char* aggregate, LossKind* loss) {
+  for (LossKind l : AllLosses())
+    if (std::strcmp(LossAggregateName(l), aggregate) == 0) {
+      *loss = l;
+      return true;
+    }
   return false;
 }
 
 const std::vector<LossKind>& AllLosses() {
   static const std::vector<LossKind> all = {
-#define DPERM_LOSS(id, name, aggregate, multiclass) LossKind::id,
+#define DPERM_LOSS(id, name, aggregate, label, link) LossKind::id,
 #include "dperm/options/losses.def"
 #undef DPERM_LOSS
   };

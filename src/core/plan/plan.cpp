@@ -100,11 +100,11 @@ std::string PlanJson(const Plan& p, const std::vector<std::pair<std::string, std
   j.Key("dim").Integer(p.dim);
   j.Key("fit_intercept").Bool(p.options.fit_intercept);
   j.Key("feature_bound").Number(p.options.feature_bound);
-  if (p.loss == LossKind::kHuber) {
+  if (p.loss == LossKind::kHuber) {  // Huber's own parameter
     j.Key("huber_delta").Number(p.options.huber_delta);
     j.Key("huber_delta_rule").String(p.huber_delta_rule.c_str());
-    j.Key("target_bound").Number(p.options.target_bound);
   }
+  if (LossLabel(p.loss) == LabelKind::kTarget) j.Key("target_bound").Number(p.options.target_bound);
   j.Key("R").Number(p.R);
   j.Key("L").Number(p.L);
   j.Key("beta").Number(p.beta);

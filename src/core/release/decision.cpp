@@ -26,7 +26,9 @@ std::vector<double> DecisionThresholds() {
 
 DecisionPlan PlanDecision(const Options& o, LossKind loss, int64_t n, const OffsetPlan& offset) {
   DecisionPlan p;
-  if (loss != LossKind::kLogistic || !o.fit_intercept || !o.intercept_offset || n < 1) return p;
+  // A threshold on the sigmoid's probability (the grid above): binary labels
+  // with the sigmoid link only.
+  if (LossLabel(loss) != LabelKind::kBinary || LossLink(loss) != Link::kSigmoid || !o.fit_intercept || !o.intercept_offset || n < 1) return p;
   // The shares sum to epsilon exactly: rest = epsilon - epsilon0 is exact
   // (offset.cpp), mechanism = rest - epsilon/20 lies in [rest/2, rest], so
   // epsilon_t = rest - mechanism is exact (Sterbenz) and MechanismOptions

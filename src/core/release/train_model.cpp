@@ -31,7 +31,7 @@ std::unique_ptr<Objective> MakeObjective(const Plan& plan, const double* rows,
   const Eigen::Index stride = plan.d + 1;
   FeatureMap x(rows, plan.n, plan.d, Eigen::OuterStride<>(stride));
   LabelMap y(rows + plan.d, plan.n, Eigen::InnerStride<>(stride));
-  if (plan.loss == LossKind::kSoftmax) {
+  if (LossIsMulticlass(plan.loss)) {  // a class label: its own objective (softmax.hpp)
     auto f = std::make_unique<SoftmaxObjective>(x, y, plan.classes, plan.options.fit_intercept,
                                                 plan.mu, plan.options.l1);
     if (!offset.empty()) f->SetOffset(offset);

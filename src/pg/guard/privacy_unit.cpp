@@ -193,17 +193,18 @@ char* UnitBoundedSource(const UnitRead& r, const PrivacyUnit& u, const char* out
 }
 
 const char* UnitDummyLabel(dperm::LossKind loss, Oid label_type, int classes) {
-  switch (loss) {
-    case dperm::LossKind::kLogistic:
+  switch (dperm::LossLabel(loss)) {
+    case dperm::LabelKind::kBinary:
       return label_type == BOOLOID ? "(dummy.j OPERATOR(pg_catalog.%) 2 OPERATOR(pg_catalog.=) 0)"
                                    : "(CASE WHEN dummy.j OPERATOR(pg_catalog.%) 2 OPERATOR(pg_catalog.=) 0"
                                      " THEN 1 ELSE -1 END)::pg_catalog.float8";
-    case dperm::LossKind::kSoftmax:
+    case dperm::LabelKind::kClass:
       return psprintf("(dummy.j OPERATOR(pg_catalog.%%) %d)::%s", classes > 0 ? classes : 1,
                       label_type == INT2OID ? "pg_catalog.int2" : "pg_catalog.int4");
-    default:
-      return "0::pg_catalog.float8";
+    case dperm::LabelKind::kTarget:
+      break;
   }
+  return "0::pg_catalog.float8";
 }
 
 char* UnitCountFrom(const char* qualified, const PrivacyUnit& u) {

@@ -88,7 +88,8 @@ char* UnitBoundedSource(const UnitRead& r, const PrivacyUnit& u, const char* out
 
 // The SQL of a dummy slot's label from its number dummy.j, of the label
 // column's type `label_type`: public and balanced (logistic alternates the
-// two classes, Huber is 0, softmax cycles through the `classes`).
+// two classes of a binary label, a target is 0, a class index cycles
+// through the `classes`: options.hpp, LabelKind).
 const char* UnitDummyLabel(dperm::LossKind loss, Oid label_type, int classes);
 
 // The SQL of the number of units of `qualified` (NULL is one unit), as

@@ -19,8 +19,9 @@ namespace dperm::pg {
 // NULL: 0.
 char* ColumnLabel(dperm::LossKind loss, const TrainTarget& target, int32 classes, const char* label) {
   const char* y = quote_identifier(label);
-  if (loss == dperm::LossKind::kHuber) return psprintf("COALESCE(%s::pg_catalog.float8, 0)", y);
-  if (loss == dperm::LossKind::kSoftmax)
+  const dperm::LabelKind kind = dperm::LossLabel(loss);
+  if (kind == dperm::LabelKind::kTarget) return psprintf("COALESCE(%s::pg_catalog.float8, 0)", y);
+  if (kind == dperm::LabelKind::kClass)
     return psprintf("pg_catalog.int4larger(0, pg_catalog.int4smaller(%d, COALESCE(%s::pg_catalog.int4, 0)))",
                     classes - 1, y);
   if (strcmp(target.label_cast, "pg_catalog.bool") == 0) return psprintf("CASE WHEN %s THEN 1 ELSE 0 END", y);
@@ -33,12 +34,12 @@ char* ColumnLabel(dperm::LossKind loss, const TrainTarget& target, int32 classes
 // when 1, softmax the class index (NULL: 0), Huber the target mapped back
 // to [lo, hi] from its scaled value (NULL: the middle).
 char* SpecLabel(dperm::LossKind loss, const dperm::FeatureColumn& label, const char* encoded) {
-  if (loss == dperm::LossKind::kHuber)
+  if (dperm::LossLabel(loss) == dperm::LabelKind::kTarget)
     return psprintf("(%.17g::pg_catalog.float8 OPERATOR(pg_catalog.+) (%.17g::pg_catalog.float8"
                     " OPERATOR(pg_catalog.*) COALESCE(%s, 0)))",
                     dperm::TargetMapOf(label.lo, label.hi).centre,
                     dperm::TargetMapOf(label.lo, label.hi).half_range, encoded);
-  if (loss == dperm::LossKind::kSoftmax) return psprintf("COALESCE(%s::pg_catalog.int4, 0)", encoded);
+  if (dperm::LossLabel(loss) == dperm::LabelKind::kClass) return psprintf("COALESCE(%s::pg_catalog.int4, 0)", encoded);
   return psprintf("CASE WHEN %s OPERATOR(pg_catalog.>) 0 THEN 1 ELSE 0 END", encoded);
 }
 
@@ -47,7 +48,7 @@ char* SpecLabel(dperm::LossKind loss, const dperm::FeatureColumn& label, const c
 // columns (ColumnLabel, SpecLabel).
 char* MetricSql(dperm::LossKind loss, const char* features, const char* label_expr,
                 const char* qualified, const char* ext) {
-  bool huber = loss == dperm::LossKind::kHuber;
+  bool regression = dperm::LossLabel(loss) == dperm::LabelKind::kTarget;  // a regression's metrics
   char* rows = psprintf(
       "SELECT COALESCE(%s::pg_catalog.float8[], pg_catalog.array_fill(0::pg_catalog.float8, ARRAY[$2])) AS f,"
       "       %s AS y FROM %s",
@@ -60,7 +61,7 @@ char* MetricSql(dperm::LossKind loss, const char* features, const char* label_ex
   // plan), then rounded once to a double; the slack passed to
   // ReleaseBoundedSums counts the grid and that rounding. The count is exact.
   char* sql;
-  if (huber)
+  if (regression)
     sql = psprintf(
         "SELECT COALESCE(pg_catalog.sum(pg_catalog.round((CASE WHEN %s THEN pg_catalog.power(pg_catalog.float8larger("
         "         OPERATOR(pg_catalog.-) $3, pg_catalog.float8smaller($3, r.y OPERATOR(pg_catalog.-) %s.dp_predict($1, r.f))), 2)"

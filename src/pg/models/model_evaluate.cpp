@@ -208,7 +208,7 @@ Oid EvaluationReader(Oid relid, Oid caller, const char* relname, bool* is_protec
 // appends to the version, both in `context`.
 void EvaluationJson(const char* name, Oid owner, int32 version, const char* qualified, int64 n,
                     const EvaluateOptions& o, double m1, double m2, double bound, double scale,
-                    double grid, int64 ledger_id, bool huber, Oid caller, MemoryContext context,
+                    double grid, int64 ledger_id, bool regression, Oid caller, MemoryContext context,
                     char** evaluation, char** record) {
   SPI_connect();
   Oid jtypes[13] = {INT4OID, TEXTOID, INT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
@@ -216,7 +216,7 @@ void EvaluationJson(const char* name, Oid owner, int32 version, const char* qual
   Datum jargs[13] = {Int32GetDatum(version), CStringGetTextDatum(qualified), Int64GetDatum(n),
                      Float8GetDatum(o.epsilon), Float8GetDatum(m1), Float8GetDatum(m2),
                      Float8GetDatum(bound), Float8GetDatum(scale), Float8GetDatum(grid),
-                     Int64GetDatum(ledger_id), BoolGetDatum(huber),
+                     Int64GetDatum(ledger_id), BoolGetDatum(regression),
                      CStringGetTextDatum(GetUserNameFromId(caller, false)), BoolGetDatum(o.has_seed)};
   RunAsCatalogOwner(
       "SELECT (pg_catalog.jsonb_build_object('version', $1, 'relation', $2, 'n', $3,"
@@ -279,7 +279,7 @@ DPERM_FUNCTION(dperm_evaluate) {
   char* loss_name = v.loss_name;
   int32 d = v.d;
   dperm::LossKind loss = ParseLossName(loss_name);
-  bool huber = loss == dperm::LossKind::kHuber;
+  bool regression = dperm::LossLabel(loss) == dperm::LabelKind::kTarget;  // a regression
 
   // The relation: readable by the caller, or protected with the caller
   // among its analysts (then read as its owner, as dperm.train does).
@@ -308,7 +308,7 @@ DPERM_FUNCTION(dperm_evaluate) {
     ColumnType(relid, v.label);
     if (spec.spec->has_label) {
       label_sql = SpecLabel(loss, spec.spec->label, spec.label_sql);
-      if (huber && !o.residual_given)
+      if (regression && !o.residual_given)
         o.residual_bound = std::min(spec.spec->label.hi - spec.spec->label.lo, 1e6);
     } else {
       label_sql = ColumnLabel(loss, TargetFor(loss, ColumnType(relid, v.label), v.label, loss_name),
@@ -348,11 +348,11 @@ DPERM_FUNCTION(dperm_evaluate) {
     ereport(ERROR, (errcode(ERRCODE_DATA_EXCEPTION),
                     errmsg("relation %s has no rows to evaluate on", relname),
                     errdetail("Nothing was released or charged.")));
-  double bound = huber ? o.residual_bound : o.loss_bound;
+  double bound = regression ? o.residual_bound : o.loss_bound;
   MetricRead metric_read = {reader, MetricSql(loss, features_sql, label_sql, source, ext),
                             v.model_type, v.model, d, bound};
-  const int metrics = huber ? 1 : 2;
-  const double bounds[2] = {huber ? bound * bound : 1.0, bound};
+  const int metrics = regression ? 1 : 2;
+  const double bounds[2] = {regression ? bound * bound : 1.0, bound};
   // One grid step 2^-40 per sum, and the rounding of an exact sum of n
   // values in [0, 1] units to a double and back to the bound's units.
   const double slack = std::ldexp(1.0, -40) + std::ldexp(static_cast<double>(n), -50);
@@ -367,13 +367,13 @@ DPERM_FUNCTION(dperm_evaluate) {
   const int64 ledger_id = released.ledger_id;
   // Post-processing into the metrics' ranges.
   double dn = static_cast<double>(n);
-  double m1 = huber ? std::sqrt(Max(noisy[0] / dn, 0.0)) : Min(Max(noisy[0] / dn, 0.0), 1.0);
-  double m2 = huber ? 0 : Max(noisy[1] / dn, 0.0);
+  double m1 = regression ? std::sqrt(Max(noisy[0] / dn, 0.0)) : Min(Max(noisy[0] / dn, 0.0), 1.0);
+  double m2 = regression ? 0 : Max(noisy[1] / dn, 0.0);
 
   char* evaluation;
   char* record;
   EvaluationJson(name, owner, version, qualified, n, o, m1, m2, bound, scale, grid, ledger_id,
-                 huber, caller, context, &evaluation, &record);
+                 regression, caller, context, &evaluation, &record);
   // Stored by the ledger writer, so the charged evaluation outlives a rollback.
   SubmitModelRecord(kRecordEvaluation, record);
   PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(evaluation)));

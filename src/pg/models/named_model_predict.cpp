@@ -184,7 +184,7 @@ DPERM_FUNCTION(dperm_predict) {
                         ? PredictFeatures(fcinfo, 1, p)
                         : EncodedRow(fcinfo, 1, c);
   LossKind loss = static_cast<LossKind>(m->loss);
-  if (loss == LossKind::kSoftmax) {
+  if (dperm::LossLink(loss) == dperm::Link::kSoftmax) {
     int classes = ClassProbabilities(p, x);
     PG_RETURN_FLOAT8(double(dperm::ArgMax(p->proba, classes)));
   }

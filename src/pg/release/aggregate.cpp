@@ -1,5 +1,7 @@
 // The training aggregates dp_logreg, dp_huber and dp_softmax (docs/design.md
-// section 3, item 2).
+// section 3, item 2), and any other loss's of losses.def: the transition
+// functions below are one per label rule (row_buffer.hpp), and the loss is
+// the one whose aggregate is running (AggregateLoss).
 //
 // The first row builds the release's request (release_request.hpp) from
 // public inputs only: the options parsed once, the relations read, d. The
@@ -28,7 +30,9 @@
 
 extern "C" {
 #include "miscadmin.h"
+#include "nodes/primnodes.h"
 #include "utils/array.h"
+#include "utils/lsyscache.h"
 }
 
 namespace dperm::pg {
@@ -41,6 +45,24 @@ struct RowState {
   uint64 progress;         // the dperm.progress row it began, or 0
   int64 read;              // rows read while it reports
 };
+
+// The loss of the running aggregate: the one whose SQL aggregate
+// (losses.def, LossAggregateName) has its name, and whose label kind the
+// transition's rule stores. Each loss's aggregate has a transition
+// function of its own in SQL (never another loss's: PostgreSQL shares one
+// transition state between aggregates of the same transition function and
+// arguments in a statement), all of them one of the C functions below.
+LossKind AggregateLoss(FunctionCallInfo fcinfo, LabelRule rule) {
+  Aggref* aggref = AggGetAggref(fcinfo);
+  char* name = aggref != nullptr ? get_func_name(aggref->aggfnoid) : nullptr;
+  LossKind loss;
+  if (name == nullptr || !dperm::LossForAggregate(name, &loss) ||
+      dperm::LossLabel(loss) != LabelKindOf(rule))
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("aggregate %s is not a dperm training aggregate of this label",
+                           name != nullptr ? name : "?")));
+  return loss;
+}
 
 MemoryContext AggregateContext(FunctionCallInfo fcinfo, const char* what) {
   MemoryContext context;
@@ -113,13 +135,15 @@ void StartProgress(MemoryContext context, RowState* st, Oid relid) {
 // any shape are read in storage order and truncated or padded with zeros
 // to the public d, NULL features are the zero vector, then clipped; labels
 // by StoredLabel. Nothing here fails on a row's values or shape.
-Datum Transition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule, const char* name) {
-  MemoryContext context = AggregateContext(fcinfo, name);
+Datum Transition(FunctionCallInfo fcinfo, LabelRule rule) {
+  MemoryContext context = AggregateContext(fcinfo, "dperm's training transition");
   if (PG_ARGISNULL(3))
     ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
                     errmsg("dperm options must not be NULL")));
   RowState* st = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<RowState*>(PG_GETARG_POINTER(0));
   if (st == nullptr) {
+    const LossKind loss = AggregateLoss(fcinfo, rule);
+    const char* name = dperm::LossAggregateName(loss);
     // Before the first row is kept: not on a Citus table or shard (citus.cpp).
     List* relids = RangeTableRelations(fcinfo);
     RefuseCitusRelations(relids, name);
@@ -140,7 +164,7 @@ Datum Transition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule, const c
     // d not declared: the first non-NULL features decide it (public only
     // when no budget or protection applies: NewRequest).
     const int d = ArrayGetNItems(ARR_NDIM(features), ARR_DIMS(features));
-    CheckCoefficientCount(loss, d, st->request.parsed.options);
+    CheckCoefficientCount(st->request.loss, d, st->request.parsed.options);
     SetRowDimension(rows, d);
   }
   AddRow(rows, features, label);
@@ -151,28 +175,28 @@ Datum Transition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule, const c
 
 }  // namespace dperm::pg
 
-using dperm::LossKind;
 using namespace dperm::pg;
 
-// dp_logreg(float8[], boolean, jsonb) transition.
-DPERM_FUNCTION(dperm_logreg_bool_transition) {
-  return Transition(fcinfo, LossKind::kLogistic, LabelRule::kBoolean, "dp_logreg");
-}
+// The transitions of a training aggregate (float8[], label, jsonb), one per
+// label rule: a new loss's SQL transition function names one of the four
+// generic symbols (docs/architecture.md, "How to add"). The older names
+// are those the shipped SQL scripts name, the same functions.
 
-// dp_logreg(float8[], float8, jsonb) transition: positive when label > 0.
-DPERM_FUNCTION(dperm_logreg_float_transition) {
-  return Transition(fcinfo, LossKind::kLogistic, LabelRule::kLogisticFloat, "dp_logreg");
-}
+// A binary label given as boolean (dp_logreg(float8[], boolean, jsonb)).
+DPERM_FUNCTION(dperm_binary_bool_transition) { return Transition(fcinfo, LabelRule::kBoolean); }
+DPERM_FUNCTION(dperm_logreg_bool_transition) { return Transition(fcinfo, LabelRule::kBoolean); }
 
-// dp_huber(float8[], float8, jsonb) transition.
-DPERM_FUNCTION(dperm_huber_transition) {
-  return Transition(fcinfo, LossKind::kHuber, LabelRule::kHuberTarget, "dp_huber");
-}
+// A binary label given as float8, positive when > 0 (dp_logreg(float8[], float8, jsonb)).
+DPERM_FUNCTION(dperm_binary_float_transition) { return Transition(fcinfo, LabelRule::kBinaryFloat); }
+DPERM_FUNCTION(dperm_logreg_float_transition) { return Transition(fcinfo, LabelRule::kBinaryFloat); }
 
-// dp_softmax(float8[], int, jsonb) transition: the class index 0 .. K-1.
-DPERM_FUNCTION(dperm_softmax_transition) {
-  return Transition(fcinfo, LossKind::kSoftmax, LabelRule::kClass, "dp_softmax");
-}
+// A float8 target (dp_huber(float8[], float8, jsonb)).
+DPERM_FUNCTION(dperm_target_transition) { return Transition(fcinfo, LabelRule::kTarget); }
+DPERM_FUNCTION(dperm_huber_transition) { return Transition(fcinfo, LabelRule::kTarget); }
+
+// An int class index 0 .. K-1 (dp_softmax(float8[], int, jsonb)).
+DPERM_FUNCTION(dperm_class_transition) { return Transition(fcinfo, LabelRule::kClass); }
+DPERM_FUNCTION(dperm_softmax_transition) { return Transition(fcinfo, LabelRule::kClass); }
 
 // dperm.combine, dperm.serialize, dperm.deserialize: the support functions
 // of the aggregates up to 0.5.0, dropped by the 0.6.0 upgrade. Only the

@@ -180,8 +180,9 @@ void CheckSignedPass(PassCache* cache, const PassSpec& spec, const double* spec_
   pg_unreachable();
 }
 
-// One transition: (state, features, label, w, spec).
-Datum PassTransition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule) {
+// One transition: (state, features, label, w, spec). A per-pass aggregate
+// serves every loss of its label rule's kind (the spec names the loss).
+Datum PassTransition(FunctionCallInfo fcinfo, LabelRule rule) {
   MemoryContext context;
   if (!AggCheckCallContext(fcinfo, &context))
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -203,7 +204,8 @@ Datum PassTransition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule) {
   if (cache == nullptr ||
       memcmp(cache->spec_values, spec_values, sizeof(double) * kPassSpecSize) != 0) {
     PassSpec decoded;
-    if (!DecodePassSpec(spec_values, kPassSpecSize, &decoded) || decoded.loss != loss)
+    if (!DecodePassSpec(spec_values, kPassSpecSize, &decoded) ||
+        dperm::LossLabel(decoded.loss) != LabelKindOf(rule))
       BadArgument("spec");
     cache = CacheFor(decoded);
     memcpy(cache->spec_values, spec_values, sizeof(double) * kPassSpecSize);
@@ -263,28 +265,23 @@ Datum PassTransition(FunctionCallInfo fcinfo, LossKind loss, LabelRule rule) {
 }  // namespace
 }  // namespace dperm::pg
 
-using dperm::LossKind;
 using namespace dperm::pg;
 
-// dperm.pass_logreg(float8[], boolean, float8[], float8[]) transition.
-DPERM_FUNCTION(dperm_pass_logreg_bool_step) {
-  return PassTransition(fcinfo, LossKind::kLogistic, LabelRule::kBoolean);
-}
+// The per-pass aggregates, one per label rule (train_input.cpp, TargetFor):
+// named for the loss each was first written for, they serve every loss of
+// the label kind.
 
-// dperm.pass_logreg(float8[], float8, float8[], float8[]) transition.
-DPERM_FUNCTION(dperm_pass_logreg_float_step) {
-  return PassTransition(fcinfo, LossKind::kLogistic, LabelRule::kLogisticFloat);
-}
+// dperm.pass_logreg(float8[], boolean, float8[], float8[]) transition: binary labels.
+DPERM_FUNCTION(dperm_pass_logreg_bool_step) { return PassTransition(fcinfo, LabelRule::kBoolean); }
 
-// dperm.pass_huber(float8[], float8, float8[], float8[]) transition.
-DPERM_FUNCTION(dperm_pass_huber_step) {
-  return PassTransition(fcinfo, LossKind::kHuber, LabelRule::kHuberTarget);
-}
+// dperm.pass_logreg(float8[], float8, float8[], float8[]) transition: binary labels.
+DPERM_FUNCTION(dperm_pass_logreg_float_step) { return PassTransition(fcinfo, LabelRule::kBinaryFloat); }
 
-// dperm.pass_softmax(float8[], int, float8[], float8[]) transition.
-DPERM_FUNCTION(dperm_pass_softmax_step) {
-  return PassTransition(fcinfo, LossKind::kSoftmax, LabelRule::kClass);
-}
+// dperm.pass_huber(float8[], float8, float8[], float8[]) transition: targets.
+DPERM_FUNCTION(dperm_pass_huber_step) { return PassTransition(fcinfo, LabelRule::kTarget); }
+
+// dperm.pass_softmax(float8[], int, float8[], float8[]) transition: class indices.
+DPERM_FUNCTION(dperm_pass_softmax_step) { return PassTransition(fcinfo, LabelRule::kClass); }
 
 // Combine of the per-pass aggregates ('{}' is the empty state): the exact
 // sum of two states (PassCombine: limbs with carries, so the result does

@@ -12,7 +12,7 @@ namespace {
 // The coefficients a release of this loss, shape and options would have.
 int64 CoefficientCount(dperm::LossKind loss, int d, const dperm::Options& o) {
   int64 per_class = int64(d) + (o.fit_intercept ? 1 : 0);
-  return loss == dperm::LossKind::kSoftmax ? per_class * o.classes : per_class;
+  return dperm::LossIsMulticlass(loss) ? per_class * o.classes : per_class;
 }
 
 }  // namespace

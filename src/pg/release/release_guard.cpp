@@ -59,6 +59,10 @@ Datum dperm_logreg_bool_transition(PG_FUNCTION_ARGS);
 Datum dperm_logreg_float_transition(PG_FUNCTION_ARGS);
 Datum dperm_huber_transition(PG_FUNCTION_ARGS);
 Datum dperm_softmax_transition(PG_FUNCTION_ARGS);
+Datum dperm_binary_bool_transition(PG_FUNCTION_ARGS);
+Datum dperm_binary_float_transition(PG_FUNCTION_ARGS);
+Datum dperm_target_transition(PG_FUNCTION_ARGS);
+Datum dperm_class_transition(PG_FUNCTION_ARGS);
 }
 
 namespace dperm::pg {
@@ -66,13 +70,22 @@ namespace {
 
 ExecutorRun_hook_type g_previous_run = nullptr;
 
-// The SQL name of the dperm training aggregate whose transition function is
-// `fn`, or nullptr: only dperm's own C functions match.
-const char* TrainingAggregate(PGFunction fn) {
-  if (fn == dperm_logreg_bool_transition || fn == dperm_logreg_float_transition) return "dp_logreg";
-  if (fn == dperm_huber_transition) return "dp_huber";
-  if (fn == dperm_softmax_transition) return "dp_softmax";
-  return nullptr;
+// Whether `fn` is a transition function of dperm's training aggregates
+// (aggregate.cpp, one per label rule; every loss's aggregate names one):
+// only dperm's own C functions match.
+bool IsTrainingTransition(PGFunction fn) {
+  return fn == dperm_logreg_bool_transition || fn == dperm_logreg_float_transition ||
+         fn == dperm_huber_transition || fn == dperm_softmax_transition ||
+         fn == dperm_binary_bool_transition || fn == dperm_binary_float_transition ||
+         fn == dperm_target_transition || fn == dperm_class_transition;
+}
+
+// The SQL name of the training aggregate `aggref` calls when its transition
+// function is `fn` (its loss's aggregate, losses.def), or nullptr.
+const char* TrainingAggregate(PGFunction fn, Aggref* aggref) {
+  if (!IsTrainingTransition(fn)) return nullptr;
+  const char* name = aggref != nullptr ? get_func_name(aggref->aggfnoid) : nullptr;
+  return name != nullptr ? name : "a dperm training aggregate";
 }
 
 // The options argument (the third) of a training aggregate call.
@@ -247,7 +260,7 @@ bool CallsTrainingWindow(Node* node, void*) {
       ReleaseSysCache(tuple);
       FmgrInfo info;
       fmgr_info(transfn, &info);
-      if (TrainingAggregate(info.fn_addr) != nullptr) return true;
+      if (IsTrainingTransition(info.fn_addr)) return true;
     }
   }
   return expression_tree_walker(node, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(CallsTrainingWindow)), nullptr);
@@ -267,7 +280,7 @@ bool CheckNode(PlanState* ps, void* context) {
     AggState* agg = reinterpret_cast<AggState*>(ps);
     for (int t = 0; t < agg->numtrans; t++) {
       AggStatePerTrans trans = &agg->pertrans[t];
-      if (const char* name = TrainingAggregate(trans->transfn.fn_addr))
+      if (const char* name = TrainingAggregate(trans->transfn.fn_addr, trans->aggref))
         CheckTrainingCall(agg, trans->aggref, name);
     }
   }

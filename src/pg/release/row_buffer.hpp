@@ -23,8 +23,20 @@ extern "C" {
 
 namespace dperm::pg {
 
-// How a label value becomes the stored label.
-enum class LabelRule { kBoolean, kLogisticFloat, kHuberTarget, kClass };
+// How a label value becomes the stored label: by the loss's label kind
+// (options.hpp, LabelKind) and, for a binary label, the SQL type.
+enum class LabelRule { kBoolean, kBinaryFloat, kTarget, kClass };
+
+// The label kind a rule stores.
+inline dperm::LabelKind LabelKindOf(LabelRule rule) {
+  switch (rule) {
+    case LabelRule::kBoolean:
+    case LabelRule::kBinaryFloat: return dperm::LabelKind::kBinary;
+    case LabelRule::kTarget: return dperm::LabelKind::kTarget;
+    case LabelRule::kClass: return dperm::LabelKind::kClass;
+  }
+  return dperm::LabelKind::kBinary;
+}
 
 // The stored label of a row: the sanitising rule of docs/design.md section
 // 4, one rule for the in-memory and per-pass aggregates and dperm.train's
@@ -37,8 +49,8 @@ inline double StoredLabel(LabelRule rule, bool null_label, Datum value, double t
                           int classes) {
   switch (rule) {
     case LabelRule::kBoolean: return !null_label && DatumGetBool(value) ? 1.0 : -1.0;
-    case LabelRule::kLogisticFloat: return LogisticLabel(null_label ? NAN : DatumGetFloat8(value));
-    case LabelRule::kHuberTarget: return HuberTarget(null_label ? NAN : DatumGetFloat8(value), target_bound);
+    case LabelRule::kBinaryFloat: return LogisticLabel(null_label ? NAN : DatumGetFloat8(value));
+    case LabelRule::kTarget: return HuberTarget(null_label ? NAN : DatumGetFloat8(value), target_bound);
     case LabelRule::kClass: return null_label ? 0 : Max(0, Min(classes - 1, DatumGetInt32(value)));
   }
   return 0;

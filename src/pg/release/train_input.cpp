@@ -31,48 +31,47 @@ Oid ColumnType(Oid relid, const char* name) {
   return get_atttype(relid, attnum);
 }
 
-// The label cast of each loss: to the exact argument type of dperm's
-// aggregate, so that no other function of that name can be a better match,
-// and only casts that cannot fail on a value (an error would depend on the
-// data).
+// The label cast of each loss, by its label's kind (options.hpp,
+// LabelKind): to the exact argument type of the loss's aggregate, so that
+// no other function of that name can be a better match, and only casts
+// that cannot fail on a value (an error would depend on the data). The
+// per-pass aggregate is the label kind's (pass_aggregate.cpp), whatever
+// the loss.
 TrainTarget TargetFor(dperm::LossKind loss, Oid label_type, const char* label,
                       const char* loss_name) {
-  bool ok;
-  const char* types;
+  bool ok = false;
+  const char* types = "";
+  const char* domain = "";
   TrainTarget t;
-  switch (loss) {
-    case dperm::LossKind::kLogistic:
+  const char* aggregate = dperm::LossAggregateName(loss);
+  switch (dperm::LossLabel(loss)) {
+    case dperm::LabelKind::kBinary:
       ok = label_type == FLOAT8OID || label_type == BOOLOID;
       types = "boolean or float8";
-      t = {"dp_logreg", label_type == BOOLOID ? "pg_catalog.bool" : "pg_catalog.float8",
+      domain = "\"values\": [negative, positive]";
+      t = {aggregate, label_type == BOOLOID ? "pg_catalog.bool" : "pg_catalog.float8",
            "pass_logreg",
-           label_type == BOOLOID ? LabelRule::kBoolean : LabelRule::kLogisticFloat};
+           label_type == BOOLOID ? LabelRule::kBoolean : LabelRule::kBinaryFloat};
       break;
-    case dperm::LossKind::kHuber:
+    case dperm::LabelKind::kTarget:
       ok = label_type == FLOAT8OID;
       types = "float8";
-      t = {"dp_huber", "pg_catalog.float8", "pass_huber", LabelRule::kHuberTarget};
+      domain = "\"bounds\": [lo, hi]";
+      t = {aggregate, "pg_catalog.float8", "pass_huber", LabelRule::kTarget};
       break;
-    case dperm::LossKind::kSoftmax:  // a class index; smallint widens to integer
+    case dperm::LabelKind::kClass:  // smallint widens to integer
       ok = label_type == INT4OID || label_type == INT2OID;
       types = "integer or smallint";
-      t = {"dp_softmax", "pg_catalog.int4", "pass_softmax", LabelRule::kClass};
+      domain = "\"values\": [the classes]";
+      t = {aggregate, "pg_catalog.int4", "pass_softmax", LabelRule::kClass};
       break;
-    default:  // a loss of losses.def without a label rule (and pass aggregate) here
-      ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                      errmsg("dperm.train does not train loss %s", loss_name),
-                      errhint("Use its aggregate %s directly. Nothing was charged.",
-                              dperm::LossAggregateName(loss))));
   }
   if (!ok)
     ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
                     errmsg("column \"%s\" has type %s; %s needs %s", label,
                            format_type_be(label_type), loss_name, types),
                     errhint("Or declare the label's domain in a feature spec: {\"%s\": {%s, \"label\": "
-                            "true}}.", label,
-                            loss == dperm::LossKind::kHuber     ? "\"bounds\": [lo, hi]"
-                            : loss == dperm::LossKind::kSoftmax ? "\"values\": [the classes]"
-                                                                : "\"values\": [negative, positive]")));
+                            "true}}.", label, domain)));
   return t;
 }
 

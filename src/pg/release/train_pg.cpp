@@ -235,8 +235,8 @@ DPERM_FUNCTION(dperm_train) {
   if (!isnull)
     model = SPI_datumTransfer(ReleaseRows(in, request, source, streaming, distributed), false, -1);
   SPI_finish();
-  // A Huber label's bounds: the model back in the label's units.
-  if (!isnull && in.spec_label && in.loss == dperm::LossKind::kHuber)
+  // A target label's bounds: the model back in the label's units.
+  if (!isnull && in.spec_label && dperm::LossLabel(in.loss) == dperm::LabelKind::kTarget)
     model = RescaledTargetModel(model, in.spec.spec->label.lo, in.spec.spec->label.hi);
   ProgressEnd(progress);
   if (isnull) PG_RETURN_NULL();

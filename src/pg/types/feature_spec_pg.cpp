@@ -123,10 +123,11 @@ Oid CheckSpecLabel(const dperm::FeatureSpec& spec, const char* label, dperm::Los
                     errmsg("the feature spec marks column \"%s\" as the label, but the label is \"%s\"",
                            col.name.c_str(), label)));
   using Kind = dperm::FeatureColumn::Kind;
-  const bool ok = loss == dperm::LossKind::kLogistic
+  const dperm::LabelKind label_kind = dperm::LossLabel(loss);
+  const bool ok = label_kind == dperm::LabelKind::kBinary
                       ? (col.kind == Kind::kValues && col.values.size() == 2) || col.kind == Kind::kBoolean
-                  : loss == dperm::LossKind::kSoftmax ? col.kind == Kind::kValues && col.values.size() >= 2
-                                                      : col.kind == Kind::kBounds;
+                  : label_kind == dperm::LabelKind::kClass ? col.kind == Kind::kValues && col.values.size() >= 2
+                                                           : col.kind == Kind::kBounds;
   if (!ok)
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("the label \"%s\" of the feature spec has a domain %s does not read",
@@ -134,7 +135,7 @@ Oid CheckSpecLabel(const dperm::FeatureSpec& spec, const char* label, dperm::Los
                     errhint("logistic: {\"values\": [negative, positive], \"label\": true} or "
                             "{\"type\": \"boolean\", \"label\": true}; softmax: {\"values\": [the "
                             "classes], \"label\": true}; huber: {\"bounds\": [lo, hi], \"label\": true}.")));
-  return loss == dperm::LossKind::kSoftmax ? INT4OID : FLOAT8OID;
+  return label_kind == dperm::LabelKind::kClass ? INT4OID : FLOAT8OID;
 }
 
 const dperm::FeatureSpec* ParsedSpec(MemoryContext mcxt, const char* text) {
@@ -203,7 +204,7 @@ Datum WithSpecOptions(Jsonb* options, const dperm::FeatureSpec& spec, dperm::Los
   StringInfoData extra;
   initStringInfo(&extra);
   appendStringInfoString(&extra, "{");
-  if (spec.has_label && loss == dperm::LossKind::kSoftmax) {
+  if (spec.has_label && dperm::LossLabel(loss) == dperm::LabelKind::kClass) {
     const int k = static_cast<int>(spec.label.values.size());
     if (o.classes > 0 && o.classes != k)
       ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -212,7 +213,7 @@ Datum WithSpecOptions(Jsonb* options, const dperm::FeatureSpec& spec, dperm::Los
                       errhint("Leave classes out: the spec's label declares them.")));
     appendStringInfo(&extra, "\"classes\": %d, ", k);
   }
-  if (spec.has_label && loss == dperm::LossKind::kHuber) {
+  if (spec.has_label && dperm::LossLabel(loss) == dperm::LabelKind::kTarget) {
     if (KeyGiven(o, "target_bound"))
       ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                       errmsg("option \"target_bound\" cannot be given with a label's bounds"),

@@ -20,7 +20,7 @@ DPERM_FUNCTION(dp_coefficients) {
   InitMaterializedSRF(fcinfo, 0);
   ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
   bool has_class = rsinfo->setDesc->natts >= 3;
-  bool softmax = static_cast<LossKind>(m->loss) == LossKind::kSoftmax;
+  bool softmax = dperm::LossIsMulticlass(static_cast<LossKind>(m->loss));  // per class
   if (softmax && !has_class)
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                     errmsg("dp_coefficients of a softmax model needs dperm 0.4.0"),

@@ -53,12 +53,13 @@ const double* PredictFeatures(FunctionCallInfo fcinfo, int arg, PredictCache* c)
 
 int ClassProbabilities(PredictCache* c, const double* x) {
   const ModelDatum* m = c->model;
-  if (static_cast<LossKind>(m->loss) == LossKind::kSoftmax) {
+  const LossKind loss = static_cast<LossKind>(m->loss);
+  if (dperm::LossLink(loss) == dperm::Link::kSoftmax) {
     dperm::PredictSoftmax(m->coef, ModelClasses(m), m->d, m->fit_intercept, m->feature_bound, x,
                           c->scratch, c->proba);
     return ModelClasses(m);
   }
-  double p = dperm::Predict(LossKind::kLogistic, m->coef, m->d, m->intercept,
+  double p = dperm::Predict(loss, m->coef, m->d, m->intercept,
                             m->feature_bound, x, c->scratch);
   c->proba[0] = 1 - p;
   c->proba[1] = p;
@@ -95,9 +96,9 @@ PredictCache* CachedModel(FunctionCallInfo fcinfo) {
   return c;
 }
 
-// dp_predict_class and dp_predict_proba need a classifier.
+// dp_predict_class and dp_predict_proba need a classifier: not a target label.
 void RequireClassifier(const ModelDatum* m, const char* function) {
-  if (static_cast<LossKind>(m->loss) == LossKind::kHuber)
+  if (dperm::LossLabel(static_cast<LossKind>(m->loss)) == dperm::LabelKind::kTarget)
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("%s needs a classification model, not a Huber regression model",
                            function),
@@ -111,7 +112,7 @@ void RequireClassifier(const ModelDatum* m, const char* function) {
 DPERM_FUNCTION(dp_predict) {
   PredictCache* c = CachedModel(fcinfo);
   const ModelDatum* m = c->model;
-  if (static_cast<LossKind>(m->loss) == LossKind::kSoftmax)
+  if (dperm::LossLink(static_cast<LossKind>(m->loss)) == dperm::Link::kSoftmax)
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("dp_predict does not apply to softmax models"),
                     errhint("Use dp_predict_class(model, features) for the most likely class "
@@ -127,7 +128,7 @@ DPERM_FUNCTION(dp_predict_class) {
   PredictCache* c = CachedModel(fcinfo);
   RequireClassifier(c->model, "dp_predict_class");
   int classes = ClassProbabilities(c, PredictFeatures(fcinfo, 1, c));
-  if (static_cast<LossKind>(c->model->loss) == LossKind::kLogistic)
+  if (dperm::LossLabel(static_cast<LossKind>(c->model->loss)) == dperm::LabelKind::kBinary)
     PG_RETURN_INT32(c->proba[1] > 0.5 ? 1 : 0);
   PG_RETURN_INT32(dperm::ArgMax(c->proba, classes));
 }
