@@ -6,6 +6,9 @@
 //                 COMMENTs, from the option table (DpOptionsSql)
 //   @LOSS_NAMES@  anywhere: the losses' names, "logistic, huber or softmax"
 //                 (losses.def)
+//   @INCLUDE F@   alone on a line: the file F (a path from the including
+//                 file's folder), its markers replaced in turn, so that a
+//                 script is kept as parts by topic (sql/install/*.sql)
 // Any other @NAME@ (capitals and _) is an error, naming the file and line.
 // Built from this file and the core's objects, never installed.
 #include <cstdio>
@@ -41,6 +44,33 @@ std::string Expand(std::string line) {
   return line + "\n";
 }
 
+// Appends `path`'s lines to `out`, markers replaced, @INCLUDE lines by
+// their file's; throws naming the file and line of the first error.
+void ExpandFile(const std::string& path, int depth, std::string* out) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  const std::string include = "@INCLUDE ";
+  std::string line;
+  for (int number = 1; std::getline(in, line); number++) {
+    try {
+      if (line.compare(0, include.size(), include) == 0 && line.size() > include.size() + 1 &&
+          line.back() == '@') {
+        if (depth >= 4) throw std::runtime_error("@INCLUDE nested more than 4 deep");
+        const size_t slash = path.rfind('/');
+        const std::string folder = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+        ExpandFile(folder + line.substr(include.size(), line.size() - include.size() - 1),
+                   depth + 1, out);
+        continue;
+      }
+      *out += Expand(line);
+    } catch (const std::runtime_error& e) {
+      const std::string what = e.what();
+      if (what.rfind("gen_sql: ", 0) == 0) throw;
+      throw std::runtime_error("gen_sql: " + path + ":" + std::to_string(number) + ": " + what);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -48,20 +78,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s SOURCE.sql > SCRIPT.sql\n", argv[0]);
     return 2;
   }
-  std::ifstream in(argv[1]);
-  if (!in) {
-    std::fprintf(stderr, "gen_sql: cannot read %s\n", argv[1]);
-    return 1;
-  }
-  std::string out, line;
-  int number = 0;
+  std::string out;
   try {
-    while (std::getline(in, line)) {
-      number++;
-      out += Expand(line);
-    }
+    ExpandFile(argv[1], 0, &out);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "gen_sql: %s:%d: %s\n", argv[1], number, e.what());
+    const std::string what = e.what();
+    std::fprintf(stderr, "%s\n", what.rfind("gen_sql: ", 0) == 0 ? what.c_str() : ("gen_sql: " + what).c_str());
     return 1;
   }
   std::cout << out;
