@@ -178,21 +178,25 @@ def clip_rows(x, bound):
     n, d = x.shape
     tol = (d + 8) * np.finfo(float).eps
     x[np.isnan(x)] = 0.0
-    for r in range(n):
+    if n == 0 or d == 0:
+        return x
+    inf_rows = np.isinf(x).any(axis=1)
+    for r in np.flatnonzero(inf_rows):
         row = x[r]
         inf = np.isinf(row)
-        if inf.any():
-            unit = bound / math.sqrt(inf.sum()) * (1.0 - tol)
-            x[r] = np.where(inf, np.copysign(unit, row), 0.0)
-            continue
-        max_abs = np.max(np.abs(row)) if d else 0.0
-        if max_abs == 0:
-            continue
-        scaled = float(np.sum((row / max_abs) * (row / max_abs)))
-        norm = max_abs * math.sqrt(scaled)
-        if norm > bound * (1.0 - tol):
-            factor = bound / math.sqrt(scaled) * (1.0 - tol)
-            x[r] = (row / max_abs) * factor
+        unit = bound / math.sqrt(inf.sum()) * (1.0 - tol)
+        x[r] = np.where(inf, np.copysign(unit, row), 0.0)
+    rest = ~inf_rows
+    max_abs = np.max(np.abs(x), axis=1)
+    rest &= max_abs > 0
+    safe = np.where(rest, max_abs, 1.0)
+    unit_rows = x / safe[:, None]
+    scaled = np.sum(unit_rows * unit_rows, axis=1)
+    norm = max_abs * np.sqrt(scaled)
+    over = rest & (norm > bound * (1.0 - tol))
+    if over.any():
+        factor = bound / np.sqrt(scaled[over]) * (1.0 - tol)
+        x[over] = unit_rows[over] * factor[:, None]
     return x
 
 

@@ -27,10 +27,15 @@ __all__ = ["plot_spend", "plot_forecast", "plot_privacy_utility"]
 EPS_UNIT = "ε (privacy loss; dimensionless)"
 
 
-def _time_axis(ax):
-    locator = mdates.AutoDateLocator()
+def _time_axis(ax, span=None):
+    """Dates on x: hours, minutes and seconds when the span is short (the
+    date then goes into the axis label), else concise dates."""
+    locator = mdates.AutoDateLocator(minticks=4, maxticks=9)
     ax.xaxis.set_major_locator(locator)
-    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    if span is not None and span < pd.Timedelta(days=1):
+        ax.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M:%S"))
+    else:
+        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
 
 
 def _group_label(row, by):
@@ -60,7 +65,8 @@ def plot_spend(conn, relation, path, by=("role", "model"), title=None):
     t = pd.to_datetime(df["released_at"], utc=True)
     span = (t.max() - t.min()) or pd.Timedelta(seconds=1)
     t0 = t.min() - span * 0.05
-    times = [t0] + list(t)
+    t_end = t.max() + span * 0.05  # the last level stays visible
+    times = [t0] + list(t) + [t_end]
     fig, axes = plt.subplots(len(by), 1, figsize=(10, 4.2 * len(by)), sharex=True, squeeze=False)
     for ax, grouping in zip(axes[:, 0], by):
         labels = [_group_label(r, grouping) for _, r in df.iterrows()]
@@ -68,11 +74,13 @@ def plot_spend(conn, relation, path, by=("role", "model"), title=None):
         stacks = []
         for g in groups:
             eps = np.where(np.array(labels) == g, df["epsilon"].to_numpy(dtype=float), 0.0)
-            stacks.append(np.concatenate([[0.0], np.cumsum(eps)]))
+            cum = np.cumsum(eps)
+            stacks.append(np.concatenate([[0.0], cum, cum[-1:]]))
         colors = plt.cm.tab10(np.arange(len(groups)) % 10)
         ax.stackplot(times, *stacks, labels=[f"{g} (Σε = {s[-1]:.3g})" for g, s in zip(groups, stacks)],
                      step="post", colors=colors, alpha=0.75)
-        spent = np.concatenate([[0.0], df["epsilon_spent"].to_numpy(dtype=float)])
+        spent = df["epsilon_spent"].to_numpy(dtype=float)
+        spent = np.concatenate([[0.0], spent, spent[-1:]])
         ax.step(times, spent, where="post", color="black", linewidth=2,
                 label=f"spent under {accounting} accounting (now {spent[-1]:.3g})")
         if budget is not None:
@@ -86,8 +94,9 @@ def plot_spend(conn, relation, path, by=("role", "model"), title=None):
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
         ax.legend(loc="upper left", fontsize=8, framealpha=0.9)
-    _time_axis(axes[-1, 0])
-    axes[-1, 0].set_xlabel("release time (UTC)")
+    _time_axis(axes[-1, 0], t_end - t0)
+    day = "" if (t_end - t0) >= pd.Timedelta(days=1) else f", {t.min().strftime('%Y-%m-%d')}"
+    axes[-1, 0].set_xlabel(f"release time (UTC{day})")
     fig.suptitle(title or f"Privacy budget of {rel}: {len(df)} releases", fontsize=13)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -118,6 +127,8 @@ def plot_forecast(conn, model, path, schedule=None, title=None):
         y = g["epsilon_spent"].to_numpy(dtype=float)
         ax.plot(np.asarray(x)[fits], y[fits], "o-", color=color, markersize=4,
                 label=f"{rel}: spent after k more runs")
+        ax.annotate("now", (np.asarray(x)[0], y[0]), textcoords="offset points", xytext=(6, -12),
+                    fontsize=9)
         if (~fits).any():
             ax.plot(np.asarray(x)[~fits], y[~fits], "o", color="red", markersize=8,
                     label="first run that does not fit (refused, schedule paused)")
@@ -132,7 +143,7 @@ def plot_forecast(conn, model, path, schedule=None, title=None):
             when = f"; last run that fits: {pd.Timestamp(last.max()).strftime('%Y-%m-%d %H:%M')} UTC"
         sched = info["schedule"] + (" (hypothetical)" if info["hypothetical_schedule"] else "")
         ax.set_xlabel(f"time of run (UTC), schedule '{sched}'")
-        _time_axis(ax)
+        _time_axis(ax, None)
     else:
         ax.set_xlabel("future retraining runs k (count)")
     ax.set_ylabel(f"{EPS_UNIT} spent after the runs")
@@ -140,7 +151,7 @@ def plot_forecast(conn, model, path, schedule=None, title=None):
     ax.grid(True, alpha=0.3)
     ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
     ax.set_title(title or (f"Retraining forecast of model {model} (version {info['version']}, "
-                           f"ε = {info['epsilon_per_run']:g} per run): {what}{when}"), fontsize=11)
+                           f"ε = {info['epsilon_per_run']:g} per run)\n{what}{when}"), fontsize=11)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
