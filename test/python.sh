@@ -19,6 +19,8 @@ PGDATABASE=dperm_py $py python/tests/bank.py
 PGDATABASE=dperm_py $py python/tests/test_package.py
 
 createdb dperm_py_doc
+psql -X -q -d dperm_py_doc -c "CREATE EXTENSION dperm"
 PGDATABASE=dperm_py_doc $py python/tests/bank.py
-PGDATABASE=dperm_py_doc $py test/python_doc.py docs/python.md
+mkdir -p "$DPERM_PY_OUT/doc"
+PGDATABASE=dperm_py_doc DPERM_PY_OUT=$DPERM_PY_OUT/doc $py test/python_doc.py docs/python.md
 echo "python: package tests and docs/python.md passed (pictures in $DPERM_PY_OUT)"

@@ -28,6 +28,7 @@ def blocks(path):
 
 def main(path):
     path = os.path.abspath(path)
+    rel = os.path.relpath(path)
     os.chdir(os.environ.get("DPERM_PY_OUT", "."))
     namespace = {"__name__": "__doc_test__"}
     found = blocks(path)
@@ -37,9 +38,9 @@ def main(path):
             exec(compile("\n" * (line - 1) + code, path, "exec"), namespace)
         except Exception:
             traceback.print_exc()
-            print(f"FAIL {os.path.relpath(path)}:{line}: the block raised")
+            print(f"FAIL {rel}:{line}: the block raised")
             return 1
-    print(f"python_doc: {len(found)} python blocks of {os.path.relpath(path)} ran")
+    print(f"python_doc: {len(found)} python blocks of {rel} ran")
     return 0
 
 

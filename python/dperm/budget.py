@@ -13,7 +13,7 @@ import pandas as pd
 from .connection import as_connection, frame, scalar
 from .errors import DPermError
 
-__all__ = ["ledger", "budgets", "forecast", "models", "evaluations"]
+__all__ = ["ledger", "budgets", "forecast", "models", "evaluations", "set_budget"]
 
 # Each ledger row with the spend of the relation after it, composed as
 # dperm.budget_spent composes the rows (src/core/accounting/budget.cpp,
@@ -154,3 +154,11 @@ def forecast(conn, model, schedule=None, max_points=200):
     row["hypothetical_schedule"] = row["cron_schedule"] is None and schedule is not None
     df.attrs["forecast"] = row
     return df
+
+
+def set_budget(conn, relation, epsilon, delta=None, accounting=None):
+    """dperm.set_budget: sets a relation's total budget (its owner or a
+    superuser; delta None keeps the budget's, 1e-5 for a new one)."""
+    conn = as_connection(conn)
+    scalar(conn, "SELECT dperm.set_budget(%s::regclass, %s, %s, %s)",
+           (relation, epsilon, delta, accounting))
