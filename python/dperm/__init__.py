@@ -4,7 +4,8 @@ DataFrames and pictures, and errors that keep their SQLSTATE.
 
 docs/python.md walks through it.
 """
-from .budget import budgets, evaluations, forecast, ledger, models, set_budget
+from .budget import (budget_remaining, budgets, evaluations, forecast, ledger, models,
+                     set_budget)
 from .connection import connect
 from .encoding import FeatureSpec, Model
 from .errors import (BudgetExhausted, DPermError, DuplicateObject, InsufficientPrivilege,
@@ -18,6 +19,7 @@ __version__ = "0.7.0"
 __all__ = [
     "connect", "DPLogisticRegression", "DPSoftmaxRegression", "DPHuberRegressor", "Query",
     "FeatureSpec", "Model", "ledger", "budgets", "forecast", "models", "evaluations", "set_budget",
+    "budget_remaining",
     "plot_spend", "plot_forecast", "plot_privacy_utility",
     "DPermError", "BudgetExhausted", "InvalidParameter", "InvalidModel", "UndefinedObject",
     "DuplicateObject", "InsufficientPrivilege", "LockNotAvailable",

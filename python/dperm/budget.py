@@ -13,7 +13,8 @@ import pandas as pd
 from .connection import as_connection, frame, scalar
 from .errors import DPermError
 
-__all__ = ["ledger", "budgets", "forecast", "models", "evaluations", "set_budget"]
+__all__ = ["ledger", "budgets", "forecast", "models", "evaluations", "set_budget",
+           "budget_remaining"]
 
 # Each ledger row with the spend of the relation after it, composed as
 # dperm.budget_spent composes the rows (src/core/accounting/budget.cpp,
@@ -66,6 +67,18 @@ def ledger(conn, relation):
     budget's accounting, as budget_status composes it), with the budget."""
     conn = as_connection(conn)
     return frame(conn, _LEDGER_SQL, {"rel": relation})
+
+
+def budget_remaining(conn, relation):
+    """What is left of a relation's budget: a dict of budget_status's row
+    (epsilon_remaining, delta_remaining, epsilon_spent, ...); None when the
+    relation has no budget the role may see."""
+    conn = as_connection(conn)
+    df = frame(conn, "SELECT relation::text AS relation, accounting, epsilon_budget, "
+                     "delta_budget, epsilon_spent, delta_spent, epsilon_remaining, "
+                     "delta_remaining, releases FROM dperm.budget_status "
+                     "WHERE relation = %s::regclass", (relation,))
+    return df.iloc[0].to_dict() if len(df) else None
 
 
 def budgets(conn):

@@ -74,6 +74,8 @@ def value_text(v):
         return str(v)
     if isinstance(v, bytes):
         return v.decode()
+    if hasattr(v, "isoformat") and not hasattr(v, "hour"):
+        return v.isoformat()  # a date: PostgreSQL's ISO DateStyle
     return str(v)
 
 

@@ -224,7 +224,10 @@ class _DPEstimator:
         if self.spec_ is not None:
             return self.spec_.encode(X)
         if isinstance(X, pd.DataFrame):
-            X = X.to_numpy(dtype=float)
+            if self.features_ in X.columns:  # the float8[] column itself, one list per row
+                X = np.vstack([np.asarray(v, dtype=float) for v in X[self.features_]])
+            else:
+                X = X.to_numpy(dtype=float)
         x = np.asarray([list(r) for r in X] if not isinstance(X, np.ndarray) else X, dtype=float)
         return x
 

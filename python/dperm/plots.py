@@ -48,7 +48,7 @@ def _group_label(row, by):
     return "one-off releases"
 
 
-def plot_spend(conn, relation, path, by=("role", "model"), title=None):
+def plot_spend(conn, relation, path="spend.png", by=("role", "model"), title=None):
     """Saves a PNG of ``relation``'s spend over time: one panel per
     grouping in ``by`` ("role", "model"), each the cumulative basic ε
     (sums) stacked by group, the spend as the budget's accounting composes
@@ -104,7 +104,7 @@ def plot_spend(conn, relation, path, by=("role", "model"), title=None):
     return df
 
 
-def plot_forecast(conn, model, path, schedule=None, title=None):
+def plot_forecast(conn, model, path="forecast.png", schedule=None, title=None):
     """Saves a PNG of the spend of each budget a named model is charged to
     after each future run of its latest version, until the budget is
     exhausted (the first run that does not fit, in red), against the run's
@@ -116,6 +116,9 @@ def plot_forecast(conn, model, path, schedule=None, title=None):
     info = df.attrs["forecast"]
     timed = info["schedule"] is not None and df["run_at"].notna().any()
     fig, ax = plt.subplots(figsize=(10, 5))
+    if len(df) == 0:
+        ax.text(0.5, 0.5, "no budget limits this model's retraining", ha="center",
+                va="center", transform=ax.transAxes, fontsize=12)
     for i, (rel, g) in enumerate(df.groupby("relation", sort=True)):
         color = plt.cm.tab10(i % 10)
         if timed:
@@ -158,8 +161,8 @@ def plot_forecast(conn, model, path, schedule=None, title=None):
     return df
 
 
-def plot_privacy_utility(estimator, path, n, d=None, epsilons=None, evaluations=None,
-                         title=None):
+def plot_privacy_utility(estimator, path="utility.png", n=None, d=None, epsilons=None,
+                         evaluations=None, title=None):
     """Saves a PNG of the privacy–utility trade-off of an estimator's
     options at n rows: for each ε, dp_explain's planned noise — the RMS
     norm √E‖z‖² of the noise vector the release adds (in the units of what
@@ -168,6 +171,10 @@ def plot_privacy_utility(estimator, path, n, d=None, epsilons=None, evaluations=
     cost. ``evaluations`` (budget.evaluations: private metrics already
     paid for) adds accuracy or RMSE against each version's training ε on a
     second axis. Returns the plans as a DataFrame."""
+    if n is None:
+        if getattr(estimator, "privacy_", None) is None:
+            raise DPermError("plot_privacy_utility needs n (or a fitted estimator)")
+        n = int(estimator.privacy_["n"])
     if epsilons is None:
         epsilons = np.geomspace(0.05, 10, 16)
     rows = []

@@ -149,6 +149,22 @@ class PackageTest(unittest.TestCase):
         self.assertEqual(est.model_json_["options"]["l2"], 0.01)
         self.assertEqual(est.plan_["algorithm"], est.privacy_["algorithm"])
 
+    def test_array_column(self):
+        """A model trained on a float8[] column scores the arrays (NULL
+        elements count as 0, rows clipped) as dp_predict does."""
+        run(self.conn, f"CREATE TABLE IF NOT EXISTS bank_arr AS SELECT id, ARRAY[age / 50.0, "
+                       f"balance / 5000.0, CASE WHEN loan THEN 1 END]::float8[] AS features, "
+                       f"(y = 'yes') AS label FROM {TABLE}")
+        est = dperm.DPLogisticRegression(epsilon=1, connection=self.conn).fit(
+            "bank_arr", "features", "label")
+        df = frame(self.conn, "SELECT features, dp_predict(%s::dp_model, features) AS p "
+                              "FROM bank_arr ORDER BY id", (json.dumps(est.model_json_),))
+        self.assert_close(est.predict_proba(df)[:, 1], df["p"].to_numpy())
+        self.assertEqual(list(est.classes_), [False, True])
+        left = dperm.budget_remaining(self.conn, TABLE)
+        self.assertAlmostEqual(left["epsilon_remaining"], 20 - left["epsilon_spent"], places=9)
+        self.assertIsNone(dperm.budget_remaining(self.conn, "bank_arr"))
+
     def test_attributes(self):
         soft = self.fitted["softmax"]
         self.assertEqual(soft.coef_.shape, (3, len(soft.feature_names_)))
