@@ -162,7 +162,7 @@ def plot_forecast(conn, model, path="forecast.png", schedule=None, title=None):
 
 
 def plot_privacy_utility(estimator, path="utility.png", n=None, d=None, epsilons=None,
-                         evaluations=None, title=None):
+                         evaluations=None, algorithm="fitted", title=None):
     """Saves a PNG of the privacy–utility trade-off of an estimator's
     options at n rows: for each ε, dp_explain's planned noise — the RMS
     norm √E‖z‖² of the noise vector the release adds (in the units of what
@@ -170,16 +170,33 @@ def plot_privacy_utility(estimator, path="utility.png", n=None, d=None, epsilons
     objective or gradients otherwise; the algorithm is marked) — at no
     cost. ``evaluations`` (budget.evaluations: private metrics already
     paid for) adds accuracy or RMSE against each version's training ε on a
-    second axis. Returns the plans as a DataFrame."""
+    second axis. ``algorithm``: "fitted" (default) keeps the algorithm the
+    fitted model was released by, so that every point perturbs the same
+    quantity; None lets dperm choose per ε (the plan's algorithm_rule);
+    a name fixes it. Returns the plans as a DataFrame."""
     if n is None:
         if getattr(estimator, "privacy_", None) is None:
             raise DPermError("plot_privacy_utility needs n (or a fitted estimator)")
         n = int(estimator.privacy_["n"])
     if epsilons is None:
         epsilons = np.geomspace(0.05, 10, 16)
+    fixed = {}
+    if algorithm == "fitted":
+        plan_ = getattr(estimator, "plan_", None)
+        if getattr(estimator, "algorithm", None) is None and plan_ is not None:
+            fixed["algorithm"] = plan_["algorithm"]
+            # and its l2 (a given algorithm otherwise gets l2 = 0): only ε varies
+            mu = plan_.get("l2", plan_.get("mu"))
+            if getattr(estimator, "l2", None) is None and mu is not None:
+                fixed["l2"] = mu
+    elif algorithm is not None:
+        fixed["algorithm"] = algorithm
     rows = []
     for e in epsilons:
-        plan = estimator.explain(n, d, epsilon=float(e))
+        try:
+            plan = estimator.explain(n, d, epsilon=float(e), **fixed)
+        except DPermError:
+            continue  # an algorithm outside its analysis at this epsilon: no point
         if isinstance(plan, str):
             plan = json.loads(plan)
         noise_sq = plan.get("expected_noise_norm_sq")
@@ -215,9 +232,11 @@ def plot_privacy_utility(estimator, path="utility.png", n=None, d=None, epsilons
             handles, labels = handles + h2, labels + l2
     ax.legend(handles, labels, loc="upper right", fontsize=8, framealpha=0.9)
     loss = estimator._loss
+    held = ", ".join(f"{k} = {v:.3g}" if isinstance(v, float) else f"{k} = {v}"
+                     for k, v in fixed.items())
     ax.set_title(title or (f"Privacy–utility trade-off, {loss} at n = {n}"
-                           f"{'' if d is None else f', d = {d}'} (dp_explain: no data read, "
-                           "no budget spent)"), fontsize=11)
+                           f"{'' if d is None else f', d = {d}'}{', ' + held if held else ''}\n"
+                           "(dp_explain: no data read, no budget spent)"), fontsize=11)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
