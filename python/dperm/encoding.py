@@ -141,6 +141,17 @@ class FeatureSpec:
         columns, or list of dicts) holding at least the spec's columns."""
         if not isinstance(X, pd.DataFrame):
             X = pd.DataFrame(X)
+        # A column the DataFrame spells in another case (PostgreSQL folds
+        # unquoted names to lower case) is that column when it is the only one.
+        lower = {}
+        for c in X.columns:
+            lower.setdefault(str(c).lower(), []).append(c)
+        renames = {}
+        for c in self.raw_columns:
+            if c not in X.columns and len(lower.get(c.lower(), [])) == 1:
+                renames[lower[c.lower()][0]] = c
+        if renames:
+            X = X.rename(columns=renames)
         missing = [c for c in self.raw_columns if c not in X.columns]
         if missing:
             raise DPermError("the DataFrame lacks the feature spec's columns: " + ", ".join(missing))

@@ -17,7 +17,7 @@ import pandas as pd
 from psycopg2 import sql as pgsql
 
 from .connection import as_connection, frame, run, scalar
-from .encoding import FeatureSpec, Model
+from .encoding import FeatureSpec, Model, value_text
 from .errors import DPermError
 
 __all__ = ["DPLogisticRegression", "DPSoftmaxRegression", "DPHuberRegressor", "Query"]
@@ -325,8 +325,14 @@ class _Classifier(_DPEstimator):
         return self.classes_[idx]
 
     def score(self, X, y):
-        """Accuracy on (X, y), exact and not private: X and y are yours."""
-        return float(np.mean(self.predict(X) == np.asarray(y)))
+        """Accuracy on (X, y), exact and not private: X and y are yours.
+        Labels compare by their text form when the classes are a spec's
+        declared values (strings): 6 is class "6"."""
+        pred = self.predict(X)
+        y = np.asarray(y)
+        if self.spec_ is not None and self.spec_.label_values:
+            y = np.array([value_text(v) for v in y], dtype=object)
+        return float(np.mean(pred == y))
 
 
 class DPLogisticRegression(_Classifier):

@@ -14,6 +14,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.dates as mdates  # noqa: E402
+import matplotlib.ticker  # noqa: E402,F401
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -134,7 +135,8 @@ def plot_forecast(conn, model, path="forecast.png", schedule=None, title=None):
                     fontsize=9)
         if (~fits).any():
             ax.plot(np.asarray(x)[~fits], y[~fits], "o", color="red", markersize=8,
-                    label="first run that does not fit (refused, schedule paused)")
+                    label="first run that does not fit (refused"
+                          + (", schedule paused)" if timed else ")"))
         ax.axhline(float(g["epsilon_budget"].iloc[0]), color=color, linestyle="--",
                    label=f"{rel}: budget ε = {float(g['epsilon_budget'].iloc[0]):g}")
     runs = info["runs"]
@@ -149,6 +151,7 @@ def plot_forecast(conn, model, path="forecast.png", schedule=None, title=None):
         _time_axis(ax, None)
     else:
         ax.set_xlabel("future retraining runs k (count)")
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     ax.set_ylabel(f"{EPS_UNIT} spent after the runs")
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
