@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs what dperm needs to build and test on Debian bookworm:
 # PostgreSQL 15 (server, headers, pg_virtualenv), pg_cron (scheduled
-# retraining, test/cron.sh), a C++17 compiler, Eigen, Boost.Math, GoogleTest and
-# mpmath (the generators of the tests' reference constants). Idempotent; uses sudo when not root.
+# retraining, test/cron.sh), a C++17 compiler, Eigen, Boost.Math, GoogleTest,
+# mpmath (the generators of the tests' reference constants) and the Python
+# package's dependencies (python/dperm: psycopg2, numpy, pandas, matplotlib;
+# test/python.sh). Idempotent; uses sudo when not root.
 set -euo pipefail
 packages=(postgresql-15 postgresql-server-dev-15 postgresql-common postgresql-15-cron
           g++ make libeigen3-dev libboost-dev libboost-math-dev libgtest-dev
-          python3 python3-mpmath ca-certificates)
+          python3 python3-mpmath ca-certificates
+          python3-psycopg2 python3-numpy python3-pandas python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

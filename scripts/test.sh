@@ -3,7 +3,7 @@
 # include-cycle check, the check of the paths comments and docs name, the
 # GoogleTest unit tests (no server), then the pg_regress suite against a
 # throwaway PostgreSQL 15 cluster (pg_virtualenv -t), including the BANK
-# utility test, and the server scripts.
+# utility test, the server scripts and the Python package's tests.
 #
 # After the build, the unit tests, pg_regress and the server scripts are
 # independent jobs (each server job in a pg_virtualenv -t cluster of its own,
@@ -114,6 +114,11 @@ done
 # the installed extension.
 job doc_test pg_virtualenv -t -o max_worker_processes=16 bash test/doc_test.sh
 job sql_reference pg_virtualenv -t /usr/bin/python3 scripts/gen_sql_reference.py --check
+# The Python package (python/dperm): predictions equal the server's to
+# 1e-12 for the three losses, a refused release raises BudgetExhausted
+# (DP001), the ledger and budgets as DataFrames, the three pictures; then
+# the ```python blocks of docs/python.md run as written.
+job python pg_virtualenv -t bash test/python.sh
 # Releases while parallel query holds every worker slot (max_worker_processes
 # = 8), without preload (the release waits for a slot) and with
 # shared_preload_libraries = dperm (the persistent ledger writer).
