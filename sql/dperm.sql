@@ -728,6 +728,20 @@ CREATE FUNCTION dperm.train_query(query text, features text, label text, loss te
 COMMENT ON FUNCTION dperm.train_query(text, text, text, text, jsonb) IS 'a private model on the rows a SELECT of one budgeted or protected relation gives (filters, per-row expressions that cannot fail, joins to public lookups on a unique key; features and label name its output columns); its size released noisily with a tenth of epsilon, charged whole to the relation before anything is read';
 COMMENT ON FUNCTION dperm.train_query(text, text, text, text, jsonb, text) IS 'dperm.train_query with a mode: auto, in_memory or streaming';
 
+-- dperm.train_query_groups (src/pg/release/train_query_groups.cpp): one
+-- model per key of a declared public domain, charged once (parallel
+-- composition; docs/design.md section 4, "per-group models").
+CREATE FUNCTION dperm.train_query_groups(query text, features text, label text, loss text,
+                                         options jsonb, group_by text, groups jsonb)
+  RETURNS TABLE(group_key text, model dp_model)
+  AS 'MODULE_PATHNAME', 'dperm_train_query_groups' LANGUAGE C STRICT VOLATILE ROWS 10;
+CREATE FUNCTION dperm.train_query_groups(query text, features text, label text, loss text,
+                                         options jsonb, group_by text, groups jsonb, mode text)
+  RETURNS TABLE(group_key text, model dp_model)
+  AS 'MODULE_PATHNAME', 'dperm_train_query_groups' LANGUAGE C STRICT VOLATILE ROWS 10;
+COMMENT ON FUNCTION dperm.train_query_groups(text, text, text, text, jsonb, text, jsonb) IS 'one private model per key of a declared domain (groups: a JSON array of at most 1000 distinct keys) of the query''s output column group_by, as dperm.train_query on the rows with that key (NULL where its noisy size is 0); the groups are disjoint, so the statement is charged one release''s epsilon (parallel composition), in one ledger row; refused on a relation with a privacy unit';
+COMMENT ON FUNCTION dperm.train_query_groups(text, text, text, text, jsonb, text, jsonb, text) IS 'dperm.train_query_groups with a mode: auto, in_memory or streaming';
+
 -- Total float8 functions (src/pg/types/total_functions.cpp): NULL where the
 -- built-in would raise, so a query's input may use them (LEAKPROOF: they
 -- cannot fail on a value).

@@ -230,6 +230,25 @@ TEST(ModelJson, QueryInputStatesNoisyN) {
   EXPECT_TRUE(Contains(json, "\"privacy_unit\":\"row\"")) << json;
 }
 
+// One group of dperm.train_query_groups: the JSON states the group (its
+// column, key and the number of declared groups); a model of no group does
+// not, and a key is written as a JSON string whatever its characters.
+TEST(ModelJson, GroupIsStated) {
+  Plan p = MakePlan(LossKind::kLogistic, true, 2);
+  std::vector<double> w = {0.5, -0.5, 0.25};
+  ModelMeta meta;
+  std::string plain = ModelJson(p, w, meta);
+  EXPECT_FALSE(Contains(plain, "\"group\"")) << plain;
+  meta.n_noisy = true;
+  meta.group_by = "region";
+  meta.group_key = "E\"U";
+  meta.groups = 3;
+  std::string json = ModelJson(p, w, meta);
+  EXPECT_TRUE(JsonChecker(json).Valid()) << json;
+  EXPECT_TRUE(Contains(json, "\"group\":{\"by\":\"region\",\"key\":\"E\\\"U\",\"groups\":3}"))
+      << json;
+}
+
 // Non-finite coefficients (impossible from training, but the writer must not
 // emit invalid JSON) become null.
 TEST(ModelJson, NonFiniteBecomesNull) {

@@ -34,6 +34,12 @@ struct ModelMeta {
   // times k, or rows at the row), stated as "n_noisy": true and
   // "n_epsilon" (the unit_count_epsilon that released it).
   bool n_noisy = false;
+  // One group of dperm.train_query_groups: the query's output column, this
+  // model's key (its text) and the number of declared groups, stated as
+  // "group": {"by", "key", "groups"}; group_by nullptr: no group.
+  const char* group_by = nullptr;
+  const char* group_key = nullptr;
+  int64_t groups = 0;
 };
 
 // The model as JSON (docs/design.md section 1, dp_model). `w` holds the d feature

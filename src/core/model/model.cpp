@@ -76,6 +76,15 @@ std::string ModelJson(const Plan& plan, const std::vector<double>& w,
     j.Key("n_noisy").Bool(true);
     j.Key("n_epsilon").Number(meta.unit_count_epsilon);
   }
+  if (meta.group_by != nullptr) {
+    // One group of a declared domain (parallel composition): n above is the
+    // group's own noisy size.
+    j.Key("group").BeginObject();
+    j.Key("by").String(meta.group_by);
+    j.Key("key").String(meta.group_key != nullptr ? meta.group_key : "");
+    j.Key("groups").Integer(meta.groups);
+    j.EndObject();
+  }
   j.Key("d").Integer(plan.d);
   j.Key("neighbors").String(NeighborsName(plan.neighbors));
   j.Key("privacy_unit");

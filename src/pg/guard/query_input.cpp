@@ -322,9 +322,18 @@ void QueryColumnTypes(const QueryInput& q, const char* features, const char* lab
            "Select features as float8[] (ARRAY[x1, x2, ...] of float8, float4 or integer values).");
 }
 
+Expr* QueryOutputExpr(const QueryInput& q, const char* name) {
+  return OutputColumn(q.query, name)->expr;
+}
+
 char* CanonicalQueryText(const QueryInput& in, const char* features, const char* label,
-                         const char* unit_column) {
+                         const char* unit_column, Expr* filter) {
   Query* q = static_cast<Query*>(copyObjectImpl(in.query));
+  // A group's rows (dperm.train_query_groups): the filter ANDed into WHERE,
+  // so the group's input is the query's rows whose key equals the group's.
+  if (filter != nullptr)
+    q->jointree->quals = make_and_qual(q->jointree->quals,
+                                       static_cast<Node*>(copyObjectImpl(filter)));
   TargetEntry* f = static_cast<TargetEntry*>(copyObjectImpl(OutputColumn(q, features)));
   TargetEntry* l = static_cast<TargetEntry*>(copyObjectImpl(OutputColumn(q, label)));
   // The unit of each input row: the private relation's unit column, or,

@@ -58,8 +58,14 @@ void QueryColumnTypes(const QueryInput& q, const char* features, const char* lab
 // pg_temp and every setting that changes a constant's text pinned, so that
 // every name is schema-qualified and the text resolves to the same objects
 // when dperm's internal SQL parses it again under the same settings.
+// `filter` (nullptr: none), a boolean expression over the query's range
+// table (GroupFilter, query_groups.hpp), is ANDed into its WHERE clause.
 char* CanonicalQueryText(const QueryInput& q, const char* features, const char* label,
-                         const char* unit_column);
+                         const char* unit_column, Expr* filter = nullptr);
+
+// The expression of the query's output column `name` (over its range
+// table), or 42703 when it has none or several of that name.
+Expr* QueryOutputExpr(const QueryInput& q, const char* name);
 
 // The name of the unit column CanonicalQueryText adds.
 constexpr char kQueryUnitColumn[] = "dperm_unit";

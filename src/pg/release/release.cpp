@@ -117,6 +117,9 @@ dperm::ModelMeta MetaOf(const ReleaseRequest& r) {
   meta.feature_names = r.parsed.feature_names;
   meta.seeded = r.parsed.options.has_seed;
   meta.n_noisy = r.query_input;
+  meta.group_by = r.group_by;
+  meta.group_key = r.group_key;
+  meta.groups = r.groups;
   if (r.unit.row) {
     // A query's row unit: the row, with its noisy size (n_epsilon).
     meta.unit_count_epsilon = r.unit_count_epsilon;

@@ -37,6 +37,14 @@ struct ReleaseRequest {
                              // (a unit-level release: ReleaseUnitCount)
   bool reports;              // writes its phases to dperm.progress
   bool query_input;          // dperm.train_query: n is the noisy size of a query's input
+  // dperm.train_query_groups (train_query_groups.cpp): one group of a
+  // declared domain. The statement was charged once (ChargeUnitRelease)
+  // before any group's count read a row, so ReleaseUnitCount charges
+  // nothing; the model states its group (ModelMeta::group_by).
+  bool count_charged;
+  const char* group_by;      // the query's output column, or nullptr
+  const char* group_key;     // this group's key, as text
+  int64 groups;              // the number of declared groups
 };
 
 }  // namespace dperm::pg

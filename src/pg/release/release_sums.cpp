@@ -60,13 +60,8 @@ void ReadUnitCount(void* arg, double* sums) {
 
 }  // namespace
 
-int64 ReleaseUnitCount(const ReleaseRequest& r, Oid reader, const char* count_sql) {
+int64 ChargeUnitRelease(const ReleaseRequest& r, const char* neighbors) {
   const Options& o = r.parsed.options;
-  const char* loss = dperm::LossName(r.loss);
-  const bool seeded = o.has_seed;
-  const uint64 seed = static_cast<uint64>(o.seed);
-  // The one charge of the whole release (unit_level.hpp), before the count
-  // reads a row: admitted or refused as a whole.
   PgBox<dperm::UnitReleaseCost> cost(CurrentMemoryContext);
   RunCore([&] { cost.Emplace(dperm::UnitReleaseCharge(r.unit_count_epsilon, o.epsilon, o.delta)); });
   const dperm::ReleaseCost& unit = cost->unit;
@@ -74,12 +69,24 @@ int64 ReleaseUnitCount(const ReleaseRequest& r, Oid reader, const char* count_sq
   ChargeRequest charge = {r.role,
                           o.has_algorithm ? dperm::AlgorithmName(o.algorithm) : "auto",
                           "unit count (discrete Laplace), then the model: one charge",
-                          loss, NeighborsOf(r.unit), unit.epsilon,
+                          dperm::LossName(r.loss),
+                          neighbors != nullptr ? neighbors : NeighborsOf(r.unit), unit.epsilon,
                           unit.delta, 0, r.d, unit.curve.empty() ? nullptr : unit.curve.data(),
-                          static_cast<int>(unit.curve.size()), seeded, r.unit, row.epsilon,
+                          static_cast<int>(unit.curve.size()), o.has_seed, r.unit, row.epsilon,
                           row.delta, row.curve.empty() ? nullptr : row.curve.data(),
                           static_cast<int>(row.curve.size())};
-  ChargeRelease(charge, r.relations, r.n_relations);
+  return ChargeRelease(charge, r.relations, r.n_relations);
+}
+
+int64 ReleaseUnitCount(const ReleaseRequest& r, Oid reader, const char* count_sql) {
+  const Options& o = r.parsed.options;
+  const char* loss = dperm::LossName(r.loss);
+  const bool seeded = o.has_seed;
+  const uint64 seed = static_cast<uint64>(o.seed);
+  // The one charge of the whole release (unit_level.hpp), before the count
+  // reads a row: admitted or refused as a whole (or, for one group of
+  // dperm.train_query_groups, the statement's one charge, made already).
+  if (!r.count_charged) ChargeUnitRelease(r, nullptr);
   const double bounds[1] = {1};
   // The count is an integer below 2^53: exact in a double; one grid step.
   SumsRequest sums = {"unit count", "discrete Laplace on the number of units", loss,

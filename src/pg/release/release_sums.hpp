@@ -54,6 +54,15 @@ SumsRelease ReleaseSums(const SumsRequest& request, ReadSums read, void* arg);
 // moves it by 1), as ReleaseSums does; max(0, the rounded noisy count).
 // `count_sql` counts the units as `reader`. The model's own release is then
 // charged already (request.charged).
+// When request.count_charged (one group of dperm.train_query_groups), the
+// statement was charged already and this charges nothing.
 int64 ReleaseUnitCount(const ReleaseRequest& request, Oid reader, const char* count_sql);
+
+// The one charge of a unit-level release (UnitReleaseCharge: its count at
+// request.unit_count_epsilon and its model at the options' (epsilon, delta)
+// per unit, and its cost at the row for budgets without a unit), with
+// `neighbors` as the ledger row's neighbours (nullptr: NeighborsOf(unit)).
+// Returns the ledger row's id.
+int64 ChargeUnitRelease(const ReleaseRequest& request, const char* neighbors);
 
 }  // namespace dperm::pg

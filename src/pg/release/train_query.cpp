@@ -49,6 +49,7 @@
 #include "release/progress.hpp"
 #include "release/release_checks.hpp"
 #include "release/release_guard.hpp"
+#include "release/train_query.hpp"
 #include "release/train_steps.hpp"
 
 extern "C" {
@@ -60,11 +61,10 @@ extern "C" {
 }
 
 namespace dperm::pg {
-namespace {
 
 // A relation is private when its family has a budget or protection: the
 // predicates dperm.train uses (TrainRelations, StrictRelations).
-bool IsPrivate(Oid relid) {
+bool IsPrivateQueryRelation(Oid relid) {
   int n = 0;
   Oid* family = TrainRelations(relid, InvalidOid, &n);
   return ChargedStrictly(family, n);
@@ -134,7 +134,6 @@ const char* QueryChargedTo(const TrainInput& in, Oid dataset, ReleaseRequest* re
   return unit_column;
 }
 
-}  // namespace
 }  // namespace dperm::pg
 
 using namespace dperm::pg;
@@ -157,7 +156,7 @@ DPERM_FUNCTION(dperm_train_query) {
   in.loss = ParseLossName(in.loss_name);
   SPI_connect();
   // Steps 1 and 2: the query, as the caller; who reads; the columns.
-  const QueryInput q = AnalyseQueryInput(query_text, IsPrivate);
+  const QueryInput q = AnalyseQueryInput(query_text, IsPrivateQueryRelation);
   in.relid = q.relid;
   in.name = LockReadableRelation(q.relid, &in.owner, false);
   CheckQueryReader(&in, q);

@@ -1,0 +1,26 @@
+// The steps of dperm.train_query (train_query.cpp) that
+// dperm.train_query_groups (train_query_groups.cpp) shares. Every refusal
+// here costs nothing.
+#pragma once
+
+#include "guard/query_input.hpp"
+#include "release/release_request.hpp"
+#include "release/train_input.hpp"
+
+namespace dperm::pg {
+
+// Whether a relation is private: a budget or protection in its family.
+bool IsPrivateQueryRelation(Oid relid);
+
+// Who reads the query's input: the owner of a protected relation (the
+// caller must be one of its analysts), else the caller with its own rights
+// (42501 otherwise); the lookups must be readable by both.
+void CheckQueryReader(TrainInput* in, const QueryInput& q);
+
+// The relations charged, the unit (the budgets', or the row with k = 1)
+// and the model's options (the count's share off epsilon); the release is
+// charged whole with its count (request->charged). Returns the private
+// relation's unit column, or nullptr for the row.
+const char* QueryChargedTo(const TrainInput& in, Oid dataset, ReleaseRequest* request);
+
+}  // namespace dperm::pg
