@@ -98,9 +98,11 @@ sql/gen_sql: sql/gen_sql.o $(CORE_OBJS)
 	$(CXX) -o $@ $^
 
 GEN_SQL = sql/gen_sql $< > $@.tmp && mv $@.tmp $@ || { rm -f $@.tmp; exit 1; }
-sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql sql/gen_sql
+# The scripts are kept as parts by topic (@INCLUDE lines): sql/install/ for
+# the complete script, sql/upgrade/<from>--<to>/ for an upgrade's.
+sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(wildcard sql/install/*.sql) sql/gen_sql
 	$(GEN_SQL)
-$(SQL_UPGRADES_BUILT): sql/%: sql/upgrade/%.in sql/gen_sql
+$(SQL_UPGRADES_BUILT): sql/%: sql/upgrade/%.in $(wildcard sql/upgrade/*/*.sql sql/install/*.sql) sql/gen_sql
 	$(GEN_SQL)
 
 -include $(wildcard src/core/*.d src/core/*/*.d src/pg/*.d src/pg/*/*.d test/unit/*.d sql/gen_sql.d)

@@ -70,6 +70,22 @@ std::string ReadFile(const std::string& path) {
   return s.str();
 }
 
+// A script's source with its parts (@INCLUDE F@ lines, a path from the
+// file's folder) read in their place, as sql/gen_sql does.
+std::string ReadScriptSource(const std::string& path) {
+  std::istringstream lines(ReadFile(path));
+  const std::string folder = path.substr(0, path.rfind('/') + 1);
+  const std::string include = "@INCLUDE ";
+  std::string out, line;
+  while (std::getline(lines, line)) {
+    if (line.compare(0, include.size(), include) == 0 && line.back() == '@')
+      out += ReadScriptSource(folder + line.substr(include.size(), line.size() - include.size() - 1));
+    else
+      out += line + "\n";
+  }
+  return out;
+}
+
 std::string PlanError(const Options& o, LossKind loss) {
   try {
     dperm::PlanRelease(o, loss, 1000, 3);
@@ -441,9 +457,9 @@ TEST(OptionTable, DpOptionsSqlRefusesBrokenPositions) {
   }
 }
 
-// The SQL scripts' sources declare dp_options only through the marker
-// sql/gen_sql replaces: the install script's source once, and no source of a
-// built script by hand.
+// The SQL scripts' sources (with their parts) declare dp_options only
+// through the marker sql/gen_sql replaces: the install script's source once,
+// and no source of a built script by hand.
 TEST(OptionTable, SqlSourcesSpliceDpOptions) {
   std::vector<std::string> sources{"sql/dperm.sql"};
   DIR* dir = opendir("sql/upgrade");
@@ -457,7 +473,7 @@ TEST(OptionTable, SqlSourcesSpliceDpOptions) {
   const std::regex create("CREATE\\s+(OR\\s+REPLACE\\s+)?FUNCTION\\s+(\\w+\\.)?dp_options\\b",
                           std::regex::icase);
   for (const std::string& path : sources) {
-    const std::string sql = ReadFile(path);
+    const std::string sql = ReadScriptSource(path);
     ASSERT_FALSE(sql.empty()) << "cannot read " << path;
     EXPECT_FALSE(std::regex_search(sql, create))
         << path << " creates dp_options by hand; write the line @DP_OPTIONS@ instead";

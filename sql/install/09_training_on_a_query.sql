@@ -1,0 +1,49 @@
+-- ==== training on a query ====
+-- dperm.train_query (src/pg/release/train_query.cpp): a query is an input
+-- with a noisy size (docs/design.md section 4).
+CREATE FUNCTION dperm.train_query(query text, features text, label text, loss text, options jsonb)
+  RETURNS dp_model AS 'MODULE_PATHNAME', 'dperm_train_query' LANGUAGE C STRICT VOLATILE;
+CREATE FUNCTION dperm.train_query(query text, features text, label text, loss text, options jsonb,
+                                  mode text)
+  RETURNS dp_model AS 'MODULE_PATHNAME', 'dperm_train_query' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION dperm.train_query(text, text, text, text, jsonb) IS 'a private model on the rows a SELECT of one budgeted or protected relation gives (filters, per-row expressions that cannot fail, joins to public lookups on a unique key; features and label name its output columns); its size released noisily with a tenth of epsilon, charged whole to the relation before anything is read';
+COMMENT ON FUNCTION dperm.train_query(text, text, text, text, jsonb, text) IS 'dperm.train_query with a mode: auto, in_memory or streaming';
+
+-- dperm.train_query_groups (src/pg/release/train_query_groups.cpp): one
+-- model per key of a declared public domain, charged once (parallel
+-- composition; docs/design.md section 4, "per-group models").
+CREATE FUNCTION dperm.train_query_groups(query text, features text, label text, loss text,
+                                         options jsonb, group_by text, groups jsonb)
+  RETURNS TABLE(group_key text, model dp_model)
+  AS 'MODULE_PATHNAME', 'dperm_train_query_groups' LANGUAGE C STRICT VOLATILE ROWS 10;
+CREATE FUNCTION dperm.train_query_groups(query text, features text, label text, loss text,
+                                         options jsonb, group_by text, groups jsonb, mode text)
+  RETURNS TABLE(group_key text, model dp_model)
+  AS 'MODULE_PATHNAME', 'dperm_train_query_groups' LANGUAGE C STRICT VOLATILE ROWS 10;
+COMMENT ON FUNCTION dperm.train_query_groups(text, text, text, text, jsonb, text, jsonb) IS 'one private model per key of a declared domain (groups: a JSON array of at most 1000 distinct keys) of the query''s output column group_by, as dperm.train_query on the rows with that key (NULL where its noisy size is 0); the groups are disjoint, so the statement is charged one release''s epsilon (parallel composition), in one ledger row; refused on a relation with a privacy unit';
+COMMENT ON FUNCTION dperm.train_query_groups(text, text, text, text, jsonb, text, jsonb, text) IS 'dperm.train_query_groups with a mode: auto, in_memory or streaming';
+
+-- Total float8 functions (src/pg/types/total_functions.cpp): NULL where the
+-- built-in would raise, so a query's input may use them (LEAKPROOF: they
+-- cannot fail on a value).
+CREATE FUNCTION dperm.div(x float8, y float8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dperm_div' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION dperm.ln(x float8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dperm_ln' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION dperm.log10(x float8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dperm_log10' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION dperm.sqrt(x float8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dperm_sqrt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION dperm.plus(x float8, y float8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dperm_plus' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION dperm.minus(x float8, y float8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dperm_minus' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION dperm.times(x float8, y float8) RETURNS float8
+  AS 'MODULE_PATHNAME', 'dperm_times' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION dperm.div(float8, float8) IS 'x / y, or NULL where float8 division would raise (division by zero, a finite quotient out of range)';
+COMMENT ON FUNCTION dperm.ln(float8) IS 'the natural logarithm, or NULL for x <= 0 (where ln raises)';
+COMMENT ON FUNCTION dperm.log10(float8) IS 'the base-10 logarithm, or NULL for x <= 0 (where log raises)';
+COMMENT ON FUNCTION dperm.sqrt(float8) IS 'the square root, or NULL for x < 0 (where sqrt raises)';
+COMMENT ON FUNCTION dperm.plus(float8, float8) IS 'x + y, or NULL where float8 addition would raise (an infinite sum of finite numbers)';
+COMMENT ON FUNCTION dperm.minus(float8, float8) IS 'x - y, or NULL where float8 subtraction would raise';
+COMMENT ON FUNCTION dperm.times(float8, float8) IS 'x * y, or NULL where float8 multiplication would raise (overflow, or underflow to zero)';

@@ -1,0 +1,152 @@
+-- ==== running totals: per relation, checked against the ledger ====
+-- An update or delete of ledger rows recounts only the relations whose rows
+-- changed (dperm.move_budget's open transaction locked every relation's
+-- totals); last_id is the watermark dperm.budget_totals_stale() compares
+-- with the ledger (rows restored without the trigger are not unspent).
+ALTER TABLE dperm.budget_totals ADD COLUMN last_id bigint NOT NULL DEFAULT 0;
+CREATE INDEX budget_totals_last_id ON dperm.budget_totals (last_id);
+COMMENT ON COLUMN dperm.budget_totals.last_id IS 'the highest dperm.ledger id the row counts (the watermark of dperm.budget_totals_stale())';
+DROP TRIGGER ledger_totals_rebuild ON dperm.ledger;
+-- The keys a ledger row adds to in dperm.budget_totals: its relations, or
+-- the row '-' (relation 0) for a release that read none, so that every
+-- ledger row is under some total's watermark (last_id).
+CREATE FUNCTION dperm.totals_keys(relations regclass[]) RETURNS regclass[]
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN CASE WHEN pg_catalog.cardinality(relations) OPERATOR(pg_catalog.>) 0 THEN relations
+              ELSE ARRAY[0::pg_catalog.oid::pg_catalog.regclass] END;
+COMMENT ON FUNCTION dperm.totals_keys(regclass[]) IS 'internal: the dperm.budget_totals rows a ledger row adds to (its relations; ''-'' for none)';
+
+-- Recounts the totals of `only_relations` (NULL: every relation; '-': the
+-- releases that read none) from the ledger: their rows are deleted and
+-- summed again.
+CREATE FUNCTION dperm.recount_budget_totals(only_relations regclass[]) RETURNS void
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  rows_of text := '';
+BEGIN
+  IF only_relations IS NULL THEN
+    DELETE FROM dperm.budget_totals;
+  ELSE
+    DELETE FROM dperm.budget_totals t WHERE t.relation = ANY (only_relations);
+    -- the ledger's GIN index finds the rows; '-' adds the rows without relations
+    rows_of := 'WHERE (l.relations && $1'
+               || CASE WHEN 0::oid::regclass = ANY (only_relations)
+                       THEN ' OR cardinality(l.relations) = 0' ELSE '' END
+               || ') AND r.relation = ANY ($1)';
+  END IF;
+  EXECUTE format($q$
+    INSERT INTO dperm.budget_totals
+    SELECT r.relation, count(*), sum(l.epsilon), sum(l.delta),
+           coalesce(sum(l.epsilon) FILTER (WHERE NOT c.curved), 0),
+           coalesce(sum(l.delta) FILTER (WHERE NOT c.curved), 0),
+           count(*) FILTER (WHERE c.curved),
+           dperm.curve_sum(l.rdp) FILTER (WHERE c.curved),
+           max(l.id)
+      FROM dperm.ledger l,
+           LATERAL (SELECT DISTINCT u FROM unnest(dperm.totals_keys(l.relations)) u) r(relation),
+           LATERAL (SELECT dperm.is_ledger_curve(l.rdp)) c(curved)
+     %s
+     GROUP BY r.relation$q$, rows_of) USING only_relations;
+END $$;
+COMMENT ON FUNCTION dperm.recount_budget_totals(regclass[]) IS 'internal: sums the dperm.budget_totals rows of these relations (NULL: all) again from the ledger';
+REVOKE ALL ON FUNCTION dperm.recount_budget_totals(regclass[]) FROM PUBLIC;
+
+-- Whether the ledger has a row that the totals do not count: one above
+-- every total's watermark. Two index probes: the ledger's primary key is
+-- searched with the watermark as a constant (a generic plan could scan the
+-- whole ledger).
+CREATE FUNCTION dperm.budget_totals_stale() RETURNS boolean
+  LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  watermark bigint;
+  stale boolean;
+BEGIN
+  SELECT coalesce(max(t.last_id), 0) INTO watermark FROM dperm.budget_totals t;
+  EXECUTE format('SELECT EXISTS (SELECT 1 FROM dperm.ledger l WHERE l.id > %s)',
+                 watermark) INTO stale;
+  RETURN stale;
+END $$;
+COMMENT ON FUNCTION dperm.budget_totals_stale() IS 'internal: whether dperm.ledger has rows dperm.budget_totals does not count (rows restored without the ledger''s triggers)';
+REVOKE ALL ON FUNCTION dperm.budget_totals_stale() FROM PUBLIC;
+
+-- The ledger writer's call before a budget check: recounts every total when
+-- they are stale; true when it did. A totals row another transaction holds
+-- (an open dperm.move_budget's) is not waited for beyond the writer's
+-- lock_timeout: the totals stay stale, and dperm.budget_spent composes the
+-- ledger meanwhile.
+CREATE FUNCTION dperm.refresh_budget_totals() RETURNS boolean
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF NOT dperm.budget_totals_stale() THEN
+    RETURN false;
+  END IF;
+  BEGIN
+    PERFORM dperm.recount_budget_totals(NULL);
+  EXCEPTION WHEN lock_not_available THEN
+    RETURN false;
+  END;
+  RETURN true;
+END $$;
+COMMENT ON FUNCTION dperm.refresh_budget_totals() IS 'internal: recounts dperm.budget_totals from the ledger when they are stale (the ledger writer, before a budget check)';
+REVOKE ALL ON FUNCTION dperm.refresh_budget_totals() FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION dperm.ledger_totals() RETURNS trigger
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  changed regclass[];
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO dperm.budget_totals AS t
+    SELECT r.relation, count(*), sum(l.epsilon), sum(l.delta),
+           coalesce(sum(l.epsilon) FILTER (WHERE NOT c.curved), 0),
+           coalesce(sum(l.delta) FILTER (WHERE NOT c.curved), 0),
+           count(*) FILTER (WHERE c.curved),
+           dperm.curve_sum(l.rdp) FILTER (WHERE c.curved),
+           max(l.id)
+      FROM new_rows l,
+           LATERAL (SELECT DISTINCT u FROM unnest(dperm.totals_keys(l.relations)) u) r(relation),
+           LATERAL (SELECT dperm.is_ledger_curve(l.rdp)) c(curved)
+     GROUP BY r.relation
+    ON CONFLICT (relation) DO UPDATE SET
+      releases = t.releases + excluded.releases,
+      epsilon = t.epsilon + excluded.epsilon,
+      delta = t.delta + excluded.delta,
+      plain_epsilon = t.plain_epsilon + excluded.plain_epsilon,
+      plain_delta = t.plain_delta + excluded.plain_delta,
+      curves = t.curves + excluded.curves,
+      rdp = dperm.curve_add(t.rdp, excluded.rdp),
+      last_id = greatest(t.last_id, excluded.last_id);
+  ELSIF TG_OP = 'UPDATE' THEN
+    -- The relations whose rows changed: added to or removed from a row, or
+    -- named by a row whose id or charge changed.
+    SELECT array_agg(DISTINCT u.relation) INTO changed
+      FROM old_rows o FULL JOIN new_rows n ON o.id = n.id,
+           LATERAL unnest(coalesce(dperm.totals_keys(o.relations), '{}')
+                          || coalesce(dperm.totals_keys(n.relations), '{}')) u(relation)
+     WHERE o.id IS NULL OR n.id IS NULL
+        OR (o.epsilon, o.delta, o.rdp) IS DISTINCT FROM (n.epsilon, n.delta, n.rdp)
+        OR NOT (u.relation = ANY (dperm.totals_keys(o.relations))
+                AND u.relation = ANY (dperm.totals_keys(n.relations)));
+    IF changed IS NOT NULL THEN
+      PERFORM dperm.recount_budget_totals(changed);
+    END IF;
+  ELSIF TG_OP = 'DELETE' THEN
+    SELECT array_agg(DISTINCT u.relation) INTO changed
+      FROM old_rows o, LATERAL unnest(dperm.totals_keys(o.relations)) u(relation);
+    IF changed IS NOT NULL THEN
+      PERFORM dperm.recount_budget_totals(changed);
+    END IF;
+  ELSE
+    PERFORM dperm.recount_budget_totals(NULL);
+  END IF;
+  RETURN NULL;
+END $$;
+COMMENT ON FUNCTION dperm.ledger_totals() IS 'internal: the ledger''s trigger that keeps dperm.budget_totals, each relation''s running sums';
+CREATE TRIGGER ledger_totals_update AFTER UPDATE ON dperm.ledger
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION dperm.ledger_totals();
+CREATE TRIGGER ledger_totals_delete AFTER DELETE ON dperm.ledger
+  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION dperm.ledger_totals();
+CREATE TRIGGER ledger_totals_truncate AFTER TRUNCATE ON dperm.ledger
+  FOR EACH STATEMENT EXECUTE FUNCTION dperm.ledger_totals();
+SELECT dperm.recount_budget_totals(NULL);
