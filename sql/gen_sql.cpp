@@ -83,7 +83,8 @@ int main(int argc, char** argv) {
     ExpandFile(argv[1], 0, &out);
   } catch (const std::exception& e) {
     const std::string what = e.what();
-    std::fprintf(stderr, "%s\n", what.rfind("gen_sql: ", 0) == 0 ? what.c_str() : ("gen_sql: " + what).c_str());
+    std::fprintf(stderr, "%s\n",
+                 what.rfind("gen_sql: ", 0) == 0 ? what.c_str() : ("gen_sql: " + what).c_str());
     return 1;
   }
   std::cout << out;

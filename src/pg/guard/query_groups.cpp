@@ -34,12 +34,10 @@ namespace {
 // boolean), or a refusal.
 const char* KeyText(const JsonbValue& v) {
   switch (v.type) {
-    case jbvString:
-      return pnstrdup(v.val.string.val, v.val.string.len);
+    case jbvString: return pnstrdup(v.val.string.val, v.val.string.len);
     case jbvNumeric:
       return DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(v.val.numeric)));
-    case jbvBool:
-      return v.val.boolean ? "true" : "false";
+    case jbvBool: return v.val.boolean ? "true" : "false";
     case jbvNull:
       RefuseGroups(ERRCODE_INVALID_PARAMETER_VALUE, "groups declares a NULL key",
                    "Rows whose key is NULL drop out (each group's noisy count covers them); "
@@ -60,16 +58,16 @@ Datum CastKey(const char* text, Oid type, const char* column) {
       [&] { value = OidInputFunctionCall(input, const_cast<char*>(text), ioparam, -1); });
   // Only a data exception (class 22: the text is not a value of the type)
   // is restated; anything else (a cancel, out of memory) is raised as it was.
-  if (e != nullptr && ERRCODE_TO_CATEGORY(e->sqlerrcode) != ERRCODE_DATA_EXCEPTION)
-    ReThrowError(e);
+  if (e != nullptr && ERRCODE_TO_CATEGORY(e->sqlerrcode) != ERRCODE_DATA_EXCEPTION) ReThrowError(e);
   if (e != nullptr)
-    ereport(ERROR, (errcode(e->sqlerrcode),
-                    errmsg("dperm.train_query_groups: the group key \"%s\" is not a value of type "
-                           "%s (the type of the query's output column \"%s\")",
-                           text, format_type_be(type), column),
-                    errdetail("The type's input function says: %s. Nothing was charged.", e->message),
-                    errhint("Declare keys that cast to the column's type, or cast the column in "
-                            "the query (for example region::text AS region).")));
+    ereport(ERROR,
+            (errcode(e->sqlerrcode),
+             errmsg("dperm.train_query_groups: the group key \"%s\" is not a value of type "
+                    "%s (the type of the query's output column \"%s\")",
+                    text, format_type_be(type), column),
+             errdetail("The type's input function says: %s. Nothing was charged.", e->message),
+             errhint("Declare keys that cast to the column's type, or cast the column in "
+                     "the query (for example region::text AS region).")));
   return value;
 }
 

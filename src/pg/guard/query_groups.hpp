@@ -18,13 +18,13 @@ namespace dperm::pg {
 constexpr int kMaxGroups = 1000;
 
 struct QueryGroups {
-  const char* column;   // the query's output column (group_by)
-  Oid type;             // its type (a base or enum type)
-  Oid collation;        // its collation, which the equality uses
-  Oid eq_operator;      // the type's default equality (btree or hash opclass)
-  int n;                // 1 .. kMaxGroups
-  Datum* keys;          // the declared keys, cast to `type`
-  const char** texts;   // each key as the type writes it
+  const char* column;  // the query's output column (group_by)
+  Oid type;            // its type (a base or enum type)
+  Oid collation;       // its collation, which the equality uses
+  Oid eq_operator;     // the type's default equality (btree or hash opclass)
+  int n;               // 1 .. kMaxGroups
+  Datum* keys;         // the declared keys, cast to `type`
+  const char** texts;  // each key as the type writes it
 };
 
 // The groups `groups` (a JSON array of 1 to kMaxGroups strings, numbers or

@@ -91,19 +91,21 @@ Oid ResolveOwner(const char* name) {
   uint64 tied = 1;
   while (tied < n && tier(tied) == best) tied++;
   if (tied == 1)
-    return DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+    return DatumGetObjectId(
+        SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
   StringInfoData owners;
   initStringInfo(&owners);
   for (uint64 i = 0; i < tied; i++)
     appendStringInfo(&owners, "%s%s", i > 0 ? ", " : "",
                      SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
-  ereport(ERROR, (errcode(ERRCODE_AMBIGUOUS_FUNCTION),
-                  errmsg("model name \"%s\" is ambiguous", name),
-                  errdetail("You have no model of that name, and you may see models of that name "
-                            "owned by: %s.", owners.data),
-                  errhint("Read the version you want from dperm.models (by owner, name and "
-                          "version) and use its model column with dp_predict, or train a model "
-                          "of your own under that name.")));
+  ereport(ERROR,
+          (errcode(ERRCODE_AMBIGUOUS_FUNCTION), errmsg("model name \"%s\" is ambiguous", name),
+           errdetail("You have no model of that name, and you may see models of that name "
+                     "owned by: %s.",
+                     owners.data),
+           errhint("Read the version you want from dperm.models (by owner, name and "
+                   "version) and use its model column with dp_predict, or train a model "
+                   "of your own under that name.")));
   pg_unreachable();
 }
 
@@ -200,7 +202,8 @@ ModelSpec OwnedModel(const char* name, const char* operation, Oid owner) {
                     owner_name != nullptr
                         ? errdetail("Model \"%s\" belongs to role %s.", name, owner_name)
                         : errdetail("Model \"%s\" belongs to a role that was dropped; a superuser "
-                                    "can delete it from dperm.models.", name)));
+                                    "can delete it from dperm.models.",
+                                    name)));
   return spec;
 }
 
@@ -208,10 +211,11 @@ ModelSpec OwnedModel(const char* name, const char* operation, Oid owner) {
 char* ExtensionSchema(const char* extension, MemoryContext context) {
   Oid types[1] = {TEXTOID};
   Datum args[1] = {CStringGetTextDatum(extension)};
-  RunAsCatalogOwner("SELECT n.nspname::pg_catalog.text FROM pg_catalog.pg_extension e"
-                    "  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace"
-                    " WHERE e.extname OPERATOR(pg_catalog.=) $1",
-                    1, types, args, nullptr, SPI_OK_SELECT, true);
+  RunAsCatalogOwner(
+      "SELECT n.nspname::pg_catalog.text FROM pg_catalog.pg_extension e"
+      "  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace"
+      " WHERE e.extname OPERATOR(pg_catalog.=) $1",
+      1, types, args, nullptr, SPI_OK_SELECT, true);
   return SPI_processed == 0 ? nullptr
                             : CopyValue(context, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 }

@@ -108,8 +108,8 @@ DPERM_FUNCTION(dperm_train_query_groups) {
   in.options = PG_GETARG_JSONB_P(4);
   const char* group_by = text_to_cstring(PG_GETARG_TEXT_PP(5));
   Jsonb* groups_json = PG_GETARG_JSONB_P(6);
-  in.mode = PG_NARGS() > 7 ? ParseTrainMode(text_to_cstring(PG_GETARG_TEXT_PP(7)))
-                           : TrainMode::kAuto;
+  in.mode =
+      PG_NARGS() > 7 ? ParseTrainMode(text_to_cstring(PG_GETARG_TEXT_PP(7))) : TrainMode::kAuto;
   in.caller = GetUserId();
   in.loss = ParseLossName(in.loss_name);
   SPI_connect();
@@ -153,8 +153,8 @@ DPERM_FUNCTION(dperm_train_query_groups) {
     r.group_key = groups.texts[i];
     if (o.has_seed) r.parsed.options.seed = GroupSeed(seed, i);
     TrainInput gin = in;
-    gin.qualified = psprintf("(%s)", CanonicalQueryText(q, in.features, in.label, nullptr,
-                                                        GroupFilter(q, groups, i)));
+    gin.qualified = psprintf(
+        "(%s)", CanonicalQueryText(q, in.features, in.label, nullptr, GroupFilter(q, groups, i)));
     // Steps 4 to 6 as dperm.train_query, on the group's rows.
     const TrainSource source = CountRows(gin, &r);
     bool distributed;
