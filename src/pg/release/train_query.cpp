@@ -60,15 +60,16 @@ extern "C" {
 }
 
 namespace dperm::pg {
-namespace {
 
 // A relation is private when its family has a budget or protection: the
 // predicates dperm.train uses (TrainRelations, StrictRelations).
-bool IsPrivate(Oid relid) {
+bool QueryRelationIsPrivate(Oid relid) {
   int n = 0;
   Oid* family = TrainRelations(relid, InvalidOid, &n);
   return ChargedStrictly(family, n);
 }
+
+namespace {
 
 // Who reads: the owner of a protected relation (the caller must be one of
 // its analysts; no row-level security in its family), else the caller with
@@ -157,7 +158,7 @@ DPERM_FUNCTION(dperm_train_query) {
   in.loss = ParseLossName(in.loss_name);
   SPI_connect();
   // Steps 1 and 2: the query, as the caller; who reads; the columns.
-  const QueryInput q = AnalyseQueryInput(query_text, IsPrivate);
+  const QueryInput q = AnalyseQueryInput(query_text, QueryRelationIsPrivate);
   in.relid = q.relid;
   in.name = LockReadableRelation(q.relid, &in.owner, false);
   CheckQueryReader(&in, q);

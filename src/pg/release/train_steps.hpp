@@ -21,6 +21,11 @@ struct TrainSource {
   const char* label;
 };
 
+// Whether a query may read `relid` as its private relation: a budget or
+// protection in its family (dperm.train_query's and dperm.train_model_query's
+// predicate for AnalyseQueryInput).
+bool QueryRelationIsPrivate(Oid relid);
+
 // Step 3: the request from public inputs only (every refusal costs
 // nothing): the options parsed once, the `dataset` they name (*dataset).
 ReleaseRequest RequestFor(const TrainInput& in, Oid* dataset);
