@@ -46,10 +46,13 @@ SET ROLE regress_qm_owner;
 INSERT INTO qm_wages SELECT 1000 + i, 1985, 1500, ARRAY[0.1, 0.2] FROM generate_series(1, 70) i;
 RESET ROLE;
 SET ROLE regress_qm_analyst;
--- a search_path change does not change what the model reads
+-- a search_path change and a table of the same name in pg_temp do not
+-- change what the model reads (its canonical text names public.qm_wages)
+CREATE TEMP TABLE qm_wages AS SELECT * FROM (VALUES (1)) v(id);
 SET search_path = pg_temp, public;
 SELECT dperm.retrain('qm_high') AS version;
 RESET search_path;
+DROP TABLE pg_temp.qm_wages;
 SELECT (v2.model::jsonb->>'n')::int - (v1.model::jsonb->>'n')::int AS n_moved,
        v2.ledger_id > v1.ledger_id AS charged_again, v2.query_canonical = v1.query_canonical AS same_query
   FROM dperm.models v1, dperm.models v2
