@@ -63,7 +63,8 @@ std::vector<Case> HonestCases(const Settings& s) {
   if (!s.only.empty()) {
     std::vector<Case> kept;
     for (const Case& c : cases)
-      if (s.only.find("," + c.name.substr(0, c.name.find(' ')) + ",") != std::string::npos) kept.push_back(c);
+      if (s.only.find("," + c.name.substr(0, c.name.find(' ')) + ",") != std::string::npos)
+        kept.push_back(c);
     cases.swap(kept);
   }
   return cases;
@@ -205,9 +206,10 @@ std::vector<Case> TableCases(const Settings& s) {
     // calibrated sensitivity get WhiteBoxNeighbours (audit_whitebox.hpp):
     // an oracle canary and the noisy releases read through Plan::audit_seam
     // (objective perturbation: the linear canary, and w itself).
-    const bool white = s.white_box && (a == Algorithm::kDpSvrg || a == Algorithm::kDpSvrgPp ||
-                                       a == Algorithm::kSsp || a == Algorithm::kDpNewton ||
-                                       a == Algorithm::kObjective || a == Algorithm::kObjectiveApprox);
+    const bool white =
+        s.white_box && (a == Algorithm::kDpSvrg || a == Algorithm::kDpSvrgPp ||
+                        a == Algorithm::kSsp || a == Algorithm::kDpNewton ||
+                        a == Algorithm::kObjective || a == Algorithm::kObjectiveApprox);
     if (white) c = WhiteBoxCase(c);
     if (s.unit > 1) {
       c.unit_rows = s.unit;
@@ -245,8 +247,9 @@ std::vector<TableRow> AuditTable(const Settings& s, const std::vector<Case>& cas
             RunAudit(Broken(cases[i], divisor), runs, s.alpha, s.seed + 4 * i + j++, 1, 0, true));
       std::fprintf(stderr, "%s: %.3f / %.3f / %.3f (pair epsilon %.3f / %.3f / %.3f) (%.0f s)\n",
                    cases[i].name.c_str(), row.honest.test.epsilon_lb, row.broken[0].test.epsilon_lb,
-                   row.broken[1].test.epsilon_lb, row.honest.pair_epsilon, row.broken[0].pair_epsilon,
-                   row.broken[1].pair_epsilon, row.honest.seconds + row.broken[0].seconds + row.broken[1].seconds);
+                   row.broken[1].test.epsilon_lb, row.honest.pair_epsilon,
+                   row.broken[0].pair_epsilon, row.broken[1].pair_epsilon,
+                   row.honest.seconds + row.broken[0].seconds + row.broken[1].seconds);
     }
   };
   std::vector<std::thread> pool;
@@ -264,45 +267,52 @@ int TableReport(const Settings& s, const std::vector<TableRow>& rows, double sec
     honest_ok += r.honest.test.epsilon_lb <= s.epsilon;
     for (int j = 0; j < 2; j++) flagged[j] += r.broken[j].test.epsilon_lb > s.epsilon;
   }
-  std::printf("* Settings: %s; d = 2 features, feature_bound 1, claimed (epsilon, delta) = (%g, %g)%s; "
-              "options per algorithm as in `AlgorithmCase` (bench/lib/audit_harness.hpp), strongest "
-              "canary (Huber where supported, else logistic); runs per side %lld%s%s, pilot a quarter "
-              "of that (at least 100); confidence 1 - alpha = %g per audit; seed %llu (`--seed %llu` "
-              "replays this run); %d threads; audits took %.0f s\n\n",
-              s.unit > 1 ? ("unit level, k = " + std::to_string(s.unit) + " slots per unit").c_str()
-                         : "row level",
-              s.epsilon, s.delta, s.unit > 1 ? " per unit" : "", static_cast<long long>(s.runs),
-              s.runs_for.empty() ? "" : ", except ", s.runs_for.empty() ? "" : s.runs_for.c_str(),
-              1 - s.alpha, static_cast<unsigned long long>(s.seed),
-              static_cast<unsigned long long>(s.seed), s.threads, seconds);
-  std::printf("**Honest: %d of %d audits have ε_lb ≤ ε. Noise / 2: %d of %d flagged. Noise / 10: %d "
-              "of %d flagged** (flagged: ε_lb > ε).\n\n",
-              honest_ok, n, flagged[0], n, flagged[1], n);
-  std::printf("| algorithm, loss | noise | T | Δ | claimed ε | ε_lb honest | ≤ ε | ε_lb noise/2 | flagged "
-              "| ε_lb noise/10 | flagged | runs per side | seconds |\n"
-              "|:---|:---|---:|---:|---:|---:|:---|---:|:---|---:|:---|---:|---:|\n");
+  std::printf(
+      "* Settings: %s; d = 2 features, feature_bound 1, claimed (epsilon, delta) = (%g, %g)%s; "
+      "options per algorithm as in `AlgorithmCase` (bench/lib/audit_harness.hpp), strongest "
+      "canary (Huber where supported, else logistic); runs per side %lld%s%s, pilot a quarter "
+      "of that (at least 100); confidence 1 - alpha = %g per audit; seed %llu (`--seed %llu` "
+      "replays this run); %d threads; audits took %.0f s\n\n",
+      s.unit > 1 ? ("unit level, k = " + std::to_string(s.unit) + " slots per unit").c_str()
+                 : "row level",
+      s.epsilon, s.delta, s.unit > 1 ? " per unit" : "", static_cast<long long>(s.runs),
+      s.runs_for.empty() ? "" : ", except ", s.runs_for.empty() ? "" : s.runs_for.c_str(),
+      1 - s.alpha, static_cast<unsigned long long>(s.seed), static_cast<unsigned long long>(s.seed),
+      s.threads, seconds);
+  std::printf(
+      "**Honest: %d of %d audits have ε_lb ≤ ε. Noise / 2: %d of %d flagged. Noise / 10: %d "
+      "of %d flagged** (flagged: ε_lb > ε).\n\n",
+      honest_ok, n, flagged[0], n, flagged[1], n);
+  std::printf(
+      "| algorithm, loss | noise | T | Δ | claimed ε | ε_lb honest | ≤ ε | ε_lb noise/2 | flagged "
+      "| ε_lb noise/10 | flagged | runs per side | seconds |\n"
+      "|:---|:---|---:|---:|---:|---:|:---|---:|:---|---:|:---|---:|---:|\n");
   for (const TableRow& r : rows) {
     const Result& h = r.honest;
-    std::printf("| %s | %s | %lld | %.4g | %g | **%s** | %s | **%s** | %s | **%s** | %s | %lld | %.1f |\n",
-                h.audit_case.name.c_str(), NoiseText(h.plan).c_str(),
-                static_cast<long long>(h.plan.iterations), h.plan.sensitivity, s.epsilon,
-                F3(h.test.epsilon_lb).c_str(), YesNo(h.test.epsilon_lb <= s.epsilon),
-                F3(r.broken[0].test.epsilon_lb).c_str(), YesNo(r.broken[0].test.epsilon_lb > s.epsilon),
-                F3(r.broken[1].test.epsilon_lb).c_str(), YesNo(r.broken[1].test.epsilon_lb > s.epsilon),
-                static_cast<long long>(RunsOf(s, h.audit_case)),
-                h.seconds + r.broken[0].seconds + r.broken[1].seconds);
+    std::printf(
+        "| %s | %s | %lld | %.4g | %g | **%s** | %s | **%s** | %s | **%s** | %s | %lld | %.1f |\n",
+        h.audit_case.name.c_str(), NoiseText(h.plan).c_str(),
+        static_cast<long long>(h.plan.iterations), h.plan.sensitivity, s.epsilon,
+        F3(h.test.epsilon_lb).c_str(), YesNo(h.test.epsilon_lb <= s.epsilon),
+        F3(r.broken[0].test.epsilon_lb).c_str(), YesNo(r.broken[0].test.epsilon_lb > s.epsilon),
+        F3(r.broken[1].test.epsilon_lb).c_str(), YesNo(r.broken[1].test.epsilon_lb > s.epsilon),
+        static_cast<long long>(RunsOf(s, h.audit_case)),
+        h.seconds + r.broken[0].seconds + r.broken[1].seconds);
   }
-  std::printf("\n| algorithm, loss | pair | base | row(s) in D | row(s) in D' | honest test | noise/2 test "
-              "| noise/10 test |\n|:---|:---|:---|:---|:---|:---|:---|:---|\n");
+  std::printf(
+      "\n| algorithm, loss | pair | base | row(s) in D | row(s) in D' | honest test | noise/2 test "
+      "| noise/10 test |\n|:---|:---|:---|:---|:---|:---|:---|:---|\n");
   for (const TableRow& r : rows) {
     const Result& h = r.honest;
     char white[160];
     snprintf(white, sizeof white, "white box (exact pair ε %.3f / %.3f / %.3f)", h.pair_epsilon,
              r.broken[0].pair_epsilon, r.broken[1].pair_epsilon);
     std::printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", h.audit_case.name.c_str(),
-                h.pair.seam_d ? white : h.pilot_runs > 0 ? "canary" : "search",
-                h.pair.base.c_str(), h.pair.row_d.c_str(),
-                h.pair.row_dp.c_str(), TestText(h.test).c_str(), TestText(r.broken[0].test).c_str(),
+                h.pair.seam_d      ? white
+                : h.pilot_runs > 0 ? "canary"
+                                   : "search",
+                h.pair.base.c_str(), h.pair.row_d.c_str(), h.pair.row_dp.c_str(),
+                TestText(h.test).c_str(), TestText(r.broken[0].test).c_str(),
                 TestText(r.broken[1].test).c_str());
   }
   return (n - honest_ok) + (n - flagged[0]) + (n - flagged[1]);
@@ -316,36 +326,41 @@ int UnitReport(const Settings& s, const std::vector<Row>& rows, double seconds) 
     flagged += r.broken.test.epsilon_lb > s.epsilon;
   }
   const int n = int(rows.size());
-  std::printf("* Settings: privacy unit of k = %lld slots; d = 2 features, feature_bound 1, claimed "
-              "(epsilon, delta) = (%g, %g) per unit; options per algorithm as in `AlgorithmCase`; "
-              "confidence 1 - alpha = %g per audit; seed %llu (`--seed %llu` replays this run); "
-              "%d threads; audits took %.0f s\n\n",
-              static_cast<long long>(s.unit), s.epsilon, s.delta, 1 - s.alpha,
-              static_cast<unsigned long long>(s.seed), static_cast<unsigned long long>(s.seed),
-              s.threads, seconds);
-  std::printf("**Honest (max_rows_per_unit = %lld): %d of %d audits have epsilon_lb <= epsilon. "
-              "Broken (unit ignored, planned per row at epsilon): %d of %d flagged "
-              "(epsilon_lb > epsilon).**\n\n",
-              static_cast<long long>(s.unit), honest_ok, n, flagged, n);
-  std::printf("| algorithm, loss | k | claimed ε | noise | T honest / broken | shift honest / broken "
-              "| pair ε honest / broken | ε_lb honest | ≤ ε | ε_lb broken | flagged | runs per side "
-              "| seconds |\n|:---|---:|---:|:---|:---|:---|:---|---:|:---|---:|:---|---:|---:|\n");
+  std::printf(
+      "* Settings: privacy unit of k = %lld slots; d = 2 features, feature_bound 1, claimed "
+      "(epsilon, delta) = (%g, %g) per unit; options per algorithm as in `AlgorithmCase`; "
+      "confidence 1 - alpha = %g per audit; seed %llu (`--seed %llu` replays this run); "
+      "%d threads; audits took %.0f s\n\n",
+      static_cast<long long>(s.unit), s.epsilon, s.delta, 1 - s.alpha,
+      static_cast<unsigned long long>(s.seed), static_cast<unsigned long long>(s.seed), s.threads,
+      seconds);
+  std::printf(
+      "**Honest (max_rows_per_unit = %lld): %d of %d audits have epsilon_lb <= epsilon. "
+      "Broken (unit ignored, planned per row at epsilon): %d of %d flagged "
+      "(epsilon_lb > epsilon).**\n\n",
+      static_cast<long long>(s.unit), honest_ok, n, flagged, n);
+  std::printf(
+      "| algorithm, loss | k | claimed ε | noise | T honest / broken | shift honest / broken "
+      "| pair ε honest / broken | ε_lb honest | ≤ ε | ε_lb broken | flagged | runs per side "
+      "| seconds |\n|:---|---:|---:|:---|:---|:---|:---|---:|:---|---:|:---|---:|---:|\n");
   for (const Row& r : rows) {
     const Result& h = r.honest;
     const Result& b = r.broken;
     auto pe = [](double v) { return std::isnan(v) ? std::string("–") : F3(v); };
-    std::printf("| %s | %lld | %g | %s | %lld / %lld | %.4g / %.4g | %s / %s | **%s** | %s | **%s** | "
-                "%s | %lld | %.1f |\n",
-                h.audit_case.name.c_str(), static_cast<long long>(s.unit), s.epsilon,
-                NoiseText(h.plan).c_str(), static_cast<long long>(h.plan.iterations),
-                static_cast<long long>(b.plan.iterations), h.pair.shift, b.pair.shift,
-                pe(h.pair_epsilon).c_str(), pe(b.pair_epsilon).c_str(),
-                F3(h.test.epsilon_lb).c_str(), YesNo(h.test.epsilon_lb <= s.epsilon),
-                F3(b.test.epsilon_lb).c_str(), YesNo(b.test.epsilon_lb > s.epsilon),
-                static_cast<long long>(RunsOf(s, h.audit_case)), h.seconds + b.seconds);
+    std::printf(
+        "| %s | %lld | %g | %s | %lld / %lld | %.4g / %.4g | %s / %s | **%s** | %s | **%s** | "
+        "%s | %lld | %.1f |\n",
+        h.audit_case.name.c_str(), static_cast<long long>(s.unit), s.epsilon,
+        NoiseText(h.plan).c_str(), static_cast<long long>(h.plan.iterations),
+        static_cast<long long>(b.plan.iterations), h.pair.shift, b.pair.shift,
+        pe(h.pair_epsilon).c_str(), pe(b.pair_epsilon).c_str(), F3(h.test.epsilon_lb).c_str(),
+        YesNo(h.test.epsilon_lb <= s.epsilon), F3(b.test.epsilon_lb).c_str(),
+        YesNo(b.test.epsilon_lb > s.epsilon), static_cast<long long>(RunsOf(s, h.audit_case)),
+        h.seconds + b.seconds);
   }
-  std::printf("\n| algorithm, loss | base | rows in D | rows in D' | honest test | broken test |\n"
-              "|:---|:---|:---|:---|:---|:---|\n");
+  std::printf(
+      "\n| algorithm, loss | base | rows in D | rows in D' | honest test | broken test |\n"
+      "|:---|:---|:---|:---|:---|:---|\n");
   for (const Row& r : rows)
     std::printf("| %s | %s | %s | %s | %s | %s |\n", r.honest.audit_case.name.c_str(),
                 r.honest.pair.base.c_str(), r.honest.pair.row_d.c_str(),
@@ -365,60 +380,67 @@ int Report(const Settings& s, const std::vector<Row>& rows, double seconds) {
     flagged_rerun += Flagged(s, r) && r.reran;
   }
   const int n = int(rows.size());
-  std::printf("* Settings: d = 2 features, feature_bound 1, epsilon = %g, delta = %g (Gaussian) or 0 "
-              "(Laplace), options per algorithm as in `AlgorithmCase` "
-              "(bench/lib/audit_harness.hpp); %lld releases per side per audit, plus a pilot of a "
-              "quarter of that per side for the canary pairs (%lldx the runs for a rerun); "
-              "confidence 1 - alpha = %g per audit; broken = noise scale / %g; seed %llu "
-              "(`--seed %llu` replays this run); %d threads; audits took %.0f s\n\n",
-              s.epsilon, s.delta, static_cast<long long>(s.runs), static_cast<long long>(s.rerun),
-              1 - s.alpha, s.divisor, static_cast<unsigned long long>(s.seed),
-              static_cast<unsigned long long>(s.seed), s.threads, seconds);
-  std::printf("**Honest: %d of %d audits have epsilon_lb <= epsilon** (largest epsilon_lb / "
-              "epsilon = %.3f). **Broken (noise / %g): %d of %d flagged** (epsilon_lb > "
-              "epsilon)%s.\n\n",
-              honest_ok, n, worst_ratio, s.divisor, flagged, n,
-              flagged_rerun ? (", " + std::to_string(flagged_rerun) + " of them only by the rerun").c_str() : "");
-  std::printf("## Results\n\n"
-              "*pair*: search = worst pair of the extreme-row search, exact means; canary = the "
-              "designed canary, pilot means (see Method). *Δ*: the plan's sensitivity (output "
-              "perturbation: of the output; noisy methods: of one step's noised quantity). "
-              "*shift*: ‖a − b‖, the distance of the two sides' mean outputs. *pair ε*: output "
-              "perturbation only, the exact ε of the noise on that pair at the case's δ, the most "
-              "any audit of this pair can show. *ε_lb*: the audit's lower bound "
-              "(Clopper–Pearson, %g%%). *runs*: releases per side (half choose the test, half "
-              "evaluate it).\n\n",
-              100 * (1 - s.alpha));
-  std::printf("| algorithm, loss | noise | pair | T | Δ | shift | claimed ε | pair ε | honest ε_lb "
-              "| ε_lb / ε | ≤ ε | runs | broken ε_lb | flagged | seconds |\n"
-              "|:---|:---|:---|---:|---:|---:|---:|---:|---:|---:|:---|---:|---:|:---|---:|\n");
+  std::printf(
+      "* Settings: d = 2 features, feature_bound 1, epsilon = %g, delta = %g (Gaussian) or 0 "
+      "(Laplace), options per algorithm as in `AlgorithmCase` "
+      "(bench/lib/audit_harness.hpp); %lld releases per side per audit, plus a pilot of a "
+      "quarter of that per side for the canary pairs (%lldx the runs for a rerun); "
+      "confidence 1 - alpha = %g per audit; broken = noise scale / %g; seed %llu "
+      "(`--seed %llu` replays this run); %d threads; audits took %.0f s\n\n",
+      s.epsilon, s.delta, static_cast<long long>(s.runs), static_cast<long long>(s.rerun),
+      1 - s.alpha, s.divisor, static_cast<unsigned long long>(s.seed),
+      static_cast<unsigned long long>(s.seed), s.threads, seconds);
+  std::printf(
+      "**Honest: %d of %d audits have epsilon_lb <= epsilon** (largest epsilon_lb / "
+      "epsilon = %.3f). **Broken (noise / %g): %d of %d flagged** (epsilon_lb > "
+      "epsilon)%s.\n\n",
+      honest_ok, n, worst_ratio, s.divisor, flagged, n,
+      flagged_rerun ? (", " + std::to_string(flagged_rerun) + " of them only by the rerun").c_str()
+                    : "");
+  std::printf(
+      "## Results\n\n"
+      "*pair*: search = worst pair of the extreme-row search, exact means; canary = the "
+      "designed canary, pilot means (see Method). *Δ*: the plan's sensitivity (output "
+      "perturbation: of the output; noisy methods: of one step's noised quantity). "
+      "*shift*: ‖a − b‖, the distance of the two sides' mean outputs. *pair ε*: output "
+      "perturbation only, the exact ε of the noise on that pair at the case's δ, the most "
+      "any audit of this pair can show. *ε_lb*: the audit's lower bound "
+      "(Clopper–Pearson, %g%%). *runs*: releases per side (half choose the test, half "
+      "evaluate it).\n\n",
+      100 * (1 - s.alpha));
+  std::printf(
+      "| algorithm, loss | noise | pair | T | Δ | shift | claimed ε | pair ε | honest ε_lb "
+      "| ε_lb / ε | ≤ ε | runs | broken ε_lb | flagged | seconds |\n"
+      "|:---|:---|:---|---:|---:|---:|---:|---:|---:|---:|:---|---:|---:|:---|---:|\n");
   for (const Row& r : rows) {
     const Result& h = r.honest;
     std::string blb = F3(r.broken.test.epsilon_lb);
     if (r.reran)
       blb += " → " + F3(r.rerun.test.epsilon_lb) + " (" + std::to_string(s.rerun) + "x runs)";
     std::string pair_eps = std::isnan(h.pair_epsilon) ? "–" : F3(h.pair_epsilon);
-    std::printf("| %s | %s | %s | %lld | %.4g | %.4g | %g | %s | **%s** | %.3f | %s | %lld | **%s** "
-                "| %s | %.1f |\n",
-                h.audit_case.name.c_str(), NoiseText(h.plan).c_str(),
-                h.pilot_runs > 0 ? "canary" : "search", static_cast<long long>(h.plan.iterations),
-                h.plan.sensitivity, h.pair.shift, h.audit_case.options.epsilon, pair_eps.c_str(),
-                F3(h.test.epsilon_lb).c_str(), h.test.epsilon_lb / h.audit_case.options.epsilon,
-                YesNo(h.test.epsilon_lb <= s.epsilon), static_cast<long long>(s.runs), blb.c_str(),
-                YesNo(Flagged(s, r)), h.seconds + r.broken.seconds + (r.reran ? r.rerun.seconds : 0));
+    std::printf(
+        "| %s | %s | %s | %lld | %.4g | %.4g | %g | %s | **%s** | %.3f | %s | %lld | **%s** "
+        "| %s | %.1f |\n",
+        h.audit_case.name.c_str(), NoiseText(h.plan).c_str(),
+        h.pilot_runs > 0 ? "canary" : "search", static_cast<long long>(h.plan.iterations),
+        h.plan.sensitivity, h.pair.shift, h.audit_case.options.epsilon, pair_eps.c_str(),
+        F3(h.test.epsilon_lb).c_str(), h.test.epsilon_lb / h.audit_case.options.epsilon,
+        YesNo(h.test.epsilon_lb <= s.epsilon), static_cast<long long>(s.runs), blb.c_str(),
+        YesNo(Flagged(s, r)), h.seconds + r.broken.seconds + (r.reran ? r.rerun.seconds : 0));
   }
-  std::printf("\n## Neighbours and tests\n\n"
-              "D = base + row in D, D' = base + row in D' (rows as (x1, x2; label)). *s*: the "
-              "statistic of a release (⟨w − a, u⟩ for Gaussian output noise, ||w − a|| − "
-              "||w − b|| for the Laplace vector, ||w − a||₁ − ||w − b||₁ for the per-coordinate (discrete) Laplace of output_gd and bolton, ⟨w − a, S⁻¹(b − a)⟩ with pilot means and "
-              "covariance for the canary pairs). A test reads {event}: times under the dataset it "
-              "favours vs times under the other, of the evaluation runs per side. *calibration "
-              "ε_lb*: the same test's bound on the first half, where it was the best of ~3600 "
-              "candidates: biased upwards and not a valid bound (it can even exceed ε for an "
-              "honest release), which is why the reported bound comes from runs the choice never "
-              "saw.\n\n"
-              "| algorithm, loss | base | row in D | row in D' | honest test | calibration ε_lb | "
-              "broken test |\n|:---|:---|:---|:---|:---|---:|:---|\n");
+  std::printf(
+      "\n## Neighbours and tests\n\n"
+      "D = base + row in D, D' = base + row in D' (rows as (x1, x2; label)). *s*: the "
+      "statistic of a release (⟨w − a, u⟩ for Gaussian output noise, ||w − a|| − "
+      "||w − b|| for the Laplace vector, ||w − a||₁ − ||w − b||₁ for the per-coordinate (discrete) Laplace of output_gd and bolton, ⟨w − a, S⁻¹(b − a)⟩ with pilot means and "
+      "covariance for the canary pairs). A test reads {event}: times under the dataset it "
+      "favours vs times under the other, of the evaluation runs per side. *calibration "
+      "ε_lb*: the same test's bound on the first half, where it was the best of ~3600 "
+      "candidates: biased upwards and not a valid bound (it can even exceed ε for an "
+      "honest release), which is why the reported bound comes from runs the choice never "
+      "saw.\n\n"
+      "| algorithm, loss | base | row in D | row in D' | honest test | calibration ε_lb | "
+      "broken test |\n|:---|:---|:---|:---|:---|---:|:---|\n");
   for (const Row& r : rows) {
     const Result& h = r.honest;
     std::printf("| %s | %s | %s | %s | %s | %s | %s |\n", h.audit_case.name.c_str(),
@@ -438,12 +460,14 @@ int main(int argc, char** argv) {
   auto start = std::chrono::steady_clock::now();
   if (s.table) {
     std::vector<TableRow> rows = AuditTable(s, TableCases(s));
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return TableReport(s, rows, seconds) == 0 ? 0 : 1;
   }
   if (s.unit > 1) {
     std::vector<Row> rows = AuditUnits(s, UnitCases(s));
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return UnitReport(s, rows, seconds) == 0 ? 0 : 1;
   }
   std::vector<Row> rows = AuditAll(s, HonestCases(s));

@@ -17,15 +17,15 @@ struct Settings {
   int64_t runs = 100000;  // releases per side (half choose the test, half evaluate it)
   double alpha = 0.05;    // per audit: P(epsilon_lb > true epsilon) <= alpha
   double epsilon = 1, delta = 1e-5, divisor = 10;
-  std::string only;  // ",a,b," or empty: every algorithm
-  int64_t rerun = 4;      // a broken case not flagged is audited again with rerun x runs
+  std::string only;   // ",a,b," or empty: every algorithm
+  int64_t rerun = 4;  // a broken case not flagged is audited again with rerun x runs
   uint64_t seed = 0;
   bool has_seed = false;
-  int threads = 0;        // 0: all cores
-  int64_t unit = 0;       // > 1: audit privacy units of this many slots (UnitCases)
-  std::string runs_for;   // ",algo=N,...,": per-algorithm runs
-  bool table = false;     // --table 1: the 13-algorithm table, honest / noise / 2 / noise / 10
-  bool white_box = false; // --white-box 1: white-box canaries where the harness has an oracle
+  int threads = 0;         // 0: all cores
+  int64_t unit = 0;        // > 1: audit privacy units of this many slots (UnitCases)
+  std::string runs_for;    // ",algo=N,...,": per-algorithm runs
+  bool table = false;      // --table 1: the 13-algorithm table, honest / noise / 2 / noise / 10
+  bool white_box = false;  // --white-box 1: white-box canaries where the harness has an oracle
 };
 
 // One line of the report: an honest audit, the broken one, and its rerun.
@@ -53,9 +53,15 @@ inline Settings ParseArgs(int argc, char** argv) {
     else if (k == "--runs-for") s.runs_for = "," + std::string(v) + ",";
     else if (k == "--table") s.table = std::atoi(v) != 0;
     else if (k == "--white-box") s.white_box = std::atoi(v) != 0;
-    else { std::fprintf(stderr, "unknown flag %s\n", k.c_str()); std::exit(2); }
+    else {
+      std::fprintf(stderr, "unknown flag %s\n", k.c_str());
+      std::exit(2);
+    }
   }
-  if (argc % 2 == 0) { std::fprintf(stderr, "flag %s needs a value\n", argv[argc - 1]); std::exit(2); }
+  if (argc % 2 == 0) {
+    std::fprintf(stderr, "flag %s needs a value\n", argv[argc - 1]);
+    std::exit(2);
+  }
   if (!s.has_seed) {
     std::random_device rd;  // a fresh seed per benchmark run, printed for replay
     s.seed = (uint64_t(rd()) << 32 | rd()) >> 12;  // room for per-case offsets

@@ -75,10 +75,10 @@ inline std::vector<double> Release(const Plan& plan, const std::vector<double>& 
 inline void PilotMeans(const Plan& plan, Neighbours& pair, int64_t runs, uint64_t stream,
                        int threads) {
   auto identity = [](const std::vector<double>& w) { return w; };
-  std::vector<double> wd = MapReleases(SidePlan(plan, pair, false), pair.rows_d, runs, stream,
-                                      threads, identity);
-  std::vector<double> wdp = MapReleases(SidePlan(plan, pair, true), pair.rows_dp, runs, stream + 1,
-                                       threads, identity);
+  std::vector<double> wd =
+      MapReleases(SidePlan(plan, pair, false), pair.rows_d, runs, stream, threads, identity);
+  std::vector<double> wdp =
+      MapReleases(SidePlan(plan, pair, true), pair.rows_dp, runs, stream + 1, threads, identity);
   const int dim = int(wd.size() / size_t(runs));  // w, or a white-box tap
   Eigen::Map<const Eigen::MatrixXd> md(wd.data(), dim, runs), mdp(wdp.data(), dim, runs);
   Eigen::VectorXd a = md.rowwise().mean(), b = mdp.rowwise().mean();
@@ -115,12 +115,12 @@ inline double PairEpsilon(const Plan& plan, const Neighbours& pair, double delta
 // Everything one audit found.
 struct Result {
   Case audit_case;
-  Plan plan;           // as run (noise already divided for a broken case)
+  Plan plan;  // as run (noise already divided for a broken case)
   Neighbours pair;
   double pair_epsilon = 0;  // PairEpsilon: the ceiling of any audit of this pair
   int64_t pilot_runs = 0;   // per side (canary pairs only)
-  Test calibration;    // the test chosen on the first half
-  Test test;           // the same test on the second half: the reported bound
+  Test calibration;         // the test chosen on the first half
+  Test test;                // the same test on the second half: the reported bound
   double seconds = 0;
 };
 
@@ -138,9 +138,8 @@ inline Result RunAudit(const Case& c, int64_t runs_per_side, double alpha, uint6
   Result r;
   r.audit_case = c;
   // A unit-level case is planned as dperm.train plans it (epsilon / k per slot).
-  r.plan = c.options.max_rows_per_unit > 0
-               ? PlanInMemoryRelease(c.options, c.loss, c.n, c.d).plan
-               : PlanRelease(c.options, c.loss, c.n, c.d);
+  r.plan = c.options.max_rows_per_unit > 0 ? PlanInMemoryRelease(c.options, c.loss, c.n, c.d).plan
+                                           : PlanRelease(c.options, c.loss, c.n, c.d);
   const bool output = OutputPerturbation(r.plan);
   const int64_t k = std::max<int64_t>(c.unit_rows, 1);
   if (output) r.pair = WorstNeighbours(r.plan, k);  // the pair does not depend on the noise
@@ -153,19 +152,23 @@ inline Result RunAudit(const Case& c, int64_t runs_per_side, double alpha, uint6
     PilotMeans(r.plan, r.pair, r.pilot_runs, stream + 2, threads);
   }
   r.pair_epsilon = r.pair.seam_d ? WhiteBoxEpsilon(r.plan, r.pair, c.options.delta)
-                                  : PairEpsilon(r.plan, r.pair, c.options.delta);
+                                 : PairEpsilon(r.plan, r.pair, c.options.delta);
   const double delta = c.options.delta;
   if (model_threshold) {
     const int64_t pilot = pilot_runs > 0 ? pilot_runs : std::max<int64_t>(runs_per_side / 4, 100);
     if (r.pilot_runs == 0) r.pilot_runs = pilot;
     // Streams far from every case's 4 seed + 0..3 (seeds are < 2^52).
     const uint64_t model_stream = stream + (uint64_t(1) << 56);
-    std::vector<double> p_d = Release(SidePlan(r.plan, r.pair, false), r.pair.rows_d, r.pair, pilot, model_stream, threads);
-    std::vector<double> p_dp = Release(SidePlan(r.plan, r.pair, true), r.pair.rows_dp, r.pair, pilot, model_stream + 1, threads);
+    std::vector<double> p_d = Release(SidePlan(r.plan, r.pair, false), r.pair.rows_d, r.pair, pilot,
+                                      model_stream, threads);
+    std::vector<double> p_dp = Release(SidePlan(r.plan, r.pair, true), r.pair.rows_dp, r.pair,
+                                       pilot, model_stream + 1, threads);
     r.calibration = c.gaussian_statistic ? GaussianModelTest(p_d, p_dp, runs_per_side, delta, alpha)
                                          : ModelTest(p_d, p_dp, runs_per_side, delta, alpha);
-    std::vector<double> s_d = Release(SidePlan(r.plan, r.pair, false), r.pair.rows_d, r.pair, runs_per_side, stream, threads);
-    std::vector<double> s_dp = Release(SidePlan(r.plan, r.pair, true), r.pair.rows_dp, r.pair, runs_per_side, stream + 1, threads);
+    std::vector<double> s_d = Release(SidePlan(r.plan, r.pair, false), r.pair.rows_d, r.pair,
+                                      runs_per_side, stream, threads);
+    std::vector<double> s_dp = Release(SidePlan(r.plan, r.pair, true), r.pair.rows_dp, r.pair,
+                                       runs_per_side, stream + 1, threads);
     std::sort(s_d.begin(), s_d.end());
     std::sort(s_dp.begin(), s_dp.end());
     r.test = Evaluate(s_d, s_dp, r.calibration.threshold, r.calibration.upper_tail, delta, alpha);
@@ -173,9 +176,12 @@ inline Result RunAudit(const Case& c, int64_t runs_per_side, double alpha, uint6
     return r;
   }
   const int64_t half = runs_per_side / 2;
-  std::vector<double> s_d = Release(SidePlan(r.plan, r.pair, false), r.pair.rows_d, r.pair, runs_per_side, stream, threads);
-  std::vector<double> s_dp = Release(SidePlan(r.plan, r.pair, true), r.pair.rows_dp, r.pair, runs_per_side, stream + 1, threads);
-  std::vector<double> cal_d(s_d.begin(), s_d.begin() + half), cal_dp(s_dp.begin(), s_dp.begin() + half);
+  std::vector<double> s_d = Release(SidePlan(r.plan, r.pair, false), r.pair.rows_d, r.pair,
+                                    runs_per_side, stream, threads);
+  std::vector<double> s_dp = Release(SidePlan(r.plan, r.pair, true), r.pair.rows_dp, r.pair,
+                                     runs_per_side, stream + 1, threads);
+  std::vector<double> cal_d(s_d.begin(), s_d.begin() + half),
+      cal_dp(s_dp.begin(), s_dp.begin() + half);
   std::vector<double> ev_d(s_d.begin() + half, s_d.end()), ev_dp(s_dp.begin() + half, s_dp.end());
   for (auto* v : {&cal_d, &cal_dp, &ev_d, &ev_dp}) std::sort(v->begin(), v->end());
   r.calibration = ChooseTest(cal_d, cal_dp, delta, alpha);
@@ -185,4 +191,3 @@ inline Result RunAudit(const Case& c, int64_t runs_per_side, double alpha, uint6
 }
 
 }  // namespace dperm::audit
-

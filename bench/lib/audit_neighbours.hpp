@@ -28,7 +28,6 @@
 #include "dperm/planning/release_plan.hpp"
 #include "dperm/release/train_model.hpp"
 
-
 #include "audit_stats.hpp"
 
 namespace dperm::audit {
@@ -71,8 +70,8 @@ inline void NameBroken(Case& c) {
 
 // An output_gd case on n = 50 rows of d = 2 features (fit_intercept, feature
 // bound 1, default T and step), named like "huber l2=0.1 tight Gaussian".
-inline Case MakeCase(LossKind loss, double l2, Accountant accountant, double epsilon,
-                     double delta, double noise_divisor = 1) {
+inline Case MakeCase(LossKind loss, double l2, Accountant accountant, double epsilon, double delta,
+                     double noise_divisor = 1) {
   Case c;
   c.loss = loss;
   c.options.algorithm = Algorithm::kOutputGd;
@@ -101,7 +100,9 @@ constexpr int kConditionedBaseRows = 1000;
 
 // Whether the algorithm trains the loss, as its spec says (objective
 // perturbation, ssp and dp_newton: logistic only).
-inline bool Supports(Algorithm algorithm, LossKind loss) { return dperm::TakesLoss(algorithm, loss); }
+inline bool Supports(Algorithm algorithm, LossKind loss) {
+  return dperm::TakesLoss(algorithm, loss);
+}
 
 // The audit's release of one algorithm and loss on n = 50 rows (rrpsgd: 10,
 // dp_svrg: 20) of d = 2
@@ -217,9 +218,9 @@ inline double Distance(const std::vector<double>& a, const std::vector<double>& 
 // their outputs (noiseless outputs, or pilot means; see the top of the file).
 struct Neighbours {
   std::vector<double> rows_d, rows_dp;
-  std::vector<double> a, b;  // E w(D), E w(D')
-  std::vector<double> direction;  // s = <w - a, direction>; empty: (b - a)/||b - a||
-  double shift = 0;          // ||a - b||
+  std::vector<double> a, b;         // E w(D), E w(D')
+  std::vector<double> direction;    // s = <w - a, direction>; empty: (b - a)/||b - a||
+  double shift = 0;                 // ||a - b||
   std::string base, row_d, row_dp;  // what was chosen, for the report
   // White-box pairs (WhiteBoxNeighbours): rows_d = rows_dp, and the two
   // sides differ only in the oracle of their seam (SidePlan).
@@ -310,8 +311,8 @@ inline std::vector<std::pair<std::string, std::vector<double>>> BaseSets(const P
       r[j] = normal(gen);
       norm += r[j] * r[j];
     }
-    double scale = plan.options.feature_bound * std::pow(std::generate_canonical<double, 53>(gen),
-                                                         1.0 / std::max(plan.d, 1)) /
+    double scale = plan.options.feature_bound *
+                   std::pow(std::generate_canonical<double, 53>(gen), 1.0 / std::max(plan.d, 1)) /
                    std::max(std::sqrt(norm), 1e-300);
     for (int j = 0; j < plan.d; j++) m += (r[j] *= scale) * (j % 2 ? -1.0 : 1.0);
     if (plan.loss == LossKind::kLogistic) r[plan.d] = m + 0.5 * normal(gen) > 0 ? 1.0 : -1.0;
@@ -394,8 +395,9 @@ inline Neighbours CanaryNeighbours(const Plan& plan, int64_t k = 1, int conditio
   std::vector<double> zero(stride, 0.0);
   zero[plan.d] = base_label;
   const std::string times = k > 1 ? std::to_string(k) + " x " : "";
-  pair.base = conditioned > 0 ? std::to_string(plan.n - k) + " rows cycling (1, 0; 1), (1, 0; -1), (0, 1; 1), (0, 1; -1)"
-                             : std::to_string(plan.n - k) + " x " + RowText(zero);
+  pair.base = conditioned > 0 ? std::to_string(plan.n - k) +
+                                    " rows cycling (1, 0; 1), (1, 0; -1), (0, 1; 1), (0, 1; -1)"
+                              : std::to_string(plan.n - k) + " x " + RowText(zero);
   pair.row_d = times + RowText(row_d);
   pair.row_dp = times + RowText(row_dp);
   return pair;

@@ -45,8 +45,8 @@ inline double BetaContinuedFraction(double a, double b, double x) {
 inline double RegularizedBeta(double a, double b, double x) {
   if (x <= 0) return 0;
   if (x >= 1) return 1;
-  double front = std::exp(LogGamma(a + b) - LogGamma(a) - LogGamma(b) +
-                          a * std::log(x) + b * std::log1p(-x));
+  double front =
+      std::exp(LogGamma(a + b) - LogGamma(a) - LogGamma(b) + a * std::log(x) + b * std::log1p(-x));
   if (x < (a + 1) / (a + b + 2)) return front * BetaContinuedFraction(a, b, x) / a;
   return 1 - front * BetaContinuedFraction(b, a, 1 - x) / b;
 }
@@ -108,8 +108,8 @@ inline int64_t CountAbove(const std::vector<double>& sorted, double t) {
 }
 
 // Counts and bound of one test on sorted samples of D (s_d) and D' (s_dp).
-inline Test Evaluate(const std::vector<double>& s_d, const std::vector<double>& s_dp,
-                     double t, bool upper_tail, double delta, double alpha) {
+inline Test Evaluate(const std::vector<double>& s_d, const std::vector<double>& s_dp, double t,
+                     bool upper_tail, double delta, double alpha) {
   Test test;
   test.threshold = t;
   test.upper_tail = upper_tail;
@@ -214,8 +214,8 @@ inline Test ModelTest(std::vector<double> p_d, std::vector<double> p_dp, int64_t
 // 200000 runs: {s <= -3.46 sd}, 58 vs 15 events, epsilon_lb 0.53, where
 // the Gaussian optimum expects 1.18). Validity is unchanged: the event is
 // fixed before the evaluation runs are drawn, whatever the model.
-inline Test GaussianModelTest(const std::vector<double>& p_d, const std::vector<double>& p_dp, int64_t n,
-                              double delta, double alpha) {
+inline Test GaussianModelTest(const std::vector<double>& p_d, const std::vector<double>& p_dp,
+                              int64_t n, double delta, double alpha) {
   auto fit = [](const std::vector<double>& v, double& mean, double& sd) {
     mean = 0;
     for (double x : v) mean += x;
@@ -227,8 +227,11 @@ inline Test GaussianModelTest(const std::vector<double>& p_d, const std::vector<
   double m_d, s_d, m_dp, s_dp;
   fit(p_d, m_d, s_d);
   fit(p_dp, m_dp, s_dp);
-  auto above = [](double t, double m, double s) { return 0.5 * std::erfc((t - m) / (s * std::sqrt(2.0))); };
-  const double sd = std::max(s_d, s_dp), lo = std::min(m_d, m_dp) - 8 * sd, hi = std::max(m_d, m_dp) + 8 * sd;
+  auto above = [](double t, double m, double s) {
+    return 0.5 * std::erfc((t - m) / (s * std::sqrt(2.0)));
+  };
+  const double sd = std::max(s_d, s_dp), lo = std::min(m_d, m_dp) - 8 * sd,
+               hi = std::max(m_d, m_dp) + 8 * sd;
   Test best;
   best.epsilon_lb = -1;
   for (int i = 0; i <= 16000; i++) {

@@ -153,11 +153,13 @@ inline Neighbours WhiteBoxNeighbours(const Plan& plan, int64_t k = 1) {
     pair.oracle_shift = std::sqrt(snap * snap + samp * samp);
     pair.site_shift[int(AuditSite::kSvrgSnapshot)] = snap;
     pair.site_shift[int(AuditSite::kSvrgSampled)] = samp;
-    snprintf(buf, sizeof buf, "oracle: grad f(x) = +%g e1, grad f(x~) = -%g e1 (D = %g, L = %g)", D / 2,
-             D / 2, D, L);
+    snprintf(buf, sizeof buf, "oracle: grad f(x) = +%g e1, grad f(x~) = -%g e1 (D = %g, L = %g)",
+             D / 2, D / 2, D, L);
     pair.row_d = buf;
-    snprintf(buf, sizeof buf, "oracle: grad f(x) = -%g e1, grad f(x~) = +%g e1; per step the parts move by %.4g (of 2L/n) and %.4g (of 2D/b)",
-             D / 2, D / 2, snap, samp);
+    snprintf(
+        buf, sizeof buf,
+        "oracle: grad f(x) = -%g e1, grad f(x~) = +%g e1; per step the parts move by %.4g (of 2L/n) and %.4g (of 2D/b)",
+        D / 2, D / 2, snap, samp);
     pair.row_dp = buf;
   } else if (plan.algorithm == Algorithm::kSsp || plan.algorithm == Algorithm::kDpNewton) {
     const double gamma = plan.mechanism_fields.Get(kMomentWeight);
@@ -171,7 +173,8 @@ inline Neighbours WhiteBoxNeighbours(const Plan& plan, int64_t k = 1) {
       cdp = PackedContribution(gamma, L / R, 1.0, tp);
       snprintf(buf, sizeof buf, "oracle: t = (%g, 0), f' = %g", R, L / R);
       pair.row_d = buf;
-      snprintf(buf, sizeof buf, "oracle: t = (%.4g, %.4g), f' = %g (cos = %.4g)", tp[0], tp[1], L / R, s);
+      snprintf(buf, sizeof buf, "oracle: t = (%.4g, %.4g), f' = %g (cos = %.4g)", tp[0], tp[1],
+               L / R, s);
       pair.row_dp = buf;
     } else {
       const double beta = plan.beta, g2 = gamma * gamma * L * L, b2 = beta * beta;
@@ -181,7 +184,8 @@ inline Neighbours WhiteBoxNeighbours(const Plan& plan, int64_t k = 1) {
         tp[0] = -R;
         cd = PackedContribution(gamma, L / R, beta / (R * R), t);
         cdp = PackedContribution(gamma, L / R, 0.0, tp);
-        snprintf(buf, sizeof buf, "oracle: t = (%g, 0), f' = %g, f'' = %g", R, L / R, beta / (R * R));
+        snprintf(buf, sizeof buf, "oracle: t = (%g, 0), f' = %g, f'' = %g", R, L / R,
+                 beta / (R * R));
         pair.row_d = buf;
         snprintf(buf, sizeof buf, "oracle: t = (%g, 0), f' = %g, f'' = 0", -R, L / R);
         pair.row_dp = buf;
@@ -189,17 +193,19 @@ inline Neighbours WhiteBoxNeighbours(const Plan& plan, int64_t k = 1) {
         tp[0] = -u * R, tp[1] = std::sqrt(1 - u * u) * R;
         cd = PackedContribution(gamma, L / R, beta / (R * R), t);
         cdp = PackedContribution(gamma, L / R, beta / (R * R), tp);
-        snprintf(buf, sizeof buf, "oracle: t = (%g, 0), f' = %g, f'' = %g", R, L / R, beta / (R * R));
-        pair.row_d = buf;
-        snprintf(buf, sizeof buf, "oracle: t = (%.4g, %.4g), f' = %g, f'' = %g", tp[0], tp[1], L / R,
+        snprintf(buf, sizeof buf, "oracle: t = (%g, 0), f' = %g, f'' = %g", R, L / R,
                  beta / (R * R));
+        pair.row_d = buf;
+        snprintf(buf, sizeof buf, "oracle: t = (%.4g, %.4g), f' = %g, f'' = %g", tp[0], tp[1],
+                 L / R, beta / (R * R));
         pair.row_dp = buf;
       }
     }
     double shift = 0;
     for (size_t j = 0; j < cd.size(); j++) shift += (cd[j] - cdp[j]) * (cd[j] - cdp[j]);
     pair.oracle_shift = double(k) * std::sqrt(shift);
-    const AuditSite want = plan.algorithm == Algorithm::kSsp ? AuditSite::kSspMoments : AuditSite::kNewtonPass;
+    const AuditSite want =
+        plan.algorithm == Algorithm::kSsp ? AuditSite::kSspMoments : AuditSite::kNewtonPass;
     pair.site_shift[int(want)] = pair.oracle_shift;
     for (int side = 0; side < 2; side++) {
       auto seam = std::make_shared<AuditSeam>();
@@ -215,27 +221,31 @@ inline Neighbours WhiteBoxNeighbours(const Plan& plan, int64_t k = 1) {
       };
       (side == 0 ? pair.seam_d : pair.seam_dp) = seam;
     }
-  } else if (plan.algorithm == Algorithm::kObjective || plan.algorithm == Algorithm::kObjectiveApprox) {
+  } else if (plan.algorithm == Algorithm::kObjective ||
+             plan.algorithm == Algorithm::kObjectiveApprox) {
     // The canary row phi(<w, x>), x = R e_1, phi(m) = s (L/R) m, checked
     // against the assumptions it must meet (objective_perturbation.cpp, THE
     // AUDIT CANARY): a GLM row of the plan's feature bound, convex (linear),
     // Lipschitz |phi'| ||x|| <= L, curvature phi'' ||x||^2 = 0 <= beta, on
     // slots whose real rows are inert (features 0, no intercept: above).
     const double slope = L / R, norm_x = R, curvature = 0.0;
-    if (!(slope * norm_x <= L * (1 + 1e-12)) || !(norm_x <= plan.options.feature_bound * (1 + 1e-12)) ||
-        !(curvature <= plan.beta))
-      throw Error(ErrorKind::kInternal, "white-box objective: the linear canary is outside the proofs' bounds");
+    if (!(slope * norm_x <= L * (1 + 1e-12)) ||
+        !(norm_x <= plan.options.feature_bound * (1 + 1e-12)) || !(curvature <= plan.beta))
+      throw Error(ErrorKind::kInternal,
+                  "white-box objective: the linear canary is outside the proofs' bounds");
     const double a = slope * norm_x;  // ||a_c|| = ||grad f_c||, = L
     for (double side : {1.0, -1.0}) {
       auto seam = std::make_shared<AuditSeam>();
       seam->oracle = [=](AuditSite site, const int64_t*, int64_t, double* value, int) {
-        if (site == AuditSite::kObjectiveLinear) value[0] += double(k) * side * a;  // k slots' s L e_1
+        if (site == AuditSite::kObjectiveLinear)
+          value[0] += double(k) * side * a;  // k slots' s L e_1
       };
       (side > 0 ? pair.seam_d : pair.seam_dp) = seam;  // no observer: the statistic reads w
     }
     pair.oracle_shift = 2 * double(k) * a;
     pair.site_shift[int(AuditSite::kObjectiveLinear)] = pair.oracle_shift;
-    snprintf(buf, sizeof buf, "oracle: f(w) = +%g <e1, w> (x = (%g, 0), f' = %g, f'' = 0)", a, R, slope);
+    snprintf(buf, sizeof buf, "oracle: f(w) = +%g <e1, w> (x = (%g, 0), f' = %g, f'' = 0)", a, R,
+             slope);
     pair.row_d = buf;
     snprintf(buf, sizeof buf, "oracle: f(w) = -%g <e1, w> (gradient gap %g = 2L)", a, 2 * a);
     pair.row_dp = buf;
@@ -270,7 +280,8 @@ inline double WhiteBoxEpsilon(const Plan& plan, const Neighbours& pair, double d
     const double scale = plan.mechanism_fields.Get(kObjectiveNoise);
     if (!(delta > 0)) return pair.oracle_shift / scale;
     const double n_mu = double(plan.n) * PerturbedStrongConvexity(plan);
-    return GaussianEpsilon(std::hypot(scale / n_mu, plan.noise_scale), delta, pair.oracle_shift / n_mu);
+    return GaussianEpsilon(std::hypot(scale / n_mu, plan.noise_scale), delta,
+                           pair.oracle_shift / n_mu);
   }
   double mu2 = 0;
   AuditSeam count;

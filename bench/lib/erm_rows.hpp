@@ -17,8 +17,7 @@ namespace dperm::testing {
 // Rows of stride d + 1 (features clipped to norm <= 1, then the label):
 // logistic labels +-1 from a logistic model, Huber targets linear plus
 // noise with outliers, softmax classes 0..classes-1 from a multinomial model.
-inline std::vector<double> ErmRows(LossKind loss, int n, int d, uint64_t seed,
-                                   int classes = 3) {
+inline std::vector<double> ErmRows(LossKind loss, int n, int d, uint64_t seed, int classes = 3) {
   std::mt19937_64 gen(seed);
   std::normal_distribution<double> normal(0, 1);
   std::uniform_real_distribution<double> unif(0, 1);

@@ -36,8 +36,7 @@ inline Eigen::VectorXd ToVector(const std::vector<double>& v) {
 }
 
 // Trains by the plan with a seeded generator.
-inline Eigen::VectorXd TrainSeeded(const Plan& p, const std::vector<double>& rows,
-                                   uint64_t seed) {
+inline Eigen::VectorXd TrainSeeded(const Plan& p, const std::vector<double>& rows, uint64_t seed) {
   SecureRng rng = SecureRng::FromSeed(seed);
   return ToVector(TrainModel(p, rows.data(), rng));
 }

@@ -51,7 +51,8 @@ inline std::vector<double> SyntheticLogistic(int64_t n, int d) {
 }
 
 // The share of rows whose label has the sign of w's margin (w(d): the intercept).
-inline double TrainingAccuracy(const Eigen::VectorXd& w, const std::vector<double>& rows, int64_t n, int d) {
+inline double TrainingAccuracy(const Eigen::VectorXd& w, const std::vector<double>& rows, int64_t n,
+                               int d) {
   int64_t right = 0;
   for (int64_t i = 0; i < n; i++) {
     const double* r = rows.data() + size_t(i) * size_t(d + 1);

@@ -29,9 +29,7 @@ namespace dperm::pg {
 namespace {
 // True when a cancel or termination is pending: the interrupts that end a
 // query. Reads flags only and never raises, so the core may call it.
-bool InterruptIsPending() {
-  return InterruptPending && (QueryCancelPending || ProcDiePending);
-}
+bool InterruptIsPending() { return InterruptPending && (QueryCancelPending || ProcDiePending); }
 // dperm.pass_key: empty (not configured) or at least 32 characters.
 bool CheckPassKey(char** value, void**, GucSource) {
   if (*value == nullptr || (*value)[0] == '\0' || strlen(*value) >= 32) return true;
@@ -50,8 +48,7 @@ void _PG_init(void) {
   // so no other role can set it (a function's SET clause runs with its
   // caller's rights); hidden, and refused in configuration files.
   DefineCustomBoolVariable(
-      "dperm.internal_pass",
-      "On only while dperm.train runs a streaming pass.",
+      "dperm.internal_pass", "On only while dperm.train runs a streaming pass.",
       "The per-pass aggregates return exact gradient sums and refuse to run without it.",
       &dperm::pg::g_internal_pass, false, PGC_SUSET,
       GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE | GUC_DISALLOW_IN_AUTO_FILE |
@@ -66,19 +63,19 @@ void _PG_init(void) {
       "Secret under which dperm.train signs the streaming passes Citus runs on workers.",
       "The same value, at least 32 characters, on the coordinator and every worker.",
       &dperm::pg::g_pass_key, "", PGC_SIGHUP,
-      GUC_SUPERUSER_ONLY | GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE, &dperm::pg::CheckPassKey, nullptr, nullptr);
-  DefineCustomIntVariable(
-      "dperm.ledger_wait_timeout",
-      "How long a release waits for a ledger writer to take its charge.",
-      "Without shared_preload_libraries = dperm: how long to wait for a free "
-      "background worker slot; with it: how long to wait for the persistent "
-      "ledger writer to take the request. Then the release fails with "
-      "SQLSTATE 53000 and no model. Also how long a release waits for its "
-      "turn behind other releases charged to the same relation, and retries "
-      "while another transaction holds a budget row it is charged to; then it "
-      "fails with SQLSTATE 55P03, uncharged. 0 fails at once.",
-      &dperm::pg::g_ledger_wait_timeout_ms, 30000, 0, INT_MAX, PGC_USERSET, GUC_UNIT_MS,
-      nullptr, nullptr, nullptr);
+      GUC_SUPERUSER_ONLY | GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE, &dperm::pg::CheckPassKey, nullptr,
+      nullptr);
+  DefineCustomIntVariable("dperm.ledger_wait_timeout",
+                          "How long a release waits for a ledger writer to take its charge.",
+                          "Without shared_preload_libraries = dperm: how long to wait for a free "
+                          "background worker slot; with it: how long to wait for the persistent "
+                          "ledger writer to take the request. Then the release fails with "
+                          "SQLSTATE 53000 and no model. Also how long a release waits for its "
+                          "turn behind other releases charged to the same relation, and retries "
+                          "while another transaction holds a budget row it is charged to; then it "
+                          "fails with SQLSTATE 55P03, uncharged. 0 fails at once.",
+                          &dperm::pg::g_ledger_wait_timeout_ms, 30000, 0, INT_MAX, PGC_USERSET,
+                          GUC_UNIT_MS, nullptr, nullptr, nullptr);
   MarkGUCPrefixReserved("dperm");
   // The ledger writer's request kinds besides a charge, registered in every
   // process that loads the library: the dynamic writer loads it, the

@@ -41,8 +41,8 @@ inline double SubgradientResidual(const Objective& f, const Eigen::VectorXd& w) 
 // gradient restart of O'Donoghue & Candes (2015), step 1/smooth, its own
 // soft thresholding; stops when the subgradient residual is below
 // `tolerance`.
-inline Eigen::VectorXd FistaMinimiser(const Objective& f, double smooth,
-                                      double tolerance = 1e-12, int max_iterations = 200000) {
+inline Eigen::VectorXd FistaMinimiser(const Objective& f, double smooth, double tolerance = 1e-12,
+                                      int max_iterations = 200000) {
   const double t = 1 / smooth, l1 = f.l1();
   auto prox = [&](Eigen::VectorXd y) {
     for (Eigen::Index j = 0; j < y.size(); j++) {

@@ -26,8 +26,8 @@ inline const char* Name(LossKind loss) {
 
 // Options of an algorithm with the settings the tests vary (softmax: 3
 // classes).
-inline Options SgdOpts(Algorithm algorithm, LossKind loss, double epsilon, double delta,
-                       double l2, Accountant accountant = Accountant::kTight) {
+inline Options SgdOpts(Algorithm algorithm, LossKind loss, double epsilon, double delta, double l2,
+                       Accountant accountant = Accountant::kTight) {
   Options o;
   o.huber_delta = 1;  // the Huber scale the tests' constants are written for
   o.algorithm = algorithm;

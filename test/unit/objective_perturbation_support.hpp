@@ -125,7 +125,7 @@ inline Eigen::VectorXd NewtonMinimiser(const dperm::Objective& f, const Eigen::V
 }
 
 struct Perturbed {
-  std::unique_ptr<dperm::Objective> f;  // the plan's objective (l2 only)
+  std::unique_ptr<dperm::Objective> f;        // the plan's objective (l2 only)
   std::unique_ptr<dperm::Objective> f_total;  // with l2 + 2 lambda
   Perturbed(const Plan& p, const std::vector<double>& rows) {
     f = dperm::MakeObjective(p, rows.data());

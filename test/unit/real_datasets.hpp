@@ -42,7 +42,8 @@ inline Dataset LoadCopy(const std::string& name) {
     ADD_FAILURE() << "real dataset directory " << dir << " not found: " << SharedDirAdvice();
     return out;
   }
-  const std::string cmd = "python3 bench/load_datasets.py --copy " + name + " --data-dir '" + dir + "'";
+  const std::string cmd =
+      "python3 bench/load_datasets.py --copy " + name + " --data-dir '" + dir + "'";
   std::FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr) {
     ADD_FAILURE() << "cannot run " << cmd;
@@ -74,7 +75,9 @@ inline Dataset LoadCopy(const std::string& name) {
       break;
     }
     out.rows.insert(out.rows.end(), row.begin(), row.end());
-    out.rows.push_back(label == "t" ? 1.0 : label == "f" ? -1.0 : std::strtod(label.c_str(), nullptr));
+    out.rows.push_back(label == "t"   ? 1.0
+                       : label == "f" ? -1.0
+                                      : std::strtod(label.c_str(), nullptr));
     if (c == EOF) break;
   }
   EXPECT_EQ(pclose(pipe), 0) << cmd;

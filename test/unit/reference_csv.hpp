@@ -71,9 +71,8 @@ inline std::vector<CsvRow> ReadAccountingCsv(const std::string& name) {
     const std::vector<std::string> fields = SplitCsvLine(line);
     CsvRow row;
     for (size_t i = 0; i < header.size() && i < fields.size(); ++i)
-      row[header[i]] = fields[i].empty()
-                           ? std::numeric_limits<double>::quiet_NaN()
-                           : std::strtod(fields[i].c_str(), nullptr);
+      row[header[i]] = fields[i].empty() ? std::numeric_limits<double>::quiet_NaN()
+                                         : std::strtod(fields[i].c_str(), nullptr);
     rows.push_back(row);
   }
   return rows;
@@ -84,8 +83,8 @@ inline std::vector<CsvRow> ReadAccountingCsv(const std::string& name) {
 // Skips the calling test, naming DPERM_SHARED, when the shared folder's
 // `sub` cannot be read (SharedMissing): the unit tests stand alone in a
 // clone without ../shared, and every shared-data test runs where it exists.
-#define DPERM_SKIP_WITHOUT_SHARED(sub)                                  \
-  do {                                                                  \
+#define DPERM_SKIP_WITHOUT_SHARED(sub)                                       \
+  do {                                                                       \
     const std::string dperm_missing_ = ::dperm::testing::SharedMissing(sub); \
-    if (!dperm_missing_.empty()) GTEST_SKIP() << dperm_missing_;        \
+    if (!dperm_missing_.empty()) GTEST_SKIP() << dperm_missing_;             \
   } while (0)

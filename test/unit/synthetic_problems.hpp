@@ -29,8 +29,8 @@ inline Constants ConstantsFor(const dperm::Options& o, dperm::LossKind loss) {
 // +-1 from a logistic model; Huber targets linear plus noise; softmax class
 // indices 0..K-1 from a multinomial model. huber_outliers adds a large
 // error to every tenth Huber target.
-inline std::vector<double> SyntheticRows(dperm::LossKind loss, int n, int d, uint64_t seed, int classes = 3,
-                                  bool huber_outliers = false) {
+inline std::vector<double> SyntheticRows(dperm::LossKind loss, int n, int d, uint64_t seed,
+                                         int classes = 3, bool huber_outliers = false) {
   std::mt19937_64 gen(seed);
   std::normal_distribution<double> normal(0, 1);
   std::uniform_real_distribution<double> unif(0, 1);
@@ -50,8 +50,8 @@ inline std::vector<double> SyntheticRows(dperm::LossKind loss, int n, int d, uin
     if (loss == dperm::LossKind::kLogistic) {
       r[d] = unif(gen) < 1 / (1 + std::exp(-3 * margin(0))) ? 1.0 : -1.0;
     } else if (loss == dperm::LossKind::kHuber) {
-      r[d] = margin(0) + 0.3 * normal(gen) +
-             (huber_outliers && i % 10 == 0 ? 5 * normal(gen) : 0.0);
+      r[d] =
+          margin(0) + 0.3 * normal(gen) + (huber_outliers && i % 10 == 0 ? 5 * normal(gen) : 0.0);
     } else {
       std::vector<double> p(classes);
       double sum = 0;

@@ -114,7 +114,8 @@ TEST(AlgorithmTable, EveryAlgorithmIsParsedPlannedAndExplainedByName) {
   bad.kind = OptionEntry::Kind::kString;
   bad.text = "no_such_algorithm";
   std::string all;
-  for (Algorithm a : AllAlgorithms()) all += std::string(all.empty() ? "" : ", ") + AlgorithmName(a);
+  for (Algorithm a : AllAlgorithms())
+    all += std::string(all.empty() ? "" : ", ") + AlgorithmName(a);
   dperm::testing::ExpectInvalid([&] { dperm::ParseOptions(&bad, 1); }, "no_such_algorithm",
                                 "Valid values: " + all + ".");
 }
@@ -149,8 +150,8 @@ TEST(AlgorithmTable, UnusedOptionsAreRefusedGenerically) {
       Options o = Valid(a);
       SetOption(o, option.key);
       ASSERT_TRUE(option.given(o));
-      const std::string inapplicable =
-          std::string("option \"") + option.key + "\" does not apply to algorithm " + AlgorithmName(a) + ": ";
+      const std::string inapplicable = std::string("option \"") + option.key +
+                                       "\" does not apply to algorithm " + AlgorithmName(a) + ": ";
       if (dperm::TakesOption(a, option.key)) {
         EXPECT_EQ(PlanError(o, LossKind::kLogistic).find(inapplicable), std::string::npos);
         taken++;
@@ -190,10 +191,10 @@ TEST(AlgorithmTable, DeltaZeroAndLossesFollowTheSpec) {
     Options o = Valid(a);
     o.delta = 0;
     if (s.needs_delta != nullptr) {
-      dperm::testing::ExpectInvalid(dperm::testing::Planning(o, LossKind::kLogistic, 1000, 3),
-                                    "algorithm " + name + " needs delta > 0: " + s.needs_delta,
-                                    "use algorithm " + dperm::JoinNames(pure, " or ") +
-                                        " for pure epsilon-DP");
+      dperm::testing::ExpectInvalid(
+          dperm::testing::Planning(o, LossKind::kLogistic, 1000, 3),
+          "algorithm " + name + " needs delta > 0: " + s.needs_delta,
+          "use algorithm " + dperm::JoinNames(pure, " or ") + " for pure epsilon-DP");
       EXPECT_EQ(std::count(pure.begin(), pure.end(), name), 0);
     } else {
       EXPECT_EQ(PlanRelease(o, LossKind::kLogistic, 1000, 3).options.delta, 0.0);
@@ -202,13 +203,13 @@ TEST(AlgorithmTable, DeltaZeroAndLossesFollowTheSpec) {
     for (LossKind loss : {LossKind::kLogistic, LossKind::kHuber, LossKind::kSoftmax}) {
       Options ol = Valid(a);
       if (loss == LossKind::kSoftmax) ol.classes = 3;
-      const std::string refusal =
-          "algorithm " + name + " does not support dp_" +
-          (loss == LossKind::kLogistic ? "logreg" : loss == LossKind::kHuber ? "huber" : "softmax");
+      const std::string refusal = "algorithm " + name + " does not support dp_" +
+                                  (loss == LossKind::kLogistic ? "logreg"
+                                   : loss == LossKind::kHuber  ? "huber"
+                                                               : "softmax");
       if (dperm::TakesLoss(a, loss))
         EXPECT_EQ(PlanError(ol, loss).find(refusal), std::string::npos);
-      else
-        dperm::testing::ExpectInvalid(dperm::testing::Planning(ol, loss, 1000, 3), refusal);
+      else dperm::testing::ExpectInvalid(dperm::testing::Planning(ol, loss, 1000, 3), refusal);
     }
   }
   // Objective perturbation's losses, the two that refuse any.
@@ -337,9 +338,9 @@ TEST(OptionTable, PlanJsonShowsEveryOption) {
     }
     for (const char* pair :
          {"\"epsilon\":1,", "\"delta\":1e-05,", "\"algorithm\":\"dp_lssgd\"", "\"l2\":0,",
-          "\"fit_intercept\":true", "\"target_bound\":1,", "\"radius\":null",
-          "\"iterations\":null", "\"batch_size\":10,", "\"ls_sigma\":0.5,",
-          "\"accountant\":\"tight\"", "\"seed\":7,", "\"classes\":null"})
+          "\"fit_intercept\":true", "\"target_bound\":1,", "\"radius\":null", "\"iterations\":null",
+          "\"batch_size\":10,", "\"ls_sigma\":0.5,", "\"accountant\":\"tight\"", "\"seed\":7,",
+          "\"classes\":null"})
       EXPECT_NE(section.find(pair), std::string::npos) << pair << " not in " << section;
     EXPECT_NE(json.find("\"options_given\":[\"epsilon\",\"delta\",\"algorithm\",\"batch_size\","
                         "\"ls_sigma\",\"seed\"]"),
@@ -364,7 +365,8 @@ TEST(OptionTable, SqlReferenceTableMatches) {
   size_t end = begin;
   while (end < reference.size() && reference[end] == '|') end = reference.find('\n', end) + 1;
   EXPECT_EQ(reference.substr(begin, end - begin), dperm::OptionsMarkdown())
-      << path << "'s options table differs from the option table; regenerate it with "
+      << path
+      << "'s options table differs from the option table; regenerate it with "
          "`pg_virtualenv -t python3 scripts/gen_sql_reference.py` after make install";
 }
 
@@ -376,18 +378,21 @@ TEST(OptionTable, SqlReferenceTableMatches) {
 TEST(OptionTable, DpOptionsSqlDeclaresEveryOption) {
   std::vector<const OptionSpec*> by_position;
   for (const OptionSpec& s : dperm::OptionTable()) by_position.push_back(&s);
-  std::sort(by_position.begin(), by_position.end(),
-            [](const OptionSpec* a, const OptionSpec* b) { return a->sql_position < b->sql_position; });
+  std::sort(by_position.begin(), by_position.end(), [](const OptionSpec* a, const OptionSpec* b) {
+    return a->sql_position < b->sql_position;
+  });
   std::vector<const OptionSpec*> text_first{nullptr};  // the overloads' first parameters
   for (const OptionSpec* s : by_position)
     if (s->also_text != nullptr) text_first.push_back(s);
   const std::string sql = dperm::DpOptionsSql();
   size_t at = 0;
   for (const OptionSpec* first : text_first) {
-    SCOPED_TRACE(first == nullptr ? std::string("dp_options") : std::string("overload ") + first->key);
+    SCOPED_TRACE(first == nullptr ? std::string("dp_options")
+                                  : std::string("overload ") + first->key);
     std::vector<std::string> want, types;  // "key type[ DEFAULT d]"; the signature's types
     std::string build;                     // jsonb_build_object's arguments
-    if (first != nullptr) want.push_back(std::string(first->key) + " text"), types.push_back("text");
+    if (first != nullptr)
+      want.push_back(std::string(first->key) + " text"), types.push_back("text");
     for (const OptionSpec* s : by_position) {
       build += std::string(build.empty() ? "" : ", ") + "'" + s->key + "', " + s->key;
       if (s == first) continue;
@@ -414,7 +419,8 @@ TEST(OptionTable, DpOptionsSqlDeclaresEveryOption) {
         << "jsonb_build_object does not build " << build << " in " << function;
     std::string signature;
     for (const std::string& t : types) signature += (signature.empty() ? "" : ", ") + t;
-    EXPECT_NE(flat.find("COMMENT ON FUNCTION dp_options( " + signature + ") IS '"), std::string::npos)
+    EXPECT_NE(flat.find("COMMENT ON FUNCTION dp_options( " + signature + ") IS '"),
+              std::string::npos)
         << function;
     at = end;
   }

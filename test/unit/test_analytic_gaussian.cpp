@@ -37,17 +37,17 @@ TEST(AnalyticGaussianSigma, MatchesEveryReferenceRow) {
     EXPECT_LE(GaussianDelta(sigma, eps, sens), delta);
     EXPECT_GT(GaussianDelta(sigma * (1 - 1e-6), eps, sens), delta);
     const double classic = row.at("sigma_classic");
-    EXPECT_NEAR(ClassicGaussianSigma(eps, delta, sens), classic,
-                1e-12 * classic);
+    EXPECT_NEAR(ClassicGaussianSigma(eps, delta, sens), classic, 1e-12 * classic);
   }
-  std::cout << "[ info ] " << rows.size() << " rows, max relative error "
-            << max_rel << "\n";
+  std::cout << "[ info ] " << rows.size() << " rows, max relative error " << max_rel << "\n";
   RecordProperty("max_relative_error", std::to_string(max_rel));
 }
 
 // Values of the exact formula computed with mpmath at 80 digits.
 TEST(GaussianDelta, MatchesHighPrecisionValues) {
-  struct Case { double sigma, eps, delta; };
+  struct Case {
+    double sigma, eps, delta;
+  };
   const Case cases[] = {
       {1.0, 0.0, 0.38292492254802620728},  // 2Φ(1/2) − 1
       {1.0, 1.0, 0.1269367375066439458},
@@ -73,20 +73,18 @@ TEST(GaussianDelta, MatchesHighPrecisionValues) {
 
 // Roots computed with mpmath (80 digits) in regimes outside the CSV.
 TEST(AnalyticGaussianSigma, ExtremeRegimesMatchHighPrecisionRoots) {
-  struct Case { double eps, delta, sigma; };
+  struct Case {
+    double eps, delta, sigma;
+  };
   const Case cases[] = {
-      {1e9, 1e-5, 0.000022362812310894160633},
-      {1e9, 1e-300, 0.000022379210984389525986},
-      {1e3, 1e-5, 0.024581783351654279457},
-      {1e3, 1e-300, 0.04753766013224315527},
-      {0.01, 1e-300, 3672.7201034055684521},
-      {1e-6, 1e-5, 38021.98146874745005},
+      {1e9, 1e-5, 0.000022362812310894160633}, {1e9, 1e-300, 0.000022379210984389525986},
+      {1e3, 1e-5, 0.024581783351654279457},    {1e3, 1e-300, 0.04753766013224315527},
+      {0.01, 1e-300, 3672.7201034055684521},   {1e-6, 1e-5, 38021.98146874745005},
       {0.05, 0.999, 0.15162787165812010547},
   };
   for (const Case& c : cases) {
     const double sigma = AnalyticGaussianSigma(c.eps, c.delta);
-    EXPECT_NEAR(sigma, c.sigma, 1e-9 * c.sigma)
-        << "eps " << c.eps << " delta " << c.delta;
+    EXPECT_NEAR(sigma, c.sigma, 1e-9 * c.sigma) << "eps " << c.eps << " delta " << c.delta;
     EXPECT_LE(GaussianDelta(sigma, c.eps, 1.0), c.delta);
   }
 }
@@ -96,8 +94,7 @@ TEST(AnalyticGaussianSigma, NeverUnsafeAndTightOnAGrid) {
     for (double delta : {0.5, 1e-2, 1e-5, 1e-10, 1e-50, 1e-150, 1e-300}) {
       const double sigma = AnalyticGaussianSigma(eps, delta);
       ASSERT_TRUE(std::isfinite(sigma) && sigma > 0.0);
-      EXPECT_LE(GaussianDelta(sigma, eps, 1.0), delta)
-          << "eps " << eps << " delta " << delta;
+      EXPECT_LE(GaussianDelta(sigma, eps, 1.0), delta) << "eps " << eps << " delta " << delta;
       EXPECT_GT(GaussianDelta(sigma * (1 - 1e-6), eps, 1.0), delta)
           << "eps " << eps << " delta " << delta;
     }
@@ -151,8 +148,7 @@ TEST(AnalyticGaussianSigma, ScalesWithSensitivity) {
 TEST(ClassicGaussianSigma, NotSmallerThanAnalyticForEpsilonAtMostOne) {
   for (double eps : {1e-4, 0.01, 0.1, 0.3, 0.5, 0.9, 1.0}) {
     for (double delta : {0.5, 0.1, 1e-3, 1e-5, 1e-8, 1e-12, 1e-50}) {
-      EXPECT_GE(ClassicGaussianSigma(eps, delta, 1.0),
-                AnalyticGaussianSigma(eps, delta, 1.0))
+      EXPECT_GE(ClassicGaussianSigma(eps, delta, 1.0), AnalyticGaussianSigma(eps, delta, 1.0))
           << "eps " << eps << " delta " << delta;
     }
   }
@@ -175,10 +171,8 @@ TEST(AnalyticGaussianArguments, InvalidArgumentsThrow) {
     ExpectInvalid([&] { ClassicGaussianSigma(1.0, 1e-5, sens); });
     ExpectInvalid([&] { GaussianDelta(1.0, 1.0, sens); });
   }
-  for (double sigma : {0.0, -1.0, nan, inf})
-    ExpectInvalid([&] { GaussianDelta(sigma, 1.0, 1.0); });
-  for (double eps : {-1.0, nan, inf})
-    ExpectInvalid([&] { GaussianDelta(1.0, eps, 1.0); });
+  for (double sigma : {0.0, -1.0, nan, inf}) ExpectInvalid([&] { GaussianDelta(sigma, 1.0, 1.0); });
+  for (double eps : {-1.0, nan, inf}) ExpectInvalid([&] { GaussianDelta(1.0, eps, 1.0); });
 }
 
 }  // namespace

@@ -31,13 +31,13 @@ namespace {
 
 using dperm::Accountant;
 using dperm::Algorithm;
-using dperm::audit::AlgorithmCase;
-using dperm::audit::Supports;
 using dperm::LossKind;
+using dperm::audit::AlgorithmCase;
 using dperm::audit::Case;
 using dperm::audit::MakeCase;
 using dperm::audit::Result;
 using dperm::audit::RunAudit;
+using dperm::audit::Supports;
 
 const int64_t kRuns = 10000;  // releases per side: 5000 choose the test, 5000 evaluate it
 const double kAlpha = 1e-4;   // one audit's bound exceeds the true epsilon w.p. <= kAlpha
@@ -48,16 +48,18 @@ const int kThreads = 2;
 Result Audit(const Case& c, uint64_t seed, int64_t runs = kRuns, int threads = 1) {
   Result r = RunAudit(c, runs, kAlpha, seed, threads);
   if (r.pilot_runs == 0)  // output perturbation: searched pair, exact means
-    std::printf("[ info ] %s: T=%lld shift/sensitivity=%.3f pair epsilon=%.3f "
-                "epsilon_lb=%.3f (claimed %g), %.2f s\n",
-                c.name.c_str(), static_cast<long long>(r.plan.iterations),
-                r.pair.shift / r.plan.sensitivity, r.pair_epsilon, r.test.epsilon_lb,
-                c.options.epsilon, r.seconds);
+    std::printf(
+        "[ info ] %s: T=%lld shift/sensitivity=%.3f pair epsilon=%.3f "
+        "epsilon_lb=%.3f (claimed %g), %.2f s\n",
+        c.name.c_str(), static_cast<long long>(r.plan.iterations),
+        r.pair.shift / r.plan.sensitivity, r.pair_epsilon, r.test.epsilon_lb, c.options.epsilon,
+        r.seconds);
   else  // canary pair, pilot means
-    std::printf("[ info ] %s: T=%lld canary, pilot mean shift=%.4g epsilon_lb=%.3f "
-                "(claimed %g), %.2f s\n",
-                c.name.c_str(), static_cast<long long>(r.plan.iterations), r.pair.shift,
-                r.test.epsilon_lb, c.options.epsilon, r.seconds);
+    std::printf(
+        "[ info ] %s: T=%lld canary, pilot mean shift=%.4g epsilon_lb=%.3f "
+        "(claimed %g), %.2f s\n",
+        c.name.c_str(), static_cast<long long>(r.plan.iterations), r.pair.shift, r.test.epsilon_lb,
+        c.options.epsilon, r.seconds);
   return r;
 }
 
@@ -207,7 +209,8 @@ TEST(AuditTable, NoiseHalvedIsFlaggedHonestIsNot) {
         Case run = divisor > 1 ? dperm::audit::Broken(c, divisor) : c;
         Result r = RunAudit(run, kHalfRuns, kAlpha, seed++, kThreads, 0, true);
         std::printf("[ info ] %s: T=%lld epsilon_lb=%.3f (claimed %g), %.2f s\n", run.name.c_str(),
-                    static_cast<long long>(r.plan.iterations), r.test.epsilon_lb, kEpsilon, r.seconds);
+                    static_cast<long long>(r.plan.iterations), r.test.epsilon_lb, kEpsilon,
+                    r.seconds);
         if (divisor > 1) EXPECT_GT(r.test.epsilon_lb, kEpsilon) << run.name;
         else EXPECT_LE(r.test.epsilon_lb, kEpsilon) << run.name;
       }
@@ -224,12 +227,14 @@ TEST(AuditWhiteBox, SeamWithoutEffectChangesNothing) {
   int64_t observed = 0;
   reading.oracle = [](dperm::AuditSite, const int64_t*, int64_t, double*, int) {};
   reading.observe = [&](dperm::AuditSite, const double*, int, double) { observed++; };
-  for (Algorithm a : {Algorithm::kDpSvrg, Algorithm::kDpSvrgPp, Algorithm::kSsp, Algorithm::kDpNewton}) {
+  for (Algorithm a :
+       {Algorithm::kDpSvrg, Algorithm::kDpSvrgPp, Algorithm::kSsp, Algorithm::kDpNewton}) {
     LossKind loss = Supports(a, LossKind::kHuber) ? LossKind::kHuber : LossKind::kLogistic;
     Case c = AlgorithmCase(a, loss, kEpsilon, kDelta);
     dperm::Plan plan = dperm::PlanRelease(c.options, c.loss, c.n, c.d);
     std::vector<double> rows(size_t(c.n) * (c.d + 1));
-    for (size_t i = 0; i < rows.size(); i++) rows[i] = (i % 3 == 2) ? (i % 2 ? 1.0 : -1.0) : 0.3 * std::sin(double(i));
+    for (size_t i = 0; i < rows.size(); i++)
+      rows[i] = (i % 3 == 2) ? (i % 2 ? 1.0 : -1.0) : 0.3 * std::sin(double(i));
     auto train = [&](const dperm::AuditSeam* seam) {
       dperm::Plan p = plan;
       p.audit_seam = seam;
@@ -249,7 +254,8 @@ TEST(AuditWhiteBox, SeamWithoutEffectChangesNothing) {
 // sensitivity (the plan's adds only the sums' rounding slack
 // here, up to 0.5 %); for dp_svrg each step's two parts move by 2L/n and 2D/b.
 TEST(AuditWhiteBox, OraclePairsAttainTheSensitivity) {
-  for (Algorithm a : {Algorithm::kDpSvrg, Algorithm::kDpSvrgPp, Algorithm::kSsp, Algorithm::kDpNewton}) {
+  for (Algorithm a :
+       {Algorithm::kDpSvrg, Algorithm::kDpSvrgPp, Algorithm::kSsp, Algorithm::kDpNewton}) {
     LossKind loss = Supports(a, LossKind::kHuber) ? LossKind::kHuber : LossKind::kLogistic;
     Case c = AlgorithmCase(a, loss, kEpsilon, kDelta);
     c.n = 50;
@@ -262,13 +268,15 @@ TEST(AuditWhiteBox, OraclePairsAttainTheSensitivity) {
       std::vector<int64_t> batch(size_t(plan.batch_size));
       for (size_t i = 0; i < batch.size(); i++) batch[i] = plan.n - 1 - int64_t(i);
       attained = 0;
-      for (dperm::AuditSite site : {dperm::AuditSite::kSvrgSnapshot, dperm::AuditSite::kSvrgSampled}) {
+      for (dperm::AuditSite site :
+           {dperm::AuditSite::kSvrgSnapshot, dperm::AuditSite::kSvrgSampled}) {
         std::vector<double> vd(size_t(plan.dim), 0.0), vdp(size_t(plan.dim), 0.0);
         const int64_t count = site == dperm::AuditSite::kSvrgSnapshot ? plan.n : plan.batch_size;
         pair.seam_d->oracle(site, batch.data(), count, vd.data(), plan.dim);
         pair.seam_dp->oracle(site, batch.data(), count, vdp.data(), plan.dim);
         double d2 = 0;
-        for (int j = 0; j < plan.dim; j++) d2 += (vd[size_t(j)] - vdp[size_t(j)]) * (vd[size_t(j)] - vdp[size_t(j)]);
+        for (int j = 0; j < plan.dim; j++)
+          d2 += (vd[size_t(j)] - vdp[size_t(j)]) * (vd[size_t(j)] - vdp[size_t(j)]);
         attained += std::sqrt(d2);
       }
     }

@@ -35,8 +35,8 @@ using dperm::testing::ConstantsFor;
 using dperm::testing::SyntheticRows;
 
 using dperm::testing::NewtonMinimiser;
-using dperm::testing::TrainSeeded;
 using dperm::testing::Noiseless;
+using dperm::testing::TrainSeeded;
 
 namespace {
 
@@ -132,7 +132,8 @@ TEST(BoltonPlan, DefaultsFollowDerivation) {
       } else {
         EXPECT_EQ(p.radius, 0);
         double cc = c.delta > 0 ? dim * unit * unit : double(dim) * (dim + 1) / (c.eps * c.eps);
-        double eta3 = 1.0 * b * b * b / (8.0 * passes * passes * passes * c.n * k.beta * cc * k.L * k.L);
+        double eta3 =
+            1.0 * b * b * b / (8.0 * passes * passes * passes * c.n * k.beta * cc * k.L * k.L);
         EXPECT_NEAR(p.step_size, std::min(1 / k.beta, std::cbrt(eta3)), 1e-12 * p.step_size);
         EXPECT_DOUBLE_EQ(p.max_step_size, 2 / k.beta);
         tight = 2.0 * passes * k.L * p.step_size / double(b_min);
@@ -167,9 +168,9 @@ TEST(BoltonPlan, ClosedFormMatchesBruteForce) {
     double mu, eta0;
     int64_t n, b, passes;
   };
-  Case cases[] = {{0.0, 0.3, 100, 10, 3},    {0.0, 1.0, 101, 7, 1},   {0.1, 1.0, 100, 10, 5},
-                  {0.1, 1.0, 97, 5, 2},      {0.01, 1.5, 120, 1, 3},  {1e-4, 2.0, 80, 4, 6},
-                  {0.5, 0.2, 60, 3, 4},      {2.0, 0.4, 50, 50, 20}};
+  Case cases[] = {{0.0, 0.3, 100, 10, 3}, {0.0, 1.0, 101, 7, 1},  {0.1, 1.0, 100, 10, 5},
+                  {0.1, 1.0, 97, 5, 2},   {0.01, 1.5, 120, 1, 3}, {1e-4, 2.0, 80, 4, 6},
+                  {0.5, 0.2, 60, 3, 4},   {2.0, 0.4, 50, 50, 20}};
   const double L = 1.3;
   for (const Case& c : cases) {
     const int64_t m = dperm::BoltonBatches(c.n, c.b), b_min = c.n / m;
@@ -223,7 +224,8 @@ TEST(BoltonPlan, GivenOptionsAndPaperBelowProvable) {
   EXPECT_EQ(p.step_size, 0.5);
   EXPECT_EQ(p.radius, 2);
   double L = std::sqrt(2.0);
-  EXPECT_NEAR((p.sensitivity - p.rounding_inflation), BruteForceSensitivity(L, 0.1, 0.5, 100, 7, 3), 1e-9);
+  EXPECT_NEAR((p.sensitivity - p.rounding_inflation), BruteForceSensitivity(L, 0.1, 0.5, 100, 7, 3),
+              1e-9);
   // 100 rows in batches of 7: m = 14, b_min = 7, m b_min = 98 < 100.
   Options q = BoOpts(1, 1e-6, 0.1, Accountant::kPaper);
   q.batch_size = 7;
@@ -232,7 +234,8 @@ TEST(BoltonPlan, GivenOptionsAndPaperBelowProvable) {
   Plan pp = PlanRelease(q, LossKind::kHuber, 100, 4);
   double paper = 2 * (L + 0.1 * 1e-9) / (0.1 * 100);
   EXPECT_GT(pp.sensitivity, paper);
-  EXPECT_NEAR(pp.sensitivity - pp.rounding_inflation, dperm::BoltonSensitivity(L, 0.1, pp.step_size, 1000, 14, 7), 1e-12);
+  EXPECT_NEAR(pp.sensitivity - pp.rounding_inflation,
+              dperm::BoltonSensitivity(L, 0.1, pp.step_size, 1000, 14, 7), 1e-12);
   EXPECT_NE(pp.note.find("provable"), std::string::npos) << pp.note;
 }
 
@@ -349,7 +352,8 @@ double MaxNeighbourDistance(const Plan& p, const std::vector<double>& rows, uint
     };
     for (const auto& pr : pairs) {
       double dist = NeighbourDistance(p, rows, pos, pr.first, pr.second, seed);
-      EXPECT_LE(dist, (p.sensitivity - p.rounding_inflation) * (1 + 1e-9)) << "bound violated at position " << pos;
+      EXPECT_LE(dist, (p.sensitivity - p.rounding_inflation) * (1 + 1e-9))
+          << "bound violated at position " << pos;
       worst = std::max(worst, dist);
     }
   }
@@ -385,8 +389,8 @@ TEST(BoltonSensitivity, NeighboursWithinBound) {
               double worst = MaxNeighbourDistance(p, rows, 5);
               EXPECT_GE(worst, 0.05 * (p.sensitivity - p.rounding_inflation));
               if (radius == 0 && acc == Accountant::kTight && loss == LossKind::kHuber)
-                std::cout << "[ info ] " << name << ": worst distance / bound = "
-                          << worst / p.sensitivity << "\n";
+                std::cout << "[ info ] " << name
+                          << ": worst distance / bound = " << worst / p.sensitivity << "\n";
             }
           }
         }
@@ -412,7 +416,8 @@ TEST(BoltonSensitivity, SoftmaxNeighboursWithinBound) {
         for (int y = 1; y < K; y++) {
           std::vector<double> a = {0.6, 0.0, -0.8, 0.0}, c = {-0.6, 0.0, 0.8, double(y)};
           double dist = NeighbourDistance(p, rows, pos, a, c, 9);
-          EXPECT_LE(dist, (p.sensitivity - p.rounding_inflation) * (1 + 1e-9)) << "l2=" << l2 << " b=" << b;
+          EXPECT_LE(dist, (p.sensitivity - p.rounding_inflation) * (1 + 1e-9))
+              << "l2=" << l2 << " b=" << b;
           worst = std::max(worst, dist);
         }
       }
@@ -440,7 +445,9 @@ TEST(BoltonSensitivity, TightBoundAttained) {
       Plan p = PlanRelease(o, LossKind::kHuber, n, d);
       std::vector<double> a = {0.6, 0.0, -0.8, 1e6}, c = {0.6, 0.0, -0.8, -1e6};  // ||x|| = 1
       double dist = NeighbourDistance(p, rows, n - 1, a, c, 12);
-      EXPECT_NEAR(dist, (p.sensitivity - p.rounding_inflation), 1e-9 * (p.sensitivity - p.rounding_inflation)) << "l2=" << l2 << " b=" << b;
+      EXPECT_NEAR(dist, (p.sensitivity - p.rounding_inflation),
+                  1e-9 * (p.sensitivity - p.rounding_inflation))
+          << "l2=" << l2 << " b=" << b;
     }
   }
 }

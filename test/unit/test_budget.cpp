@@ -29,7 +29,8 @@ std::vector<double> GaussianCurve(double ratio) {
 
 TEST(ComposeCharges, BasicAccountingSumsEpsilonAndDelta) {
   std::vector<double> curve = GaussianCurve(0.5);
-  std::vector<Charge> charges = {{0.1, 1e-7, nullptr}, {0.25, 0, curve.data()}, {0.5, 2e-7, nullptr}};
+  std::vector<Charge> charges = {
+      {0.1, 1e-7, nullptr}, {0.25, 0, curve.data()}, {0.5, 2e-7, nullptr}};
   Spent s = ComposeCharges(false, 1e-5, charges);
   EXPECT_DOUBLE_EQ(s.epsilon, 0.85);
   EXPECT_DOUBLE_EQ(s.delta, 3e-7);
@@ -51,7 +52,8 @@ TEST(ComposeCharges, CurvesAddAndConvertAtTheDeltaBudget) {
   std::vector<double> curve = GaussianCurve(ratio);
   std::vector<Charge> charges(k, Charge{0.5, 1e-9, curve.data()});
   Spent s = ComposeCharges(true, delta_budget, charges);
-  double expected = RdpToEpsilon(LedgerOrders(), GaussianCurve(ratio * std::sqrt(double(k))), delta_budget);
+  double expected =
+      RdpToEpsilon(LedgerOrders(), GaussianCurve(ratio * std::sqrt(double(k))), delta_budget);
   EXPECT_NEAR(s.epsilon, expected, 1e-9 * expected);
   // at the whole delta budget; curved rows take no delta of their own
   EXPECT_TRUE(s.at_delta_budget);
@@ -64,11 +66,11 @@ TEST(ComposeCharges, CurvesAddAndConvertAtTheDeltaBudget) {
 TEST(ComposeCharges, RowsWithoutACurveAreAddedAndTakeTheirDelta) {
   const double delta_budget = 1e-5;
   std::vector<double> curve = GaussianCurve(0.3);
-  std::vector<Charge> charges = {{1, 1e-6, curve.data()}, {1, 1e-6, curve.data()},
-                                 {0.4, 4e-6, nullptr}, {0.2, 0, nullptr}};
+  std::vector<Charge> charges = {
+      {1, 1e-6, curve.data()}, {1, 1e-6, curve.data()}, {0.4, 4e-6, nullptr}, {0.2, 0, nullptr}};
   Spent s = ComposeCharges(true, delta_budget, charges);
-  double curved = RdpToEpsilon(LedgerOrders(), GaussianCurve(0.3 * std::sqrt(2.0)),
-                               delta_budget - 4e-6);
+  double curved =
+      RdpToEpsilon(LedgerOrders(), GaussianCurve(0.3 * std::sqrt(2.0)), delta_budget - 4e-6);
   EXPECT_NEAR(s.epsilon, 0.6 + curved, 1e-9);
   EXPECT_TRUE(s.at_delta_budget);
   EXPECT_DOUBLE_EQ(s.delta, 4e-6);  // the plain rows' delta: 6e-6 is left for them
@@ -211,7 +213,7 @@ TEST(ComposeTotals, RunningTotalComposesLikeTheRows) {
   std::vector<Charge> charges;
   for (int i = 0; i < 7; i++) {
     charges.push_back({0.1 * (i + 1), i % 2 == 0 ? 0 : 1e-8 * i, curves[i].data()});  // curved
-    charges.push_back({0.013 * (i + 1), i % 3 == 0 ? 0 : 1e-9 * i, nullptr});      // curve-less
+    charges.push_back({0.013 * (i + 1), i % 3 == 0 ? 0 : 1e-9 * i, nullptr});         // curve-less
   }
   // Two "statements" of rows, last first; each summed on its own and merged.
   const size_t k = LedgerOrders().size();

@@ -60,10 +60,9 @@ TEST(Cron, ImpossibleDateHasNoRun) {
 }
 
 TEST(Cron, RejectsWhatItCannotForecast) {
-  for (const char* bad : {"", "* * * *", "* * * * * *", "60 * * * *", "* 24 * * *",
-                          "* * 0 * *", "* * * 13 *", "* * * * 8", "*/0 * * * *",
-                          "5-1 * * * *", "1,,2 * * * *", "1, * * * *", "@reboot",
-                          "30 seconds", "x * * * *"})
+  for (const char* bad : {"", "* * * *", "* * * * * *", "60 * * * *", "* 24 * * *", "* * 0 * *",
+                          "* * * 13 *", "* * * * 8", "*/0 * * * *", "5-1 * * * *", "1,,2 * * * *",
+                          "1, * * * *", "@reboot", "30 seconds", "x * * * *"})
     EXPECT_THROW(ParseCron(bad), Error) << bad;
 }
 

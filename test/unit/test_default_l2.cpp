@@ -21,10 +21,10 @@ namespace {
 using dperm::Algorithm;
 using dperm::DefaultL2;
 using dperm::LossKind;
-using dperm::Options;
 using dperm::OptionEntry;
-using dperm::testing::NumberOption;
+using dperm::Options;
 using dperm::Plan;
+using dperm::testing::NumberOption;
 
 // A release as SQL parses it: epsilon, delta and the entries given.
 Options Parsed(double epsilon, double delta, std::vector<OptionEntry> more = {}) {
@@ -33,9 +33,8 @@ Options Parsed(double epsilon, double delta, std::vector<OptionEntry> more = {})
   return dperm::ParseOptions(e.data(), int(e.size()));
 }
 
-
-double Rule(LossKind loss, double epsilon, double delta, int64_t n, int d,
-            bool streaming = false, std::string* why = nullptr) {
+double Rule(LossKind loss, double epsilon, double delta, int64_t n, int d, bool streaming = false,
+            std::string* why = nullptr) {
   Options o = Parsed(epsilon, delta);
   return DefaultL2(loss, o, n, d, streaming, why);
 }
@@ -82,8 +81,11 @@ TEST(DefaultL2, ValuesByHand) {
   EXPECT_NEAR(Rule(LossKind::kLogistic, 1, 0, 10000, 5), 1e-4, 1e-15);
   EXPECT_NEAR(Rule(LossKind::kLogistic, 2, 0, 31648, 42), 1.327098e-4, 1e-9);
   EXPECT_NEAR(Rule(LossKind::kLogistic, 0.5, 0, 5000, 100, false, &why), 0.018, 1e-12);
-  EXPECT_NE(why.find("5 d <= n epsilon < 100 d: 4.5 sqrt(d) / (n epsilon)"), std::string::npos) << why;
-  EXPECT_NE(why.find("(objective, the intercept fitted as a coordinate: no stage 0)"), std::string::npos) << why;
+  EXPECT_NE(why.find("5 d <= n epsilon < 100 d: 4.5 sqrt(d) / (n epsilon)"), std::string::npos)
+      << why;
+  EXPECT_NE(why.find("(objective, the intercept fitted as a coordinate: no stage 0)"),
+            std::string::npos)
+      << why;
   EXPECT_NEAR(Rule(LossKind::kLogistic, 0.1, 0, 22790, 100), 0.01974550, 1e-8);
   EXPECT_NEAR(Rule(LossKind::kLogistic, 0.5, 0, 100, 5), 0.2012461, 1e-7);
   EXPECT_NEAR(Rule(LossKind::kLogistic, 0.1, 0, 2500, 50, false, &why), 0.1272792, 1e-7);
@@ -101,8 +103,12 @@ TEST(DefaultL2, ValuesByHand) {
   //   n = 10000, d = 50, epsilon = 1: n epsilon = 200 d, t = ln 2 / ln 3
   //     = 0.6309298; 31.81981^(1 - t) 10^t = 15.32960; l2 = 1.532960e-3.
   EXPECT_NEAR(Rule(LossKind::kLogistic, 0.5, 0, 22790, 100, false, &why), 3.586204e-3, 1e-9);
-  EXPECT_NE(why.find("100 d <= n epsilon < 300 d: (4.5 sqrt(d))^(1 - t) (0.2 d)^t"), std::string::npos) << why;
-  EXPECT_NE(why.find("(objective, the intercept fitted as a coordinate: no stage 0)"), std::string::npos) << why;
+  EXPECT_NE(why.find("100 d <= n epsilon < 300 d: (4.5 sqrt(d))^(1 - t) (0.2 d)^t"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("(objective, the intercept fitted as a coordinate: no stage 0)"),
+            std::string::npos)
+      << why;
   EXPECT_NEAR(Rule(LossKind::kLogistic, 1, 0, 22790, 100), 1.074986e-3, 1e-9);
   EXPECT_NEAR(Rule(LossKind::kLogistic, 1, 0, 10000, 50), 1.532960e-3, 1e-9);
   //   The edges: continuous at 100 d (the window's 4.5 sqrt(d)) and at 300 d
@@ -110,12 +116,14 @@ TEST(DefaultL2, ValuesByHand) {
   //     rule, 10 / 15000), each against the value just across the edge.
   const double at100 = Rule(LossKind::kLogistic, 1, 0, 5000, 50);
   EXPECT_NEAR(at100, 4.5 * std::sqrt(50.0) / 5000, 1e-15);
-  EXPECT_NEAR(Rule(LossKind::kLogistic, 1, 0, 4999, 50) / at100, 5000.0 / 4999, 1e-12);  // the window
+  EXPECT_NEAR(Rule(LossKind::kLogistic, 1, 0, 4999, 50) / at100, 5000.0 / 4999,
+              1e-12);  // the window
   const double at300 = Rule(LossKind::kLogistic, 1, 0, 15000, 50, false, &why);
   EXPECT_NEAR(at300, 10.0 / 15000, 1e-15);
   EXPECT_EQ(why.find("fitted"), std::string::npos) << why;  // stage 0 from 300 d on
   // one row fewer: 15000 / 14999 times 3.18198^(ln(15000 / 14999) / ln 3) = 1.000137
-  EXPECT_NEAR(Rule(LossKind::kLogistic, 1, 0, 14999, 50) / at300, 1.000137, 1e-6);  // the blend, t -> 1
+  EXPECT_NEAR(Rule(LossKind::kLogistic, 1, 0, 14999, 50) / at300, 1.000137,
+              1e-6);  // the blend, t -> 1
   //   n = 10^7, d = 10, epsilon = 1: 0.2 * 10 / 10^7 = 2e-7, raised to 1e-6,
   //     beyond objective's work cap (as at delta > 0): bolton's 150 / 10^7 = 1.5e-5.
   EXPECT_NEAR(Rule(LossKind::kLogistic, 1, 0, 10000000, 10, false, &why), 1.5e-5, 1e-15);
@@ -175,7 +183,8 @@ TEST(DefaultL2, MonotoneInNAndEpsilon) {
   // delta = 0 never falls back to 0: strictly decreasing below the cap.
   EXPECT_GT(Rule(LossKind::kLogistic, 1, 0, 1000, 5), Rule(LossKind::kLogistic, 1, 0, 2000, 5));
   EXPECT_GT(Rule(LossKind::kLogistic, 1, 0, 1000, 5), Rule(LossKind::kLogistic, 2, 0, 1000, 5));
-  for (int64_t n : {10, 100, 1000, 100000, 10000000}) EXPECT_GT(Rule(LossKind::kLogistic, 0.1, 0, n, 5), 0.0);
+  for (int64_t n : {10, 100, 1000, 100000, 10000000})
+    EXPECT_GT(Rule(LossKind::kLogistic, 0.1, 0, n, 5), 0.0);
 }
 
 // No l2 given is not l2 => 0: the plan takes the rule's l2 (objective at
@@ -247,10 +256,12 @@ TEST(DefaultL2, PlanNoL2DiffersFromL2Zero) {
   EXPECT_FALSE(blend.options.intercept_offset);
   // From 300 d on the offset stays (BANK's shape at epsilon = 1: 754 d).
   EXPECT_GT(dperm::PlanRelease(Parsed(1, 0), LossKind::kLogistic, 31648, 42).offset.epsilon, 0.0);
-  EXPECT_EQ(dperm::PlanRelease(Parsed(0.1, 0, {NumberOption("l2", 45.0 / 2279)}), LossKind::kLogistic, 22790, 100)
+  EXPECT_EQ(dperm::PlanRelease(Parsed(0.1, 0, {NumberOption("l2", 45.0 / 2279)}),
+                               LossKind::kLogistic, 22790, 100)
                 .algorithm,
             Algorithm::kObjective);
-  EXPECT_EQ(dperm::PlanRelease(Parsed(0.1, 0, {NumberOption("l2", 0.03)}), LossKind::kLogistic, 22790, 100)
+  EXPECT_EQ(dperm::PlanRelease(Parsed(0.1, 0, {NumberOption("l2", 0.03)}), LossKind::kLogistic,
+                               22790, 100)
                 .algorithm,
             Algorithm::kBolton);  // n l2 = 683.7 > 4.5 * 10 / epsilon_mech (0.09: 500)
   // n = 200, epsilon = 0.5, d = 100: n epsilon = 100 < 5 d, bolton's rule:

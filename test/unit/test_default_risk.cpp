@@ -39,11 +39,11 @@ namespace {
 struct Problem {
   std::string name;  // "bank", "wine", "wine3"
   LossKind loss;
-  int classes;       // softmax only
+  int classes;  // softmax only
   double l2;
   Dataset data;
-  double best = 0;   // F(w*)
-  double zero = 0;   // F(0) - F(w*)
+  double best = 0;  // F(w*)
+  double zero = 0;  // F(0) - F(w*)
 };
 
 Options DefaultOptions(const Problem& pr, Algorithm a, double epsilon) {
@@ -88,7 +88,8 @@ struct Outcome {
 
 // The default release of `a` at epsilon, trained with `seed`; `noiseless`
 // trains the same plan with its noise turned off.
-Outcome Release(const Problem& pr, Algorithm a, double epsilon, uint64_t seed, bool noiseless = false) {
+Outcome Release(const Problem& pr, Algorithm a, double epsilon, uint64_t seed,
+                bool noiseless = false) {
   Outcome r;
   Plan p;
   try {
@@ -228,9 +229,9 @@ double CheckCell(const Problem& pr, Algorithm a, double epsilon, const Cell& c, 
   EXPECT_TRUE(c.planned) << c.error;
   if (!c.planned) return INFINITY;
   if (gap != nullptr)
-    EXPECT_LT(c.excess[0], 1.5 * gap->measured) << "known gap at epsilon " << epsilon << " got worse";
-  else
-    EXPECT_LT(c.excess[0], bound) << "epsilon " << epsilon << ": " << what;
+    EXPECT_LT(c.excess[0], 1.5 * gap->measured)
+        << "known gap at epsilon " << epsilon << " got worse";
+  else EXPECT_LT(c.excess[0], bound) << "epsilon " << epsilon << ": " << what;
   return c.excess[0];
 }
 
@@ -257,9 +258,9 @@ void CheckImproves(const Problem& pr, Algorithm a, std::vector<Cell>& cells) {
     TrainSeeds(pr, hi, kSeeds);
     const double se = std::hypot(lo.StandardError(), hi.StandardError());
     EXPECT_LE(hi.Mean(), lo.Mean() + 3 * se + floor)
-        << AlgorithmName(a) << ": mean excess of " << kSeeds << " seeds at epsilon " << kEpsilons[i + 1]
-        << " (" << hi.Mean() << ") above that at " << kEpsilons[i] << " (" << lo.Mean()
-        << ") by more than 3 standard errors (" << se << ")";
+        << AlgorithmName(a) << ": mean excess of " << kSeeds << " seeds at epsilon "
+        << kEpsilons[i + 1] << " (" << hi.Mean() << ") above that at " << kEpsilons[i] << " ("
+        << lo.Mean() << ") by more than 3 standard errors (" << se << ")";
   }
 }
 
@@ -272,12 +273,15 @@ void CheckDefaults(const Problem& pr) {
     const std::clock_t start = std::clock();
     for (double e : kEpsilons) cells.push_back(Train(pr, a, e));
     const double cpu = double(std::clock() - start) / CLOCKS_PER_SEC;
-    const double large = CheckCell(pr, a, kLargeEpsilon, cells.back(), kLargeEpsilonBound, "does not converge");
+    const double large =
+        CheckCell(pr, a, kLargeEpsilon, cells.back(), kLargeEpsilonBound, "does not converge");
     const double one = CheckCell(pr, a, 1, cells[1], pr.zero, "worse than the zero model");
     CheckImproves(pr, a, cells);
-    std::printf("%-16s %-8s eps 1e4 %.3g%s, eps 1 %.3g%s (zero model %.3g); eps 0.1 / 1 / 10 / 1e4:", AlgorithmName(a),
-                LossName(pr.loss), large, FindGap(a, pr.loss, kLargeEpsilon) ? " [known gap]" : "", one,
-                FindGap(a, pr.loss, 1) ? " [known gap]" : "", pr.zero);
+    std::printf(
+        "%-16s %-8s eps 1e4 %.3g%s, eps 1 %.3g%s (zero model %.3g); eps 0.1 / 1 / 10 / 1e4:",
+        AlgorithmName(a), LossName(pr.loss), large,
+        FindGap(a, pr.loss, kLargeEpsilon) ? " [known gap]" : "", one,
+        FindGap(a, pr.loss, 1) ? " [known gap]" : "", pr.zero);
     for (const Cell& c : cells)
       std::printf(" %.3g%s", c.planned ? c.Mean() : INFINITY, c.excess.size() > 1 ? "*" : "");
     std::printf(" (%.1f s CPU)\n", cpu);
@@ -317,7 +321,9 @@ std::vector<std::string> Words(const char* env, const char* fallback) {
 }
 
 LossKind LossNamed(const std::string& s) {
-  return s == "huber" ? LossKind::kHuber : s == "softmax" ? LossKind::kSoftmax : LossKind::kLogistic;
+  return s == "huber"     ? LossKind::kHuber
+         : s == "softmax" ? LossKind::kSoftmax
+                          : LossKind::kLogistic;
 }
 
 std::string Cell(double mean, double sd) {
@@ -339,15 +345,16 @@ TEST(DefaultRiskTable, DISABLED_Print) {
     Problem pr = MakeProblem(name, LossNamed(spec.substr(c1 + 1, c2 - c1 - 1)),
                              std::strtod(spec.substr(c2 + 1).c_str(), nullptr));
     ASSERT_GT(pr.data.n(), 0) << "no data for " << name;
-    std::printf("\n### %s, %s, l2 = %g (n = %lld, d = %d; zero model excess %.4g)\n\n", name.c_str(),
-                LossName(pr.loss), pr.l2, (long long)pr.data.n(), pr.data.d, pr.zero);
+    std::printf("\n### %s, %s, l2 = %g (n = %lld, d = %d; zero model excess %.4g)\n\n",
+                name.c_str(), LossName(pr.loss), pr.l2, (long long)pr.data.n(), pr.data.d, pr.zero);
     std::printf("| algorithm |");
     for (double e : epsilons) std::printf(" ε = %g |", e);
     std::printf(" no noise (ε = 1 plan) | s per release (ε = 1) |\n|---|");
     for (size_t i = 0; i < epsilons.size() + 2; i++) std::printf("---:|");
     std::printf("\n");
     for (Algorithm a : AllAlgorithms()) {
-      if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), AlgorithmName(a)) == wanted.end())
+      if (!wanted.empty() &&
+          std::find(wanted.begin(), wanted.end(), AlgorithmName(a)) == wanted.end())
         continue;
       if (!Supports(a, pr.loss)) continue;
       std::printf("| %s |", AlgorithmName(a));
@@ -371,7 +378,8 @@ TEST(DefaultRiskTable, DISABLED_Print) {
         std::fflush(stdout);
       }
       Outcome quiet = Release(pr, a, 1, 1, /*noiseless=*/true);
-      std::printf(" %s | %.2f |\n", quiet.planned ? Cell(quiet.excess, 0).c_str() : "refused", seconds);
+      std::printf(" %s | %.2f |\n", quiet.planned ? Cell(quiet.excess, 0).c_str() : "refused",
+                  seconds);
       std::fflush(stdout);
     }
   }

@@ -48,9 +48,8 @@ TEST(DeltaFloor, OptionsRefuseDeltaBelowTheFloor) {
 // abort probability and the truncation below 2^-20 delta.
 TEST(DeltaFloor, EveryPlanAtTheFloorIsDominated) {
   const double log_share = std::log(dperm::kMinDelta) - 20 * std::log(2.0);
-  for (Algorithm a : {Algorithm::kOutputGd, Algorithm::kDpSgd, Algorithm::kDpGd,
-                      Algorithm::kBolton, Algorithm::kObjective, Algorithm::kDpAccmd,
-                      Algorithm::kRrpsgd}) {
+  for (Algorithm a : {Algorithm::kOutputGd, Algorithm::kDpSgd, Algorithm::kDpGd, Algorithm::kBolton,
+                      Algorithm::kObjective, Algorithm::kDpAccmd, Algorithm::kRrpsgd}) {
     Options o;
     o.epsilon = 1;
     o.delta = dperm::kMinDelta;
@@ -58,7 +57,8 @@ TEST(DeltaFloor, EveryPlanAtTheFloorIsDominated) {
     o.algorithm = a;
     o.has_algorithm = true;
     const Plan p = dperm::PlanRelease(o, LossKind::kLogistic, 1000000, 200);
-    EXPECT_GE(dperm::PlannedNoiseDraws(p), double(p.dim) * double(std::max<int64_t>(p.noisy_steps, 1)));
+    EXPECT_GE(dperm::PlannedNoiseDraws(p),
+              double(p.dim) * double(std::max<int64_t>(p.noisy_steps, 1)));
     EXPECT_LE(dperm::LogSamplerAbortBound(p), log_share) << dperm::AlgorithmName(a);
     EXPECT_NO_THROW(dperm::CheckDeltaFloor(p));
   }

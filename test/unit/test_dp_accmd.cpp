@@ -63,10 +63,8 @@ std::vector<double> Rows(LossKind loss, int n, int d, uint64_t seed, double scal
     dperm::ClipRow(raw.data(), d, 1.0, r);
     double m = truth[d];
     for (int j = 0; j < d; j++) m += truth[j] * r[j];
-    if (loss == LossKind::kLogistic)
-      r[d] = unif(gen) < 1 / (1 + std::exp(-scale * m)) ? 1.0 : -1.0;
-    else
-      r[d] = m + 0.3 * normal(gen);
+    if (loss == LossKind::kLogistic) r[d] = unif(gen) < 1 / (1 + std::exp(-scale * m)) ? 1.0 : -1.0;
+    else r[d] = m + 0.3 * normal(gen);
   }
   return rows;
 }
@@ -111,8 +109,8 @@ Eigen::VectorXd ProjectL1(const Eigen::VectorXd& v, double radius) {
 
 // FISTA (accelerated projected gradient, Beck & Teboulle 2009) with step
 // 1/smooth: F(x_k) - F* <= 2 smooth ||x*||^2/(k+1)^2.
-Eigen::VectorXd ProjectedGradientOptimum(const dperm::Objective& f, double smooth,
-                                         double radius, int iterations) {
+Eigen::VectorXd ProjectedGradientOptimum(const dperm::Objective& f, double smooth, double radius,
+                                         int iterations) {
   Eigen::VectorXd x = Eigen::VectorXd::Zero(f.dim()), x_prev = x, y = x;
   double t = 1;
   for (int k = 0; k < iterations; k++) {
@@ -238,8 +236,8 @@ double MirrorObjective(const dperm::L1Mirror& m, const Eigen::VectorXd& theta,
 // point of the ball, and no point on a segment from `best` towards one,
 // does better.
 void ExpectMinimiserOverBall(const std::function<double(const Eigen::VectorXd&)>& f,
-                             const Eigen::VectorXd& best, double radius,
-                             std::mt19937_64& gen, double tol) {
+                             const Eigen::VectorXd& best, double radius, std::mt19937_64& gen,
+                             double tol) {
   const int d = static_cast<int>(best.size());
   EXPECT_LE(best.lpNorm<1>(), radius * (1 + 1e-12));
   double fb = f(best);
@@ -251,8 +249,8 @@ void ExpectMinimiserOverBall(const std::function<double(const Eigen::VectorXd&)>
     }
     for (double s : {1.0, 0.1, 1e-2, 1e-3, 1e-4}) {
       Eigen::VectorXd c = best + s * (v - best);
-      ASSERT_GE(f(c), fb - tol) << "better point at s=" << s << ": " << c.transpose()
-                                << " vs " << best.transpose();
+      ASSERT_GE(f(c), fb - tol) << "better point at s=" << s << ": " << c.transpose() << " vs "
+                                << best.transpose();
     }
   }
 }
@@ -270,8 +268,9 @@ TEST(DpAccmdMirror, ArgminIsTheMinimiser) {
       Eigen::VectorXd theta = RandomVector(gen, dim, scale);
       Eigen::VectorXd z = dperm::MirrorArgmin(m, theta, radius);
       (z.lpNorm<1>() < radius * (1 - 1e-9) ? inside : boundary)++;
-      ExpectMinimiserOverBall([&](const Eigen::VectorXd& v) { return MirrorObjective(m, theta, v); },
-                              z, radius, gen, 1e-11 * std::max(1.0, std::abs(MirrorObjective(m, theta, z))));
+      ExpectMinimiserOverBall(
+          [&](const Eigen::VectorXd& v) { return MirrorObjective(m, theta, v); }, z, radius, gen,
+          1e-11 * std::max(1.0, std::abs(MirrorObjective(m, theta, z))));
       // Inside the ball the minimiser solves grad w(z) = theta.
       if (z.lpNorm<1>() < radius * (1 - 1e-9)) {
         EXPECT_LT((dperm::MirrorGradient(m, z) - theta).norm(), 1e-9 * theta.norm());
@@ -324,8 +323,9 @@ TEST(DpAccmdStep, QuadraticStepIsExact) {
       Eigen::VectorXd g = RandomVector(gen, dim, trial % 3 == 0 ? 0.1 : 4.0);
       double a = 0.25 + trial % 5;
       Eigen::VectorXd y = dperm::L1QuadraticStep(x, g, a, radius);
-      ExpectMinimiserOverBall([&](const Eigen::VectorXd& v) { return QuadraticStepObjective(x, g, a, v); },
-                              y, radius, gen, 1e-12);
+      ExpectMinimiserOverBall(
+          [&](const Eigen::VectorXd& v) { return QuadraticStepObjective(x, g, a, v); }, y, radius,
+          gen, 1e-12);
     }
   }
   // Unconstrained case: one coordinate moves by ||g||_inf / a.
@@ -413,7 +413,8 @@ class ZeroObjective final : public dperm::Objective {
   Eigen::VectorXd LossGradient(const Eigen::VectorXd& w) const override {
     return Eigen::VectorXd::Zero(w.size());
   }
-  void AddRowGradients(const Eigen::VectorXd&, const int64_t*, int64_t, Eigen::VectorXd&) const override {}
+  void AddRowGradients(const Eigen::VectorXd&, const int64_t*, int64_t,
+                       Eigen::VectorXd&) const override {}
   Eigen::MatrixXd LossHessian(const Eigen::VectorXd& w) const override {
     return Eigen::MatrixXd::Zero(w.size(), w.size());
   }

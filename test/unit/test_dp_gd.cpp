@@ -100,10 +100,10 @@ TEST(DpGdPlan, TheoremsScheduleAndSigma) {
       EXPECT_DOUBLE_EQ(p.step_size, 1 / (c.beta + l2));
       EXPECT_DOUBLE_EQ(p.max_step_size, 1 / (c.beta + l2));
       double ln = std::log(1 / delta);
-      double t = l2 > 0 ? (c.beta + l2) / l2 *
-                              std::log(double(n) * n * eps * eps / (dim * c.L * c.L * ln))
-                        : (loss == LossKind::kHuber ? 0.4 : 1.0) * std::sqrt(c.beta) * n * eps /
-                              (std::sqrt(dim * ln) * c.L);
+      double t =
+          l2 > 0 ? (c.beta + l2) / l2 * std::log(double(n) * n * eps * eps / (dim * c.L * c.L * ln))
+                 : (loss == LossKind::kHuber ? 0.4 : 1.0) * std::sqrt(c.beta) * n * eps /
+                       (std::sqrt(dim * ln) * c.L);
       // Huber's default T at l2 = 0: 0.4 of Theorem 6.3's, at most 3000.
       const int64_t cap = loss == LossKind::kHuber && l2 == 0 ? 3000 : 20000;
       // Logistic and softmax at l2 = 0 where the theorem's T is above 100:
@@ -123,8 +123,13 @@ TEST(DpGdPlan, TheoremsScheduleAndSigma) {
       EXPECT_NEAR(p.expected_noise_sq, dim * p.noise_scale * p.noise_scale,
                   1e-9 * dim * sigma * sigma);
 
-      Plan q = PlanRelease([&] { Options x = o; x.accountant = Accountant::kPaper; return x; }(),
-                           loss, n, d);
+      Plan q = PlanRelease(
+          [&] {
+            Options x = o;
+            x.accountant = Accountant::kPaper;
+            return x;
+          }(),
+          loss, n, d);
       EXPECT_EQ(q.iterations, p.iterations);
       EXPECT_DOUBLE_EQ(q.step_size, p.step_size);
       double paper = c.L * std::sqrt(double(p.iterations) * ln) / (n * eps);
@@ -262,7 +267,8 @@ TEST(DpGdTrain, NoiselessAcceleratedWithRestartBeatsNesterovBound) {
   ASSERT_LT(f->Gradient(w_hat).norm(), 1e-10);
   ASSERT_GT(w_hat.norm(), 1.0);
   const double minimum = f->Value(w_hat);
-  const double bound = 2 * ConstantsOf(LossKind::kLogistic).beta * w_hat.squaredNorm() / (101.0 * 101.0);
+  const double bound =
+      2 * ConstantsOf(LossKind::kLogistic).beta * w_hat.squaredNorm() / (101.0 * 101.0);
   const double accelerated = f->Value(TrainNoiseless(p, rows)) - minimum;
   EXPECT_LE(accelerated, 1e-4 * bound);
   Plan plain = p;
@@ -330,7 +336,9 @@ TEST(DpGdTrain, NoiseHasPlannedScale) {
 }
 
 TEST(DpGdPlan, Errors) {
-  auto plan = [](const Options& o) { return dperm::testing::Planning(o, LossKind::kLogistic, 1000, 5); };
+  auto plan = [](const Options& o) {
+    return dperm::testing::Planning(o, LossKind::kLogistic, 1000, 5);
+  };
   ExpectInvalid(plan(GdOpts(1, 0, 0.1)), "delta > 0");
   Options o = GdOpts(1, 1e-6, 0.1);
   o.step_size = 1 / (ConstantsOf(LossKind::kLogistic).beta + 0.1) * 1.01;

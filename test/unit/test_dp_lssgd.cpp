@@ -170,7 +170,8 @@ double BalancedStep(const Plan& p, double D, double G) {
   const int block = p.dim / std::max(p.classes, 1);
   const double gamma = dperm::LaplacianSmoothingGamma(1.0, block);
   const double nu = p.noise_scale, T = double(p.iterations);
-  return std::min(std::sqrt(5 * d_hat_sq / (T * (G * G + gamma * p.dim * nu * nu))), 1 / (p.beta + p.mu));
+  return std::min(std::sqrt(5 * d_hat_sq / (T * (G * G + gamma * p.dim * nu * nu))),
+                  1 / (p.beta + p.mu));
 }
 
 TEST(DpLssgdPlan, PaperDefaults) {
@@ -206,7 +207,8 @@ TEST(DpLssgdPlan, PaperDefaults) {
         EXPECT_EQ(p->iterations_rule.find("lowered"), std::string::npos) << p->iterations_rule;
         EXPECT_EQ(p->noisy_steps, p->iterations);
         EXPECT_NEAR(p->step_size, BalancedStep(*p, D, G), 1e-12 * p->step_size);
-        EXPECT_DOUBLE_EQ(p->sensitivity - p->rounding_inflation, 2 * G / b);  // proof of Theorem 1: 2G/b
+        EXPECT_DOUBLE_EQ(p->sensitivity - p->rounding_inflation,
+                         2 * G / b);  // proof of Theorem 1: 2G/b
         dperm::testing::ExpectSnappedNoise(*p);
         EXPECT_DOUBLE_EQ(p->sampling_rate, b / c.n);
       }
@@ -271,9 +273,9 @@ TEST(DpLssgdPlan, FloorOfTheAccountantLowersT) {
     double alpha = 2 * std::log(1 / delta) / eps + 1;
     return std::sqrt(8 * T * alpha * G * G / (double(n) * n * eps));
   };
-  double t_max = std::ceil(std::min((5 * 100 + 2) * double(n) * n * eps * eps /
-                                        (24 * 13 * 2 * std::log(1 / delta)),
-                                    std::ceil(50 * n / 128.0)));
+  double t_max = std::ceil(
+      std::min((5 * 100 + 2) * double(n) * n * eps * eps / (24 * 13 * 2 * std::log(1 / delta)),
+               std::ceil(50 * n / 128.0)));
   ASSERT_LE(p.iterations, int64_t(t_max));
   EXPECT_LE(p.noise_scale, 2 * nu(double(p.iterations)));
   EXPECT_NEAR(p.step_size, BalancedStep(p, 10, G), 1e-12 * p.step_size);
@@ -441,9 +443,11 @@ TEST(DpLssgdTrain, NoiseHasPlannedScale) {
   Plan p = PlanRelease(o, LossKind::kSoftmax, n, d);
   Eigen::VectorXd w0 = TrainSeeded(Noiseless(p), rows, 1);
   double sum_sq = 0;
-  for (int s = 0; s < seeds; s++) sum_sq += ((TrainSeeded(p, rows, 900 + s) - w0) / eta).squaredNorm();
+  for (int s = 0; s < seeds; s++)
+    sum_sq += ((TrainSeeded(p, rows, 900 + s) - w0) / eta).squaredNorm();
   double expected = 0;
-  for (int k = 0; k < d + 1; k++) expected += 1 / std::pow(dperm::LaplacianEigenvalue(sigma, d + 1, k), 2);
+  for (int k = 0; k < d + 1; k++)
+    expected += 1 / std::pow(dperm::LaplacianEigenvalue(sigma, d + 1, k), 2);
   expected *= 3 * p.noise_scale * p.noise_scale;
   EXPECT_NEAR(sum_sq / seeds / expected, 1.0, 0.05);
   // Smoothing shrinks it: below dim nu^2.
@@ -451,7 +455,9 @@ TEST(DpLssgdTrain, NoiseHasPlannedScale) {
 }
 
 TEST(DpLssgdPlan, Errors) {
-  auto plan = [](const Options& o, LossKind loss) { return dperm::testing::Planning(o, loss, 1000, 4); };
+  auto plan = [](const Options& o, LossKind loss) {
+    return dperm::testing::Planning(o, loss, 1000, 4);
+  };
   Options o = Opts(LossKind::kLogistic, 1, 0, 0);
   ExpectInvalid(plan(o, LossKind::kLogistic), "algorithm dp_lssgd needs delta > 0");
   o = Opts(LossKind::kLogistic, 1, 1e-6, 0);

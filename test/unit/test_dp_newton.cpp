@@ -85,8 +85,8 @@ TEST(DpNewton, PassSensitivityBoundHoldsAndIsAttained) {
         for (double x = 0; x <= beta + 1e-12; x += beta / 4)
           for (double xp = 0; xp <= beta + 1e-12; xp += beta / 4)
             for (double s = -1; s <= 1 + 1e-12; s += 1.0 / 256) {
-              const double v2 = gamma * gamma * (p * p + pp * pp - 2 * p * pp * s) + x * x + xp * xp -
-                                2 * x * xp * s * s;
+              const double v2 = gamma * gamma * (p * p + pp * pp - 2 * p * pp * s) + x * x +
+                                xp * xp - 2 * x * xp * s * s;
               EXPECT_LE(std::sqrt(v2), bound * (1 + 1e-12));
               largest = std::max(largest, std::sqrt(v2));
             }
@@ -104,7 +104,8 @@ TEST(DpNewton, CurvatureSumsMatchTheirDefinition) {
     Eigen::VectorXd w(p.dim);
     for (int j = 0; j < p.dim; j++) w(j) = 0.7 * std::sin(1.0 + j);
     Eigen::VectorXd got = Sums(p, rows, w);
-    Eigen::VectorXd want = DirectSums(rows, d, intercept, p.mechanism_fields.Get(dperm::kMomentWeight), w);
+    Eigen::VectorXd want =
+        DirectSums(rows, d, intercept, p.mechanism_fields.Get(dperm::kMomentWeight), w);
     ASSERT_EQ(got.size(), want.size());
     EXPECT_EQ(got.size(), p.dim + p.dim * (p.dim + 1) / 2);
     EXPECT_LE((got - want).norm(), 1e-9 * want.norm()) << intercept;
@@ -175,9 +176,11 @@ TEST(DpNewton, PlanIsTheFormulas) {
   const auto& orders = dperm::LedgerOrders();
   const auto curve = dperm::ReleaseRdpCurve(p);
   ASSERT_EQ(curve.size(), orders.size());
-  for (size_t i = 0; i < orders.size(); i++) EXPECT_NEAR(curve[i], orders[i] * mu * mu / 2, 2e-3 * curve[i]);
+  for (size_t i = 0; i < orders.size(); i++)
+    EXPECT_NEAR(curve[i], orders[i] * mu * mu / 2, 2e-3 * curve[i]);
   // The last pass's ridge sqrt(dim) sigma / n; the passes read every row.
-  EXPECT_NEAR(p.mechanism_fields.Get(dperm::kNewtonRidge), std::sqrt(6.0) * p.noise_scale / n, 1e-15);
+  EXPECT_NEAR(p.mechanism_fields.Get(dperm::kNewtonRidge), std::sqrt(6.0) * p.noise_scale / n,
+              1e-15);
   EXPECT_EQ(p.gradient_evaluations, 6 * n);
   // `iterations` sets the passes; the last pass keeps about the same share
   // (1/2 of mu^2 against 1/2 - 2^-K), so its sigma hardly moves.
@@ -185,8 +188,8 @@ TEST(DpNewton, PlanIsTheFormulas) {
   o.iterations = 20;
   Plan twenty = dperm::PlanRelease(o, LossKind::kLogistic, n, 5);
   EXPECT_EQ(twenty.iterations, 20);
-  EXPECT_NEAR(twenty.noise_scale / p.noise_scale, std::sqrt((2 - std::pow(2.0, -19)) / (2 - std::pow(2.0, -5))),
-              1e-3);
+  EXPECT_NEAR(twenty.noise_scale / p.noise_scale,
+              std::sqrt((2 - std::pow(2.0, -19)) / (2 - std::pow(2.0, -5))), 1e-3);
 }
 
 // The release's noise: mean the exact sums, per-coordinate variance
@@ -198,13 +201,15 @@ TEST(DpNewton, NoiseHasThePlannedScale) {
   Plan p = dperm::PlanRelease(NewtonOpts(1, 1e-6), LossKind::kLogistic, 100, d);
   auto objective = dperm::MakeObjective(p, rows.data());
   const Eigen::VectorXd w = Eigen::VectorXd::Constant(p.dim, 0.3);
-  const Eigen::VectorXd exact = objective->CurvatureSums(w, p.mechanism_fields.Get(dperm::kMomentWeight),
-                                                         p.mechanism_fields.Get(dperm::kMomentSumGrid));
+  const Eigen::VectorXd exact =
+      objective->CurvatureSums(w, p.mechanism_fields.Get(dperm::kMomentWeight),
+                               p.mechanism_fields.Get(dperm::kMomentSumGrid));
   SecureRng rng = SecureRng::FromSeed(78);
   const int runs = 4000, m = int(exact.size());
   for (int64_t pass : {p.iterations - 1, int64_t(0)}) {
     Eigen::MatrixXd z(m, runs);
-    for (int r = 0; r < runs; r++) z.col(r) = dperm::ReleaseCurvatureSums(p, *objective, w, pass, rng) - exact;
+    for (int r = 0; r < runs; r++)
+      z.col(r) = dperm::ReleaseCurvatureSums(p, *objective, w, pass, rng) - exact;
     const double sigma = p.noise_scale * std::pow(std::sqrt(2.0), double(p.iterations - 1 - pass));
     for (int j = 0; j < m; j++) {
       EXPECT_LT(std::abs(z.row(j).mean()), 5 * sigma / std::sqrt(double(runs))) << j;
@@ -247,15 +252,18 @@ TEST(DpNewton, AtMostDpGdDefaultAtLargeNEpsilon) {
     std::vector<double> rows;
   };
   std::vector<Problem> problems;
-  problems.push_back({"synthetic 10^5 x 8", 100000, 8, dperm::testing::SyntheticLogistic(100000, 8)});
-  problems.push_back({"ErmRows 2 10^5 x 6", 200000, 6, dperm::testing::ErmRows(LossKind::kLogistic, 200000, 6, 31)});
+  problems.push_back(
+      {"synthetic 10^5 x 8", 100000, 8, dperm::testing::SyntheticLogistic(100000, 8)});
+  problems.push_back({"ErmRows 2 10^5 x 6", 200000, 6,
+                      dperm::testing::ErmRows(LossKind::kLogistic, 200000, 6, 31)});
   for (const Problem& pr : problems) {
     Plan newton = dperm::PlanRelease(NewtonOpts(1, 1e-6), LossKind::kLogistic, pr.n, pr.d);
     Options g = NewtonOpts(1, 1e-6);
     g.algorithm = Algorithm::kDpGd;
     Plan gd = dperm::PlanRelease(g, LossKind::kLogistic, pr.n, pr.d);
     auto objective = dperm::MakeObjective(newton, pr.rows.data());
-    const Eigen::VectorXd best = dperm::testing::FistaMinimiser(*objective, newton.beta, 1e-10, 20000);
+    const Eigen::VectorXd best =
+        dperm::testing::FistaMinimiser(*objective, newton.beta, 1e-10, 20000);
     const double floor = objective->Value(best);
     double newton_excess = 0, gd_excess = 0;
     for (uint64_t seed : {1, 2, 3}) {
@@ -265,8 +273,9 @@ TEST(DpNewton, AtMostDpGdDefaultAtLargeNEpsilon) {
       newton_excess += objective->Value(Eigen::Map<Eigen::VectorXd>(wn.data(), newton.dim)) - floor;
       gd_excess += objective->Value(Eigen::Map<Eigen::VectorXd>(wg.data(), gd.dim)) - floor;
     }
-    std::printf("[ info ] %s: excess risk, mean of 3: dp_newton %.3g (6 passes), dp_gd default %.3g (100)\n",
-                pr.name, newton_excess / 3, gd_excess / 3);
+    std::printf(
+        "[ info ] %s: excess risk, mean of 3: dp_newton %.3g (6 passes), dp_gd default %.3g (100)\n",
+        pr.name, newton_excess / 3, gd_excess / 3);
     EXPECT_LE(newton_excess, gd_excess) << pr.name;
   }
 }
@@ -276,9 +285,11 @@ TEST(DpNewton, RefusesWhatItCannotTrain) {
   dperm::testing::ExpectInvalid([&] { dperm::PlanRelease(o, LossKind::kHuber, 100, 3); }, "huber");
   Options s = o;
   s.classes = 3;
-  dperm::testing::ExpectInvalid([&] { dperm::PlanRelease(s, LossKind::kSoftmax, 100, 3); }, "softmax");
-  dperm::testing::ExpectInvalid([&] { dperm::PlanRelease(NewtonOpts(1, 0), LossKind::kLogistic, 100, 3); },
-                                "needs delta > 0");
+  dperm::testing::ExpectInvalid([&] { dperm::PlanRelease(s, LossKind::kSoftmax, 100, 3); },
+                                "softmax");
+  dperm::testing::ExpectInvalid(
+      [&] { dperm::PlanRelease(NewtonOpts(1, 0), LossKind::kLogistic, 100, 3); },
+      "needs delta > 0");
   Options l1 = o;
   l1.l1 = 0.1;
   dperm::testing::ExpectInvalid([&] { dperm::PlanRelease(l1, LossKind::kLogistic, 100, 3); }, "l1");

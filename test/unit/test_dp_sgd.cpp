@@ -45,9 +45,7 @@ Options Opts(LossKind loss, double epsilon, double delta, double l2,
 
 // L of each loss with feature_bound 1 and an intercept (R = sqrt(2)):
 // logistic R, Huber huber_delta R, softmax sqrt(2) R.
-double Lipschitz(LossKind loss) {
-  return loss == LossKind::kSoftmax ? 2.0 : std::sqrt(2.0);
-}
+double Lipschitz(LossKind loss) { return loss == LossKind::kSoftmax ? 2.0 : std::sqrt(2.0); }
 
 const LossKind kLosses[] = {LossKind::kLogistic, LossKind::kHuber, LossKind::kSoftmax};
 
@@ -68,12 +66,13 @@ TEST(DpSgdPlan, PaperDefaults) {
       Plan paper = PlanRelease(Opts(loss, eps, delta, l2, Accountant::kPaper), loss, n, d);
       const int dim = (d + 1) * (loss == LossKind::kSoftmax ? 3 : 1);
       const double L = Lipschitz(loss);
-      double T = std::ceil(std::min(n / 8.0, eps * eps * double(n) * n /
-                                                 (32 * dim * std::log(1 / delta))));
+      double T = std::ceil(
+          std::min(n / 8.0, eps * eps * double(n) * n / (32 * dim * std::log(1 / delta))));
       double m = std::ceil(n * std::sqrt(eps / (4 * T)));
       double M = l2 > 0 ? L / l2 : 10.0;
       double eta = M / ((L + l2 * M) * std::sqrt(T));
-      double paper_sigma = std::sqrt(8 * T * L * L * std::log(1 / delta) / (double(n) * n * eps * eps));
+      double paper_sigma =
+          std::sqrt(8 * T * L * L * std::log(1 / delta) / (double(n) * n * eps * eps));
       for (const Plan* p : {&tight, &paper}) {
         EXPECT_EQ(p->dim, dim);
         EXPECT_DOUBLE_EQ(p->L, L);
@@ -85,7 +84,8 @@ TEST(DpSgdPlan, PaperDefaults) {
         EXPECT_DOUBLE_EQ(p->sampling_rate, m / n);
         EXPECT_DOUBLE_EQ(p->radius, M);
         EXPECT_NEAR(p->step_size, eta, 1e-15 * eta);
-        EXPECT_DOUBLE_EQ(p->sensitivity - p->rounding_inflation, 2 * L / m);  // a replaced row: 2L/m
+        EXPECT_DOUBLE_EQ(p->sensitivity - p->rounding_inflation,
+                         2 * L / m);  // a replaced row: 2L/m
         // sigma before the rounding term, in units of C = L/m.
         EXPECT_NEAR(p->noise_multiplier, dperm::testing::ExpectSnappedNoise(*p) * m / L,
                     1e-12 * p->noise_multiplier);
@@ -123,7 +123,8 @@ TEST(DpSgdPlan, PaperSigmaUsedWhenLarger) {
   double paper_sigma = L * std::sqrt(8 * 100 * std::log(1e8)) / (n * 0.5);
   ASSERT_GT(paper_sigma, tight.noise_scale);
   // The paper's sigma, at the rounded sensitivity (snapping).
-  EXPECT_NEAR(dperm::testing::ExpectSnappedNoise(p), paper_sigma, 4e-6 * paper_sigma);  // dyadic sigma
+  EXPECT_NEAR(dperm::testing::ExpectSnappedNoise(p), paper_sigma,
+              4e-6 * paper_sigma);  // dyadic sigma
   EXPECT_GT(p.noise_scale, paper_sigma);
   EXPECT_NE(p.noise_rule.find("Algorithm 1, line 1"), std::string::npos);
 }
@@ -382,7 +383,8 @@ TEST(DpSgdTrain, NoiselessMiniBatchWithinLemma33) {
     double gap0 = f->Value(Eigen::VectorXd::Zero(p.dim)) - f->Value(w_hat);
     EXPECT_LT(bound, 0.25 * gap0);
     double excess = 0;
-    for (int s = 0; s < seeds; s++) excess += f->Value(TrainSeeded(p, rows, 100 + s)) - f->Value(w_hat);
+    for (int s = 0; s < seeds; s++)
+      excess += f->Value(TrainSeeded(p, rows, 100 + s)) - f->Value(w_hat);
     EXPECT_LE(excess / seeds, bound) << "bound " << bound << " gap at 0 " << gap0;
   }
 }
@@ -421,7 +423,9 @@ TEST(DpSgdTrain, DeterministicForASeed) {
 }
 
 TEST(DpSgdPlan, Errors) {
-  auto plan = [](const Options& o, LossKind loss) { return dperm::testing::Planning(o, loss, 1000, 4); };
+  auto plan = [](const Options& o, LossKind loss) {
+    return dperm::testing::Planning(o, loss, 1000, 4);
+  };
   Options o = Opts(LossKind::kLogistic, 1, 0, 0);
   ExpectInvalid(plan(o, LossKind::kLogistic), "needs delta > 0");
   o = Opts(LossKind::kLogistic, 1, 1e-6, 0);

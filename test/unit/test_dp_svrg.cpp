@@ -81,8 +81,8 @@ Constants ConstantsOf(LossKind loss) {
 // eps_b the sampled step's RDP: RdpWorGaussianTight (the dominating pair of
 // Zhu, Dong & Wang 2022, Prop. 30), or with `thm9` WBK 2019 Thm 9 (the
 // accountant before the PLD calibration).
-std::vector<double> ExpectedCurve(int64_t n, int64_t b, int64_t K, double L, double D,
-                                  double sigma, double f, bool thm9 = false) {
+std::vector<double> ExpectedCurve(int64_t n, int64_t b, int64_t K, double L, double D, double sigma,
+                                  double f, bool thm9 = false) {
   const std::vector<double>& orders = dperm::LedgerOrders();
   std::vector<double> c(orders.size());
   for (size_t i = 0; i < orders.size(); i++) {
@@ -132,22 +132,29 @@ void CheckNoise(const Plan& p, const Constants& exact, double paper_sigma) {
   // part's sensitivity by 2 sqrt(dim) u_k, at most ~2^-10 of it.
   const double root = std::sqrt(double(p.dim));
   ASSERT_GE(p.noise_bits, 10);
-  const double u1 = std::ldexp(dperm::SvrgPartSigma(p.noise_scale, p.mechanism_fields.Get(dperm::kNoiseFraction), true), -p.noise_bits);
-  const double u2 = std::ldexp(dperm::SvrgPartSigma(p.noise_scale, p.mechanism_fields.Get(dperm::kNoiseFraction), false), -p.noise_bits);
+  const double u1 = std::ldexp(
+      dperm::SvrgPartSigma(p.noise_scale, p.mechanism_fields.Get(dperm::kNoiseFraction), true),
+      -p.noise_bits);
+  const double u2 = std::ldexp(
+      dperm::SvrgPartSigma(p.noise_scale, p.mechanism_fields.Get(dperm::kNoiseFraction), false),
+      -p.noise_bits);
   EXPECT_EQ(p.grid, u2);
   EXPECT_DOUBLE_EQ(p.rounding_inflation, 2 * root * (u1 + u2) + p.sum_inflation);
-  EXPECT_DOUBLE_EQ(p.sum_inflation, 4 * p.sum_slack / double(p.batch_size) + 2 * p.sum_slack / double(p.n));
+  EXPECT_DOUBLE_EQ(p.sum_inflation,
+                   4 * p.sum_slack / double(p.batch_size) + 2 * p.sum_slack / double(p.n));
   EXPECT_LE(root * u1, c.L / double(p.n) / 1024 * (1 + 1e-5));
   EXPECT_LE(root * u2, c.D / double(p.batch_size) / 1024 * (1 + 1e-5));
-  EXPECT_NE(p.sampler.find("two independent rounded exact Gaussians"), std::string::npos) << p.sampler;
+  EXPECT_NE(p.sampler.find("two independent rounded exact Gaussians"), std::string::npos)
+      << p.sampler;
   EXPECT_DOUBLE_EQ(p.mechanism_fields.Get(dperm::kNoiseFraction), split.fraction);
-  const double L_rounded = c.L + double(p.n) * root * u1;              // 2L'/n = 2L/n + 2 sqrt(dim) u1
-  const double D_rounded = c.D + double(p.batch_size) * root * u2;     // 2D'/b = 2D/b + 2 sqrt(dim) u2
+  const double L_rounded = c.L + double(p.n) * root * u1;           // 2L'/n = 2L/n + 2 sqrt(dim) u1
+  const double D_rounded = c.D + double(p.batch_size) * root * u2;  // 2D'/b = 2D/b + 2 sqrt(dim) u2
   EXPECT_NEAR(p.sensitivity, 2 * D_rounded / double(p.batch_size) + 2 * L_rounded / double(p.n),
               1e-12 * p.sensitivity);
   EXPECT_DOUBLE_EQ(p.sampling_rate, double(p.batch_size) / double(p.n));
   EXPECT_NEAR(p.noise_multiplier, p.noise_scale / (p.sensitivity / 2), 1e-12 * p.noise_multiplier);
-  EXPECT_NEAR(p.expected_noise_sq, p.dim * p.noise_scale * p.noise_scale, 1e-9 * p.expected_noise_sq);
+  EXPECT_NEAR(p.expected_noise_sq, p.dim * p.noise_scale * p.noise_scale,
+              1e-9 * p.expected_noise_sq);
   SvrgSteps rounded = s;
   rounded.snapshot_sensitivity = 2 * L_rounded / double(p.n);
   rounded.row_range = D_rounded;
@@ -192,8 +199,8 @@ TEST(DpSvrgPlan, Algorithm1Schedule) {
       o.batch_size = 1;
       Constants c = ConstantsOf(loss);
       const int dim = (d + 1) * (loss == LossKind::kSoftmax ? 3 : 1);
-      int64_t T = int64_t(std::ceil(std::log2(double(n) * n * eps * eps /
-                                              (dim * c.L * c.L * std::log(1 / delta)))));
+      int64_t T = int64_t(std::ceil(
+          std::log2(double(n) * n * eps * eps / (dim * c.L * c.L * std::log(1 / delta)))));
       Plan chosen = PlanRelease(o, loss, n, d);
       EXPECT_GE(chosen.iterations, 1);
       EXPECT_LE(chosen.iterations, T);
@@ -283,12 +290,14 @@ TEST(DpSvrgPpPlan, Algorithm2Schedule) {
                           : loss == LossKind::kHuber  ? 0.5
                                                       : std::log(3.0);
         const double d_f = std::sqrt(2 * f0 / (c.beta + l2));
-        EXPECT_NEAR(p.step_size,
-                    std::min(1 / (13 * c.beta), d_f / (p.noise_scale * std::sqrt(double(dim) * double(p.noisy_steps)))),
-                    1e-12 * p.step_size);
+        EXPECT_NEAR(
+            p.step_size,
+            std::min(1 / (13 * c.beta),
+                     d_f / (p.noise_scale * std::sqrt(double(dim) * double(p.noisy_steps)))),
+            1e-12 * p.step_size);
         EXPECT_LT(p.step_size, 1 / (13 * c.beta));  // the noise binds at eps = 0.7, n = 30000
-        int64_t T = int64_t(std::ceil(
-            std::log2(double(n) * eps / (std::sqrt(dim * std::log(1 / delta)) * c.L))));
+        int64_t T = int64_t(
+            std::ceil(std::log2(double(n) * eps / (std::sqrt(dim * std::log(1 / delta)) * c.L))));
         EXPECT_EQ(p.iterations, T);
         EXPECT_EQ(p.noisy_steps, m * ((int64_t(1) << (T + 1)) - 2));
         double paper = c.L * std::sqrt(std::ldexp(double(m), int(T)) * std::log(2 / delta)) /
@@ -386,8 +395,8 @@ TEST(SvrgAccounting, SplitNeverWorse) {
     int64_t n, b, K;
     double eps;
   };
-  for (const Case& k : {Case{45211, 1, 200000, 1.0}, Case{45211, 16, 200000, 1.0},
-                        Case{5000, 4, 3000, 0.5}}) {
+  for (const Case& k :
+       {Case{45211, 1, 200000, 1.0}, Case{45211, 16, 200000, 1.0}, Case{5000, 4, 3000, 0.5}}) {
     SvrgSteps s = MakeSteps(k.n, k.b, k.K, c);
     dperm::SvrgSplit best = dperm::SvrgOptimalSplit(s, k.eps, 1e-6);
     SCOPED_TRACE("n=" + std::to_string(k.n) + " b=" + std::to_string(k.b) +
@@ -425,14 +434,16 @@ TEST(SvrgAccounting, SampledStepBetweenBounds) {
         EXPECT_EQ(memo[i], tight) << "order " << a;
         EXPECT_LE(tight, dperm::RdpSampledWithoutReplacementGaussian(gamma, z, a)) << "order " << a;
         EXPECT_LE(tight, 2 * a / (z * z)) << "order " << a;
-        EXPECT_GE(tight, dperm::RdpPoissonSubsampledGaussian(gamma, z / 2, a) * (1 - 1e-12)) << "order " << a;
+        EXPECT_GE(tight, dperm::RdpPoissonSubsampledGaussian(gamma, z / 2, a) * (1 - 1e-12))
+            << "order " << a;
         if (a >= 32 || z >= 3) {  // the quadrature is slow at large orders and little noise
           const double pair = dperm::RdpWorGaussianDominatingPair(gamma, z, a);
           EXPECT_LE(tight, pair * (1 + 1e-6)) << "order " << a;
           // and never below the least of its three bounds (the closed form
           // stands in for the quadrature only from above)
           EXPECT_GE(tight, std::min({pair, dperm::RdpSampledWithoutReplacementGaussian(gamma, z, a),
-                                     2 * a / (z * z)}) * (1 - 1e-12))
+                                     2 * a / (z * z)}) *
+                               (1 - 1e-12))
               << "order " << a;
         }
       }
@@ -489,11 +500,13 @@ TEST(SvrgAccounting, NeverBelowAttainableLowerBound) {
       const double gamma = double(p.batch_size) / double(p.n);
       // The sampled part's multiplier at the plan, in units of C = D'/b
       // (D' the rounded range, larger than D: a smaller, conservative z2).
-      const double d_rounded = dperm::SvrgRowRange(p) + double(p.batch_size) * std::sqrt(double(p.dim)) * p.grid;
+      const double d_rounded =
+          dperm::SvrgRowRange(p) + double(p.batch_size) * std::sqrt(double(p.dim)) * p.grid;
       const double z2 = std::sqrt(1 - f) * p.noise_scale * double(p.batch_size) / d_rounded;
       const double recorded = EpsilonOf(p.rdp_curve, 1e-6);
       EXPECT_LE(recorded, eps);
-      EXPECT_GE(recorded, dperm::EpsilonWorGaussianLowerBound(gamma, z2, p.noisy_steps, 1e-6, 1e-3));
+      EXPECT_GE(recorded,
+                dperm::EpsilonWorGaussianLowerBound(gamma, z2, p.noisy_steps, 1e-6, 1e-3));
       const double floor = dperm::LowerBoundWorGaussianSigma(gamma, p.noisy_steps, eps, 1e-6, 1e-4);
       EXPECT_GE(z2, floor);
       double lo = floor / 2, hi = 4 * floor;  // the sampled part alone, by bisection
@@ -505,7 +518,8 @@ TEST(SvrgAccounting, NeverBelowAttainableLowerBound) {
       }
       EXPECT_GE(hi, floor);
       EXPECT_LE(hi, 1.6 * floor);
-      const double pair = dperm::CalibrateWorGaussian(gamma, p.noisy_steps, eps, 1e-6, /*use_pld=*/false);
+      const double pair =
+          dperm::CalibrateWorGaussian(gamma, p.noisy_steps, eps, 1e-6, /*use_pld=*/false);
       EXPECT_NEAR(hi, pair, 2e-3 * pair);
     }
 }
@@ -546,8 +560,8 @@ TEST(SvrgAccounting, RowRangeBoundAttained) {
     x0 << 0.6, 0.0, -0.8, 1.0;
     Eigen::VectorXd a = Eigen::VectorXd::Zero(p.dim), b = a;
     if (loss == LossKind::kSoftmax) {
-      a.segment(0, d + 1) = 50 * x0;        // class 0 wins at a
-      b.segment(d + 1, d + 1) = 50 * x0;    // class 1 wins at b
+      a.segment(0, d + 1) = 50 * x0;      // class 0 wins at a
+      b.segment(d + 1, d + 1) = 50 * x0;  // class 1 wins at b
     } else {
       a = 1e3 * x0;
       b = -1e3 * x0;
@@ -601,8 +615,8 @@ TEST(DpSvrgTrain, NoiselessMatchesL1Reference) {
       EXPECT_LE((w - ref).norm(), (r + r_ref) / l2 + 1e-12);
       int zeros = 0;
       for (int j = 0; j < p.dim; j++) {
-        EXPECT_EQ(w(j) == 0, ref(j) == 0) << "coordinate " << j << " w=" << w.transpose()
-                                          << " ref=" << ref.transpose();
+        EXPECT_EQ(w(j) == 0, ref(j) == 0)
+            << "coordinate " << j << " w=" << w.transpose() << " ref=" << ref.transpose();
         zeros += ref(j) == 0;
       }
       if (l1 == large) {
@@ -635,7 +649,9 @@ TEST(DpSvrgPpTrain, NoiselessMatchesL1Reference) {
       Eigen::VectorXd ref = FistaMinimiser(*f, ConstantsOf(loss).beta);
       double r_ref = SubgradientResidual(*f, ref);
       ASSERT_LT(r_ref, 1e-11);
-      double lambda = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(f->LossHessian(ref)).eigenvalues().minCoeff();
+      double lambda = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(f->LossHessian(ref))
+                          .eigenvalues()
+                          .minCoeff();
       ASSERT_GT(lambda, 1e-3);
       Eigen::VectorXd w = TrainNoiseless(p, rows);
       double r = SubgradientResidual(*f, w);
@@ -725,7 +741,9 @@ TEST(DpSvrgPlan, ExplainUsesOwnCurve) {
 }
 
 TEST(DpSvrgPlan, Errors) {
-  auto plan = [](const Options& o) { return dperm::testing::Planning(o, LossKind::kLogistic, 1000, 5); };
+  auto plan = [](const Options& o) {
+    return dperm::testing::Planning(o, LossKind::kLogistic, 1000, 5);
+  };
   const double beta = ConstantsOf(LossKind::kLogistic).beta;
   ExpectInvalid(plan(SvrgOpts(Algorithm::kDpSvrg, 1, 1e-6, 0)), "l2 > 0", "dp_svrg_pp");
   ExpectInvalid(plan(SvrgOpts(Algorithm::kDpSvrg, 1, 0, 0.1)), "delta > 0");

@@ -152,8 +152,7 @@ TEST(ExactSum, NeighboursStayWithinTheSensitivityAtTenMillionRows) {
   const double slack = dperm::SumSlack(kRows, 1, q);
   EXPECT_LE(std::fabs(exact_d.Value(0) / double(kRows) - exact_d2.Value(0) / double(kRows)),
             2 * (kL + slack) / double(kRows));
-  EXPECT_GT(std::fabs(naive_d / double(kRows) - naive_d2 / double(kRows)),
-            2 * kL / double(kRows));
+  EXPECT_GT(std::fabs(naive_d / double(kRows) - naive_d2 / double(kRows)), 2 * kL / double(kRows));
 }
 
 TEST(ExactSum, RoundingClampAndLimbs) {

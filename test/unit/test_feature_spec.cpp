@@ -17,16 +17,22 @@ TEST(FeatureSpec, DeclaresDimensionNamesAndBound) {
   const dperm::FeatureSpec s = dperm::ParseFeatureSpec(
       R"({"age": {"bounds": [18, 80]}, "home": {"values": ["owner", "rent", "other"]}, "vip": {"type": "boolean"}})");
   ASSERT_EQ(s.dimension(), 5);
-  EXPECT_EQ(s.names, (std::vector<std::string>{"age", "home=owner", "home=rent", "home=other", "vip"}));
+  EXPECT_EQ(s.names,
+            (std::vector<std::string>{"age", "home=owner", "home=rent", "home=other", "vip"}));
   EXPECT_DOUBLE_EQ(s.norm_bound, std::sqrt(3.0));
 }
 
 TEST(FeatureSpec, EncodesWithinTheBoundWhateverTheValues) {
   const dperm::FeatureSpec s = dperm::ParseFeatureSpec(
       R"({"x": {"bounds": [-5, 5]}, "c": {"values": ["a", "b"]}, "f": {"type": "boolean"}})");
-  const char* rows[][3] = {{"5", "a", "t"},        {"-5", "b", "f"},       {"1e308", "zz", "true"},
-                           {"-Infinity", "", "x"}, {"NaN", nullptr, "t"},  {"not a number", "a", nullptr},
-                           {nullptr, nullptr, nullptr}, {" 2", "b", "f"}};
+  const char* rows[][3] = {{"5", "a", "t"},
+                           {"-5", "b", "f"},
+                           {"1e308", "zz", "true"},
+                           {"-Infinity", "", "x"},
+                           {"NaN", nullptr, "t"},
+                           {"not a number", "a", nullptr},
+                           {nullptr, nullptr, nullptr},
+                           {" 2", "b", "f"}};
   for (auto& row : rows) {
     double out[4];
     dperm::EncodeRow(s, row, out);
@@ -50,16 +56,16 @@ TEST(FeatureSpec, EncodesWithinTheBoundWhateverTheValues) {
 }
 
 TEST(FeatureSpec, RefusesMalformedSpecs) {
-  for (const char* bad : {"[]", "{}", R"({"a": 1})", R"({"a": {}})", R"({"a": {"bounds": [1]}})",
-                          R"({"a": {"bounds": [2, 1]}})", R"({"a": {"bounds": [0, 1e400]}})",
-                          R"({"a": {"values": []}})", R"({"a": {"values": [1]}})",
-                          R"({"a": {"values": ["x", "x"]}})", R"({"a": {"values": ["x", "y", "x"]}})",
-                          R"({"a": {"values": ["x", "y", "y"]}})", R"({"a": {"type": "int"}})",
-                          R"({"a": {"bounds": [0, 1], "type": "boolean"}})", R"({"": {"type": "boolean"}})",
-                          R"({"y": {"type": "boolean", "label": true}})",
-                          R"({"a": {"type": "boolean"}, "y": {"type": "boolean", "label": false}})",
-                          R"({"a": {"type": "boolean"}, "y": {"label": true}})",
-                          R"({"a": {"type": "boolean", "label": true}, "y": {"type": "boolean", "label": true}})"})
+  for (const char* bad :
+       {"[]", "{}", R"({"a": 1})", R"({"a": {}})", R"({"a": {"bounds": [1]}})",
+        R"({"a": {"bounds": [2, 1]}})", R"({"a": {"bounds": [0, 1e400]}})",
+        R"({"a": {"values": []}})", R"({"a": {"values": [1]}})", R"({"a": {"values": ["x", "x"]}})",
+        R"({"a": {"values": ["x", "y", "x"]}})", R"({"a": {"values": ["x", "y", "y"]}})",
+        R"({"a": {"type": "int"}})", R"({"a": {"bounds": [0, 1], "type": "boolean"}})",
+        R"({"": {"type": "boolean"}})", R"({"y": {"type": "boolean", "label": true}})",
+        R"({"a": {"type": "boolean"}, "y": {"type": "boolean", "label": false}})",
+        R"({"a": {"type": "boolean"}, "y": {"label": true}})",
+        R"({"a": {"type": "boolean", "label": true}, "y": {"type": "boolean", "label": true}})"})
     EXPECT_THROW(dperm::ParseFeatureSpec(bad), dperm::Error) << bad;
 }
 
@@ -116,7 +122,9 @@ TEST(FeatureSpec, RescalesAHuberModelToTheLabelsUnits) {
   const std::string no_intercept =
       R"({"loss": "huber", "coefficients": [1, 2], "intercept": null})";
   EXPECT_THROW(dperm::RescaleTargetModel(no_intercept, 10, 20), dperm::Error);
-  EXPECT_EQ(dperm::ParseJson(dperm::RescaleTargetModel(no_intercept, -3, 3)).Find("coefficients")->numbers,
+  EXPECT_EQ(dperm::ParseJson(dperm::RescaleTargetModel(no_intercept, -3, 3))
+                .Find("coefficients")
+                ->numbers,
             (std::vector<double>{3, 6}));
   // Huge declared bounds: the products saturate at +-1e300 instead of
   // overflowing to a value the model's JSON cannot hold (an error that
@@ -132,19 +140,23 @@ TEST(FeatureSpec, RescalesAHuberModelToTheLabelsUnits) {
 TEST(FeatureSpec, MatchesValuesByTheIndexInBoundedTime) {
   std::string json = R"({"c": {"values": [)";
   const int k = 10000;
-  for (int i = 0; i < k; i++) json += (i > 0 ? ", \"" : "\"") + std::to_string(i * 7919 % 100003) + "\"";
+  for (int i = 0; i < k; i++)
+    json += (i > 0 ? ", \"" : "\"") + std::to_string(i * 7919 % 100003) + "\"";
   json += "]}, \"y\": {\"values\": [\"no\", \"yes\"], \"label\": true}}";
   const dperm::FeatureSpec s = dperm::ParseFeatureSpec(json);
   ASSERT_EQ(s.dimension(), k);
   EXPECT_EQ(dperm::ReadLimit(s.columns[0]), 7u);  // the longest value has 6 digits
   // a spec of more than kMaxSpecBytes is refused
-  EXPECT_THROW(dperm::ParseFeatureSpec("{\"a\": {\"values\": [\"" + std::string(1000, 'v') + "\"]}, \"b\": " +
-                                       std::string(dperm::kMaxSpecBytes, ' ') + "{\"type\": \"boolean\"}}"),
+  EXPECT_THROW(dperm::ParseFeatureSpec("{\"a\": {\"values\": [\"" + std::string(1000, 'v') +
+                                       "\"]}, \"b\": " + std::string(dperm::kMaxSpecBytes, ' ') +
+                                       "{\"type\": \"boolean\"}}"),
                dperm::Error);
   // a declared value of more than kMaxValueBytes is refused
-  EXPECT_NO_THROW(dperm::ParseFeatureSpec("{\"a\": {\"values\": [\"" + std::string(1024, 'v') + "\"]}}"));
-  EXPECT_THROW(dperm::ParseFeatureSpec("{\"a\": {\"values\": [\"" + std::string(1025, 'v') + "\"]}}"),
-               dperm::Error);
+  EXPECT_NO_THROW(
+      dperm::ParseFeatureSpec("{\"a\": {\"values\": [\"" + std::string(1024, 'v') + "\"]}}"));
+  EXPECT_THROW(
+      dperm::ParseFeatureSpec("{\"a\": {\"values\": [\"" + std::string(1025, 'v') + "\"]}}"),
+      dperm::Error);
   std::vector<double> out(k);
   for (int i : {0, 1, 17, k - 1}) {
     const std::string v = std::to_string(i * 7919 % 100003);

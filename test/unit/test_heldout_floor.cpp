@@ -123,8 +123,9 @@ TEST(HeldoutFloor, BankLogisticAtSmallEpsilonNotBelowMajority) {
       correct += (Margin(w, r, d) > 0 ? 1.0 : -1.0) == r[d];
     }
     const double acc = double(correct) / t;
-    std::printf("BANK held-out accuracy, default at epsilon = 0.1, seed %d: %.4f (majority %.4f, s.e. %.4f)\n",
-                int(seed), acc, base, se);
+    std::printf(
+        "BANK held-out accuracy, default at epsilon = 0.1, seed %d: %.4f (majority %.4f, s.e. %.4f)\n",
+        int(seed), acc, base, se);
     EXPECT_GE(acc, base - se);
   }
 }
@@ -158,8 +159,8 @@ TEST(HeldoutFloor, WineHuberDefaultBeatsTheMean) {
     sst += std::pow(test_mean - r[d], 2);
   }
   const double r2 = 1 - sse / sst, r2_mean = 1 - sse_mean / sst;
-  std::printf("WINE held-out R^2, Huber default at epsilon = 1: %.4f (training mean %.4f)\n",
-              r2, r2_mean);
+  std::printf("WINE held-out R^2, Huber default at epsilon = 1: %.4f (training mean %.4f)\n", r2,
+              r2_mean);
   EXPECT_GT(r2, 0.0);
   EXPECT_GT(r2, r2_mean);
 }
@@ -174,7 +175,8 @@ int PredictClass(const std::vector<double>& w, const double* x, int d, int class
   int best = 0;
   double top = -HUGE_VAL;
   for (int k = 0; k < classes; k++) {
-    const double m = Margin(std::vector<double>(w.begin() + k * (d + 1), w.begin() + (k + 1) * (d + 1)), x, d);
+    const double m =
+        Margin(std::vector<double>(w.begin() + k * (d + 1), w.begin() + (k + 1) * (d + 1)), x, d);
     if (m > top) top = m, best = k;
   }
   return best;
@@ -199,7 +201,8 @@ std::pair<double, double> SoftmaxAccuracy(const Split& s, const std::vector<doub
 // One softmax release on the training split: the default (no l2, no
 // algorithm) unless `algorithm` / `l2` are given (l2 < 0: not given).
 std::vector<double> TrainSoftmax(const Split& s, int d, uint64_t seed, double epsilon,
-                                 std::optional<Algorithm> algorithm = std::nullopt, double l2 = -1) {
+                                 std::optional<Algorithm> algorithm = std::nullopt,
+                                 double l2 = -1) {
   Options o;
   o.epsilon = epsilon;
   o.delta = 1e-6;
@@ -226,8 +229,9 @@ TEST(HeldoutFloor, WineSoftmaxDefaultBeatsMajorityClass) {
   const int d = wine.d;
   Split s = SplitRows(wine, 1);
   const auto [acc, base] = SoftmaxAccuracy(s, TrainSoftmax(s, d, 11, 1.0), d, 3);
-  std::printf("WINE 3-class held-out accuracy, softmax default at epsilon = 1: %.4f (majority %.4f)\n",
-              acc, base);
+  std::printf(
+      "WINE 3-class held-out accuracy, softmax default at epsilon = 1: %.4f (majority %.4f)\n", acc,
+      base);
   EXPECT_GT(acc, base);
 }
 
@@ -246,21 +250,23 @@ TEST(HeldoutFloor, DISABLED_PrintWineSoftmax) {
     double l2;
   };
   const Algorithm gd = Algorithm::kDpGd, bolton = Algorithm::kBolton;
-  const std::vector<Arm> arms = {{"default (no l2)", std::nullopt, -1}, {"dp_gd, l2 = 0", gd, 0},
-                                 {"dp_gd, l2 = 0.001", gd, 1e-3},      {"dp_gd, l2 = 0.01", gd, 1e-2},
-                                 {"bolton, l2 = 0.001", bolton, 1e-3}, {"bolton, l2 = 0.01", bolton, 1e-2},
-                                 {"bolton, l2 = 0.1", bolton, 0.1}};
+  const std::vector<Arm> arms = {
+      {"default (no l2)", std::nullopt, -1}, {"dp_gd, l2 = 0", gd, 0},
+      {"dp_gd, l2 = 0.001", gd, 1e-3},       {"dp_gd, l2 = 0.01", gd, 1e-2},
+      {"bolton, l2 = 0.001", bolton, 1e-3},  {"bolton, l2 = 0.01", bolton, 1e-2},
+      {"bolton, l2 = 0.1", bolton, 0.1}};
   std::printf("| arm | eps | test accuracy (mean ± s.e.) | majority |\n|---|---:|---:|---:|\n");
   for (double eps : {0.1, 0.5, 1.0, 2.0}) {
     for (const Arm& arm : arms) {
       double sum = 0, sq = 0, base_sum = 0;
       for (int k = 1; k <= seeds; k++) {
         Split s = SplitRows(wine, uint64_t(k));
-        const auto [acc, base] =
-            SoftmaxAccuracy(s, TrainSoftmax(s, d, 10 + uint64_t(k), eps, arm.algorithm, arm.l2), d, 3);
+        const auto [acc, base] = SoftmaxAccuracy(
+            s, TrainSoftmax(s, d, 10 + uint64_t(k), eps, arm.algorithm, arm.l2), d, 3);
         sum += acc, sq += acc * acc, base_sum += base;
       }
-      const double mean = sum / seeds, se = std::sqrt(std::max(0.0, sq / seeds - mean * mean) / (seeds - 1));
+      const double mean = sum / seeds,
+                   se = std::sqrt(std::max(0.0, sq / seeds - mean * mean) / (seeds - 1));
       std::printf("| %s | %g | %.4f ± %.4f | %.4f |\n", arm.name, eps, mean, se, base_sum / seeds);
     }
   }

@@ -60,8 +60,10 @@ inline double ExpectSnappedNoise(const Plan& p) {
     EXPECT_GE(p.noise_bits, 10);
     const double base = p.sensitivity - p.rounding_inflation;
     if (p.mechanism_fields.Get(dperm::kNoiseFraction) == 0) {
-      EXPECT_DOUBLE_EQ(p.rounding_inflation, 2 * std::sqrt(double(p.dim)) * p.grid + p.sum_inflation);
-      EXPECT_LE(p.rounding_inflation, base / 1024 * (1 + 1e-12)) << "grid coarser than 2^-10 of the sensitivity";
+      EXPECT_DOUBLE_EQ(p.rounding_inflation,
+                       2 * std::sqrt(double(p.dim)) * p.grid + p.sum_inflation);
+      EXPECT_LE(p.rounding_inflation, base / 1024 * (1 + 1e-12))
+          << "grid coarser than 2^-10 of the sensitivity";
     }
     EXPECT_NE(p.sampler.find("exact Gaussian"), std::string::npos) << p.sampler;
     return p.noise_scale * base / p.sensitivity;
@@ -70,7 +72,8 @@ inline double ExpectSnappedNoise(const Plan& p) {
   EXPECT_EQ(std::frexp(p.grid, &exponent), 0.5) << "grid " << p.grid << " is not a power of two";
   EXPECT_DOUBLE_EQ(p.rounding_inflation, std::sqrt(double(p.dim)) * p.grid + p.sum_inflation);
   const double base = p.sensitivity - p.rounding_inflation;
-  EXPECT_LE(p.rounding_inflation, base / 1024 * (1 + 1e-12)) << "grid coarser than 2^-10 of the sensitivity";
+  EXPECT_LE(p.rounding_inflation, base / 1024 * (1 + 1e-12))
+      << "grid coarser than 2^-10 of the sensitivity";
   EXPECT_LE(p.noise_scale / p.grid, MaxGridUnits(p.noise));
   EXPECT_NE(p.sampler.find("discrete"), std::string::npos) << p.sampler;
   return p.noise_scale * base / p.sensitivity;
@@ -83,8 +86,7 @@ inline double ExpectSnappedNoise(const Plan& p) {
 // ledger's curve itself (the pair's RDP) converts about 10% higher.
 inline double PlanStepsEpsilon(const Plan& p) {
   const double eps = p.options.epsilon, delta = p.options.delta;
-  if (eps > kWorPldMaxEpsilon)
-    return RdpToEpsilon(LedgerOrders(), ReleaseRdpCurve(p), delta);
+  if (eps > kWorPldMaxEpsilon) return RdpToEpsilon(LedgerOrders(), ReleaseRdpCurve(p), delta);
   return EpsilonWorGaussianPld(p.sampling_rate, p.noise_multiplier, p.noisy_steps, delta,
                                1e-3 * std::min(1.0, eps));
 }
@@ -123,7 +125,8 @@ std::string ExpectError(ErrorKind kind, Call&& call, const std::string& message_
 template <class Call>
 std::string ExpectInvalid(Call&& call, const std::string& message_part = "",
                           const std::string& hint_part = "") {
-  return ExpectError(ErrorKind::kInvalidParameter, std::forward<Call>(call), message_part, hint_part);
+  return ExpectError(ErrorKind::kInvalidParameter, std::forward<Call>(call), message_part,
+                     hint_part);
 }
 
 // The call PlanRelease(o, loss, n, d), for ExpectInvalid.

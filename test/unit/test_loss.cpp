@@ -16,9 +16,9 @@
 namespace {
 
 using dperm::HuberLoss;
+using dperm::LinearObjective;
 using dperm::LogisticLoss;
 using dperm::Loss;
-using dperm::LinearObjective;
 
 // Central difference of g at x with step h.
 template <typename G>
@@ -107,8 +107,8 @@ TEST(LogisticLoss, DerivativeIsAccurateAndTheBatchIsTheSameBits) {
     m.push_back(i % 2 ? wide(gen) : narrow(gen));
     y.push_back(i % 3 ? 1.0 : -1.0);
   }
-  for (double v : {0.0, -0.0, 1e-300, -1e-300, 708.0, -708.0, 709.5, -709.5, 745.2, -745.2,
-                   1e308, -1e308, double(INFINITY), -double(INFINITY), double(NAN)}) {
+  for (double v : {0.0, -0.0, 1e-300, -1e-300, 708.0, -708.0, 709.5, -709.5, 745.2, -745.2, 1e308,
+                   -1e308, double(INFINITY), -double(INFINITY), double(NAN)}) {
     m.push_back(v);
     y.push_back(1.0);
     m.push_back(v);
@@ -167,8 +167,7 @@ TEST(HuberLoss, DerivativeAndCurvatureMatchFiniteDifferences) {
         double fd2 = CentralDiff([&](double t) { return f.Derivative(t, y); }, m, h);
         EXPECT_NEAR(f.Derivative(m, y), fd1, 1e-6 * std::max(1.0, std::fabs(m)))
             << "delta=" << delta << " m=" << m << " y=" << y;
-        EXPECT_NEAR(f.Curvature(m, y), fd2, 1e-6)
-            << "delta=" << delta << " m=" << m << " y=" << y;
+        EXPECT_NEAR(f.Curvature(m, y), fd2, 1e-6) << "delta=" << delta << " m=" << m << " y=" << y;
         // Closed form: the residual clamped to [-delta, delta].
         EXPECT_EQ(f.Derivative(m, y), std::min(delta, std::max(-delta, m - y)));
         EXPECT_LE(std::fabs(f.Derivative(m, y)), f.MaxDerivative());
@@ -224,8 +223,8 @@ Dataset RandomDataset(int n, int d, bool logistic, uint64_t seed) {
 }
 
 // Reference objective written from its definition (not from Objective).
-double RefObjective(const Loss& f, const Dataset& s, bool fit_intercept,
-                    double l2, const Eigen::VectorXd& w) {
+double RefObjective(const Loss& f, const Dataset& s, bool fit_intercept, double l2,
+                    const Eigen::VectorXd& w) {
   double sum = 0;
   for (int i = 0; i < s.n; i++) {
     const double* r = &s.rows[size_t(i) * (s.d + 1)];

@@ -279,12 +279,12 @@ TEST(Predict, MatchesClippedMargin) {
     if (cx != x) clipped++;
     double m = Margin(coef, cx, b);
     double tol = 1e-12 * (1 + std::fabs(m));
-    EXPECT_NEAR(dperm::Predict(LossKind::kHuber, coef.data(), d, b, bound, x.data(),
-                               scratch.data()),
-                m, tol);
-    EXPECT_NEAR(dperm::Predict(LossKind::kLogistic, coef.data(), d, b, bound, x.data(),
-                               scratch.data()),
-                1 / (1 + std::exp(-m)), 1e-12);
+    EXPECT_NEAR(
+        dperm::Predict(LossKind::kHuber, coef.data(), d, b, bound, x.data(), scratch.data()), m,
+        tol);
+    EXPECT_NEAR(
+        dperm::Predict(LossKind::kLogistic, coef.data(), d, b, bound, x.data(), scratch.data()),
+        1 / (1 + std::exp(-m)), 1e-12);
   }
   EXPECT_GT(clipped, 100);  // clipping was exercised
 }
@@ -385,7 +385,8 @@ TEST(ModelJson, SoftmaxNoIntercept) {
   std::vector<double> w = {1.5, -2, 0.25, 3};
   std::string json = ModelJson(p, w, ModelMeta());
   EXPECT_TRUE(JsonChecker(json).Valid()) << json;
-  EXPECT_TRUE(Contains(json, "\"classes\":2,\"coefficients\":[[1.5,-2],[0.25,3]],\"intercept\":null"))
+  EXPECT_TRUE(
+      Contains(json, "\"classes\":2,\"coefficients\":[[1.5,-2],[0.25,3]],\"intercept\":null"))
       << json;
 }
 
@@ -395,9 +396,11 @@ TEST(ModelJson, BinaryShapeUnchanged) {
   Plan p = MakePlan(LossKind::kLogistic, true, 2);
   std::vector<double> w = {1, 2, 3};
   std::string json = ModelJson(p, w, ModelMeta());
-  EXPECT_TRUE(Contains(json, "{\"format\":\"dperm.model/1\",\"loss\":\"logistic\","
-                             "\"algorithm\":\"output_gd\",\"coefficients\":[1,2],\"intercept\":3,"
-                             "\"epsilon\":1.5,")) << json;
+  EXPECT_TRUE(Contains(json,
+                       "{\"format\":\"dperm.model/1\",\"loss\":\"logistic\","
+                       "\"algorithm\":\"output_gd\",\"coefficients\":[1,2],\"intercept\":3,"
+                       "\"epsilon\":1.5,"))
+      << json;
   EXPECT_FALSE(Contains(json, "\"classes\""));
 }
 
@@ -513,9 +516,15 @@ TEST(ModelJson, LargeModelsCheckForInterrupts) {
 // ModelJson then ParseModelJson gives back the fields dp_model keeps, bit
 // for bit (numbers are written in their shortest round-trip form).
 TEST(ParseModelJson, RoundTripsEveryShape) {
-  struct Case { LossKind loss; bool intercept; int classes; };
-  const Case cases[] = {{LossKind::kLogistic, true, 0}, {LossKind::kLogistic, false, 0},
-                        {LossKind::kHuber, true, 0},    {LossKind::kSoftmax, true, 3},
+  struct Case {
+    LossKind loss;
+    bool intercept;
+    int classes;
+  };
+  const Case cases[] = {{LossKind::kLogistic, true, 0},
+                        {LossKind::kLogistic, false, 0},
+                        {LossKind::kHuber, true, 0},
+                        {LossKind::kSoftmax, true, 3},
                         {LossKind::kSoftmax, false, 2}};
   const int d = 4;
   const char* names[d] = {"age", "bmi", "caf\xC3\xA9", "q\"uote"};
@@ -544,29 +553,43 @@ TEST(ParseModelJson, RoundTripsEveryShape) {
 // The text a hand-written or damaged model may hold: each refusal names the
 // field, as dp_model's input function reports it (22P02, or 54000 for size).
 TEST(ParseModelJson, RefusesMalformedFields) {
-  const std::string pre = R"("preprocessing":{"feature_bound":1,"huber_delta":1,"fit_intercept":true})";
-  const std::string ok = R"({"loss":"logistic",)" + pre + R"(,"coefficients":[1,2],"intercept":0.5})";
+  const std::string pre =
+      R"("preprocessing":{"feature_bound":1,"huber_delta":1,"fit_intercept":true})";
+  const std::string ok =
+      R"({"loss":"logistic",)" + pre + R"(,"coefficients":[1,2],"intercept":0.5})";
   EXPECT_EQ(dperm::ParseModelJson(ok, 100).w, (std::vector<double>{1, 2, 0.5}));
   const std::pair<std::string, std::string> bad[] = {
       {"[1,2]", "not a JSON object"},
       {R"({"loss":"probit",)" + pre + "}", R"("loss" must be "logistic", "huber" or "softmax")"},
       {R"({"loss":"logistic","preprocessing":[]})", R"("preprocessing" must be an object)"},
-      {R"({"loss":"logistic",)" + pre + R"(,"coefficients":[1,"2"],"intercept":0})", R"("coefficients" must be a number)"},
-      {R"({"loss":"logistic",)" + pre + R"(,"coefficients":[1e400],"intercept":0})", R"("coefficients" is out of range)"},
-      {R"({"loss":"logistic",)" + pre + R"(,"coefficients":[1]})", R"("intercept" must be a number)"},
-      {R"({"loss":"logistic",)" + pre + R"(,"coefficients":[1],"intercept":0,"feature_names":["a","b"]})", R"("feature_names" must hold 1 names)"},
-      {R"({"loss":"logistic",)" + pre + R"(,"coefficients":[1],"intercept":0,"feature_names":[1]})", R"("feature_names" must hold strings)"},
-      {R"({"loss":"softmax",)" + pre + R"(,"classes":2.5})", R"("classes" must be an integer between 2 and 100000)"},
-      {R"({"loss":"softmax",)" + pre + R"(,"classes":2,"coefficients":[[1],[1,2]],"intercept":[0,0]})", "every class needs the same number"},
-      {R"({"loss":"softmax",)" + pre + R"(,"classes":2,"coefficients":[1,2],"intercept":[0,0]})", R"("coefficients" must be an array)"},
+      {R"({"loss":"logistic",)" + pre + R"(,"coefficients":[1,"2"],"intercept":0})",
+       R"("coefficients" must be a number)"},
+      {R"({"loss":"logistic",)" + pre + R"(,"coefficients":[1e400],"intercept":0})",
+       R"("coefficients" is out of range)"},
+      {R"({"loss":"logistic",)" + pre + R"(,"coefficients":[1]})",
+       R"("intercept" must be a number)"},
+      {R"({"loss":"logistic",)" + pre +
+           R"(,"coefficients":[1],"intercept":0,"feature_names":["a","b"]})",
+       R"("feature_names" must hold 1 names)"},
+      {R"({"loss":"logistic",)" + pre + R"(,"coefficients":[1],"intercept":0,"feature_names":[1]})",
+       R"("feature_names" must hold strings)"},
+      {R"({"loss":"softmax",)" + pre + R"(,"classes":2.5})",
+       R"("classes" must be an integer between 2 and 100000)"},
+      {R"({"loss":"softmax",)" + pre +
+           R"(,"classes":2,"coefficients":[[1],[1,2]],"intercept":[0,0]})",
+       "every class needs the same number"},
+      {R"({"loss":"softmax",)" + pre + R"(,"classes":2,"coefficients":[1,2],"intercept":[0,0]})",
+       R"("coefficients" must be an array)"},
   };
   for (const auto& [text, message] : bad) {
     SCOPED_TRACE(text);
-    dperm::testing::ExpectError(dperm::ErrorKind::kInvalidText, [&] { dperm::ParseModelJson(text, 100); },
-                "invalid dp_model: " + message);
+    dperm::testing::ExpectError(
+        dperm::ErrorKind::kInvalidText, [&] { dperm::ParseModelJson(text, 100); },
+        "invalid dp_model: " + message);
   }
-  dperm::testing::ExpectError(dperm::ErrorKind::kLimitExceeded, [&] { dperm::ParseModelJson(ok, 1); },
-              "dp_model with 2 coefficients is too large");
+  dperm::testing::ExpectError(
+      dperm::ErrorKind::kLimitExceeded, [&] { dperm::ParseModelJson(ok, 1); },
+      "dp_model with 2 coefficients is too large");
 }
 
 // jsonb's reading: escapes are decoded, a repeated key keeps its last value,
@@ -581,5 +604,6 @@ TEST(ParseModelJson, ReadsJsonAsJsonbDoes) {
   EXPECT_FALSE(std::signbit(f.w[0]));
   EXPECT_EQ(f.w[1], 1.5e-3);
   EXPECT_EQ(dperm::ParseJson(R"(["\ud83d\ude00"])").At(0).string, "\xF0\x9F\x98\x80");
-  dperm::testing::ExpectError(dperm::ErrorKind::kInvalidText, [] { dperm::ParseJson("{\"a\":1,}"); }, "invalid JSON");
+  dperm::testing::ExpectError(
+      dperm::ErrorKind::kInvalidText, [] { dperm::ParseJson("{\"a\":1,}"); }, "invalid JSON");
 }

@@ -40,7 +40,8 @@ const double kEpsilon = 1, kDelta = 1e-5;
 
 // The white-box case of the audit table (AlgorithmCase, then WhiteBoxCase).
 dperm::audit::Case SeamCase(Algorithm a, double delta = kDelta) {
-  return dperm::audit::WhiteBoxCase(dperm::audit::AlgorithmCase(a, LossKind::kLogistic, kEpsilon, delta));
+  return dperm::audit::WhiteBoxCase(
+      dperm::audit::AlgorithmCase(a, LossKind::kLogistic, kEpsilon, delta));
 }
 
 // Logistic rows with features of norm <= 1 and labels +-1, no row inert.
@@ -73,18 +74,20 @@ std::vector<double> Release(const Plan& plan, const std::vector<double>& rows, u
 // before the seam, from their public pieces, on the same rng: b, the
 // solver (objective: ITEM from 0, or from -b/(n mu_P) at delta = 0;
 // objective_approx: K SVRG epochs, certified), the planned output noise.
-std::vector<double> ReleaseWithoutSeam(const Plan& plan, const std::vector<double>& rows, uint64_t seed) {
+std::vector<double> ReleaseWithoutSeam(const Plan& plan, const std::vector<double>& rows,
+                                       uint64_t seed) {
   SecureRng rng = SecureRng::FromSeed(seed);
   std::unique_ptr<dperm::Objective> f = dperm::MakeObjective(plan, rows.data());
   const double scale = plan.mechanism_fields.Get(dperm::kObjectiveNoise);
   const double lambda = plan.mechanism_fields.Get(dperm::kObjectiveLambda);
   const bool pure = !(plan.options.delta > 0);
-  Eigen::VectorXd b = pure ? dperm::GammaNormNoise(rng, plan.dim, scale) : dperm::ObjectiveNoise(rng, plan.dim, scale);
+  Eigen::VectorXd b = pure ? dperm::GammaNormNoise(rng, plan.dim, scale)
+                           : dperm::ObjectiveNoise(rng, plan.dim, scale);
   Eigen::VectorXd w;
   if (plan.algorithm == Algorithm::kObjectiveApprox) {
     dperm::PerturbedObjective p(*f, lambda, b);
-    dperm::SvrgResult s = dperm::SvrgFixedEpochs(p, plan.beta, plan.mechanism_fields.Get(dperm::kSolverTolerance),
-                                                 plan.iterations, rng);
+    dperm::SvrgResult s = dperm::SvrgFixedEpochs(
+        p, plan.beta, plan.mechanism_fields.Get(dperm::kSolverTolerance), plan.iterations, rng);
     EXPECT_TRUE(s.certified);
     w = s.w;
   } else {
@@ -115,7 +118,8 @@ TEST(ObjectiveAuditSeam, NullSeamReleasesBitForBitAsBefore) {
         const std::vector<double> rows = RealRows(c.n, c.d, 5);
         for (uint64_t seed : {1, 2, 3}) {
           const std::vector<double> w = Release(plan, rows, seed);
-          EXPECT_EQ(w, ReleaseWithoutSeam(plan, rows, seed)) << c.name << " delta " << delta << " l2 " << l2;
+          EXPECT_EQ(w, ReleaseWithoutSeam(plan, rows, seed))
+              << c.name << " delta " << delta << " l2 " << l2;
           calls = 0;
           EXPECT_EQ(w, Release(plan, rows, seed, &idle)) << c.name;
           EXPECT_EQ(calls, 1) << c.name;  // once per release
@@ -145,8 +149,8 @@ TEST(ObjectiveAuditSeam, CanaryIsALinearRowLossOfNormL) {
         w(j) = 3 * normal(gen);
       }
       Eigen::VectorXd with = b;
-      (side == 0 ? pair.seam_d : pair.seam_dp)->oracle(dperm::AuditSite::kObjectiveLinear, nullptr, plan.n,
-                                                       with.data(), plan.dim);
+      (side == 0 ? pair.seam_d : pair.seam_dp)
+          ->oracle(dperm::AuditSite::kObjectiveLinear, nullptr, plan.n, with.data(), plan.dim);
       const Eigen::VectorXd a = with - b;
       Eigen::VectorXd expect = Eigen::VectorXd::Zero(plan.dim);
       expect(0) = (side == 0 ? 1.0 : -1.0) * double(k) * plan.L;
@@ -154,7 +158,8 @@ TEST(ObjectiveAuditSeam, CanaryIsALinearRowLossOfNormL) {
       EXPECT_LE(a.norm() / double(k), plan.L);
       // Other sites are left alone.
       Eigen::VectorXd untouched = b;
-      pair.seam_d->oracle(dperm::AuditSite::kSspMoments, nullptr, plan.n, untouched.data(), plan.dim);
+      pair.seam_d->oracle(dperm::AuditSite::kSspMoments, nullptr, plan.n, untouched.data(),
+                          plan.dim);
       EXPECT_EQ(untouched, b);
       const dperm::PerturbedObjective p(*f, lambda, b), q(*f, lambda, with);
       const double n = double(plan.n);
@@ -182,7 +187,8 @@ TEST(ObjectiveAuditSeam, CanaryMovesTheMinimiserToTheClosedForm) {
       plan.noise_scale = 0;  // the output noise off (AddPlannedNoise leaves w as it is)
       const double n_mu = double(plan.n) * dperm::PerturbedStrongConvexity(plan);
       const double reach = plan.mechanism_fields.Get(dperm::kSolverTolerance) /
-                           dperm::PerturbedStrongConvexity(plan) * (1 + 1e-6) + 1e-13;
+                               dperm::PerturbedStrongConvexity(plan) * (1 + 1e-6) +
+                           1e-13;
       const double scale = plan.mechanism_fields.Get(dperm::kObjectiveNoise);
       for (int64_t k : {1, 5}) {
         const dperm::audit::Neighbours pair = dperm::audit::WhiteBoxNeighbours(plan, k);
@@ -198,7 +204,8 @@ TEST(ObjectiveAuditSeam, CanaryMovesTheMinimiserToTheClosedForm) {
                         (side == 0 ? pair.seam_d : pair.seam_dp).get());
             for (int j = 0; j < plan.dim; j++) {
               const double closed = -(b(j) + (j == 0 ? s * double(k) * plan.L : 0.0)) / n_mu;
-              EXPECT_NEAR(w[size_t(j)], closed, reach) << c.name << " k " << k << " coordinate " << j;
+              EXPECT_NEAR(w[size_t(j)], closed, reach)
+                  << c.name << " k " << k << " coordinate " << j;
               const double moved = j == 0 ? -s * double(k) * plan.L / n_mu : 0.0;
               EXPECT_NEAR(w[size_t(j)] - w0[size_t(j)], moved, 2 * reach) << c.name << " k " << k;
             }

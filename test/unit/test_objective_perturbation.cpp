@@ -31,16 +31,16 @@ using dperm::LossKind;
 using dperm::Plan;
 using dperm::PlanRelease;
 using dperm::SecureRng;
-using dperm::testing::objective::ObjOpts;
-using dperm::testing::objective::LogisticRows;
-using dperm::testing::objective::WithLastRowReplaced;
-using dperm::testing::objective::LogDet;
-using dperm::testing::objective::NewtonMinimiser;
-using dperm::testing::objective::Perturbed;
-using dperm::testing::objective::Train;
-using dperm::testing::objective::Work;
 using dperm::testing::objective::Count;
+using dperm::testing::objective::LogDet;
+using dperm::testing::objective::LogisticRows;
+using dperm::testing::objective::NewtonMinimiser;
+using dperm::testing::objective::ObjOpts;
+using dperm::testing::objective::Perturbed;
 using dperm::testing::objective::SymmetricRows;
+using dperm::testing::objective::Train;
+using dperm::testing::objective::WithLastRowReplaced;
+using dperm::testing::objective::Work;
 
 // The two inequalities of the privacy argument, on neighbouring datasets
 // and random points w: |log det J_S(w) - log det J_S'(w)| <= eps_J, and the
@@ -63,7 +63,8 @@ TEST(ObjectivePerturbationPrivacy, JacobianAndShiftBounds) {
     auto g = dperm::MakeObjective(q, other.data());
     Eigen::VectorXd w(d + 1);
     for (int j = 0; j <= d; j++) w(j) = 3 * normal(gen);
-    worst_det = std::max(worst_det, std::abs(LogDet(double(n) * f->Hessian(w)) - LogDet(double(n) * g->Hessian(w))));
+    worst_det = std::max(
+        worst_det, std::abs(LogDet(double(n) * f->Hessian(w)) - LogDet(double(n) * g->Hessian(w))));
     // g_S(w) = -n grad P_S(w) without b.
     Eigen::VectorXd shift = double(n) * (f->Gradient(w) - g->Gradient(w));
     worst_shift = std::max(worst_shift, shift.norm());
@@ -80,8 +81,9 @@ TEST(ObjectivePerturbationPrivacy, JacobianAndShiftBounds) {
   EXPECT_LE(worst_det, dperm::JacobianEpsilon(p) * (1 + 1e-9));
   EXPECT_LE(worst_shift, 2 * p.L * (1 + 1e-12));
   EXPECT_GT(worst_det, 0.05 * dperm::JacobianEpsilon(p));  // not vacuous
-  std::cout << "[ info ] Jacobian log-ratio " << worst_det << " <= eps_J " << dperm::JacobianEpsilon(p)
-            << "; shift " << worst_shift << " <= 2L " << 2 * p.L << "\n";
+  std::cout << "[ info ] Jacobian log-ratio " << worst_det << " <= eps_J "
+            << dperm::JacobianEpsilon(p) << "; shift " << worst_shift << " <= 2L " << 2 * p.L
+            << "\n";
 }
 
 // With the noise off, objective releases the minimiser of F + lambda
@@ -102,20 +104,29 @@ TEST(ObjectivePerturbationTrain, NoiselessIsRegularisedMinimiser) {
     Eigen::VectorXd w = Train(quiet, rows, 1);
     // The fixed schedule guarantees ||w - w*|| <= tol / (2 lambda + l2).
     double strong = 2 * p.mechanism_fields.Get(dperm::kObjectiveLambda) + l2;
-    EXPECT_LT((w - w_hat).norm(), p.mechanism_fields.Get(dperm::kSolverTolerance) / strong * (1 + 1e-6) + 1e-13) << "l2=" << l2;
+    EXPECT_LT((w - w_hat).norm(),
+              p.mechanism_fields.Get(dperm::kSolverTolerance) / strong * (1 + 1e-6) + 1e-13)
+        << "l2=" << l2;
     EXPECT_LT(p.mechanism_fields.Get(dperm::kSolverTolerance) / strong, 1e-7);  // and that is tight
     EXPECT_GT(w_hat.norm(), 0.1);
     // The noisy problem: the plan's T steps reach the exact (Newton)
     // minimiser within tolerance / strong convexity.
     SecureRng rng = SecureRng::FromSeed(3);
-    Eigen::VectorXd b = dperm::ObjectiveNoise(rng, p.dim, p.mechanism_fields.Get(dperm::kObjectiveNoise));
+    Eigen::VectorXd b =
+        dperm::ObjectiveNoise(rng, p.dim, p.mechanism_fields.Get(dperm::kObjectiveNoise));
     dperm::PerturbedObjective pf(*prob.f, p.mechanism_fields.Get(dperm::kObjectiveLambda), b);
     Eigen::VectorXd exact = NewtonMinimiser(*prob.f_total, b / n);
-    Eigen::VectorXd v = dperm::MinimisePerturbed(pf, p.beta + pf.strong_convexity(), p.iterations, Eigen::VectorXd::Zero(p.dim));
-    EXPECT_LE((v - exact).norm(), p.mechanism_fields.Get(dperm::kSolverTolerance) / pf.strong_convexity() * (1 + 1e-6) + 1e-13);
+    Eigen::VectorXd v = dperm::MinimisePerturbed(pf, p.beta + pf.strong_convexity(), p.iterations,
+                                                 Eigen::VectorXd::Zero(p.dim));
+    EXPECT_LE((v - exact).norm(),
+              p.mechanism_fields.Get(dperm::kSolverTolerance) / pf.strong_convexity() * (1 + 1e-6) +
+                  1e-13);
     // The library's perturbed gradient is F's plus 2 lambda w + b/n.
     Eigen::VectorXd u = Eigen::VectorXd::LinSpaced(p.dim, -1, 1);
-    EXPECT_LT((pf.Gradient(u) - (prob.f->Gradient(u) + 2 * p.mechanism_fields.Get(dperm::kObjectiveLambda) * u + b / n)).norm(), 1e-14);
+    EXPECT_LT((pf.Gradient(u) - (prob.f->Gradient(u) +
+                                 2 * p.mechanism_fields.Get(dperm::kObjectiveLambda) * u + b / n))
+                  .norm(),
+              1e-14);
   }
 }
 
@@ -127,20 +138,24 @@ TEST(ObjectiveApproxTrain, CertificateHolds) {
   const int n = 600, d = 6;
   std::vector<double> rows = LogisticRows(n, d, 12);
   for (double l2 : {0.0, 0.02}) {
-    Plan p = PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, 1.0, 1e-5, l2), LossKind::kLogistic, n, d);
+    Plan p =
+        PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, 1.0, 1e-5, l2), LossKind::kLogistic, n, d);
     Perturbed prob(p, rows);
     int64_t used = 0;
     for (uint64_t seed = 1; seed <= 4; seed++) {
       SecureRng rng = SecureRng::FromSeed(seed);
-      Eigen::VectorXd b = dperm::ObjectiveNoise(rng, p.dim, p.mechanism_fields.Get(dperm::kObjectiveNoise));
+      Eigen::VectorXd b =
+          dperm::ObjectiveNoise(rng, p.dim, p.mechanism_fields.Get(dperm::kObjectiveNoise));
       dperm::PerturbedObjective pf(*prob.f, p.mechanism_fields.Get(dperm::kObjectiveLambda), b);
-      dperm::SvrgResult s = dperm::SvrgFixedEpochs(pf, p.beta, p.mechanism_fields.Get(dperm::kSolverTolerance), p.iterations, rng);
+      dperm::SvrgResult s = dperm::SvrgFixedEpochs(
+          pf, p.beta, p.mechanism_fields.Get(dperm::kSolverTolerance), p.iterations, rng);
       ASSERT_TRUE(s.certified);
       EXPECT_EQ(s.epochs, p.iterations);
       Eigen::VectorXd exact = NewtonMinimiser(*prob.f_total, b / n);
       double dist = (s.w - exact).norm();
       EXPECT_LE(dist, p.mechanism_fields.Get(dperm::kCertificateRadius)) << "seed " << seed;
-      EXPECT_LE(dist, p.mechanism_fields.Get(dperm::kSolverTolerance) / pf.strong_convexity() * (1 + 1e-6));
+      EXPECT_LE(dist, p.mechanism_fields.Get(dperm::kSolverTolerance) / pf.strong_convexity() *
+                          (1 + 1e-6));
       used += s.gradient_evaluations;
       // Train with the output noise off: the same b, the same SVRG draws.
       Plan quiet = p;
@@ -148,9 +163,10 @@ TEST(ObjectiveApproxTrain, CertificateHolds) {
       Eigen::VectorXd w = Train(quiet, rows, seed);
       EXPECT_LE((w - exact).norm(), p.mechanism_fields.Get(dperm::kCertificateRadius));
     }
-    std::cout << "[ info ] objective_approx l2=" << l2 << ": r=" << p.mechanism_fields.Get(dperm::kCertificateRadius)
-              << ", mean gradient evaluations " << used / 4 << " (planned " << p.gradient_evaluations
-              << ", n=" << n << ")\n";
+    std::cout << "[ info ] objective_approx l2=" << l2
+              << ": r=" << p.mechanism_fields.Get(dperm::kCertificateRadius)
+              << ", mean gradient evaluations " << used / 4 << " (planned "
+              << p.gradient_evaluations << ", n=" << n << ")\n";
   }
 }
 
@@ -162,9 +178,11 @@ TEST(ObjectiveApproxTrain, UncertifiedIsNotReleased) {
   Plan p = PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, 1.0, 1e-5), LossKind::kLogistic, n, d);
   Perturbed prob(p, rows);
   SecureRng rng = SecureRng::FromSeed(9);
-  Eigen::VectorXd b = dperm::ObjectiveNoise(rng, p.dim, p.mechanism_fields.Get(dperm::kObjectiveNoise));
+  Eigen::VectorXd b =
+      dperm::ObjectiveNoise(rng, p.dim, p.mechanism_fields.Get(dperm::kObjectiveNoise));
   dperm::PerturbedObjective pf(*prob.f, p.mechanism_fields.Get(dperm::kObjectiveLambda), b);
-  dperm::SvrgResult s = dperm::SvrgFixedEpochs(pf, p.beta, p.mechanism_fields.Get(dperm::kSolverTolerance), 1, rng);
+  dperm::SvrgResult s =
+      dperm::SvrgFixedEpochs(pf, p.beta, p.mechanism_fields.Get(dperm::kSolverTolerance), 1, rng);
   EXPECT_FALSE(s.certified);
   EXPECT_EQ(s.epochs, 1);
   Plan short_plan = p;
@@ -214,16 +232,19 @@ TEST(ObjectivePerturbationTrain, ReleaseIsSnappedWithPlannedOutputNoise) {
     for (int j = 0; j < p.dim; j++)
       ASSERT_EQ(released[j] / p.grid, std::round(released[j] / p.grid)) << "off the grid";
     SecureRng rng = SecureRng::FromSeed(9000 + s);  // Train draws b first
-    dperm::PerturbedObjective f(*prob.f, p.mechanism_fields.Get(dperm::kObjectiveLambda),
-                                dperm::ObjectiveNoise(rng, p.dim, p.mechanism_fields.Get(dperm::kObjectiveNoise)));
-    const Eigen::VectorXd solved = dperm::MinimisePerturbed(f, p.beta + f.strong_convexity(), p.iterations, Eigen::VectorXd::Zero(p.dim));
+    dperm::PerturbedObjective f(
+        *prob.f, p.mechanism_fields.Get(dperm::kObjectiveLambda),
+        dperm::ObjectiveNoise(rng, p.dim, p.mechanism_fields.Get(dperm::kObjectiveNoise)));
+    const Eigen::VectorXd solved = dperm::MinimisePerturbed(
+        f, p.beta + f.strong_convexity(), p.iterations, Eigen::VectorXd::Zero(p.dim));
     sum_sq += (released - solved).squaredNorm();
   }
   // E||z + rounding||^2 ~ dim (sigma_2^2 + g^2/12); 5 standard errors.
   const double expect = p.dim * (p.noise_scale * p.noise_scale + p.grid * p.grid / 12);
   EXPECT_NEAR(sum_sq / seeds, expect, 5 * std::sqrt(2.0 / (p.dim * seeds)) * expect);
   // The output noise is far below the objective noise's displacement.
-  EXPECT_LT(p.noise_scale, 1e-3 * p.mechanism_fields.Get(dperm::kObjectiveNoise) / (n * (2 * p.mechanism_fields.Get(dperm::kObjectiveLambda) + p.mu)));
+  EXPECT_LT(p.noise_scale, 1e-3 * p.mechanism_fields.Get(dperm::kObjectiveNoise) /
+                               (n * (2 * p.mechanism_fields.Get(dperm::kObjectiveLambda) + p.mu)));
 }
 
 // objective_approx: the output noise z = released - (noise-off release
@@ -231,7 +252,8 @@ TEST(ObjectivePerturbationTrain, ReleaseIsSnappedWithPlannedOutputNoise) {
 TEST(ObjectiveApproxTrain, OutputNoiseHasPlannedScale) {
   const int n = 150, d = 3, seeds = 2000;
   std::vector<double> rows = LogisticRows(n, d, 22);
-  Plan p = PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, 1.0, 1e-5, 0.1), LossKind::kLogistic, n, d);
+  Plan p =
+      PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, 1.0, 1e-5, 0.1), LossKind::kLogistic, n, d);
   Plan quiet = p;
   quiet.noise_scale = 0;
   double sum_sq = 0;
@@ -261,7 +283,8 @@ TEST(ObjectivePerturbationTiming, NeighboursDoTheSameWork) {
   const dperm::ObjectiveApprox approx;
   for (double l2 : {0.0, 0.05}) {
     Plan p = PlanRelease(ObjOpts(Algorithm::kObjective, 1.0, 1e-5, l2), LossKind::kLogistic, n, d);
-    Plan q = PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, 1.0, 1e-5, l2), LossKind::kLogistic, n, d);
+    Plan q =
+        PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, 1.0, 1e-5, l2), LossKind::kLogistic, n, d);
     Plan p_quiet = p, q_quiet = q;
     p_quiet.mechanism_fields.Set(dperm::kObjectiveNoise, 0);
     q_quiet.mechanism_fields.Set(dperm::kObjectiveNoise, 0);
@@ -271,7 +294,8 @@ TEST(ObjectivePerturbationTiming, NeighboursDoTheSameWork) {
     Count(objective, p_quiet, s, 1, &w0);
     Count(objective, p_quiet, s2, 1, &w1);
     EXPECT_EQ(w0.norm(), 0.0);
-    EXPECT_GT(w1.norm(), 1e6 * p.mechanism_fields.Get(dperm::kSolverTolerance) / (2 * p.mechanism_fields.Get(dperm::kObjectiveLambda) + l2));
+    EXPECT_GT(w1.norm(), 1e6 * p.mechanism_fields.Get(dperm::kSolverTolerance) /
+                             (2 * p.mechanism_fields.Get(dperm::kObjectiveLambda) + l2));
     for (uint64_t seed = 1; seed <= 3; seed++) {
       SCOPED_TRACE("l2=" + std::to_string(l2) + " seed=" + std::to_string(seed));
       // objective: exactly T full gradients, nothing else, on both tables.
@@ -289,8 +313,9 @@ TEST(ObjectivePerturbationTiming, NeighboursDoTheSameWork) {
         EXPECT_TRUE(a == b);
         EXPECT_EQ(a.full_gradients, plan.iterations + 1);
         EXPECT_EQ(a.values + a.hessians, 0);
-        int64_t m = dperm::SvrgInnerSteps(plan.beta + 2 * plan.mechanism_fields.Get(dperm::kObjectiveLambda) + plan.mu,
-                                          2 * plan.mechanism_fields.Get(dperm::kObjectiveLambda) + plan.mu);
+        int64_t m = dperm::SvrgInnerSteps(
+            plan.beta + 2 * plan.mechanism_fields.Get(dperm::kObjectiveLambda) + plan.mu,
+            2 * plan.mechanism_fields.Get(dperm::kObjectiveLambda) + plan.mu);
         EXPECT_LE(a.row_gradients - (plan.iterations + 1) * n, 2 * plan.iterations * (m - 1));
       }
     }
@@ -304,31 +329,39 @@ TEST(ObjectivePerturbationTiming, FixedScheduleReachesTolerance) {
   std::vector<double> rows = LogisticRows(n, d, 31);
   for (double l2 : {0.0, 0.01}) {
     Plan p = PlanRelease(ObjOpts(Algorithm::kObjective, 1.0, 1e-5, l2), LossKind::kLogistic, n, d);
-    Plan q = PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, 1.0, 1e-5, l2), LossKind::kLogistic, n, d);
+    Plan q =
+        PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, 1.0, 1e-5, l2), LossKind::kLogistic, n, d);
     Perturbed prob(p, rows);
     const double strong = 2 * p.mechanism_fields.Get(dperm::kObjectiveLambda) + l2;
     double worst = 0, worst_approx = 0;
     for (uint64_t seed = 1; seed <= 6; seed++) {
       SecureRng rng = SecureRng::FromSeed(seed);
-      Eigen::VectorXd b = dperm::ObjectiveNoise(rng, p.dim, p.mechanism_fields.Get(dperm::kObjectiveNoise));
+      Eigen::VectorXd b =
+          dperm::ObjectiveNoise(rng, p.dim, p.mechanism_fields.Get(dperm::kObjectiveNoise));
       Eigen::VectorXd exact = NewtonMinimiser(*prob.f_total, b / n);
       // The solver alone (Train adds the output noise after it).
       dperm::PerturbedObjective pf0(*prob.f, p.mechanism_fields.Get(dperm::kObjectiveLambda), b);
-      Eigen::VectorXd w = dperm::MinimisePerturbed(pf0, p.beta + pf0.strong_convexity(), p.iterations, Eigen::VectorXd::Zero(p.dim));
-      worst = std::max(worst, (w - exact).norm() / (p.mechanism_fields.Get(dperm::kSolverTolerance) / strong));
+      Eigen::VectorXd w = dperm::MinimisePerturbed(pf0, p.beta + pf0.strong_convexity(),
+                                                   p.iterations, Eigen::VectorXd::Zero(p.dim));
+      worst = std::max(
+          worst, (w - exact).norm() / (p.mechanism_fields.Get(dperm::kSolverTolerance) / strong));
       SecureRng rng2 = SecureRng::FromSeed(seed);
-      Eigen::VectorXd b2 = dperm::ObjectiveNoise(rng2, q.dim, q.mechanism_fields.Get(dperm::kObjectiveNoise));
+      Eigen::VectorXd b2 =
+          dperm::ObjectiveNoise(rng2, q.dim, q.mechanism_fields.Get(dperm::kObjectiveNoise));
       dperm::PerturbedObjective pf(*prob.f, q.mechanism_fields.Get(dperm::kObjectiveLambda), b2);
-      dperm::SvrgResult sv = dperm::SvrgFixedEpochs(pf, q.beta, q.mechanism_fields.Get(dperm::kSolverTolerance), q.iterations, rng2);
+      dperm::SvrgResult sv = dperm::SvrgFixedEpochs(
+          pf, q.beta, q.mechanism_fields.Get(dperm::kSolverTolerance), q.iterations, rng2);
       ASSERT_TRUE(sv.certified);
       Eigen::VectorXd exact2 = NewtonMinimiser(*prob.f_total, b2 / n);
-      worst_approx = std::max(worst_approx, (sv.w - exact2).norm() / q.mechanism_fields.Get(dperm::kCertificateRadius));
+      worst_approx = std::max(
+          worst_approx, (sv.w - exact2).norm() / q.mechanism_fields.Get(dperm::kCertificateRadius));
     }
     EXPECT_LE(worst, 1 + 1e-6) << "l2=" << l2;
     EXPECT_LE(worst_approx, 0.5 * (1 + 1e-6)) << "l2=" << l2;
-    std::cout << "[ info ] l2=" << l2 << ": objective T=" << p.iterations << ", worst ||w - w*|| = "
-              << worst << " of its bound; objective_approx K=" << q.iterations << ", worst "
-              << worst_approx << " of r\n";
+    std::cout << "[ info ] l2=" << l2 << ": objective T=" << p.iterations
+              << ", worst ||w - w*|| = " << worst
+              << " of its bound; objective_approx K=" << q.iterations << ", worst " << worst_approx
+              << " of r\n";
   }
 }
 

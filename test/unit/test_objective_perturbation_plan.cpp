@@ -31,10 +31,10 @@ using dperm::LossKind;
 using dperm::Options;
 using dperm::Plan;
 using dperm::PlanRelease;
-using dperm::testing::objective::ObjOpts;
-using dperm::testing::objective::ItemSteps;
-using dperm::testing::objective::RayleighMgfNumeric;
 using dperm::testing::objective::Curve;
+using dperm::testing::objective::ItemSteps;
+using dperm::testing::objective::ObjOpts;
+using dperm::testing::objective::RayleighMgfNumeric;
 
 // Theorem 5.3's lambda, written out here, with dperm's norm bound M = 10.
 const double kM = 10;
@@ -77,7 +77,8 @@ TEST(ObjectivePerturbationPlan, LambdaSigmaAndCurve) {
           ASSERT_GE(lambda, beta / (eps * n));  // Theorem 5.2's condition holds here
           EXPECT_NE(p.note.find("beta <= epsilon n lambda holds"), std::string::npos) << p.note;
         }
-        EXPECT_NEAR(p.mechanism_fields.Get(dperm::kObjectiveLambda), lambda, 1e-14 * lambda + 1e-300);
+        EXPECT_NEAR(p.mechanism_fields.Get(dperm::kObjectiveLambda), lambda,
+                    1e-14 * lambda + 1e-300);
         const double mu = 2 * lambda + l2;
         double eps_j = std::log1p(beta / (n * mu));
         EXPECT_NEAR(dperm::JacobianEpsilon(p), eps_j, 1e-15);
@@ -87,8 +88,10 @@ TEST(ObjectivePerturbationPlan, LambdaSigmaAndCurve) {
         double kappa = 2 * L / sigma;
         // The output noise: r = tol/mu + ||b rounding||/(n mu), snapped at
         // the ratio kappa/16.
-        EXPECT_NEAR(p.mechanism_fields.Get(dperm::kSolverTolerance), 1e-10 * (L + sigma * std::sqrt(10.0) / n), 1e-25);
-        const double r = p.mechanism_fields.Get(dperm::kSolverTolerance) / mu + sigma * std::sqrt(10.0) * std::ldexp(1.0, -21) / (n * mu);
+        EXPECT_NEAR(p.mechanism_fields.Get(dperm::kSolverTolerance),
+                    1e-10 * (L + sigma * std::sqrt(10.0) / n), 1e-25);
+        const double r = p.mechanism_fields.Get(dperm::kSolverTolerance) / mu +
+                         sigma * std::sqrt(10.0) * std::ldexp(1.0, -21) / (n * mu);
         EXPECT_NEAR(p.mechanism_fields.Get(dperm::kCertificateRadius), r, 1e-12 * r);
         EXPECT_NEAR(p.sensitivity - p.rounding_inflation, 2 * r, 1e-12 * r);
         const double sigma2 = dperm::testing::ExpectSnappedNoise(p);
@@ -105,7 +108,8 @@ TEST(ObjectivePerturbationPlan, LambdaSigmaAndCurve) {
           EXPECT_GT(spent, 0.999 * eps);
         } else {
           double k_p = 2 * L / paper_sigma;
-          bool fits = dperm::RdpToEpsilon(dperm::LedgerOrders(), Curve(k_p, eps_j, k_p / 16), delta) <= eps;
+          bool fits =
+              dperm::RdpToEpsilon(dperm::LedgerOrders(), Curve(k_p, eps_j, k_p / 16), delta) <= eps;
           if (fits) {
             EXPECT_EQ(sigma, dperm::DyadicNoiseScale(paper_sigma));
           } else {
@@ -118,16 +122,19 @@ TEST(ObjectivePerturbationPlan, LambdaSigmaAndCurve) {
         // (ITEM, Taylor & Drori 2023, Thm 3), q = mu/S, G = L + 256 sigma
         // sqrt(dim)/n (the exact sampler's bound on ||b||), D = tol/mu.
         double S = beta + mu;
-        double G = L + 256 * sigma * std::sqrt(10.0) / n, D = p.mechanism_fields.Get(dperm::kSolverTolerance) / mu;
+        double G = L + 256 * sigma * std::sqrt(10.0) / n,
+               D = p.mechanism_fields.Get(dperm::kSolverTolerance) / mu;
         EXPECT_EQ(p.iterations, ItemSteps(mu / S, G / (mu * D)));
         // About half of Nesterov's constant-momentum count (Bubeck 2015,
         // Thm 3.18), which dperm ran before.
-        double bubeck = std::ceil(std::sqrt(S / mu) * std::log((mu + S) * G * G / (mu * mu * mu * D * D)));
+        double bubeck =
+            std::ceil(std::sqrt(S / mu) * std::log((mu + S) * G * G / (mu * mu * mu * D * D)));
         EXPECT_LT(double(p.iterations), 0.6 * bubeck);
         EXPECT_EQ(p.gradient_evaluations, p.iterations * n);
         EXPECT_NE(p.iterations_rule.find("no early exit"), std::string::npos);
         std::cout << "[ info ] objective eps=" << eps << " l2=" << l2 << " lambda=" << lambda
-                  << " sigma=" << sigma << " (Alg. 2: " << paper_sigma << ") T=" << p.iterations << "\n";
+                  << " sigma=" << sigma << " (Alg. 2: " << paper_sigma << ") T=" << p.iterations
+                  << "\n";
       }
     }
   }
@@ -161,7 +168,8 @@ TEST(ObjectiveApproxPlan, RadiusSigmasAndEvaluations) {
       const double l2 = 0.02;
       Plan p = PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, eps, delta, l2, acc),
                            LossKind::kLogistic, n, d);
-      SCOPED_TRACE("eps=" + std::to_string(eps) + (acc == Accountant::kPaper ? " paper" : " tight"));
+      SCOPED_TRACE("eps=" + std::to_string(eps) +
+                   (acc == Accountant::kPaper ? " paper" : " tight"));
       double lambda = acc == Accountant::kPaper
                           ? Theorem53Lambda(L, n, d + 1, eps, delta)
                           : std::max(0.0, (beta / (n * (std::exp(eps / 2) - 1)) - l2) / 2);
@@ -170,8 +178,10 @@ TEST(ObjectiveApproxPlan, RadiusSigmasAndEvaluations) {
       double r = L / (40 * n * mu);
       // b's rounding (sigma_1 2^-20 per coordinate) moves the minimiser by
       // at most sigma_1 sqrt(dim) 2^-21/(n mu): the radius grows by it.
-      EXPECT_EQ(dperm::DyadicNoiseScale(p.mechanism_fields.Get(dperm::kObjectiveNoise)), p.mechanism_fields.Get(dperm::kObjectiveNoise));
-      const double r_b = r + p.mechanism_fields.Get(dperm::kObjectiveNoise) * std::sqrt(double(d + 1)) * std::ldexp(1.0, -21) / (n * mu);
+      EXPECT_EQ(dperm::DyadicNoiseScale(p.mechanism_fields.Get(dperm::kObjectiveNoise)),
+                p.mechanism_fields.Get(dperm::kObjectiveNoise));
+      const double r_b = r + p.mechanism_fields.Get(dperm::kObjectiveNoise) *
+                                 std::sqrt(double(d + 1)) * std::ldexp(1.0, -21) / (n * mu);
       EXPECT_NEAR(p.mechanism_fields.Get(dperm::kCertificateRadius), r_b, 1e-14 * r);
       EXPECT_NEAR(p.sensitivity - p.rounding_inflation, 2 * r_b, 1e-14 * r);
       // The output noise is snapped: sigma_2 before the rounding term.
@@ -179,7 +189,8 @@ TEST(ObjectiveApproxPlan, RadiusSigmasAndEvaluations) {
       EXPECT_NEAR(p.mechanism_fields.Get(dperm::kSolverTolerance), mu * r / 2, 1e-14 * mu * r);
       double eps_j = std::log1p(beta / (n * mu));
       const double delta_curve = 0.999 * delta;  // 1e-3 delta pays for the certificate's failure
-      double kappa1 = 2 * L / p.mechanism_fields.Get(dperm::kObjectiveNoise), ratio = 2 * r_b / sigma2;
+      double kappa1 = 2 * L / p.mechanism_fields.Get(dperm::kObjectiveNoise),
+             ratio = 2 * r_b / sigma2;
       EXPECT_NEAR(ratio, p.sensitivity / p.noise_scale, 1e-12 * ratio);  // kept by the rounding
       std::vector<double> curve = Curve(kappa1, eps_j, ratio);
       // The ledger gets no curve (the failure event is outside it): the
@@ -197,15 +208,19 @@ TEST(ObjectiveApproxPlan, RadiusSigmasAndEvaluations) {
         EXPECT_NEAR(ratio, kappa1 / 4, 1e-12 * kappa1);  // the output part's share
         // sigma_2 = sigma_1 / (10 n mu) (r_b/r): a tenth of the objective
         // noise's displacement.
-        EXPECT_NEAR(sigma2, p.mechanism_fields.Get(dperm::kObjectiveNoise) / (10 * n * mu) * (r_b / r), 1e-12 * sigma2);
+        EXPECT_NEAR(sigma2,
+                    p.mechanism_fields.Get(dperm::kObjectiveNoise) / (10 * n * mu) * (r_b / r),
+                    1e-12 * sigma2);
       } else {
         double paper1 = std::sqrt(10 * std::log(2 / delta_curve)) * L / (eps / 2);
         double paper2 = std::sqrt(2 * std::log(2.5 / delta_curve)) * 2 * r / (eps / 2);
         const double paper2_b = paper2 * r_b / r;  // the same ratio, at the grown radius
-        bool fits = dperm::RdpToEpsilon(dperm::LedgerOrders(), Curve(2 * L / paper1, eps_j, 2 * r / paper2),
-                                        delta_curve) <= eps;
+        bool fits =
+            dperm::RdpToEpsilon(dperm::LedgerOrders(), Curve(2 * L / paper1, eps_j, 2 * r / paper2),
+                                delta_curve) <= eps;
         if (fits) {
-          EXPECT_EQ(p.mechanism_fields.Get(dperm::kObjectiveNoise), dperm::DyadicNoiseScale(paper1));
+          EXPECT_EQ(p.mechanism_fields.Get(dperm::kObjectiveNoise),
+                    dperm::DyadicNoiseScale(paper1));
           EXPECT_NEAR(sigma2, paper2_b, 1e-12 * paper2);
         } else {
           EXPECT_NE(p.note.find("calibrated sigmas are used"), std::string::npos);
@@ -216,9 +231,11 @@ TEST(ObjectiveApproxPlan, RadiusSigmasAndEvaluations) {
       // SVRG: K = ceil(log2(gap0/(target p_fail))), p_fail = 1e-3 delta/(1 + e^eps)
       // (Markov), expected evaluations K (n + m - 1) + n.
       double smooth = beta + mu;
-      int64_t m = dperm::SvrgInnerSteps(p.beta + mu, mu);  // p.beta: R^2/4 with R = sqrt 2 in doubles
+      int64_t m =
+          dperm::SvrgInnerSteps(p.beta + mu, mu);  // p.beta: R^2/4 with R = sqrt 2 in doubles
       EXPECT_NEAR(double(m), std::ceil(50 * smooth / mu), 1.0);
-      double g0 = L + p.mechanism_fields.Get(dperm::kObjectiveNoise) * std::sqrt(double(d + 1)) * (1 + std::ldexp(1.0, -21)) / n;
+      double g0 = L + p.mechanism_fields.Get(dperm::kObjectiveNoise) * std::sqrt(double(d + 1)) *
+                          (1 + std::ldexp(1.0, -21)) / n;
       double gap0 = g0 * g0 / (2 * mu);
       double target = mu * mu * (r / 2) * (r / 2) / (2 * smooth);
       double p_fail = 1e-3 * delta / (1 + std::exp(eps));
@@ -227,9 +244,11 @@ TEST(ObjectiveApproxPlan, RadiusSigmasAndEvaluations) {
       EXPECT_EQ(p.iterations, K);
       EXPECT_EQ(p.gradient_evaluations, K * (n + m - 1) + n);
       EXPECT_NEAR(p.step_size, 0.1 / smooth, 1e-15);
-      std::cout << "[ info ] objective_approx eps=" << eps << ": r=" << r << " sigma1=" << p.mechanism_fields.Get(dperm::kObjectiveNoise)
-                << " sigma2=" << p.noise_scale << " epochs=" << K << " planned evaluations="
-                << p.gradient_evaluations << " (" << double(p.gradient_evaluations) / n << " passes)\n";
+      std::cout << "[ info ] objective_approx eps=" << eps << ": r=" << r
+                << " sigma1=" << p.mechanism_fields.Get(dperm::kObjectiveNoise)
+                << " sigma2=" << p.noise_scale << " epochs=" << K
+                << " planned evaluations=" << p.gradient_evaluations << " ("
+                << double(p.gradient_evaluations) / n << " passes)\n";
     }
   }
 }
@@ -243,16 +262,19 @@ TEST(ObjectiveApproxPlan, RadiusSigmasAndEvaluations) {
 TEST(ObjectiveApproxPlan, LargeEpsilonCalibratesAtSixteen) {
   const int64_t n = 6497;
   const int d = 12;
-  Plan at16 = PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, 16, 1e-6, 0.01), LossKind::kLogistic, n, d);
+  Plan at16 =
+      PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, 16, 1e-6, 0.01), LossKind::kLogistic, n, d);
   EXPECT_EQ(at16.note.find("calibrated as an"), std::string::npos) << at16.note;
   for (double eps : {17.0, 1e4, 1e300}) {
-    Plan p = PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, eps, 1e-6, 0.01), LossKind::kLogistic, n, d);
+    Plan p = PlanRelease(ObjOpts(Algorithm::kObjectiveApprox, eps, 1e-6, 0.01), LossKind::kLogistic,
+                         n, d);
     SCOPED_TRACE("eps " + std::to_string(eps));
     EXPECT_EQ(p.options.epsilon, eps);
     EXPECT_EQ(p.iterations, at16.iterations);
     EXPECT_LT(p.iterations, 200);
     EXPECT_EQ(p.noise_scale, at16.noise_scale);
-    EXPECT_EQ(p.mechanism_fields.Get(dperm::kObjectiveNoise), at16.mechanism_fields.Get(dperm::kObjectiveNoise));
+    EXPECT_EQ(p.mechanism_fields.Get(dperm::kObjectiveNoise),
+              at16.mechanism_fields.Get(dperm::kObjectiveNoise));
     EXPECT_NE(p.note.find("calibrated as an (16, delta)-DP release"), std::string::npos) << p.note;
     EXPECT_FALSE(p.has_rdp);
   }
@@ -274,7 +296,8 @@ TEST(ObjectivePerturbationPlan, Refusals) {
     ExpectInvalid(o, LossKind::kHuber, "twice-differentiable");
     Options bad = o;
     bad.delta = 0;
-    if (a == Algorithm::kObjectiveApprox) ExpectInvalid(bad, LossKind::kLogistic, "needs delta > 0");
+    if (a == Algorithm::kObjectiveApprox)
+      ExpectInvalid(bad, LossKind::kLogistic, "needs delta > 0");
     bad = o;
     bad.l1 = 0.1;
     ExpectInvalid(bad, LossKind::kLogistic, "\"l1\"");

@@ -31,17 +31,17 @@ using dperm::Options;
 using dperm::Plan;
 using dperm::PlanRelease;
 using dperm::SecureRng;
-using dperm::testing::objective::ObjOpts;
-using dperm::testing::objective::LogisticRows;
-using dperm::testing::objective::ItemSteps;
-using dperm::testing::objective::WithLastRowReplaced;
-using dperm::testing::objective::LogDet;
-using dperm::testing::objective::NewtonMinimiser;
-using dperm::testing::objective::Perturbed;
-using dperm::testing::objective::Train;
-using dperm::testing::objective::Work;
 using dperm::testing::objective::Count;
+using dperm::testing::objective::ItemSteps;
+using dperm::testing::objective::LogDet;
+using dperm::testing::objective::LogisticRows;
+using dperm::testing::objective::NewtonMinimiser;
+using dperm::testing::objective::ObjOpts;
+using dperm::testing::objective::Perturbed;
 using dperm::testing::objective::SymmetricRows;
+using dperm::testing::objective::Train;
+using dperm::testing::objective::WithLastRowReplaced;
+using dperm::testing::objective::Work;
 
 // ---- Pure epsilon-DP objective perturbation (delta = 0) -------------------
 // Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 2, with the Gamma-norm b
@@ -85,7 +85,8 @@ TEST(ObjectivePure, GammaNormNoiseHasTheExponentialNormLaw) {
     }
     EXPECT_LT(ks, 1.63 / std::sqrt(double(draws)));
     EXPECT_LT((u_sum / draws).lpNorm<Eigen::Infinity>(), 5 / std::sqrt(double(draws)));
-    for (int j = 0; j < dim; j++) EXPECT_NEAR(u_sq[j] / draws, 1.0 / dim, 5 * std::sqrt(1.0 / (dim * double(draws))));
+    for (int j = 0; j < dim; j++)
+      EXPECT_NEAR(u_sq[j] / draws, 1.0 / dim, 5 * std::sqrt(1.0 / (dim * double(draws))));
   }
   // A Gaussian vector would fail the first check: its norm is chi, not Gamma.
   SecureRng rng = SecureRng::FromSeed(5);
@@ -104,7 +105,8 @@ TEST(ObjectivePure, PlanSplitsEpsilonAsDerived) {
         SCOPED_TRACE(std::to_string(eps) + " " + std::to_string(l2));
         const int64_t n = 5000;
         const int d = 6;
-        Plan p = PlanRelease(ObjOpts(Algorithm::kObjective, eps, 0, l2, acc), LossKind::kLogistic, n, d);
+        Plan p =
+            PlanRelease(ObjOpts(Algorithm::kObjective, eps, 0, l2, acc), LossKind::kLogistic, n, d);
         const double e = p.options.epsilon;  // the mechanism's share (after the offset stage)
         const double lambda = p.mechanism_fields.Get(dperm::kObjectiveLambda);
         const double mu = 2 * lambda + p.mu;
@@ -113,7 +115,8 @@ TEST(ObjectivePure, PlanSplitsEpsilonAsDerived) {
         EXPECT_NEAR(dperm::JacobianEpsilon(p), eps_j, 1e-15);
         EXPECT_LE(eps_j, e / 2 * (1 + 1e-12));
         // The ridge rules: tight keeps log(1 + beta/(n mu)) <= e/2, paper CMS11's e/4.
-        const double needed = p.beta / (n * std::expm1((acc == Accountant::kPaper ? 0.25 : 0.5) * e));
+        const double needed =
+            p.beta / (n * std::expm1((acc == Accountant::kPaper ? 0.25 : 0.5) * e));
         EXPECT_NEAR(lambda, std::max(0.0, (needed - p.mu) / 2), 1e-12 * needed);
         const double theta = p.mechanism_fields.Get(dperm::kObjectiveNoise);
         EXPECT_NEAR(eps_j + 2 * p.L / theta + e / 32, e, 1e-12 * e);
@@ -123,14 +126,17 @@ TEST(ObjectivePure, PlanSplitsEpsilonAsDerived) {
         EXPECT_NEAR(p.mechanism_fields.Get(dperm::kSolverTolerance), tol, 1e-12 * tol);
         const double smooth = p.beta + mu;
         EXPECT_EQ(p.iterations, ItemSteps(mu / smooth, p.L / tol));
-        const double r = tol / mu + theta * std::sqrt(double(p.dim) * (p.dim + 1)) * std::ldexp(1.0, -31) / (n * mu);
+        const double r = tol / mu + theta * std::sqrt(double(p.dim) * (p.dim + 1)) *
+                                        std::ldexp(1.0, -31) / (n * mu);
         EXPECT_NEAR(p.mechanism_fields.Get(dperm::kCertificateRadius), r, 1e-12 * r);
         // Laplace at the L1 sensitivity sqrt(dim) (2r + rounding), epsilon/32.
-        EXPECT_NEAR(p.noise_scale, std::sqrt(double(p.dim)) * p.sensitivity / (e / 32), 1e-9 * p.noise_scale);
+        EXPECT_NEAR(p.noise_scale, std::sqrt(double(p.dim)) * p.sensitivity / (e / 32),
+                    1e-9 * p.noise_scale);
         EXPECT_GE(p.sensitivity, 2 * r);
         std::vector<double> curve = dperm::ReleaseRdpCurve(p);
         ASSERT_FALSE(curve.empty());
-        EXPECT_NEAR(curve.back(), dperm::TotalEpsilon(p), 1e-12);  // min(eps, alpha eps^2/2) at a high order
+        EXPECT_NEAR(curve.back(), dperm::TotalEpsilon(p),
+                    1e-12);  // min(eps, alpha eps^2/2) at a high order
       }
     }
   }
@@ -139,8 +145,10 @@ TEST(ObjectivePure, PlanSplitsEpsilonAsDerived) {
   Options tiny = ObjOpts(Algorithm::kObjective, 1e-3, 0);
   tiny.feature_bound = 100;
   Plan p = PlanRelease(tiny, LossKind::kLogistic, 100, 3);
-  EXPECT_LE(2 * p.L / p.mechanism_fields.Get(dperm::kObjectiveNoise), p.options.epsilon * (1 - 1.0 / 32));
-  EXPECT_GE(2 * p.L / p.mechanism_fields.Get(dperm::kObjectiveNoise), p.options.epsilon * (0.5 - 1.0 / 32) * (1 - 1e-12));
+  EXPECT_LE(2 * p.L / p.mechanism_fields.Get(dperm::kObjectiveNoise),
+            p.options.epsilon * (1 - 1.0 / 32));
+  EXPECT_GE(2 * p.L / p.mechanism_fields.Get(dperm::kObjectiveNoise),
+            p.options.epsilon * (0.5 - 1.0 / 32) * (1 - 1e-12));
 }
 
 // The change of variables on neighbours (CMS11, Theorem 9, replace-one):
@@ -167,12 +175,14 @@ TEST(ObjectivePure, NeighboursDensityRatioWithinEpsilon) {
     // b_D(w) = -n grad P_D(w) without b; log nu(b_D) - log nu(b_D') + log |J_D| - log |J_D'|.
     const Eigen::VectorXd b_f = -double(n) * f->Gradient(w), b_g = -double(n) * g->Gradient(w);
     const double density = (b_g.norm() - b_f.norm()) / theta;
-    worst = std::max(worst, std::abs(density + LogDet(double(n) * f->Hessian(w)) - LogDet(double(n) * g->Hessian(w))));
+    worst = std::max(worst, std::abs(density + LogDet(double(n) * f->Hessian(w)) -
+                                     LogDet(double(n) * g->Hessian(w))));
   }
   const double claimed = p.options.epsilon * (1 - 1.0 / 32);  // eps_J + epsilon_b
   EXPECT_LE(worst, claimed * (1 + 1e-9));
   EXPECT_GT(worst, 0.3 * claimed);  // not vacuous
-  std::cout << "[ info ] pure objective: worst log density ratio " << worst << " <= " << claimed << "\n";
+  std::cout << "[ info ] pure objective: worst log density ratio " << worst << " <= " << claimed
+            << "\n";
 }
 
 // Training: with the noise off the release is the regularised minimiser;
@@ -190,16 +200,19 @@ TEST(ObjectivePure, WarmStartedScheduleReachesTheMinimiser) {
     double worst = 0;
     for (uint64_t seed = 1; seed <= 6; seed++) {
       SecureRng rng = SecureRng::FromSeed(seed);
-      const Eigen::VectorXd b = dperm::GammaNormNoise(rng, p.dim, p.mechanism_fields.Get(dperm::kObjectiveNoise));
+      const Eigen::VectorXd b =
+          dperm::GammaNormNoise(rng, p.dim, p.mechanism_fields.Get(dperm::kObjectiveNoise));
       const Eigen::VectorXd exact = NewtonMinimiser(*prob.f_total, b / n);
       dperm::PerturbedObjective pf(*prob.f, lambda, b);
       const Eigen::VectorXd start = -b / (n * mu);
       EXPECT_LE(pf.Gradient(start).norm(), p.L * (1 + 1e-9));  // only the data's gradient is left
       const Eigen::VectorXd w = dperm::MinimisePerturbed(pf, p.beta + mu, p.iterations, start);
-      worst = std::max(worst, (w - exact).norm() / (p.mechanism_fields.Get(dperm::kSolverTolerance) / mu));
+      worst = std::max(worst,
+                       (w - exact).norm() / (p.mechanism_fields.Get(dperm::kSolverTolerance) / mu));
       // Train: the same b (drawn first), the same schedule, plus output noise.
       const Eigen::VectorXd released = Train(p, rows, seed);
-      EXPECT_LT((released - w).norm(), 12 * std::sqrt(double(p.dim)) * p.noise_scale + p.grid * p.dim);
+      EXPECT_LT((released - w).norm(),
+                12 * std::sqrt(double(p.dim)) * p.noise_scale + p.grid * p.dim);
     }
     EXPECT_LE(worst, 1 + 1e-6) << "l2=" << l2;
   }
@@ -207,7 +220,8 @@ TEST(ObjectivePure, WarmStartedScheduleReachesTheMinimiser) {
   std::vector<double> s = SymmetricRows(pairs, 4, 11), s2 = s;
   s2[size_t(2 * pairs - 1) * 5 + 4] = 1.0;
   const dperm::ObjectivePerturbation objective;
-  Plan p = PlanRelease(ObjOpts(Algorithm::kObjective, 1.0, 0, 0.0), LossKind::kLogistic, 2 * pairs, 4);
+  Plan p =
+      PlanRelease(ObjOpts(Algorithm::kObjective, 1.0, 0, 0.0), LossKind::kLogistic, 2 * pairs, 4);
   for (uint64_t seed = 1; seed <= 3; seed++) {
     Work a = Count(objective, p, s, seed), b = Count(objective, p, s2, seed);
     EXPECT_TRUE(a == b);

@@ -55,18 +55,19 @@ TEST(Offset, PlanMatchesTheFormulas) {
         const Options m = MechanismOptions(o, p, t);
         SCOPED_TRACE(std::string(LossName(loss)) + " n=" + std::to_string(n) +
                      " eps=" + std::to_string(eps));
-        EXPECT_EQ(m.epsilon + p.epsilon + t.epsilon, eps);  // exactly, with or without stages 0 and 2
+        EXPECT_EQ(m.epsilon + p.epsilon + t.epsilon,
+                  eps);  // exactly, with or without stages 0 and 2
         if (loss != LossKind::kLogistic) {
           EXPECT_EQ(t.epsilon, 0.0);  // stage 2: binary logistic only
-        } else if (eps >= 0.1) {  // stage 2 where n epsilon/20 >= 400
+        } else if (eps >= 0.1) {      // stage 2 where n epsilon/20 >= 400
           if (double(n) * eps / 20 >= 400 * (1 + 1e-12)) {
             EXPECT_NEAR(t.epsilon, eps / 20, 1e-15 * eps);
           } else if (double(n) * eps / 20 < 400 * (1 - 1e-12)) {
             EXPECT_EQ(t.epsilon, 0.0);
           }
         }
-        EXPECT_EQ(m.delta, o.delta);            // the mechanism keeps the whole delta
-        if (eps - want < kMinEpsilon) {         // too small to split: no stage 0
+        EXPECT_EQ(m.delta, o.delta);     // the mechanism keeps the whole delta
+        if (eps - want < kMinEpsilon) {  // too small to split: no stage 0
           EXPECT_EQ(p.epsilon, 0.0);
           continue;
         }
@@ -100,9 +101,11 @@ TEST(Offset, PlanMatchesTheFormulas) {
       o.l2 = l2;
       o.has_l2 = true;
       const double cap = loss == LossKind::kHuber && l2 >= 0.1 ? 0.5 : 0.1;
-      EXPECT_NEAR(PlanOffset(o, loss, 4548).epsilon, std::min(0.1 * cap, 4 / std::sqrt(4548.0)), 1e-15)
+      EXPECT_NEAR(PlanOffset(o, loss, 4548).epsilon, std::min(0.1 * cap, 4 / std::sqrt(4548.0)),
+                  1e-15)
           << LossName(loss) << " l2 " << l2;
-      EXPECT_NEAR(PlanOffset(o, loss, 1000000).epsilon, std::min(0.1 * cap, 4 / std::sqrt(1e6)), 1e-15);
+      EXPECT_NEAR(PlanOffset(o, loss, 1000000).epsilon, std::min(0.1 * cap, 4 / std::sqrt(1e6)),
+                  1e-15);
     }
   }
   // PlanRelease carries it: the plan's epsilon is the mechanism's share and
@@ -187,7 +190,8 @@ TEST(Offset, NoiseScaleBySimulation) {
       sum_sq += z * z;
     }
     const double mean = sum / draws, sd = std::sqrt(sum_sq / draws - mean * mean);
-    EXPECT_NEAR(sd, std::sqrt(2.0) * p.offset.noise_scale, 0.10 * std::sqrt(2.0) * p.offset.noise_scale);
+    EXPECT_NEAR(sd, std::sqrt(2.0) * p.offset.noise_scale,
+                0.10 * std::sqrt(2.0) * p.offset.noise_scale);
     EXPECT_NEAR(mean, 0.0, 5 * std::sqrt(2.0) * p.offset.noise_scale / std::sqrt(double(draws)));
   }
   {
@@ -205,7 +209,8 @@ TEST(Offset, NoiseScaleBySimulation) {
       sum_sq += z * z;
     }
     const double mean = sum / draws, sd = std::sqrt(sum_sq / draws - mean * mean);
-    EXPECT_NEAR(sd, std::sqrt(2.0) * p.offset.noise_scale, 0.10 * std::sqrt(2.0) * p.offset.noise_scale);
+    EXPECT_NEAR(sd, std::sqrt(2.0) * p.offset.noise_scale,
+                0.10 * std::sqrt(2.0) * p.offset.noise_scale);
   }
 }
 
@@ -279,8 +284,9 @@ TEST(Offset, ModelJsonRecordsTheOffset) {
 // n rows of d features uniform in [-1, 1]^d, each scaled into the unit ball,
 // then label(i, x before scaling, rng): the generator keyed by seed draws the
 // features first, then whatever label draws.
-std::vector<double> UniformBallRows(int64_t n, int d, uint64_t seed,
-                                    const std::function<double(int64_t, const double*, SecureRng&)>& label) {
+std::vector<double> UniformBallRows(
+    int64_t n, int d, uint64_t seed,
+    const std::function<double(int64_t, const double*, SecureRng&)>& label) {
   SecureRng rng = SecureRng::FromSeed(seed);
   std::vector<double> rows;
   std::vector<double> x(static_cast<size_t>(d));
@@ -307,8 +313,8 @@ std::vector<double> UniformBallRows(int64_t n, int d, uint64_t seed,
 TEST(Offset, ImbalancedSetPredictsTheMajorityAtTinyEpsilon) {
   const int64_t n = 4000;
   const int d = 3;
-  const std::vector<double> rows =
-      UniformBallRows(n, d, 3, [](int64_t i, const double*, SecureRng&) { return i % 10 == 0 ? 1.0 : -1.0; });
+  const std::vector<double> rows = UniformBallRows(
+      n, d, 3, [](int64_t i, const double*, SecureRng&) { return i % 10 == 0 ? 1.0 : -1.0; });
   double worst_without = 1;
   for (uint64_t seed = 1; seed <= 5; seed++) {
     for (bool offset : {true, false}) {
@@ -452,7 +458,7 @@ TEST(Decision, NeighboursChooseWithinEpsilon) {
   }
   xy[0] = {-4.0, 1.0};  // a positive below every threshold: wrong at each
   std::vector<double> d1 = OneFeatureRows(xy);
-  xy[0] = {4.0, 1.0};   // ... or above every threshold: right at each
+  xy[0] = {4.0, 1.0};  // ... or above every threshold: right at each
   std::vector<double> d2 = OneFeatureRows(xy);
   const int draws = 60000;
   auto frequencies = [&](const std::vector<double>& rows, uint64_t seed) {
@@ -483,9 +489,10 @@ TEST(Decision, NeighboursChooseWithinEpsilon) {
 TEST(Decision, TrainModelShiftsOnlyTheIntercept) {
   const int64_t n = 5000;  // n epsilon_t = 500
   const int d = 3;
-  const std::vector<double> rows = UniformBallRows(n, d, 8, [](int64_t, const double* x, SecureRng& rng) {
-    return x[0] + 0.3 * (rng.Uniform01() - 0.5) > 0.4 ? 1.0 : -1.0;
-  });
+  const std::vector<double> rows =
+      UniformBallRows(n, d, 8, [](int64_t, const double* x, SecureRng& rng) {
+        return x[0] + 0.3 * (rng.Uniform01() - 0.5) > 0.4 ? 1.0 : -1.0;
+      });
   Plan p = PlanRelease(Defaults(2, LossKind::kLogistic), LossKind::kLogistic, n, d);
   ASSERT_GT(p.decision.epsilon, 0.0);
   Plan q = p;
@@ -493,11 +500,13 @@ TEST(Decision, TrainModelShiftsOnlyTheIntercept) {
   const std::vector<double> t = DecisionThresholds();
   for (uint64_t seed = 1; seed <= 4; seed++) {
     SecureRng r1 = SecureRng::FromSeed(seed), r2 = SecureRng::FromSeed(seed);
-    const std::vector<double> a = TrainModel(p, rows.data(), r1), b = TrainModel(q, rows.data(), r2);
+    const std::vector<double> a = TrainModel(p, rows.data(), r1),
+                              b = TrainModel(q, rows.data(), r2);
     for (int j = 0; j < d; j++) EXPECT_EQ(a[size_t(j)], b[size_t(j)]);
     const double shift = b[d] - a[d];
-    EXPECT_TRUE(std::any_of(t.begin(), t.end(), [&](double v) { return std::abs(v - shift) < 1e-12; }))
-        << shift;
+    EXPECT_TRUE(std::any_of(t.begin(), t.end(), [&](double v) {
+      return std::abs(v - shift) < 1e-12;
+    })) << shift;
   }
 }
 

@@ -12,8 +12,8 @@
 namespace {
 
 using dperm::OptionEntry;
-using dperm::testing::NumberOption;
 using dperm::Options;
+using dperm::testing::NumberOption;
 using Kind = OptionEntry::Kind;
 
 OptionEntry Str(const char* key, const char* v) {
@@ -93,14 +93,14 @@ TEST(ParseOptions, Defaults) {
 // Every option given is read into its field.
 TEST(ParseOptions, ReadsEveryOption) {
   std::vector<const char*> names = {"age", "income"};
-  Options o = Parse({NumberOption("epsilon", 2), NumberOption("delta", 1e-6), Str("algorithm", "output_gd"),
-                     NumberOption("l2", 0.1), NumberOption("l1", 0.01), Bool("fit_intercept", false),
-                     NumberOption("feature_bound", 3), NumberOption("huber_delta", 0.5),
-                     NumberOption("target_bound", 6), NumberOption("radius", 4),
-                     NumberOption("iterations", 250), NumberOption("step_size", 0.7), NumberOption("batch_size", 64),
-                     NumberOption("ls_sigma", 0.2), Str("accountant", "paper"),
-                     Str("neighbors", "replace_one"), Str("dataset", "bank"),
-                     NumberOption("seed", 42), Array("feature_names", names)});
+  Options o = Parse(
+      {NumberOption("epsilon", 2), NumberOption("delta", 1e-6), Str("algorithm", "output_gd"),
+       NumberOption("l2", 0.1), NumberOption("l1", 0.01), Bool("fit_intercept", false),
+       NumberOption("feature_bound", 3), NumberOption("huber_delta", 0.5),
+       NumberOption("target_bound", 6), NumberOption("radius", 4), NumberOption("iterations", 250),
+       NumberOption("step_size", 0.7), NumberOption("batch_size", 64),
+       NumberOption("ls_sigma", 0.2), Str("accountant", "paper"), Str("neighbors", "replace_one"),
+       Str("dataset", "bank"), NumberOption("seed", 42), Array("feature_names", names)});
   EXPECT_EQ(o.epsilon, 2.0);
   EXPECT_EQ(o.delta, 1e-6);
   EXPECT_EQ(o.l2, 0.1);
@@ -110,7 +110,8 @@ TEST(ParseOptions, ReadsEveryOption) {
   EXPECT_EQ(o.huber_delta, 0.5);
   EXPECT_EQ(o.target_bound, 6.0);
   EXPECT_EQ(dperm::HuberDelta(o), 0.5);  // a given huber_delta wins
-  EXPECT_DOUBLE_EQ(dperm::HuberDelta(Parse({NumberOption("epsilon", 1), NumberOption("target_bound", 6)})), 0.6);
+  EXPECT_DOUBLE_EQ(
+      dperm::HuberDelta(Parse({NumberOption("epsilon", 1), NumberOption("target_bound", 6)})), 0.6);
   EXPECT_EQ(o.radius, 4.0);
   EXPECT_EQ(o.iterations, 250);
   EXPECT_EQ(o.step_size, 0.7);
@@ -204,11 +205,13 @@ TEST(ParseOptions, NumericRanges) {
   ExpectRejected({NumberOption("epsilon", 1), NumberOption("l2", -0.1)}, "l2");
   ExpectRejected({NumberOption("epsilon", 1), NumberOption("l2", kInf)}, "l2");
   ExpectRejected({NumberOption("epsilon", 1), NumberOption("feature_bound", 0)}, "feature_bound");
-  ExpectRejected({NumberOption("epsilon", 1), NumberOption("feature_bound", kNaN)}, "feature_bound");
+  ExpectRejected({NumberOption("epsilon", 1), NumberOption("feature_bound", kNaN)},
+                 "feature_bound");
   ExpectRejected({NumberOption("epsilon", 1), NumberOption("huber_delta", -1)}, "huber_delta");
   for (double bad : {0.0, -1.0, kNaN, kInf, 1e151})
     ExpectRejected({NumberOption("epsilon", 1), NumberOption("target_bound", bad)}, "target_bound");
-  ExpectRejected({NumberOption("epsilon", 1), NumberOption("target_bound", -2)}, "", "clips targets to [-B, B]");
+  ExpectRejected({NumberOption("epsilon", 1), NumberOption("target_bound", -2)}, "",
+                 "clips targets to [-B, B]");
   ExpectRejected({NumberOption("epsilon", 1), NumberOption("step_size", 0)}, "step_size");
   ExpectRejected({NumberOption("epsilon", 1), NumberOption("batch_size", 1.5)}, "batch_size");
   ExpectRejected({NumberOption("epsilon", 1), NumberOption("seed", 0.5)}, "seed");
@@ -227,7 +230,8 @@ TEST(ParseOptions, FeatureNamesChecked) {
   ExpectRejected({NumberOption("epsilon", 1), Array("feature_names", with_null)}, "feature_names");
   // "Intercept" in another case or as a prefix is a different name.
   std::vector<const char*> similar = {"intercept_2", "Intercept"};
-  EXPECT_EQ(Parse({NumberOption("epsilon", 1), Array("feature_names", similar)}).n_feature_names, 2);
+  EXPECT_EQ(Parse({NumberOption("epsilon", 1), Array("feature_names", similar)}).n_feature_names,
+            2);
 }
 
 // `intercept`: a release fits the intercept on a private offset unless asked
@@ -244,8 +248,8 @@ TEST(ParseOptions, InterceptOffsetByDefault) {
 // A JSON null for a known key means "use the default".
 TEST(ParseOptions, NullMeansDefault) {
   Options o = Parse({NumberOption("epsilon", 1), Null("delta"), Null("l2"), Null("fit_intercept"),
-                     Null("feature_bound"), Null("iterations"), Null("accountant"),
-                     Null("seed"), Null("feature_names")});
+                     Null("feature_bound"), Null("iterations"), Null("accountant"), Null("seed"),
+                     Null("feature_names")});
   EXPECT_EQ(o.delta, 0.0);
   EXPECT_EQ(o.l2, 0.0);
   EXPECT_TRUE(o.fit_intercept);

@@ -23,8 +23,8 @@
 #include "../../bench/lib/reference_solvers.hpp"
 
 using dperm::testing::NewtonMinimiser;
-using dperm::testing::ToVector;
 using dperm::testing::Noiseless;
+using dperm::testing::ToVector;
 
 namespace {
 
@@ -101,11 +101,10 @@ TEST(OutputGdTrain, NoiselessReachesOptimum) {
       ASSERT_LT(prob.objective->Gradient(w_hat).norm(), 1e-12);
       Eigen::VectorXd w = TrainNoiseless(p, rows);
       SCOPED_TRACE(std::string(c.loss == LossKind::kLogistic ? "logistic" : "huber") +
-                   " l2=" + std::to_string(c.l2) +
-                   " intercept=" + std::to_string(fit_intercept));
+                   " l2=" + std::to_string(c.l2) + " intercept=" + std::to_string(fit_intercept));
       ASSERT_EQ(w.size(), d + (fit_intercept ? 1 : 0));
-      EXPECT_LT((w - w_hat).lpNorm<Eigen::Infinity>(), 1e-8) << "w=" << w.transpose()
-                                                              << " w_hat=" << w_hat.transpose();
+      EXPECT_LT((w - w_hat).lpNorm<Eigen::Infinity>(), 1e-8)
+          << "w=" << w.transpose() << " w_hat=" << w_hat.transpose();
       // Not trivially zero.
       EXPECT_GT(w_hat.norm(), 0.1);
     }
@@ -262,20 +261,20 @@ TEST(OutputGdSensitivity, NeighboursWithinBound) {
                   {"paper l2=0", 0.0, Accountant::kPaper}};
   for (LossKind loss : {LossKind::kLogistic, LossKind::kHuber}) {
     for (const Case& c : cases) {
-     for (int64_t iterations : {0, 40}) {  // the plan's default T, and T = 40
-      const int n = 50, d = 3;
-      std::vector<double> rows = SyntheticRows(loss, n, d, 31);
-      Options o = Opts(1.0, 1e-5, c.l2, true, c.accountant);
-      o.iterations = iterations;
-      Plan p = PlanRelease(o, loss, n, d);
-      std::string name = std::string(loss == LossKind::kLogistic ? "logistic " : "huber ") +
-                         c.name + (iterations ? " (T given)" : " (default T)");
-      SCOPED_TRACE(name);
-      double worst = MaxNeighbourDistance(p, rows);
-      EXPECT_GT(worst, 0.01 * (p.sensitivity - p.rounding_inflation));
-      std::cout << "[ info ] " << name << ": T=" << p.iterations << " step=" << p.step_size
-                << " worst distance / bound = " << worst / p.sensitivity << "\n";
-     }
+      for (int64_t iterations : {0, 40}) {  // the plan's default T, and T = 40
+        const int n = 50, d = 3;
+        std::vector<double> rows = SyntheticRows(loss, n, d, 31);
+        Options o = Opts(1.0, 1e-5, c.l2, true, c.accountant);
+        o.iterations = iterations;
+        Plan p = PlanRelease(o, loss, n, d);
+        std::string name = std::string(loss == LossKind::kLogistic ? "logistic " : "huber ") +
+                           c.name + (iterations ? " (T given)" : " (default T)");
+        SCOPED_TRACE(name);
+        double worst = MaxNeighbourDistance(p, rows);
+        EXPECT_GT(worst, 0.01 * (p.sensitivity - p.rounding_inflation));
+        std::cout << "[ info ] " << name << ": T=" << p.iterations << " step=" << p.step_size
+                  << " worst distance / bound = " << worst / p.sensitivity << "\n";
+      }
     }
   }
 }
@@ -296,8 +295,8 @@ TEST(OutputGdSensitivity, TightBoundAttained) {
     double dist = NeighbourDistance(p, rows, rows, a, b);
     double L = std::sqrt(2.0);  // huber_delta 1, R = sqrt(1 + 1)
     double eta = p.step_size;
-    double expected = l2 > 0 ? 2 * L / (n * l2) * (1 - std::pow(1 - eta * l2, 60.0))
-                             : 2 * eta * L * 60 / n;
+    double expected =
+        l2 > 0 ? 2 * L / (n * l2) * (1 - std::pow(1 - eta * l2, 60.0)) : 2 * eta * L * 60 / n;
     EXPECT_NEAR(dist, expected, 1e-9 * expected) << "l2=" << l2;
     EXPECT_NEAR(dist, (p.sensitivity - p.rounding_inflation), 1e-9 * expected) << "l2=" << l2;
   }

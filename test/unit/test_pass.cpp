@@ -125,7 +125,7 @@ TEST(Pass, StreamingEqualsInMemory) {
     // (row_kernels.hpp): the same model bits.
     for (size_t j = 0; j < w_mem.size(); j++)
       EXPECT_EQ(w_mem[j], w_str[j]) << dperm::AlgorithmName(c.algorithm) << " "
-                                           << dperm::LossName(c.loss) << " coordinate " << j;
+                                    << dperm::LossName(c.loss) << " coordinate " << j;
     EXPECT_EQ(passes, plan.iterations) << "one pass per full-batch gradient";
   }
 }
@@ -159,7 +159,8 @@ TEST(Pass, CurvaturePassEqualsInMemorySums) {
     dperm::PassInitState(b.data());
     for (int i = 0; i < n; i++) {
       const double* row = &rows[size_t(i) * (d + 1)];
-      dperm::PassAddRow(spec, w.data(), row, row[d], i < n / 3 ? a.data() : b.data(), scratch.data());
+      dperm::PassAddRow(spec, w.data(), row, row[d], i < n / 3 ? a.data() : b.data(),
+                        scratch.data());
     }
     ASSERT_TRUE(dperm::PassCombine(a.data(), b.data(), size));
     std::vector<double> got(size_t(spec.sums()));

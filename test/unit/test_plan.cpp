@@ -106,8 +106,8 @@ TEST(PlanTight, ConvexStepAndSensitivity) {
     Constants c = ConstantsFor(o, loss);
     EXPECT_DOUBLE_EQ(p.step_size, 1 / c.beta);
     EXPECT_DOUBLE_EQ(p.max_step_size, 2 / c.beta);
-    EXPECT_NEAR((p.sensitivity - p.rounding_inflation), 2 * p.step_size * c.L * double(p.iterations) / n,
-                1e-12 * p.sensitivity);
+    EXPECT_NEAR((p.sensitivity - p.rounding_inflation),
+                2 * p.step_size * c.L * double(p.iterations) / n, 1e-12 * p.sensitivity);
   }
 }
 
@@ -151,7 +151,8 @@ TEST(PlanTight, StronglyConvexDefaultIterationsSmallest) {
           o.intercept_offset = offset;
           const int d = 9;
           const dperm::OffsetPlan stage0 = dperm::PlanOffset(o, LossKind::kLogistic, n);
-          Options mech = dperm::MechanismOptions(o, stage0, dperm::PlanDecision(o, LossKind::kLogistic, n, stage0));
+          Options mech = dperm::MechanismOptions(
+              o, stage0, dperm::PlanDecision(o, LossKind::kLogistic, n, stage0));
           o.has_algorithm = true;
           o.algorithm = dperm::Algorithm::kOutputGd;
           Plan p = PlanRelease(o, LossKind::kLogistic, n, d);
@@ -190,8 +191,8 @@ TEST(PlanTight, DefaultIterationsCapped) {
   Plan p = PlanRelease(o, LossKind::kLogistic, 10000000, 3);
   EXPECT_EQ(p.iterations, 100000);
   EXPECT_NE(p.note.find("capped"), std::string::npos) << p.note;
-  EXPECT_NEAR((p.sensitivity - p.rounding_inflation), TightSensitivity(p.L, p.mu, p.step_size, 100000, p.n),
-              1e-10 * p.sensitivity);
+  EXPECT_NEAR((p.sensitivity - p.rounding_inflation),
+              TightSensitivity(p.L, p.mu, p.step_size, 100000, p.n), 1e-10 * p.sensitivity);
 }
 
 // A step above what the analysis covers is rejected: 2/(beta + 2 mu) when
@@ -313,7 +314,8 @@ TEST(PlanPaper, ConvexLemma2AndTheorem3) {
 TEST(PlanPaper, StronglyConvexNeedsTwoRows) {
   EXPECT_THROW(PlanRelease(Opts(1, 0, 0.1, true, Accountant::kPaper), LossKind::kLogistic, 1, 2),
                dperm::Error);
-  EXPECT_NO_THROW(PlanRelease(Opts(1, 0, 0.1, true, Accountant::kPaper), LossKind::kLogistic, 2, 2));
+  EXPECT_NO_THROW(
+      PlanRelease(Opts(1, 0, 0.1, true, Accountant::kPaper), LossKind::kLogistic, 2, 2));
 }
 
 // For the same n, d, T and step the tight sensitivity is strictly smaller
@@ -330,16 +332,23 @@ TEST(PlanPaper, TightIsSmallerThanPaper) {
       tight.iterations = pp.iterations;
       tight.step_size = pp.step_size;
       Plan pt = PlanRelease(tight, LossKind::kLogistic, 45211, 42);
-      EXPECT_LT((pt.sensitivity - pt.rounding_inflation), (pp.sensitivity - pp.rounding_inflation)) << "l2=" << l2;
+      EXPECT_LT((pt.sensitivity - pt.rounding_inflation), (pp.sensitivity - pp.rounding_inflation))
+          << "l2=" << l2;
       if (l2 == 0) {
-        EXPECT_NEAR((pt.sensitivity - pt.rounding_inflation) / (pp.sensitivity - pp.rounding_inflation), 2.0 / 3.0, 1e-12);
+        EXPECT_NEAR(
+            (pt.sensitivity - pt.rounding_inflation) / (pp.sensitivity - pp.rounding_inflation),
+            2.0 / 3.0, 1e-12);
       } else {
-        EXPECT_LE((pt.sensitivity - pt.rounding_inflation) / (pp.sensitivity - pp.rounding_inflation), 0.4 + 1e-12);
+        EXPECT_LE(
+            (pt.sensitivity - pt.rounding_inflation) / (pp.sensitivity - pp.rounding_inflation),
+            0.4 + 1e-12);
       }
       // The default plans as well.
       Plan pd = PlanRelease(Opts(1, 1e-6, l2, fit_intercept), LossKind::kLogistic, 45211, 42);
       if (l2 > 0) {
-        EXPECT_LT((pd.sensitivity - pd.rounding_inflation), (pp.sensitivity - pp.rounding_inflation)) << "l2=" << l2;
+        EXPECT_LT((pd.sensitivity - pd.rounding_inflation),
+                  (pp.sensitivity - pp.rounding_inflation))
+            << "l2=" << l2;
       }
     }
   }
@@ -350,16 +359,17 @@ TEST(PlanPaper, TightIsSmallerThanPaper) {
         PlanRelease(Opts(1, delta, 0.1, false, Accountant::kPaper), LossKind::kLogistic, 45211, 42);
     // Expected from the formulas: R = L = 1, beta = 1/4, beta_f = 0.35.
     double paper_expected = 5 * 1.0 * (0.1 + 0.35) / (45211 * 0.1 * 0.35);
-    EXPECT_NEAR((paper.sensitivity - paper.rounding_inflation), paper_expected, 1e-12 * paper_expected);
-    double ratio = (tight.sensitivity - tight.rounding_inflation) / (paper.sensitivity - paper.rounding_inflation);
+    EXPECT_NEAR((paper.sensitivity - paper.rounding_inflation), paper_expected,
+                1e-12 * paper_expected);
+    double ratio = (tight.sensitivity - tight.rounding_inflation) /
+                   (paper.sensitivity - paper.rounding_inflation);
     EXPECT_LT(ratio, 1.0);
     // At most (2 L/(n mu)) / Lemma 3 = 2 beta_f / (5 (mu + beta_f)) = 0.3111.
     EXPECT_LE(ratio, 2 * 0.35 / (5 * 0.45) + 1e-12);
-    std::cout << "[ info ] BANK-like (n=45211, d=42, l2=0.1, no intercept, eps=1, delta="
-              << delta << "): tight " << tight.sensitivity << " (T=" << tight.iterations
-              << ") / paper " << paper.sensitivity << " (T=" << paper.iterations
-              << ") = " << ratio << "; noise scale " << tight.noise_scale << " vs "
-              << paper.noise_scale << "\n";
+    std::cout << "[ info ] BANK-like (n=45211, d=42, l2=0.1, no intercept, eps=1, delta=" << delta
+              << "): tight " << tight.sensitivity << " (T=" << tight.iterations << ") / paper "
+              << paper.sensitivity << " (T=" << paper.iterations << ") = " << ratio
+              << "; noise scale " << tight.noise_scale << " vs " << paper.noise_scale << "\n";
   }
 }
 
@@ -426,7 +436,9 @@ TEST(PlanNoise, SensitivityInflatedByRounding) {
       EXPECT_EQ(std::frexp(p.grid, &e), 0.5);
       EXPECT_DOUBLE_EQ(p.rounding_inflation, std::sqrt(41.0) * p.grid + p.sum_inflation);
       const double base = p.sensitivity - p.rounding_inflation;
-      EXPECT_NEAR(base, 2 * p.L / (1000 * 0.1) * -std::expm1(double(p.iterations) * std::log1p(-p.step_size * 0.1)),
+      EXPECT_NEAR(base,
+                  2 * p.L / (1000 * 0.1) *
+                      -std::expm1(double(p.iterations) * std::log1p(-p.step_size * 0.1)),
                   1e-12 * base);
       EXPECT_LE(p.rounding_inflation, base / 1024);
       EXPECT_GE(p.noise_scale / p.grid, 1024.0);
@@ -510,7 +522,8 @@ TEST(PlanConstants, DefaultHuberDeltaFollowsTargetBound) {
       const std::string preprocessing = model.substr(model.find("\"preprocessing\""));
       EXPECT_EQ(JsonNumber(preprocessing, "huber_delta"), p.options.huber_delta);
       EXPECT_EQ(JsonNumber(preprocessing, "target_bound"), B);
-      dperm::PassSpec spec = dperm::PassSpecFor(dperm::PlanStreamingRelease(o, LossKind::kHuber, 5000, 3));
+      dperm::PassSpec spec =
+          dperm::PassSpecFor(dperm::PlanStreamingRelease(o, LossKind::kHuber, 5000, 3));
       EXPECT_DOUBLE_EQ(spec.huber_delta, expected);
       EXPECT_EQ(spec.target_bound, B);
     }
@@ -589,14 +602,14 @@ TEST(PlanJson, PrintsMechanismFieldsGenerically) {
 // the user guide's table says (docs/user-guide.md, "Choosing an algorithm"), and says why; a named algorithm
 // is always kept.
 TEST(DefaultAlgorithm, FollowsTheRecommendationTable) {
-  struct Case { double delta, l2, l1; dperm::Algorithm expected; };
+  struct Case {
+    double delta, l2, l1;
+    dperm::Algorithm expected;
+  };
   const Case cases[] = {
-      {1e-3, 0.1, 0, dperm::Algorithm::kBolton},
-      {0, 0.1, 0, dperm::Algorithm::kBolton},
-      {1e-3, 0, 0, dperm::Algorithm::kDpGd},
-      {0, 0, 0, dperm::Algorithm::kOutputGd},
-      {1e-3, 0.1, 0.01, dperm::Algorithm::kDpGd},
-      {1e-3, 0, 0.01, dperm::Algorithm::kDpGd},
+      {1e-3, 0.1, 0, dperm::Algorithm::kBolton},  {0, 0.1, 0, dperm::Algorithm::kBolton},
+      {1e-3, 0, 0, dperm::Algorithm::kDpGd},      {0, 0, 0, dperm::Algorithm::kOutputGd},
+      {1e-3, 0.1, 0.01, dperm::Algorithm::kDpGd}, {1e-3, 0, 0.01, dperm::Algorithm::kDpGd},
   };
   for (LossKind loss : {LossKind::kLogistic, LossKind::kHuber}) {
     for (const Case& c : cases) {
@@ -611,16 +624,21 @@ TEST(DefaultAlgorithm, FollowsTheRecommendationTable) {
   }
   // Small l2 (n l2 <= 100), logistic, no l1: objective (at delta = 0 with
   // the Gamma-norm b), unless its fixed schedule would pass 8e7 row gradients.
-  struct Small { LossKind loss; double delta, l2, l1; int64_t n; dperm::Algorithm expected; };
+  struct Small {
+    LossKind loss;
+    double delta, l2, l1;
+    int64_t n;
+    dperm::Algorithm expected;
+  };
   const Small small[] = {
       {LossKind::kLogistic, 1e-6, 1e-3, 0, 10000, dperm::Algorithm::kObjective},
-      {LossKind::kLogistic, 1e-6, 1e-2, 0, 10000, dperm::Algorithm::kObjective},   // n l2 = 100
-      {LossKind::kLogistic, 1e-6, 1e-2, 0, 10001, dperm::Algorithm::kBolton},      // n l2 > 100
+      {LossKind::kLogistic, 1e-6, 1e-2, 0, 10000, dperm::Algorithm::kObjective},  // n l2 = 100
+      {LossKind::kLogistic, 1e-6, 1e-2, 0, 10001, dperm::Algorithm::kBolton},     // n l2 > 100
       {LossKind::kHuber, 1e-6, 1e-3, 0, 10000, dperm::Algorithm::kBolton},
-      {LossKind::kLogistic, 0, 1e-3, 0, 10000, dperm::Algorithm::kObjective},     // pure
-      {LossKind::kLogistic, 0, 1e-2, 0, 10001, dperm::Algorithm::kBolton},         // pure, n l2 > 100
+      {LossKind::kLogistic, 0, 1e-3, 0, 10000, dperm::Algorithm::kObjective},  // pure
+      {LossKind::kLogistic, 0, 1e-2, 0, 10001, dperm::Algorithm::kBolton},     // pure, n l2 > 100
       {LossKind::kLogistic, 1e-6, 1e-3, 0.01, 10000, dperm::Algorithm::kDpGd},
-      {LossKind::kLogistic, 1e-6, 1e-5, 0, 1000000, dperm::Algorithm::kBolton},    // T n > 8e7
+      {LossKind::kLogistic, 1e-6, 1e-5, 0, 1000000, dperm::Algorithm::kBolton},  // T n > 8e7
   };
   for (const Small& c : small) {
     Options o = Opts(1, c.delta, c.l2);
@@ -670,8 +688,8 @@ TEST(PureNoiseComparison, KNormFormulasAndThePlan) {
   EXPECT_NEAR(linf / draws, c.linf, 0.02 * c.linf);
   for (int d : {1, 2, 3, 10, 69}) {
     const dperm::PureNoiseSq k = dperm::PureNoiseComparison(d);
-    EXPECT_LE(k.coordinate, k.linf * (1 + 1e-12)) << d;   // never worse than Linf
-    EXPECT_LE(k.coordinate, 2 * k.l2) << d;                // within 2x of L2
+    EXPECT_LE(k.coordinate, k.linf * (1 + 1e-12)) << d;  // never worse than Linf
+    EXPECT_LE(k.coordinate, 2 * k.l2) << d;              // within 2x of L2
   }
   Options o = dperm::testing::Opts(1.0, 0.0, 0.1);
   o.algorithm = dperm::Algorithm::kOutputGd;

@@ -77,9 +77,9 @@ TEST(PldAccountant, MatchesEveryReferenceRow) {
       EXPECT_LE(rel_exact, 1e-6) << what.str();
     }
     std::ostringstream line;  // local stream: std::cout keeps its precision
-    line << std::setprecision(12) << "[ info ] " << what.str() << ": eps " << eps
-         << " (reference " << target << ", rel " << std::setprecision(3) << rel
-         << ", vs exact " << rel_exact << ") in " << seconds << " s\n";
+    line << std::setprecision(12) << "[ info ] " << what.str() << ": eps " << eps << " (reference "
+         << target << ", rel " << std::setprecision(3) << rel << ", vs exact " << rel_exact
+         << ") in " << seconds << " s\n";
     std::cout << line.str();
   }
   std::cout << "[ info ] " << rows.size() << " rows, worst relative error vs "
@@ -100,14 +100,13 @@ TEST(PldAccountant, NotAboveRdpImprovedEpsilon) {
   int matched = 0;
   for (const Row& r : rdp) {
     for (const Row& p : pld) {
-      if (r.at("q") != p.at("q") ||
-          r.at("noise_multiplier") != p.at("noise_multiplier") ||
+      if (r.at("q") != p.at("q") || r.at("noise_multiplier") != p.at("noise_multiplier") ||
           r.at("steps") != p.at("steps") || r.at("delta") != p.at("delta"))
         continue;
       ++matched;
       const double eps = EpsilonPoissonSubsampledGaussianPld(
-          p.at("q"), p.at("noise_multiplier"), static_cast<int64_t>(p.at("steps")),
-          p.at("delta"), p.at("value_discretization_interval"));
+          p.at("q"), p.at("noise_multiplier"), static_cast<int64_t>(p.at("steps")), p.at("delta"),
+          p.at("value_discretization_interval"));
       EXPECT_LE(eps, r.at("epsilon_improved"))
           << "q " << p.at("q") << " sigma " << p.at("noise_multiplier") << " steps "
           << p.at("steps");
@@ -206,8 +205,7 @@ TEST(SubsampledGaussianPld, ConnectTheDotsIsExactOnGridAndPessimistic) {
 TEST(DiscretePld, GetDeltaAndGetEpsilonByHand) {
   const DiscretePld pld(0.5, 0, {0.25, 0.0, 0.5, 0.25}, 0.0);  // losses 0, 1, 1.5
   EXPECT_NEAR(pld.GetDelta(1.2), 0.25 * -std::expm1(1.2 - 1.5), 1e-16);
-  EXPECT_NEAR(pld.GetDelta(0.0), 0.5 * -std::expm1(-1.0) + 0.25 * -std::expm1(-1.5),
-              1e-16);
+  EXPECT_NEAR(pld.GetDelta(0.0), 0.5 * -std::expm1(-1.0) + 0.25 * -std::expm1(-1.5), 1e-16);
   EXPECT_DOUBLE_EQ(pld.GetDelta(kInf), 0.0);
   EXPECT_DOUBLE_EQ(pld.GetDelta(-kInf), 1.0);
   EXPECT_NEAR(pld.GetEpsilon(0.05), 1.5 + std::log(0.8), 1e-14);  // 0.25(1 − e^{ε−1.5})
@@ -249,8 +247,7 @@ TEST(DiscretePld, ComposeMatchesDirectConvolution) {
   ASSERT_EQ(c.pmf().size(), ref.size());
   EXPECT_EQ(c.offset(), -400);
   double worst = 0.0;
-  for (size_t i = 0; i < ref.size(); ++i)
-    worst = std::max(worst, std::fabs(c.pmf()[i] - ref[i]));
+  for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::fabs(c.pmf()[i] - ref[i]));
   EXPECT_LT(worst, 1e-16);
   EXPECT_NEAR(c.infinity_mass(), 0.01 + 0.02 - 0.01 * 0.02, 1e-17);
   EXPECT_THROW(pa.Compose(DiscretePld(0.02, 0, {1.0}, 0.0)), Error);

@@ -122,10 +122,10 @@ TEST(PldWor, DeltaMatchesIntegratedHockeyStick) {
     const double got = DeltaWorGaussianPld(r.gamma, r.sigma, r.steps, r.arg, 1e-4);
     if (r.kind == "sym_delta") {
       ++n;
-      EXPECT_GE(got, r.value * (1 - 1e-9) - 1e-16) << r.gamma << " " << r.sigma << " " << r.steps
-                                                   << " " << r.arg;
-      EXPECT_LE(got, r.value * 1.002 + 1e-12) << r.gamma << " " << r.sigma << " " << r.steps
-                                              << " " << r.arg;
+      EXPECT_GE(got, r.value * (1 - 1e-9) - 1e-16)
+          << r.gamma << " " << r.sigma << " " << r.steps << " " << r.arg;
+      EXPECT_LE(got, r.value * 1.002 + 1e-12)
+          << r.gamma << " " << r.sigma << " " << r.steps << " " << r.arg;
     } else {
       EXPECT_GE(got, r.value * (1 - 1e-9)) << "remove " << r.gamma << " " << r.sigma;
     }
@@ -141,9 +141,8 @@ TEST(PldWor, DiscretePldDominatesAtNegativeEpsilon) {
       const DiscretePld pld = WorGaussianPld(gamma, sigma, 1e-3);
       for (double eps : {-3.0, -1.0, -0.2, -0.01, 0.0, 0.01, 0.3, 2.0}) {
         const double s = sigma / 2;
-        const double exact =
-            std::max(SubsampledGaussianDelta(gamma, s, PldAdjacency::kRemove, eps),
-                     SubsampledGaussianDelta(gamma, s, PldAdjacency::kAdd, eps));
+        const double exact = std::max(SubsampledGaussianDelta(gamma, s, PldAdjacency::kRemove, eps),
+                                      SubsampledGaussianDelta(gamma, s, PldAdjacency::kAdd, eps));
         EXPECT_GE(pld.GetDelta(eps), exact - 1e-14) << gamma << " " << sigma << " " << eps;
       }
     }
@@ -159,8 +158,8 @@ TEST(PldWor, NeverBelowTheLowerBound) {
       for (long steps : {1L, 10L, 300L}) {
         const double lb = EpsilonWorGaussianLowerBound(gamma, sigma, steps, 1e-5);
         const double pld = EpsilonWorGaussianPld(gamma, sigma, steps, 1e-5);
-        const double rdp = RdpToEpsilon(
-            orders, RdpWorGaussianCurve(gamma, sigma, steps, orders), 1e-5);
+        const double rdp =
+            RdpToEpsilon(orders, RdpWorGaussianCurve(gamma, sigma, steps, orders), 1e-5);
         EXPECT_GE(pld, lb) << gamma << " " << sigma << " " << steps;
         EXPECT_GE(rdp, lb) << gamma << " " << sigma << " " << steps;
         EXPECT_LE(pld, rdp * (1 + 1e-9) + 1e-9);
@@ -187,8 +186,8 @@ struct PaperSetting {
   double eps;
   double lower_bound_1e5;  // LowerBoundWorGaussianSigma(q, steps, eps, 1e-5, 1e-5)
 };
-const PaperSetting kPaperSettings[] = {{0.01, 1000, 1.0, 2.81887}, {0.1, 100, 1.0, 7.87908},
-                                       {0.1, 100, 2.0, 4.49390}};
+const PaperSetting kPaperSettings[] = {
+    {0.01, 1000, 1.0, 2.81887}, {0.1, 100, 1.0, 7.87908}, {0.1, 100, 2.0, 4.49390}};
 
 TEST(PldWor, PaperSettingsWithinTargetOfLowerBound) {
   const double delta = 1e-5;
@@ -197,8 +196,9 @@ TEST(PldWor, PaperSettingsWithinTargetOfLowerBound) {
     const double z = CalibrateWorGaussian(c.q, c.steps, c.eps, delta, true, &d);
     const double lb = c.lower_bound_1e5;
     const double coarse = LowerBoundWorGaussianSigma(c.q, c.steps, c.eps, delta, 1e-4);
-    std::printf("q=%g T=%ld eps=%g: sigma/C pld %.4f rdp %.4f lower bound %.4f (grid 1e-4: %.4f) ratio %.3f\n",
-                c.q, c.steps, c.eps, z, d.rdp_sigma, lb, coarse, z / lb);
+    std::printf(
+        "q=%g T=%ld eps=%g: sigma/C pld %.4f rdp %.4f lower bound %.4f (grid 1e-4: %.4f) ratio %.3f\n",
+        c.q, c.steps, c.eps, z, d.rdp_sigma, lb, coarse, z / lb);
     EXPECT_LE(coarse, lb * (1 + 3e-4)) << "stored lower bound below the coarse one";
     EXPECT_GE(coarse, lb / 1.05) << "stored lower bound far above the coarse one";
     EXPECT_TRUE(d.used_pld);

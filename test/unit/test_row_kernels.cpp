@@ -33,7 +33,8 @@ std::vector<double> SpreadRows(int64_t n, int d, int64_t stride, uint64_t seed) 
   std::uniform_int_distribution<int> exponent(-30, 3);
   std::vector<double> rows(size_t(n * stride), 7.0);  // 7: padding the kernels must not read
   for (int64_t i = 0; i < n; i++)
-    for (int j = 0; j < d; j++) rows[size_t(i * stride + j)] = std::ldexp(normal(gen), exponent(gen));
+    for (int j = 0; j < d; j++)
+      rows[size_t(i * stride + j)] = std::ldexp(normal(gen), exponent(gen));
   return rows;
 }
 
@@ -96,7 +97,8 @@ TEST(RowKernels, RoundedRowsAndLimbsAreTheSameIntegersWithAndWithoutAvx2) {
                             RowIsa::kAvx2);
       for (int64_t i = 0; i < count; i++) {
         const double s = c[size_t(i)] * inv;
-        for (int j = 0; j < d; j++) expect[size_t(j)] += dperm::RoundToGridInt(s * rows[size_t(i * stride + j)]);
+        for (int j = 0; j < d; j++)
+          expect[size_t(j)] += dperm::RoundToGridInt(s * rows[size_t(i * stride + j)]);
         if (intercept) expect[size_t(d)] += dperm::RoundToGridInt(s);
       }
       EXPECT_EQ(portable, expect) << d;
@@ -128,7 +130,8 @@ TEST(RowKernels, BatchedExactSumEqualsRowByRowAcrossTheFlushWindow) {
   batched.AddScaled(0, 1.0, rows.data(), d, true);  // start mid-window
   single.AddScaled(0, 1.0, rows.data(), d, true);
   batched.AddScaledRows(0, c.data(), rows.data(), stride, n, d, true);
-  for (int64_t i = 0; i < n; i++) single.AddScaled(0, c[size_t(i)], rows.data() + i * stride, d, true);
+  for (int64_t i = 0; i < n; i++)
+    single.AddScaled(0, c[size_t(i)], rows.data() + i * stride, d, true);
   for (int j = 0; j <= d; j++) {
     EXPECT_TRUE(batched.Units(j) == single.Units(j)) << j;
     EXPECT_TRUE(batched.Units(j) == __int128(n + 1) * (__int128(1) << 45)) << j;

@@ -108,7 +108,8 @@ std::vector<double> Rows(int64_t n, int d, bool classes) {
 }
 
 bool SameBits(const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), sizeof(double) * size_t(a.size())) == 0;
+  return a.size() == b.size() &&
+         std::memcmp(a.data(), b.data(), sizeof(double) * size_t(a.size())) == 0;
 }
 
 // The gradient at `threads` threads, on a pass large enough to be split.
@@ -139,8 +140,8 @@ TEST(RowParts, LogisticHuberAndSoftmaxGradientsAreTheSameBitsAtEveryThreadCount)
   dperm::LabelMap y(binary.data() + d, n, Eigen::InnerStride<>(d + 1));
   dperm::LogisticLoss logistic;
   dperm::HuberLoss huber(0.5);
-  for (const dperm::Loss* loss : {static_cast<const dperm::Loss*>(&logistic),
-                                   static_cast<const dperm::Loss*>(&huber)}) {
+  for (const dperm::Loss* loss :
+       {static_cast<const dperm::Loss*>(&logistic), static_cast<const dperm::Loss*>(&huber)}) {
     ExpectSameGradientAtEveryThreadCount(
         [&] {
           auto f = std::make_unique<dperm::LinearObjective>(*loss, x, y, true, 0.0);

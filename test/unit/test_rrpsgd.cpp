@@ -85,7 +85,8 @@ TEST(RrpsgdPlan, DefaultsFollowTheorems) {
       Options o = RrOpts(c.eps, c.delta, c.l2, acc);
       if (c.loss == LossKind::kSoftmax) o.classes = 10;
       Plan p = PlanRelease(o, c.loss, c.n, c.d);
-      SCOPED_TRACE("n=" + std::to_string(c.n) + " paper=" + std::to_string(acc == Accountant::kPaper));
+      SCOPED_TRACE("n=" + std::to_string(c.n) +
+                   " paper=" + std::to_string(acc == Accountant::kPaper));
       Constants k = ConstantsFor(o, c.loss);
       int dim = (c.d + 1) * (c.loss == LossKind::kSoftmax ? 10 : 1);
       ASSERT_EQ(p.dim, dim);
@@ -101,7 +102,8 @@ TEST(RrpsgdPlan, DefaultsFollowTheorems) {
       const double unrounded = dperm::testing::ExpectSnappedNoise(p);
       EXPECT_NEAR(p.noise_multiplier * k.L, unrounded, 1e-12 * unrounded);
       // The paper's per-coordinate noise, and the tight plan's.
-      double paper_s = 2 * k.L * std::sqrt(std::log(3 * c.n / c.delta) * std::log(2 / c.delta)) / c.eps;
+      double paper_s =
+          2 * k.L * std::sqrt(std::log(3 * c.n / c.delta) * std::log(2 / c.delta)) / c.eps;
       Options ot = o;
       ot.accountant = Accountant::kTight;
       Plan tight = PlanRelease(ot, c.loss, c.n, c.d);
@@ -111,7 +113,7 @@ TEST(RrpsgdPlan, DefaultsFollowTheorems) {
       }
       // The step.
       double beta_f = k.beta + c.l2;
-      double f0 = c.loss == LossKind::kLogistic ? std::log(2.0)
+      double f0 = c.loss == LossKind::kLogistic  ? std::log(2.0)
                   : c.loss == LossKind::kSoftmax ? std::log(10.0)
                                                  : 0.5;
       double df = std::sqrt(2 * f0 / beta_f);
@@ -159,8 +161,8 @@ TEST(RrpsgdPlan, AccountingChargesAllRounds) {
         // calibrated multiplier, which is at most the plan's sigma/C' (the
         // dyadic rounding only adds noise) and within ~2^-19 of it.
         for (size_t i = 0; i < orders.size(); i++) {
-          const double at_plan =
-              double(p.iterations) * dperm::RdpWorGaussian(1.0 / 5000, p.noise_multiplier, orders[i]);
+          const double at_plan = double(p.iterations) *
+                                 dperm::RdpWorGaussian(1.0 / 5000, p.noise_multiplier, orders[i]);
           EXPECT_GE(curve[i], at_plan * (1 - 1e-9));
           EXPECT_LE(curve[i], at_plan * (1 + 1e-4));
         }
@@ -316,13 +318,15 @@ TEST(RrpsgdTrain, GradientNormFallsWithNoiseAndMeetsTheorem5) {
       Plan q = p;
       q.noise_scale = scale * p.noise_scale;
       double mean = 0;
-      for (int s = 0; s < seeds; s++) mean += f->Gradient(TrainSeeded(q, rows, 300 + s)).squaredNorm();
+      for (int s = 0; s < seeds; s++)
+        mean += f->Gradient(TrainSeeded(q, rows, 300 + s)).squaredNorm();
       mean /= seeds;
       double sigma_sq = 4 * p.L * p.L + p.dim * q.noise_scale * q.noise_scale;
       double bound = Theorem5Bound(q, f0 - fstar, sigma_sq);
       SCOPED_TRACE("loss=" + std::to_string(int(c.loss)) + " scale=" + std::to_string(scale));
       EXPECT_LE(mean, bound);
-      std::cout << "[ info ] scale " << scale << " mean " << mean << " bound " << bound << " step " << q.step_size << " s " << q.noise_scale << "\n";
+      std::cout << "[ info ] scale " << scale << " mean " << mean << " bound " << bound << " step "
+                << q.step_size << " s " << q.noise_scale << "\n";
       means.push_back(mean);
     }
     for (size_t i = 1; i < means.size(); i++) EXPECT_LT(means[i], means[i - 1]);

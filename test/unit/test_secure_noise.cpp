@@ -79,7 +79,8 @@ FitResult Fit(const std::function<int64_t()>& draw, const std::function<long dou
     bins.back().first += e_acc;
     bins.back().second += o_acc;
   }
-  for (const auto& b : bins) r.stat += double((b.second - b.first) * (b.second - b.first) / b.first);
+  for (const auto& b : bins)
+    r.stat += double((b.second - b.first) * (b.second - b.first) / b.first);
   r.df = int(bins.size()) - 1;
   r.p = ChiSquarePValue(r.stat, r.df);
   r.mean = sum / n;
@@ -91,9 +92,10 @@ FitResult Fit(const std::function<int64_t()>& draw, const std::function<long dou
 }
 
 void Report(const char* what, const FitResult& r) {
-  std::printf("[ chi2     ] %s: chi2 = %.1f on %d df, p = %.3f; var %.6g (exact %.6g); "
-              "tail %.6g (exact %.6g)\n",
-              what, r.stat, r.df, r.p, r.var, r.exact_var, r.tail, r.exact_tail);
+  std::printf(
+      "[ chi2     ] %s: chi2 = %.1f on %d df, p = %.3f; var %.6g (exact %.6g); "
+      "tail %.6g (exact %.6g)\n",
+      what, r.stat, r.df, r.p, r.var, r.exact_var, r.tail, r.exact_tail);
 }
 
 void ExpectGoodFit(const FitResult& r, int n) {
@@ -126,10 +128,10 @@ void CheckDiscreteGaussian(uint64_t num, uint64_t den, uint64_t seed) {
 }
 
 TEST(DiscreteGaussian, MatchesExactPmf) {
-  CheckDiscreteGaussian(1, 4, 101);          // sigma = 0.5
-  CheckDiscreteGaussian(1, 1, 102);          // sigma = 1
-  CheckDiscreteGaussian(109, 10, 103);       // sigma^2 = 10.9
-  CheckDiscreteGaussian(1000000, 1, 104);    // sigma = 1000
+  CheckDiscreteGaussian(1, 4, 101);                 // sigma = 0.5
+  CheckDiscreteGaussian(1, 1, 102);                 // sigma = 1
+  CheckDiscreteGaussian(109, 10, 103);              // sigma^2 = 10.9
+  CheckDiscreteGaussian(1000000, 1, 104);           // sigma = 1000
   CheckDiscreteGaussian(1099511627776ULL, 1, 105);  // sigma = 2^20
 }
 
@@ -174,9 +176,9 @@ void CheckDiscreteLaplace(uint64_t t, uint64_t s, uint64_t seed) {
 }
 
 TEST(DiscreteLaplace, MatchesExactPmf) {
-  CheckDiscreteLaplace(1, 2, 201);      // scale 0.5
-  CheckDiscreteLaplace(3, 2, 202);      // scale 1.5
-  CheckDiscreteLaplace(1000, 1, 203);   // scale 1000
+  CheckDiscreteLaplace(1, 2, 201);                   // scale 0.5
+  CheckDiscreteLaplace(3, 2, 202);                   // scale 1.5
+  CheckDiscreteLaplace(1000, 1, 203);                // scale 1000
   CheckDiscreteLaplace(1024 * 2048 + 7, 1024, 204);  // a grid-style t/s
 }
 
@@ -210,7 +212,8 @@ TEST(Snapping, GridChoice) {
   double g = SnapGrid(1.0, 100000000, 1.0, laplace);
   EXPECT_LE(1.0 / g, 1048576.0);
   EXPECT_GT(1.0 / g, 524288.0);
-  EXPECT_EQ(SnapGrid(1.0, 100000000, 1.0, gauss), std::ldexp(1.0, -24));  // 2^-10/sqrt(1e8) -> 2^-24
+  EXPECT_EQ(SnapGrid(1.0, 100000000, 1.0, gauss),
+            std::ldexp(1.0, -24));  // 2^-10/sqrt(1e8) -> 2^-24
   g = SnapGrid(1e-9, 100, 1e3, gauss);
   EXPECT_LE(1e3 / g, 268435456.0);
   EXPECT_GT(1e3 / g, 134217728.0);
@@ -284,8 +287,8 @@ void CheckRoundedNormal(int bits, uint64_t seed) {
   auto cdf = [](long double t) { return 0.5L * std::erfc(-t / std::sqrt(2.0L)); };
   const int64_t scale = int64_t(1) << bits;
   FitResult r = Fit([&] { return RoundedExactNormal(rng, bits); },
-                    [&](int64_t m) { return cdf((m + 0.5L) * h) - cdf((m - 0.5L) * h); },
-                    9 * scale, std::max<int64_t>(1, scale / 8), 2 * scale, n);
+                    [&](int64_t m) { return cdf((m + 0.5L) * h) - cdf((m - 0.5L) * h); }, 9 * scale,
+                    std::max<int64_t>(1, scale / 8), 2 * scale, n);
   char what[80];
   std::snprintf(what, sizeof what, "exact normal rounded to 2^-%d", bits);
   Report(what, r);
@@ -354,8 +357,8 @@ TEST(ExactGaussianSteps, NoiseMatchesNormalCellMasses) {
         EXPECT_EQ(units, std::round(units));
         return int64_t(std::llround(units)) - k;
       },
-      [&](int64_t m) { return cdf((m + 0.5L) * h) - cdf((m - 0.5L) * h); }, 9 * 1024, 128,
-      2 * 1024, n);
+      [&](int64_t m) { return cdf((m + 0.5L) * h) - cdf((m - 0.5L) * h); }, 9 * 1024, 128, 2 * 1024,
+      n);
   Report("rounded exact Gaussian step noise, b = 10", r);
   ExpectGoodFit(r, n);
   // The variance is sigma^2 (1 + 2^-2b/12) in grid units^2 / 2^2b: the noise

@@ -29,7 +29,6 @@ Options Parse(std::vector<OptionEntry> entries) {
   return ParseOptions(entries.data(), int(entries.size()));
 }
 
-
 OptionEntry Str(const char* key, const char* v) {
   OptionEntry e;
   e.key = key;
@@ -107,7 +106,8 @@ TEST(L2Selection, CalibrationMeetsTheRequest) {
       const std::vector<double> train = ComposeRdp(curves);
       ASSERT_GT(s.score_multiplier, 0);  // delta > 0: Gaussian scores
       std::vector<double> score;
-      for (double a : LedgerOrders()) score.push_back(a / (2 * s.score_multiplier * s.score_multiplier));
+      for (double a : LedgerOrders())
+        score.push_back(a / (2 * s.score_multiplier * s.score_multiplier));
       for (size_t i = 0; i < train.size(); i++) {
         EXPECT_DOUBLE_EQ(s.train_curve[i], train[i]);
         EXPECT_DOUBLE_EQ(s.rdp_curve[i], std::max(train[i], score[i]));
@@ -124,7 +124,8 @@ TEST(L2Selection, CalibrationMeetsTheRequest) {
       EXPECT_LT(s.candidate_epsilon, eps);
       EXPECT_GT(s.candidate_epsilon, eps / double(L2Grid().size()) / 2);
       bool all_bolton = true;  // logistic's small l2 is objective, whose curve has another shape
-      for (const Plan& p : s.candidates) all_bolton = all_bolton && p.algorithm == Algorithm::kBolton;
+      for (const Plan& p : s.candidates)
+        all_bolton = all_bolton && p.algorithm == Algorithm::kBolton;
       if (all_bolton) {
         Options one = AutoOptions(eps, delta);
         one.l2_auto = false;
@@ -207,8 +208,8 @@ TEST(L2Selection, SeededRunsRepeatAndScoreEveryCandidate) {
 
 TEST(L2Selection, RowScoresStayWithinTheirBound) {
   L2Selection s = PlanL2Selection(AutoOptions(1, 1e-6), LossKind::kHuber, 100, 1);
-  const double row[2] = {1.0, -1.0};  // target clipped to [-B, B], B = 1
-  EXPECT_DOUBLE_EQ(RowScore(s, {1e9, 0}, row), 1.0);  // capped at B
+  const double row[2] = {1.0, -1.0};                        // target clipped to [-B, B], B = 1
+  EXPECT_DOUBLE_EQ(RowScore(s, {1e9, 0}, row), 1.0);        // capped at B
   EXPECT_DOUBLE_EQ(RowScore(s, {1e300, 1e300}, row), 1.0);  // inf: the cap
   EXPECT_DOUBLE_EQ(RowScore(s, {-0.5, 0}, row), 0.5);
   EXPECT_DOUBLE_EQ(RowScore(s, {-1, 0}, row), 0.0);
@@ -249,9 +250,10 @@ TEST(L2Selection, WineBinaryHeldoutAccuracyFloor) {
     correct_majority += majority == x[d];
   }
   const double acc = double(correct) / t, base = double(correct_majority) / t;
-  std::printf("WINE (binary) l2 => 'auto' at epsilon = 1: chose l2 = %g, held-out accuracy %.4f "
-              "(majority %.4f); noisy scores",
-              L2Grid()[size_t(r.chosen)], acc, base);
+  std::printf(
+      "WINE (binary) l2 => 'auto' at epsilon = 1: chose l2 = %g, held-out accuracy %.4f "
+      "(majority %.4f); noisy scores",
+      L2Grid()[size_t(r.chosen)], acc, base);
   for (double v : r.noisy_scores) std::printf(" %.1f", v);
   std::printf("\n");
   EXPECT_GT(acc, base + 0.02);
@@ -293,12 +295,21 @@ TEST(PapernotSteinke, MatchesPythonReference) {
     double want[6];
   };
   const Case cases[] = {
-      {2, 10, 1, {3.0990174256903096, 3.0990174256903096, 3.0990174256903096, 3.4042139405522476,
-                  5.972648090925477, 33.90740089790452}},
-      {5, 10, 0, {0.9675366623368797, 0.9675366623368797, 0.9675366623368797, 0.9675366623368797,
-                  1.2324876832756453, 5.647240490254688}},
-      {3, 20, 0.5, {2.117788870809895, 2.117788870809895, 2.117788870809895, 2.133797370062149,
-                    3.119796975731727, 15.479352864923028}},
+      {2,
+       10,
+       1,
+       {3.0990174256903096, 3.0990174256903096, 3.0990174256903096, 3.4042139405522476,
+        5.972648090925477, 33.90740089790452}},
+      {5,
+       10,
+       0,
+       {0.9675366623368797, 0.9675366623368797, 0.9675366623368797, 0.9675366623368797,
+        1.2324876832756453, 5.647240490254688}},
+      {3,
+       20,
+       0.5,
+       {2.117788870809895, 2.117788870809895, 2.117788870809895, 2.133797370062149,
+        3.119796975731727, 15.479352864923028}},
   };
   const size_t at[6] = {0, 3, 8, 13, 20, 23};
   for (const Case& c : cases) {

@@ -243,7 +243,8 @@ TEST(SoftmaxOptions, ClassesRequiredForSoftmaxOnly) {
   Options o = Opts(1.0, 0, 0.1);
   EXPECT_THROW(dperm::CheckOptionsForLoss(o, LossKind::kSoftmax), dperm::Error);
   EXPECT_THROW(PlanRelease(o, LossKind::kSoftmax, 100, 3), dperm::Error);
-  dperm::testing::ExpectInvalid([&] { dperm::CheckOptionsForLoss(o, LossKind::kSoftmax); }, "classes");
+  dperm::testing::ExpectInvalid([&] { dperm::CheckOptionsForLoss(o, LossKind::kSoftmax); },
+                                "classes");
   o.classes = 3;
   EXPECT_NO_THROW(dperm::CheckOptionsForLoss(o, LossKind::kSoftmax));
   Plan p = PlanRelease(o, LossKind::kSoftmax, 100, 3);

@@ -84,7 +84,8 @@ double FormulaSensitivity(const Plan& p) {
 TEST(Ssp, JointSensitivityBoundHoldsForEveryPair) {
   const double R = std::sqrt(2.0), L = R;
   for (double gamma : {0.5 * R, R, 2 * R}) {
-    const double bound = 2 * gamma * gamma * L * L + 2 * std::pow(R, 4) + std::pow(gamma * L, 4) / (2 * std::pow(R, 4));
+    const double bound = 2 * gamma * gamma * L * L + 2 * std::pow(R, 4) +
+                         std::pow(gamma * L, 4) / (2 * std::pow(R, 4));
     double largest = 0;
     for (double a = 0; a <= R + 1e-12; a += R / 8)
       for (double b = 0; b <= R + 1e-12; b += R / 8)
@@ -92,10 +93,12 @@ TEST(Ssp, JointSensitivityBoundHoldsForEveryPair) {
           for (double cp = -1; cp <= 1 + 1e-12; cp += 0.25) {
             std::vector<double> angles;
             for (double s = -1; s <= 1 + 1e-12; s += 1.0 / 64) angles.push_back(s);
-            if (a * b > 0) angles.push_back(std::clamp(-gamma * gamma * c * cp / (2 * a * b), -1.0, 1.0));
+            if (a * b > 0)
+              angles.push_back(std::clamp(-gamma * gamma * c * cp / (2 * a * b), -1.0, 1.0));
             for (double s : angles) {
-              const double v = gamma * gamma * (c * c * a * a + cp * cp * b * b - 2 * c * cp * a * b * s) +
-                               std::pow(a, 4) + std::pow(b, 4) - 2 * a * a * b * b * s * s;
+              const double v =
+                  gamma * gamma * (c * c * a * a + cp * cp * b * b - 2 * c * cp * a * b * s) +
+                  std::pow(a, 4) + std::pow(b, 4) - 2 * a * a * b * b * s * s;
               EXPECT_LE(v, bound * (1 + 1e-12));
               largest = std::max(largest, v);
             }
@@ -115,7 +118,8 @@ TEST(Ssp, MomentSumsMatchTheirDefinition) {
     std::vector<double> rows = dperm::testing::ErmRows(LossKind::kLogistic, 200, d, 11);
     Plan p = dperm::PlanRelease(SspOpts(1, 1e-6, intercept), LossKind::kLogistic, 200, d);
     Eigen::VectorXd got = Moments(p, rows);
-    Eigen::VectorXd want = DirectMoments(rows, d, intercept, p.mechanism_fields.Get(dperm::kMomentWeight));
+    Eigen::VectorXd want =
+        DirectMoments(rows, d, intercept, p.mechanism_fields.Get(dperm::kMomentWeight));
     ASSERT_EQ(got.size(), want.size());
     EXPECT_EQ(got.size(), p.dim + p.dim * (p.dim + 1) / 2);
     EXPECT_LE((got - want).norm(), 1e-9 * want.norm()) << intercept;
@@ -157,9 +161,7 @@ TEST(Ssp, EveryReplacedRowIsWithinTheSensitivity) {
   const double R = p.R;
   std::mt19937_64 gen(5);
   std::normal_distribution<double> normal(0, 1);
-  auto row = [&](Eigen::Vector3d x, double y) {
-    return std::vector<double>{x(0), x(1), x(2), y};
-  };
+  auto row = [&](Eigen::Vector3d x, double y) { return std::vector<double>{x(0), x(1), x(2), y}; };
   auto random_point = [&]() {
     Eigen::Vector3d x(normal(gen), normal(gen), normal(gen));
     return Eigen::Vector3d(x * (R / x.norm()) * (0.5 + 0.5 * std::abs(normal(gen)) / 3));
@@ -175,8 +177,8 @@ TEST(Ssp, EveryReplacedRowIsWithinTheSensitivity) {
     largest = std::max(largest, moved);
     // The A part alone against the identity.
     const double fro2 = (a - b).tail(a.size() - p.dim).squaredNorm();
-    const double identity = std::pow(x.squaredNorm(), 2) + std::pow(xp.squaredNorm(), 2) -
-                            2 * std::pow(x.dot(xp), 2);
+    const double identity =
+        std::pow(x.squaredNorm(), 2) + std::pow(xp.squaredNorm(), 2) - 2 * std::pow(x.dot(xp), 2);
     EXPECT_NEAR(fro2, identity, 1e-9);
     EXPECT_LE(fro2, 2 * std::pow(R, 4) * (1 + 1e-9));
     // The b part: <= 2 gamma L.
@@ -185,8 +187,8 @@ TEST(Ssp, EveryReplacedRowIsWithinTheSensitivity) {
   for (int trial = 0; trial < 300; trial++)
     check(random_point(), trial % 2 ? 1 : -1, random_point(), trial % 3 ? 1 : -1);
   const Eigen::Vector3d e1(R, 0, 0), e2(0, R, 0);
-  check(e1, 1, e2, 1);    // orthogonal: the A part's maximum
-  check(e1, 1, -e1, 1);   // opposite, same label: the b part's maximum
+  check(e1, 1, e2, 1);   // orthogonal: the A part's maximum
+  check(e1, 1, -e1, 1);  // opposite, same label: the b part's maximum
   check(e1, 1, e1, -1);
   check(e1, 1, (e2 - 0.5 * e1) / std::sqrt(1.25), -1);
   const Eigen::VectorXd a = Moments(p, row(e1, 1)), b = Moments(p, row(e2, 1));
@@ -204,8 +206,9 @@ TEST(Ssp, NoiseHasThePlannedScale) {
   Plan p = dperm::PlanRelease(SspOpts(1, 1e-6), LossKind::kLogistic, 100, d);
   auto objective = dperm::MakeObjective(p, rows.data());
   double c2 = 0;
-  const Eigen::VectorXd exact = objective->MomentSums(
-      p.mechanism_fields.Get(dperm::kMomentWeight), p.mechanism_fields.Get(dperm::kMomentSumGrid), &c2);
+  const Eigen::VectorXd exact =
+      objective->MomentSums(p.mechanism_fields.Get(dperm::kMomentWeight),
+                            p.mechanism_fields.Get(dperm::kMomentSumGrid), &c2);
   SecureRng rng = SecureRng::FromSeed(77);
   const int runs = 4000;
   const int m = int(exact.size());
@@ -219,13 +222,14 @@ TEST(Ssp, NoiseHasThePlannedScale) {
     // sd of the sample variance of a normal: sigma^2 sqrt(2/runs) = 2.2%.
     EXPECT_NEAR(var / (sigma * sigma), 1.0, 0.12) << j;
   }
-  const double corr = z.row(0).dot(z.row(1)) / std::sqrt(z.row(0).squaredNorm() * z.row(1).squaredNorm());
+  const double corr =
+      z.row(0).dot(z.row(1)) / std::sqrt(z.row(0).squaredNorm() * z.row(1).squaredNorm());
   EXPECT_LT(std::abs(corr), 0.08);
   // A smaller epsilon plans more noise, in proportion to the analytic sigma.
   Plan q = dperm::PlanRelease(SspOpts(0.25, 1e-6), LossKind::kLogistic, 100, d);
-  EXPECT_NEAR(q.noise_scale / p.noise_scale,
-              dperm::AnalyticGaussianSigma(0.25, 1e-6, 1) / dperm::AnalyticGaussianSigma(1, 1e-6, 1),
-              4e-3);
+  EXPECT_NEAR(
+      q.noise_scale / p.noise_scale,
+      dperm::AnalyticGaussianSigma(0.25, 1e-6, 1) / dperm::AnalyticGaussianSigma(1, 1e-6, 1), 4e-3);
 }
 
 // The solve: with the noise off and the ridge at 0 it is the minimiser of
@@ -263,7 +267,8 @@ TEST(Ssp, RefusesWhatItCannotTrain) {
   dperm::testing::ExpectInvalid([&] { dperm::PlanRelease(o, LossKind::kHuber, 100, 3); }, "huber");
   Options s = o;
   s.classes = 3;
-  dperm::testing::ExpectInvalid([&] { dperm::PlanRelease(s, LossKind::kSoftmax, 100, 3); }, "softmax");
+  dperm::testing::ExpectInvalid([&] { dperm::PlanRelease(s, LossKind::kSoftmax, 100, 3); },
+                                "softmax");
   Options pure = SspOpts(1, 0);
   dperm::testing::ExpectInvalid([&] { dperm::PlanRelease(pure, LossKind::kLogistic, 100, 3); },
                                 "needs delta > 0");

@@ -61,7 +61,8 @@ TEST(StreamingDefaults, PassesDoNotGrowWithN) {
   for (LossKind loss : {LossKind::kLogistic, LossKind::kHuber, LossKind::kSoftmax}) {
     for (const Setting& s : kSettings) {
       int64_t in_memory_largest = 0;
-      for (int64_t n : {int64_t(45211), int64_t(4521100), int64_t(10000000), int64_t(10000000000)}) {
+      for (int64_t n :
+           {int64_t(45211), int64_t(4521100), int64_t(10000000), int64_t(10000000000)}) {
         Options o = SettingOptions(s, loss);
         Plan p = PlanStreamingRelease(o, loss, n, 50);
         EXPECT_TRUE(SupportsStreaming(p.algorithm));
@@ -75,8 +76,8 @@ TEST(StreamingDefaults, PassesDoNotGrowWithN) {
         o.iterations = 0;
         // Logistic at l2 = 0, delta > 0: dp_newton from n >= 10^5 and
         // n epsilon/d^2 >= 56 (n >= 140000 at d = 50), dp_gd below.
-        const bool newton = loss == LossKind::kLogistic && s.l2 == 0 && s.l1 == 0 && s.delta > 0 &&
-                            n >= 140000;
+        const bool newton =
+            loss == LossKind::kLogistic && s.l2 == 0 && s.l1 == 0 && s.delta > 0 && n >= 140000;
         EXPECT_EQ(p.algorithm == Algorithm::kDpNewton, newton) << LossName(loss) << " n=" << n;
         if (newton) continue;
         o.algorithm = p.algorithm;
@@ -90,7 +91,8 @@ TEST(StreamingDefaults, PassesDoNotGrowWithN) {
         if (s.delta > 0 && loss != LossKind::kHuber)
           EXPECT_EQ(in_memory_largest, kAcceleratedSteps) << LossName(loss);
         else
-          EXPECT_GT(in_memory_largest, kStreamingMaxPasses) << LossName(loss) << " delta=" << s.delta;
+          EXPECT_GT(in_memory_largest, kStreamingMaxPasses)
+              << LossName(loss) << " delta=" << s.delta;
       }
     }
   }
@@ -101,7 +103,9 @@ TEST(StreamingDefaults, PassesDoNotGrowWithN) {
 // at most 64 coordinates; its 6 passes are a public constant.
 TEST(StreamingDefaults, NewtonWhereTheRatioAndWidthAllow) {
   Options o = SettingOptions({0, 0, 1e-6}, LossKind::kLogistic);
-  auto algorithm = [&](int64_t n, int d) { return PlanStreamingRelease(o, LossKind::kLogistic, n, d).algorithm; };
+  auto algorithm = [&](int64_t n, int d) {
+    return PlanStreamingRelease(o, LossKind::kLogistic, n, d).algorithm;
+  };
   EXPECT_EQ(algorithm(100000, 42), Algorithm::kDpNewton);  // ratio 56.7
   EXPECT_EQ(algorithm(100000, 43), Algorithm::kDpGd);      // ratio 54.1
   EXPECT_EQ(algorithm(99999, 8), Algorithm::kDpGd);        // ratio 1562, below 10^5 rows
@@ -165,8 +169,9 @@ TEST(StreamingDefaultsTable, DISABLED_Print) {
                               {"wine", LossKind::kHuber},
                               {"bike", LossKind::kHuber}};
   const int kSeeds = 5;
-  std::printf("| dataset | loss | l2 | l1 | delta | in-memory default | T | excess | "
-              "streaming default | passes | excess |\n|---|---|---:|---:|---:|---|---:|---:|---|---:|---:|\n");
+  std::printf(
+      "| dataset | loss | l2 | l1 | delta | in-memory default | T | excess | "
+      "streaming default | passes | excess |\n|---|---|---:|---:|---:|---|---:|---:|---|---:|---:|\n");
   for (const Problem& pr : problems) {
     Dataset data = LoadCopy(pr.name);
     if (data.n() == 0) continue;
@@ -178,15 +183,16 @@ TEST(StreamingDefaultsTable, DISABLED_Print) {
         mem = PlanRelease(o, pr.loss, data.n(), data.d);
         str = PlanStreamingRelease(o, pr.loss, data.n(), data.d);
       } catch (const Error& e) {
-        std::printf("| %s | %s | %g | %g | %g | refused: %s |\n", pr.name.c_str(), LossName(pr.loss),
-                    s.l2, s.l1, s.delta, e.what());
+        std::printf("| %s | %s | %g | %g | %g | refused: %s |\n", pr.name.c_str(),
+                    LossName(pr.loss), s.l2, s.l1, s.delta, e.what());
         continue;
       }
       const Excess e = MeanExcess(mem, str, data.rows, kSeeds);
       std::printf("| %s | %s | %g | %g | %g | %s | %lld | %.4g | %s | %lld | %.4g |\n",
                   pr.name.c_str(), LossName(pr.loss), s.l2, s.l1, s.delta,
                   AlgorithmName(mem.algorithm), static_cast<long long>(mem.iterations), e.in_memory,
-                  AlgorithmName(str.algorithm), static_cast<long long>(str.iterations), e.streaming);
+                  AlgorithmName(str.algorithm), static_cast<long long>(str.iterations),
+                  e.streaming);
       std::fflush(stdout);
     }
   }
@@ -229,8 +235,9 @@ TEST(StreamingDefaultsTable, DISABLED_Synthetic) {
     o.l2 = 0;
     o.has_l2 = false;
   }
-  std::printf("| table | n | d | F(w*) | in-memory default | T | excess | streaming default | passes "
-              "| excess | seeds |\n|---|---:|---:|---:|---|---:|---:|---|---:|---:|---:|\n");
+  std::printf(
+      "| table | n | d | F(w*) | in-memory default | T | excess | streaming default | passes "
+      "| excess | seeds |\n|---|---:|---:|---:|---|---:|---:|---|---:|---:|---:|\n");
   std::string rung;
   while (ladder >> rung) {
     const size_t x = rung.find('x');
@@ -252,8 +259,8 @@ TEST(StreamingDefaultsTable, DISABLED_Synthetic) {
     // its minimum (up to rounding).
     EXPECT_GT(e.in_memory, -1e-12);
     EXPECT_GT(e.streaming, -1e-12);
-    std::printf("| s%s | %lld | %d | %.6f | %s | %lld | %.4g | %s | %lld | %.4g | %d |\n", rung.c_str(),
-                static_cast<long long>(n), d, e.minimum, AlgorithmName(mem.algorithm),
+    std::printf("| s%s | %lld | %d | %.6f | %s | %lld | %.4g | %s | %lld | %.4g | %d |\n",
+                rung.c_str(), static_cast<long long>(n), d, e.minimum, AlgorithmName(mem.algorithm),
                 static_cast<long long>(mem.iterations), e.in_memory, AlgorithmName(str.algorithm),
                 static_cast<long long>(str.iterations), e.streaming, seeds);
     std::fflush(stdout);

@@ -78,8 +78,8 @@ TEST(UnitLevel, InMemoryPlanStatesTheUnitAndPlansAtTheShare) {
 }
 
 TEST(UnitLevel, ApproximateDpUnitReleaseHasNoCurve) {
-  dperm::ReleasePlan r = dperm::PlanInMemoryRelease(UnitOptions(1, 1e-6, 5),
-                                                    dperm::LossKind::kLogistic, 1000 * 5, 3);
+  dperm::ReleasePlan r =
+      dperm::PlanInMemoryRelease(UnitOptions(1, 1e-6, 5), dperm::LossKind::kLogistic, 1000 * 5, 3);
   EXPECT_TRUE(r.curve.empty());
   EXPECT_EQ(dperm::ReleaseDelta(r.plan), 1e-6);
   const dperm::Plan s =
@@ -89,8 +89,9 @@ TEST(UnitLevel, ApproximateDpUnitReleaseHasNoCurve) {
 }
 
 TEST(UnitLevel, SlotsMustBeAMultipleOfK) {
-  EXPECT_THROW(dperm::PlanInMemoryRelease(UnitOptions(1, 0, 3), dperm::LossKind::kLogistic, 1000, 3),
-               dperm::Error);
+  EXPECT_THROW(
+      dperm::PlanInMemoryRelease(UnitOptions(1, 0, 3), dperm::LossKind::kLogistic, 1000, 3),
+      dperm::Error);
 }
 
 }  // namespace
@@ -113,9 +114,10 @@ TEST(UnitLevel, ReleaseChargeComposesCountAndModel) {
     ASSERT_EQ(pure.row.curve.size(), orders.size());
     for (size_t i = 0; i < orders.size(); i++) {
       const double a = orders[i];
-      EXPECT_NEAR(pure.unit.curve[i],
-                  std::min(count_eps, a * count_eps * count_eps / 2) + std::min(eps, a * eps * eps / 2),
-                  1e-15 * (1 + pure.unit.curve[i]));
+      EXPECT_NEAR(
+          pure.unit.curve[i],
+          std::min(count_eps, a * count_eps * count_eps / 2) + std::min(eps, a * eps * eps / 2),
+          1e-15 * (1 + pure.unit.curve[i]));
       EXPECT_NEAR(pure.row.curve[i], std::min(2 * total, a * 4 * total * total / 2),
                   1e-15 * (1 + pure.row.curve[i]));
       // The row pays at least the unit at every order.

@@ -40,20 +40,24 @@ void Report(const char* what, const Plan& p, const Objective& f, double minimum,
     excess += f.Value(w) - minimum;
     accuracy += testing::TrainingAccuracy(w, rows, n, d);
   }
-  std::printf("| %s | %lld | %s | %.3g | %.4f | %.2f |\n", what, static_cast<long long>(p.iterations),
-              p.mechanism_fields.Get(kNesterov) > 0 ? "yes" : "no", excess / seeds, accuracy / seeds,
-              seconds / seeds);
+  std::printf("| %s | %lld | %s | %.3g | %.4f | %.2f |\n", what,
+              static_cast<long long>(p.iterations),
+              p.mechanism_fields.Get(kNesterov) > 0 ? "yes" : "no", excess / seeds,
+              accuracy / seeds, seconds / seeds);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const testing::SyntheticProblem problem = testing::SyntheticProblemFromArgs(argc, argv, "N D EPSILON [T ...]");
+  const testing::SyntheticProblem problem =
+      testing::SyntheticProblemFromArgs(argc, argv, "N D EPSILON [T ...]");
   const auto& [n, d, o, rows, base, f, optimum, minimum] = problem;
-  std::printf("n = %lld, d = %d, epsilon = %g, delta = 1e-6: default %s (%s); F(w*) = %.6f, ||w*|| = %.2f\n\n",
-              static_cast<long long>(n), d, o.epsilon, AlgorithmName(base.algorithm),
-              base.iterations_rule.c_str(), minimum, optimum.norm());
-  std::printf("| schedule | T | momentum | excess | accuracy | seconds |\n|---|---:|---|---:|---:|---:|\n");
+  std::printf(
+      "n = %lld, d = %d, epsilon = %g, delta = 1e-6: default %s (%s); F(w*) = %.6f, ||w*|| = %.2f\n\n",
+      static_cast<long long>(n), d, o.epsilon, AlgorithmName(base.algorithm),
+      base.iterations_rule.c_str(), minimum, optimum.norm());
+  std::printf(
+      "| schedule | T | momentum | excess | accuracy | seconds |\n|---|---:|---|---:|---:|---:|\n");
   Report("default", base, *f, minimum, rows, n, d);
   for (int i = 4; i < argc; i++) {
     Options given = o;

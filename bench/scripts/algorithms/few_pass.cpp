@@ -75,7 +75,8 @@ Eigen::VectorXd ShuffledSgd(const std::vector<double>& rows, int64_t n, int d,
     const int64_t m = batches[size_t(e)];
     for (int64_t b = 0; b < m; b++) {
       const int64_t lo = b * n / m, hi = (b + 1) * n / m;
-      const Eigen::VectorXd y = momentum ? Eigen::VectorXd(x + double(k - 1) / double(k + 2) * (x - prev)) : x;
+      const Eigen::VectorXd y =
+          momentum ? Eigen::VectorXd(x + double(k - 1) / double(k + 2) * (x - prev)) : x;
       g.setZero();
       for (int64_t j = lo; j < hi; j++) {
         const double* r = rows.data() + size_t(order[size_t(j)]) * size_t(d + 1);
@@ -102,11 +103,13 @@ Eigen::VectorXd ShuffledSgd(const std::vector<double>& rows, int64_t n, int d,
 }  // namespace
 
 int main(int argc, char** argv) {
-  const testing::SyntheticProblem problem = testing::SyntheticProblemFromArgs(argc, argv, "N D EPSILON [newton]");
+  const testing::SyntheticProblem problem =
+      testing::SyntheticProblemFromArgs(argc, argv, "N D EPSILON [newton]");
   const auto& [n, d, o, rows, base, f, optimum, minimum] = problem;
-  std::printf("n = %lld, d = %d, epsilon = %g, delta = 1e-6: default %s, %lld steps; F(w*) = %.6f\n\n",
-              static_cast<long long>(n), d, o.epsilon, AlgorithmName(base.algorithm),
-              static_cast<long long>(base.iterations), minimum);
+  std::printf(
+      "n = %lld, d = %d, epsilon = %g, delta = 1e-6: default %s, %lld steps; F(w*) = %.6f\n\n",
+      static_cast<long long>(n), d, o.epsilon, AlgorithmName(base.algorithm),
+      static_cast<long long>(base.iterations), minimum);
   std::printf("| method | passes | batches m | excess | accuracy |\n|---|---:|---:|---:|---:|\n");
   // SEEDS in the environment: seeds per row (default 3).
   const int seeds = std::getenv("SEEDS") ? std::atoi(std::getenv("SEEDS")) : 3;
@@ -116,8 +119,8 @@ int main(int argc, char** argv) {
     excess += f->Value(w) - minimum;
     accuracy += testing::TrainingAccuracy(w, rows, n, d);
   }
-  std::printf("| dp_gd default | %lld | 1 | %.3g | %.4f |\n", static_cast<long long>(base.iterations),
-              excess / seeds, accuracy / seeds);
+  std::printf("| dp_gd default | %lld | 1 | %.3g | %.4f |\n",
+              static_cast<long long>(base.iterations), excess / seeds, accuracy / seeds);
   // dperm's own dp_newton (dp_newton.cpp: one packed Gaussian a pass,
   // curvature-weighted sums, eigenvalues clipped, ridge sqrt(dim) sigma/n).
   for (int64_t passes : {6, 8}) {
@@ -167,9 +170,13 @@ int main(int argc, char** argv) {
   }
   // Warm starts: shuffled epochs, then full-batch accelerated steps (m = 1),
   // every pass one of the K composed Gaussians.
-  for (const std::vector<int64_t>& schedule : newton_only ? std::vector<std::vector<int64_t>>{} :
-       std::vector<std::vector<int64_t>>{{30, 1, 1, 1, 1}, {30, 30, 1, 1, 1}, {100, 30, 1, 1, 1},
-                                         {30, 30, 30, 1, 1}, {30, 30, 1, 1, 1, 1, 1, 1, 1, 1}}) {
+  for (const std::vector<int64_t>& schedule :
+       newton_only ? std::vector<std::vector<int64_t>>{}
+                   : std::vector<std::vector<int64_t>>{{30, 1, 1, 1, 1},
+                                                       {30, 30, 1, 1, 1},
+                                                       {100, 30, 1, 1, 1},
+                                                       {30, 30, 30, 1, 1},
+                                                       {30, 30, 1, 1, 1, 1, 1, 1, 1, 1}}) {
     Options given = o;
     given.has_algorithm = true;
     given.algorithm = Algorithm::kDpGd;
@@ -179,13 +186,13 @@ int main(int argc, char** argv) {
     for (int64_t m : schedule) name += (name.empty() ? "" : ", ") + std::to_string(m);
     excess = accuracy = 0;
     for (int s = 1; s <= seeds; s++) {
-      const Eigen::VectorXd w =
-          ShuffledSgd(rows, n, d, schedule, p.noise_scale * double(n), 1 / p.beta, true, uint64_t(s));
+      const Eigen::VectorXd w = ShuffledSgd(rows, n, d, schedule, p.noise_scale * double(n),
+                                            1 / p.beta, true, uint64_t(s));
       excess += f->Value(w) - minimum;
       accuracy += testing::TrainingAccuracy(w, rows, n, d);
     }
-    std::printf("| shuffled epochs then full steps, Nesterov | %zu | %s | %.3g | %.4f |\n", schedule.size(),
-                name.c_str(), excess / seeds, accuracy / seeds);
+    std::printf("| shuffled epochs then full steps, Nesterov | %zu | %s | %.3g | %.4f |\n",
+                schedule.size(), name.c_str(), excess / seeds, accuracy / seeds);
   }
   // Shuffled epochs, then Newton passes.
   for (const auto& [epochs, newton] : std::vector<std::pair<int, int>>{
@@ -201,14 +208,13 @@ int main(int argc, char** argv) {
     for (int s = 1; s <= seeds; s++) {
       Eigen::VectorXd w = ShuffledSgd(rows, n, d, std::vector<int64_t>(size_t(epochs), 30),
                                       p.noise_scale * double(n), 1 / p.beta, true, uint64_t(s));
-      w = testing::PrivateNewtonPasses(rows.data(), n, d, w, newton, z, p.sensitivity * double(n), uint64_t(s),
-                                       share, ridge);
+      w = testing::PrivateNewtonPasses(rows.data(), n, d, w, newton, z, p.sensitivity * double(n),
+                                       uint64_t(s), share, ridge);
       excess += f->Value(w) - minimum;
       accuracy += testing::TrainingAccuracy(w, rows, n, d);
     }
-    std::printf("| shuffled epochs (m = 30) then Newton passes | %d + %d | %s | %.3g | %.4f |\n", epochs, newton,
-                epochs > 0 ? "30" : "-",
-                excess / seeds, accuracy / seeds);
+    std::printf("| shuffled epochs (m = 30) then Newton passes | %d + %d | %s | %.3g | %.4f |\n",
+                epochs, newton, epochs > 0 ? "30" : "-", excess / seeds, accuracy / seeds);
   }
   return 0;
 }

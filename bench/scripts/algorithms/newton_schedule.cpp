@@ -61,15 +61,18 @@ int main(int argc, char** argv) {
     // In dperm's plan the last pass has noise_scale and sum_k sigma_k^-2 =
     // (2^K - 1)/(2^(K-1) noise_scale^2); the equal-share sigma with the same
     // sum is noise_scale sqrt(K 2^(K-1)/(2^K - 1)).
-    const double base = plan.noise_scale * std::sqrt(double(passes) * std::pow(2.0, double(passes - 1)) /
-                                                      (std::pow(2.0, double(passes)) - 1));
+    const double base =
+        plan.noise_scale * std::sqrt(double(passes) * std::pow(2.0, double(passes - 1)) /
+                                     (std::pow(2.0, double(passes)) - 1));
     for (const std::string schedule : {"equal", "k+1", "(k+1)^2", "2^k (dperm)"}) {
       std::vector<double> share(static_cast<size_t>(passes));
       double total = 0;
       for (int64_t k = 0; k < passes; k++) {
         const double kk = double(k);
-        share[size_t(k)] = schedule == "equal" ? 1 : schedule == "k+1" ? kk + 1
-                           : schedule == "(k+1)^2" ? (kk + 1) * (kk + 1) : std::pow(2.0, kk);
+        share[size_t(k)] = schedule == "equal"     ? 1
+                           : schedule == "k+1"     ? kk + 1
+                           : schedule == "(k+1)^2" ? (kk + 1) * (kk + 1)
+                                                   : std::pow(2.0, kk);
         total += share[size_t(k)];
       }
       double excess = 0;
@@ -78,16 +81,19 @@ int main(int argc, char** argv) {
         Eigen::VectorXd w = Eigen::VectorXd::Zero(plan.dim);
         for (int64_t k = 0; k < passes; k++) {
           Plan pass = plan;
-          pass.noise_scale = DyadicNoiseScale(base * std::sqrt(total / (double(passes) * share[size_t(k)])));
+          pass.noise_scale =
+              DyadicNoiseScale(base * std::sqrt(total / (double(passes) * share[size_t(k)])));
           pass.grid = std::ldexp(pass.noise_scale, -pass.noise_bits);
           // The last pass of `pass` has ratio 1: its sigma is noise_scale.
           Eigen::VectorXd v = ReleaseCurvatureSums(pass, *objective, w, passes - 1, rng);
-          w += SolveMoments(v, plan.dim, gamma, 1.0, double(n), 0.0, ridge_per_sigma * pass.noise_scale);
+          w += SolveMoments(v, plan.dim, gamma, 1.0, double(n), 0.0,
+                            ridge_per_sigma * pass.noise_scale);
         }
         excess += objective->Value(w) - floor;
       }
-      std::printf("%s %d x %d, epsilon %g, K = %lld, %-12s: excess %.3g (%d seeds)\n", data.c_str(), n, d, epsilon,
-                  static_cast<long long>(passes), schedule.c_str(), excess / seeds, seeds);
+      std::printf("%s %d x %d, epsilon %g, K = %lld, %-12s: excess %.3g (%d seeds)\n", data.c_str(),
+                  n, d, epsilon, static_cast<long long>(passes), schedule.c_str(), excess / seeds,
+                  seeds);
     }
   }
   return 0;

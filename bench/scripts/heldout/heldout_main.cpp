@@ -201,8 +201,8 @@ int main(int argc, char** argv) {
         // "pnewton=K:SHARE:RIDGE" sets the gradient share and the ridge scale.
         int passes = 0;
         double share = 0.9, ridge = 1;
-        if (std::sscanf(method.c_str() + 8, "%d:%lf:%lf", &passes, &share, &ridge) < 1 || passes <= 0 ||
-            !(share > 0 && share < 1) || !(ridge >= 0))
+        if (std::sscanf(method.c_str() + 8, "%d:%lf:%lf", &passes, &share, &ridge) < 1 ||
+            passes <= 0 || !(share > 0 && share < 1) || !(ridge >= 0))
           Die("bad pnewton=K[:SHARE:RIDGE] in: " + line);
         o.has_algorithm = true;
         o.algorithm = dperm::Algorithm::kDpGd;
@@ -228,7 +228,8 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
       continue;
     }
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (method == "default") {  // the l2 used: "ALGORITHM@L2"
       char at[32];
       std::snprintf(at, sizeof at, "@%.17g", l2_used);

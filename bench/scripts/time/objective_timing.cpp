@@ -120,9 +120,10 @@ void Compare(const char* label, dperm::Algorithm a, const Table& s, const Table&
     t2.push_back(Ms(p, s2, 1000 + r));
   }
   double m1 = Median(t1), m2 = Median(t2);
-  std::printf("%-8s %-16s n=%-6d planned evaluations %-10lld median ms S %9.3f  S' %9.3f  ratio S'/S %.3f\n",
-              label, dperm::AlgorithmName(a), s.n, static_cast<long long>(p.gradient_evaluations), m1, m2,
-              m2 / m1);
+  std::printf(
+      "%-8s %-16s n=%-6d planned evaluations %-10lld median ms S %9.3f  S' %9.3f  ratio S'/S %.3f\n",
+      label, dperm::AlgorithmName(a), s.n, static_cast<long long>(p.gradient_evaluations), m1, m2,
+      m2 / m1);
 }
 
 }  // namespace

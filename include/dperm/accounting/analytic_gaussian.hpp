@@ -27,8 +27,7 @@ double GaussianEpsilon(double sigma, double delta, double sensitivity);
 // Algorithm 1, solved by root finding instead of their series search). The
 // result is nudged up so that GaussianDelta(result) ≤ δ always holds as
 // computed. Requires ε > 0 finite, δ in (0,1), Δ > 0 finite.
-double AnalyticGaussianSigma(double epsilon, double delta,
-                             double sensitivity = 1.0);
+double AnalyticGaussianSigma(double epsilon, double delta, double sensitivity = 1.0);
 
 // sqrt(2 ln(1.25/δ)) Δ/ε (Dwork & Roth 2014, Thm A.1). That theorem is proven
 // only for ε < 1; for larger ε this value may not be private (e.g. ε = 8,

@@ -34,12 +34,12 @@ struct Spent {
 // (dperm.budget_totals holds one per relation; the ledger's triggers keep it).
 struct ChargeTotals {
   long long releases = 0;
-  double epsilon = 0;        // sum over every row
+  double epsilon = 0;  // sum over every row
   double delta = 0;
   double plain_epsilon = 0;  // sum over the rows without a curve
   double plain_delta = 0;
-  long long curves = 0;      // rows with a curve
-  std::vector<double> rdp;   // order-wise sum of their curves (LedgerOrders().size())
+  long long curves = 0;     // rows with a curve
+  std::vector<double> rdp;  // order-wise sum of their curves (LedgerOrders().size())
 };
 
 // Adds one ledger row to a running total.
@@ -55,7 +55,6 @@ Spent ComposeTotals(bool rdp_accounting, double delta_budget, const ChargeTotals
 // both are valid at the delta budget, so it is never worse than basic
 // composition. Either way spent <= budget (epsilon and delta) is the ledger
 // writer's admission test.
-Spent ComposeCharges(bool rdp_accounting, double delta_budget,
-                     const std::vector<Charge>& charges);
+Spent ComposeCharges(bool rdp_accounting, double delta_budget, const std::vector<Charge>& charges);
 
 }  // namespace dperm

@@ -16,15 +16,13 @@ namespace dperm {
 // the true root. ThrowInvalid if the target is not reached by σ = 1e6, or
 // is already met at σ = 1e-6 (then ε does not constrain σ); target_epsilon
 // must be finite and > 0. A NaN from epsilon_of_sigma is a kInternal error.
-double CalibrateNoiseMultiplier(
-    const std::function<double(double sigma)>& epsilon_of_sigma,
-    double target_epsilon);
+double CalibrateNoiseMultiplier(const std::function<double(double sigma)>& epsilon_of_sigma,
+                                double target_epsilon);
 
 // The smallest noise multiplier for which `steps` compositions of the
 // Poisson-subsampled Gaussian mechanism (rate q in (0, 1]) are
 // (target_epsilon, delta)-DP by EpsilonPoissonSubsampledGaussianRdp.
-double CalibratePoissonSubsampledGaussianRdp(double q, std::int64_t steps,
-                                             double target_epsilon,
+double CalibratePoissonSubsampledGaussianRdp(double q, std::int64_t steps, double target_epsilon,
                                              double delta);
 
 }  // namespace dperm

@@ -41,8 +41,7 @@ class DiscretePld {
  public:
   // Validates: width > 0 finite, pmf non-empty (at most kPldMaxPoints) with
   // finite entries ≥ 0, infinity_mass in [0, 1], |offset + size| ≤ 2^62.
-  DiscretePld(double width, int64_t offset, std::vector<double> pmf,
-              double infinity_mass);
+  DiscretePld(double width, int64_t offset, std::vector<double> pmf, double infinity_mass);
 
   double width() const { return width_; }
   int64_t offset() const { return offset_; }
@@ -98,8 +97,7 @@ enum class PldAdjacency { kAdd, kRemove };
 
 // Exact hockey-stick divergence δ(ε) of one step of the Poisson-subsampled
 // Gaussian (rate q, noise σ, sensitivity 1) for one adjacency direction.
-double SubsampledGaussianDelta(double q, double sigma, PldAdjacency adjacency,
-                               double epsilon);
+double SubsampledGaussianDelta(double q, double sigma, PldAdjacency adjacency, double epsilon);
 
 // One step's pessimistic connect-the-dots PLD on the grid of the given width.
 DiscretePld SubsampledGaussianPld(double q, double sigma, PldAdjacency adjacency,
@@ -109,11 +107,11 @@ DiscretePld SubsampledGaussianPld(double q, double sigma, PldAdjacency adjacency
 // (rate q, noise multiplier σ, L2 sensitivity 1) under add/remove-one
 // neighbours: the larger of the add and remove PLD epsilons. An upper bound on
 // the true ε. q in (0,1], σ > 0, steps ≥ 1, δ in (0,1), discretization > 0.
-double EpsilonPoissonSubsampledGaussianPld(double q, double sigma, int64_t steps,
-                                           double delta, double discretization = 1e-4);
+double EpsilonPoissonSubsampledGaussianPld(double q, double sigma, int64_t steps, double delta,
+                                           double discretization = 1e-4);
 
 // δ(ε) of the same composition (the larger of both directions); ε ≥ 0.
-double DeltaPoissonSubsampledGaussianPld(double q, double sigma, int64_t steps,
-                                         double epsilon, double discretization = 1e-4);
+double DeltaPoissonSubsampledGaussianPld(double q, double sigma, int64_t steps, double epsilon,
+                                         double discretization = 1e-4);
 
 }  // namespace dperm

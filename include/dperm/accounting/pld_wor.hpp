@@ -32,8 +32,8 @@ double DeltaWorGaussianPld(double gamma, double sigma, std::int64_t steps, doubl
 // law of a real pair of neighbouring datasets (every other row's
 // contribution equal to the replacing row's), composed non-adaptively; its
 // privacy losses are rounded DOWN onto the grid, which can only lower δ(ε).
-double EpsilonWorGaussianLowerBound(double gamma, double sigma, std::int64_t steps,
-                                    double delta, double discretization = 1e-4);
+double EpsilonWorGaussianLowerBound(double gamma, double sigma, std::int64_t steps, double delta,
+                                    double discretization = 1e-4);
 
 // Plans calibrate sampled steps with CalibrateWorGaussian up to this
 // epsilon. Above it the privacy loss's range (it grows as sigma shrinks)
@@ -61,7 +61,7 @@ double CalibrateWorGaussian(double gamma, std::int64_t steps, double epsilon, do
 // The smallest sigma whose EpsilonWorGaussianLowerBound is at most epsilon
 // (to 1e-4 relative, rounded down): below it the mechanism is certainly not
 // (epsilon, delta)-DP.
-double LowerBoundWorGaussianSigma(double gamma, std::int64_t steps, double epsilon,
-                                  double delta, double discretization = 1e-4);
+double LowerBoundWorGaussianSigma(double gamma, std::int64_t steps, double epsilon, double delta,
+                                  double discretization = 1e-4);
 
 }  // namespace dperm

@@ -42,29 +42,25 @@ double RdpPoissonSubsampledGaussian(double q, double sigma, double order);
 // 2), valid because RDP is non-decreasing in α. Never above the unsampled
 // 2α/σ², to which it reduces at γ = 1. gamma in (0, 1], sigma > 0 finite,
 // order in (1, 1e5].
-double RdpSampledWithoutReplacementGaussian(double gamma, double sigma,
-                                            double order);
+double RdpSampledWithoutReplacementGaussian(double gamma, double sigma, double order);
 
 // RDP curve of `steps` adaptive compositions of the Poisson-subsampled
 // Gaussian mechanism on `orders` (Mironov 2017, Prop. 1: RDP adds up).
-std::vector<double> RdpPoissonSubsampledGaussianCurve(
-    double q, double sigma, std::int64_t steps,
-    const std::vector<double>& orders);
+std::vector<double> RdpPoissonSubsampledGaussianCurve(double q, double sigma, std::int64_t steps,
+                                                      const std::vector<double>& orders);
 
 // Element-wise sum of RDP curves on one order grid (Mironov 2017, Prop. 1).
 // All curves must have the same non-zero length.
 std::vector<double> ComposeRdp(const std::vector<std::vector<double>>& curves);
 
 // The curve of `times` ≥ 1 compositions of one mechanism: times · rdp.
-std::vector<double> SelfComposeRdp(const std::vector<double>& rdp,
-                                   std::int64_t times);
+std::vector<double> SelfComposeRdp(const std::vector<double>& rdp, std::int64_t times);
 
 // min_α rdp(α) − log δ/(α−1) (Mironov 2017, Prop. 3). Orders with rdp = +inf
 // are skipped; if all are, returns +inf and best_index −1. Ties go to the
 // first order. best_index (may be null) receives the minimising index.
-double RdpToEpsilonClassic(const std::vector<double>& orders,
-                           const std::vector<double>& rdp, double delta,
-                           int* best_index = nullptr);
+double RdpToEpsilonClassic(const std::vector<double>& orders, const std::vector<double>& rdp,
+                           double delta, int* best_index = nullptr);
 
 // min_α rdp(α) + log(1 − 1/α) − (log δ + log α)/(α − 1), clipped at 0
 // (Balle et al. 2020, AISTATS, "Hypothesis testing interpretations and Rényi
@@ -72,15 +68,13 @@ double RdpToEpsilonClassic(const std::vector<double>& orders,
 // conventions: an order with δ² + expm1(−rdp) > 0 gives 0, orders ≤ 1.01 and
 // rdp = +inf are skipped, ties go to the first order. Never larger than
 // RdpToEpsilonClassic. Orders > 1 finite, rdp ≥ 0 (or +inf), δ in (0, 1).
-double RdpToEpsilon(const std::vector<double>& orders,
-                    const std::vector<double>& rdp, double delta,
+double RdpToEpsilon(const std::vector<double>& orders, const std::vector<double>& rdp, double delta,
                     int* best_index = nullptr);
 
 // ε of `steps` compositions of the Poisson-subsampled Gaussian mechanism at
 // δ: the exact RDP on StandardOrders() and RdpToEpsilon. best_order (may be
 // null) receives the minimising order (NaN if the result is +inf).
-double EpsilonPoissonSubsampledGaussianRdp(double q, double sigma,
-                                           std::int64_t steps, double delta,
+double EpsilonPoissonSubsampledGaussianRdp(double q, double sigma, std::int64_t steps, double delta,
                                            double* best_order = nullptr);
 
 }  // namespace dperm

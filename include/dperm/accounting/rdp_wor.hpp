@@ -50,10 +50,8 @@ double RdpWorGaussianTight(double gamma, double sigma, double order);
 
 // RdpWorGaussianDominatingPair (or, with `wbk27`, RdpWorGaussianWbk27) on
 // every order, times `steps` (Mironov 2017, Prop. 1).
-std::vector<double> RdpWorGaussianCurve(double gamma, double sigma,
-                                        std::int64_t steps,
-                                        const std::vector<double>& orders,
-                                        bool wbk27 = false);
+std::vector<double> RdpWorGaussianCurve(double gamma, double sigma, std::int64_t steps,
+                                        const std::vector<double>& orders, bool wbk27 = false);
 
 // log E_{N(0,1)}[(e^{y/s − 1/(2s²)} − 1)^l] for even l ≥ 2: the order-l
 // Pearson–Vajda pseudo-divergence of N(1, s²) from N(0, s²), the B_l of

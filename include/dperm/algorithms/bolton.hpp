@@ -13,8 +13,7 @@ namespace dperm {
 
 class Bolton final : public Mechanism {
  public:
-  Plan MakePlan(const Options& options, LossKind loss, int64_t n,
-                int d) const override;
+  Plan MakePlan(const Options& options, LossKind loss, int64_t n, int d) const override;
   Eigen::VectorXd Train(const Plan& plan, const Objective& objective,
                         SecureRng& rng) const override;
 };
@@ -35,7 +34,7 @@ double BoltonStep(double eta0, double mu, int64_t t);
 // replace-one neighbours (derivation at the top of bolton.cpp):
 // (2 L / min_batch) sum_{j=1..passes} eta_{j m} prod_{s > j m} (1 - mu eta_s).
 // mu = 0: 2 L passes eta0 / min_batch. mu > 0: at most 2 L / (mu m min_batch).
-double BoltonSensitivity(double L, double mu, double eta0, int64_t passes,
-                         int64_t batches, int64_t min_batch);
+double BoltonSensitivity(double L, double mu, double eta0, int64_t passes, int64_t batches,
+                         int64_t min_batch);
 
 }  // namespace dperm

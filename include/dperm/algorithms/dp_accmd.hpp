@@ -10,8 +10,7 @@ namespace dperm {
 
 class DpAccmd final : public Mechanism {
  public:
-  Plan MakePlan(const Options& options, LossKind loss, int64_t n,
-                int d) const override;
+  Plan MakePlan(const Options& options, LossKind loss, int64_t n, int d) const override;
   Eigen::VectorXd Train(const Plan& plan, const Objective& objective,
                         SecureRng& rng) const override;
 };
@@ -32,13 +31,11 @@ L1Mirror MakeL1Mirror(int dim, double radius);
 Eigen::VectorXd MirrorGradient(const L1Mirror& m, const Eigen::VectorXd& z);
 
 // argmin over ||z||_1 <= radius of w(z) - <theta, z> (the z-step).
-Eigen::VectorXd MirrorArgmin(const L1Mirror& m, const Eigen::VectorXd& theta,
-                             double radius);
+Eigen::VectorXd MirrorArgmin(const L1Mirror& m, const Eigen::VectorXd& theta, double radius);
 
 // argmin over ||y||_1 <= radius of a/2 ||y - x||_1^2 + <g, y> for a > 0 and
 // ||x||_1 <= radius (the y-step), exactly, in O(dim log dim).
-Eigen::VectorXd L1QuadraticStep(const Eigen::VectorXd& x,
-                                const Eigen::VectorXd& g, double a,
+Eigen::VectorXd L1QuadraticStep(const Eigen::VectorXd& x, const Eigen::VectorXd& g, double a,
                                 double radius);
 
 }  // namespace dperm

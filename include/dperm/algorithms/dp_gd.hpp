@@ -13,8 +13,7 @@ inline constexpr int64_t kAcceleratedSteps = 100;
 
 class DpGd final : public Mechanism {
  public:
-  Plan MakePlan(const Options& options, LossKind loss, int64_t n,
-                int d) const override;
+  Plan MakePlan(const Options& options, LossKind loss, int64_t n, int d) const override;
   Eigen::VectorXd Train(const Plan& plan, const Objective& objective,
                         SecureRng& rng) const override;
 };

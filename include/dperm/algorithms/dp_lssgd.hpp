@@ -9,8 +9,7 @@ namespace dperm {
 
 class DpLssgd final : public Mechanism {
  public:
-  Plan MakePlan(const Options& options, LossKind loss, int64_t n,
-                int d) const override;
+  Plan MakePlan(const Options& options, LossKind loss, int64_t n, int d) const override;
   Eigen::VectorXd Train(const Plan& plan, const Objective& objective,
                         SecureRng& rng) const override;
 };

@@ -27,8 +27,7 @@ class Mechanism {
   // through PlanFor only, which first checks the options against the
   // algorithm's spec (the options it takes, its losses, delta = 0).
   friend Plan PlanFor(Algorithm, const Options&, LossKind, int64_t, int);
-  virtual Plan MakePlan(const Options& options, LossKind loss, int64_t n,
-                        int d) const = 0;
+  virtual Plan MakePlan(const Options& options, LossKind loss, int64_t n, int d) const = 0;
 };
 
 }  // namespace dperm

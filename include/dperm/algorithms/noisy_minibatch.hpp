@@ -29,8 +29,7 @@
 namespace dperm {
 
 // The average of the iterates w_1 .. w_T of the loop above.
-Eigen::VectorXd NoisyMinibatchSgd(const Plan& plan, const Objective& objective,
-                                  SecureRng& rng);
+Eigen::VectorXd NoisyMinibatchSgd(const Plan& plan, const Objective& objective, SecureRng& rng);
 
 // The public bound D on the norm of the model used by both mechanisms when
 // l2 = 0 and the user gave none (dp_sgd: the projection radius M; dp_lssgd:

@@ -11,8 +11,7 @@ namespace dperm {
 
 class ObjectiveApprox final : public Mechanism {
  public:
-  Plan MakePlan(const Options& options, LossKind loss, int64_t n,
-                int d) const override;
+  Plan MakePlan(const Options& options, LossKind loss, int64_t n, int d) const override;
   Eigen::VectorXd Train(const Plan& plan, const Objective& objective,
                         SecureRng& rng) const override;
 };
@@ -33,7 +32,7 @@ struct SvrgResult {
 // From w = 0: exactly `epochs` SVRG epochs (Option II) on P, then one full
 // gradient for the certificate ||grad P(w)|| <= tolerance. No early exit:
 // the work depends only on `epochs`, n, dim and the RNG's draws.
-SvrgResult SvrgFixedEpochs(const PerturbedObjective& f, double beta,
-                           double tolerance, int64_t epochs, SecureRng& rng);
+SvrgResult SvrgFixedEpochs(const PerturbedObjective& f, double beta, double tolerance,
+                           int64_t epochs, SecureRng& rng);
 
 }  // namespace dperm

@@ -27,8 +27,7 @@ inline constexpr const char kCertificateRadius[] = "certificate_radius";
 
 class ObjectivePerturbation final : public Mechanism {
  public:
-  Plan MakePlan(const Options& options, LossKind loss, int64_t n,
-                int d) const override;
+  Plan MakePlan(const Options& options, LossKind loss, int64_t n, int d) const override;
   Eigen::VectorXd Train(const Plan& plan, const Objective& objective,
                         SecureRng& rng) const override;
 };
@@ -59,22 +58,20 @@ double JacobianEpsilon(const Plan& p);
 // RDP at `order` of releasing the exact minimiser when b ~ N(0, sigma^2 I),
 // kappa = 2L/sigma: eps_J + kappa^2/2 + log E[exp((order-1) kappa R)]/(order-1)
 // with R ~ Rayleigh (chi with 2 degrees of freedom).
-double ObjectivePerturbationRdp(double kappa, double jacobian_epsilon,
-                                double order);
+double ObjectivePerturbationRdp(double kappa, double jacobian_epsilon, double order);
 
 // The RDP curve on LedgerOrders() of the exact minimiser at kappa = 2L/sigma,
 // plus (output_ratio > 0) a Gaussian release whose sensitivity/sigma is
 // output_ratio (Mironov 2017, Prop. 7), composed (Prop. 1).
-std::vector<double> ObjectivePerturbationCurve(double kappa,
-                                               double jacobian_epsilon,
+std::vector<double> ObjectivePerturbationCurve(double kappa, double jacobian_epsilon,
                                                double output_ratio);
 
 // The largest kappa = 2L/sigma whose curve, with an output release of
 // ratio output_share * kappa (0: none), converts to (p's epsilon, delta)
 // (Balle et al. 2020, Thm 21). Refuses an epsilon the Jacobian term alone
 // already uses up.
-double CalibrateObjectiveKappa(const Plan& p, double jacobian_epsilon,
-                               double output_share, double delta);
+double CalibrateObjectiveKappa(const Plan& p, double jacobian_epsilon, double output_share,
+                               double delta);
 
 // log E[exp(t R)] for R ~ Rayleigh(1), t >= 0:
 // log(1 + t sqrt(2 pi) exp(t^2/2) Phi(t)).
@@ -105,14 +102,13 @@ class PerturbedObjective {
 // to within `distance` of it: the smallest N with 1 + q A_N >=
 // (gradient_bound/(strong distance))^2 (their Theorem 3), 0 if the start is
 // close enough already.
-int64_t AcceleratedSteps(double strong, double smooth, double gradient_bound,
-                         double distance);
+int64_t AcceleratedSteps(double strong, double smooth, double gradient_bound, double distance);
 
 // Exactly `steps` steps of ITEM (step 1/smoothness, coefficients from q =
 // strong convexity/smoothness alone) from `start`, returning z_T: one full
 // gradient per step, no line search and no early exit, so the work does not
 // depend on the data. `smoothness` bounds the Hessian's largest eigenvalue.
-Eigen::VectorXd MinimisePerturbed(const PerturbedObjective& f, double smoothness,
-                                  int64_t steps, const Eigen::VectorXd& start);
+Eigen::VectorXd MinimisePerturbed(const PerturbedObjective& f, double smoothness, int64_t steps,
+                                  const Eigen::VectorXd& start);
 
 }  // namespace dperm

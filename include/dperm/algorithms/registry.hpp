@@ -78,8 +78,8 @@ bool TakesOption(Algorithm algorithm, const std::string& key);
 bool TakesLoss(Algorithm algorithm, LossKind loss);
 
 // The SQL names of the algorithms with a property, in documentation order.
-std::vector<std::string> PureDpAlgorithms();      // needs_delta == nullptr
-std::vector<std::string> StreamingAlgorithms();   // streams
+std::vector<std::string> PureDpAlgorithms();     // needs_delta == nullptr
+std::vector<std::string> StreamingAlgorithms();  // streams
 
 // Checks the options against the algorithm's spec (a refused loss, an
 // option it does not take, delta = 0 where it needs delta > 0), then asks

@@ -13,8 +13,7 @@ namespace dperm {
 
 class SufficientStatistics final : public Mechanism {
  public:
-  Plan MakePlan(const Options& options, LossKind loss, int64_t n,
-                int d) const override;
+  Plan MakePlan(const Options& options, LossKind loss, int64_t n, int d) const override;
   Eigen::VectorXd Train(const Plan& plan, const Objective& objective,
                         SecureRng& rng) const override;
 };
@@ -27,9 +26,9 @@ inline constexpr int kMaxMomentDim = 512;
 void CheckMomentDim(const Plan& p, const char* algorithm, const char* what, const char* hint);
 
 // The plan's figures (Plan::mechanism_fields).
-inline constexpr const char kMomentWeight[] = "moment_weight";          // gamma
-inline constexpr const char kMomentCoordinates[] = "moment_coordinates";  // M
-inline constexpr const char kMomentSumGrid[] = "moment_sum_grid";        // q
+inline constexpr const char kMomentWeight[] = "moment_weight";             // gamma
+inline constexpr const char kMomentCoordinates[] = "moment_coordinates";   // M
+inline constexpr const char kMomentSumGrid[] = "moment_sum_grid";          // q
 inline constexpr const char kRidgePerCurvature[] = "ridge_per_curvature";  // rho / f''(0)
 
 // The noise of packed Gaussian releases of `coordinates` exact sums each
@@ -63,7 +62,7 @@ Eigen::VectorXd ReleaseMoments(const Plan& plan, const Objective& objective, Sec
 // of 1/n sum [f'(0) w.t + c2/2 (w.t)^2] + (l2 + ridge)/2 ||w||^2 after the
 // moment matrix is symmetrised and its eigenvalues clipped to >= 0.
 // Post-processing only: no row is read.
-Eigen::VectorXd SolveMoments(const Eigen::VectorXd& v, int dim, double gamma, double c2,
-                             double n, double l2, double ridge);
+Eigen::VectorXd SolveMoments(const Eigen::VectorXd& v, int dim, double gamma, double c2, double n,
+                             double l2, double ridge);
 
 }  // namespace dperm

@@ -158,11 +158,11 @@ namespace dperm {
 // u ~ N(0, sigma^2 I), split as u = u1 + u2 with Var u1 = f sigma^2 and
 // Var u2 = (1 - f) sigma^2.
 struct SvrgSteps {
-  int64_t n = 0;       // rows
-  int64_t batch = 1;   // b: rows per inner step, uniformly without replacement
-  int64_t steps = 0;   // K: noisy inner steps over the whole run
+  int64_t n = 0;                    // rows
+  int64_t batch = 1;                // b: rows per inner step, uniformly without replacement
+  int64_t steps = 0;                // K: noisy inner steps over the whole run
   double snapshot_sensitivity = 0;  // 2G/n: replace-one change of grad F(x~)
-  double row_range = 0;  // D: max ||grad f_i(x) - grad f_i(y)|| for one row
+  double row_range = 0;             // D: max ||grad f_i(x) - grad f_i(y)|| for one row
 };
 
 // One sampled step's RDP on LedgerOrders() at multiplier z2 = sigma2 / C
@@ -179,8 +179,7 @@ std::vector<double> SvrgRdpCurve(const SvrgSteps& s, double sigma, double fracti
 
 // The smallest sigma (to ~1e-12 relative, never below) whose SvrgRdpCurve
 // at `fraction` converts to epsilon at delta (Balle et al. 2020, Thm 21).
-double SvrgCalibrateSigma(const SvrgSteps& s, double fraction, double epsilon,
-                          double delta);
+double SvrgCalibrateSigma(const SvrgSteps& s, double fraction, double epsilon, double delta);
 
 // The fraction f minimising SvrgCalibrateSigma (a search over the sampled
 // part's multiplier, svrg_accounting.cpp), and SvrgCalibrateSigma there.

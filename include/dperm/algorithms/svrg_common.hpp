@@ -88,8 +88,7 @@ int64_t SvrgEpochLength(const Plan& p, bool doubling);
 // the next epoch starts from the last inner iterate). Inner step:
 // x <- prox_{eta r}(x - eta v) with r = l1 ||.||_1 + l2/2 ||.||^2. Returns
 // x~_T, the mean of the last epoch's inner iterates.
-Eigen::VectorXd RunSvrg(const Plan& p, const Objective& objective,
-                        SecureRng& rng, bool doubling);
+Eigen::VectorXd RunSvrg(const Plan& p, const Objective& objective, SecureRng& rng, bool doubling);
 
 // prox of t (l1 ||.||_1 + l2/2 ||.||^2): soft thresholding at t l1, then
 // division by 1 + t l2.

@@ -28,7 +28,7 @@ class Loss {
   // out == m (a full pass's block of rows in one call).
   virtual void Derivatives(const double* m, const double* y, Eigen::Index y_stride,
                            Eigen::Index count, double* out) const;
-  virtual double Curvature(double margin, double y) const = 0;   // d2f/dm2
+  virtual double Curvature(double margin, double y) const = 0;  // d2f/dm2
   // Bounds on |df/dm| and d2f/dm2 over all margins and labels.
   virtual double MaxDerivative() const = 0;
   virtual double MaxCurvature() const = 0;
@@ -84,8 +84,7 @@ Eigen::Index FullPassBlockRows(Eigen::Index work_per_row);
 
 // Objective::PrefetchRows over rows viewed in place: a prefetch of every
 // cache line of rows[0..m) of x and of their labels in y.
-void PrefetchFeatureRows(const FeatureMap& x, const LabelMap& y, const int64_t* rows,
-                         int64_t m);
+void PrefetchFeatureRows(const FeatureMap& x, const LabelMap& y, const int64_t* rows, int64_t m);
 
 // Regularised empirical risk of a binary linear model over rows viewed in
 // place: F(w) = 1/n sum_i f(<w, x_i> + b, y_i) + l2/2 ||w||^2, where w holds
@@ -94,11 +93,9 @@ void PrefetchFeatureRows(const FeatureMap& x, const LabelMap& y, const int64_t* 
 // strongly convex analysis needs every coordinate regularised.
 class LinearObjective : public Objective {
  public:
-  LinearObjective(const Loss& loss, FeatureMap x, LabelMap y, bool fit_intercept,
-                  double l2, double l1 = 0);
-  int dim() const override {
-    return static_cast<int>(x_.cols()) + (fit_intercept_ ? 1 : 0);
-  }
+  LinearObjective(const Loss& loss, FeatureMap x, LabelMap y, bool fit_intercept, double l2,
+                  double l1 = 0);
+  int dim() const override { return static_cast<int>(x_.cols()) + (fit_intercept_ ? 1 : 0); }
   Eigen::Index n() const override { return x_.rows(); }
   double LossValue(const Eigen::VectorXd& w) const override;
   Eigen::VectorXd LossGradient(const Eigen::VectorXd& w) const override;

@@ -85,7 +85,8 @@ class ValidationScore {
   virtual bool LowerIsBetter() const = 0;
   // The score of a row from its scores s_k = <w_k, x> (+ b_k) (one for a
   // margin loss, K for a multi-class loss) and its label.
-  virtual double Row(const LossParams& params, const double* scores, double label) const noexcept = 0;
+  virtual double Row(const LossParams& params, const double* scores,
+                     double label) const noexcept = 0;
 };
 
 class LossSpec {
@@ -108,7 +109,8 @@ class LossSpec {
   // margin loss (dp_newton, streaming.cpp): the bits its margin loss's
   // Curvature gives. Multi-class losses have no margin curvature: 0 here,
   // and DecodePassSpec refuses a curvature pass for them. No throw.
-  virtual double RowCurvature(const LossParams&, double /*margin*/, double /*label*/) const noexcept {
+  virtual double RowCurvature(const LossParams&, double /*margin*/,
+                              double /*label*/) const noexcept {
     return 0;
   }
   // What its margin loss's curvature f''(m, y) allows, for the mechanisms

@@ -38,8 +38,8 @@ class Objective {
   // regulariser): the mini-batch gradient of stochastic methods. The batch
   // sum is exact on the grid and added to `sum` with one rounding per
   // coordinate.
-  virtual void AddRowGradients(const Eigen::VectorXd& w, const int64_t* rows,
-                               int64_t m, Eigen::VectorXd& sum) const = 0;
+  virtual void AddRowGradients(const Eigen::VectorXd& w, const int64_t* rows, int64_t m,
+                               Eigen::VectorXd& sum) const = 0;
   // 1/n sum_i Hessian f_i(w): dim x dim, for tests and exact solvers.
   virtual Eigen::MatrixXd LossHessian(const Eigen::VectorXd& w) const = 0;
   // A hint that rows[0..m) will be read soon (AddRowGradients of the next

@@ -15,8 +15,8 @@ namespace dperm {
 
 class SoftmaxObjective final : public Objective {
  public:
-  SoftmaxObjective(FeatureMap x, LabelMap y, int classes, bool fit_intercept,
-                   double l2, double l1 = 0);
+  SoftmaxObjective(FeatureMap x, LabelMap y, int classes, bool fit_intercept, double l2,
+                   double l1 = 0);
   int dim() const override { return classes_ * per_class(); }
   Eigen::Index n() const override { return x_.rows(); }
   double LossValue(const Eigen::VectorXd& w) const override;

@@ -33,8 +33,8 @@ struct FeatureColumn {
   enum class Kind { kBounds, kValues, kBoolean };
   std::string name;
   Kind kind = Kind::kBounds;
-  double lo = 0, hi = 1;              // kBounds
-  std::vector<std::string> values;    // kValues, as text
+  double lo = 0, hi = 1;            // kBounds
+  std::vector<std::string> values;  // kValues, as text
   // kValues: the indices of `values` in byte order (the index EncodeRow
   // searches, built once by ParseFeatureSpec) and the longest value's bytes.
   std::vector<int> order;
@@ -64,7 +64,7 @@ size_t ReadLimit(const FeatureColumn& col) noexcept;
 struct FeatureSpec {
   std::vector<FeatureColumn> columns;  // the features, in encoding order
   bool has_label = false;
-  FeatureColumn label;                 // has_label: the column marked "label"
+  FeatureColumn label;  // has_label: the column marked "label"
 
   std::vector<std::string> names;  // encoded coordinates: "age", "home=owner", ...
   double norm_bound = 0;           // sqrt(columns)

@@ -11,10 +11,10 @@ namespace dperm {
 // What the release knows beyond the plan and the coefficients; plain
 // pointers into memory the boundary owns.
 struct ModelMeta {
-  const char* created_at = "";          // ISO 8601, UTC
-  const char* options_json = "{}";      // the options exactly as given
-  const char* const* feature_names = nullptr;  // d names, or nullptr
-  bool seeded = false;                  // a fixed seed: not private
+  const char* created_at = "";                  // ISO 8601, UTC
+  const char* options_json = "{}";              // the options exactly as given
+  const char* const* feature_names = nullptr;   // d names, or nullptr
+  bool seeded = false;                          // a fixed seed: not private
   const std::vector<double>* offset = nullptr;  // b0 of stage 0 (offset.hpp), or nullptr
   // l2 => 'auto' (select_l2.hpp): the selection's JSON, kept as
   // "l2_selection", and the release's (epsilon, delta), which replace the
@@ -28,8 +28,8 @@ struct ModelMeta {
   // selection, release_epsilon and release_delta: both per unit).
   const char* unit_column = nullptr;
   int64_t unit_rows = 0;
-  int64_t units = 0;               // the released (noisy) number of units
-  double unit_count_epsilon = 0;   // the epsilon that released it, part of "epsilon"
+  int64_t units = 0;              // the released (noisy) number of units
+  double unit_count_epsilon = 0;  // the epsilon that released it, part of "epsilon"
   // A query's input (dperm.train_query): n is the released noisy size (units
   // times k, or rows at the row), stated as "n_noisy": true and
   // "n_epsilon" (the unit_count_epsilon that released it).
@@ -42,8 +42,7 @@ struct ModelMeta {
 // JSON says "classes": K, "coefficients": K arrays of d numbers, and
 // "intercept": K numbers (null without intercept); binary models have no
 // "classes" key.
-std::string ModelJson(const Plan& plan, const std::vector<double>& w,
-                      const ModelMeta& meta);
+std::string ModelJson(const Plan& plan, const std::vector<double>& w, const ModelMeta& meta);
 
 // What a model's JSON states for prediction: the fields ModelJson writes
 // that dp_model keeps in binary form. `w` has ModelJson's layout, except
@@ -80,8 +79,8 @@ ModelFields ParseModelJson(const std::string& text, int64_t max_coefficients);
 // training rows were, then the margin <coef, x> + intercept goes through the
 // loss's link (losses.def): a probability (Link::kSigmoid) or the margin as
 // is (Link::kIdentity). `scratch` holds d doubles.
-double Predict(LossKind loss, const double* coef, int d, double intercept,
-               double feature_bound, const double* x, double* scratch) noexcept;
+double Predict(LossKind loss, const double* coef, int d, double intercept, double feature_bound,
+               const double* x, double* scratch) noexcept;
 
 // Class probabilities of a softmax model with the training preprocessing:
 // the row is clipped as training rows were, then proba = softmax(s) with
@@ -90,9 +89,8 @@ double Predict(LossKind loss, const double* coef, int d, double intercept,
 // holds d doubles and `proba` `classes`. Scores are clamped to +-1e300 (a
 // NaN score counts as -1e300) so that a hand-written model with huge
 // coefficients still gives probabilities that sum to 1.
-void PredictSoftmax(const double* w, int classes, int d, bool fit_intercept,
-                    double feature_bound, const double* x, double* scratch,
-                    double* proba) noexcept;
+void PredictSoftmax(const double* w, int classes, int d, bool fit_intercept, double feature_bound,
+                    const double* x, double* scratch, double* proba) noexcept;
 
 // The index of the largest of n >= 1 values, the first one on ties.
 int ArgMax(const double* values, int n) noexcept;

@@ -20,7 +20,6 @@
 
 namespace dperm {
 
-
 // ---- Secure (exact, integer-only) samplers -------------------------------
 // Canonne, Kamath & Steinke, "The Discrete Gaussian for Differential
 // Privacy", NeurIPS 2020 (CKS20). Every draw uses only integer arithmetic on
@@ -67,10 +66,10 @@ namespace dperm {
 // (epsilon, (1 + 2^-19) delta)-DP with its real samplers: their failure is
 // dominated by delta, not the other way round (as it was for delta =
 // 1e-100 against aborts of up to exp(-128) a draw).
-constexpr double kAbortPerDraw = 3;         // aborts <= 3 exp(-128) per draw
+constexpr double kAbortPerDraw = 3;  // aborts <= 3 exp(-128) per draw
 constexpr double kAbortExponent = 128;
-constexpr double kTruncationSigmas = 256;   // the exact normal's cap: 256 sigma
-constexpr double kFailureShareBits = 20;    // both terms <= 2^-20 delta
+constexpr double kTruncationSigmas = 256;  // the exact normal's cap: 256 sigma
+constexpr double kFailureShareBits = 20;   // both terms <= 2^-20 delta
 
 // Bernoulli(exp(-num/den)), den >= 1 (CKS20 Algorithm 1; for num/den > 1
 // the product of floor(num/den) Bernoulli(exp(-1)) and one
@@ -142,11 +141,9 @@ void GridLaplaceScale(double scale, double grid, uint64_t& t, uint64_t& s);
 int64_t GridRound(double v, double grid);
 
 // v <- g (round(v/g) + Z), Z_i ~ N_Z(0, sigma_sq_grid) i.i.d.
-void SnapDiscreteGaussian(SecureRng& rng, double grid, uint64_t sigma_sq_grid,
-                          double* v, int dim);
+void SnapDiscreteGaussian(SecureRng& rng, double grid, uint64_t sigma_sq_grid, double* v, int dim);
 // v <- g (round(v/g) + Z), Z_i i.i.d. discrete Laplace of scale t/s.
-void SnapDiscreteLaplace(SecureRng& rng, double grid, uint64_t t, uint64_t s,
-                         double* v, int dim);
+void SnapDiscreteLaplace(SecureRng& rng, double grid, uint64_t t, uint64_t s, double* v, int dim);
 
 // ---- Rounded exact Gaussian: the step noise of gradient perturbation -----
 // The sampled-step accountants that are tight (Wang, Balle & Kasiviswanathan
@@ -205,6 +202,5 @@ int ExactGaussianBits(double multiplier, int dim);
 // v <- u (round(v/u) + round(2^bits X)), u = sigma 2^-bits, X ~ N(0, I) exact.
 // sigma must be a DyadicNoiseScale value; 10 <= bits <= 40.
 void SnapExactGaussian(SecureRng& rng, double sigma, int bits, double* v, int dim);
-
 
 }  // namespace dperm

@@ -16,8 +16,8 @@ namespace dperm {
 // little-endian words, 32-bit block counter, 96-bit nonce as 3 little-endian
 // words; writes the 64-byte serialized keystream block. Exposed for the RFC
 // test vector.
-void ChaCha20Block(const uint32_t key[8], uint32_t counter,
-                   const uint32_t nonce[3], uint8_t out[64]);
+void ChaCha20Block(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3],
+                   uint8_t out[64]);
 
 // A ChaCha20 keystream used as a random number generator. Not thread-safe;
 // one instance per training call.
@@ -52,8 +52,7 @@ class SecureRng {
 // m distinct indices drawn uniformly from {0, ..., n-1} (a uniformly random
 // m-subset, in random order), 0 <= m <= n. `scratch` is reused between calls
 // (a partial Fisher-Yates shuffle of 0..n-1 that it keeps as a permutation).
-void SampleWithoutReplacement(SecureRng& rng, int64_t n, int64_t m,
-                              std::vector<int64_t>& scratch,
+void SampleWithoutReplacement(SecureRng& rng, int64_t n, int64_t m, std::vector<int64_t>& scratch,
                               std::vector<int64_t>& out);
 
 // A uniformly random permutation of 0..n-1 (Fisher-Yates).

@@ -191,10 +191,10 @@ struct OptionSpec {
   // kNumber, kInteger: the value must lie in lo..hi (open or closed ends).
   double lo = 0, hi = 0;
   bool lo_open = false, hi_open = false;
-  const char* values = nullptr;   // the reference's "values"; nullptr: the range above
-  const char* fallback = nullptr; // the reference's "default"
-  const char* doc = nullptr;      // the reference's "meaning"
-  const char* hint = nullptr;     // hint of an out-of-range error
+  const char* values = nullptr;    // the reference's "values"; nullptr: the range above
+  const char* fallback = nullptr;  // the reference's "default"
+  const char* doc = nullptr;       // the reference's "meaning"
+  const char* hint = nullptr;      // hint of an out-of-range error
   // kNumber only: the one string the option also takes (l2's "auto"),
   // stored by `store` with the entry's kind kString; nullptr: none.
   const char* also_text = nullptr;

@@ -20,22 +20,22 @@ struct L2Selection {
   std::vector<double> grid;
   std::vector<Plan> candidates;  // one per grid value, on n_train rows
   double candidate_epsilon = 0;  // each candidate's planned epsilon (at options.delta)
-  double score_epsilon = 0;      // the scores' epsilon (delta = 0: pure; else of score_curve at delta)
-  double score_multiplier = 0;   // delta > 0: the scores' noise multiplier z (0: Laplace)
-  double score_bound = 0;        // per-row score bound (the loss's ValidationScore)
-  const char* score = "";        // what the score counts
+  double score_epsilon = 0;  // the scores' epsilon (delta = 0: pure; else of score_curve at delta)
+  double score_multiplier = 0;  // delta > 0: the scores' noise multiplier z (0: Laplace)
+  double score_bound = 0;       // per-row score bound (the loss's ValidationScore)
+  const char* score = "";       // what the score counts
   // Curves on LedgerOrders(): the training part (sum of the candidates'),
   // the validation part (the scores'), and the release's, their maximum.
   std::vector<double> train_curve, score_curve, rdp_curve;
-  double epsilon_at_delta = 0;   // rdp_curve converted at options.delta (pure: epsilon)
-  std::string rule;              // the calibration, in words
+  double epsilon_at_delta = 0;  // rdp_curve converted at options.delta (pure: epsilon)
+  std::string rule;             // the calibration, in words
 };
 
 struct L2SelectionResult {
-  int chosen = 0;                   // index into the grid
-  std::vector<double> w;            // the chosen candidate's coefficients
-  std::vector<double> offset;       // its stage-0 offset b0 (offset.hpp), in w's intercepts
-  std::vector<double> noisy_scores; // per candidate, the released noisy sums
+  int chosen = 0;                    // index into the grid
+  std::vector<double> w;             // the chosen candidate's coefficients
+  std::vector<double> offset;        // its stage-0 offset b0 (offset.hpp), in w's intercepts
+  std::vector<double> noisy_scores;  // per candidate, the released noisy sums
 };
 
 // The selection as JSON: what dp_explain shows and the model keeps

@@ -43,13 +43,13 @@ class MechanismFields {
 // epsilon0-DP before training; the mechanism's figures in Plan are planned
 // at options.epsilon = epsilon - epsilon0 with the same delta.
 struct OffsetPlan {
-  double epsilon = 0;        // epsilon0; 0: no offset stage
-  double sensitivity = 0;    // L1 sensitivity of the released sums, grid rounding included
-  double noise_scale = 0;    // discrete Laplace scale per sum (the sums' units)
-  double grid = 0;           // the sums are snapped to this grid (the sums' units)
-  double bound = 0;          // |b0| <= bound (a public clamp)
-  std::string statistic;     // what stage 0 releases
-  std::string rule;          // how epsilon0 was chosen
+  double epsilon = 0;      // epsilon0; 0: no offset stage
+  double sensitivity = 0;  // L1 sensitivity of the released sums, grid rounding included
+  double noise_scale = 0;  // discrete Laplace scale per sum (the sums' units)
+  double grid = 0;         // the sums are snapped to this grid (the sums' units)
+  double bound = 0;        // |b0| <= bound (a public clamp)
+  std::string statistic;   // what stage 0 releases
+  std::string rule;        // how epsilon0 was chosen
 };
 
 // Stage 2 of a binary logistic model fitted on a private offset
@@ -57,11 +57,11 @@ struct OffsetPlan {
 // report noisy max over a public grid with pure epsilon-DP; the released
 // intercept is shifted by it.
 struct DecisionPlan {
-  double epsilon = 0;      // its share of the release's epsilon; 0: no stage 2
-  double noise_scale = 0;  // discrete Laplace scale of each candidate's count: 2/epsilon
-  double bonus = 0;        // the public head start of threshold 0 (the model as trained)
+  double epsilon = 0;              // its share of the release's epsilon; 0: no stage 2
+  double noise_scale = 0;          // discrete Laplace scale of each candidate's count: 2/epsilon
+  double bonus = 0;                // the public head start of threshold 0 (the model as trained)
   std::vector<double> thresholds;  // the public grid of margins, ascending (0 among them)
-  std::string rule;        // how epsilon and the grid were chosen
+  std::string rule;                // how epsilon and the grid were chosen
 };
 
 struct Plan {
@@ -79,7 +79,7 @@ struct Plan {
   Options options;
   std::string huber_delta_rule;  // Huber: where huber_delta came from
 
-  int64_t n = 0;       // rows: public under replace-one neighbours
+  int64_t n = 0;  // rows: public under replace-one neighbours
   // A release at the level of a privacy unit (unit_level.hpp): the rows are
   // exactly unit_rows slots per unit (n = units * unit_rows), and the plan
   // is the row-level plan at RowLevelOptions' (epsilon, delta), which group
@@ -89,13 +89,13 @@ struct Plan {
   int64_t units = 0;
   double unit_epsilon = 0;
   double unit_delta = 0;
-  int d = 0;           // features per row
-  int classes = 0;     // softmax: K classes (0 for binary models)
-  int dim = 0;         // model coordinates: max(K, 1) * (d + fit_intercept)
-  double R = 0;        // bound on a training row's norm, intercept column included
-  double L = 0;        // Lipschitz constant of the per-row loss in w
-  double beta = 0;     // smoothness of the per-row loss in w
-  double mu = 0;       // strong convexity: the l2 option
+  int d = 0;        // features per row
+  int classes = 0;  // softmax: K classes (0 for binary models)
+  int dim = 0;      // model coordinates: max(K, 1) * (d + fit_intercept)
+  double R = 0;     // bound on a training row's norm, intercept column included
+  double L = 0;     // Lipschitz constant of the per-row loss in w
+  double beta = 0;  // smoothness of the per-row loss in w
+  double mu = 0;    // strong convexity: the l2 option
   // Exact sums over rows (exact_sum.hpp): every per-row gradient
   // contribution is rounded to sum_grid and summed in integers, and every
   // argument that bounds one row's gradient by L holds with L + sum_slack
@@ -109,12 +109,12 @@ struct Plan {
   double step_size = 0;
   double max_step_size = 0;  // the largest step the sensitivity analysis covers
   int64_t iterations = 0;
-  double norm_bound = 0;     // D, the bound on ||w_hat|| used to choose T
+  double norm_bound = 0;  // D, the bound on ||w_hat|| used to choose T
   std::string iterations_rule;
   Sampling sampling = Sampling::kFullBatch;
-  int64_t batch_size = 0;    // rows per step (n for the full batch)
-  int64_t passes = 0;        // permutation methods: passes over the data
-  double radius = 0;         // projection onto the ball ||w|| <= radius (0: none)
+  int64_t batch_size = 0;  // rows per step (n for the full batch)
+  int64_t passes = 0;      // permutation methods: passes over the data
+  double radius = 0;       // projection onto the ball ||w|| <= radius (0: none)
   MechanismFields mechanism_fields;
 
   // Output perturbation (noisy_steps = 0): `sensitivity` is the L2
@@ -131,7 +131,7 @@ struct Plan {
   double sensitivity = 0;
   std::string sensitivity_rule;
   NoiseKind noise = NoiseKind::kGaussian;
-  double noise_scale = 0;    // sigma (Gaussian) or Delta/epsilon (Laplace vector)
+  double noise_scale = 0;  // sigma (Gaussian) or Delta/epsilon (Laplace vector)
   std::string noise_rule;
   double expected_noise_sq = 0;  // E ||z||^2
   // Snapping (noise.hpp): every noisy release is grid * (round(v/grid) + Z)
@@ -155,9 +155,9 @@ struct Plan {
   bool has_rdp = true;
   // The planned number of per-row gradient evaluations (0: not stated).
   int64_t gradient_evaluations = 0;
-  std::string note;          // anything the user should know (capped T, ...)
-  OffsetPlan offset;         // stage 0 (offset.hpp); offset.epsilon = 0: none
-  DecisionPlan decision;     // stage 2 (decision.hpp); decision.epsilon = 0: none
+  std::string note;       // anything the user should know (capped T, ...)
+  OffsetPlan offset;      // stage 0 (offset.hpp); offset.epsilon = 0: none
+  DecisionPlan decision;  // stage 2 (decision.hpp); decision.epsilon = 0: none
   // TEST-ONLY white-box audit seam (algorithms/audit_seam.hpp): null in
   // every plan dperm makes, never serialised; only the audit harness and its
   // unit test point a copy of a plan at one. Null: no behaviour change.
@@ -172,8 +172,12 @@ inline double TotalEpsilon(const Plan& p) { return p.options.epsilon + StagesEps
 
 // The (epsilon, delta) the release states: per unit for a unit-level plan,
 // else TotalEpsilon and the options' delta.
-inline double ReleaseEpsilon(const Plan& p) { return p.unit_rows > 0 ? p.unit_epsilon : TotalEpsilon(p); }
-inline double ReleaseDelta(const Plan& p) { return p.unit_rows > 0 ? p.unit_delta : p.options.delta; }
+inline double ReleaseEpsilon(const Plan& p) {
+  return p.unit_rows > 0 ? p.unit_epsilon : TotalEpsilon(p);
+}
+inline double ReleaseDelta(const Plan& p) {
+  return p.unit_rows > 0 ? p.unit_delta : p.options.delta;
+}
 
 // The plan as a JSON object (a model's "plan"), then the `extra` members:
 // key and serialised JSON value.

@@ -21,12 +21,10 @@ namespace dperm {
 //    derived beside its loss: logistic.cpp, huber.cpp, softmax.cpp), with
 //    the effective huber_delta (HuberDelta: the option, or a constant times
 //    target_bound), which the plan's options then carry.
-Plan BasePlan(const Options& options, LossKind loss, Algorithm algorithm,
-              int64_t n, int d);
+Plan BasePlan(const Options& options, LossKind loss, Algorithm algorithm, int64_t n, int d);
 
 // Refuses an option the algorithm does not use, naming both.
-[[noreturn]] void RejectOption(Algorithm algorithm, const char* key,
-                               const std::string& why);
+[[noreturn]] void RejectOption(Algorithm algorithm, const char* key, const std::string& why);
 
 // Refuses a step size above p.max_step_size, naming the rule that bounds it.
 void CheckStepSize(const Plan& p, const std::string& rule);

@@ -100,8 +100,8 @@ constexpr double kPureWindowNEPerD = 5;
 // cost CREDIT (d = 30) its accuracy wins and balanced accuracy at 350 d and
 // 700 d.
 constexpr double kPureBlendNEPerD = 300;
-constexpr double kDefaultL2Output = 150;   // logistic, delta = 0 (bolton)
-constexpr double kDefaultL2Max = 1;        // the model is then about b0 alone
+constexpr double kDefaultL2Output = 150;  // logistic, delta = 0 (bolton)
+constexpr double kDefaultL2Max = 1;       // the model is then about b0 alone
 // Huber: bolton shrinks the model toward stage 0's private mean (offset.hpp).
 // At l2 = c/(n epsilon) its noise (a vector of norm ~ dim Delta/epsilon,
 // Delta = 2L/(n l2)) moves w by ~ 2 L dim / c whatever n epsilon is, while

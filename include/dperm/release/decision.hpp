@@ -47,7 +47,7 @@
 
 namespace dperm {
 
-constexpr double kDecisionShare = 0.05;  // epsilon_t = epsilon / 20
+constexpr double kDecisionShare = 0.05;       // epsilon_t = epsilon / 20
 constexpr double kDecisionMinNEpsilon = 400;  // stage 2 only where n epsilon_t >= 400
 
 // The public grid: margins logit(p) for p = 0.05, 0.10, ..., 0.95 (19
@@ -56,7 +56,8 @@ std::vector<double> DecisionThresholds();
 
 // Stage 2's plan from public inputs, after stage 0's (epsilon 0: none;
 // none either when the mechanism's share would fall below kMinEpsilon).
-DecisionPlan PlanDecision(const Options& options, LossKind loss, int64_t n, const OffsetPlan& offset);
+DecisionPlan PlanDecision(const Options& options, LossKind loss, int64_t n,
+                          const OffsetPlan& offset);
 
 // Stage 2 over rows viewed in place (n rows of stride d + 1, the label
 // last) for the released binary model w (its intercept w[d] included):

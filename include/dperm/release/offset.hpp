@@ -61,7 +61,7 @@
 namespace dperm {
 
 // The share rule's constants (see above).
-constexpr double kOffsetMaxShare = 0.1;     // epsilon0 <= epsilon / 10
+constexpr double kOffsetMaxShare = 0.1;  // epsilon0 <= epsilon / 10
 // Huber at l2 >= kOffsetHuberMeanL2: epsilon0 <= epsilon / 2. So strong a
 // penalty keeps the model near b0 (Huber's default does so where n epsilon is
 // small: plan_release.hpp, kHuberShrinkNEPerD), so the release is about the
@@ -72,7 +72,7 @@ constexpr double kOffsetMaxShare = 0.1;     // epsilon0 <= epsilon / 10
 // binds only while epsilon < 8 / sqrt(n); above, 4/sqrt(n) decides.
 constexpr double kOffsetMaxShareHuber = 0.5;
 constexpr double kOffsetHuberMeanL2 = 0.1;
-constexpr double kOffsetPerSqrtN = 4.0;     // epsilon0 <= 4 Delta_u / sqrt(n)
+constexpr double kOffsetPerSqrtN = 4.0;  // epsilon0 <= 4 Delta_u / sqrt(n)
 
 // epsilon0 for a release of `epsilon` over n rows of `loss`.
 double OffsetEpsilon(LossKind loss, double epsilon, int64_t n, double l2);
@@ -84,7 +84,8 @@ OffsetPlan PlanOffset(const Options& options, LossKind loss, int64_t n);
 
 // The options the mechanism is planned with: epsilon minus the shares of
 // stage 0 and stage 2 (decision.hpp).
-Options MechanismOptions(const Options& options, const OffsetPlan& offset, const DecisionPlan& decision);
+Options MechanismOptions(const Options& options, const OffsetPlan& offset,
+                         const DecisionPlan& decision);
 
 // Stage 0: releases the plan's statistic over rows viewed in place (n rows
 // of stride d + 1, the label last) and returns b0: one value, or K for a
@@ -93,8 +94,8 @@ Options MechanismOptions(const Options& options, const OffsetPlan& offset, const
 std::vector<double> ReleaseOffset(const Plan& plan, const double* rows, SecureRng& rng);
 
 // b0 from noisy sums (the loss's post-processing; tests call it directly).
-std::vector<double> OffsetFromSums(LossKind loss, const std::vector<double>& noisy_sums,
-                                   int64_t n, double target_bound);
+std::vector<double> OffsetFromSums(LossKind loss, const std::vector<double>& noisy_sums, int64_t n,
+                                   double target_bound);
 
 // The margin loss f(m + b0, y) of `inner`: same bounds on f' and f'' (hence
 // the same L and beta) as `inner`.

@@ -34,7 +34,7 @@ struct PassSpec {
   double feature_bound = 1;
   double huber_delta = 1;   // the plan's effective huber_delta
   double target_bound = 1;  // Huber targets are clipped to [-B, B] (rows.hpp)
-  int classes = 0;  // multi-class losses: K; 0 for binary models
+  int classes = 0;          // multi-class losses: K; 0 for binary models
   // The loss's table entry, whose RowKernel a pass calls per row (set by
   // PassSpecFor and DecodePassSpec; LossSpecFor(loss) when null).
   const LossSpec* loss_spec = nullptr;
@@ -94,8 +94,8 @@ void PassStateSums(const PassSpec& spec, const double* state, double* sums) noex
 // Adds one training row to `state`: x holds the d features already clipped
 // (ClipRow), `label` the stored label (+1/-1, Huber target, or class index
 // in 0 .. K-1). `scratch` holds max(K, 1) doubles. No allocation, no throw.
-void PassAddRow(const PassSpec& spec, const double* w, const double* x, double label,
-                double* state, double* scratch) noexcept;
+void PassAddRow(const PassSpec& spec, const double* w, const double* x, double label, double* state,
+                double* scratch) noexcept;
 
 // PassAddRow of the row ClipRow makes of `raw` (d features as read, NULL
 // elements as NaN): a row inside the bound is read in place (ClippedRow);

@@ -24,7 +24,7 @@ std::unique_ptr<Objective> MakeObjective(const Plan& plan, const double* rows,
 // coefficients (feature weights, then the intercept when fitted). With an
 // offset stage in the plan, stage 0 draws first (ReleaseOffset), the
 // intercept released is w_int + b0, and b0 is stored in *offset when given.
-std::vector<double> TrainModel(const Plan& plan, const double* rows,
-                               SecureRng& rng, std::vector<double>* offset = nullptr);
+std::vector<double> TrainModel(const Plan& plan, const double* rows, SecureRng& rng,
+                               std::vector<double>* offset = nullptr);
 
 }  // namespace dperm

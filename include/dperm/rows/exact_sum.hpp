@@ -72,8 +72,8 @@ double SumGrid(double bound);
 double SumSlack(int64_t n, int dim, double grid);
 
 namespace sum_detail {
-constexpr double kRound = 6755399441055744.0;          // 1.5 2^52
-constexpr int64_t kRoundBits = 0x4338000000000000LL;   // its bits
+constexpr double kRound = 6755399441055744.0;         // 1.5 2^52
+constexpr int64_t kRoundBits = 0x4338000000000000LL;  // its bits
 // v/q clamped to +-kSumClamp; NaN becomes -kSumClamp (bounded, deterministic).
 inline double Clamp(double t) {
   t = t > -kSumClamp ? t : -kSumClamp;

@@ -21,10 +21,10 @@ enum class ErrorKind {
   kInvalidParameter,  // a bad option or argument: 22023
   kDataException,     // bad shape of input data: 22000
   kFeatureNotSupported,
-  kCancelled,         // an interrupt was pending: 57014
-  kInternal,          // a broken invariant: XX000
-  kInvalidText,       // a value's text form is malformed: 22P02
-  kLimitExceeded,     // larger than the database can hold: 54000
+  kCancelled,      // an interrupt was pending: 57014
+  kInternal,       // a broken invariant: XX000
+  kInvalidText,    // a value's text form is malformed: 22P02
+  kLimitExceeded,  // larger than the database can hold: 54000
 };
 
 // The one exception type the core throws on purpose. `hint` is shown as the
@@ -48,8 +48,7 @@ std::string FormatNumber(double v);
 // ranges in messages and in the reference).
 std::string ShortestNumber(double v);
 
-[[noreturn]] inline void ThrowInvalid(const std::string& message,
-                                      const std::string& hint = "") {
+[[noreturn]] inline void ThrowInvalid(const std::string& message, const std::string& hint = "") {
   throw Error(ErrorKind::kInvalidParameter, message, hint);
 }
 

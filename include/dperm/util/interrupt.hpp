@@ -40,7 +40,7 @@ void SetIterationHook(IterationHook hook);
 namespace detail {
 extern thread_local uint64_t work_since_probe;
 extern IterationHook iteration_hook;
-}
+}  // namespace detail
 
 // `done` of `planned` iterations of a training loop are done: a test when
 // no hook is installed; the hook throttles what it publishes.

@@ -49,7 +49,7 @@ struct JsonValue {
   size_t size() const { return numbers.size() + elements.size(); }
   // Element i (< size()) of an array: a number, or a value.
   bool IsNumberAt(size_t i) const;
-  double NumberAt(size_t i) const;  // IsNumberAt(i) only
+  double NumberAt(size_t i) const;      // IsNumberAt(i) only
   const JsonValue& At(size_t i) const;  // !IsNumberAt(i) only
 };
 

@@ -14,8 +14,7 @@ namespace dperm {
 
 // Boost.Math errors become C++ exceptions (docs/style.md, MADlib: throwing policy).
 using ThrowPolicy = boost::math::policies::policy<
-    boost::math::policies::evaluation_error<
-        boost::math::policies::throw_on_error>>;
+    boost::math::policies::evaluation_error<boost::math::policies::throw_on_error>>;
 
 // Formats a double with all significant digits for error messages.
 inline std::string Num(double x) {

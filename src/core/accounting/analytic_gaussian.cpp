@@ -24,14 +24,11 @@ constexpr double kAsymptoticFrom = 10.0;
 // Shared checks of (ε, δ, Δ) for the calibration functions.
 void CheckCalibrationArgs(double epsilon, double delta, double sensitivity) {
   if (!std::isfinite(epsilon) || !(epsilon > 0.0))
-    ThrowInvalid("epsilon must be a finite number greater than 0, got " +
-                 Num(epsilon));
+    ThrowInvalid("epsilon must be a finite number greater than 0, got " + Num(epsilon));
   if (!(delta > 0.0 && delta < 1.0))
-    ThrowInvalid("delta must be in the open interval (0, 1), got " +
-                 Num(delta));
+    ThrowInvalid("delta must be in the open interval (0, 1), got " + Num(delta));
   if (!std::isfinite(sensitivity) || !(sensitivity > 0.0))
-    ThrowInvalid("sensitivity must be a finite number greater than 0, got " +
-                 Num(sensitivity));
+    ThrowInvalid("sensitivity must be a finite number greater than 0, got " + Num(sensitivity));
 }
 
 // Standard normal CDF Φ(x) = ½ erfc(−x/√2); erfc keeps the lower tail exact.
@@ -77,9 +74,8 @@ double ScaledTailDifference(double a, double b) {
     return std::exp(-y) * std::sinh(x) / (a * k);
   };
   const double integral =
-      boost::math::quadrature::gauss_kronrod<double, 61, ThrowPolicy>::
-          integrate(integrand, 0.0, std::numeric_limits<double>::infinity(),
-                    5, 1e-14);
+      boost::math::quadrature::gauss_kronrod<double, 61, ThrowPolicy>::integrate(
+          integrand, 0.0, std::numeric_limits<double>::infinity(), 5, 1e-14);
   return 2.0 * kInvSqrt2Pi * a * integral;
 }
 
@@ -99,16 +95,14 @@ double ScaledTailDifference(double a, double b) {
 // is within ~1e-13 relative.
 double GaussianDelta(double sigma, double epsilon, double sensitivity) {
   if (!std::isfinite(sigma) || !(sigma > 0.0))
-    ThrowInvalid("sigma must be a finite number greater than 0, got " +
-                 Num(sigma));
+    ThrowInvalid("sigma must be a finite number greater than 0, got " + Num(sigma));
   if (!std::isfinite(epsilon) || !(epsilon >= 0.0))
     ThrowInvalid("epsilon must be a finite number >= 0, got " + Num(epsilon));
   if (!std::isfinite(sensitivity) || !(sensitivity > 0.0))
-    ThrowInvalid("sensitivity must be a finite number greater than 0, got " +
-                 Num(sensitivity));
+    ThrowInvalid("sensitivity must be a finite number greater than 0, got " + Num(sensitivity));
   const double a = sensitivity / (2.0 * sigma);
   const double b = epsilon * sigma / sensitivity;
-  if (std::isinf(a)) return 1.0;  // σ → 0: no noise, δ = Φ(∞) = 1
+  if (std::isinf(a)) return 1.0;              // σ → 0: no noise, δ = Φ(∞) = 1
   if (std::isinf(b) || a == 0.0) return 0.0;  // σ → ∞: δ = Φ(−∞) = 0
   // u = b − a exactly as uh + ul (Knuth's TwoSum), so exp(−u²/2) is exact
   // even when u²/2 is several hundred.
@@ -137,11 +131,8 @@ double GaussianDelta(double sigma, double epsilon, double sensitivity) {
 // the computed δ(σ) ≤ δ, so the returned σ is never on the unsafe side.
 double AnalyticGaussianSigma(double epsilon, double delta, double sensitivity) {
   CheckCalibrationArgs(epsilon, delta, sensitivity);
-  auto excess = [&](double sigma) {
-    return GaussianDelta(sigma, epsilon, sensitivity) - delta;
-  };
-  double guess = std::sqrt(2.0 * (std::log(1.25) - std::log(delta))) *
-                 sensitivity / epsilon;
+  auto excess = [&](double sigma) { return GaussianDelta(sigma, epsilon, sensitivity) - delta; };
+  double guess = std::sqrt(2.0 * (std::log(1.25) - std::log(delta))) * sensitivity / epsilon;
   if (!std::isfinite(guess) || !(guess > 0.0)) guess = sensitivity;
   // Bracket [lo, hi] with excess(lo) > 0 ≥ excess(hi).
   double lo = guess, hi = guess;
@@ -151,9 +142,8 @@ double AnalyticGaussianSigma(double epsilon, double delta, double sensitivity) {
     f_lo = f_hi;
     hi *= 2.0;
     if (!std::isfinite(hi))
-      ThrowInvalid("no finite sigma gives (epsilon=" + Num(epsilon) +
-                   ", delta=" + Num(delta) + ")-DP for sensitivity " +
-                   Num(sensitivity));
+      ThrowInvalid("no finite sigma gives (epsilon=" + Num(epsilon) + ", delta=" + Num(delta) +
+                   ")-DP for sensitivity " + Num(sensitivity));
     f_hi = excess(hi);
   }
   while (!(f_lo > 0.0)) {  // δ(σ) → 1 as σ → 0, and δ < 1, so this ends
@@ -161,8 +151,9 @@ double AnalyticGaussianSigma(double epsilon, double delta, double sensitivity) {
     f_hi = f_lo;
     lo *= 0.5;
     if (!(lo > 0.0))
-      throw Error(ErrorKind::kInvalidParameter,
-                  "analytic Gaussian sigma: epsilon, delta and sensitivity are outside the range dperm can calibrate");
+      throw Error(
+          ErrorKind::kInvalidParameter,
+          "analytic Gaussian sigma: epsilon, delta and sensitivity are outside the range dperm can calibrate");
     f_lo = excess(lo);
   }
   double sigma = hi;
@@ -171,24 +162,21 @@ double AnalyticGaussianSigma(double epsilon, double delta, double sensitivity) {
     try {
       const auto root = boost::math::tools::toms748_solve(
           excess, lo, hi, f_lo, f_hi,
-          boost::math::tools::eps_tolerance<double>(
-              std::numeric_limits<double>::digits - 2),
+          boost::math::tools::eps_tolerance<double>(std::numeric_limits<double>::digits - 2),
           max_iter, ThrowPolicy());
       sigma = root.second;  // the upper end: excess ≤ 0 there
     } catch (const Error&) {
       throw;
     } catch (const std::exception& e) {
       throw Error(ErrorKind::kInvalidParameter,
-                  std::string("analytic Gaussian root finding failed: ") +
-                      e.what());
+                  std::string("analytic Gaussian root finding failed: ") + e.what());
     }
   }
   // Privacy guard: never return a σ whose computed δ exceeds the target.
   double step = sigma * std::numeric_limits<double>::epsilon();
   for (int i = 0; GaussianDelta(sigma, epsilon, sensitivity) > delta; ++i) {
     if (i > 2000 || !std::isfinite(sigma + step))
-      throw Error(ErrorKind::kInvalidParameter,
-                  "analytic Gaussian sigma could not be made safe");
+      throw Error(ErrorKind::kInvalidParameter, "analytic Gaussian sigma could not be made safe");
     sigma += step;
     step *= 2.0;
   }
@@ -218,10 +206,8 @@ double GaussianEpsilon(double sigma, double delta, double sensitivity) {
   // delta(eps) decreases in eps: keep delta(hi) <= delta < delta(lo).
   for (int i = 0; i < 200 && hi - lo > 1e-15 * hi; i++) {
     double mid = 0.5 * (lo + hi);
-    if (GaussianDelta(sigma, mid, sensitivity) > delta)
-      lo = mid;
-    else
-      hi = mid;
+    if (GaussianDelta(sigma, mid, sensitivity) > delta) lo = mid;
+    else hi = mid;
   }
   return hi;
 }

@@ -53,8 +53,7 @@ Spent ComposeTotals(bool rdp_accounting, double delta_budget, const ChargeTotals
   return rdp;
 }
 
-Spent ComposeCharges(bool rdp_accounting, double delta_budget,
-                     const std::vector<Charge>& charges) {
+Spent ComposeCharges(bool rdp_accounting, double delta_budget, const std::vector<Charge>& charges) {
   ChargeTotals totals;
   for (const Charge& c : charges) AddCharge(&totals, c);
   return ComposeTotals(rdp_accounting, delta_budget, totals);

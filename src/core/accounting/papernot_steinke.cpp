@@ -37,8 +37,7 @@ std::vector<double> PapernotSteinkeRdp(const std::vector<double>& orders,
     c = std::min(c, (1 - 1 / orders[j]) * rdp[j] + std::log(1 / gamma) / orders[j]);
   c *= 1 + eta;
   std::vector<double> out(orders.size());
-  for (size_t i = 0; i < orders.size(); i++)
-    out[i] = rdp[i] + c + std::log(mean) / (orders[i] - 1);
+  for (size_t i = 0; i < orders.size(); i++) out[i] = rdp[i] + c + std::log(mean) / (orders[i] - 1);
   // RDP is non-decreasing in the order: a higher order's bound holds below.
   for (size_t i = orders.size(); i-- > 1;)
     if (orders[i - 1] <= orders[i]) out[i - 1] = std::min(out[i - 1], out[i]);

@@ -28,9 +28,8 @@ constexpr double kMaxGridIndex = 4611686018427387904.0;  // 2^62
 // Refuses a grid or FFT of more than kPldMaxPoints points (memory guard).
 void CheckPoints(double points, const char* what) {
   if (!(points <= static_cast<double>(kPldMaxPoints)))
-    ThrowInvalid(std::string("PLD accounting: ") + what + " needs " +
-                     Num(std::ceil(points)) + " grid points, more than the limit of " +
-                     std::to_string(kPldMaxPoints),
+    ThrowInvalid(std::string("PLD accounting: ") + what + " needs " + Num(std::ceil(points)) +
+                     " grid points, more than the limit of " + std::to_string(kPldMaxPoints),
                  "use a coarser discretization or fewer steps");
 }
 
@@ -74,8 +73,7 @@ std::vector<Complex> HalfSpectrum(const std::vector<double>& values, int64_t len
 }
 
 // Inverse of HalfSpectrum (scaled by 1/length), real output.
-std::vector<double> FromHalfSpectrum(const std::vector<Complex>& spectrum,
-                                     int64_t length) {
+std::vector<double> FromHalfSpectrum(const std::vector<Complex>& spectrum, int64_t length) {
   CheckInterrupt();
   std::vector<double> values(static_cast<size_t>(length));
   Eigen::FFT<double> fft;
@@ -92,12 +90,10 @@ std::pair<size_t, double> TruncateTails(std::vector<double>& probs, double t) {
   if (!(t > 0.0)) return {0, 0.0};
   size_t left = 0;
   double left_mass = 0.0;
-  while (left < probs.size() && left_mass + probs[left] <= t / 2)
-    left_mass += probs[left++];
+  while (left < probs.size() && left_mass + probs[left] <= t / 2) left_mass += probs[left++];
   size_t right = probs.size();
   double right_mass = 0.0;
-  while (right > 0 && right_mass + probs[right - 1] <= t / 2)
-    right_mass += probs[--right];
+  while (right > 0 && right_mass + probs[right - 1] <= t / 2) right_mass += probs[--right];
   right = std::max(right, left + 1);
   if (right > probs.size()) {  // everything fits in the tails: keep one point
     left = probs.size() - 1;
@@ -119,8 +115,7 @@ std::pair<size_t, double> TruncateTails(std::vector<double>& probs, double t) {
 // sum of k indices above u is at most M(λ)^k e^{−λu}, so u = (k log M(λ) +
 // log(2/t))/λ leaves at most t/2 outside on each side. Returns [lower, upper]
 // as doubles (indices relative to k·offset).
-std::pair<double, double> SelfConvolutionWindow(const std::vector<double>& p, int64_t k,
-                                                double t) {
+std::pair<double, double> SelfConvolutionWindow(const std::vector<double>& p, int64_t k, double t) {
   const double n = static_cast<double>(p.size());
   double lower = 0.0;
   double upper = (n - 1.0) * static_cast<double>(k);
@@ -154,17 +149,13 @@ void ClipNegative(std::vector<double>& probs) {
 
 DiscretePld::DiscretePld(double width, int64_t offset, std::vector<double> pmf,
                          double infinity_mass)
-    : width_(width),
-      offset_(offset),
-      pmf_(std::move(pmf)),
-      infinity_mass_(infinity_mass) {
+    : width_(width), offset_(offset), pmf_(std::move(pmf)), infinity_mass_(infinity_mass) {
   if (!std::isfinite(width_) || !(width_ > 0.0))
     ThrowInvalid("PLD width must be a finite number greater than 0, got " + Num(width_));
   if (pmf_.empty()) ThrowInvalid("PLD pmf must not be empty");
   CheckPoints(static_cast<double>(pmf_.size()), "this PLD");
   const double last = static_cast<double>(offset_) + static_cast<double>(pmf_.size());
-  if (std::fabs(static_cast<double>(offset_)) > kMaxGridIndex ||
-      std::fabs(last) > kMaxGridIndex)
+  if (std::fabs(static_cast<double>(offset_)) > kMaxGridIndex || std::fabs(last) > kMaxGridIndex)
     ThrowInvalid("PLD grid offset out of range: " + std::to_string(offset_));
   for (double p : pmf_)
     if (!std::isfinite(p) || p < 0.0)
@@ -192,8 +183,7 @@ double DiscretePld::GetDelta(double epsilon) const {
 // relative to the current l_j, so no e^{−l} term underflows even when ε is
 // in the hundreds (dp_accounting sums p·e^{−l}, which underflows above ~745).
 double DiscretePld::GetEpsilon(double delta) const {
-  if (!(delta >= 0.0 && delta <= 1.0))
-    ThrowInvalid("delta must be in [0, 1], got " + Num(delta));
+  if (!(delta >= 0.0 && delta <= 1.0)) ThrowInvalid("delta must be in [0, 1], got " + Num(delta));
   if (infinity_mass_ > delta) return std::numeric_limits<double>::infinity();
   const double decay = std::exp(-width_);
   double upper = infinity_mass_;  // U
@@ -215,13 +205,11 @@ double DiscretePld::GetEpsilon(double delta) const {
 // Composition of two PLDs is the convolution of their PMFs (Sommer, Meiser &
 // Mohammadi, PETS 2019; Koskela et al. 2020), here by FFT; the ∞ atoms
 // combine as 1 − (1 − a)(1 − b).
-DiscretePld DiscretePld::Compose(const DiscretePld& other,
-                                 double tail_mass_truncation) const {
+DiscretePld DiscretePld::Compose(const DiscretePld& other, double tail_mass_truncation) const {
   if (other.width_ != width_)
     ThrowInvalid("PLD widths differ: " + Num(width_) + " and " + Num(other.width_));
   if (!(tail_mass_truncation >= 0.0 && tail_mass_truncation < 1.0))
-    ThrowInvalid("tail mass truncation must be in [0, 1), got " +
-                 Num(tail_mass_truncation));
+    ThrowInvalid("tail mass truncation must be in [0, 1), got " + Num(tail_mass_truncation));
   const int64_t n1 = static_cast<int64_t>(pmf_.size());
   const int64_t n2 = static_cast<int64_t>(other.pmf_.size());
   CheckPoints(static_cast<double>(n1) + static_cast<double>(n2) - 1.0, "composition");
@@ -244,8 +232,8 @@ DiscretePld DiscretePld::Compose(const DiscretePld& other,
   }
   const double a = infinity_mass_, b = other.infinity_mass_;
   const auto [cut, right_mass] = TruncateTails(probs, tail_mass_truncation);
-  return DiscretePld(width_, offset_ + other.offset_ + static_cast<int64_t>(cut),
-                     std::move(probs), std::min(1.0, a + b - a * b + right_mass));
+  return DiscretePld(width_, offset_ + other.offset_ + static_cast<int64_t>(cut), std::move(probs),
+                     std::min(1.0, a + b - a * b + right_mass));
 }
 
 // k-fold self-composition as dp_accounting's self_convolve: one FFT of the
@@ -256,13 +244,11 @@ DiscretePld DiscretePld::Compose(const DiscretePld& other,
 DiscretePld DiscretePld::SelfCompose(int64_t times, double tail_mass_truncation) const {
   if (times < 1) ThrowInvalid("times must be at least 1, got " + std::to_string(times));
   if (!(tail_mass_truncation >= 0.0 && tail_mass_truncation < 1.0))
-    ThrowInvalid("tail mass truncation must be in [0, 1), got " +
-                 Num(tail_mass_truncation));
+    ThrowInvalid("tail mass truncation must be in [0, 1), got " + Num(tail_mass_truncation));
   if (times == 1) return *this;
   const double k = static_cast<double>(times);
   if (std::fabs(static_cast<double>(offset_)) * k > kMaxGridIndex)
-    ThrowInvalid("PLD grid offset out of range after " + std::to_string(times) +
-                 " compositions");
+    ThrowInvalid("PLD grid offset out of range after " + std::to_string(times) + " compositions");
   const double infinity_mass =
       std::min(1.0, tail_mass_truncation - std::expm1(k * std::log1p(-infinity_mass_)));
   double finite_mass = 0.0;
@@ -275,8 +261,7 @@ DiscretePld DiscretePld::SelfCompose(int64_t times, double tail_mass_truncation)
   CheckPoints(upper - lower + 1.0, "composition");
   const int64_t lo = static_cast<int64_t>(lower);
   const int64_t out_len = static_cast<int64_t>(upper) - lo + 1;
-  const int64_t length =
-      FftLength(std::max<int64_t>(out_len, static_cast<int64_t>(pmf_.size())));
+  const int64_t length = FftLength(std::max<int64_t>(out_len, static_cast<int64_t>(pmf_.size())));
   CheckPoints(static_cast<double>(length), "FFT");
   std::vector<Complex> spectrum = HalfSpectrum(pmf_, length);
   for (Complex& z : spectrum) z = Power(z, times);

@@ -78,8 +78,7 @@ double PrivacyLoss(double q, double sigma, PldAdjacency adjacency, double x) {
 }
 
 // The largest x whose privacy loss is at least epsilon (inverse of the above).
-double InversePrivacyLoss(double q, double sigma, PldAdjacency adjacency,
-                          double epsilon) {
+double InversePrivacyLoss(double q, double sigma, PldAdjacency adjacency, double epsilon) {
   const double s2 = sigma * sigma;
   if (adjacency == PldAdjacency::kRemove) return -0.5 - s2 * InverseLogMix(q, epsilon);
   return 0.5 + s2 * InverseLogMix(q, -epsilon);
@@ -119,8 +118,7 @@ DiscretePld ComposedPld(double q, double sigma, int64_t steps, PldAdjacency adja
 // Thm 8; the subsampled pairs follow the same way). Remove,
 // ε ≤ ln(1−q): every output has loss ≥ ε, δ = 1 − e^ε. Add, ε ≥ −ln(1−q): no
 // output has loss above ε, δ = 0.
-double SubsampledGaussianDelta(double q, double sigma, PldAdjacency adjacency,
-                               double epsilon) {
+double SubsampledGaussianDelta(double q, double sigma, PldAdjacency adjacency, double epsilon) {
   CheckMechanism(q, sigma);
   if (std::isnan(epsilon)) ThrowInvalid("epsilon must not be NaN");
   if (q < 1.0) {
@@ -134,15 +132,13 @@ double SubsampledGaussianDelta(double q, double sigma, PldAdjacency adjacency,
   double delta;
   if (adjacency == PldAdjacency::kRemove) {
     // μ_up = (1−q)N(0,σ²) + qN(−1,σ²), μ_low = N(0,σ²).
-    const double upper =
-        (1.0 - q) * NormalCdf(x / sigma) + q * NormalCdf((x + 1.0) / sigma);
+    const double upper = (1.0 - q) * NormalCdf(x / sigma) + q * NormalCdf((x + 1.0) / sigma);
     delta = upper - std::exp(epsilon + LogNormalCdf(x / sigma));
   } else {
     // μ_up = N(0,σ²), μ_low = (1−q)N(0,σ²) + qN(1,σ²).
-    const double log_lower =
-        q == 1.0 ? LogNormalCdf((x - 1.0) / sigma)
-                 : LogAddExp(std::log1p(-q) + LogNormalCdf(x / sigma),
-                             std::log(q) + LogNormalCdf((x - 1.0) / sigma));
+    const double log_lower = q == 1.0 ? LogNormalCdf((x - 1.0) / sigma)
+                                      : LogAddExp(std::log1p(-q) + LogNormalCdf(x / sigma),
+                                                  std::log(q) + LogNormalCdf((x - 1.0) / sigma));
     delta = NormalCdf(x / sigma) - std::exp(epsilon + log_lower);
   }
   return std::clamp(delta, 0.0, 1.0);
@@ -161,20 +157,16 @@ DiscretePld SubsampledGaussianPld(double q, double sigma, PldAdjacency adjacency
   CheckComposition(1, discretization);
   const double h = discretization;
   const double z =
-      -std::sqrt(2.0) *
-      boost::math::erfc_inv(std::exp(kLogMassTruncationBound), ThrowPolicy());
+      -std::sqrt(2.0) * boost::math::erfc_inv(std::exp(kLogMassTruncationBound), ThrowPolicy());
   double lower_x = sigma * z, upper_x = -sigma * z;
-  if (adjacency == PldAdjacency::kAdd)
-    upper_x += 1.0;
-  else
-    lower_x -= 1.0;
+  if (adjacency == PldAdjacency::kAdd) upper_x += 1.0;
+  else lower_x -= 1.0;
   const double eps_upper = PrivacyLoss(q, sigma, adjacency, lower_x);
   const double eps_lower = PrivacyLoss(q, sigma, adjacency, upper_x);
   const double first = std::floor(eps_lower / h), last = std::ceil(eps_upper / h);
   if (!std::isfinite(first) || !std::isfinite(last))
-    ThrowInvalid(
-        "PLD accounting: privacy loss range is not finite for sigma " + Num(sigma),
-        "use a larger noise multiplier");
+    ThrowInvalid("PLD accounting: privacy loss range is not finite for sigma " + Num(sigma),
+                 "use a larger noise multiplier");
   return ConnectTheDotsPld(h, first, last, [&](double eps) {
     return SubsampledGaussianDelta(q, sigma, adjacency, eps);
   });
@@ -184,33 +176,32 @@ DiscretePld SubsampledGaussianPld(double q, double sigma, PldAdjacency adjacency
 // SelfComposed(PoissonSampled(Gaussian))): compose each direction's PLD
 // `steps` times and take the larger ε, since add/remove-one DP must hold for
 // both orders of the neighbouring pair. For q = 1 the two coincide.
-double EpsilonPoissonSubsampledGaussianPld(double q, double sigma, int64_t steps,
-                                           double delta, double discretization) {
+double EpsilonPoissonSubsampledGaussianPld(double q, double sigma, int64_t steps, double delta,
+                                           double discretization) {
   CheckMechanism(q, sigma);
   CheckComposition(steps, discretization);
   if (!(delta > 0.0 && delta < 1.0))
     ThrowInvalid("delta must be in the open interval (0, 1), got " + Num(delta));
-  double epsilon = ComposedPld(q, sigma, steps, PldAdjacency::kRemove, discretization)
-                       .GetEpsilon(delta);
+  double epsilon =
+      ComposedPld(q, sigma, steps, PldAdjacency::kRemove, discretization).GetEpsilon(delta);
   if (q < 1.0)
-    epsilon =
-        std::max(epsilon, ComposedPld(q, sigma, steps, PldAdjacency::kAdd, discretization)
-                              .GetEpsilon(delta));
+    epsilon = std::max(
+        epsilon,
+        ComposedPld(q, sigma, steps, PldAdjacency::kAdd, discretization).GetEpsilon(delta));
   return epsilon;
 }
 
 // δ(ε) of the same accountant: the larger δ of the two directions.
-double DeltaPoissonSubsampledGaussianPld(double q, double sigma, int64_t steps,
-                                         double epsilon, double discretization) {
+double DeltaPoissonSubsampledGaussianPld(double q, double sigma, int64_t steps, double epsilon,
+                                         double discretization) {
   CheckMechanism(q, sigma);
   CheckComposition(steps, discretization);
   if (!(epsilon >= 0.0)) ThrowInvalid("epsilon must be >= 0, got " + Num(epsilon));
-  double delta = ComposedPld(q, sigma, steps, PldAdjacency::kRemove, discretization)
-                     .GetDelta(epsilon);
+  double delta =
+      ComposedPld(q, sigma, steps, PldAdjacency::kRemove, discretization).GetDelta(epsilon);
   if (q < 1.0)
-    delta =
-        std::max(delta, ComposedPld(q, sigma, steps, PldAdjacency::kAdd, discretization)
-                            .GetDelta(epsilon));
+    delta = std::max(
+        delta, ComposedPld(q, sigma, steps, PldAdjacency::kAdd, discretization).GetDelta(epsilon));
   return delta;
 }
 

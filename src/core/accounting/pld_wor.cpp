@@ -80,8 +80,7 @@ void CheckDelta(double delta) {
 
 // The noise truncation point z (negative): Φ(z) = ½e^{−50}.
 double TruncationZ() {
-  return -std::sqrt(2.0) *
-         boost::math::erfc_inv(std::exp(kLogMassTruncationBound), ThrowPolicy());
+  return -std::sqrt(2.0) * boost::math::erfc_inv(std::exp(kLogMassTruncationBound), ThrowPolicy());
 }
 
 // The remove pair's privacy loss at output x (decreasing in x):
@@ -98,9 +97,9 @@ double RemoveLoss(double gamma, double s, double x) {
 double RemoveLossInverse(double gamma, double s, double eps) {
   if (gamma == 1.0) return -0.5 - s * s * eps;
   const double r = std::expm1(eps) / gamma;
-  const double a = std::isfinite(r) ? std::log1p(r)
-                                    : eps + std::log1p(-(1.0 - gamma) * std::exp(-eps)) -
-                                          std::log(gamma);
+  const double a = std::isfinite(r)
+                       ? std::log1p(r)
+                       : eps + std::log1p(-(1.0 - gamma) * std::exp(-eps)) - std::log(gamma);
   return -0.5 - s * s * a;
 }
 
@@ -142,9 +141,8 @@ double LowerBoundEpsilon(double gamma, double s, std::int64_t steps, double delt
     const double lo_eps = static_cast<double>(offset + static_cast<std::int64_t>(i)) * h;
     // (γ < 1: the loss never falls below log(1 − γ), the bottom edge; γ = 1:
     // losses below the first bin are dropped, which only lowers δ.)
-    const double x_hi = (gamma < 1.0 && lo_eps <= bottom)
-                            ? std::numeric_limits<double>::infinity()
-                            : RemoveLossInverse(gamma, s, lo_eps);
+    const double x_hi = (gamma < 1.0 && lo_eps <= bottom) ? std::numeric_limits<double>::infinity()
+                                                          : RemoveLossInverse(gamma, s, lo_eps);
     const double x_lo = i + 1 == n ? -std::numeric_limits<double>::infinity()
                                    : RemoveLossInverse(gamma, s, lo_eps + h);
     pmf[i] = std::max(0.0, mass_below(x_hi) - mass_below(x_lo)) * (1.0 - 1e-12);
@@ -188,8 +186,8 @@ double DeltaWorGaussianPld(double gamma, double sigma, std::int64_t steps, doubl
   return ComposeSteps(WorGaussianPld(gamma, sigma, discretization), steps).GetDelta(epsilon);
 }
 
-double EpsilonWorGaussianLowerBound(double gamma, double sigma, std::int64_t steps,
-                                    double delta, double discretization) {
+double EpsilonWorGaussianLowerBound(double gamma, double sigma, std::int64_t steps, double delta,
+                                    double discretization) {
   CheckMechanism(gamma, sigma);
   CheckComposition(steps, discretization);
   CheckDelta(delta);
@@ -242,8 +240,8 @@ std::map<MemoKey, double>& Memo() {
   return memo;
 }
 
-double CalibrateWorGaussianUncached(double gamma, std::int64_t steps, double epsilon,
-                                    double delta, bool use_pld, WorCalibration* detail);
+double CalibrateWorGaussianUncached(double gamma, std::int64_t steps, double epsilon, double delta,
+                                    bool use_pld, WorCalibration* detail);
 
 }  // namespace
 
@@ -251,7 +249,8 @@ double CalibrateWorGaussian(double gamma, std::int64_t steps, double epsilon, do
                             bool use_pld, WorCalibration* detail) {
   // (NaN arguments, refused by the calibration, must not reach the map's
   // ordering.)
-  if (detail != nullptr || !std::isfinite(gamma) || !std::isfinite(epsilon) || !std::isfinite(delta))
+  if (detail != nullptr || !std::isfinite(gamma) || !std::isfinite(epsilon) ||
+      !std::isfinite(delta))
     return CalibrateWorGaussianUncached(gamma, steps, epsilon, delta, use_pld, detail);
   const MemoKey key{gamma, steps, epsilon, delta, use_pld};
   {
@@ -268,8 +267,8 @@ double CalibrateWorGaussian(double gamma, std::int64_t steps, double epsilon, do
 
 namespace {
 
-double CalibrateWorGaussianUncached(double gamma, std::int64_t steps, double epsilon,
-                                    double delta, bool use_pld, WorCalibration* detail) {
+double CalibrateWorGaussianUncached(double gamma, std::int64_t steps, double epsilon, double delta,
+                                    bool use_pld, WorCalibration* detail) {
   CheckComposition(steps, 1.0);
   CheckDelta(delta);
   if (!(gamma > 0.0 && gamma <= 1.0))
@@ -282,8 +281,8 @@ double CalibrateWorGaussianUncached(double gamma, std::int64_t steps, double eps
         [&](double z) {
           std::vector<double> curve(orders.size());
           for (size_t i = 0; i < orders.size(); ++i)
-            curve[i] = static_cast<double>(steps) *
-                       RdpWorGaussianDominatingPair(gamma, z, orders[i]);
+            curve[i] =
+                static_cast<double>(steps) * RdpWorGaussianDominatingPair(gamma, z, orders[i]);
           return RdpToEpsilon(orders, curve, delta);
         },
         epsilon);
@@ -323,8 +322,8 @@ double CalibrateWorGaussianUncached(double gamma, std::int64_t steps, double eps
 
 }  // namespace
 
-double LowerBoundWorGaussianSigma(double gamma, std::int64_t steps, double epsilon,
-                                  double delta, double discretization) {
+double LowerBoundWorGaussianSigma(double gamma, std::int64_t steps, double epsilon, double delta,
+                                  double discretization) {
   CheckComposition(steps, discretization);
   CheckDelta(delta);
   auto eps = [&](double z) {

@@ -26,18 +26,15 @@ constexpr double kSeriesAcceptRelError = 1e-10;
 // σ (or σ/Δ) must be a finite positive number.
 void CheckSigma(double sigma, const char* name) {
   if (!std::isfinite(sigma) || !(sigma > 0.0))
-    ThrowInvalid(std::string(name) +
-                 " must be a finite number greater than 0, got " + Num(sigma));
+    ThrowInvalid(std::string(name) + " must be a finite number greater than 0, got " + Num(sigma));
 }
 
 // An RDP order must be a finite number above 1 (and bounded if `max` > 0).
 void CheckOrder(double order, double max = 0.0) {
   if (!std::isfinite(order) || !(order > 1.0))
-    ThrowInvalid("RDP order must be a finite number greater than 1, got " +
-                 Num(order));
+    ThrowInvalid("RDP order must be a finite number greater than 1, got " + Num(order));
   if (max > 0.0 && order > max)
-    ThrowInvalid("RDP order must be at most " + Num(max) + ", got " +
-                     Num(order),
+    ThrowInvalid("RDP order must be at most " + Num(max) + ", got " + Num(order),
                  "the standard order grid stops at 256");
 }
 
@@ -45,36 +42,32 @@ void CheckOrder(double order, double max = 0.0) {
 void CheckRate(double q, const char* name, bool allow_zero) {
   const bool ok = allow_zero ? (q >= 0.0 && q <= 1.0) : (q > 0.0 && q <= 1.0);
   if (!ok)
-    ThrowInvalid(std::string(name) + " must be in " +
-                 (allow_zero ? "[0, 1]" : "(0, 1]") + ", got " + Num(q));
+    ThrowInvalid(std::string(name) + " must be in " + (allow_zero ? "[0, 1]" : "(0, 1]") +
+                 ", got " + Num(q));
 }
 
 void CheckSteps(std::int64_t steps) {
-  if (steps < 1)
-    ThrowInvalid("steps must be at least 1, got " + std::to_string(steps));
+  if (steps < 1) ThrowInvalid("steps must be at least 1, got " + std::to_string(steps));
 }
 
 void CheckDelta(double delta) {
   if (!(delta > 0.0 && delta < 1.0))
-    ThrowInvalid("delta must be in the open interval (0, 1), got " +
-                 Num(delta));
+    ThrowInvalid("delta must be in the open interval (0, 1), got " + Num(delta));
 }
 
 // One RDP value: a number ≥ 0 or +inf, never NaN or negative.
 void CheckRdpValue(double r, size_t index) {
   if (!(r >= 0.0))
-    ThrowInvalid("RDP values must be >= 0 (or +inf), got " + Num(r) +
-                 " at position " + std::to_string(index + 1));
+    ThrowInvalid("RDP values must be >= 0 (or +inf), got " + Num(r) + " at position " +
+                 std::to_string(index + 1));
 }
 
 // Shared checks of an (orders, rdp) curve before conversion.
-void CheckCurve(const std::vector<double>& orders,
-                const std::vector<double>& rdp) {
+void CheckCurve(const std::vector<double>& orders, const std::vector<double>& rdp) {
   if (orders.empty()) ThrowInvalid("the RDP order list is empty");
   if (orders.size() != rdp.size())
-    ThrowInvalid("RDP orders and values differ in length (" +
-                 std::to_string(orders.size()) + " orders, " +
-                 std::to_string(rdp.size()) + " values)");
+    ThrowInvalid("RDP orders and values differ in length (" + std::to_string(orders.size()) +
+                 " orders, " + std::to_string(rdp.size()) + " values)");
   for (size_t i = 0; i < orders.size(); ++i) {
     CheckOrder(orders[i]);
     CheckRdpValue(rdp[i], i);
@@ -83,8 +76,7 @@ void CheckCurve(const std::vector<double>& orders,
 
 // log C(n, k) for integers 0 ≤ k ≤ n.
 double LogBinomial(double n, double k) {
-  return std::lgamma(n + 1.0) - std::lgamma(k + 1.0) -
-         std::lgamma(n - k + 1.0);
+  return std::lgamma(n + 1.0) - std::lgamma(k + 1.0) - std::lgamma(n - k + 1.0);
 }
 
 // log(e^a + e^b) without overflow.
@@ -108,17 +100,14 @@ double WbkBound(double gamma, double sigma, std::int64_t alpha) {
   const double lg = std::log(gamma);
   const double eps2 = 4.0 / (sigma * sigma);
   double log_sum = 2.0 * lg + LogBinomial(a, 2.0) +
-                   std::min(std::log(4.0) + LogExpm1(eps2),
-                            std::log(2.0) + eps2);
+                   std::min(std::log(4.0) + LogExpm1(eps2), std::log(2.0) + eps2);
   for (std::int64_t j = 3; j <= alpha; ++j) {
     const double jd = static_cast<double>(j);
     const double eps_j = 2.0 * jd / (sigma * sigma);
-    log_sum = LogAddExp(log_sum, std::log(2.0) + jd * lg +
-                                     LogBinomial(a, jd) + (jd - 1.0) * eps_j);
+    log_sum = LogAddExp(log_sum, std::log(2.0) + jd * lg + LogBinomial(a, jd) + (jd - 1.0) * eps_j);
   }
-  const double log_moment = log_sum < 0.0
-                                ? std::log1p(std::exp(log_sum))
-                                : log_sum + std::log1p(std::exp(-log_sum));
+  const double log_moment =
+      log_sum < 0.0 ? std::log1p(std::exp(log_sum)) : log_sum + std::log1p(std::exp(-log_sum));
   return log_moment / (a - 1.0);
 }
 
@@ -127,8 +116,8 @@ double WbkBound(double gamma, double sigma, std::int64_t alpha) {
 // The README grid of shared/accounting: fine steps near 1, where small
 // budgets have their best order, and powers of two up to 256.
 std::vector<double> StandardOrders() {
-  return {1.25, 1.5, 1.75, 2,  2.25, 2.5, 3,  3.5, 4,  4.5,  5,   6,
-          8,    10,  12,   14, 16,   20,  24, 28,  32, 64, 128, 256};
+  return {1.25, 1.5, 1.75, 2,  2.25, 2.5, 3,  3.5, 4,  4.5, 5,   6,
+          8,    10,  12,   14, 16,   20,  24, 28,  32, 64,  128, 256};
 }
 
 // Mironov 2017, Prop. 7: D_α(N(0,σ²) ‖ N(Δ,σ²)) = αΔ²/(2σ²).
@@ -150,19 +139,17 @@ double RdpPoissonSubsampledGaussian(double q, double sigma, double order) {
   if (q == 1.0) return order / (2.0 * sigma * sigma);
   double log_a;
   if (order == std::floor(order)) {
-    log_a = LogAPoissonGaussianInteger(q, sigma,
-                                       static_cast<std::int64_t>(order));
+    log_a = LogAPoissonGaussianInteger(q, sigma, static_cast<std::int64_t>(order));
   } else {
     const LogASeries series = LogAPoissonGaussianSeries(q, sigma, order);
-    const bool accurate = series.converged && series.log_a > 0.0 &&
-                          series.rel_error <= kSeriesAcceptRelError;
-    log_a = accurate ? series.log_a
-                     : LogAPoissonGaussianQuadrature(q, sigma, order);
+    const bool accurate =
+        series.converged && series.log_a > 0.0 && series.rel_error <= kSeriesAcceptRelError;
+    log_a = accurate ? series.log_a : LogAPoissonGaussianQuadrature(q, sigma, order);
   }
   if (!(log_a >= 0.0)) {  // A_α ≥ 1 by Jensen's inequality
     throw Error(ErrorKind::kInvalidParameter,
-                "subsampled Gaussian RDP cannot be evaluated accurately at these parameters (q=" + Num(q) +
-                    ", sigma=" + Num(sigma) + ", order=" + Num(order) + ")");
+                "subsampled Gaussian RDP cannot be evaluated accurately at these parameters (q=" +
+                    Num(q) + ", sigma=" + Num(sigma) + ", order=" + Num(order) + ")");
   }
   return log_a / (order - 1.0);
 }
@@ -173,30 +160,26 @@ double RdpPoissonSubsampledGaussian(double q, double sigma, double order) {
 // 2α/σ², which also bounds the subsampled mechanism since Rényi divergence
 // is jointly quasi-convex (van Erven & Harremoës 2014, Thm 13) and a batch
 // either misses the replaced record or is a replace-one neighbour.
-double RdpSampledWithoutReplacementGaussian(double gamma, double sigma,
-                                            double order) {
+double RdpSampledWithoutReplacementGaussian(double gamma, double sigma, double order) {
   CheckRate(gamma, "sampling fraction gamma", /*allow_zero=*/false);
   CheckSigma(sigma, "noise multiplier sigma");
   CheckOrder(order, kMaxSubsampledOrder);
   const double unsampled = 2.0 * order / (sigma * sigma);  // Δ = 2
   if (gamma == 1.0) return unsampled;
-  const auto alpha =
-      static_cast<std::int64_t>(std::max(2.0, std::ceil(order)));
+  const auto alpha = static_cast<std::int64_t>(std::max(2.0, std::ceil(order)));
   return std::min(WbkBound(gamma, sigma, alpha), unsampled);
 }
 
 // Mironov 2017, Prop. 1: the RDP of an adaptive composition is the sum.
-std::vector<double> RdpPoissonSubsampledGaussianCurve(
-    double q, double sigma, std::int64_t steps,
-    const std::vector<double>& orders) {
+std::vector<double> RdpPoissonSubsampledGaussianCurve(double q, double sigma, std::int64_t steps,
+                                                      const std::vector<double>& orders) {
   CheckSteps(steps);
   if (orders.empty()) ThrowInvalid("the RDP order list is empty");
   std::vector<double> curve;
   curve.reserve(orders.size());
   for (double order : orders) {
     CheckInterrupt();  // long order lists can be cancelled
-    curve.push_back(static_cast<double>(steps) *
-                    RdpPoissonSubsampledGaussian(q, sigma, order));
+    curve.push_back(static_cast<double>(steps) * RdpPoissonSubsampledGaussian(q, sigma, order));
   }
   return curve;
 }
@@ -209,8 +192,8 @@ std::vector<double> ComposeRdp(const std::vector<std::vector<double>>& curves) {
   std::vector<double> total(n, 0.0);
   for (const std::vector<double>& curve : curves) {
     if (curve.size() != n)
-      ThrowInvalid("RDP curves differ in length (" + std::to_string(n) +
-                   " and " + std::to_string(curve.size()) + ")");
+      ThrowInvalid("RDP curves differ in length (" + std::to_string(n) + " and " +
+                   std::to_string(curve.size()) + ")");
     for (size_t i = 0; i < n; ++i) {
       CheckRdpValue(curve[i], i);
       total[i] += curve[i];
@@ -220,8 +203,7 @@ std::vector<double> ComposeRdp(const std::vector<std::vector<double>>& curves) {
 }
 
 // Mironov 2017, Prop. 1, for `times` runs of one mechanism.
-std::vector<double> SelfComposeRdp(const std::vector<double>& rdp,
-                                   std::int64_t times) {
+std::vector<double> SelfComposeRdp(const std::vector<double>& rdp, std::int64_t times) {
   CheckSteps(times);
   if (rdp.empty()) ThrowInvalid("the RDP curve is empty");
   std::vector<double> total(rdp.size());
@@ -238,9 +220,8 @@ namespace {
 // returns NaN for an order it skips; orders with ρ = +inf are skipped, ties
 // go to the first order, and best_index (may be null) receives the winner.
 template <typename PerOrder>
-double BestOverOrders(const std::vector<double>& orders,
-                      const std::vector<double>& rdp, double delta,
-                      int* best_index, PerOrder per_order) {
+double BestOverOrders(const std::vector<double>& orders, const std::vector<double>& rdp,
+                      double delta, int* best_index, PerOrder per_order) {
   CheckCurve(orders, rdp);
   CheckDelta(delta);
   double best = kInf;
@@ -260,13 +241,11 @@ double BestOverOrders(const std::vector<double>& orders,
 }  // namespace
 
 // Mironov 2017, Prop. 3: (α, ρ)-RDP implies (ρ + log(1/δ)/(α−1), δ)-DP.
-double RdpToEpsilonClassic(const std::vector<double>& orders,
-                           const std::vector<double>& rdp, double delta,
-                           int* best_index) {
-  return BestOverOrders(orders, rdp, delta, best_index,
-                        [](double a, double r, double log_delta) {
-                          return r - log_delta / (a - 1.0);
-                        });
+double RdpToEpsilonClassic(const std::vector<double>& orders, const std::vector<double>& rdp,
+                           double delta, int* best_index) {
+  return BestOverOrders(orders, rdp, delta, best_index, [](double a, double r, double log_delta) {
+    return r - log_delta / (a - 1.0);
+  });
 }
 
 // Balle et al. 2020, Thm 21 / Canonne, Kamath & Steinke 2020, Prop. 12:
@@ -276,11 +255,10 @@ double RdpToEpsilonClassic(const std::vector<double>& orders,
 // sqrt(1 − e^{−KL}) by Bretagnolle–Huber, and KL ≤ D_α); orders ≤ 1.01 are
 // skipped (the bound is unstable and useless there); the minimum is
 // clipped at 0.
-double RdpToEpsilon(const std::vector<double>& orders,
-                    const std::vector<double>& rdp, double delta,
+double RdpToEpsilon(const std::vector<double>& orders, const std::vector<double>& rdp, double delta,
                     int* best_index) {
-  const double best = BestOverOrders(
-      orders, rdp, delta, best_index, [delta](double a, double r, double log_delta) {
+  const double best =
+      BestOverOrders(orders, rdp, delta, best_index, [delta](double a, double r, double log_delta) {
         if (delta * delta + std::expm1(-r) > 0.0) return 0.0;
         if (!(a > 1.01)) return std::nan("");
         return r + std::log1p(-1.0 / a) - (log_delta + std::log(a)) / (a - 1.0);
@@ -289,18 +267,16 @@ double RdpToEpsilon(const std::vector<double>& orders,
 }
 
 // The exact curve on StandardOrders(), converted by RdpToEpsilon.
-double EpsilonPoissonSubsampledGaussianRdp(double q, double sigma,
-                                           std::int64_t steps, double delta,
+double EpsilonPoissonSubsampledGaussianRdp(double q, double sigma, std::int64_t steps, double delta,
                                            double* best_order) {
   CheckDelta(delta);
   const std::vector<double> orders = StandardOrders();
-  const std::vector<double> curve =
-      RdpPoissonSubsampledGaussianCurve(q, sigma, steps, orders);
+  const std::vector<double> curve = RdpPoissonSubsampledGaussianCurve(q, sigma, steps, orders);
   int best = -1;
   const double eps = RdpToEpsilon(orders, curve, delta, &best);
   if (best_order != nullptr)
-    *best_order = best >= 0 ? orders[static_cast<size_t>(best)]
-                            : std::numeric_limits<double>::quiet_NaN();
+    *best_order =
+        best >= 0 ? orders[static_cast<size_t>(best)] : std::numeric_limits<double>::quiet_NaN();
   return eps;
 }
 

@@ -64,8 +64,7 @@ class SignedLogSum {
   }
   // log of the signed sum (NaN if it is not positive).
   double Log() const {
-    return pos_ > neg_ ? max_ + std::log(pos_ - neg_)
-                       : std::numeric_limits<double>::quiet_NaN();
+    return pos_ > neg_ ? max_ + std::log(pos_ - neg_) : std::numeric_limits<double>::quiet_NaN();
   }
   double LogAbsSum() const { return max_ + std::log(pos_ + neg_); }
 
@@ -111,9 +110,8 @@ double LogNormalCdf(double y) {
 
 // log A from log(A − 1): log1p(A − 1) without overflow.
 double LogOnePlusExp(double log_a_minus_1) {
-  return log_a_minus_1 < 0.0
-             ? std::log1p(std::exp(log_a_minus_1))
-             : log_a_minus_1 + std::log1p(std::exp(-log_a_minus_1));
+  return log_a_minus_1 < 0.0 ? std::log1p(std::exp(log_a_minus_1))
+                             : log_a_minus_1 + std::log1p(std::exp(-log_a_minus_1));
 }
 
 // log g(u) for g(u) = (1 + u)^α − 1 − αu, u > −1, u ≠ 0, given
@@ -173,8 +171,7 @@ double LogAPoissonGaussianInteger(double q, double sigma, std::int64_t alpha) {
   for (std::int64_t k = 2; k <= alpha; ++k) {
     const double kd = static_cast<double>(k);
     log_c += std::log((a - kd + 1.0) / kd);
-    sum.Add(log_c + kd * lq + (a - kd) * l1q +
-            LogExpm1((kd * kd - kd) / two_s2));
+    sum.Add(log_c + kd * lq + (a - kd) * l1q + LogExpm1((kd * kd - kd) / two_s2));
   }
   return LogOnePlusExp(sum.Log());
 }
@@ -203,20 +200,18 @@ LogASeries LogAPoissonGaussianSeries(double q, double sigma, double alpha) {
     const double x0 = (id - z0) / sigma;
     const double log_s0 =
         x0 > 0.0 ? log_c + far + LogScaledNormalTail(x0)
-                 : log_c + id * lq + j * l1q + (id * id - id) / two_s2 +
-                       LogNormalCdf(-x0);
+                 : log_c + id * lq + j * l1q + (id * id - id) / two_s2 + LogNormalCdf(-x0);
     const double x1 = (z0 - j) / sigma;
     const double log_s1 =
         x1 > 0.0 ? log_c + far + LogScaledNormalTail(x1)
-                 : log_c + j * lq + id * l1q + (j * j - j) / two_s2 +
-                       LogNormalCdf(-x1);
+                 : log_c + j * lq + id * l1q + (j * j - j) / two_s2 + LogNormalCdf(-x1);
     sum.Add(log_s0, positive);
     sum.Add(log_s1, positive);
     out.terms = i + 1;
     last = std::max(log_s0, log_s1);
     const double log_a = sum.Log();
-    if (id > alpha + 1.0 && log_s0 < prev0 && log_s1 < prev1 &&
-        log_a > 0.0 && last < log_a + std::log(kSeriesLogRelTol * log_a)) {
+    if (id > alpha + 1.0 && log_s0 < prev0 && log_s1 < prev1 && log_a > 0.0 &&
+        last < log_a + std::log(kSeriesLogRelTol * log_a)) {
       out.converged = true;
       break;
     }
@@ -230,9 +225,8 @@ LogASeries LogAPoissonGaussianSeries(double q, double sigma, double alpha) {
   // (|log term|), plus the tail (below the last term); 8x margin over what
   // the reference values show. Then |Δ log A| ≈ |ΔA|/A.
   const double log_abs = sum.LogAbsSum();
-  const double log_err = LogAddExp(
-      log_abs + std::log(512.0 * kEps * (1.0 + std::fabs(log_abs))),
-      last + std::log(8.0));
+  const double log_err = LogAddExp(log_abs + std::log(512.0 * kEps * (1.0 + std::fabs(log_abs))),
+                                   last + std::log(8.0));
   out.rel_error = std::exp(log_err - out.log_a) / std::fabs(out.log_a);
   if (!std::isfinite(out.log_a)) out.rel_error = kInf;
   return out;
@@ -249,8 +243,8 @@ LogASeries LogAPoissonGaussianSeries(double q, double sigma, double alpha) {
 double LogAPoissonGaussianQuadrature(double q, double sigma, double alpha) {
   const double z0 = sigma * sigma * (std::log1p(-q) - std::log(q)) + 0.5;
   const double c = 0.5 / sigma;
-  std::vector<double> all = {c - std::sqrt(2.0), 0.0, c, c + std::sqrt(2.0),
-                             z0 / sigma, alpha / sigma};
+  std::vector<double> all = {c - std::sqrt(2.0), 0.0,        c,
+                             c + std::sqrt(2.0), z0 / sigma, alpha / sigma};
   std::sort(all.begin(), all.end());
   double m = -kInf;
   for (double t : all) m = std::max(m, LogIntegrand(q, sigma, alpha, t));

@@ -151,10 +151,8 @@ double LogIntegrate(LogF f, double a, double b, double panel, double peak, Bound
   for (int i = 0; i < panels; ++i) {
     const double lo = a + i * width, hi = (i + 1 == panels) ? b : lo + width;
     const double bound = panel_bound(lo, hi) - peak;
-    if (bound < -80.0)
-      total += (hi - lo) * std::exp(bound);
-    else
-      total += Quad::integrate(scaled, lo, hi, 10, 1e-12);
+    if (bound < -80.0) total += (hi - lo) * std::exp(bound);
+    else total += Quad::integrate(scaled, lo, hi, 10, 1e-12);
   }
   return total > 0.0 ? peak + std::log(total) : -kInf;
 }
@@ -295,8 +293,7 @@ double RdpWorGaussianDominatingPair(double gamma, double sigma, double order) {
   auto log_f = [&](double w) {
     if (!(w > 0.0)) return -kInf;
     const double log_u = lg + LogExpm1(w / s);
-    return -0.5 * (w + c) * (w + c) - kLogSqrt2Pi +
-           LogAddExp(LogG(a, log_u), LogG(1.0 - a, log_u));
+    return -0.5 * (w + c) * (w + c) - kLogSqrt2Pi + LogAddExp(LogG(a, log_u), LogG(1.0 - a, log_u));
   };
   const double span = std::max(a / s, 1.0) + 10.0;
   const double m = ScanMax(log_f, 0.0, span, 400);
@@ -305,8 +302,7 @@ double RdpWorGaussianDominatingPair(double gamma, double sigma, double order) {
   // On a panel [lo, hi] ⊂ [0, ∞): log_f ≤ −(lo + c)²/2 + log α +
   // α log(1 + γe^{hi/s}) (each piece monotone), the skip test's bound.
   auto bound = [&](double lo, double hi) {
-    return -0.5 * (lo + c) * (lo + c) - kLogSqrt2Pi + std::log(a) +
-           a * LogOnePlusExp(lg + hi / s);
+    return -0.5 * (lo + c) * (lo + c) - kLogSqrt2Pi + std::log(a) + a * LogOnePlusExp(lg + hi / s);
   };
   const double log_i = LogIntegrate(log_f, 0.0, w_end, 1.0, m, bound) + kQuadratureSlack;
   // ε(α) = log(1 + I)/(α − 1).
@@ -343,7 +339,8 @@ double RdpWorGaussianTight(double gamma, double sigma, double order) {
   CheckArgs(gamma, sigma, order, kMaxPairOrder);
   const double unsampled = 2.0 * order / (sigma * sigma);
   if (gamma == 1.0) return unsampled;
-  const double best = std::min(unsampled, RdpSampledWithoutReplacementGaussian(gamma, sigma, order));
+  const double best =
+      std::min(unsampled, RdpSampledWithoutReplacementGaussian(gamma, sigma, order));
   const double s = 0.5 * sigma;
   try {
     const double remove = RdpPoissonSubsampledGaussian(gamma, s, order);

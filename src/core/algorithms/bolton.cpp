@@ -150,8 +150,8 @@ double BoltonStep(double eta0, double mu, int64_t t) {
   return mu > 0 ? std::min(eta0, 1 / (mu * double(t))) : eta0;
 }
 
-double BoltonSensitivity(double L, double mu, double eta0, int64_t passes,
-                         int64_t batches, int64_t min_batch) {
+double BoltonSensitivity(double L, double mu, double eta0, int64_t passes, int64_t batches,
+                         int64_t min_batch) {
   const double scale = 2 * L / double(min_batch);
   if (!(mu > 0)) return scale * double(passes) * eta0;
   // c(t) = a_t prod_{s>t} (1 - mu a_s), closed form (top of this file).
@@ -162,24 +162,21 @@ double BoltonSensitivity(double L, double mu, double eta0, int64_t passes,
   double sum = 0;
   for (int64_t j = 1; j <= passes; j++) {
     double t = double(j) * double(batches);
-    if (t > t1)
-      sum += 1 / (mu * T);
-    else
-      sum += eta0 * std::exp((t1 - t) * log_rho) * (t1 < T ? t1 / T : 1.0);
+    if (t > t1) sum += 1 / (mu * T);
+    else sum += eta0 * std::exp((t1 - t) * log_rho) * (t1 < T ? t1 / T : 1.0);
   }
   return scale * sum;
 }
 
-Plan Bolton::MakePlan(const Options& options, LossKind loss, int64_t n,
-                      int d) const {
+Plan Bolton::MakePlan(const Options& options, LossKind loss, int64_t n, int d) const {
   Plan p = BasePlan(options, loss, Algorithm::kBolton, n, d);
   const Options& o = p.options;
   p.sampling = Sampling::kPermutation;
 
   // Batches: b rows nominal, m = floor(n/b) balanced batches per pass.
   if (o.batch_size > n)
-    ThrowInvalid("batch_size " + std::to_string(o.batch_size) + " must be between 1 and n = " +
-                 std::to_string(n));
+    ThrowInvalid("batch_size " + std::to_string(o.batch_size) +
+                 " must be between 1 and n = " + std::to_string(n));
   p.batch_size = o.batch_size > 0 ? o.batch_size : std::min(kDefaultBatch, n);
   const int64_t m = BoltonBatches(n, p.batch_size);
   const int64_t b_min = n / m;  // every batch has floor(n/m) or ceil(n/m) rows
@@ -190,7 +187,8 @@ Plan Bolton::MakePlan(const Options& options, LossKind loss, int64_t n,
     p.iterations_rule = "option iterations = passes k over one permutation; iterations = k m steps";
   } else {
     double work = double(n) * double(p.dim);
-    p.passes = std::max<int64_t>(1, std::min<int64_t>(kDefaultPasses, int64_t(kMaxDefaultWork / work)));
+    p.passes =
+        std::max<int64_t>(1, std::min<int64_t>(kDefaultPasses, int64_t(kMaxDefaultWork / work)));
     p.iterations_rule = "k = 10 passes (fewer if 10 n dim > 2e9); iterations = k m steps";
     if (p.passes < kDefaultPasses)
       AddNote(p, "passes capped at " + std::to_string(p.passes) +
@@ -199,10 +197,8 @@ Plan Bolton::MakePlan(const Options& options, LossKind loss, int64_t n,
   p.iterations = p.passes * m;
 
   // Projection radius.
-  if (o.radius > 0)
-    p.radius = o.radius;
-  else if (p.mu > 0)
-    p.radius = p.L / p.mu;  // ||w_hat|| <= L/mu
+  if (o.radius > 0) p.radius = o.radius;
+  else if (p.mu > 0) p.radius = p.L / p.mu;  // ||w_hat|| <= L/mu
   p.norm_bound = p.radius > 0 ? p.radius : kConvexNormBound;
 
   // Step size and sensitivity (derivation at the top of this file).
@@ -217,7 +213,8 @@ Plan Bolton::MakePlan(const Options& options, LossKind loss, int64_t n,
     p.sensitivity_rule =
         "(2 L / b_min) sum_j a_{jm} prod_{s>jm} (1 - l2 a_s), a_t = min(eta0, 1/(l2 t)); <= 2 L / (l2 m b_min)";
     paper_sensitivity = 2 * (p.L + p.mu * p.radius) / (p.mu * double(n));
-    paper_rule = "2 (L + l2 radius) / (l2 n): Wu et al., strongly convex, L of the regularised loss on the ball";
+    paper_rule =
+        "2 (L + l2 radius) / (l2 n): Wu et al., strongly convex, L of the regularised loss on the ball";
   } else {
     p.max_step_size = 2 / p.beta;
     if (o.step_size > 0) {
@@ -254,12 +251,12 @@ Plan Bolton::MakePlan(const Options& options, LossKind loss, int64_t n,
 
   // One noise draw on the output.
   double paper_sigma = o.delta > 0 ? ClassicSigmaPerUnit(o) * p.sensitivity : 0;
-  PlanOutputNoise(p, paper_sigma, "sigma = sqrt(2 ln(1.25/delta)) Delta / epsilon (Dwork & Roth 2014, Thm A.1)");
+  PlanOutputNoise(p, paper_sigma,
+                  "sigma = sqrt(2 ln(1.25/delta)) Delta / epsilon (Dwork & Roth 2014, Thm A.1)");
   return p;
 }
 
-Eigen::VectorXd Bolton::Train(const Plan& plan, const Objective& objective,
-                              SecureRng& rng) const {
+Eigen::VectorXd Bolton::Train(const Plan& plan, const Objective& objective, SecureRng& rng) const {
   const int64_t n = objective.n();
   const int64_t m = BoltonBatches(n, plan.batch_size);
   const double mu = objective.l2();

@@ -168,10 +168,8 @@ Eigen::VectorXd MirrorArgmin(const L1Mirror& m, const Eigen::VectorXd& theta, do
   double lo = 0, hi = amax;
   for (int it = 0; it < kBisectionSteps && hi - lo > 1e-16 * amax; it++) {
     double mid = 0.5 * (lo + hi);
-    if (evaluate(mid, &s1, &np) > 0)
-      lo = mid;
-    else
-      hi = mid;
+    if (evaluate(mid, &s1, &np) > 0) lo = mid;
+    else hi = mid;
   }
   evaluate(0.5 * (lo + hi), &s1, &np);
   for (Eigen::Index j = 0; j < d; j++) z(j) = std::copysign(radius * v(j) / s1, theta(j));
@@ -295,12 +293,14 @@ Plan DpAccmd::MakePlan(const Options& options, LossKind loss, int64_t n, int d) 
     double t2 = l_c * std::sqrt(mirror.range) * double(n) * o.epsilon /
                 (p.L * std::sqrt(std::log(1 / o.delta)) * std::sqrt(w_term));
     p.iterations = CapIterations(p, std::sqrt(t2), kMaxDefaultIterations);
-    p.iterations_rule = "Theorem 5.4: T = sqrt(L_C sqrt(B_w) n eps / (G sqrt(ln(1/delta)) sqrt(G_C^2 + ||C||_2^2)))";
+    p.iterations_rule =
+        "Theorem 5.4: T = sqrt(L_C sqrt(B_w) n eps / (G sqrt(ln(1/delta)) sqrt(G_C^2 + ||C||_2^2)))";
   }
   p.noisy_steps = p.iterations;
   p.batch_size = n;
   // Theorem 5.3 with c = 1: sigma^2 = G^2 T ln(1/delta) / (n^2 eps^2).
-  double paper = p.L * std::sqrt(double(p.iterations) * std::log(1 / o.delta)) / (double(n) * o.epsilon);
+  double paper =
+      p.L * std::sqrt(double(p.iterations) * std::log(1 / o.delta)) / (double(n) * o.epsilon);
   PlanGradientNoise(p, paper, "sigma^2 = G^2 T ln(1/delta) / (n^2 epsilon^2) (Theorem 5.3, c = 1)");
   return p;
 }

@@ -118,16 +118,19 @@ Plan DpGd::MakePlan(const Options& options, LossKind loss, int64_t n, int d) con
     const bool huber = loss == LossKind::kHuber;
     const double scale = huber ? kHuberIterationsScale : 1;
     double t = scale * std::sqrt(smooth) * double(n) * eps / (std::sqrt(p.dim * log_inv_delta) * G);
-    const std::string theorem = "T = " + (huber ? FormatNumber(scale) + " " : std::string()) +
-                                "sqrt(beta) n eps / (sqrt(dim ln(1/delta)) L) (Theorem 6.3, constant " +
-                                (huber ? FormatNumber(scale) + " for Huber)" : std::string("1)"));
+    const std::string theorem =
+        "T = " + (huber ? FormatNumber(scale) + " " : std::string()) +
+        "sqrt(beta) n eps / (sqrt(dim ln(1/delta)) L) (Theorem 6.3, constant " +
+        (huber ? FormatNumber(scale) + " for Huber)" : std::string("1)"));
     if (!huber && t > double(kAcceleratedSteps)) {
       p.iterations = kAcceleratedSteps;
       p.mechanism_fields.Set(kNesterov, 1);
-      p.iterations_rule = std::to_string(kAcceleratedSteps) + " steps with Nesterov's momentum where " + theorem +
-                          " = " + FormatNumber(std::ceil(t)) + " plain steps would be more (accelerated schedule)";
+      p.iterations_rule =
+          std::to_string(kAcceleratedSteps) + " steps with Nesterov's momentum where " + theorem +
+          " = " + FormatNumber(std::ceil(t)) + " plain steps would be more (accelerated schedule)";
     } else {
-      p.iterations = CapIterations(p, t, huber ? kHuberMaxDefaultIterations : kMaxDefaultIterations);
+      p.iterations =
+          CapIterations(p, t, huber ? kHuberMaxDefaultIterations : kMaxDefaultIterations);
       p.iterations_rule = theorem;
     }
   }
@@ -135,14 +138,16 @@ Plan DpGd::MakePlan(const Options& options, LossKind loss, int64_t n, int d) con
   p.noisy_steps = p.iterations;
   // Theorem 6.1, c = 1: sigma^2 = G^2 T ln(1/delta) / (n^2 eps^2).
   double paper = G * std::sqrt(double(p.iterations) * log_inv_delta) / (double(n) * eps);
-  PlanGradientNoise(p, paper, "sigma^2 = L^2 T ln(1/delta) / (n^2 epsilon^2) (Theorem 6.1 with c = 1)");
-  AddNote(p, "returns the last iterate x_T (Theorem 6.2's rule; the losses are convex); gradient evaluations: " +
-                 FormatNumber(double(p.iterations) * double(n)) + " (T n)");
+  PlanGradientNoise(p, paper,
+                    "sigma^2 = L^2 T ln(1/delta) / (n^2 epsilon^2) (Theorem 6.1 with c = 1)");
+  AddNote(
+      p,
+      "returns the last iterate x_T (Theorem 6.2's rule; the losses are convex); gradient evaluations: " +
+          FormatNumber(double(p.iterations) * double(n)) + " (T n)");
   return p;
 }
 
-Eigen::VectorXd DpGd::Train(const Plan& plan, const Objective& objective,
-                            SecureRng& rng) const {
+Eigen::VectorXd DpGd::Train(const Plan& plan, const Objective& objective, SecureRng& rng) const {
   const double eta = plan.step_size;
   const bool nesterov = plan.mechanism_fields.Get(kNesterov) > 0;
   Eigen::VectorXd x = Eigen::VectorXd::Zero(plan.dim), previous = x, y = x;
@@ -159,7 +164,7 @@ Eigen::VectorXd DpGd::Train(const Plan& plan, const Objective& objective,
       y = x;
     }
     Eigen::VectorXd g = objective.Gradient(y);  // grad F(y): mean loss gradient + l2 y
-    AddPlannedNoise(plan, rng, g.data());  // + z, snapped (noise.hpp)
+    AddPlannedNoise(plan, rng, g.data());       // + z, snapped (noise.hpp)
     x = y - eta * g;
     ProxL1(x, eta * objective.l1());  // identity when l1 = 0
     // The gradient restart: the momentum starts over when the step went

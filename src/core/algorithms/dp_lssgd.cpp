@@ -157,8 +157,9 @@ void PlanSteps(Plan& p, int64_t iterations) {
   const Options& o = p.options;
   p.iterations = iterations;
   p.noisy_steps = iterations;
-  PlanGradientNoise(p, PaperNu(p, iterations),
-                    "nu^2 = 8 T alpha G^2 / (n^2 epsilon), alpha = 2 log(1/delta)/epsilon + 1 (Theorem 1)");
+  PlanGradientNoise(
+      p, PaperNu(p, iterations),
+      "nu^2 = 8 T alpha G^2 / (n^2 epsilon), alpha = 2 log(1/delta)/epsilon + 1 (Theorem 1)");
   if (o.step_size > 0) {
     p.step_size = o.step_size;
     return;
@@ -176,8 +177,7 @@ void PlanSteps(Plan& p, int64_t iterations) {
 
 }  // namespace
 
-Plan DpLssgd::MakePlan(const Options& options, LossKind loss, int64_t n,
-                       int d) const {
+Plan DpLssgd::MakePlan(const Options& options, LossKind loss, int64_t n, int d) const {
   Plan p = BasePlan(options, loss, Algorithm::kDpLssgd, n, d);
   const Options& o = p.options;
   const double eps = o.epsilon, log_inv_delta = std::log(1 / o.delta);
@@ -197,8 +197,8 @@ Plan DpLssgd::MakePlan(const Options& options, LossKind loss, int64_t n,
     p.iterations_rule = "given";
   } else {
     // Theorem 2: T = (D_sigma + G^2) n^2 eps^2 / (24 d G^2 log(1/delta)).
-    double t = (DSigma(p) + G * G) * nn * nn * eps * eps /
-               (24 * double(p.dim) * G * G * log_inv_delta);
+    double t =
+        (DSigma(p) + G * G) * nn * nn * eps * eps / (24 * double(p.dim) * G * G * log_inv_delta);
     p.iterations_rule = "(D_sigma + G^2) n^2 epsilon^2 / (24 d G^2 log(1/delta)) (Theorem 2)";
     double epochs = std::ceil(kDefaultEpochs * nn / double(std::min(p.batch_size, n)));
     if (t > epochs) {
@@ -240,8 +240,7 @@ Plan DpLssgd::MakePlan(const Options& options, LossKind loss, int64_t n,
   return p;
 }
 
-Eigen::VectorXd DpLssgd::Train(const Plan& plan, const Objective& objective,
-                               SecureRng& rng) const {
+Eigen::VectorXd DpLssgd::Train(const Plan& plan, const Objective& objective, SecureRng& rng) const {
   // Algorithm 1 from w^0 = 0, then the average of w^1 .. w^T
   // (noisy_minibatch.hpp).
   return NoisyMinibatchSgd(plan, objective, rng);
@@ -253,7 +252,8 @@ const AlgorithmSpec& SpecOf<Algorithm::kDpLssgd>() {
   static const DpLssgd mechanism;
   static const AlgorithmSpec spec = [] {
     AlgorithmSpec s(Algorithm::kDpLssgd, mechanism);
-    s.model_vectors = 4;  // w, g, the running sum, the smoother's scratch; a batch and the sampler's n indices
+    s.model_vectors =
+        4;  // w, g, the running sum, the smoother's scratch; a batch and the sampler's n indices
     s.row_arrays = 2;
     s.options = {"iterations", "step_size", "batch_size", "ls_sigma"};
     s.refusals = {{"l1", "DP-LSSGD has no proximal step; use l2"},

@@ -134,7 +134,8 @@ double NewtonPassSensitivity(double gamma, double L, double beta) {
 Plan DpNewton::MakePlan(const Options& options, LossKind loss, int64_t n, int d) const {
   Plan p = BasePlan(options, loss, Algorithm::kDpNewton, n, d);
   const Options& o = p.options;
-  CheckMomentDim(p, "dp_newton", "sums a pass", "Use algorithm dp_gd or objective for wide models.");
+  CheckMomentDim(p, "dp_newton", "sums a pass",
+                 "Use algorithm dp_gd or objective for wide models.");
   const int dim = p.dim;
   const int64_t passes = o.iterations > 0 ? o.iterations : kNewtonPasses;
   const int64_t coordinates = PackedCount(dim);
@@ -148,19 +149,22 @@ Plan DpNewton::MakePlan(const Options& options, LossKind loss, int64_t n, int d)
   if (!std::isfinite(per_unit * exact * std::pow(2.0, 0.5 * double(passes))))
     ThrowInvalid("epsilon " + FormatNumber(o.epsilon) + " is too small: the noise scale overflows",
                  "Use a larger epsilon.");
-  p.noise_rule = "the K passes' sigmas grow by sqrt 2 a pass to the last one's noise_scale, the smallest "
-                 "with sqrt(sum_k (Delta'_k/sigma_k)^2) <= 1/(the analytic Gaussian's sigma per unit) "
-                 "(Balle & Wang 2018, Thm 8): K Gaussian passes compose as one (Dong, Roth & Su 2022, Cor. 3.3)";
+  p.noise_rule =
+      "the K passes' sigmas grow by sqrt 2 a pass to the last one's noise_scale, the smallest "
+      "with sqrt(sum_k (Delta'_k/sigma_k)^2) <= 1/(the analytic Gaussian's sigma per unit) "
+      "(Balle & Wang 2018, Thm 8): K Gaussian passes compose as one (Dong, Roth & Su 2022, Cor. 3.3)";
   if (p.accountant == Accountant::kPaper)
-    AddNote(p, "accountant 'paper' gives dp_newton no formula of its own; sigma is the calibrated one");
+    AddNote(
+        p, "accountant 'paper' gives dp_newton no formula of its own; sigma is the calibrated one");
   std::vector<double> ratios(static_cast<size_t>(passes));
   for (int64_t k = 0; k < passes; k++) ratios[size_t(k)] = NewtonNoiseRatio(k, passes);
   PlanPackedGaussian(p, exact, slack, coordinates, per_unit, ratios, "dp_newton");
   p.iterations = passes;
   p.passes = passes;
-  p.iterations_rule = o.iterations > 0 ? "given"
-                                       : std::to_string(kNewtonPasses) +
-                                             " passes (a public constant: bench/results/few_pass.md)";
+  p.iterations_rule = o.iterations > 0
+                          ? "given"
+                          : std::to_string(kNewtonPasses) +
+                                " passes (a public constant: bench/results/few_pass.md)";
   p.sensitivity_rule =
       "one pass: ||Delta (gamma b, A)||^2 <= max(4 gamma^2 L^2 + beta^2, 2 gamma^2 L^2 (1 + u) + 2 beta^2 "
       "(1 - u^2)), u = min(gamma^2 L^2/(2 beta^2), 1/sqrt 2) (dp_newton.cpp) + the sums' rounding "
@@ -172,10 +176,13 @@ Plan DpNewton::MakePlan(const Options& options, LossKind loss, int64_t n, int d)
   p.mechanism_fields.Set(kNewtonRidge, ridge);
   p.mechanism_fields.Set("noise_draws", double(passes) * double(coordinates));
   p.gradient_evaluations = passes * n;
-  AddNote(p, std::to_string(passes) + " passes over the rows, each releasing " + std::to_string(coordinates) +
-                 " sums (the gradient and the upper triangle of the Hessian), pass k's sigma sqrt(2)^(K - 1 - k) "
-                 "noise_scale; the last pass's ridge = " + FormatNumber(ridge) +
-                 " (sqrt(dim) sigma_k / n for pass k) on top of l2");
+  AddNote(
+      p,
+      std::to_string(passes) + " passes over the rows, each releasing " +
+          std::to_string(coordinates) +
+          " sums (the gradient and the upper triangle of the Hessian), pass k's sigma sqrt(2)^(K - 1 - k) "
+          "noise_scale; the last pass's ridge = " +
+          FormatNumber(ridge) + " (sqrt(dim) sigma_k / n for pass k) on top of l2");
   return p;
 }
 
@@ -191,9 +198,10 @@ Eigen::VectorXd ReleaseCurvatureSums(const Plan& plan, const Objective& objectiv
   // output (no plan sets it), as AddPlannedNoise.
   // Test-only white-box audit seam (audit_seam.hpp; null in production).
   AuditOracle(plan.audit_seam, AuditSite::kNewtonPass, nullptr, plan.n, v.data(), int(v.size()));
-  const double sigma = plan.noise_scale > 0
-                           ? PackedReleaseSigma(plan.noise_scale, NewtonNoiseRatio(pass, plan.iterations))
-                           : 0.0;
+  const double sigma =
+      plan.noise_scale > 0
+          ? PackedReleaseSigma(plan.noise_scale, NewtonNoiseRatio(pass, plan.iterations))
+          : 0.0;
   if (plan.noise_scale > 0) SnapExactGaussian(rng, sigma, plan.noise_bits, v.data(), int(v.size()));
   AuditObserve(plan.audit_seam, AuditSite::kNewtonPass, v.data(), int(v.size()), sigma);
   return v;
@@ -212,7 +220,8 @@ Eigen::VectorXd DpNewton::Train(const Plan& plan, const Objective& objective,
     // the Newton step on the released sums (curvature weights are in A)
     // with the ridge of this pass's noise.
     v.head(plan.dim) += (gamma * n * plan.mu) * w;
-    w += SolveMoments(v, plan.dim, gamma, 1.0, n, plan.mu, ridge * NewtonNoiseRatio(k, plan.iterations));
+    w += SolveMoments(v, plan.dim, gamma, 1.0, n, plan.mu,
+                      ridge * NewtonNoiseRatio(k, plan.iterations));
   }
   ReportIterations(plan.iterations, plan.iterations);
   return w;
@@ -228,7 +237,8 @@ const AlgorithmSpec& SpecOf<Algorithm::kDpNewton>() {
     s.loss_needs = {
         {LossProperty::kMarginLoss, "its passes release the Hessian of a binary margin loss",
          "Use algorithm dp_gd, dp_sgd or output_gd for softmax models."},
-        {LossProperty::kSmoothCurvature, "its passes and ridge were chosen for the logistic loss's smooth curvature",
+        {LossProperty::kSmoothCurvature,
+         "its passes and ridge were chosen for the logistic loss's smooth curvature",
          "Use algorithm dp_gd, output_gd or bolton for Huber regression."}};
     s.refusals = {{"l1", "each step solves a ridge system; use l2"},
                   {"radius", "it minimises over all of R^d"},

@@ -138,8 +138,7 @@ double Lemma33Bound(const Plan& p) {
 
 }  // namespace
 
-Plan DpSgd::MakePlan(const Options& options, LossKind loss, int64_t n,
-                     int d) const {
+Plan DpSgd::MakePlan(const Options& options, LossKind loss, int64_t n, int d) const {
   Plan p = BasePlan(options, loss, Algorithm::kDpSgd, n, d);
   const Options& o = p.options;
   const double eps = o.epsilon, nn = double(n);
@@ -157,8 +156,9 @@ Plan DpSgd::MakePlan(const Options& options, LossKind loss, int64_t n,
   p.norm_bound = p.radius;
   p.max_step_size = std::numeric_limits<double>::infinity();  // any step is private
   if (p.accountant == Accountant::kPaper && (eps > 1 || o.delta > 1 / (nn * nn)))
-    AddNote(p, "Algorithm 1 assumes epsilon <= 1 and delta <= 1/n^2; privacy is "
-               "still checked by dperm's accountant");
+    AddNote(p,
+            "Algorithm 1 assumes epsilon <= 1 and delta <= 1/n^2; privacy is "
+            "still checked by dperm's accountant");
 
   if (o.iterations > 0) {
     PlanSteps(p, o.iterations);
@@ -177,8 +177,7 @@ Plan DpSgd::MakePlan(const Options& options, LossKind loss, int64_t n,
   return p;
 }
 
-Eigen::VectorXd DpSgd::Train(const Plan& plan, const Objective& objective,
-                             SecureRng& rng) const {
+Eigen::VectorXd DpSgd::Train(const Plan& plan, const Objective& objective, SecureRng& rng) const {
   // Lines 3-7 with w_0 = 0: noisy projected steps, then the average of
   // w_1 .. w_T (noisy_minibatch.hpp).
   return NoisyMinibatchSgd(plan, objective, rng);

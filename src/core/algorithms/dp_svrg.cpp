@@ -71,12 +71,12 @@ double InitialGapBound(const Plan& p) {
 
 }  // namespace
 
-Plan DpSvrg::MakePlan(const Options& options, LossKind loss, int64_t n,
-                      int d) const {
+Plan DpSvrg::MakePlan(const Options& options, LossKind loss, int64_t n, int d) const {
   const Algorithm a = Algorithm::kDpSvrg;
   if (!(options.l2 > 0))
-    ThrowInvalid("algorithm dp_svrg needs l2 > 0: Algorithm 1 (Theorem 4.2) assumes a strongly convex objective",
-                 "Pass l2 => 0.01 (for example), or use algorithm dp_svrg_pp, which does not need strong convexity.");
+    ThrowInvalid(
+        "algorithm dp_svrg needs l2 > 0: Algorithm 1 (Theorem 4.2) assumes a strongly convex objective",
+        "Pass l2 => 0.01 (for example), or use algorithm dp_svrg_pp, which does not need strong convexity.");
   Plan p = BasePlan(options, loss, a, n, d);
   const double smooth = p.beta;  // L of Theorem 4.2: the loss's smoothness (r is in the prox)
   const double G = p.L;
@@ -124,15 +124,16 @@ Plan DpSvrg::MakePlan(const Options& options, LossKind loss, int64_t n,
     // (T e1, e1 the noise error per epoch of the batch chosen at T0).
     // The plain T0 runs noisy epochs long after the optimisation error is
     // gone (bench/scripts/algorithms/algorithms.py, bench/reports/algorithms.md).
-    const double ratio =
-        double(n) * double(n) * eps * eps / (p.dim * G * G * std::log(1 / delta));
-    const int64_t t0 = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(std::log2(std::max(ratio, 1.0)))));
+    const double ratio = double(n) * double(n) * eps * eps / (p.dim * G * G * std::log(1 / delta));
+    const int64_t t0 =
+        std::max<int64_t>(1, static_cast<int64_t>(std::ceil(std::log2(std::max(ratio, 1.0)))));
     SvrgBatchChoice at_t0;
     if (options.batch_size > 0) {
       const Schedule sc = schedule(p.batch_size);
       at_t0.batch = p.batch_size;
-      at_t0.noise_error = sc.m > 0 ? SvrgNoiseError(p, false, p.batch_size, {t0, sc.m, sc.eta / (1 - 3 * sc.a)})
-                                   : 0;  // refused below
+      at_t0.noise_error =
+          sc.m > 0 ? SvrgNoiseError(p, false, p.batch_size, {t0, sc.m, sc.eta / (1 - 3 * sc.a)})
+                   : 0;  // refused below
     } else {
       at_t0 = choose_batch(t0);
     }
@@ -140,12 +141,16 @@ Plan DpSvrg::MakePlan(const Options& options, LossKind loss, int64_t n,
     const double e1 = at_t0.noise_error / double(t0);
     int64_t t = 1;
     for (int64_t k = 2; k <= t0; k++)
-      if (e0 * std::ldexp(1.0, -int(k)) + e1 * double(k) < e0 * std::ldexp(1.0, -int(t)) + e1 * double(t)) t = k;
+      if (e0 * std::ldexp(1.0, -int(k)) + e1 * double(k) <
+          e0 * std::ldexp(1.0, -int(t)) + e1 * double(t))
+        t = k;
     p.iterations = t;
-    p.iterations_rule = "T in 1.." + std::to_string(t0) +
-                        " (T0 = ceil(log2(n^2 eps^2 / (dim L^2 ln(1/delta)))), Theorem 4.2) minimising E0 2^-T + T e1: "
-                        "E0 = " + FormatNumber(e0) + " bounds F(0) - F(w*), e1 = " + FormatNumber(e1) +
-                        " the predicted noise error per epoch";
+    p.iterations_rule =
+        "T in 1.." + std::to_string(t0) +
+        " (T0 = ceil(log2(n^2 eps^2 / (dim L^2 ln(1/delta)))), Theorem 4.2) minimising E0 2^-T + T e1: "
+        "E0 = " +
+        FormatNumber(e0) + " bounds F(0) - F(w*), e1 = " + FormatNumber(e1) +
+        " the predicted noise error per epoch";
     if (options.batch_size <= 0) p.batch_size = t == t0 ? at_t0.batch : choose_batch(t).batch;
   }
   const double b = double(p.batch_size);
@@ -157,25 +162,27 @@ Plan DpSvrg::MakePlan(const Options& options, LossKind loss, int64_t n,
   p.step_size = sc.eta;
   CheckStepSize(p, "min(batch_size, 12)/(12 beta): Theorem 4.2, 1/beta for mini-batches");
   if (sc.m == 0)
-    ThrowInvalid("step_size " + FormatNumber(sc.eta) +
-                     " leaves no epoch length satisfying inequality (4) of Theorem 4.2, which needs step_size < batch_size/(24 beta) = " +
-                     FormatNumber(b / (24 * smooth)),
-                 "Omit step_size to use the default min(batch_size/(48 beta), 1/beta), which needs the shortest epochs.");
+    ThrowInvalid(
+        "step_size " + FormatNumber(sc.eta) +
+            " leaves no epoch length satisfying inequality (4) of Theorem 4.2, which needs step_size < batch_size/(24 beta) = " +
+            FormatNumber(b / (24 * smooth)),
+        "Omit step_size to use the default min(batch_size/(48 beta), 1/beta), which needs the shortest epochs.");
   if (sc.m == cap && !(sc.m_real <= double(cap)))
-    AddNote(p, "epoch length capped at " + std::to_string(cap) +
-                   " (inequality (4) of Theorem 4.2 asks for " + FormatNumber(sc.m_real) +
-                   "), so the per-epoch halving is not guaranteed; a larger l2 or dp_svrg_pp suits this problem better");
+    AddNote(
+        p,
+        "epoch length capped at " + std::to_string(cap) +
+            " (inequality (4) of Theorem 4.2 asks for " + FormatNumber(sc.m_real) +
+            "), so the per-epoch halving is not guaranteed; a larger l2 or dp_svrg_pp suits this problem better");
   const int64_t m = sc.m;
   // Theorem 4.1, c = 1: sigma^2 = G^2 T m ln(1/delta) / (n^2 eps^2).
-  double paper = G * std::sqrt(double(p.iterations) * double(m) * std::log(1 / delta)) /
-                 (double(n) * eps);
+  double paper =
+      G * std::sqrt(double(p.iterations) * double(m) * std::log(1 / delta)) / (double(n) * eps);
   PlanSvrgNoise(p, m, /*doubling=*/false, paper,
                 "sigma^2 = L^2 T m ln(1/delta) / (n^2 epsilon^2) (Theorem 4.1 with c = 1)");
   return p;
 }
 
-Eigen::VectorXd DpSvrg::Train(const Plan& plan, const Objective& objective,
-                              SecureRng& rng) const {
+Eigen::VectorXd DpSvrg::Train(const Plan& plan, const Objective& objective, SecureRng& rng) const {
   return RunSvrg(plan, objective, rng, /*doubling=*/false);
 }
 

@@ -63,8 +63,7 @@ namespace {
 const double kMaxDefaultInnerPasses = 16;
 }  // namespace
 
-Plan DpSvrgPp::MakePlan(const Options& options, LossKind loss, int64_t n,
-                        int d) const {
+Plan DpSvrgPp::MakePlan(const Options& options, LossKind loss, int64_t n, int d) const {
   const Algorithm a = Algorithm::kDpSvrgPp;
   Plan p = BasePlan(options, loss, a, n, d);
   const double smooth = p.beta;  // L of Theorem 4.4: the loss's smoothness (r is in the prox)
@@ -98,9 +97,9 @@ Plan DpSvrgPp::MakePlan(const Options& options, LossKind loss, int64_t n,
     // epochs of b = 16 (the budget, not the paper's T, would cut them).
     const int64_t min_epochs = epochs(std::min<int64_t>(16, n));
     p.batch_size = SvrgChooseBatch(p, /*doubling=*/true, [&](int64_t batch) {
-      const int64_t t = epochs(batch);
-      return t < min_epochs ? SvrgCandidate{} : SvrgCandidate{t, m, step(batch)};
-    }).batch;
+                     const int64_t t = epochs(batch);
+                     return t < min_epochs ? SvrgCandidate{} : SvrgCandidate{t, m, step(batch)};
+                   }).batch;
   }
   const double b = double(p.batch_size);
   // Theorem 4.4: eta = 1/(13 L) for one row; 1/L with b >= 13 rows.
@@ -112,15 +111,17 @@ Plan DpSvrgPp::MakePlan(const Options& options, LossKind loss, int64_t n,
     p.iterations_rule = "given (epochs)";
   } else {
     p.iterations = epochs(p.batch_size);
-    p.iterations_rule = "T = ceil(log2(n eps / (sqrt(dim ln(1/delta)) L))) epochs (Theorem 4.4, constant 1)";
+    p.iterations_rule =
+        "T = ceil(log2(n eps / (sqrt(dim ln(1/delta)) L))) epochs (Theorem 4.4, constant 1)";
     if (p.iterations < paper_epochs)
       AddNote(p, "epochs capped at " + std::to_string(p.iterations) + " (at most " +
                      FormatNumber(kMaxDefaultInnerPasses) +
                      " passes of inner steps); pass iterations => ... to run longer");
   }
   // Theorem 4.3, c = 1: sigma^2 = G^2 2^T m ln(2/delta) / (n^2 eps^2).
-  double paper = G * std::sqrt(std::ldexp(double(m), int(std::min<int64_t>(p.iterations, 1000))) *
-                               std::log(2 / delta)) /
+  double paper = G *
+                 std::sqrt(std::ldexp(double(m), int(std::min<int64_t>(p.iterations, 1000))) *
+                           std::log(2 / delta)) /
                  (double(n) * eps);
   PlanSvrgNoise(p, m, /*doubling=*/true, paper,
                 "sigma^2 = L^2 2^T m ln(2/delta) / (n^2 epsilon^2) (Theorem 4.3 with c = 1)");

@@ -24,8 +24,7 @@
 namespace dperm {
 
 LaplacianSmoother::LaplacianSmoother(double sigma) : sigma_(sigma) {
-  if (!std::isfinite(sigma) || sigma < 0)
-    ThrowInvalid("ls_sigma must be finite and >= 0");
+  if (!std::isfinite(sigma) || sigma < 0) ThrowInvalid("ls_sigma must be finite and >= 0");
   double denom = 1 + 2 * sigma + std::sqrt(1 + 4 * sigma);
   a_ = 2 * sigma / denom;
   scale_ = 2 / denom;

@@ -12,8 +12,7 @@
 
 namespace dperm {
 
-Eigen::VectorXd NoisyMinibatchSgd(const Plan& plan, const Objective& objective,
-                                  SecureRng& rng) {
+Eigen::VectorXd NoisyMinibatchSgd(const Plan& plan, const Objective& objective, SecureRng& rng) {
   const int dim = plan.dim;
   const int64_t n = plan.n, m = plan.batch_size, T = plan.iterations;
   if (objective.dim() != dim || objective.n() != n || m < 1 || m > n || T < 1 ||

@@ -138,7 +138,8 @@ const double kMaxCertifiedEpsilon = 16;
 }  // namespace
 
 int64_t SvrgInnerSteps(double row_smoothness, double strong) {
-  return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(kSvrgInner * row_smoothness / strong)));
+  return std::max<int64_t>(1,
+                           static_cast<int64_t>(std::ceil(kSvrgInner * row_smoothness / strong)));
 }
 
 double SvrgStepSize(double row_smoothness) { return kSvrgStep / row_smoothness; }
@@ -184,8 +185,7 @@ SvrgResult SvrgFixedEpochs(const PerturbedObjective& f, double beta, double tole
   return r;
 }
 
-Plan ObjectiveApprox::MakePlan(const Options& options, LossKind loss, int64_t n,
-                               int d) const {
+Plan ObjectiveApprox::MakePlan(const Options& options, LossKind loss, int64_t n, int d) const {
   const Algorithm a = Algorithm::kObjectiveApprox;
   // Calibrate at eps_c = min(epsilon, kMaxCertifiedEpsilon) (derivation at
   // the top: "Large epsilon"); the plan keeps and is charged the epsilon given.
@@ -199,8 +199,8 @@ Plan ObjectiveApprox::MakePlan(const Options& options, LossKind loss, int64_t n,
   const double r = p.L / (kRadiusDivisor * double(n) * mu);
   // The certificate's margin covers the exact sums' rounding (top of file).
   if (p.sum_slack > p.L / (4 * kRadiusDivisor))
-    ThrowInvalid("algorithm objective_approx cannot certify its solver at n = " + std::to_string(n) +
-                     " with " + std::to_string(p.dim) + " coordinates",
+    ThrowInvalid("algorithm objective_approx cannot certify its solver at n = " +
+                     std::to_string(n) + " with " + std::to_string(p.dim) + " coordinates",
                  "Use algorithm objective or output_gd.");
   // The failure event costs (1 + e^eps) p_fail = kFailureShare delta of delta
   // (coupling, above): the curve gets the rest.
@@ -209,21 +209,26 @@ Plan ObjectiveApprox::MakePlan(const Options& options, LossKind loss, int64_t n,
   // Tight: the largest kappa_1 whose composed curve gives (epsilon, delta').
   double kappa = CalibrateObjectiveKappa(p, eps_j, kOutputShare, delta_curve);
   double sigma1 = 2 * p.L / kappa;
-  p.noise_rule = "output noise for sensitivity 2r, sigma_2 = 8r/kappa_1; sigma_1 = 2L/kappa_1 with kappa_1 the largest whose RDP curve (exact minimiser + output noise) gives (epsilon, 0.999 delta) (0.001 delta covers the certificate's failure)";
+  p.noise_rule =
+      "output noise for sensitivity 2r, sigma_2 = 8r/kappa_1; sigma_1 = 2L/kappa_1 with kappa_1 the largest whose RDP curve (exact minimiser + output noise) gives (epsilon, 0.999 delta) (0.001 delta covers the certificate's failure)";
   double paper_output = 0;  // sigma_2 / (2r) of the even split, when it is used
   if (p.accountant == Accountant::kPaper) {
     double e = o.epsilon / 2, dl = delta_curve / 2;
     double paper1 = std::sqrt(10 * std::log(1 / dl)) * p.L / e;      // Algorithm 2, line 1
     double paper2 = std::sqrt(2 * std::log(1.25 / dl)) * 2 * r / e;  // Dwork & Roth, Thm A.1
     double eps_paper = RdpToEpsilon(
-        LedgerOrders(), ObjectivePerturbationCurve(2 * p.L / paper1, eps_j, 2 * r / paper2), delta_curve);
+        LedgerOrders(), ObjectivePerturbationCurve(2 * p.L / paper1, eps_j, 2 * r / paper2),
+        delta_curve);
     if (eps_paper <= o.epsilon) {
       sigma1 = paper1;
       paper_output = paper2 / (2 * r);
-      p.noise_rule = "(epsilon/2, delta'/2) each, delta' = 0.999 delta: sigma_1^2 = 10 L^2 log(2/delta')/(epsilon/2)^2 (Algorithm 2), sigma_2 = sqrt(2 log(2.5/delta')) 2r/(epsilon/2) (Gaussian mechanism)";
+      p.noise_rule =
+          "(epsilon/2, delta'/2) each, delta' = 0.999 delta: sigma_1^2 = 10 L^2 log(2/delta')/(epsilon/2)^2 (Algorithm 2), sigma_2 = sqrt(2 log(2.5/delta')) 2r/(epsilon/2) (Gaussian mechanism)";
     } else {
-      AddNote(p, "the even split's sigmas (" + FormatNumber(paper1) + ", " + FormatNumber(paper2) +
-                     ") do not reach (epsilon, delta) under dperm's accountant; the calibrated sigmas are used");
+      AddNote(
+          p,
+          "the even split's sigmas (" + FormatNumber(paper1) + ", " + FormatNumber(paper2) +
+              ") do not reach (epsilon, delta) under dperm's accountant; the calibrated sigmas are used");
     }
     if (o.epsilon > 1 || o.delta > 1 / (double(n) * double(n)))
       AddNote(p, "Algorithm 2 assumes epsilon <= 1 and delta <= 1/n^2");
@@ -234,15 +239,16 @@ Plan ObjectiveApprox::MakePlan(const Options& options, LossKind loss, int64_t n,
   // point within r/2 of w*(b), so within r_b = r + rounding of w*(b_exact).
   sigma1 = DyadicNoiseScale(sigma1);
   const double r_b = r + ObjectiveNoiseRounding(sigma1, p.dim) / (double(n) * mu);
-  const double sigma2 = paper_output > 0 ? paper_output * 2 * r_b
-                                         : 2 * r_b / (kOutputShare * 2 * p.L / sigma1);
+  const double sigma2 =
+      paper_output > 0 ? paper_output * 2 * r_b : 2 * r_b / (kOutputShare * 2 * p.L / sigma1);
   p.mechanism_fields.Set(kObjectiveNoise, sigma1);
   p.mechanism_fields.Set(kCertificateRadius, r_b);
   p.mechanism_fields.Set(kSolverTolerance, mu * r / 2);
   p.noise = NoiseKind::kGaussian;
   p.noise_scale = sigma2;
   p.sensitivity = 2 * r_b;
-  p.sensitivity_rule = "2 r: the released point and a neighbour's are each within r of their exact minimiser, given it (r includes the rounding of b)";
+  p.sensitivity_rule =
+      "2 r: the released point and a neighbour's are each within r of their exact minimiser, given it (r includes the rounding of b)";
   p.rdp_curve = ObjectivePerturbationCurve(2 * p.L / sigma1, eps_j, 2 * r_b / sigma2);
   // The ledger must not compose this curve: the certificate's failure event
   // (the 1e-3 delta share, above) is a total-variation term no RDP curve
@@ -268,28 +274,37 @@ Plan ObjectiveApprox::MakePlan(const Options& options, LossKind loss, int64_t n,
   const int64_t m = SvrgInnerSteps(smooth, mu);
   p.step_size = SvrgStepSize(smooth);
   p.max_step_size = p.step_size;
-  double g0 = p.L + (sigma1 * std::sqrt(double(p.dim)) + ObjectiveNoiseRounding(sigma1, p.dim)) / double(n);
+  double g0 =
+      p.L + (sigma1 * std::sqrt(double(p.dim)) + ObjectiveNoiseRounding(sigma1, p.dim)) / double(n);
   double gap0 = g0 * g0 / (2 * mu);
   double target = mu * mu * (r / 2) * (r / 2) / (2 * smooth);
   // Markov: P(gap_K > target) <= 2^-K gap0/target <= p_fail.
-  p.iterations = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(std::log2(gap0 / (target * p_fail)))));
-  p.iterations_rule = "exactly K SVRG epochs (Johnson & Zhang 2013, Thm 1, Option II, rate 1/2), K = ceil(log2(E[gap_0]/(target p_fail))), p_fail = " +
-                      FormatNumber(p_fail) + " = 1e-3 delta/(1 + e^epsilon) (Markov); each epoch: one full gradient + U{0.." +
-                      std::to_string(m - 1) + "} single-row steps; then the certificate ||grad P|| <= solver_tolerance (no release if it fails; no early exit)";
+  p.iterations =
+      std::max<int64_t>(1, static_cast<int64_t>(std::ceil(std::log2(gap0 / (target * p_fail)))));
+  p.iterations_rule =
+      "exactly K SVRG epochs (Johnson & Zhang 2013, Thm 1, Option II, rate 1/2), K = ceil(log2(E[gap_0]/(target p_fail))), p_fail = " +
+      FormatNumber(p_fail) +
+      " = 1e-3 delta/(1 + e^epsilon) (Markov); each epoch: one full gradient + U{0.." +
+      std::to_string(m - 1) +
+      "} single-row steps; then the certificate ||grad P|| <= solver_tolerance (no release if it fails; no early exit)";
   p.gradient_evaluations = p.iterations * (n + m - 1) + n;
   if (options.epsilon > o.epsilon) {
-    AddNote(p, "calibrated as an (" + FormatNumber(o.epsilon) + ", delta)-DP release, which is (" +
-                   FormatNumber(options.epsilon) + ", delta)-DP: above epsilon " + FormatNumber(kMaxCertifiedEpsilon) +
-                   " the certificate's failure share 1e-3 delta/(1 + e^epsilon) would need about 1.44 epsilon more epochs");
+    AddNote(
+        p,
+        "calibrated as an (" + FormatNumber(o.epsilon) + ", delta)-DP release, which is (" +
+            FormatNumber(options.epsilon) + ", delta)-DP: above epsilon " +
+            FormatNumber(kMaxCertifiedEpsilon) +
+            " the certificate's failure share 1e-3 delta/(1 + e^epsilon) would need about 1.44 epsilon more epochs");
     p.options.epsilon = options.epsilon;  // what the release is charged (the guarantee it has)
   }
   // The certificate must be testable in double precision: a gradient norm
   // far below the rounding of P's gradient terms could never be certified.
   const double tolerance = p.mechanism_fields.Get(kSolverTolerance);
   if (tolerance < 1e-12 * g0)
-    ThrowInvalid("algorithm objective_approx cannot certify its solver in double precision at n = " +
-                     std::to_string(n) + " (tolerance " + FormatNumber(tolerance) + ")",
-                 "Use algorithm objective or dp_gd.");
+    ThrowInvalid(
+        "algorithm objective_approx cannot certify its solver in double precision at n = " +
+            std::to_string(n) + " (tolerance " + FormatNumber(tolerance) + ")",
+        "Use algorithm objective or dp_gd.");
   return p;
 }
 
@@ -309,9 +324,10 @@ Eigen::VectorXd ObjectiveApprox::Train(const Plan& plan, const Objective& object
   SvrgResult s = SvrgFixedEpochs(f, plan.beta, plan.mechanism_fields.Get(kSolverTolerance),
                                  plan.iterations, rng);
   if (!s.certified)
-    throw Error(ErrorKind::kInternal,
-                "objective_approx: the solver did not reach its distance certificate after the planned epochs "
-                "(probability <= 1e-3 delta/(1 + e^epsilon)); nothing is released");
+    throw Error(
+        ErrorKind::kInternal,
+        "objective_approx: the solver did not reach its distance certificate after the planned epochs "
+        "(probability <= 1e-3 delta/(1 + e^epsilon)); nothing is released");
   // Step 3: discrete Gaussian noise for L2 sensitivity 2r (+ rounding),
   // the point snapped to the plan's grid.
   AddPlannedNoise(plan, rng, s.w.data());

@@ -225,12 +225,11 @@ void ObjectivePerturbationSpec(AlgorithmSpec& s) {
        "twice-differentiable loss, and the Huber loss's second derivative jumps at "
        "|margin - target| = huber_delta",
        "Use algorithm output_gd, dp_gd or dp_sgd for Huber regression."}};
-  s.refusals = {
-      {"l1", "its privacy needs a twice-differentiable objective; use l2"},
-      {"radius", "it minimises over all of R^d"},
-      {"batch_size", "it has no mini-batches"},
-      {"step_size", "its solver chooses its own steps"},
-      {"iterations", "its solver's iteration count is derived from public bounds"}};
+  s.refusals = {{"l1", "its privacy needs a twice-differentiable objective; use l2"},
+                {"radius", "it minimises over all of R^d"},
+                {"batch_size", "it has no mini-batches"},
+                {"step_size", "its solver chooses its own steps"},
+                {"iterations", "its solver's iteration count is derived from public bounds"}};
   // The noise b (and b/n), the solver's iterates (x, y, y_next; for
   // objective_approx w, v, two row gradients, the snapshot and its gradient).
   s.model_vectors = 8;
@@ -256,10 +255,12 @@ void PlanObjectiveLambda(Plan& p) {
     //   2 lambda + l2 >= beta / (n (exp(epsilon/2) - 1)).
     const double needed = p.beta / (n * std::expm1(kJacobianShare * eps));
     const double lambda = std::max(0.0, (needed - p.mu) / 2);
-    AddNote(p, lambda > 0
-                   ? "lambda = (beta/(n (exp(epsilon/2) - 1)) - l2)/2 = " + FormatNumber(lambda) +
-                         ": the smallest ridge keeping the Jacobian term log(1 + beta/(n (2 lambda + l2))) <= epsilon/2"
-                   : "lambda = 0: l2 alone keeps the Jacobian term log(1 + beta/(n l2)) <= epsilon/2");
+    AddNote(
+        p,
+        lambda > 0
+            ? "lambda = (beta/(n (exp(epsilon/2) - 1)) - l2)/2 = " + FormatNumber(lambda) +
+                  ": the smallest ridge keeping the Jacobian term log(1 + beta/(n (2 lambda + l2))) <= epsilon/2"
+            : "lambda = 0: l2 alone keeps the Jacobian term log(1 + beta/(n l2)) <= epsilon/2");
     p.mechanism_fields.Set(kObjectiveLambda, lambda);
     return;
   }
@@ -280,11 +281,14 @@ void PlanObjectiveLambda(Plan& p) {
   p.mechanism_fields.Set(kObjectiveLambda, lambda);
 }
 
-double PerturbedStrongConvexity(const Plan& p) { return 2 * p.mechanism_fields.Get(kObjectiveLambda) + p.mu; }
+double PerturbedStrongConvexity(const Plan& p) {
+  return 2 * p.mechanism_fields.Get(kObjectiveLambda) + p.mu;
+}
 
 void DescribeObjectiveSampler(Plan& p) {
-  p.sampler = "b: exact normal (Karney 2016, Algorithm N) rounded to objective_noise 2^-20; output noise: " +
-              p.sampler;
+  p.sampler =
+      "b: exact normal (Karney 2016, Algorithm N) rounded to objective_noise 2^-20; output noise: " +
+      p.sampler;
 }
 
 double JacobianEpsilon(const Plan& p) {
@@ -303,15 +307,18 @@ void PlanPureObjective(Plan& p, double eps_j) {
   const double eps_out = kPureOutputShare * eps;
   const double eps_b = eps - eps_j - eps_out;
   if (!(eps_b > 0))
-    ThrowInvalid("epsilon " + FormatNumber(eps) + " is too small for objective perturbation: its Jacobian term takes " +
+    ThrowInvalid("epsilon " + FormatNumber(eps) +
+                     " is too small for objective perturbation: its Jacobian term takes " +
                      FormatNumber(eps_j),
                  "Use a larger epsilon or l2.");
   const double theta = 2 * p.L / eps_b;  // nu(b) ∝ exp(-||b||/theta): 2L/theta = epsilon_b
   if (!std::isfinite(theta))
-    ThrowInvalid("epsilon " + FormatNumber(eps) + " is too small: the noise scale overflows", "Use a larger epsilon.");
+    ThrowInvalid("epsilon " + FormatNumber(eps) + " is too small: the noise scale overflows",
+                 "Use a larger epsilon.");
   p.mechanism_fields.Set(kObjectiveNoise, theta);
-  p.noise_rule = "b with density ∝ exp(-||b||/theta), theta = 2L/epsilon_b, epsilon_b = epsilon - eps_J - epsilon/32 "
-                 "(Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 2); output noise: discrete Laplace for sensitivity 2r at epsilon/32";
+  p.noise_rule =
+      "b with density ∝ exp(-||b||/theta), theta = 2L/epsilon_b, epsilon_b = epsilon - eps_J - epsilon/32 "
+      "(Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 2); output noise: discrete Laplace for sensitivity 2r at epsilon/32";
   const double tol = kRelativeTolerance * (p.L + theta * dim / n);
   p.mechanism_fields.Set(kSolverTolerance, tol);
   const double strong = PerturbedStrongConvexity(p), smooth = p.beta + strong;
@@ -328,12 +335,17 @@ void PlanPureObjective(Plan& p, double eps_j) {
   p.mechanism_fields.Set(kCertificateRadius, r);
   p.noise = NoiseKind::kLaplace;
   p.sensitivity = 2 * r;
-  p.sensitivity_rule = "2 r: given the exact minimiser w*, the released point of each neighbour is within r = solver_tolerance/mu + ||b - b_exact||/(n mu) of it (CMS11, Thm 9 bounds w* itself: a replaced row moves the b that yields it by at most 2L)";
+  p.sensitivity_rule =
+      "2 r: given the exact minimiser w*, the released point of each neighbour is within r = solver_tolerance/mu + ||b - b_exact||/(n mu) of it (CMS11, Thm 9 bounds w* itself: a replaced row moves the b that yields it by at most 2L)";
   SnapPlan(p, std::sqrt(dim) / eps_out);
-  p.sampler = "b: exact normals (Karney 2016, Algorithm N), b = theta ||Z|| X rounded to 2^-40; output noise: " + p.sampler;
+  p.sampler =
+      "b: exact normals (Karney 2016, Algorithm N), b = theta ||Z|| X rounded to 2^-40; output noise: " +
+      p.sampler;
   p.expected_noise_sq = dim * (dim + 1) * theta * theta;  // E||b||^2, ||b|| ~ Gamma(dim, theta)
-  AddNote(p, "pure epsilon-DP up to the exact normals' truncation at 256 sigma: (epsilon, delta_s) with delta_s < "
-             "e^epsilon (2 dim + 1) e^-32768, charged as epsilon-DP (objective_perturbation.cpp)");
+  AddNote(
+      p,
+      "pure epsilon-DP up to the exact normals' truncation at 256 sigma: (epsilon, delta_s) with delta_s < "
+      "e^epsilon (2 dim + 1) e^-32768, charged as epsilon-DP (objective_perturbation.cpp)");
 }
 
 }  // namespace
@@ -353,19 +365,24 @@ Plan ObjectivePerturbation::MakePlan(const Options& options, LossKind loss, int6
   // 'paper': Algorithm 2, line 1, if dperm's curve covers it.
   double kappa = CalibrateObjectiveKappa(p, eps_j, kOutputShare, p.options.delta);
   double sigma = 2 * p.L / kappa;
-  p.noise_rule = "sigma_1 = 2L/kappa with kappa the largest whose RDP curve (exact minimiser: Jacobian term + Rayleigh-tailed Gaussian term; plus the output noise at ratio kappa/16) gives (epsilon, delta); output noise sigma_2 = 32 r/kappa for sensitivity 2r";
+  p.noise_rule =
+      "sigma_1 = 2L/kappa with kappa the largest whose RDP curve (exact minimiser: Jacobian term + Rayleigh-tailed Gaussian term; plus the output noise at ratio kappa/16) gives (epsilon, delta); output noise sigma_2 = 32 r/kappa for sensitivity 2r";
   if (p.accountant == Accountant::kPaper) {
     const Options& o = p.options;
     double paper = std::sqrt(10 * std::log(1 / o.delta)) * p.L / o.epsilon;
     double k_paper = 2 * p.L / paper;
-    double eps_paper = RdpToEpsilon(
-        LedgerOrders(), ObjectivePerturbationCurve(k_paper, eps_j, kOutputShare * k_paper), o.delta);
+    double eps_paper =
+        RdpToEpsilon(LedgerOrders(),
+                     ObjectivePerturbationCurve(k_paper, eps_j, kOutputShare * k_paper), o.delta);
     if (paper >= sigma && eps_paper <= o.epsilon) {
       sigma = paper;
-      p.noise_rule = "sigma_1^2 = 10 L^2 log(1/delta) / epsilon^2 (Algorithm 2, line 1); output noise sigma_2 = 32 r/kappa, kappa = 2L/sigma_1";
+      p.noise_rule =
+          "sigma_1^2 = 10 L^2 log(1/delta) / epsilon^2 (Algorithm 2, line 1); output noise sigma_2 = 32 r/kappa, kappa = 2L/sigma_1";
     } else {
-      AddNote(p, "Algorithm 2's sigma " + FormatNumber(paper) +
-                     " does not reach (epsilon, delta) under dperm's accountant; the calibrated sigma is used");
+      AddNote(
+          p,
+          "Algorithm 2's sigma " + FormatNumber(paper) +
+              " does not reach (epsilon, delta) under dperm's accountant; the calibrated sigma is used");
     }
     if (o.epsilon > 1 || o.delta > 1 / (double(n) * double(n)))
       AddNote(p, "Algorithm 2 assumes epsilon <= 1 and delta <= 1/n^2");
@@ -376,15 +393,18 @@ Plan ObjectivePerturbation::MakePlan(const Options& options, LossKind loss, int6
   kappa = 2 * p.L / sigma;
   p.mechanism_fields.Set(kObjectiveNoise, sigma);
   if (!std::isfinite(sigma))
-    ThrowInvalid("epsilon " + FormatNumber(p.options.epsilon) + " is too small: the noise scale overflows",
-                 "Use a larger epsilon.");
-  p.mechanism_fields.Set(kSolverTolerance, kRelativeTolerance * (p.L + sigma * std::sqrt(double(p.dim)) / double(n)));
+    ThrowInvalid(
+        "epsilon " + FormatNumber(p.options.epsilon) + " is too small: the noise scale overflows",
+        "Use a larger epsilon.");
+  p.mechanism_fields.Set(kSolverTolerance,
+                         kRelativeTolerance * (p.L + sigma * std::sqrt(double(p.dim)) / double(n)));
   // The fixed schedule (objective_perturbation_solver.cpp): T steps of ITEM reach
   // ||w - w*(b)|| <= solver_tolerance / mu_P on every table, for every b
   // the sampler can return (||b|| <= ObjectiveNoiseNormBound).
   const double strong = PerturbedStrongConvexity(p), smooth = p.beta + strong;
   const double gradient_bound = p.L + ObjectiveNoiseNormBound(sigma, p.dim) / double(n);
-  p.iterations = AcceleratedSteps(strong, smooth, gradient_bound, p.mechanism_fields.Get(kSolverTolerance) / strong);
+  p.iterations = AcceleratedSteps(strong, smooth, gradient_bound,
+                                  p.mechanism_fields.Get(kSolverTolerance) / strong);
   p.step_size = 1 / smooth;
   p.max_step_size = p.step_size;
   p.gradient_evaluations = p.iterations * n;
@@ -399,15 +419,17 @@ Plan ObjectivePerturbation::MakePlan(const Options& options, LossKind loss, int6
   p.mechanism_fields.Set(kCertificateRadius, r);
   p.noise = NoiseKind::kGaussian;
   p.sensitivity = 2 * r;
-  p.sensitivity_rule = "2 r: given the exact minimiser w*, the released point of each neighbour is within r = solver_tolerance/mu + ||b - b_exact||/(n mu) of it (KST12, Thm 2 bounds w* itself: a replaced row moves the b that yields it by at most 2L)";
+  p.sensitivity_rule =
+      "2 r: given the exact minimiser w*, the released point of each neighbour is within r = solver_tolerance/mu + ||b - b_exact||/(n mu) of it (KST12, Thm 2 bounds w* itself: a replaced row moves the b that yields it by at most 2L)";
   const double sigma2 = 2 * r / (kOutputShare * kappa);
   p.rdp_curve = ObjectivePerturbationCurve(kappa, eps_j, kOutputShare * kappa);
   SnapPlan(p, sigma2 / (2 * r));
   DescribeObjectiveSampler(p);
   p.expected_noise_sq = ExpectedNoiseSq(NoiseKind::kGaussian, p.dim, sigma);  // E||b||^2
   if (!std::isfinite(p.noise_scale) || !std::isfinite(p.expected_noise_sq))
-    ThrowInvalid("epsilon " + FormatNumber(p.options.epsilon) + " is too small: the noise scale overflows",
-                 "Use a larger epsilon.");
+    ThrowInvalid(
+        "epsilon " + FormatNumber(p.options.epsilon) + " is too small: the noise scale overflows",
+        "Use a larger epsilon.");
   return p;
 }
 
@@ -417,7 +439,8 @@ Eigen::VectorXd ObjectivePerturbation::Train(const Plan& plan, const Objective& 
   // sigma 2^-20; line 2: the minimiser of P.
   const double scale = plan.mechanism_fields.Get(kObjectiveNoise);
   const bool pure = !(plan.options.delta > 0);
-  Eigen::VectorXd b = pure ? GammaNormNoise(rng, plan.dim, scale) : ObjectiveNoise(rng, plan.dim, scale);
+  Eigen::VectorXd b =
+      pure ? GammaNormNoise(rng, plan.dim, scale) : ObjectiveNoise(rng, plan.dim, scale);
   // delta = 0: the warm start -b/(n mu_P), where only the data's gradient is left.
   Eigen::VectorXd start = Eigen::VectorXd::Zero(plan.dim);
   const double lambda = plan.mechanism_fields.Get(kObjectiveLambda);
@@ -428,7 +451,8 @@ Eigen::VectorXd ObjectivePerturbation::Train(const Plan& plan, const Objective& 
   AuditOracle(plan.audit_seam, AuditSite::kObjectiveLinear, nullptr, plan.n, b.data(), plan.dim);
   PerturbedObjective f(objective, lambda, std::move(b));
   // The plan's fixed number of steps, whatever the table (no early exit).
-  Eigen::VectorXd w = MinimisePerturbed(f, plan.beta + f.strong_convexity(), plan.iterations, start);
+  Eigen::VectorXd w =
+      MinimisePerturbed(f, plan.beta + f.strong_convexity(), plan.iterations, start);
   // The output noise for sensitivity 2r, snapped to the plan's grid.
   AddPlannedNoise(plan, rng, w.data());
   return w;

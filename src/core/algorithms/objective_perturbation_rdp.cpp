@@ -85,7 +85,8 @@ double CalibrateObjectiveKappa(const Plan& p, double jacobian_epsilon, double ou
   double least = RdpToEpsilon(LedgerOrders(), floor, delta);
   if (!(least < o.epsilon))
     ThrowInvalid("epsilon " + FormatNumber(o.epsilon) + " is too small for algorithm " +
-                     AlgorithmName(p.algorithm) + ": its RDP curve has the constant Jacobian term " +
+                     AlgorithmName(p.algorithm) +
+                     ": its RDP curve has the constant Jacobian term " +
                      "log(1 + beta/(n (2 lambda + l2))) = " + FormatNumber(jacobian_epsilon) +
                      ", so even without noise it converts to epsilon " + FormatNumber(least) +
                      " at delta " + FormatNumber(delta),

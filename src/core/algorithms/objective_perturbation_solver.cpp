@@ -107,7 +107,8 @@ int64_t AcceleratedSteps(double strong, double smooth, double gradient_bound, do
   // N = 1 + ceil(log(target/(2 q))/(-2 log(1 - sqrt q))) steps are enough.
   const double enough =
       1 + std::ceil(std::max(0.0, std::log(target / (2 * q))) / (-2 * std::log1p(-std::sqrt(q))));
-  if (!(enough < 1e15)) ThrowInvalid("the solver's step count overflows", "Use a larger l2 or epsilon.");
+  if (!(enough < 1e15))
+    ThrowInvalid("the solver's step count overflows", "Use a larger l2 or epsilon.");
   if (enough > kCountedSteps) return static_cast<int64_t>(enough);
   double a = 0;
   int64_t steps = 0;

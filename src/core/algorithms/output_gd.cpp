@@ -75,9 +75,7 @@ double NoisePerUnitSq(const Plan& p) {
   return ExpectedNoiseSq(NoiseKind::kLaplaceVector, p.dim, 1.0 / p.options.epsilon);
 }
 
-int64_t DefaultIterations(Plan& p, double t) {
-  return CapIterations(p, t, kMaxDefaultIterations);
-}
+int64_t DefaultIterations(Plan& p, double t) { return CapIterations(p, t, kMaxDefaultIterations); }
 
 // Tight analysis: step size, iterations and sensitivity.
 void PlanTight(Plan& p) {
@@ -118,8 +116,7 @@ void PlanTight(Plan& p) {
       double noise = NoisePerUnitSq(p) * std::pow(2 * p.L / (p.n * p.mu), 2);
       double smooth = p.beta + p.mu;
       double d2 = p.norm_bound * p.norm_bound;
-      if (!(o.fit_intercept && o.intercept_offset))
-        d2 = std::min(d2, ZeroModelLossBound(p) / p.mu);
+      if (!(o.fit_intercept && o.intercept_offset)) d2 = std::min(d2, ZeroModelLossBound(p) / p.mu);
       double target = std::max(kOptimisationShare * smooth / 2 * noise,
                                kStatisticalShare * p.L * p.L / (p.mu * double(p.n)));
       double ratio = smooth / 2 * d2 / target;
@@ -167,7 +164,8 @@ void PlanPaper(Plan& p) {
   double dim_term = o.delta > 0 ? dim * std::log(1 / o.delta) : dim * dim;
   if (p.mu > 0) {
     if (p.n < 2)
-      ThrowInvalid("accountant \"paper\" needs at least 2 rows when l2 > 0 (Lemma 3 assumes n >= 2)");
+      ThrowInvalid(
+          "accountant \"paper\" needs at least 2 rows when l2 > 0 (Lemma 3 assumes n >= 2)");
     double beta_f = p.beta + p.mu;  // the paper's f includes mu/2 ||w||^2
     p.max_step_size = 1 / (p.mu + beta_f);
     p.step_size = o.step_size > 0 ? o.step_size : p.max_step_size;
@@ -178,10 +176,9 @@ void PlanPaper(Plan& p) {
       p.iterations_rule = "given";
     } else {
       // Theorem 2: T = (mu^2 + beta^2)/(mu beta) log(mu^2 n^2 eps^2 D^2 / (L^2 dim_term)).
-      double arg = p.mu * p.mu * double(p.n) * double(p.n) * eps * eps *
-                   p.norm_bound * p.norm_bound / (p.L * p.L * dim_term);
-      double t = (p.mu * p.mu + beta_f * beta_f) / (p.mu * beta_f) *
-                 std::log(std::max(arg, 1.0));
+      double arg = p.mu * p.mu * double(p.n) * double(p.n) * eps * eps * p.norm_bound *
+                   p.norm_bound / (p.L * p.L * dim_term);
+      double t = (p.mu * p.mu + beta_f * beta_f) / (p.mu * beta_f) * std::log(std::max(arg, 1.0));
       p.iterations = DefaultIterations(p, t);
       p.iterations_rule = "Theorem 2";
     }
@@ -198,8 +195,8 @@ void PlanPaper(Plan& p) {
       p.iterations_rule = "given";
     } else {
       // Theorem 3: T = (beta^2 n^2 eps^2 D^2 / (L^2 dim_term))^(1/3).
-      double t3 = p.beta * p.beta * double(p.n) * double(p.n) * eps * eps *
-                  p.norm_bound * p.norm_bound / (p.L * p.L * dim_term);
+      double t3 = p.beta * p.beta * double(p.n) * double(p.n) * eps * eps * p.norm_bound *
+                  p.norm_bound / (p.L * p.L * dim_term);
       p.iterations = DefaultIterations(p, std::cbrt(t3));
       p.iterations_rule = "Theorem 3";
     }
@@ -228,13 +225,10 @@ double TightGdSensitivity(double L, double mu, double eta, int64_t T, int64_t n)
   return 2 * eta * L * double(T) / double(n);
 }
 
-Plan OutputGd::MakePlan(const Options& options, LossKind loss, int64_t n,
-                        int d) const {
+Plan OutputGd::MakePlan(const Options& options, LossKind loss, int64_t n, int d) const {
   Plan p = BasePlan(options, loss, Algorithm::kOutputGd, n, d);
-  if (p.accountant == Accountant::kPaper)
-    PlanPaper(p);
-  else
-    PlanTight(p);
+  if (p.accountant == Accountant::kPaper) PlanPaper(p);
+  else PlanTight(p);
   PlanNoise(p);
   return p;
 }

@@ -21,7 +21,8 @@ namespace dperm {
 const AlgorithmSpec& SpecFor(Algorithm algorithm) {
   switch (algorithm) {
 #define DPERM_ALGORITHM(id, name) \
-  case Algorithm::id: return SpecOf<Algorithm::id>();
+  case Algorithm::id:             \
+    return SpecOf<Algorithm::id>();
 #include "dperm/options/algorithms.def"
 #undef DPERM_ALGORITHM
   }

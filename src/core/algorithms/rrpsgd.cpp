@@ -85,8 +85,7 @@ double RrpsgdDistanceBound(const Plan& p) {
   return std::sqrt(2 * ZeroModelLossBound(p) / (p.beta + p.mu));
 }
 
-Plan Rrpsgd::MakePlan(const Options& options, LossKind loss, int64_t n,
-                      int d) const {
+Plan Rrpsgd::MakePlan(const Options& options, LossKind loss, int64_t n, int d) const {
   // batch_size 1 is the only one it takes (the table lets it through).
   if (options.batch_size > 1)
     RejectOption(Algorithm::kRrpsgd, "batch_size", "Algorithm 2 steps on one row at a time");
@@ -100,9 +99,12 @@ Plan Rrpsgd::MakePlan(const Options& options, LossKind loss, int64_t n,
   } else {
     double t = std::min(kDefaultPasses * double(n), kMaxDefaultDraws / double(p.dim));
     p.iterations = std::max<int64_t>(1, static_cast<int64_t>(t));
-    p.iterations_rule = "min(10 n, 5e7 / dim) in place of the paper's n^2 (R is drawn from {1, ..., T})";
+    p.iterations_rule =
+        "min(10 n, 5e7 / dim) in place of the paper's n^2 (R is drawn from {1, ..., T})";
     if (kMaxDefaultDraws / double(p.dim) < kDefaultPasses * double(n))
-      AddNote(p, "T capped at 5e7/dim noise draws for running time; pass iterations => ... to run longer");
+      AddNote(
+          p,
+          "T capped at 5e7/dim noise draws for running time; pass iterations => ... to run longer");
   }
 
   // Noise: one row per step, charged for all T steps (see the top of the file).
@@ -110,8 +112,8 @@ Plan Rrpsgd::MakePlan(const Options& options, LossKind loss, int64_t n,
   p.noisy_steps = p.iterations;
   double paper_sigma = 0;
   if (o.delta > 0)  // Algorithm 2, line 4
-    paper_sigma = 2 * p.L * std::sqrt(std::log(3 * double(n) / o.delta) * std::log(2 / o.delta)) /
-                  o.epsilon;
+    paper_sigma =
+        2 * p.L * std::sqrt(std::log(3 * double(n) / o.delta) * std::log(2 / o.delta)) / o.epsilon;
   PlanGradientNoise(p, paper_sigma,
                     "s = 2 L sqrt(log(3n/delta) log(2/delta)) / epsilon (Algorithm 2, line 4)");
   if (p.accountant == Accountant::kPaper && o.epsilon > 1)
@@ -124,16 +126,17 @@ Plan Rrpsgd::MakePlan(const Options& options, LossKind loss, int64_t n,
   if (o.step_size > 0) {
     p.step_size = o.step_size;
     if (!(p.step_size < p.max_step_size))
-      ThrowInvalid("step_size " + FormatNumber(p.step_size) + " must be below 2/beta_F = " +
-                       FormatNumber(p.max_step_size) +
+      ThrowInvalid("step_size " + FormatNumber(p.step_size) +
+                       " must be below 2/beta_F = " + FormatNumber(p.max_step_size) +
                        " (Theorem 5: the round weights 2 eta - beta_F eta^2 must be positive)",
                    "Omit step_size to use the default, or choose a smaller one.");
   } else {
     double sigma = std::sqrt(RrpsgdVarianceBound(p, p.noise_scale));
     p.step_size = std::min(1 / beta_f, p.norm_bound / (sigma * std::sqrt(double(p.iterations))));
   }
-  AddNote(p, "R is uniform on {1, ..., T} (Theorem 5's weights 2 eta - beta_F eta^2 are equal for a "
-             "constant step); privacy is charged for all T rounds");
+  AddNote(p,
+          "R is uniform on {1, ..., T} (Theorem 5's weights 2 eta - beta_F eta^2 are equal for a "
+          "constant step); privacy is charged for all T rounds");
   return p;
 }
 
@@ -144,8 +147,7 @@ int64_t DrawRandomRound(const Plan& plan, SecureRng& rng) {
   return 1 + static_cast<int64_t>(rng.UniformIndex(static_cast<uint64_t>(plan.iterations)));
 }
 
-Eigen::VectorXd Rrpsgd::Train(const Plan& plan, const Objective& objective,
-                              SecureRng& rng) const {
+Eigen::VectorXd Rrpsgd::Train(const Plan& plan, const Objective& objective, SecureRng& rng) const {
   const int64_t rounds = DrawRandomRound(plan, rng);  // Algorithm 2, line 1
   const double eta = plan.step_size;
   const uint64_t n = static_cast<uint64_t>(objective.n());
@@ -157,8 +159,8 @@ Eigen::VectorXd Rrpsgd::Train(const Plan& plan, const Objective& objective,
     g.setZero();
     objective.AddRowGradients(w, &row, 1, g);
     AddPlannedNoise(plan, rng, g.data());  // + z_t: discrete Gaussian of scale s, snapped
-    g += objective.l2() * w;  // post-processing: not part of the noised gradient
-    w -= eta * g;             // Algorithm 2, line 5
+    g += objective.l2() * w;               // post-processing: not part of the noised gradient
+    w -= eta * g;                          // Algorithm 2, line 5
   }
   return w;  // w_R
 }

@@ -182,7 +182,8 @@ void PlanPackedGaussian(Plan& p, double exact, double slack, int64_t coordinates
     if (per_unit * per_unit * mu_sq <= 1) break;
     if (i > 200 || !std::isfinite(sigma))
       ThrowInvalid(std::string("the noise of algorithm ") + algorithm + " at epsilon " +
-                       FormatNumber(p.options.epsilon) + " is too wide for dperm's exact Gaussian sampler",
+                       FormatNumber(p.options.epsilon) +
+                       " is too wide for dperm's exact Gaussian sampler",
                    "Use a larger epsilon.");
     sens = next;
   }
@@ -202,7 +203,8 @@ void PlanPackedGaussian(Plan& p, double exact, double slack, int64_t coordinates
   p.noise_multiplier = sigma / sens;
   p.sampler = "rounded exact Gaussian: grid * (round(v/grid) + round(2^" + std::to_string(bits) +
               " X)), X ~ N(0, I_M) drawn exactly (Karney 2016, Alg. N), grid = sigma 2^-" +
-              std::to_string(bits) + ": a rounding of the continuous Gaussian mechanism (noise.hpp)";
+              std::to_string(bits) +
+              ": a rounding of the continuous Gaussian mechanism (noise.hpp)";
   p.expected_noise_sq = double(coordinates) * sigma * sigma;
   // Each release is a Gaussian mechanism of sensitivity Delta'_k and noise
   // sigma_k: RDP alpha Delta'_k^2/(2 sigma_k^2) at every order (Mironov 2017,
@@ -212,8 +214,7 @@ void PlanPackedGaussian(Plan& p, double exact, double slack, int64_t coordinates
   for (size_t i = 0; i < orders.size(); i++) p.rdp_curve[i] = orders[i] * mu_sq / 2;
 }
 
-Plan SufficientStatistics::MakePlan(const Options& options, LossKind loss, int64_t n,
-                                    int d) const {
+Plan SufficientStatistics::MakePlan(const Options& options, LossKind loss, int64_t n, int d) const {
   Plan p = BasePlan(options, loss, Algorithm::kSsp, n, d);
   const Options& o = p.options;
   CheckMomentDim(p, "ssp", "moments", "Use algorithm objective or dp_gd for wide models.");
@@ -227,14 +228,17 @@ Plan SufficientStatistics::MakePlan(const Options& options, LossKind loss, int64
   const double slack = 2 * SumSlack(n, int(coordinates), q);
   // sigma per unit of sensitivity: the analytic Gaussian (Balle & Wang 2018).
   double per_unit = AnalyticGaussianSigma(o.epsilon, o.delta, 1.0);
-  p.noise_rule = "sigma = the analytic Gaussian's (Balle & Wang 2018, Thm 8) for the rounded sensitivity";
+  p.noise_rule =
+      "sigma = the analytic Gaussian's (Balle & Wang 2018, Thm 8) for the rounded sensitivity";
   if (p.accountant == Accountant::kPaper) {
     const double classic = ClassicGaussianSigma(o.epsilon, o.delta, 1.0);
     if (classic >= per_unit) {
       per_unit = classic;
       p.noise_rule = "sigma = sqrt(2 ln(1.25/delta)) Delta/epsilon (Dwork & Roth 2014, Thm A.1)";
     } else {
-      AddNote(p, "the classic Gaussian's sigma does not reach (epsilon, delta) at epsilon >= 1; the analytic sigma is used");
+      AddNote(
+          p,
+          "the classic Gaussian's sigma does not reach (epsilon, delta) at epsilon >= 1; the analytic sigma is used");
     }
   }
   if (!std::isfinite(per_unit * exact))
@@ -249,8 +253,7 @@ Plan SufficientStatistics::MakePlan(const Options& options, LossKind loss, int64
       "angle of t and t'; ||t t^T - t' t'^T||_F^2 = |t|^4 + |t'|^4 - 2 (t.t')^2) + the sums' rounding "
       "(exact_sum.hpp) + 2 sqrt(M) grid (rounding to the grid)";
   const double sigma = p.noise_scale;
-  const double ridge = kRidgeFactor * std::sqrt(2.0 * dim) * sigma /
-                       double(n);
+  const double ridge = kRidgeFactor * std::sqrt(2.0 * dim) * sigma / double(n);
   p.mechanism_fields.Set(kMomentWeight, gamma);
   p.mechanism_fields.Set(kMomentCoordinates, double(coordinates));
   p.mechanism_fields.Set(kMomentSumGrid, q);
@@ -259,13 +262,12 @@ Plan SufficientStatistics::MakePlan(const Options& options, LossKind loss, int64
   p.gradient_evaluations = n;
   AddNote(p, "one pass over the rows (" + std::to_string(coordinates) +
                  " moments: b and the upper triangle of A); ridge = " + FormatNumber(ridge) +
-                 " f''(0) (" + FormatNumber(kRidgeFactor) +
-                 " sqrt(2 dim) sigma / n) on top of l2");
+                 " f''(0) (" + FormatNumber(kRidgeFactor) + " sqrt(2 dim) sigma / n) on top of l2");
   return p;
 }
 
-Eigen::VectorXd SolveMoments(const Eigen::VectorXd& v, int dim, double gamma, double c2,
-                             double n, double l2, double ridge) {
+Eigen::VectorXd SolveMoments(const Eigen::VectorXd& v, int dim, double gamma, double c2, double n,
+                             double l2, double ridge) {
   Eigen::VectorXd b = v.head(dim) / gamma;
   Eigen::MatrixXd a(dim, dim);
   const double root2 = std::sqrt(2.0);
@@ -338,8 +340,9 @@ const AlgorithmSpec& SpecOf<Algorithm::kSsp>() {
     s.model_matrices = 5;
     s.row_arrays = 0;
     s.streams = false;
-    s.no_streaming = "its pass sums dim (dim + 3)/2 moments, and the streaming pass state holds "
-                     "gradient sums only";
+    s.no_streaming =
+        "its pass sums dim (dim + 3)/2 moments, and the streaming pass state holds "
+        "gradient sums only";
     return s;
   }();
   return spec;

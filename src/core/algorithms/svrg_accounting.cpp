@@ -89,8 +89,12 @@ std::vector<double> StepCurve(double gamma, double z2, bool predicted) {
   return curve;
 }
 
-std::vector<double> SampledStepCurve(double gamma, double z2) { return StepCurve(gamma, z2, false); }
-std::vector<double> PredictedStepCurve(double gamma, double z2) { return StepCurve(gamma, z2, true); }
+std::vector<double> SampledStepCurve(double gamma, double z2) {
+  return StepCurve(gamma, z2, false);
+}
+std::vector<double> PredictedStepCurve(double gamma, double z2) {
+  return StepCurve(gamma, z2, true);
+}
 
 using StepCurveFn = std::vector<double> (*)(double gamma, double z2);
 
@@ -113,8 +117,8 @@ std::vector<double> CurveAtMultiplier(const SvrgSteps& s, double z, double f) {
 }
 
 void CheckSteps(const SvrgSteps& s) {
-  if (s.n < 1 || s.batch < 1 || s.batch > s.n || s.steps < 1 ||
-      !(s.snapshot_sensitivity > 0) || !(s.row_range > 0))
+  if (s.n < 1 || s.batch < 1 || s.batch > s.n || s.steps < 1 || !(s.snapshot_sensitivity > 0) ||
+      !(s.row_range > 0))
     throw Error(ErrorKind::kInternal, "SVRG accounting: bad public inputs");
 }
 
@@ -294,16 +298,13 @@ double CalibrateFrom(const SvrgSteps& s, double fraction, double epsilon, double
   // computed from sigma).
   const double c = s.row_range / double(s.batch);
   return SmallestMeeting(
-      [&](double sigma) {
-        return RdpToEpsilon(orders, SvrgRdpCurve(s, sigma, fraction), delta);
-      },
+      [&](double sigma) { return RdpToEpsilon(orders, SvrgRdpCurve(s, sigma, fraction), delta); },
       guess_z * c, epsilon);
 }
 
 }  // namespace
 
-double SvrgCalibrateSigma(const SvrgSteps& s, double fraction, double epsilon,
-                          double delta) {
+double SvrgCalibrateSigma(const SvrgSteps& s, double fraction, double epsilon, double delta) {
   CheckSteps(s);
   CheckFraction(fraction);
   // A guess from the cheap stand-in curve at this fraction (a lower bound

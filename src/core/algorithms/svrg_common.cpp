@@ -63,8 +63,8 @@ int64_t SvrgTotalSteps(int64_t epochs, int64_t m, bool doubling) {
   // m (2 + 4 + ... + 2^T) = m (2^{T+1} - 2).
   if (epochs > 39 || m > kMaxTotalSteps / ((int64_t(1) << (epochs + 1)) - 2))
     ThrowInvalid("the plan would run more than " + std::to_string(kMaxTotalSteps) +
-                     " inner steps (" + std::to_string(epochs) +
-                     " doubling epochs, the first of " + std::to_string(2 * m) + ")",
+                     " inner steps (" + std::to_string(epochs) + " doubling epochs, the first of " +
+                     std::to_string(2 * m) + ")",
                  hint);
   return m * ((int64_t(1) << (epochs + 1)) - 2);
 }
@@ -115,7 +115,8 @@ SvrgBatchChoice SvrgChooseBatch(const Plan& p, bool doubling,
     if (doubling && c.epochs > 39) continue;  // SvrgTotalSteps' limit
     if (!doubling && c.m > kMaxTotalSteps / c.epochs) continue;
     const double steps = double(SvrgTotalSteps(c.epochs, c.m, doubling));
-    if (b > 1 && double(b) * steps > std::max(kSvrgMaxInnerPasses * double(p.n), kSvrgMinInnerRows)) break;
+    if (b > 1 && double(b) * steps > std::max(kSvrgMaxInnerPasses * double(p.n), kSvrgMinInnerRows))
+      break;
     const double error = SvrgNoiseError(p, doubling, b, c);
     if (error < best.noise_error) best = {b, error};
   }
@@ -189,8 +190,10 @@ void PlanSvrgNoise(Plan& p, int64_t m, bool doubling, double paper_sigma,
       inflate(sigma);
       p.noise_rule = paper_rule;
     } else {
-      AddNote(p, "the paper's sigma " + FormatNumber(paper_sigma) +
-                     " does not reach (epsilon, delta) under dperm's accountant; the calibrated sigma is used");
+      AddNote(
+          p,
+          "the paper's sigma " + FormatNumber(paper_sigma) +
+              " does not reach (epsilon, delta) under dperm's accountant; the calibrated sigma is used");
     }
   }
   p.rdp_curve = SvrgRdpCurve(snapped, sigma, f);
@@ -198,21 +201,25 @@ void PlanSvrgNoise(Plan& p, int64_t m, bool doubling, double paper_sigma,
   p.noise_bits = bits;
   p.grid = std::ldexp(SvrgPartSigma(sigma, f, false), -bits);  // the sampled part's grid
   p.sum_inflation = 4 * p.sum_slack / double(p.batch_size) + 2 * p.sum_slack / double(p.n);
-  p.rounding_inflation = 2 * root_dim * (p.grid + std::ldexp(SvrgPartSigma(sigma, f, true), -bits)) +
-                         p.sum_inflation;
-  p.sampler = "two independent rounded exact Gaussians (Karney 2016, Alg. N; noise.hpp), of scales "
-              "Dyadic(sqrt(f) sigma) and Dyadic(sqrt(1 - f) sigma), for the snapshot and the sampled part, "
-              "each on its grid sigma_part 2^-" + std::to_string(bits) + " (the sampled part's is `grid`)";
+  p.rounding_inflation =
+      2 * root_dim * (p.grid + std::ldexp(SvrgPartSigma(sigma, f, true), -bits)) + p.sum_inflation;
+  p.sampler =
+      "two independent rounded exact Gaussians (Karney 2016, Alg. N; noise.hpp), of scales "
+      "Dyadic(sqrt(f) sigma) and Dyadic(sqrt(1 - f) sigma), for the snapshot and the sampled part, "
+      "each on its grid sigma_part 2^-" +
+      std::to_string(bits) + " (the sampled part's is `grid`)";
   p.noisy_steps = steps;
   p.sampling = p.batch_size == p.n ? Sampling::kFullBatch : Sampling::kWithoutReplacement;
   p.sampling_rate = double(p.batch_size) / double(p.n);
   // The largest change of one step's v (before noise) under replace-one:
   // 2G/n through the snapshot plus 2D/b through the sampled rows.
   p.sensitivity = 2 * snapped.row_range / double(p.batch_size) + snapped.snapshot_sensitivity;
-  p.sensitivity_rule = "2 D / batch_size + 2 L / n: a replaced row moves the snapshot gradient by 2L/n "
-                       "and, when sampled, the batch's gradient difference by 2D/b (D = " +
-                       FormatNumber(s.row_range) + ", the range of one row's gradient difference)"
-                       " + 2 sqrt(dim) (u1 + u2) (each part rounded to its grid)";
+  p.sensitivity_rule =
+      "2 D / batch_size + 2 L / n: a replaced row moves the snapshot gradient by 2L/n "
+      "and, when sampled, the batch's gradient difference by 2D/b (D = " +
+      FormatNumber(s.row_range) +
+      ", the range of one row's gradient difference)"
+      " + 2 sqrt(dim) (u1 + u2) (each part rounded to its grid)";
   p.noise = NoiseKind::kGaussian;
   p.noise_scale = sigma;
   p.noise_multiplier = sigma / (p.sensitivity / 2);
@@ -241,8 +248,7 @@ void ProxElasticNet(Eigen::VectorXd& w, double t, double l1, double l2) {
   if (l2 > 0) w /= 1 + t * l2;
 }
 
-Eigen::VectorXd RunSvrg(const Plan& p, const Objective& objective, SecureRng& rng,
-                        bool doubling) {
+Eigen::VectorXd RunSvrg(const Plan& p, const Objective& objective, SecureRng& rng, bool doubling) {
   const int64_t n = objective.n();
   const int64_t b = p.batch_size;
   if (n != p.n || b < 1 || b > n || objective.dim() != p.dim)
@@ -258,7 +264,8 @@ Eigen::VectorXd RunSvrg(const Plan& p, const Objective& objective, SecureRng& rn
   // The two parts' noise scales (PlanSvrgNoise's split).
   double snapshot_sigma = 0, sampled_sigma = 0;
   if (sigma > 0) {
-    if (!(p.noise_bits > 0) || !(p.mechanism_fields.Get(kNoiseFraction) > 0 && p.mechanism_fields.Get(kNoiseFraction) < 1))
+    if (!(p.noise_bits > 0) ||
+        !(p.mechanism_fields.Get(kNoiseFraction) > 0 && p.mechanism_fields.Get(kNoiseFraction) < 1))
       throw Error(ErrorKind::kInternal, "SVRG plan has no noise bits or no noise split");
     snapshot_sigma = SvrgPartSigma(sigma, p.mechanism_fields.Get(kNoiseFraction), true);
     sampled_sigma = SvrgPartSigma(sigma, p.mechanism_fields.Get(kNoiseFraction), false);
@@ -270,15 +277,13 @@ Eigen::VectorXd RunSvrg(const Plan& p, const Objective& objective, SecureRng& rn
     Eigen::VectorXd full = objective.LossGradient(snapshot);  // v~ = grad F(x~)
     // Test-only white-box audit seam (audit_seam.hpp; null in production).
     AuditOracle(p.audit_seam, AuditSite::kSvrgSnapshot, nullptr, n, full.data(), dim);
-    if (!doubling) x = snapshot;  // Algorithm 1, line 4: x_0^s = x~
+    if (!doubling) x = snapshot;                    // Algorithm 1, line 4: x_0^s = x~
     const int64_t steps = doubling ? (m << s) : m;  // Algorithm 2: m_s = 2^s m
     mean.setZero();
     for (int64_t t = 0; t < steps; t++) {
       if ((t & 1023) == 1023) CheckInterrupt();
-      if (b == 1)
-        batch[0] = static_cast<int64_t>(rng.UniformIndex(uint64_t(n)));
-      else
-        SampleWithoutReplacement(rng, n, b, scratch, batch);
+      if (b == 1) batch[0] = static_cast<int64_t>(rng.UniformIndex(uint64_t(n)));
+      else SampleWithoutReplacement(rng, n, b, scratch, batch);
       at_x.setZero();
       at_snapshot.setZero();
       objective.AddRowGradients(x, batch.data(), b, at_x);

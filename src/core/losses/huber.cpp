@@ -81,7 +81,8 @@ class HuberSpec final : public LossSpec {
   std::unique_ptr<Loss> MakeMarginLoss(const LossParams& p) const override {
     return std::make_unique<HuberLoss>(p.huber_delta);
   }
-  double RowKernel(const LossParams& p, double* s, double y, bool with_loss) const noexcept override {
+  double RowKernel(const LossParams& p, double* s, double y,
+                   bool with_loss) const noexcept override {
     const HuberLoss f(p.huber_delta);
     const double value = with_loss ? f.Value(s[0], y) : 0.0;
     s[0] = f.Derivative(s[0], y);

@@ -18,9 +18,7 @@ namespace dperm {
 namespace {
 
 // log(1 + exp(t)) without overflow.
-double Softplus(double t) {
-  return t > 0 ? t + std::log1p(std::exp(-t)) : std::log1p(std::exp(t));
-}
+double Softplus(double t) { return t > 0 ? t + std::log1p(std::exp(-t)) : std::log1p(std::exp(t)); }
 
 // exp(t) for t <= 0, the same bits in every kernel below (libm's exp may
 // differ between CPUs and cannot be run four lanes at a time): t is clamped
@@ -35,13 +33,13 @@ constexpr double kExpLow = -708.0;
 constexpr double kLog2e = 1.4426950408889634;
 constexpr double kLn2Hi = 6.93147180369123816490e-01;  // 0x3fe62e42fee00000
 constexpr double kLn2Lo = 1.90821492927058770002e-10;
-constexpr double kRoundMagic = 6755399441055744.0;      // 1.5 2^52
+constexpr double kRoundMagic = 6755399441055744.0;  // 1.5 2^52
 constexpr int64_t kRoundMagicBits = 0x4338000000000000LL;
 // 1/j! for j = 13 down to 2.
-constexpr double kInvFactorial[] = {
-    1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,
-    1.0 / 362880.0,     1.0 / 40320.0,     1.0 / 5040.0,     1.0 / 720.0,
-    1.0 / 120.0,        1.0 / 24.0,        1.0 / 6.0,        1.0 / 2.0};
+constexpr double kInvFactorial[] = {1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0,
+                                    1.0 / 3628800.0,    1.0 / 362880.0,    1.0 / 40320.0,
+                                    1.0 / 5040.0,       1.0 / 720.0,       1.0 / 120.0,
+                                    1.0 / 24.0,         1.0 / 6.0,         1.0 / 2.0};
 
 double ExpNonPositive(double t) {
   double c = t > kExpLow ? t : kExpLow;  // NaN -> kExpLow here, restored below
@@ -81,8 +79,8 @@ double Sigmoid(double t) {
 // bound for a NaN, as the scalar comparisons do), so the values are
 // LogisticLoss::Derivative's bit for bit (test_loss.cpp checks it).
 __attribute__((target("avx2"))) void LogisticDerivativesAvx2(const double* m, const double* y,
-                                                              Eigen::Index y_stride,
-                                                              Eigen::Index count, double* out) {
+                                                             Eigen::Index y_stride,
+                                                             Eigen::Index count, double* out) {
   const __m256d low = _mm256_set1_pd(kExpLow), zero = _mm256_setzero_pd(),
                 log2e = _mm256_set1_pd(kLog2e), magic = _mm256_set1_pd(kRoundMagic),
                 ln2_hi = _mm256_set1_pd(kLn2Hi), ln2_lo = _mm256_set1_pd(kLn2Lo),
@@ -100,9 +98,11 @@ __attribute__((target("avx2"))) void LogisticDerivativesAvx2(const double* m, co
     const __m256d shifted = _mm256_add_pd(_mm256_mul_pd(c, log2e), magic);
     const __m256d k = _mm256_sub_pd(shifted, magic);
     const __m256i ki = _mm256_sub_epi64(_mm256_castpd_si256(shifted), magic_bits);
-    const __m256d r = _mm256_sub_pd(_mm256_sub_pd(c, _mm256_mul_pd(k, ln2_hi)), _mm256_mul_pd(k, ln2_lo));
+    const __m256d r =
+        _mm256_sub_pd(_mm256_sub_pd(c, _mm256_mul_pd(k, ln2_hi)), _mm256_mul_pd(k, ln2_lo));
     __m256d p = _mm256_set1_pd(kInvFactorial[0]);
-    for (int j = 1; j < 12; j++) p = _mm256_add_pd(_mm256_mul_pd(p, r), _mm256_set1_pd(kInvFactorial[j]));
+    for (int j = 1; j < 12; j++)
+      p = _mm256_add_pd(_mm256_mul_pd(p, r), _mm256_set1_pd(kInvFactorial[j]));
     p = _mm256_add_pd(_mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(p, r), one), r), one);
     const __m256d scale = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(ki, bias), 52));
     __m256d e = _mm256_mul_pd(p, scale);
@@ -128,7 +128,9 @@ class PositiveCount final : public OffsetStatistic {
   const char* Text() const override { return "positive count; b0 = logit((S + 1/2)/(n + 1))"; }
   bool Histogram() const override { return false; }
   bool Counts() const override { return true; }
-  double Bound(const LossParams&, int64_t n) const override { return std::log(2.0 * double(n) + 1); }
+  double Bound(const LossParams&, int64_t n) const override {
+    return std::log(2.0 * double(n) + 1);
+  }
   double Row(const LossParams&, double y, int* sum) const noexcept override {
     *sum = 0;
     return y > 0 ? 1.0 : 0.0;
@@ -200,9 +202,7 @@ class LogisticSpec final : public LossSpec {
 }  // namespace
 
 double LogisticLoss::Value(double m, double y) const { return Softplus(-y * m); }
-double LogisticLoss::Derivative(double m, double y) const {
-  return -y * Sigmoid(-y * m);
-}
+double LogisticLoss::Derivative(double m, double y) const { return -y * Sigmoid(-y * m); }
 void LogisticLoss::Derivatives(const double* m, const double* y, Eigen::Index y_stride,
                                Eigen::Index count, double* out) const {
   // Derivative, inlined: the same values.

@@ -15,25 +15,26 @@
 
 namespace dperm {
 
-LinearObjective::LinearObjective(const Loss& loss, FeatureMap x, LabelMap y,
-                                 bool fit_intercept, double l2, double l1)
+LinearObjective::LinearObjective(const Loss& loss, FeatureMap x, LabelMap y, bool fit_intercept,
+                                 double l2, double l1)
     : Objective(l2, l1), loss_(loss), x_(x), y_(y), fit_intercept_(fit_intercept) {}
 
-void Loss::Derivatives(const double* m, const double* y, Eigen::Index y_stride,
-                       Eigen::Index count, double* out) const {
+void Loss::Derivatives(const double* m, const double* y, Eigen::Index y_stride, Eigen::Index count,
+                       double* out) const {
   for (Eigen::Index i = 0; i < count; i++) out[i] = Derivative(m[i], y[i * y_stride]);
 }
 
 Eigen::Index FullPassBlockRows(Eigen::Index work_per_row) {
-  return std::max<Eigen::Index>(1, Eigen::Index(kFullPassBlockWork) / std::max<Eigen::Index>(work_per_row, 1));
+  return std::max<Eigen::Index>(
+      1, Eigen::Index(kFullPassBlockWork) / std::max<Eigen::Index>(work_per_row, 1));
 }
 
 void LinearObjective::BlockMargins(const Eigen::VectorXd& w, Eigen::Index start, Eigen::Index rows,
                                    Eigen::VectorXd& m) const {
   // The margins in row_kernels.hpp's order: the streaming pass's, bit for bit.
   m.resize(rows);
-  RowMargins(x_.data() + start * x_.outerStride(), x_.outerStride(), rows, int(x_.cols()),
-             w.data(), fit_intercept_, m.data());
+  RowMargins(x_.data() + start * x_.outerStride(), x_.outerStride(), rows, int(x_.cols()), w.data(),
+             fit_intercept_, m.data());
 }
 
 double LinearObjective::LossValue(const Eigen::VectorXd& w) const {
@@ -50,7 +51,7 @@ double LinearObjective::LossValue(const Eigen::VectorXd& w) const {
 }
 
 void LinearObjective::ExactGradientRows(const Eigen::VectorXd& w, Eigen::Index begin,
-                                         Eigen::Index end, ExactSum& sum) const {
+                                        Eigen::Index end, ExactSum& sum) const {
   const Eigen::Index d = x_.cols(), block = FullPassBlockRows(2 * (d + 1));
   const double* data = x_.data();
   const Eigen::Index stride = x_.outerStride();
@@ -58,7 +59,8 @@ void LinearObjective::ExactGradientRows(const Eigen::VectorXd& w, Eigen::Index b
   for (Eigen::Index start = begin; start < end; start += block) {
     const Eigen::Index rows = std::min(block, end - start);
     BlockMargins(w, start, rows, g);
-    loss_.Derivatives(g.data(), y_.data() + start * y_.innerStride(), y_.innerStride(), rows, g.data());
+    loss_.Derivatives(g.data(), y_.data() + start * y_.innerStride(), y_.innerStride(), rows,
+                      g.data());
     sum.AddScaledRows(0, g.data(), data + start * stride, stride, rows, int(d), fit_intercept_);
     CountWork(2 * uint64_t(rows) * uint64_t(d + 1));
   }
@@ -82,7 +84,8 @@ Eigen::VectorXd LinearObjective::LossGradient(const Eigen::VectorXd& w) const {
     for (Eigen::Index start = 0; start < n; start += block) {
       const Eigen::Index rows = std::min(block, n - start);
       BlockMargins(w, start, rows, g);
-      loss_.Derivatives(g.data(), y_.data() + start * y_.innerStride(), y_.innerStride(), rows, g.data());
+      loss_.Derivatives(g.data(), y_.data() + start * y_.innerStride(), y_.innerStride(), rows,
+                        g.data());
       grad.head(d).noalias() += x_.middleRows(start, rows).transpose() * g;
       if (fit_intercept_) grad(d) += g.sum();
       CountWork(2 * uint64_t(rows) * uint64_t(d + 1));
@@ -92,8 +95,7 @@ Eigen::VectorXd LinearObjective::LossGradient(const Eigen::VectorXd& w) const {
   return grad;
 }
 
-void LinearObjective::AddRowGradients(const Eigen::VectorXd& w,
-                                      const int64_t* rows, int64_t m,
+void LinearObjective::AddRowGradients(const Eigen::VectorXd& w, const int64_t* rows, int64_t m,
                                       Eigen::VectorXd& sum) const {
   const Eigen::Index d = x_.cols();
   const double b = fit_intercept_ ? w(d) : 0.0;
@@ -130,8 +132,7 @@ void LinearObjective::AddRowGradients(const Eigen::VectorXd& w,
   }
 }
 
-void PrefetchFeatureRows(const FeatureMap& x, const LabelMap& y, const int64_t* rows,
-                         int64_t m) {
+void PrefetchFeatureRows(const FeatureMap& x, const LabelMap& y, const int64_t* rows, int64_t m) {
   // Every cache line of each row's features, and its label.
   const Eigen::Index stride = x.outerStride();
   const size_t bytes = sizeof(double) * static_cast<size_t>(x.cols());
@@ -205,7 +206,8 @@ Eigen::VectorXd LinearObjective::PackedSums(const Eigen::VectorXd* w, double gam
 std::unique_ptr<Loss> MakeLoss(LossKind kind, const Options& options) {
   std::unique_ptr<Loss> loss = LossSpecFor(kind).MakeMarginLoss(LossParamsOf(options));
   if (loss == nullptr)
-    throw Error(ErrorKind::kInternal, std::string("MakeLoss: no margin loss for ") + LossName(kind));
+    throw Error(ErrorKind::kInternal,
+                std::string("MakeLoss: no margin loss for ") + LossName(kind));
   return loss;
 }
 

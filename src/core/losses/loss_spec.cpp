@@ -6,7 +6,7 @@ namespace dperm {
 
 // Each is defined in the loss's own file.
 #define DPERM_LOSS(id, name, aggregate, label, link) \
-  template <>                                       \
+  template <>                                        \
   const LossSpec& LossSpecOf<LossKind::id>();
 #include "dperm/options/losses.def"
 #undef DPERM_LOSS
@@ -14,7 +14,8 @@ namespace dperm {
 const LossSpec& LossSpecFor(LossKind loss) {
   switch (loss) {
 #define DPERM_LOSS(id, name, aggregate, label, link) \
-  case LossKind::id: return LossSpecOf<LossKind::id>();
+  case LossKind::id:                                 \
+    return LossSpecOf<LossKind::id>();
 #include "dperm/options/losses.def"
 #undef DPERM_LOSS
   }

@@ -31,7 +31,9 @@ class ClassHistogram final : public OffsetStatistic {
   }
   bool Histogram() const override { return true; }
   bool Counts() const override { return true; }
-  double Bound(const LossParams&, int64_t n) const override { return std::log(2.0 * double(n) + 1); }
+  double Bound(const LossParams&, int64_t n) const override {
+    return std::log(2.0 * double(n) + 1);
+  }
   double Row(const LossParams& p, double y, int* sum) const noexcept override {
     // Clamped as a double first: int(y) of a huge y is undefined.
     *sum = std::isnan(y) ? 0 : int(std::clamp(y, 0.0, double(p.classes - 1)));
@@ -135,12 +137,12 @@ void SoftmaxInPlace(double* s, int classes) {
   for (int k = 0; k < classes; k++) s[k] /= sum;
 }
 
-SoftmaxObjective::SoftmaxObjective(FeatureMap x, LabelMap y, int classes,
-                                   bool fit_intercept, double l2, double l1)
+SoftmaxObjective::SoftmaxObjective(FeatureMap x, LabelMap y, int classes, bool fit_intercept,
+                                   double l2, double l1)
     : Objective(l2, l1), x_(x), y_(y), classes_(classes), fit_intercept_(fit_intercept) {}
 
-void SoftmaxObjective::BlockScores(const Eigen::VectorXd& w, Eigen::Index start,
-                                   Eigen::Index rows, RowMatrix& s) const {
+void SoftmaxObjective::BlockScores(const Eigen::VectorXd& w, Eigen::Index start, Eigen::Index rows,
+                                   RowMatrix& s) const {
   // Each class's scores in row_kernels.hpp's order, as the streaming pass
   // computes them (the same bits), then the offset.
   const double* x = x_.data() + start * x_.outerStride();
@@ -182,7 +184,7 @@ double SoftmaxObjective::LossValue(const Eigen::VectorXd& w) const {
 }
 
 void SoftmaxObjective::ExactGradientRows(const Eigen::VectorXd& w, Eigen::Index begin,
-                                          Eigen::Index end, ExactSum& sum) const {
+                                         Eigen::Index end, ExactSum& sum) const {
   const Eigen::Index d = x_.cols(), block = BlockRows(2);
   const Eigen::Index stride = x_.outerStride();
   RowMatrix p;
@@ -215,7 +217,9 @@ Eigen::VectorXd SoftmaxObjective::LossGradient(const Eigen::VectorXd& w) const {
     // bits however many parts (row_parts.hpp) the rows are split into.
     ExactSum sum(dim(), sum_grid());
     SumRowParts(n, 2 * uint64_t(classes_) * uint64_t(per_class()), sum,
-                [&](int64_t begin, int64_t end, ExactSum& part) { ExactGradientRows(w, begin, end, part); });
+                [&](int64_t begin, int64_t end, ExactSum& part) {
+                  ExactGradientRows(w, begin, end, part);
+                });
     for (int j = 0; j < dim(); j++) grad(j) = sum.Value(j);
   } else {
     // Row-major so that each row's scores are contiguous for SoftmaxInPlace;
@@ -235,8 +239,7 @@ Eigen::VectorXd SoftmaxObjective::LossGradient(const Eigen::VectorXd& w) const {
   return grad;
 }
 
-void SoftmaxObjective::AddRowGradients(const Eigen::VectorXd& w,
-                                       const int64_t* rows, int64_t m,
+void SoftmaxObjective::AddRowGradients(const Eigen::VectorXd& w, const int64_t* rows, int64_t m,
                                        Eigen::VectorXd& sum) const {
   const Eigen::Index d = x_.cols();
   ClassMatrix wm(w.data(), classes_, per_class());

@@ -22,9 +22,11 @@ constexpr size_t kMaxValues = 10000;
 
 // Value i of a "values" array: a string, compared with the column's text form.
 std::string ValueText(const JsonValue& values, size_t i, const std::string& column) {
-  if (!values.IsNumberAt(i) && values.At(i).kind == JsonValue::Kind::kString) return values.At(i).string;
-  BadSpec(column, "has a value that is not a string (write numbers as strings, as the column "
-                  "prints them: \"3\")");
+  if (!values.IsNumberAt(i) && values.At(i).kind == JsonValue::Kind::kString)
+    return values.At(i).string;
+  BadSpec(column,
+          "has a value that is not a string (write numbers as strings, as the column "
+          "prints them: \"3\")");
 }
 
 }  // namespace
@@ -59,8 +61,8 @@ FeatureSpec ParseFeatureSpec(const std::string& json) {
     // The label's domain is parsed as a feature's, then moved out of the features.
     const size_t names_before = spec.names.size();
     if (bounds != nullptr) {
-      if (bounds->kind != JsonValue::Kind::kArray || bounds->size() != 2 || !bounds->IsNumberAt(0) ||
-          !bounds->IsNumberAt(1))
+      if (bounds->kind != JsonValue::Kind::kArray || bounds->size() != 2 ||
+          !bounds->IsNumberAt(0) || !bounds->IsNumberAt(1))
         BadSpec(name, "needs \"bounds\": [lo, hi], two numbers");
       c.lo = bounds->NumberAt(0);
       c.hi = bounds->NumberAt(1);
@@ -69,7 +71,8 @@ FeatureSpec ParseFeatureSpec(const std::string& json) {
         BadSpec(name, "needs finite bounds with lo < hi");
       spec.names.push_back(name);
     } else if (values != nullptr) {
-      if (values->kind != JsonValue::Kind::kArray || values->size() == 0 || values->size() > kMaxValues)
+      if (values->kind != JsonValue::Kind::kArray || values->size() == 0 ||
+          values->size() > kMaxValues)
         BadSpec(name, "needs \"values\": a non-empty array (at most 10000)");
       for (size_t i = 0; i < values->size(); i++) {
         std::string v = ValueText(*values, i, name);
@@ -103,7 +106,8 @@ FeatureSpec ParseFeatureSpec(const std::string& json) {
       spec.columns.push_back(std::move(c));
     }
   }
-  if (spec.columns.empty()) ThrowInvalid("a feature spec needs at least one feature besides its label");
+  if (spec.columns.empty())
+    ThrowInvalid("a feature spec needs at least one feature besides its label");
   spec.norm_bound = std::sqrt(double(spec.columns.size()));
   return spec;
 }
@@ -147,7 +151,8 @@ int ValueIndex(const FeatureColumn& col, const char* text) noexcept {
     const size_t mid = lo + (hi - lo) / 2;
     const int cmp = std::string_view(col.values[col.order[mid]]).compare(v);
     if (cmp == 0) return col.order[mid];
-    if (cmp < 0) lo = mid + 1; else hi = mid;
+    if (cmp < 0) lo = mid + 1;
+    else hi = mid;
   }
   return -1;
 }
@@ -175,9 +180,7 @@ void EncodeRow(const FeatureSpec& spec, const char* const* texts, double* out) n
         j += col.values.size();
         break;
       }
-      case FeatureColumn::Kind::kBoolean:
-        out[j++] = IsTrue(text) ? 1.0 : 0.0;
-        break;
+      case FeatureColumn::Kind::kBoolean: out[j++] = IsTrue(text) ? 1.0 : 0.0; break;
     }
   }
 }

@@ -22,8 +22,7 @@ void NumberChecked(JsonWriter& j, double v, size_t& written) {
 
 }  // namespace
 
-std::string ModelJson(const Plan& plan, const std::vector<double>& w,
-                      const ModelMeta& meta) {
+std::string ModelJson(const Plan& plan, const std::vector<double>& w, const ModelMeta& meta) {
   JsonWriter j;
   j.BeginObject();
   j.Key("format").String("dperm.model/1");
@@ -55,10 +54,8 @@ std::string ModelJson(const Plan& plan, const std::vector<double>& w,
     for (int i = 0; i < plan.d; i++) NumberChecked(j, w[i], written);
     j.EndArray();
     j.Key("intercept");
-    if (plan.options.fit_intercept)
-      j.Number(w[plan.d]);
-    else
-      j.Null();
+    if (plan.options.fit_intercept) j.Number(w[plan.d]);
+    else j.Null();
   }
   if (meta.feature_names != nullptr) {
     j.Key("feature_names").BeginArray();
@@ -67,7 +64,7 @@ std::string ModelJson(const Plan& plan, const std::vector<double>& w,
   }
   const bool selected = meta.l2_selection_json != nullptr;
   j.Key("epsilon").Number(selected ? meta.release_epsilon
-                                    : ReleaseEpsilon(plan) + meta.unit_count_epsilon);
+                                   : ReleaseEpsilon(plan) + meta.unit_count_epsilon);
   j.Key("delta").Number(selected ? meta.release_delta : ReleaseDelta(plan));
   j.Key("n").Integer(plan.n);
   if (meta.n_noisy) {
@@ -132,12 +129,14 @@ namespace {
 std::string Quoted(const char* key) { return std::string("\"") + key + "\""; }
 
 const JsonValue& AsObject(const JsonValue* v, const char* what) {
-  if (v == nullptr || v->kind != JsonValue::Kind::kObject) BadModel(Quoted(what) + " must be an object");
+  if (v == nullptr || v->kind != JsonValue::Kind::kObject)
+    BadModel(Quoted(what) + " must be an object");
   return *v;
 }
 
 const JsonValue& AsArray(const JsonValue* v, const char* what) {
-  if (v == nullptr || v->kind != JsonValue::Kind::kArray) BadModel(Quoted(what) + " must be an array");
+  if (v == nullptr || v->kind != JsonValue::Kind::kArray)
+    BadModel(Quoted(what) + " must be an array");
   return *v;
 }
 
@@ -148,7 +147,8 @@ double Finite(double x, const char* key) {
 }
 
 double NumberField(const JsonValue* v, const char* key) {
-  if (v == nullptr || v->kind != JsonValue::Kind::kNumber) BadModel(Quoted(key) + " must be a number");
+  if (v == nullptr || v->kind != JsonValue::Kind::kNumber)
+    BadModel(Quoted(key) + " must be a number");
   return Finite(v->number, key);
 }
 
@@ -180,8 +180,7 @@ void ReadSoftmaxCoefficients(const JsonValue& j, int64_t max_coefficients, Model
   std::vector<const JsonValue*> rows(classes);
   for (int k = 0; k < classes; k++) {
     rows[k] = &AsArray(coef.IsNumberAt(k) ? nullptr : &coef.At(k), "coefficients");
-    if (k == 0)
-      f->d = int(rows[0]->size());
+    if (k == 0) f->d = int(rows[0]->size());
     else if (int(rows[k]->size()) != f->d)
       BadModel("every class needs the same number of coefficients");
   }
@@ -218,7 +217,8 @@ ModelFields ParseModelJson(const std::string& text, int64_t max_coefficients) {
   if (j.kind != JsonValue::Kind::kObject) BadModel("not a JSON object");
   ModelFields f;
   const JsonValue* loss = j.Find("loss");
-  if (loss == nullptr || loss->kind != JsonValue::Kind::kString) BadModel(Quoted("loss") + " must be a string");
+  if (loss == nullptr || loss->kind != JsonValue::Kind::kString)
+    BadModel(Quoted("loss") + " must be a string");
   // The loss by its name (losses.def).
   bool known = false;
   std::vector<std::string> names;
@@ -233,11 +233,13 @@ ModelFields ParseModelJson(const std::string& text, int64_t max_coefficients) {
   if (!(f.feature_bound > 0) || !(f.huber_delta > 0))
     BadModel("feature_bound and huber_delta must be positive");
   const JsonValue* fit = pre.Find("fit_intercept");
-  if (fit == nullptr || fit->kind != JsonValue::Kind::kBool) BadModel(Quoted("fit_intercept") + " must be a boolean");
+  if (fit == nullptr || fit->kind != JsonValue::Kind::kBool)
+    BadModel(Quoted("fit_intercept") + " must be a boolean");
   f.fit_intercept = fit->boolean;
   // "offset": absent or null (models before it, no stage 0), a number, or
   // (softmax) one number per class.
-  if (const JsonValue* off = j.Find("offset"); off != nullptr && off->kind != JsonValue::Kind::kNull) {
+  if (const JsonValue* off = j.Find("offset");
+      off != nullptr && off->kind != JsonValue::Kind::kNull) {
     if (off->kind == JsonValue::Kind::kNumber) {
       f.offset.push_back(NumberField(off, "offset"));
     } else {
@@ -247,7 +249,8 @@ ModelFields ParseModelJson(const std::string& text, int64_t max_coefficients) {
   }
   if (LossIsMulticlass(f.loss)) {
     const JsonValue* k = j.Find("classes");
-    if (k == nullptr || k->kind != JsonValue::Kind::kNumber) BadModel(Quoted("classes") + " must be a number");
+    if (k == nullptr || k->kind != JsonValue::Kind::kNumber)
+      BadModel(Quoted("classes") + " must be a number");
     if (!(k->number >= 2 && k->number <= kMaxModelClasses) || k->number != std::floor(k->number))
       BadModel(Quoted("classes") + " must be an integer between 2 and " +
                std::to_string(kMaxModelClasses));
@@ -280,8 +283,8 @@ ModelFields ParseModelJson(const std::string& text, int64_t max_coefficients) {
   return f;
 }
 
-double Predict(LossKind loss, const double* coef, int d, double intercept,
-               double feature_bound, const double* x, double* scratch) noexcept {
+double Predict(LossKind loss, const double* coef, int d, double intercept, double feature_bound,
+               const double* x, double* scratch) noexcept {
   ClipRow(x, d, feature_bound, scratch);
   double m = intercept;
   for (int i = 0; i < d; i++) m += coef[i] * scratch[i];
@@ -289,9 +292,8 @@ double Predict(LossKind loss, const double* coef, int d, double intercept,
   return m >= 0 ? 1 / (1 + std::exp(-m)) : std::exp(m) / (1 + std::exp(m));
 }
 
-void PredictSoftmax(const double* w, int classes, int d, bool fit_intercept,
-                    double feature_bound, const double* x, double* scratch,
-                    double* proba) noexcept {
+void PredictSoftmax(const double* w, int classes, int d, bool fit_intercept, double feature_bound,
+                    const double* x, double* scratch, double* proba) noexcept {
   ClipRow(x, d, feature_bound, scratch);
   const int per_class = d + (fit_intercept ? 1 : 0);
   const double kMaxScore = 1e300;  // exp(s - max) stays well defined

@@ -51,7 +51,7 @@ bool ExpMinusHalf(Deviates& d) {
     d.q.Reset();
     if (!d.q.Less(d.p)) return false;  // odd length
     d.p.Reset();
-    if (!d.p.Less(d.q)) return true;   // even length
+    if (!d.p.Less(d.q)) return true;  // even length
   }
 }
 
@@ -84,8 +84,8 @@ int ThreeWay(Deviates& d, uint64_t m) {
 // even with the stated probability.
 bool AcceptFraction(Deviates& d, int64_t k) {
   const uint64_t m = 2 * uint64_t(k) + 2;
-  LazyUniform& z = d.q;      // the next value of the run
-  LazyUniform& last = d.p;   // the run's current bound (x on the first step)
+  LazyUniform& z = d.q;     // the next value of the run
+  LazyUniform& last = d.p;  // the run's current bound (x on the first step)
   for (int64_t n = 0;; ++n) {
     z.Reset();
     if (!z.Less(n == 0 ? d.x : last)) return n % 2 == 0;
@@ -106,13 +106,13 @@ int64_t RoundedExactNormal(SecureRng& rng, int frac_bits) {
     throw Error(ErrorKind::kInternal, "RoundedExactNormal: frac_bits out of range");
   Deviates d(rng);
   for (;;) {
-    const int64_t k = GeometricHalf(d);                     // N1
+    const int64_t k = GeometricHalf(d);  // N1
     if (k >= kExactNormalBound)
       throw Error(ErrorKind::kInternal,
                   "exact normal sampler: a proposal beyond 256 standard deviations "
                   "(probability exp(-128), independent of the data); nothing is released");
-    if (!AcceptInteger(d, k)) continue;                     // N2
-    d.x.Reset();                                            // N3: x ~ U(0, 1)
+    if (!AcceptInteger(d, k)) continue;  // N2
+    d.x.Reset();                         // N3: x ~ U(0, 1)
     bool accepted = true;
     for (int64_t j = 0; j <= k && accepted; ++j) accepted = AcceptFraction(d, k);  // N4
     if (!accepted) continue;

@@ -45,7 +45,6 @@ bool BernoulliExpNegUnit(SecureRng& rng, u128 num, u128 den) {
   return (k & 1) == 1;
 }
 
-
 // A 256-bit unsigned integer hi 2^128 + lo.
 struct U256 {
   u128 hi, lo;
@@ -131,7 +130,7 @@ __int128 DiscreteGaussian(SecureRng& rng, uint64_t num, uint64_t den) {
   while (u128(f + 1) * (f + 1) * den <= num) ++f;
   const uint64_t t = f + 1;
   // 2 num den t^2 < 2^127 keeps every product below in 128 bits.
-  const u128 nd = u128(num) * den;                    // < 2^124
+  const u128 nd = u128(num) * den;  // < 2^124
   const u128 tt = u128(t) * t;
   if (tt != 0 && nd > (u128(1) << 126) / tt)
     throw Error(ErrorKind::kInternal, "DiscreteGaussian: sigma too large for 128-bit arithmetic");
@@ -152,7 +151,8 @@ __int128 DiscreteGaussian(SecureRng& rng, uint64_t num, uint64_t den) {
     // FAILURE). |Y| < 2^97 (DiscreteLaplace), so |Y| t den < 2^126 whenever
     // t den < 2^29 -- every caller's (den = 1, sigma <= 2^28 grid units).
     if (ay >= (u128(1) << 126) / td)
-      throw Error(ErrorKind::kInternal, "DiscreteGaussian: proposal beyond 2^126 (t den too large)");
+      throw Error(ErrorKind::kInternal,
+                  "DiscreteGaussian: proposal beyond 2^126 (t den too large)");
     const u128 a = ay * td;
     const u128 diff = a - num;  // a >= 2^63 > num
     if (BernoulliExpNegWide(rng, MulWide(diff, diff), denom)) return y;
@@ -160,7 +160,7 @@ __int128 DiscreteGaussian(SecureRng& rng, uint64_t num, uint64_t den) {
 }
 
 namespace {
-const double kGridRatioMin = 1024.0;       // sigma/g >= 2^10 (and Delta/(g sqrt dim))
+const double kGridRatioMin = 1024.0;            // sigma/g >= 2^10 (and Delta/(g sqrt dim))
 const double kClampUnits = 4503599627370496.0;  // 2^52 grid units
 
 // The largest power of two <= x (x > 0, finite).
@@ -176,8 +176,8 @@ double MaxGridUnits(NoiseKind noise) {
 }
 
 double SnapGrid(double sensitivity, int dim, double sigma, NoiseKind noise) {
-  if (!(sensitivity > 0) || !(sigma > 0) || !std::isfinite(sensitivity) ||
-      !std::isfinite(sigma) || dim < 1)
+  if (!(sensitivity > 0) || !(sigma > 0) || !std::isfinite(sensitivity) || !std::isfinite(sigma) ||
+      dim < 1)
     throw Error(ErrorKind::kInternal, "SnapGrid: sensitivity and sigma must be positive");
   const double by_sensitivity = sensitivity / (kGridRatioMin * std::sqrt(double(dim)));
   double g = FloorPow2(std::min(by_sensitivity, sigma / kGridRatioMin));
@@ -213,8 +213,7 @@ int64_t GridRound(double v, double grid) {
   return int64_t(std::round(u));
 }
 
-void SnapDiscreteGaussian(SecureRng& rng, double grid, uint64_t sigma_sq_grid,
-                          double* v, int dim) {
+void SnapDiscreteGaussian(SecureRng& rng, double grid, uint64_t sigma_sq_grid, double* v, int dim) {
   // The exact integer, then one rounding to a double (post-processing).
   for (int i = 0; i < dim; ++i) {
     v[i] = grid * double(__int128(GridRound(v[i], grid)) + DiscreteGaussian(rng, sigma_sq_grid, 1));
@@ -222,8 +221,7 @@ void SnapDiscreteGaussian(SecureRng& rng, double grid, uint64_t sigma_sq_grid,
   }
 }
 
-void SnapDiscreteLaplace(SecureRng& rng, double grid, uint64_t t, uint64_t s,
-                         double* v, int dim) {
+void SnapDiscreteLaplace(SecureRng& rng, double grid, uint64_t t, uint64_t s, double* v, int dim) {
   // The exact integer round(v/g) + Z, then one rounding to a double: a
   // deterministic function of the exact release (post-processing).
   for (int i = 0; i < dim; ++i) {
@@ -250,7 +248,8 @@ int ExactGaussianBits(double multiplier, int dim) {
 
 void SnapExactGaussian(SecureRng& rng, double sigma, int bits, double* v, int dim) {
   if (!(sigma > 0) || DyadicNoiseScale(sigma) != sigma || bits < 10 || bits > 40)
-    throw Error(ErrorKind::kInternal, "SnapExactGaussian: sigma must be dyadic and 10 <= bits <= 40");
+    throw Error(ErrorKind::kInternal,
+                "SnapExactGaussian: sigma must be dyadic and 10 <= bits <= 40");
   const double u = std::ldexp(sigma, -bits);
   const double kClamp = 1125899906842624.0;  // 2^50 grid units (noise.hpp, RANGES)
   for (int i = 0; i < dim; ++i) {

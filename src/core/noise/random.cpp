@@ -16,16 +16,23 @@ inline uint32_t Rotl(uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
 
 // The quarter round of RFC 8439 §2.1, applied to four words of the state.
 inline void QuarterRound(uint32_t* s, int a, int b, int c, int d) {
-  s[a] += s[b]; s[d] ^= s[a]; s[d] = Rotl(s[d], 16);
-  s[c] += s[d]; s[b] ^= s[c]; s[b] = Rotl(s[b], 12);
-  s[a] += s[b]; s[d] ^= s[a]; s[d] = Rotl(s[d], 8);
-  s[c] += s[d]; s[b] ^= s[c]; s[b] = Rotl(s[b], 7);
+  s[a] += s[b];
+  s[d] ^= s[a];
+  s[d] = Rotl(s[d], 16);
+  s[c] += s[d];
+  s[b] ^= s[c];
+  s[b] = Rotl(s[b], 12);
+  s[a] += s[b];
+  s[d] ^= s[a];
+  s[d] = Rotl(s[d], 8);
+  s[c] += s[d];
+  s[b] ^= s[c];
+  s[b] = Rotl(s[b], 7);
 }
 
 // Reads a little-endian 32-bit word, as RFC 8439 §2.3 lays out key and nonce.
 inline uint32_t LoadLe32(const uint8_t* p) {
-  return uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) |
-         (uint32_t(p[3]) << 24);
+  return uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) | (uint32_t(p[3]) << 24);
 }
 
 // SplitMix64 step (Steele, Lea & Flood 2014): expands a test seed into key
@@ -43,8 +50,8 @@ constexpr double kTwoPi = 6.283185307179586476925286766559;
 
 // RFC 8439 §2.3: constants, key, counter, nonce; 10 double rounds (column
 // then diagonal quarter rounds); add the input state; serialize little-endian.
-void ChaCha20Block(const uint32_t key[8], uint32_t counter,
-                   const uint32_t nonce[3], uint8_t out[64]) {
+void ChaCha20Block(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3],
+                   uint8_t out[64]) {
   uint32_t in[16] = {0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u};
   for (int i = 0; i < 8; ++i) in[4 + i] = key[i];
   in[12] = counter;
@@ -127,8 +134,7 @@ uint64_t SecureRng::UniformIndex(uint64_t n) {
   }
 }
 
-void SampleWithoutReplacement(SecureRng& rng, int64_t n, int64_t m,
-                              std::vector<int64_t>& scratch,
+void SampleWithoutReplacement(SecureRng& rng, int64_t n, int64_t m, std::vector<int64_t>& scratch,
                               std::vector<int64_t>& out) {
   if (static_cast<int64_t>(scratch.size()) != n) {
     scratch.resize(static_cast<size_t>(n));

@@ -22,7 +22,8 @@ std::string RangeText(const OptionSpec& s) {
     return "integer in [" + std::to_string(static_cast<int64_t>(s.lo)) + ", " +
            std::to_string(static_cast<int64_t>(s.hi)) + "]";
   if (!std::isfinite(s.hi)) return std::string(s.lo_open ? "> " : "≥ ") + lo;
-  return std::string(s.lo_open ? "(" : "[") + lo + ", " + ShortestNumber(s.hi) + (s.hi_open ? ")" : "]");
+  return std::string(s.lo_open ? "(" : "[") + lo + ", " + ShortestNumber(s.hi) +
+         (s.hi_open ? ")" : "]");
 }
 
 // `text` as an SQL string literal.
@@ -119,21 +120,21 @@ std::string DpOptionsSql(const std::vector<OptionSpec>& table) {
     }
     for (const OptionSpec* s : params) {
       if (s == text_first) continue;
-      declared.push_back(std::string("    ") + s->key + " " + s->sql_type +
-                         (s->sql_default != nullptr ? std::string(" DEFAULT ") + s->sql_default
-                                                    : std::string()));
+      declared.push_back(
+          std::string("    ") + s->key + " " + s->sql_type +
+          (s->sql_default != nullptr ? std::string(" DEFAULT ") + s->sql_default : std::string()));
       types.push_back(s->sql_type);
     }
     std::string sql = "CREATE FUNCTION dp_options(\n";
     for (size_t i = 0; i < declared.size(); i++)
       sql += declared[i] + (i + 1 < declared.size() ? ",\n" : ")\n");
-    return sql + body + "COMMENT ON FUNCTION dp_options(\n" + Wrapped(types, "    ") +
-           ")\n  IS " + SqlLiteral(comment) + ";\n";
+    return sql + body + "COMMENT ON FUNCTION dp_options(\n" + Wrapped(types, "    ") + ")\n  IS " +
+           SqlLiteral(comment) + ";\n";
   };
   std::string comment = "options of a private release";
   if (!required.empty())
-    comment += " (" + JoinNames(required, " and ") + (required.size() > 1 ? " are" : " is") +
-               " required)";
+    comment +=
+        " (" + JoinNames(required, " and ") + (required.size() > 1 ? " are" : " is") + " required)";
   std::string sql =
       "-- Generated from the option table (src/core/options/option_table.cpp,\n"
       "-- DpOptionsSql) by sql/gen_sql: edit the table, not this.\n" +
@@ -141,8 +142,7 @@ std::string DpOptionsSql(const std::vector<OptionSpec>& table) {
   for (const OptionSpec* s : params)
     if (s->also_text != nullptr)
       sql += "\n" + function(s, std::string("options of a private release with ") + s->key +
-                                     " => '" + s->also_text + "' (" + s->key +
-                                     " chosen privately)");
+                                    " => '" + s->also_text + "' (" + s->key + " chosen privately)");
   return sql;
 }
 

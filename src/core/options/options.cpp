@@ -50,7 +50,7 @@ std::string JoinNames(const std::vector<std::string>& names, const char* last_se
 Options ParseOptions(const OptionEntry* entries, int n_entries) {
   Options o;
   o.has_algorithm = false;
-  o.has_l2 = false;  // DefaultL2 (plan_release.hpp) unless the key is given
+  o.has_l2 = false;           // DefaultL2 (plan_release.hpp) unless the key is given
   o.intercept_offset = true;  // releases fit the intercept on a private offset (offset.hpp)
   for (int i = 0; i < n_entries; i++) {
     const OptionEntry& e = entries[i];
@@ -110,7 +110,8 @@ void CheckOptionsForLoss(const Options& options, LossKind loss) {
 const char* LossName(LossKind loss) {
   switch (loss) {
 #define DPERM_LOSS(id, name, aggregate, label, link) \
-  case LossKind::id: return name;
+  case LossKind::id:                                 \
+    return name;
 #include "dperm/options/losses.def"
 #undef DPERM_LOSS
   }
@@ -120,7 +121,8 @@ const char* LossName(LossKind loss) {
 const char* LossAggregateName(LossKind loss) {
   switch (loss) {
 #define DPERM_LOSS(id, name, aggregate, label, link) \
-  case LossKind::id: return aggregate;
+  case LossKind::id:                                 \
+    return aggregate;
 #include "dperm/options/losses.def"
 #undef DPERM_LOSS
   }
@@ -130,7 +132,8 @@ const char* LossAggregateName(LossKind loss) {
 LabelKind LossLabel(LossKind loss) {
   switch (loss) {
 #define DPERM_LOSS(id, name, aggregate, label, link) \
-  case LossKind::id: return LabelKind::label;
+  case LossKind::id:                                 \
+    return LabelKind::label;
 #include "dperm/options/losses.def"
 #undef DPERM_LOSS
   }
@@ -140,7 +143,8 @@ LabelKind LossLabel(LossKind loss) {
 Link LossLink(LossKind loss) {
   switch (loss) {
 #define DPERM_LOSS(id, name, aggregate, label, link) \
-  case LossKind::id: return Link::link;
+  case LossKind::id:                                 \
+    return Link::link;
 #include "dperm/options/losses.def"
 #undef DPERM_LOSS
   }
@@ -179,15 +183,14 @@ const std::vector<Algorithm>& AllAlgorithms() {
 const char* AlgorithmName(Algorithm a) {
   switch (a) {
 #define DPERM_ALGORITHM(id, name) \
-  case Algorithm::id: return name;
+  case Algorithm::id:             \
+    return name;
 #include "dperm/options/algorithms.def"
 #undef DPERM_ALGORITHM
   }
   return "?";
 }
-const char* AccountantName(Accountant a) {
-  return a == Accountant::kPaper ? "paper" : "tight";
-}
+const char* AccountantName(Accountant a) { return a == Accountant::kPaper ? "paper" : "tight"; }
 const char* NeighborsName(Neighbors) { return "replace_one"; }
 
 }  // namespace dperm

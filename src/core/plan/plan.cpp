@@ -34,8 +34,7 @@ double ExpectedNoiseSq(NoiseKind noise, int dim, double scale) {
   switch (noise) {
     case NoiseKind::kGaussian:  // discrete Gaussian: Var <= sigma^2 (CKS20 Cor. 9)
       return k * scale * scale;
-    case NoiseKind::kLaplaceVector:
-      return k * (k + 1) * scale * scale;
+    case NoiseKind::kLaplaceVector: return k * (k + 1) * scale * scale;
     case NoiseKind::kLaplace:  // discrete Laplace: Var <= 2 scale^2 per coordinate
       return 2 * k * scale * scale;
   }

@@ -35,9 +35,11 @@ void SnapPlan(Plan& p, double noise_per_sensitivity) {
         << (p.noise == NoiseKind::kLaplace ? "discrete Laplace" : "discrete Gaussian")
         << " sampler (more than " << MaxGridUnits(p.noise)
         << " grid units per coordinate whatever the grid)";
-    ThrowInvalid(msg.str(), p.noise == NoiseKind::kLaplace
-                     ? "Use a larger epsilon, fewer features or classes, or delta > 0 (Gaussian noise)."
-                     : "Use a larger epsilon, or fewer features or classes.");
+    ThrowInvalid(
+        msg.str(),
+        p.noise == NoiseKind::kLaplace
+            ? "Use a larger epsilon, fewer features or classes, or delta > 0 (Gaussian noise)."
+            : "Use a larger epsilon, or fewer features or classes.");
   }
   double grid = SnapGrid(base, p.dim, noise_per_sensitivity * base, p.noise);
   double inflated = 0, scale = 0;
@@ -54,9 +56,10 @@ void SnapPlan(Plan& p, double noise_per_sensitivity) {
   p.sensitivity = inflated;
   p.sensitivity_rule += " + sqrt(dim) grid (rounding to the grid)";
   p.noise_scale = scale;
-  p.sampler = p.noise == NoiseKind::kLaplace
-                  ? "discrete Laplace per coordinate (Canonne, Kamath & Steinke 2020, Alg. 2), snapped to the grid"
-                  : "discrete Gaussian (Canonne, Kamath & Steinke 2020, Alg. 3), snapped to the grid";
+  p.sampler =
+      p.noise == NoiseKind::kLaplace
+          ? "discrete Laplace per coordinate (Canonne, Kamath & Steinke 2020, Alg. 2), snapped to the grid"
+          : "discrete Gaussian (Canonne, Kamath & Steinke 2020, Alg. 3), snapped to the grid";
 }
 
 void PlanExactGaussianSteps(Plan& p, double multiplier) {
@@ -65,7 +68,8 @@ void PlanExactGaussianSteps(Plan& p, double multiplier) {
     ThrowInvalid("the release's sensitivity underflows to 0 with these options",
                  "Use a larger step_size (or less extreme bounds).");
   if (!(c > 0) || !std::isfinite(c) || !(multiplier > 0) || !std::isfinite(multiplier))
-    throw Error(ErrorKind::kInternal, "PlanExactGaussianSteps: the plan has no sensitivity or noise");
+    throw Error(ErrorKind::kInternal,
+                "PlanExactGaussianSteps: the plan has no sensitivity or noise");
   const double root_dim = std::sqrt(double(p.dim));
   const int bits = ExactGaussianBits(multiplier, p.dim);
   // sigma = Dyadic(z C') with C' = C + sqrt(dim) sigma 2^-bits: a fixed
@@ -81,7 +85,8 @@ void PlanExactGaussianSteps(Plan& p, double multiplier) {
     }
     if (i > 200 || !std::isfinite(sigma))
       ThrowInvalid("the noise for " + std::to_string(p.dim) + " coordinates at epsilon " +
-                       FormatNumber(p.options.epsilon) + " is too wide for dperm's exact Gaussian sampler",
+                       FormatNumber(p.options.epsilon) +
+                       " is too wide for dperm's exact Gaussian sampler",
                    "Use a larger epsilon, or fewer features or classes.");
     contribution = next;
   }
@@ -94,7 +99,8 @@ void PlanExactGaussianSteps(Plan& p, double multiplier) {
   p.noise_multiplier = sigma / contribution;
   p.sampler = "rounded exact Gaussian: grid * (round(v/grid) + round(2^" + std::to_string(bits) +
               " X)), X ~ N(0, I) drawn exactly (Karney 2016, Alg. N), grid = sigma 2^-" +
-              std::to_string(bits) + ": a rounding of the continuous Gaussian mechanism (noise.hpp)";
+              std::to_string(bits) +
+              ": a rounding of the continuous Gaussian mechanism (noise.hpp)";
 }
 
 void AddPlannedNoise(const Plan& plan, SecureRng& rng, double* v) {
@@ -157,14 +163,12 @@ void CheckDeltaFloor(const Plan& p) {
   // draw, s the shift per sigma), the two laws have the ideal densities
   // divided by one common normaliser (noise.hpp).
   const double gap = kTruncationSigmas - MaxShiftPerSigma(p);
-  const bool tail_ok =
-      gap > 0 && std::log(2 * PlannedNoiseDraws(p)) - gap * gap / 2 <= log_share;
+  const bool tail_ok = gap > 0 && std::log(2 * PlannedNoiseDraws(p)) - gap * gap / 2 <= log_share;
   if (abort_ok && tail_ok) return;
   ThrowInvalid("delta " + FormatNumber(delta) + " is below this release's floor: its " +
                    FormatNumber(PlannedNoiseDraws(p)) +
                    " noise draws may fail with a probability that delta must dominate",
                "Use delta => 0 (pure epsilon-DP) or a larger delta; noise.hpp, SAMPLER FAILURE.");
 }
-
 
 }  // namespace dperm

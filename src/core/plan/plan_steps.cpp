@@ -32,14 +32,11 @@ void CheckStepSize(const Plan& p, const std::string& rule) {
   if (p.step_size > p.max_step_size * (1 + 1e-12))
     ThrowInvalid("step_size " + FormatNumber(p.step_size) + " exceeds " +
                      FormatNumber(p.max_step_size) +
-                     ", the largest step the sensitivity analysis covers (" +
-                     rule + ")",
+                     ", the largest step the sensitivity analysis covers (" + rule + ")",
                  "Omit step_size to use the default, or choose a smaller one.");
 }
 
-void AddNote(Plan& p, const std::string& note) {
-  p.note += (p.note.empty() ? "" : "; ") + note;
-}
+void AddNote(Plan& p, const std::string& note) { p.note += (p.note.empty() ? "" : "; ") + note; }
 
 double ZeroModelLossBound(const Plan& p) {
   return LossConstantsFor(p.loss, p.options, p.R).zero_model_bound;  // the loss's (loss_spec.hpp)
@@ -54,14 +51,13 @@ int64_t CapIterations(Plan& p, double t, int64_t cap) {
   return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(t)));
 }
 
-Plan BasePlan(const Options& options, LossKind loss, Algorithm algorithm,
-              int64_t n, int d) {
+Plan BasePlan(const Options& options, LossKind loss, Algorithm algorithm, int64_t n, int d) {
   const char* name = AlgorithmName(algorithm);
   if (n < 1) ThrowInvalid(std::string(name) + " needs at least one row");
   if (d < 0) ThrowInvalid("the number of features must not be negative");
   if (d > kMaxFeatures)
-    ThrowInvalid("at most " + std::to_string(kMaxFeatures) +
-                 " features are supported, not " + std::to_string(d));
+    ThrowInvalid("at most " + std::to_string(kMaxFeatures) + " features are supported, not " +
+                 std::to_string(d));
   CheckOptionsForLoss(options, loss);
   Plan p;
   p.loss = loss;
@@ -86,9 +82,8 @@ Plan BasePlan(const Options& options, LossKind loss, Algorithm algorithm,
   if (per_class < 1) ThrowInvalid("a model without features needs fit_intercept => true");
   int64_t dim = per_class * std::max(p.classes, 1);
   if (dim > kMaxFeatures)
-    ThrowInvalid("the model would have " + std::to_string(dim) +
-                 " coordinates; at most " + std::to_string(kMaxFeatures) +
-                 " are supported");
+    ThrowInvalid("the model would have " + std::to_string(dim) + " coordinates; at most " +
+                 std::to_string(kMaxFeatures) + " are supported");
   p.dim = static_cast<int>(dim);
   double fb = options.feature_bound;
   p.R = std::sqrt(fb * fb + (options.fit_intercept ? 1.0 : 0.0));
@@ -151,12 +146,15 @@ void PlanOutputNoise(Plan& p, double paper_sigma, const std::string& paper_rule)
     // (Delta/eps)^2, a factor 2 dim/(dim + 1) (1 at dim 1, -> 2).
     p.noise = NoiseKind::kLaplace;
     per_unit = root_dim / o.epsilon;
-    p.noise_rule = "i.i.d. discrete Laplace of scale sqrt(dim) Delta / epsilon (L1 sensitivity <= sqrt(dim) Delta)";
+    p.noise_rule =
+        "i.i.d. discrete Laplace of scale sqrt(dim) Delta / epsilon (L1 sensitivity <= sqrt(dim) Delta)";
     const PureNoiseSq c = PureNoiseComparison(p.dim);
-    AddNote(p, "pure epsilon-DP noise, E||z||^2 in units of (Delta/epsilon)^2: per-coordinate Laplace (used) " +
-                   FormatNumber(c.coordinate) + ", L2-Laplace " + FormatNumber(c.l2) +
-                   " (no exact lattice sampler), Linf-Laplace " + FormatNumber(c.linf) +
-                   "; every epsilon-DP release of an L2 ball grows like dim^2 (packing lower bound)");
+    AddNote(
+        p,
+        "pure epsilon-DP noise, E||z||^2 in units of (Delta/epsilon)^2: per-coordinate Laplace (used) " +
+            FormatNumber(c.coordinate) + ", L2-Laplace " + FormatNumber(c.l2) +
+            " (no exact lattice sampler), Linf-Laplace " + FormatNumber(c.linf) +
+            "; every epsilon-DP release of an L2 ball grows like dim^2 (packing lower bound)");
   } else {
     p.noise = NoiseKind::kGaussian;
     // The discrete Gaussian's privacy: for an integer-valued query with
@@ -181,7 +179,8 @@ void PlanOutputNoise(Plan& p, double paper_sigma, const std::string& paper_rule)
       return RdpToEpsilon(orders, curve, o.delta);
     };
     per_unit = CalibrateNoiseMultiplier(epsilon_of, o.epsilon);
-    p.noise_rule = "smallest sigma whose discrete-Gaussian RDP alpha Delta^2/(2 sigma^2) (Canonne, Kamath & Steinke 2020, Thm 14) gives (epsilon, delta)";
+    p.noise_rule =
+        "smallest sigma whose discrete-Gaussian RDP alpha Delta^2/(2 sigma^2) (Canonne, Kamath & Steinke 2020, Thm 14) gives (epsilon, delta)";
     if (p.accountant == Accountant::kPaper) {
       // The paper's sigma per unit of its own (exact-arithmetic) Delta,
       // applied to the inflated one.
@@ -190,7 +189,9 @@ void PlanOutputNoise(Plan& p, double paper_sigma, const std::string& paper_rule)
         per_unit = paper_per_unit;
         p.noise_rule = paper_rule + ", at the rounded sensitivity";
       } else {
-        AddNote(p, "the paper's sigma does not reach (epsilon, delta) for the discrete Gaussian's RDP; the calibrated sigma is used");
+        AddNote(
+            p,
+            "the paper's sigma does not reach (epsilon, delta) for the discrete Gaussian's RDP; the calibrated sigma is used");
       }
     }
   }
@@ -212,12 +213,13 @@ void PlanGradientNoise(Plan& p, double paper_sigma, const std::string& paper_rul
   const Options& o = p.options;
   const char* name = AlgorithmName(p.algorithm);
   if (!(o.delta > 0))
-    ThrowInvalid(std::string("algorithm ") + name + " needs delta > 0: it adds Gaussian noise to every step",
-                 "Pass delta => 1e-6 (or smaller than 1/n), or use algorithm output_gd or bolton for pure epsilon-DP.");
+    ThrowInvalid(
+        std::string("algorithm ") + name + " needs delta > 0: it adds Gaussian noise to every step",
+        "Pass delta => 1e-6 (or smaller than 1/n), or use algorithm output_gd or bolton for pure epsilon-DP.");
   if (p.noisy_steps < 1) ThrowInvalid("internal: a gradient-perturbation plan needs steps");
   if (p.batch_size < 1 || p.batch_size > p.n)
-    ThrowInvalid("batch_size " + std::to_string(p.batch_size) + " must be between 1 and n = " +
-                 std::to_string(p.n));
+    ThrowInvalid("batch_size " + std::to_string(p.batch_size) +
+                 " must be between 1 and n = " + std::to_string(p.n));
   p.sampling = p.batch_size == p.n ? Sampling::kFullBatch : Sampling::kWithoutReplacement;
   p.sampling_rate = double(p.batch_size) / double(p.n);
   // C: one row's share of the mean, L/m, plus the sums' rounding: the
@@ -227,8 +229,9 @@ void PlanGradientNoise(Plan& p, double paper_sigma, const std::string& paper_rul
   p.sum_inflation = 2 * p.sum_slack / double(p.batch_size);
   const double contribution = (p.L + p.sum_slack) / double(p.batch_size);
   p.sensitivity = 2 * contribution;
-  p.sensitivity_rule = "2 L / batch_size: a replaced row moves the batch mean gradient by at most 2L/m"
-                       " (+ the sums' rounding, exact_sum.hpp)";
+  p.sensitivity_rule =
+      "2 L / batch_size: a replaced row moves the batch mean gradient by at most 2L/m"
+      " (+ the sums' rounding, exact_sum.hpp)";
   p.noise = NoiseKind::kGaussian;
   const int64_t steps = p.noisy_steps;
   const double q = p.sampling_rate;
@@ -259,18 +262,21 @@ void PlanGradientNoise(Plan& p, double paper_sigma, const std::string& paper_rul
           : CalibrateNoiseMultiplier(
                 [&](double m) { return RdpToEpsilon(orders, thm9_curve(m), o.delta); }, o.epsilon);
   double multiplier = z;
-  p.noise_rule = pld ? "smallest sigma whose privacy loss over all steps, by the PLD of the dominating pair for "
-                       "Gaussian steps on batches drawn without replacement (Zhu, Dong & Wang 2022, Prop. 30; "
-                       "the pair's RDP when the PLD is too wide), gives (epsilon, delta)"
-                     : "smallest sigma whose RDP over all steps (Wang, Balle & Kasiviswanathan 2019, Thm 9; "
-                       "epsilon above 10) gives (epsilon, delta)";
+  p.noise_rule =
+      pld ? "smallest sigma whose privacy loss over all steps, by the PLD of the dominating pair for "
+            "Gaussian steps on batches drawn without replacement (Zhu, Dong & Wang 2022, Prop. 30; "
+            "the pair's RDP when the PLD is too wide), gives (epsilon, delta)"
+          : "smallest sigma whose RDP over all steps (Wang, Balle & Kasiviswanathan 2019, Thm 9; "
+            "epsilon above 10) gives (epsilon, delta)";
   if (p.accountant == Accountant::kPaper) {
     if (paper_sigma >= z * contribution) {
       multiplier = paper_sigma / contribution;
       p.noise_rule = paper_rule;
     } else {
-      AddNote(p, "the paper's sigma " + FormatNumber(paper_sigma) +
-                     " does not reach (epsilon, delta) under dperm's accountant; the calibrated sigma is used");
+      AddNote(
+          p,
+          "the paper's sigma " + FormatNumber(paper_sigma) +
+              " does not reach (epsilon, delta) under dperm's accountant; the calibrated sigma is used");
     }
   }
   if (!std::isfinite(multiplier * contribution))

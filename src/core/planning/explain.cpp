@@ -29,10 +29,8 @@ std::string OptionsJson(const Options& o) {
     j.Key(s.key);
     switch (e.kind) {
       case OptionEntry::Kind::kNumber:
-        if (s.type == OptionSpec::Type::kInteger)
-          j.Integer(static_cast<long long>(e.number));
-        else
-          j.Number(e.number);
+        if (s.type == OptionSpec::Type::kInteger) j.Integer(static_cast<long long>(e.number));
+        else j.Number(e.number);
         break;
       case OptionEntry::Kind::kBool: j.Bool(e.boolean); break;
       case OptionEntry::Kind::kString: j.String(e.text); break;
@@ -78,14 +76,15 @@ std::string AccountingJson(const Plan& p) {
     // (discrete Gaussian, p.grid > 0) is accounted by its RDP curve only
     // (CKS20 Thm 14).
     if (p.sampling == Sampling::kFullBatch && p.rdp_curve.empty() && !(p.grid > 0))
-      j.Key("pld").Number(e0 + EpsilonPoissonSubsampledGaussianPld(
-          1.0, p.noise_multiplier / 2, p.noisy_steps, delta));
+      j.Key("pld").Number(e0 + EpsilonPoissonSubsampledGaussianPld(1.0, p.noise_multiplier / 2,
+                                                                   p.noisy_steps, delta));
     // Rounded exact Gaussian steps (noise.hpp) calibrated by the
     // without-replacement pair's PLD (PlanGradientNoise): that PLD's epsilon,
     // which the plan meets; the ledger's curve ("rdp") converts above it.
     // Same grid width as the calibration; a PLD too wide to compute (the
     // plan then calibrated by the pair's RDP) is left out.
-    if (p.noise_bits > 0 && p.mechanism_fields.Get(kNoiseFraction) == 0 && p.options.epsilon <= kWorPldMaxEpsilon) {
+    if (p.noise_bits > 0 && p.mechanism_fields.Get(kNoiseFraction) == 0 &&
+        p.options.epsilon <= kWorPldMaxEpsilon) {
       try {
         const double pld = EpsilonWorGaussianPld(p.sampling_rate, p.noise_multiplier, p.noisy_steps,
                                                  delta, 1e-3 * std::min(1.0, p.options.epsilon));
@@ -109,9 +108,10 @@ std::string AccountingJson(const Plan& p) {
     // (CKS20 Thm 14), which is what calibrated it.
     const bool plain = p.rdp_curve.empty() && !(p.grid > 0);
     if (plain)
-      j.Key("analytic").Number(e0 + (p.accountant == Accountant::kTight
-                                        ? p.options.epsilon
-                                        : GaussianEpsilon(multiplier, delta, 1.0)));
+      j.Key("analytic")
+          .Number(e0 + (p.accountant == Accountant::kTight
+                            ? p.options.epsilon
+                            : GaussianEpsilon(multiplier, delta, 1.0)));
     j.Key("rdp").Number(RdpToEpsilon(LedgerOrders(), curve, delta));
     if (plain)
       j.Key("pld").Number(e0 + EpsilonPoissonSubsampledGaussianPld(1.0, multiplier, 1, delta));
@@ -142,10 +142,12 @@ std::string ExplainJson(const Plan& plan) {
   Options given = plan.options;  // epsilon as given, not the mechanism's share
   given.epsilon = ReleaseEpsilon(plan);
   given.delta = ReleaseDelta(plan);  // per unit for a unit-level plan
-  return PlanJson(plan, {{"options", OptionsJson(given)},
-                         {"options_given", OptionsGivenJson(plan.options)},
-                         {"accounting", AccountingJson(plan)},
-                         {"memory_bytes", std::to_string(static_cast<long long>(std::ceil(ReleaseMemoryBytes(plan, false))))}});
+  return PlanJson(
+      plan, {{"options", OptionsJson(given)},
+             {"options_given", OptionsGivenJson(plan.options)},
+             {"accounting", AccountingJson(plan)},
+             {"memory_bytes",
+              std::to_string(static_cast<long long>(std::ceil(ReleaseMemoryBytes(plan, false))))}});
 }
 
 std::string ExplainL2Selection(const L2Selection& s) {

@@ -42,7 +42,8 @@ const double kObjectiveWork = 8e7;
 // default's own l2 gets objective there.
 double ObjectiveNL2Cap(const Options& o, int d) {
   if (o.delta > 0) return kObjectiveNL2;
-  return std::max(kObjectiveNL2, kDefaultL2PureWindow * std::sqrt(double(std::max(d, 1))) / o.epsilon);
+  return std::max(kObjectiveNL2,
+                  kDefaultL2PureWindow * std::sqrt(double(std::max(d, 1))) / o.epsilon);
 }
 
 bool ObjectiveForSmallL2(LossKind loss, const Options& o, int64_t n, int d) {
@@ -110,11 +111,13 @@ double ChooseDefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool s
   if (o.l1 > 0) {
     rule = "l1 given: no l2 (the lasso as asked)";
   } else if (streaming) {
-    rule = "streaming: 0 (output_gd, the streaming default at l2 > 0, lost to dp_gd at l2 = 0 "
-           "by held-out accuracy)";
+    rule =
+        "streaming: 0 (output_gd, the streaming default at l2 > 0, lost to dp_gd at l2 = 0 "
+        "by held-out accuracy)";
   } else if (loss == LossKind::kSoftmax) {
-    rule = "softmax: 0 (dp_gd at l2 = 0 beat bolton and dp_gd at l2 > 0 by held-out "
-           "accuracy, bench/reports/heldout_softmax.md)";
+    rule =
+        "softmax: 0 (dp_gd at l2 = 0 beat bolton and dp_gd at l2 > 0 by held-out "
+        "accuracy, bench/reports/heldout_softmax.md)";
   } else if (loss == LossKind::kLogistic) {
     // Objective perturbation's l2 (DefaultAlgorithm then picks objective):
     // Gaussian b at delta > 0, the Gamma-norm b at delta = 0. Where it does
@@ -129,19 +132,24 @@ double ChooseDefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool s
     // below 100 d (down to 5 d), and between them a geometric blend of the
     // two constants, so that l2 is continuous at both edges (plan_release.hpp).
     // Below 5 d the objective rule's l2 exceeds its cap: bolton's rule.
-    const double objective_ne = dims * kDefaultL2PureObjective / kDefaultL2PureObjectiveMax;  // 100 d
+    const double objective_ne =
+        dims * kDefaultL2PureObjective / kDefaultL2PureObjectiveMax;  // 100 d
     const bool window = pure && ne < objective_ne && ne >= kPureWindowNEPerD * dims;
     const bool blend = pure && ne >= objective_ne && ne < kPureBlendNEPerD * dims;
     const double window_scale = kDefaultL2PureWindow * std::sqrt(dims);
-    const double objective_scale = kDefaultL2PureObjective * dims;  // the Gamma-norm b's norm ~ d / epsilon
-    const double t = blend ? std::log(ne / objective_ne) / std::log(kPureBlendNEPerD * dims / objective_ne) : 0;
-    const double scale = !pure   ? kDefaultL2Objective * std::sqrt(dims)
+    const double objective_scale =
+        kDefaultL2PureObjective * dims;  // the Gamma-norm b's norm ~ d / epsilon
+    const double t =
+        blend ? std::log(ne / objective_ne) / std::log(kPureBlendNEPerD * dims / objective_ne) : 0;
+    const double scale = !pure    ? kDefaultL2Objective * std::sqrt(dims)
                          : window ? window_scale
                          : blend  ? std::pow(window_scale, 1 - t) * std::pow(objective_scale, t)
                                   : objective_scale;
     // (the window's and the blend's l2 are at most 4.5 / (5 sqrt(d)) and
     // max(4.5 sqrt(d), 0.2 d) / (100 d), below kDefaultL2Max)
-    const double cap = window || blend ? kDefaultL2Max : pure ? kDefaultL2PureObjectiveMax : kDefaultL2ObjectiveMax;
+    const double cap = window || blend ? kDefaultL2Max
+                       : pure          ? kDefaultL2PureObjectiveMax
+                                       : kDefaultL2ObjectiveMax;
     const double candidate = std::max(kDefaultL2Min, scale / ne);
     Options at = o;
     at.l2 = candidate;
@@ -149,21 +157,23 @@ double ChooseDefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool s
     if (fitted) at.intercept_offset = false;  // as WithDefaultL2 plans it
     const std::string formula =
         (!pure    ? "logistic, delta > 0: " + FormatNumber(kDefaultL2Objective) + " sqrt(d)"
-         : window ? "logistic, delta = 0, 5 d <= n epsilon < 100 d: " + FormatNumber(kDefaultL2PureWindow) + " sqrt(d)"
-         : blend  ? "logistic, delta = 0, 100 d <= n epsilon < " + FormatNumber(kPureBlendNEPerD) + " d: (" +
-                       FormatNumber(kDefaultL2PureWindow) + " sqrt(d))^(1 - t) (" +
+         : window ? "logistic, delta = 0, 5 d <= n epsilon < 100 d: " +
+                        FormatNumber(kDefaultL2PureWindow) + " sqrt(d)"
+         : blend ? "logistic, delta = 0, 100 d <= n epsilon < " + FormatNumber(kPureBlendNEPerD) +
+                       " d: (" + FormatNumber(kDefaultL2PureWindow) + " sqrt(d))^(1 - t) (" +
                        FormatNumber(kDefaultL2PureObjective) + " d)^t"
-                  : "logistic, delta = 0: " + FormatNumber(kDefaultL2PureObjective) + " d") +
+                 : "logistic, delta = 0: " + FormatNumber(kDefaultL2PureObjective) + " d") +
         " / (n epsilon) = " + FormatNumber(candidate) + " with d = " + std::to_string(d) +
         ", n epsilon = " + FormatNumber(ne) +
-        (blend ? ", t = log(n epsilon / (100 d)) / log(" + FormatNumber(kPureBlendNEPerD / 100) + ") = " + FormatNumber(t)
+        (blend ? ", t = log(n epsilon / (100 d)) / log(" + FormatNumber(kPureBlendNEPerD / 100) +
+                     ") = " + FormatNumber(t)
                : "");
     // bolton's l2 (delta = 0): its noise ~ 1/(n l2 epsilon).
     const double output_l2 = std::min(kDefaultL2Max, kDefaultL2Output / ne);
-    const std::string fallback =
-        pure ? "l2 = min(" + FormatNumber(kDefaultL2Output) + " / (n epsilon), " + FormatNumber(kDefaultL2Max) +
-                   ") = " + FormatNumber(output_l2) + " (bolton's rule)"
-             : "0 (dp_gd)";
+    const std::string fallback = pure ? "l2 = min(" + FormatNumber(kDefaultL2Output) +
+                                            " / (n epsilon), " + FormatNumber(kDefaultL2Max) +
+                                            ") = " + FormatNumber(output_l2) + " (bolton's rule)"
+                                      : "0 (dp_gd)";
     if (candidate > cap) {
       rule = formula + " > " + FormatNumber(cap) + ": " + fallback +
              " (objective needing more l2 than that lost to it)";
@@ -174,18 +184,22 @@ double ChooseDefaultL2(LossKind loss, const Options& o, int64_t n, int d, bool s
              (fitted ? ", the intercept fitted as a coordinate: no stage 0" : "") + ")";
       if (fitted_intercept != nullptr) *fitted_intercept = fitted;
     } else {
-      rule = formula + ", where objective does not run (n l2 above its cap, its work cap or its "
-                       "epsilon floor): " + fallback;
+      rule = formula +
+             ", where objective does not run (n l2 above its cap, its work cap or its "
+             "epsilon floor): " +
+             fallback;
       l2 = pure ? output_l2 : 0;
     }
   } else if (!(o.delta > 0) || ne < kHuberBoltonNE) {
     const double shrink = std::max(1.0, kHuberShrinkNEPerD * std::max(d, 1) / ne);
     l2 = std::min(kDefaultL2Max, kDefaultL2Huber / ne * shrink);
-    rule = std::string("huber, ") +
-           (o.delta > 0 ? "delta > 0 and n epsilon < " + FormatNumber(kHuberBoltonNE) : "delta = 0") + ": min(" +
-           FormatNumber(kDefaultL2Huber) + " / (n epsilon) max(1, " + FormatNumber(kHuberShrinkNEPerD) +
-           " d / (n epsilon)), " + FormatNumber(kDefaultL2Max) + ") = " + FormatNumber(l2) + " with d = " +
-           std::to_string(d) + ", n epsilon = " + FormatNumber(ne) + " (bolton, shrinking toward the private mean)";
+    rule =
+        std::string("huber, ") +
+        (o.delta > 0 ? "delta > 0 and n epsilon < " + FormatNumber(kHuberBoltonNE) : "delta = 0") +
+        ": min(" + FormatNumber(kDefaultL2Huber) + " / (n epsilon) max(1, " +
+        FormatNumber(kHuberShrinkNEPerD) + " d / (n epsilon)), " + FormatNumber(kDefaultL2Max) +
+        ") = " + FormatNumber(l2) + " with d = " + std::to_string(d) +
+        ", n epsilon = " + FormatNumber(ne) + " (bolton, shrinking toward the private mean)";
   } else {
     rule = "huber, delta > 0 and n epsilon >= " + FormatNumber(kHuberBoltonNE) + ": 0 (dp_gd)";
   }
@@ -204,10 +218,11 @@ Algorithm DefaultAlgorithm(LossKind loss, const Options& o, int64_t n, int d, st
     rule = "l1 > 0: dp_gd, the proximal method with the lowest excess risk";
   } else if (ObjectiveForSmallL2(loss, o, n, d)) {
     a = Algorithm::kObjective;
-    rule = "n l2 <= " + FormatNumber(ObjectiveNL2Cap(o, d)) + ": objective" +
-           (o.delta > 0 ? "" : " (pure: Gamma-norm b)") +
-           ", whose noise the data's curvature damps (the best held-out accuracy and AUC at small l2 "
-           "in the benchmark)";
+    rule =
+        "n l2 <= " + FormatNumber(ObjectiveNL2Cap(o, d)) + ": objective" +
+        (o.delta > 0 ? "" : " (pure: Gamma-norm b)") +
+        ", whose noise the data's curvature damps (the best held-out accuracy and AUC at small l2 "
+        "in the benchmark)";
   } else if (o.l2 > 0) {
     a = Algorithm::kBolton;
     rule = "l2 > 0: bolton, the lowest excess risk in the benchmark";
@@ -270,8 +285,9 @@ Plan PlanStreamingDefault(const Options& given, LossKind loss, int64_t n, int d)
     rule = "l1 > 0: dp_gd, the proximal method (as in memory)";
   } else if (options.l2 > 0) {
     chosen.algorithm = Algorithm::kOutputGd;
-    rule = "l2 > 0: output_gd (bolton and objective read rows one by one; output_gd's "
-           "tight contraction needs few passes)";
+    rule =
+        "l2 > 0: output_gd (bolton and objective read rows one by one; output_gd's "
+        "tight contraction needs few passes)";
   } else if (options.delta > 0 && NewtonStreamsByDefault(loss, n, d, options)) {
     chosen.algorithm = Algorithm::kDpNewton;
     rule = "logistic, l2 = 0, delta > 0, n >= " + std::to_string(kNewtonDefaultMinRows) +
@@ -324,12 +340,13 @@ Plan PlanStreamingRows(const Options& options, LossKind loss, int64_t n, int d) 
                  "mode => 'in_memory' if the rows fit in dperm.max_buffer, or a number for l2.");
   if (options.has_algorithm) {
     if (!SupportsStreaming(options.algorithm))
-      throw Error(ErrorKind::kFeatureNotSupported,
-                  std::string("algorithm ") + AlgorithmName(options.algorithm) +
-                      " cannot train in streaming mode: " + SpecFor(options.algorithm).no_streaming,
-                  "Streaming mode runs " + JoinNames(StreamingAlgorithms(), " and ") +
-                      " (they read the rows in full passes only); or pass mode => 'in_memory' if the rows "
-                      "fit in dperm.max_buffer.");
+      throw Error(
+          ErrorKind::kFeatureNotSupported,
+          std::string("algorithm ") + AlgorithmName(options.algorithm) +
+              " cannot train in streaming mode: " + SpecFor(options.algorithm).no_streaming,
+          "Streaming mode runs " + JoinNames(StreamingAlgorithms(), " and ") +
+              " (they read the rows in full passes only); or pass mode => 'in_memory' if the rows "
+              "fit in dperm.max_buffer.");
     // No private offset in streaming mode (offset.hpp): its statistic would
     // need a pass of its own, which pass_aggregate does not have yet, so the
     // intercept is fitted as an ordinary coordinate, as up to 0.6.0.

@@ -31,7 +31,7 @@ std::vector<double> MechanismRdpCurve(const Plan& plan) {
       curve[i] = double(plan.noisy_steps) * GradientStepRdp(plan, a);
     } else if (plan.noise == NoiseKind::kGaussian) {
       double ratio = plan.sensitivity / plan.noise_scale;  // Delta / sigma
-      curve[i] = a * ratio * ratio / 2;  // Mironov 2017, Prop. 7
+      curve[i] = a * ratio * ratio / 2;                    // Mironov 2017, Prop. 7
     } else {
       curve[i] = std::min(eps, a * eps * eps / 2);  // Bun & Steinke 2016, Prop. 1.4
     }

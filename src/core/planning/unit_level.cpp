@@ -65,7 +65,8 @@ void StateUnitLevel(const Options& unit_level, Plan* plan) {
   const int64_t k = unit_level.max_rows_per_unit;
   if (k <= 0) return;
   if (plan->n % k != 0)
-    throw Error(ErrorKind::kInternal, "a unit-level plan needs a multiple of max_rows_per_unit rows");
+    throw Error(ErrorKind::kInternal,
+                "a unit-level plan needs a multiple of max_rows_per_unit rows");
   plan->unit_rows = k;
   plan->units = plan->n / k;
   plan->unit_epsilon = unit_level.epsilon;

@@ -28,7 +28,9 @@ DecisionPlan PlanDecision(const Options& o, LossKind loss, int64_t n, const Offs
   DecisionPlan p;
   // A threshold on the sigmoid's probability (the grid above): binary labels
   // with the sigmoid link only.
-  if (LossLabel(loss) != LabelKind::kBinary || LossLink(loss) != Link::kSigmoid || !o.fit_intercept || !o.intercept_offset || n < 1) return p;
+  if (LossLabel(loss) != LabelKind::kBinary || LossLink(loss) != Link::kSigmoid ||
+      !o.fit_intercept || !o.intercept_offset || n < 1)
+    return p;
   // The shares sum to epsilon exactly: rest = epsilon - epsilon0 is exact
   // (offset.cpp), mechanism = rest - epsilon/20 lies in [rest/2, rest], so
   // epsilon_t = rest - mechanism is exact (Sterbenz) and MechanismOptions
@@ -44,10 +46,11 @@ DecisionPlan PlanDecision(const Options& o, LossKind loss, int64_t n, const Offs
   p.noise_scale = 2 / p.epsilon;  // report noisy max, scores of sensitivity 1
   p.thresholds = DecisionThresholds();
   p.bonus = std::ceil(p.noise_scale * std::log(double(p.thresholds.size())));
-  p.rule = "epsilon_t = epsilon/20; the threshold on the margin among logit(0.05), logit(0.10), ..., "
-           "logit(0.95) that classifies the most training rows correctly, by report noisy max (discrete "
-           "Laplace of scale 2/epsilon_t on each count; threshold 0 starts ceil(scale ln 19) ahead); "
-           "the intercept is released minus it (decision.hpp)";
+  p.rule =
+      "epsilon_t = epsilon/20; the threshold on the margin among logit(0.05), logit(0.10), ..., "
+      "logit(0.95) that classifies the most training rows correctly, by report noisy max (discrete "
+      "Laplace of scale 2/epsilon_t on each count; threshold 0 starts ceil(scale ln 19) ahead); "
+      "the intercept is released minus it (decision.hpp)";
   return p;
 }
 
@@ -86,7 +89,8 @@ double ReleaseDecisionThreshold(const Plan& plan, const double* rows, const std:
   int best = 0;
   __int128 best_score = 0;
   for (int c = 0; c < k; c++) {
-    const __int128 score = __int128(correct[size_t(c)]) + (c == kZeroIndex ? __int128(dp.bonus) : 0) +
+    const __int128 score = __int128(correct[size_t(c)]) +
+                           (c == kZeroIndex ? __int128(dp.bonus) : 0) +
                            DiscreteLaplace(rng, scale_t, scale_s);
     if (c == 0 || score > best_score) best = c, best_score = score;  // ties: the lower index
   }

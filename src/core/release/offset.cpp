@@ -108,7 +108,8 @@ OffsetPlan PlanOffset(const Options& o, LossKind loss, int64_t n) {
   return p;
 }
 
-Options MechanismOptions(const Options& options, const OffsetPlan& offset, const DecisionPlan& decision) {
+Options MechanismOptions(const Options& options, const OffsetPlan& offset,
+                         const DecisionPlan& decision) {
   Options m = options;
   m.epsilon = options.epsilon - offset.epsilon - decision.epsilon;
   return m;
@@ -118,7 +119,8 @@ std::vector<double> OffsetFromSums(LossKind loss, const std::vector<double>& s, 
                                    double target_bound) {
   const OffsetStatistic* statistic = StatisticOf(loss);
   if (statistic == nullptr)
-    throw Error(ErrorKind::kInternal, std::string("OffsetFromSums: no offset for ") + LossName(loss));
+    throw Error(ErrorKind::kInternal,
+                std::string("OffsetFromSums: no offset for ") + LossName(loss));
   LossParams params;
   params.target_bound = target_bound;
   params.classes = int(s.size());

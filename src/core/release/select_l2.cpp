@@ -65,8 +65,8 @@ L2SelectionResult TrainL2Selection(const L2Selection& s, const double* rows, Sec
   std::vector<double> train(size_t(s.n_train) * stride), valid(size_t(s.n_valid) * stride);
   for (int64_t k = 0; k < s.n; k++) {
     const double* r = rows + size_t(perm[size_t(k)]) * stride;
-    double* dst = k < s.n_train ? &train[size_t(k) * stride]
-                                : &valid[size_t(k - s.n_train) * stride];
+    double* dst =
+        k < s.n_train ? &train[size_t(k) * stride] : &valid[size_t(k - s.n_train) * stride];
     std::copy(r, r + stride, dst);
     CountWork(uint64_t(stride));
   }
@@ -96,10 +96,8 @@ L2SelectionResult TrainL2Selection(const L2Selection& s, const double* rows, Sec
     for (int64_t i = 0; i < s.n_valid; i++) {
       const double row_score = RowScore(s, models[g], &valid[size_t(i) * stride]);
       CountWork(models[g].size());  // one multiply-add per coefficient
-      if (exact_counts)
-        sums[g] += row_score;
-      else
-        sum.Add(0, row_score);
+      if (exact_counts) sums[g] += row_score;
+      else sum.Add(0, row_score);
     }
     if (!exact_counts) sums[g] = sum.Value(0);
   }

@@ -158,8 +158,8 @@ bool DecodePassSpec(const double* in, int size, PassSpec* s) {
   return gamma == 0 || (s->classes == 0 && !s->with_loss && dim <= kMaxMomentDim);
 }
 
-void PassAddRow(const PassSpec& s, const double* w, const double* x, double label,
-                double* state, double* scratch) noexcept {
+void PassAddRow(const PassSpec& s, const double* w, const double* x, double label, double* state,
+                double* scratch) noexcept {
   state[0] += 1;
   if (s.curvature_weight > 0) {
     // gamma f'(m, y) (the kernel's derivative, one rounding of the product)
@@ -177,8 +177,7 @@ void PassAddRow(const PassSpec& s, const double* w, const double* x, double labe
     return;
   }
   const int per_class = s.d + (s.fit_intercept ? 1 : 0);
-  for (int k = 0; k < std::max(s.classes, 1); k++)
-    scratch[k] = Margin(s, w + k * per_class, x);
+  for (int k = 0; k < std::max(s.classes, 1); k++) scratch[k] = Margin(s, w + k * per_class, x);
   AddRowScores(s, x, label, state, scratch);
   EndRow(s, state);
 }
@@ -279,10 +278,7 @@ bool PassCombine(double* into, const double* from, int size) noexcept {
 }
 
 PassObjective::PassObjective(const Plan& plan, PassRunner& runner)
-    : Objective(plan.mu, plan.options.l1),
-      spec_(PassSpecFor(plan)),
-      n_(plan.n),
-      runner_(&runner) {}
+    : Objective(plan.mu, plan.options.l1), spec_(PassSpecFor(plan)), n_(plan.n), runner_(&runner) {}
 
 void PassObjective::Pass(const PassSpec& spec, const Eigen::VectorXd& w) const {
   CheckInterrupt();
@@ -340,8 +336,7 @@ void PassObjective::AddRowGradients(const Eigen::VectorXd&, const int64_t*, int6
 }
 
 Eigen::MatrixXd PassObjective::LossHessian(const Eigen::VectorXd&) const {
-  throw Error(ErrorKind::kFeatureNotSupported,
-              "streaming training has no Hessian pass yet");
+  throw Error(ErrorKind::kFeatureNotSupported, "streaming training has no Hessian pass yet");
 }
 
 bool SupportsStreaming(Algorithm a) { return SpecFor(a).streams; }

@@ -19,8 +19,8 @@ struct LossHolder {
 };
 class OwningLinearObjective : private LossHolder, public LinearObjective {
  public:
-  OwningLinearObjective(std::unique_ptr<Loss> f, FeatureMap x, LabelMap y,
-                        bool fit_intercept, double l2, double l1)
+  OwningLinearObjective(std::unique_ptr<Loss> f, FeatureMap x, LabelMap y, bool fit_intercept,
+                        double l2, double l1)
       : LossHolder{std::move(f)}, LinearObjective(*loss, x, y, fit_intercept, l2, l1) {}
 };
 
@@ -40,9 +40,8 @@ std::unique_ptr<Objective> MakeObjective(const Plan& plan, const double* rows,
   }
   std::unique_ptr<Loss> loss = MakeLoss(plan.loss, plan.options);
   if (!offset.empty()) loss = ShiftLoss(std::move(loss), offset[0]);
-  auto f = std::make_unique<OwningLinearObjective>(std::move(loss), x, y,
-                                                   plan.options.fit_intercept, plan.mu,
-                                                   plan.options.l1);
+  auto f = std::make_unique<OwningLinearObjective>(
+      std::move(loss), x, y, plan.options.fit_intercept, plan.mu, plan.options.l1);
   f->SetSumGrid(plan.sum_grid);  // exact sums (exact_sum.hpp)
   return f;
 }
@@ -56,7 +55,8 @@ std::vector<double> TrainModel(const Plan& plan, const double* rows, SecureRng& 
   std::vector<double> out(w.data(), w.data() + w.size());
   AddOffset(plan, b0, out);
   // Stage 2 (decision.hpp): the intercept minus the private threshold.
-  if (plan.decision.epsilon > 0) out[size_t(plan.d)] -= ReleaseDecisionThreshold(plan, rows, out, rng);
+  if (plan.decision.epsilon > 0)
+    out[size_t(plan.d)] -= ReleaseDecisionThreshold(plan, rows, out, rng);
   if (offset_out != nullptr) *offset_out = b0;
   return out;
 }

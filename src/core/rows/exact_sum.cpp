@@ -93,9 +93,8 @@ void AddRoundedLimbsPortable(double* __restrict lo, double s, const double* __re
 #ifdef DPERM_ROW_AVX2
 // AddRoundedRowsPortable four coordinates at a time.
 __attribute__((target("avx2"))) void AddRoundedRowsAvx2(int64_t* __restrict p, const double* c,
-                                                         double inv, const double* x,
-                                                         int64_t stride, int64_t count, int d,
-                                                         bool intercept) {
+                                                        double inv, const double* x, int64_t stride,
+                                                        int64_t count, int d, bool intercept) {
   const __m256d low = _mm256_set1_pd(-kSumClamp), high = _mm256_set1_pd(kSumClamp),
                 round = _mm256_set1_pd(kRound);
   const __m256i round_bits = _mm256_set1_epi64x(kRoundBits);
@@ -119,7 +118,7 @@ __attribute__((target("avx2"))) void AddRoundedRowsAvx2(int64_t* __restrict p, c
 
 // AddRoundedLimbsPortable four coordinates at a time.
 __attribute__((target("avx2"))) void AddRoundedLimbsAvx2(double* __restrict lo, double s,
-                                                          const double* __restrict x, int d) {
+                                                         const double* __restrict x, int d) {
   const __m256d vs = _mm256_set1_pd(s), low = _mm256_set1_pd(-kSumClamp),
                 high = _mm256_set1_pd(kSumClamp), round = _mm256_set1_pd(kRound);
   int j = 0;
@@ -147,7 +146,8 @@ void AddRoundedRows(int64_t* p, const double* c, double inv, const double* x, in
 
 void AddRoundedLimbs(double* lo, double s, const double* x, int d, RowIsa isa) {
 #ifdef DPERM_ROW_AVX2
-  if (isa == RowIsa::kAvx2 && BestRowIsa() == RowIsa::kAvx2) return AddRoundedLimbsAvx2(lo, s, x, d);
+  if (isa == RowIsa::kAvx2 && BestRowIsa() == RowIsa::kAvx2)
+    return AddRoundedLimbsAvx2(lo, s, x, d);
 #endif
   (void)isa;
   AddRoundedLimbsPortable(lo, s, x, d);
@@ -249,7 +249,8 @@ void LimbCombine(double* lo, double* hi, const double* from_lo, const double* fr
 
 __int128 LimbUnits(double lo, double hi) noexcept {
   // Both are integers below 2^53 in magnitude: exact in int64.
-  return __int128(static_cast<int64_t>(lo)) + __int128(static_cast<int64_t>(hi)) * (__int128(1) << 32);
+  return __int128(static_cast<int64_t>(lo)) +
+         __int128(static_cast<int64_t>(hi)) * (__int128(1) << 32);
 }
 
 }  // namespace dperm

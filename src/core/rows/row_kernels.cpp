@@ -34,8 +34,8 @@ __attribute__((target("avx2"))) inline double FinishDot(__m256d a, const double*
 // Four rows at a time (four independent chains of additions), each row's
 // four sums in one register's lanes.
 __attribute__((target("avx2"))) void RowMarginsAvx2(const double* x, int64_t stride, int64_t count,
-                                                     int d, const double* w, bool intercept,
-                                                     double* m) {
+                                                    int d, const double* w, bool intercept,
+                                                    double* m) {
   const int d4 = d & ~3;
   int64_t i = 0;
   for (; i + 4 <= count; i += 4) {

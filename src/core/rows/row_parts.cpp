@@ -56,7 +56,7 @@ void ForRowParts(int64_t n, int parts, const RowPartBody& body) {
   };
   std::vector<std::thread> threads;
   threads.reserve(size_t(parts));  // emplace_back never reallocates below
-  std::vector<int> inline_parts;  // parts whose thread could not be started
+  std::vector<int> inline_parts;   // parts whose thread could not be started
   {
     SignalsBlocked blocked;
     for (int part = 1; part < parts; part++) {
@@ -77,9 +77,8 @@ void ForRowParts(int64_t n, int parts, const RowPartBody& body) {
 void SumRowParts(int64_t n, uint64_t work_per_row, ExactSum& total, const ExactRowsAdd& add) {
   const int parts = RowParts(n, work_per_row);
   std::vector<ExactSum> sums(static_cast<size_t>(parts), ExactSum(total.dim(), total.grid()));
-  ForRowParts(n, parts, [&](int part, int64_t begin, int64_t end) {
-    add(begin, end, sums[size_t(part)]);
-  });
+  ForRowParts(n, parts,
+              [&](int part, int64_t begin, int64_t end) { add(begin, end, sums[size_t(part)]); });
   for (const ExactSum& sum : sums) total.Merge(sum);
 }
 

@@ -35,8 +35,7 @@ double ClipTolerance(int d) {
 bool InsideBound(const double* in, int d, double feature_bound) noexcept {
   const double squares = FourSumDot(in, in, d);
   return std::isfinite(squares) && feature_bound >= kFastClipMinBound &&
-         std::sqrt(squares) <=
-             feature_bound * (1.0 - ClipTolerance(d)) * (1.0 - kFastClipMargin);
+         std::sqrt(squares) <= feature_bound * (1.0 - ClipTolerance(d)) * (1.0 - kFastClipMargin);
 }
 
 }  // namespace
@@ -75,8 +74,7 @@ void ClipRow(const double* in, int d, double feature_bound, double* out) noexcep
   // eps leaves every row's exact norm at or below the bound.
   if (n_inf > 0) {
     double unit = feature_bound / std::sqrt(static_cast<double>(n_inf)) * (1.0 - tol);
-    for (int j = 0; j < d; j++)
-      out[j] = std::isinf(out[j]) ? std::copysign(unit, out[j]) : 0.0;
+    for (int j = 0; j < d; j++) out[j] = std::isinf(out[j]) ? std::copysign(unit, out[j]) : 0.0;
     return;
   }
   if (max_abs == 0) return;

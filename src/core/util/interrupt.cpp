@@ -11,7 +11,7 @@ InterruptProbe g_probe = nullptr;
 namespace detail {
 thread_local uint64_t work_since_probe = 0;
 IterationHook iteration_hook = nullptr;
-}
+}  // namespace detail
 
 void SetInterruptProbe(InterruptProbe probe) { g_probe = probe; }
 

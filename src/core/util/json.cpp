@@ -225,10 +225,8 @@ class JsonReader {
       if (pos_ == from) Fail("malformed number");
     };
     if (s_[pos_] == '-') pos_++;
-    if (pos_ < s_.size() && s_[pos_] == '0')
-      pos_++;
-    else
-      digits();
+    if (pos_ < s_.size() && s_[pos_] == '0') pos_++;
+    else digits();
     if (pos_ < s_.size() && s_[pos_] == '.') {
       pos_++;
       digits();
@@ -333,10 +331,8 @@ void WriteJson(JsonWriter& j, const JsonValue& v) {
     case JsonValue::Kind::kArray:
       j.BeginArray();
       for (size_t i = 0; i < v.size(); i++) {
-        if (v.IsNumberAt(i))
-          j.Number(v.NumberAt(i));
-        else
-          WriteJson(j, v.At(i));
+        if (v.IsNumberAt(i)) j.Number(v.NumberAt(i));
+        else WriteJson(j, v.At(i));
       }
       j.EndArray();
       break;

@@ -14,8 +14,8 @@ namespace dperm::pg {
 Datum Float8ArrayDatum(const double* values, int n) {
   Datum* datums = static_cast<Datum*>(palloc(sizeof(Datum) * Max(n, 1)));
   for (int i = 0; i < n; i++) datums[i] = Float8GetDatum(values[i]);
-  return PointerGetDatum(construct_array(datums, n, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL,
-                                         TYPALIGN_DOUBLE));
+  return PointerGetDatum(
+      construct_array(datums, n, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
 Datum OidArrayDatum(const Oid* oids, int n) {

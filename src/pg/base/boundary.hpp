@@ -74,9 +74,7 @@ ErrorData* CallPostgresCatching(Call&& call) {
   MemoryContext volatile caller = CurrentMemoryContext;
   ErrorData* volatile error = nullptr;
   PG_TRY();
-  {
-    call();
-  }
+  { call(); }
   PG_CATCH();
   {
     MemoryContextSwitchTo(caller);
@@ -166,23 +164,23 @@ class PgBox {
 // (the per-row transitions are DPERM_FUNCTIONs). A backend is single-threaded and
 // the error is reset right before it is filled and reported right after,
 // with nothing in between that could enter another DPERM_FUNCTION.
-#define DPERM_FUNCTION(name)                                               \
-  static Datum name##_body(PG_FUNCTION_ARGS);                              \
-  extern "C" {                                                             \
-  PG_FUNCTION_INFO_V1(name);                                               \
-  Datum name(PG_FUNCTION_ARGS) {                                           \
-    static ::dperm::pg::CoreError error_;                                  \
-    bool failed_ = false;                                                  \
-    Datum result_ = (Datum)0;                                              \
-    try {                                                                  \
-      result_ = name##_body(fcinfo);                                       \
-    } catch (...) {                                                        \
-      failed_ = true;                                                      \
-      error_ = ::dperm::pg::CoreError();                                   \
-      ::dperm::pg::CaptureCurrentException(&error_);                       \
-    }                                                                      \
-    if (failed_) ::dperm::pg::ReportCoreError(error_);                     \
-    return result_;                                                        \
-  }                                                                        \
-  }                                                                        \
+#define DPERM_FUNCTION(name)                           \
+  static Datum name##_body(PG_FUNCTION_ARGS);          \
+  extern "C" {                                         \
+  PG_FUNCTION_INFO_V1(name);                           \
+  Datum name(PG_FUNCTION_ARGS) {                       \
+    static ::dperm::pg::CoreError error_;              \
+    bool failed_ = false;                              \
+    Datum result_ = (Datum)0;                          \
+    try {                                              \
+      result_ = name##_body(fcinfo);                   \
+    } catch (...) {                                    \
+      failed_ = true;                                  \
+      error_ = ::dperm::pg::CoreError();               \
+      ::dperm::pg::CaptureCurrentException(&error_);   \
+    }                                                  \
+    if (failed_) ::dperm::pg::ReportCoreError(error_); \
+    return result_;                                    \
+  }                                                    \
+  }                                                    \
   static Datum name##_body(PG_FUNCTION_ARGS)

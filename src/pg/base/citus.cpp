@@ -102,8 +102,7 @@ void HmacDouble(pg_hmac_ctx* ctx, double v) {
 // the expiry and w, each float8 in its big-endian bytes.
 void PassMac(const double* spec, double expires, const double* w, int dim, uint8 mac[32]) {
   pg_hmac_ctx* ctx = pg_hmac_create(PG_SHA256);
-  if (ctx == nullptr)
-    ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+  if (ctx == nullptr) ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
   static const char kDomain[] = "dperm pass v1";
   HmacStep(ctx, pg_hmac_init(ctx, reinterpret_cast<const uint8*>(g_pass_key), strlen(g_pass_key)));
   HmacStep(ctx, pg_hmac_update(ctx, reinterpret_cast<const uint8*>(kDomain), strlen(kDomain)));
@@ -129,9 +128,7 @@ double NowUnixSeconds() {
 
 bool PassKeyConfigured() { return g_pass_key != nullptr && g_pass_key[0] != '\0'; }
 
-bool IsCitusTable(Oid relid) {
-  return CitusInstalled() && AnyCitusRelation(list_make1_oid(relid));
-}
+bool IsCitusTable(Oid relid) { return CitusInstalled() && AnyCitusRelation(list_make1_oid(relid)); }
 
 void RefuseCitusRelations(List* relids, const char* aggregate) {
   if (relids == NIL || !CitusInstalled()) return;

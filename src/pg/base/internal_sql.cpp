@@ -56,8 +56,7 @@ const struct {
 int PinInternalSettings() {
   int level = NewGUCNestLevel();
   for (const auto& s : kInternalSettings)
-    set_config_option(s.name, s.value, PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
-                      false);
+    set_config_option(s.name, s.value, PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
   return level;
 }
 
@@ -78,8 +77,8 @@ InternalScope EnterInternal(Oid role, bool allow_parallel) {
   // as VACUUM and ANALYZE use when they run a table owner's code: no SET
   // ROLE, no temporary objects, no lasting settings from whatever the
   // statement's objects execute, whoever `role` is.
-  SetUserIdAndSecContext(role, s.saved_context | SECURITY_LOCAL_USERID_CHANGE |
-                                   SECURITY_RESTRICTED_OPERATION);
+  SetUserIdAndSecContext(
+      role, s.saved_context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
   // In parallel mode (a final function under a parallel plan: the
   // `dataset` check) PostgreSQL forbids setting parameters, and no new
   // parallel plan can start anyway; the statements dperm runs there spell
@@ -93,8 +92,8 @@ InternalScope EnterInternal(Oid role, bool allow_parallel) {
     if (!allow_parallel)
       set_config_option("max_parallel_workers_per_gather", "0", PGC_USERSET, PGC_S_SESSION,
                         GUC_ACTION_SAVE, true, 0, false);
-    set_config_option("force_parallel_mode", "off", PGC_USERSET, PGC_S_SESSION,
-                      GUC_ACTION_SAVE, true, 0, false);
+    set_config_option("force_parallel_mode", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+                      true, 0, false);
   }
   return s;
 }
@@ -125,9 +124,8 @@ namespace {
 
 }  // namespace
 
-void RunInternalSql(Oid role, const char* sql, int nargs, Oid* types,
-                    Datum* args, const char* nulls, int expected, bool read_only,
-                    bool allow_parallel) {
+void RunInternalSql(Oid role, const char* sql, int nargs, Oid* types, Datum* args,
+                    const char* nulls, int expected, bool read_only, bool allow_parallel) {
   MemoryContext context = CurrentMemoryContext;
   InternalScope scope = EnterInternal(role, allow_parallel);
   int result = 0;
@@ -140,15 +138,13 @@ void RunInternalSql(Oid role, const char* sql, int nargs, Oid* types,
   LeaveInternal(scope);
 }
 
-void RunInternalPlan(Oid role, SPIPlanPtr* plan, const char* sql, int nargs,
-                     Oid* types, Datum* args, int expected, bool read_only,
-                     bool allow_parallel) {
+void RunInternalPlan(Oid role, SPIPlanPtr* plan, const char* sql, int nargs, Oid* types,
+                     Datum* args, int expected, bool read_only, bool allow_parallel) {
   InternalScope scope = EnterInternal(role, allow_parallel);
   if (*plan == nullptr) {
     // Planned once, under the identity and settings of every execution; a
     // generic plan, so that no execution plans again for its parameters.
-    *plan = SPI_prepare_cursor(sql, nargs, types,
-                               CURSOR_OPT_PARALLEL_OK | CURSOR_OPT_GENERIC_PLAN);
+    *plan = SPI_prepare_cursor(sql, nargs, types, CURSOR_OPT_PARALLEL_OK | CURSOR_OPT_GENERIC_PLAN);
     if (*plan == nullptr) elog(ERROR, "dperm: could not prepare \"%s\"", sql);
   }
   MemoryContext context = CurrentMemoryContext;
@@ -182,13 +178,12 @@ bool RoleColumnIsOid(const char* table, const char* column) {
 
 const char* RoleColumnValue(const char* table, const char* column, int param) {
   return RoleColumnIsOid(table, column) ? psprintf("$%d::pg_catalog.regrole", param)
-                 : psprintf("pg_catalog.pg_get_userbyid($%d)", param);
+                                        : psprintf("pg_catalog.pg_get_userbyid($%d)", param);
 }
 
 void RunAsCatalogOwner(const char* sql, int nargs, Oid* types, Datum* args, const char* nulls,
                        int expected, bool read_only) {
-  RunInternalSql(BOOTSTRAP_SUPERUSERID, sql, nargs, types, args, nulls, expected,
-                 read_only);
+  RunInternalSql(BOOTSTRAP_SUPERUSERID, sql, nargs, types, args, nulls, expected, read_only);
 }
 
 }  // namespace dperm::pg

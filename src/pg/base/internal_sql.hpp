@@ -26,9 +26,8 @@ int PinInternalSettings();
 // statement (no CONTEXT line or internal query quoting it).
 // allow_parallel: let the planner use parallel workers (streaming passes,
 // whose aggregates need no backend-local state); otherwise serial plans.
-void RunInternalSql(Oid role, const char* sql, int nargs, Oid* types,
-                    Datum* args, const char* nulls, int expected, bool read_only,
-                    bool allow_parallel = false);
+void RunInternalSql(Oid role, const char* sql, int nargs, Oid* types, Datum* args,
+                    const char* nulls, int expected, bool read_only, bool allow_parallel = false);
 
 // RunInternalSql for a statement run many times (dperm.train's passes): the
 // first call prepares `sql` into *plan (nullptr before), a generic plan in

@@ -36,7 +36,9 @@ List* ParentAndAncestors(Oid parent) { return lcons_oid(parent, AncestorsOf(pare
 
 // The relation a RangeVar of an ALTER TABLE names, or InvalidOid (the
 // command itself reports a missing one).
-Oid RelationOfCommand(RangeVar* rv) { return rv == nullptr ? InvalidOid : RangeVarGetRelid(rv, NoLock, true); }
+Oid RelationOfCommand(RangeVar* rv) {
+  return rv == nullptr ? InvalidOid : RangeVarGetRelid(rv, NoLock, true);
+}
 
 // RENAME COLUMN: a budget whose privacy unit is the renamed column, on the
 // relation or (unless ONLY) a partition or child the rename recurses to,
@@ -48,7 +50,8 @@ void FollowUnitRename(RenameStmt* stmt) {
   if (!OidIsValid(relid) || stmt->subname == nullptr || stmt->newname == nullptr ||
       !pg_class_ownercheck(relid, GetUserId()))
     return;
-  List* family = stmt->relation->inh ? find_all_inheritors(relid, NoLock, nullptr) : list_make1_oid(relid);
+  List* family =
+      stmt->relation->inh ? find_all_inheritors(relid, NoLock, nullptr) : list_make1_oid(relid);
   Oid* members = static_cast<Oid*>(palloc(sizeof(Oid) * list_length(family)));
   int n = 0;
   ListCell* lc;
@@ -57,15 +60,17 @@ void FollowUnitRename(RenameStmt* stmt) {
   Datum args[3] = {OidArrayDatum(members, n), CStringGetTextDatum(stmt->subname),
                    CStringGetTextDatum(stmt->newname)};
   SPI_connect();
-  RunAsCatalogOwner("SELECT 1 FROM pg_catalog.pg_attribute a"
-                    " WHERE a.attrelid OPERATOR(pg_catalog.=) 'dperm.budgets'::pg_catalog.regclass"
-                    "   AND a.attname OPERATOR(pg_catalog.=) 'privacy_unit' AND NOT a.attisdropped",
-                    0, nullptr, nullptr, nullptr, SPI_OK_SELECT, true);
+  RunAsCatalogOwner(
+      "SELECT 1 FROM pg_catalog.pg_attribute a"
+      " WHERE a.attrelid OPERATOR(pg_catalog.=) 'dperm.budgets'::pg_catalog.regclass"
+      "   AND a.attname OPERATOR(pg_catalog.=) 'privacy_unit' AND NOT a.attisdropped",
+      0, nullptr, nullptr, nullptr, SPI_OK_SELECT, true);
   if (SPI_processed == 1)
-    RunAsCatalogOwner("UPDATE dperm.budgets SET privacy_unit = $3::pg_catalog.name"
-                      " WHERE relation::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1)"
-                      "   AND privacy_unit OPERATOR(pg_catalog.=) $2::pg_catalog.name",
-                      3, types, args, nullptr, SPI_OK_UPDATE, false);
+    RunAsCatalogOwner(
+        "UPDATE dperm.budgets SET privacy_unit = $3::pg_catalog.name"
+        " WHERE relation::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1)"
+        "   AND privacy_unit OPERATOR(pg_catalog.=) $2::pg_catalog.name",
+        3, types, args, nullptr, SPI_OK_UPDATE, false);
   SPI_finish();
 }
 
@@ -81,9 +86,10 @@ bool InProtectedFamily(Oid relid) {
   foreach (lc, family) members[n++] = lfirst_oid(lc);
   Oid types[1] = {OIDARRAYOID};
   Datum args[1] = {OidArrayDatum(members, n)};
-  RunAsCatalogOwner("SELECT 1 FROM dperm.protected p"
-                    " WHERE p.relation::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1) LIMIT 1",
-                    1, types, args, nullptr, SPI_OK_SELECT, true);
+  RunAsCatalogOwner(
+      "SELECT 1 FROM dperm.protected p"
+      " WHERE p.relation::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1) LIMIT 1",
+      1, types, args, nullptr, SPI_OK_SELECT, true);
   return SPI_processed > 0;
 }
 
@@ -99,9 +105,11 @@ void RefuseUnprotectedParent(Oid child, Oid parent) {
   char* parent_name = RelationDisplayName(parent);
   ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                   errmsg("cannot make the protected relation %s a partition or child of %s, "
-                         "which is not protected", child_name, parent_name),
+                         "which is not protected",
+                         child_name, parent_name),
                   errdetail("Roles that may read %s would read the protected rows through it, "
-                            "without dperm.train and its budget.", parent_name),
+                            "without dperm.train and its budget.",
+                            parent_name),
                   errhint("Protect %s first: SELECT dperm.protect('%s', analysts).", parent_name,
                           parent_name)));
 }
@@ -171,8 +179,8 @@ DPERM_FUNCTION(dperm_budgeted_alter) {
     FollowAlterTable(reinterpret_cast<AlterTableStmt*>(stmt));
   } else if (IsA(stmt, RenameStmt)) {
     RenameStmt* rename = reinterpret_cast<RenameStmt*>(stmt);
-    if (rename->renameType == OBJECT_COLUMN && rename->relation != nullptr) FollowUnitRename(rename);
+    if (rename->renameType == OBJECT_COLUMN && rename->relation != nullptr)
+      FollowUnitRename(rename);
   }
   PG_RETURN_VOID();
 }
-

@@ -52,7 +52,8 @@ List* LineageAncestors(Oid relid, List* ancestors) {
       1, types, args, nullptr, SPI_OK_SELECT, true);
   for (uint64 i = 0; i < SPI_processed; i++) {
     bool isnull;
-    Oid ancestor = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+    Oid ancestor =
+        DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
     if (ancestor == relid) continue;
     MemoryContext spi = MemoryContextSwitchTo(caller);
     ancestors = list_append_unique_oid(ancestors, ancestor);
@@ -80,11 +81,12 @@ void RecordLineage(Oid relid, List* ancestors) {
   if (m == 0) return;
   Oid types[2] = {OIDARRAYOID, OIDARRAYOID};
   Datum args[2] = {OidArrayDatum(members, n), OidArrayDatum(above, m)};
-  RunAsCatalogOwner("INSERT INTO dperm.lineage (relation, ancestor, recorded_at)"
-                    " SELECT d::pg_catalog.regclass, a::pg_catalog.regclass, pg_catalog.now()"
-                    "   FROM pg_catalog.unnest($1) d, pg_catalog.unnest($2) a"
-                    " ON CONFLICT DO NOTHING",
-                    2, types, args, nullptr, SPI_OK_INSERT, false);
+  RunAsCatalogOwner(
+      "INSERT INTO dperm.lineage (relation, ancestor, recorded_at)"
+      " SELECT d::pg_catalog.regclass, a::pg_catalog.regclass, pg_catalog.now()"
+      "   FROM pg_catalog.unnest($1) d, pg_catalog.unnest($2) a"
+      " ON CONFLICT DO NOTHING",
+      2, types, args, nullptr, SPI_OK_INSERT, false);
 }
 
 }  // namespace dperm::pg

@@ -36,8 +36,10 @@ PrivacyUnit UnitOf(const Oid* relations, int n_relations) {
   for (uint64 i = 0; i < SPI_processed; i++) {
     char* column = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
     bool isnull;
-    int64 k = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
-    Oid relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &isnull));
+    int64 k =
+        DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
+    Oid relid =
+        DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &isnull));
     if (unit.column == nullptr) {
       MemoryContext spi = MemoryContextSwitchTo(caller);
       unit.column = pstrdup(column);
@@ -45,12 +47,13 @@ PrivacyUnit UnitOf(const Oid* relations, int n_relations) {
       unit.max_rows = k;  // the smallest k comes first
       unit.relation = relid;
     } else if (strcmp(unit.column, column) != 0) {
-      ereport(ERROR,
-              (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-               errmsg("the budgets of this release name two privacy units: \"%s\" (%s) and \"%s\" (%s)",
-                      unit.column, get_rel_name(unit.relation), column, get_rel_name(relid)),
-               errdetail("A release is private per unit of one column. Nothing was charged."),
-               errhint("The owners can declare the same privacy_unit with dperm.set_budget.")));
+      ereport(
+          ERROR,
+          (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+           errmsg("the budgets of this release name two privacy units: \"%s\" (%s) and \"%s\" (%s)",
+                  unit.column, get_rel_name(unit.relation), column, get_rel_name(relid)),
+           errdetail("A release is private per unit of one column. Nothing was charged."),
+           errhint("The owners can declare the same privacy_unit with dperm.set_budget.")));
     }
   }
   SPI_finish();
@@ -62,9 +65,9 @@ PrivacyUnit TrainUnit(Oid relid, const Oid* relations, int n_relations) {
   if (u.column == nullptr) return u;
   const char* name = get_rel_name(relid);
   const char* why = get_rel_relkind(relid) == RELKIND_VIEW ? "it is a view"
-                    : IsCitusTable(relid)                   ? "it is a Citus distributed table"
-                    : get_attnum(relid, u.column) <= 0      ? "it has no column of that name"
-                                                            : nullptr;
+                    : IsCitusTable(relid)                  ? "it is a Citus distributed table"
+                    : get_attnum(relid, u.column) <= 0     ? "it has no column of that name"
+                                                           : nullptr;
   if (why != nullptr)
     ereport(ERROR,
             (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -83,8 +86,8 @@ void RefuseUnitRelations(const Oid* relations, int n_relations, const char* name
   if (u.column == nullptr) return;
   ereport(ERROR,
           (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-           errmsg("%s cannot release from %s: its budget protects each \"%s\", not each row",
-                  name, get_rel_name(u.relation), u.column),
+           errmsg("%s cannot release from %s: its budget protects each \"%s\", not each row", name,
+                  get_rel_name(u.relation), u.column),
            errdetail("A release charged to a relation with a privacy unit must bound the rows of "
                      "each unit (at most %lld) and may not state how many units there are, which "
                      "only dperm.train does. Nothing was charged.",
@@ -96,20 +99,22 @@ void RefuseUnitRelations(const Oid* relations, int n_relations, const char* name
 void CheckUnitOption(const dperm::Options& o, int64 bounded, const char* name) {
   if (o.max_rows_per_unit <= 0 || o.max_rows_per_unit == bounded) return;
   if (bounded > 0)
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("option \"max_rows_per_unit\" is %lld, but the relation's budget bounds "
-                           "each unit to %lld rows",
-                           static_cast<long long>(o.max_rows_per_unit),
-                           static_cast<long long>(bounded)),
-                    errhint("Leave max_rows_per_unit out: dperm.train takes it from the budget.")));
-  ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                  errmsg("%s cannot take option \"max_rows_per_unit\": nothing bounds the rows "
-                         "of a unit here", name),
-                  errdetail("A unit-level guarantee needs every unit's rows bounded, which "
-                            "dperm.train does for a relation whose budget names a privacy unit "
-                            "(dperm.set_budget(..., privacy_unit => ..., max_rows_per_unit => ...)). "
-                            "Nothing was charged."),
-                  errhint("dp_explain takes it to show a unit-level plan.")));
+    ereport(ERROR,
+            (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+             errmsg("option \"max_rows_per_unit\" is %lld, but the relation's budget bounds "
+                    "each unit to %lld rows",
+                    static_cast<long long>(o.max_rows_per_unit), static_cast<long long>(bounded)),
+             errhint("Leave max_rows_per_unit out: dperm.train takes it from the budget.")));
+  ereport(ERROR,
+          (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+           errmsg("%s cannot take option \"max_rows_per_unit\": nothing bounds the rows "
+                  "of a unit here",
+                  name),
+           errdetail("A unit-level guarantee needs every unit's rows bounded, which "
+                     "dperm.train does for a relation whose budget names a privacy unit "
+                     "(dperm.set_budget(..., privacy_unit => ..., max_rows_per_unit => ...)). "
+                     "Nothing was charged."),
+           errhint("dp_explain takes it to show a unit-level plan.")));
 }
 
 void CheckUnitType(Oid relid, const PrivacyUnit& u) {
@@ -123,7 +128,8 @@ void CheckUnitType(Oid relid, const PrivacyUnit& u) {
   if (entry != nullptr && OidIsValid(entry->lt_opr) && OidIsValid(entry->eq_opr)) return;
   ereport(ERROR, (errcode(ERRCODE_UNDEFINED_FUNCTION),
                   errmsg("the privacy unit \"%s\" of %s has type %s, which has no default btree "
-                         "ordering", u.column, get_rel_name(relid),
+                         "ordering",
+                         u.column, get_rel_name(relid),
                          OidIsValid(type) ? format_type_be(type) : "unknown"),
                   errdetail("dperm counts and samples units by the type's equality and order. "
                             "Nothing was charged."),
@@ -140,7 +146,8 @@ char* UnitBoundedSource(const UnitRead& r, const PrivacyUnit& u, const char* out
   // seed, so that it reads the same units and rows again.
   uint8 key[16];
   if (r.seeded) {
-    for (int i = 0; i < 16; i++) key[i] = static_cast<uint8>(r.seed >> (8 * (i % 8))) ^ static_cast<uint8>(i);
+    for (int i = 0; i < 16; i++)
+      key[i] = static_cast<uint8>(r.seed >> (8 * (i % 8))) ^ static_cast<uint8>(i);
   } else if (!pg_strong_random(key, sizeof key)) {
     ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
                     errmsg("could not generate a random key for the units' rows")));
@@ -189,20 +196,21 @@ char* UnitBoundedSource(const UnitRead& r, const PrivacyUnit& u, const char* out
       "          pg_catalog.int8larger(%lld::pg_catalog.int8 OPERATOR(pg_catalog.-) (%s),"
       "                                0::pg_catalog.int8) OPERATOR(pg_catalog.*) %lld::pg_catalog.int8) AS dummy(j))"
       " AS bounded",
-      f, l, hex, r.features_sql, r.label_sql, col, hex, col, col, r.qualified, units, k - 1, r.dimension, r.dummy_label, units, UnitCountFrom(r.qualified, u), k);
+      f, l, hex, r.features_sql, r.label_sql, col, hex, col, col, r.qualified, units, k - 1,
+      r.dimension, r.dummy_label, units, UnitCountFrom(r.qualified, u), k);
 }
 
 const char* UnitDummyLabel(dperm::LossKind loss, Oid label_type, int classes) {
   switch (dperm::LossLabel(loss)) {
     case dperm::LabelKind::kBinary:
-      return label_type == BOOLOID ? "(dummy.j OPERATOR(pg_catalog.%) 2 OPERATOR(pg_catalog.=) 0)"
-                                   : "(CASE WHEN dummy.j OPERATOR(pg_catalog.%) 2 OPERATOR(pg_catalog.=) 0"
-                                     " THEN 1 ELSE -1 END)::pg_catalog.float8";
+      return label_type == BOOLOID
+                 ? "(dummy.j OPERATOR(pg_catalog.%) 2 OPERATOR(pg_catalog.=) 0)"
+                 : "(CASE WHEN dummy.j OPERATOR(pg_catalog.%) 2 OPERATOR(pg_catalog.=) 0"
+                   " THEN 1 ELSE -1 END)::pg_catalog.float8";
     case dperm::LabelKind::kClass:
       return psprintf("(dummy.j OPERATOR(pg_catalog.%%) %d)::%s", classes > 0 ? classes : 1,
                       label_type == INT2OID ? "pg_catalog.int2" : "pg_catalog.int4");
-    case dperm::LabelKind::kTarget:
-      break;
+    case dperm::LabelKind::kTarget: break;
   }
   return "0::pg_catalog.float8";
 }

@@ -63,14 +63,15 @@ void CheckUnitType(Oid relid, const PrivacyUnit& u);
 // How a unit-level release reads its relation: `units` units (a noisy count,
 // ReleaseUnitCount) of exactly u.max_rows row slots each.
 struct UnitRead {
-  const char* qualified;      // the relation
-  const char* features_sql;   // an SQL expression of its columns (a quoted column, a spec's encoder)
-  const char* label_sql;      // an SQL expression of its columns for the label (a quoted column, a spec's)
-  const char* label;          // the label column: the name the read's label takes
-  int64 units;                // how many units to read
-  int dimension;              // d: a dummy unit's features are d zeros
-  const char* dummy_label;    // SQL of a dummy slot's label from its number j (column type)
-  bool seeded;                // the superuser-only seed: the order's key comes from it
+  const char* qualified;     // the relation
+  const char* features_sql;  // an SQL expression of its columns (a quoted column, a spec's encoder)
+  const char*
+      label_sql;      // an SQL expression of its columns for the label (a quoted column, a spec's)
+  const char* label;  // the label column: the name the read's label takes
+  int64 units;        // how many units to read
+  int dimension;      // d: a dummy unit's features are d zeros
+  const char* dummy_label;  // SQL of a dummy slot's label from its number j (column type)
+  bool seeded;              // the superuser-only seed: the order's key comes from it
   uint64 seed;
 };
 

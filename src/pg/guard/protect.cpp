@@ -125,14 +125,16 @@ char* LockReadableRelation(Oid relid, Oid* owner, bool view_allowed) {
   ReleaseSysCache(tuple);
   if (view_allowed && kind == RELKIND_VIEW) return name;
   if (kind != RELKIND_RELATION && kind != RELKIND_PARTITIONED_TABLE && kind != RELKIND_MATVIEW)
-    ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
-                    errmsg(view_allowed ? "%s is not a table, materialized view or view"
-                                        : "%s is not a table or materialized view", name),
-                    errhint(view_allowed
-                                ? "dperm.train reads tables, partitioned tables, materialized views "
-                                  "and views."
-                                : "dperm protects tables, partitioned tables and materialized "
-                                  "views; protect the tables a view reads instead.")));
+    ereport(
+        ERROR,
+        (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+         errmsg(view_allowed ? "%s is not a table, materialized view or view"
+                             : "%s is not a table or materialized view",
+                name),
+         errhint(view_allowed ? "dperm.train reads tables, partitioned tables, materialized views "
+                                "and views."
+                              : "dperm protects tables, partitioned tables and materialized "
+                                "views; protect the tables a view reads instead.")));
   return name;
 }
 
@@ -148,14 +150,16 @@ void RefuseRowSecurity(Oid relid, const char* name, bool protecting) {
       "dperm.protect: dperm.train then reads the relation with their own rights and the "
       "policies apply to them.";
   if (protecting)
-    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                    errmsg("cannot protect %s: row-level security is enabled on %s", name, rls_name),
-                    errdetail("%s", why), errhint("%s", what)));
-  ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                  errmsg("cannot read the protected relation %s: row-level security is enabled on %s",
-                         name, rls_name),
-                  errdetail("%s Nothing was charged.", why),
-                  errhint("The owner can disable row-level security on %s. %s", rls_name, what)));
+    ereport(ERROR,
+            (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+             errmsg("cannot protect %s: row-level security is enabled on %s", name, rls_name),
+             errdetail("%s", why), errhint("%s", what)));
+  ereport(ERROR,
+          (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+           errmsg("cannot read the protected relation %s: row-level security is enabled on %s",
+                  name, rls_name),
+           errdetail("%s Nothing was charged.", why),
+           errhint("The owner can disable row-level security on %s. %s", rls_name, what)));
 }
 
 void ProtectRelation(Oid relid, Datum analysts, bool analysts_null) {
@@ -171,7 +175,8 @@ void ProtectRelation(Oid relid, Datum analysts, bool analysts_null) {
                     errmsg("cannot protect %s: views or materialized views expose its rows", name),
                     errdetail("Other roles can read the rows of %s through: %s.", name, views),
                     errhint("Revoke SELECT on them from every other role, drop them, or make the "
-                            "views security_invoker; then protect %s again.", name)));
+                            "views security_invoker; then protect %s again.",
+                            name)));
   Oid types[3] = {OIDOID, REGROLEARRAYOID, OIDOID};
   Datum args[3] = {(Datum)0, analysts, ObjectIdGetDatum(GetUserId())};
   char nulls[3] = {' ', analysts_null ? 'n' : ' ', ' '};

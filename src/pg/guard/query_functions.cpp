@@ -58,10 +58,8 @@ bool ReviewedTotal(Oid fn) {
     case F_FLOAT8UM:
     case F_FLOAT4ABS:
     // btfloat8cmp: the total order of float8 (NaN last); GREATEST/LEAST.
-    case F_BTFLOAT8CMP:
-      return true;
-    default:
-      return false;
+    case F_BTFLOAT8CMP: return true;
+    default: return false;
   }
 }
 
@@ -72,17 +70,28 @@ const char* TotalReplacement(const char* proname) {
     const char* builtin;
     const char* total;
   } kReplacements[] = {
-      {"float8div", "dperm.div(x, y)"},   {"float48div", "dperm.div(x, y)"},
-      {"float84div", "dperm.div(x, y)"},  {"int4div", "dperm.div(x, y)"},
-      {"int8div", "dperm.div(x, y)"},     {"numeric_div", "dperm.div(x, y)"},
-      {"ln", "dperm.ln(x)"},              {"dlog1", "dperm.ln(x)"},
-      {"log", "dperm.log10(x)"},          {"log10", "dperm.log10(x)"},
-      {"dlog10", "dperm.log10(x)"},       {"sqrt", "dperm.sqrt(x)"},
-      {"dsqrt", "dperm.sqrt(x)"},         {"float8pl", "dperm.plus(x, y)"},
-      {"float8mi", "dperm.minus(x, y)"},  {"float8mul", "dperm.times(x, y)"},
-      {"int4pl", "dperm.plus(x, y)"},     {"int4mi", "dperm.minus(x, y)"},
-      {"int4mul", "dperm.times(x, y)"},   {"numeric_add", "dperm.plus(x, y)"},
-      {"numeric_sub", "dperm.minus(x, y)"}, {"numeric_mul", "dperm.times(x, y)"},
+      {"float8div", "dperm.div(x, y)"},
+      {"float48div", "dperm.div(x, y)"},
+      {"float84div", "dperm.div(x, y)"},
+      {"int4div", "dperm.div(x, y)"},
+      {"int8div", "dperm.div(x, y)"},
+      {"numeric_div", "dperm.div(x, y)"},
+      {"ln", "dperm.ln(x)"},
+      {"dlog1", "dperm.ln(x)"},
+      {"log", "dperm.log10(x)"},
+      {"log10", "dperm.log10(x)"},
+      {"dlog10", "dperm.log10(x)"},
+      {"sqrt", "dperm.sqrt(x)"},
+      {"dsqrt", "dperm.sqrt(x)"},
+      {"float8pl", "dperm.plus(x, y)"},
+      {"float8mi", "dperm.minus(x, y)"},
+      {"float8mul", "dperm.times(x, y)"},
+      {"int4pl", "dperm.plus(x, y)"},
+      {"int4mi", "dperm.minus(x, y)"},
+      {"int4mul", "dperm.times(x, y)"},
+      {"numeric_add", "dperm.plus(x, y)"},
+      {"numeric_sub", "dperm.minus(x, y)"},
+      {"numeric_mul", "dperm.times(x, y)"},
   };
   for (const auto& r : kReplacements)
     if (strcmp(proname, r.builtin) == 0) return r.total;
@@ -110,14 +119,15 @@ bool Refused(Oid fn, void* context) {
 void RefuseFunction(Oid fn) {
   char* name = get_func_name(fn);
   const char* total = name != nullptr ? TotalReplacement(name) : nullptr;
-  RefuseNode(psprintf("%s can fail on a value or is not immutable and leakproof",
-                      format_procedure(fn)),
-             total != nullptr
-                 ? psprintf("Use %s on float8 values: it returns NULL where the operator or "
-                            "function would raise.", total)
-                 : "Use immutable LEAKPROOF functions, comparisons, CASE, COALESCE and dperm's "
-                   "total functions (dperm.div, dperm.ln, dperm.log10, dperm.sqrt, dperm.plus, "
-                   "dperm.minus, dperm.times on float8).");
+  RefuseNode(
+      psprintf("%s can fail on a value or is not immutable and leakproof", format_procedure(fn)),
+      total != nullptr
+          ? psprintf("Use %s on float8 values: it returns NULL where the operator or "
+                     "function would raise.",
+                     total)
+          : "Use immutable LEAKPROOF functions, comparisons, CASE, COALESCE and dperm's "
+            "total functions (dperm.div, dperm.ln, dperm.log10, dperm.sqrt, dperm.plus, "
+            "dperm.minus, dperm.times on float8).");
 }
 
 bool CheckNode(Node* node, void* context) {
@@ -132,8 +142,7 @@ bool CheckNode(Node* node, void* context) {
       return false;
     }
     case T_Const:
-    case T_CaseTestExpr:
-      return false;
+    case T_CaseTestExpr: return false;
     case T_List:
     case T_TargetEntry:
     case T_FromExpr:
@@ -164,15 +173,16 @@ bool CheckNode(Node* node, void* context) {
     }
     case T_MinMaxExpr: {
       // GREATEST/LEAST run the type's btree comparison.
-      TypeCacheEntry* t = lookup_type_cache(reinterpret_cast<MinMaxExpr*>(node)->minmaxtype,
-                                            TYPECACHE_CMP_PROC);
+      TypeCacheEntry* t =
+          lookup_type_cache(reinterpret_cast<MinMaxExpr*>(node)->minmaxtype, TYPECACHE_CMP_PROC);
       if (!OidIsValid(t->cmp_proc) || !QueryFunctionAllowed(t->cmp_proc))
         RefuseFunction(t->cmp_proc);
       break;
     }
     case T_FuncExpr:
       if (reinterpret_cast<FuncExpr*>(node)->funcretset)
-        RefuseNode("it calls a set-returning function", "A set-returning function duplicates rows.");
+        RefuseNode("it calls a set-returning function",
+                   "A set-returning function duplicates rows.");
       /* FALLTHROUGH */
     case T_OpExpr:
     case T_DistinctExpr:
@@ -203,7 +213,8 @@ bool CheckNode(Node* node, void* context) {
 }  // namespace
 
 bool QueryFunctionAllowed(Oid fn) {
-  return func_volatile(fn) == PROVOLATILE_IMMUTABLE && (get_func_leakproof(fn) || ReviewedTotal(fn));
+  return func_volatile(fn) == PROVOLATILE_IMMUTABLE &&
+         (get_func_leakproof(fn) || ReviewedTotal(fn));
 }
 
 void CheckQueryFunctions(Query* q) {

@@ -60,21 +60,26 @@ void CheckClauses(const Query* q) {
   if (q->groupClause != NIL || q->groupingSets != NIL || q->havingQual != nullptr)
     Refuse(k, "it has GROUP BY or HAVING", "Select the rows themselves, without grouping.");
   if (q->hasWindowFuncs)
-    Refuse(k, "it calls a window function", "A window function combines rows; select each row's own values.");
+    Refuse(k, "it calls a window function",
+           "A window function combines rows; select each row's own values.");
   if (q->distinctClause != NIL)
     Refuse(k, "it has DISTINCT", "Leave DISTINCT out: removing duplicates combines rows.");
   if (q->sortClause != NIL)
     Refuse(k, "it has ORDER BY",
            "Leave ORDER BY out: the release reads the rows in a random order anyway.");
   if (q->limitCount != nullptr || q->limitOffset != nullptr)
-    Refuse(k, "it has LIMIT or OFFSET",
-           "Leave LIMIT and OFFSET out: the release reads a noisy number of rows itself; filter with WHERE.");
+    Refuse(
+        k, "it has LIMIT or OFFSET",
+        "Leave LIMIT and OFFSET out: the release reads a noisy number of rows itself; filter with WHERE.");
   if (q->setOperations != nullptr)
-    Refuse(k, "it has UNION, INTERSECT or EXCEPT", "Train on one SELECT; UNION ALL duplicates rows.");
+    Refuse(k, "it has UNION, INTERSECT or EXCEPT",
+           "Train on one SELECT; UNION ALL duplicates rows.");
   if (q->cteList != NIL || q->hasRecursive)
-    Refuse(k, "it has WITH", "Write the query without WITH: a common table expression may combine rows.");
+    Refuse(k, "it has WITH",
+           "Write the query without WITH: a common table expression may combine rows.");
   if (q->hasSubLinks)
-    Refuse(k, "it has a sub-query", "Join a public lookup relation on its key instead of a sub-query.");
+    Refuse(k, "it has a sub-query",
+           "Join a public lookup relation on its key instead of a sub-query.");
   if (q->hasTargetSRFs)
     Refuse(k, "it calls a set-returning function", "A set-returning function duplicates rows.");
   if (q->rowMarks != NIL || q->hasForUpdate)
@@ -101,10 +106,10 @@ void CheckRangeTable(const Query* q, IsPrivateRelation is_private, QueryInput* o
         Refuse(k, "it has a function in FROM", "Read the private relation and public tables only.");
       case RTE_VALUES:
         Refuse(k, "it has VALUES in FROM", "Read the private relation and public tables only.");
-      case RTE_CTE:
-        Refuse(k, "it reads a WITH query", "Write the query without WITH.");
+      case RTE_CTE: Refuse(k, "it reads a WITH query", "Write the query without WITH.");
       default:
-        Refuse(k, "it reads something that is not a table", "Read the private relation and public tables only.");
+        Refuse(k, "it reads something that is not a table",
+               "Read the private relation and public tables only.");
     }
     const char* name = get_rel_name(rte->relid);
     if (rte->relkind == RELKIND_VIEW)
@@ -154,7 +159,8 @@ bool OnlyColumnsOf(Node* node, int index) {
 }
 
 Node* StripRelabel(Node* node) {
-  while (node != nullptr && IsA(node, RelabelType)) node = (Node*)reinterpret_cast<RelabelType*>(node)->arg;
+  while (node != nullptr && IsA(node, RelabelType))
+    node = (Node*)reinterpret_cast<RelabelType*>(node)->arg;
   return node;
 }
 
@@ -171,12 +177,14 @@ bool CoversUniqueKey(Oid lookup, const KeyEquality* eq, int n_eq) {
     Relation index = index_open(lfirst_oid(lc), AccessShareLock);
     Form_pg_index form = index->rd_index;
     bool covered = form->indisunique && form->indimmediate && form->indisvalid &&
-                   RelationGetIndexPredicate(index) == NIL && RelationGetIndexExpressions(index) == NIL;
+                   RelationGetIndexPredicate(index) == NIL &&
+                   RelationGetIndexExpressions(index) == NIL;
     for (int i = 0; covered && i < IndexRelationGetNumberOfKeyAttributes(index); i++) {
       bool found = false;
       for (int e = 0; e < n_eq && !found; e++) {
         if (eq[e].column != form->indkey.values[i]) continue;
-        if (get_op_opfamily_strategy(eq[e].op, index->rd_opfamily[i]) != BTEqualStrategyNumber) continue;
+        if (get_op_opfamily_strategy(eq[e].op, index->rd_opfamily[i]) != BTEqualStrategyNumber)
+          continue;
         Oid c = index->rd_indcollation[i];
         found = !OidIsValid(c) || eq[e].collation == c ||
                 (OidIsValid(eq[e].collation) && get_collation_isdeterministic(c) &&
@@ -194,7 +202,8 @@ bool CoversUniqueKey(Oid lookup, const KeyEquality* eq, int n_eq) {
 void CheckLookupJoin(const Query* q, const QueryInput& in, int index, Node* quals) {
   Oid lookup = rt_fetch(index, q->rtable)->relid;
   List* conjuncts = quals != nullptr ? make_ands_implicit(reinterpret_cast<Expr*>(quals)) : NIL;
-  KeyEquality* eq = static_cast<KeyEquality*>(palloc(sizeof(KeyEquality) * (list_length(conjuncts) + 1)));
+  KeyEquality* eq =
+      static_cast<KeyEquality*>(palloc(sizeof(KeyEquality) * (list_length(conjuncts) + 1)));
   int n_eq = 0;
   ListCell* lc;
   foreach (lc, conjuncts) {
@@ -206,7 +215,8 @@ void CheckLookupJoin(const Query* q, const QueryInput& in, int index, Node* qual
       Node* other = static_cast<Node*>(list_nth(op->args, 1 - side));
       if (key == nullptr || !IsA(key, Var)) continue;
       Var* v = reinterpret_cast<Var*>(key);
-      if (v->varno != index || v->varattno <= 0 || !OnlyColumnsOf(other, in.private_index)) continue;
+      if (v->varno != index || v->varattno <= 0 || !OnlyColumnsOf(other, in.private_index))
+        continue;
       eq[n_eq++] = {v->varattno, op->opno, op->inputcollid};
       break;
     }
@@ -223,7 +233,8 @@ void CheckLookupJoin(const Query* q, const QueryInput& in, int index, Node* qual
 // the right) to lookups one after another; returns the left-most entry.
 int CheckJoinTree(const Query* q, const QueryInput& in, Node* node) {
   const int k = ERRCODE_FEATURE_NOT_SUPPORTED;
-  const char* hint = "Write FROM private_relation [LEFT] JOIN lookup ON lookup.key = ... [JOIN ...].";
+  const char* hint =
+      "Write FROM private_relation [LEFT] JOIN lookup ON lookup.key = ... [JOIN ...].";
   if (IsA(node, RangeTblRef)) return reinterpret_cast<RangeTblRef*>(node)->rtindex;
   if (!IsA(node, JoinExpr)) Refuse(k, "its FROM clause has an unsupported item", hint);
   JoinExpr* j = reinterpret_cast<JoinExpr*>(node);
@@ -232,7 +243,8 @@ int CheckJoinTree(const Query* q, const QueryInput& in, Node* node) {
   if (j->usingClause != NIL || j->isNatural)
     Refuse(k, "it joins with USING or NATURAL", "Write the join condition with ON.");
   if (j->alias != nullptr) Refuse(k, "it names a join with an alias", hint);
-  if (!IsA(j->rarg, RangeTblRef) || reinterpret_cast<RangeTblRef*>(j->rarg)->rtindex == in.private_index)
+  if (!IsA(j->rarg, RangeTblRef) ||
+      reinterpret_cast<RangeTblRef*>(j->rarg)->rtindex == in.private_index)
     Refuse(k, "the private relation or a nested join is on the right of a join", hint);
   int left = CheckJoinTree(q, in, j->larg);
   CheckLookupJoin(q, in, reinterpret_cast<RangeTblRef*>(j->rarg)->rtindex, j->quals);
@@ -258,7 +270,8 @@ QueryInput AnalyseQueryInput(const char* text, IsPrivateRelation is_private) {
   if (list_length(q->jointree->fromlist) != 1)
     Refuse(ERRCODE_FEATURE_NOT_SUPPORTED, "its FROM clause lists several relations",
            "Join lookups with JOIN ... ON lookup.key = ..., not with a comma.");
-  if (CheckJoinTree(q, out, static_cast<Node*>(linitial(q->jointree->fromlist))) != out.private_index)
+  if (CheckJoinTree(q, out, static_cast<Node*>(linitial(q->jointree->fromlist))) !=
+      out.private_index)
     Refuse(ERRCODE_FEATURE_NOT_SUPPORTED, "the private relation is not the first item of FROM",
            "Write FROM private_relation [LEFT] JOIN lookup ON lookup.key = ....");
   CheckQueryFunctions(q);
@@ -353,9 +366,9 @@ char* CanonicalQueryText(const QueryInput& in, const char* features, const char*
   // cannot fail), the type the read and its dummy rows use.
   Oid ftype = exprType(reinterpret_cast<Node*>(f->expr));
   if (ftype != FLOAT8ARRAYOID)
-    f->expr = reinterpret_cast<Expr*>(coerce_to_target_type(
-        nullptr, reinterpret_cast<Node*>(f->expr), ftype, FLOAT8ARRAYOID, -1, COERCION_EXPLICIT,
-        COERCE_EXPLICIT_CAST, -1));
+    f->expr = reinterpret_cast<Expr*>(
+        coerce_to_target_type(nullptr, reinterpret_cast<Node*>(f->expr), ftype, FLOAT8ARRAYOID, -1,
+                              COERCION_EXPLICIT, COERCE_EXPLICIT_CAST, -1));
   f->resno = 1;
   l->resno = 2;
   q->targetList = list_make3(f, l, makeTargetEntry(unit, 3, pstrdup(kQueryUnitColumn), false));

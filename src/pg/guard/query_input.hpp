@@ -23,10 +23,10 @@ using IsPrivateRelation = bool (*)(Oid relid);
 // A validated query: exactly one private relation (a plain or partitioned
 // table) and zero or more public lookup relations joined on a unique key.
 struct QueryInput {
-  Query* query;          // analysed and validated (the caller's search_path)
-  int private_index;     // the private relation's range table index
-  Oid relid;             // the private relation
-  Oid* lookups;          // the lookup relations
+  Query* query;       // analysed and validated (the caller's search_path)
+  int private_index;  // the private relation's range table index
+  Oid relid;          // the private relation
+  Oid* lookups;       // the lookup relations
   int n_lookups;
 };
 

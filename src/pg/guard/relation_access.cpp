@@ -58,7 +58,8 @@ List* AncestorsOf(Oid relid) {
     ScanKeyData key;
     ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber, F_OIDEQ,
                 ObjectIdGetDatum(child));
-    SysScanDesc scan = systable_beginscan(inherits, InheritsRelidSeqnoIndexId, true, nullptr, 1, &key);
+    SysScanDesc scan =
+        systable_beginscan(inherits, InheritsRelidSeqnoIndexId, true, nullptr, 1, &key);
     HeapTuple tuple;
     while (HeapTupleIsValid(tuple = systable_getnext(scan))) {
       Oid parent = reinterpret_cast<Form_pg_inherits>(GETSTRUCT(tuple))->inhparent;
@@ -137,9 +138,11 @@ Oid CheckDataset(const char* dataset, Oid role) {
   // a budget an administrator set there.
   if (IsCatalogRelationOid(relid) || IsCatalogNamespace(nsp) || IsToastNamespace(nsp) ||
       (nsp_name != nullptr && strcmp(nsp_name, "information_schema") == 0))
-    ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
-                    errmsg("option \"dataset\" cannot name the system relation %s", dataset),
-                    errhint("dataset names a relation whose rows reach the aggregate through a function.")));
+    ereport(
+        ERROR,
+        (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+         errmsg("option \"dataset\" cannot name the system relation %s", dataset),
+         errhint("dataset names a relation whose rows reach the aggregate through a function.")));
   // Only what the releasing role may read: otherwise anyone could spend
   // anyone's budget.
   bool readable = pg_class_aclcheck(relid, role, ACL_SELECT) == ACLCHECK_OK ||
@@ -147,11 +150,12 @@ Oid CheckDataset(const char* dataset, Oid role) {
   bool analyst = false;
   if (!readable && OidIsValid(ProtectionOf(relid, role, &analyst)) && analyst) readable = true;
   if (!readable)
-    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                    errmsg("option \"dataset\" names %s, which role %s may not read", dataset,
-                           GetUserNameFromId(role, false)),
-                    errhint("dataset charges a release to a relation the releasing role can SELECT, "
-                            "or to a protected relation it is an analyst of.")));
+    ereport(ERROR,
+            (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+             errmsg("option \"dataset\" names %s, which role %s may not read", dataset,
+                    GetUserNameFromId(role, false)),
+             errhint("dataset charges a release to a relation the releasing role can SELECT, "
+                     "or to a protected relation it is an analyst of.")));
   return relid;
 }
 

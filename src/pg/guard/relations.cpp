@@ -27,7 +27,6 @@ extern "C" {
 
 namespace dperm::pg {
 
-
 // relids plus every ancestor of each (a budget on a parent covers releases
 // that read its partitions or inheritance children directly), as a palloc'd
 // array of at most kMaxRelations.
@@ -113,7 +112,8 @@ void CollectSetters(Plan* plan, List** setters) {
   foreach (lc, plan->initPlan) {
     SubPlan* sub = lfirst_node(SubPlan, lc);
     ListCell* p;
-    foreach (p, sub->setParam) *setters = lappend(*setters, list_make2_int(lfirst_int(p), sub->plan_id));
+    foreach (p, sub->setParam)
+      *setters = lappend(*setters, list_make2_int(lfirst_int(p), sub->plan_id));
   }
   CollectSetters(plan->lefttree, setters);
   CollectSetters(plan->righttree, setters);
@@ -124,7 +124,9 @@ void CollectSetters(Plan* plan, List** setters) {
     case T_BitmapAnd: children = reinterpret_cast<BitmapAnd*>(plan)->bitmapplans; break;
     case T_BitmapOr: children = reinterpret_cast<BitmapOr*>(plan)->bitmapplans; break;
     case T_CustomScan: children = reinterpret_cast<CustomScan*>(plan)->custom_plans; break;
-    case T_SubqueryScan: CollectSetters(reinterpret_cast<SubqueryScan*>(plan)->subplan, setters); break;
+    case T_SubqueryScan:
+      CollectSetters(reinterpret_cast<SubqueryScan*>(plan)->subplan, setters);
+      break;
     default: break;
   }
   foreach (lc, children) CollectSetters(static_cast<Plan*>(lfirst(lc)), setters);
@@ -162,11 +164,10 @@ void WalkParameters(ReadWalk* w, Plan* plan) {
     int setter = 0;
     ListCell* lc;
     foreach (lc, w->setters)
-      if (linitial_int(static_cast<List*>(lfirst(lc))) == param) setter = lsecond_int(static_cast<List*>(lfirst(lc)));
-    if (setter == 0)
-      w->unattributed = true;
-    else
-      WalkSubplan(w, setter);
+      if (linitial_int(static_cast<List*>(lfirst(lc))) == param)
+        setter = lsecond_int(static_cast<List*>(lfirst(lc)));
+    if (setter == 0) w->unattributed = true;
+    else WalkSubplan(w, setter);
   }
 }
 
@@ -184,15 +185,11 @@ bool WalkReads(PlanState* ps, void* context) {
     case T_IndexOnlyScan:
     case T_BitmapHeapScan:
     case T_TidScan:
-    case T_TidRangeScan:
-      AddRangeTableRelation(w, reinterpret_cast<Scan*>(plan)->scanrelid);
-      break;
+    case T_TidRangeScan: AddRangeTableRelation(w, reinterpret_cast<Scan*>(plan)->scanrelid); break;
     case T_ForeignScan: {
       ForeignScan* scan = reinterpret_cast<ForeignScan*>(plan);
-      if (scan->scan.scanrelid > 0)
-        AddRangeTableRelation(w, scan->scan.scanrelid);
-      else if (bms_is_empty(scan->fs_relids))
-        w->unattributed = true;
+      if (scan->scan.scanrelid > 0) AddRangeTableRelation(w, scan->scan.scanrelid);
+      else if (bms_is_empty(scan->fs_relids)) w->unattributed = true;
       AddRangeTableRelations(w, scan->fs_relids);
       break;
     }
@@ -211,13 +208,11 @@ bool WalkReads(PlanState* ps, void* context) {
         AddRangeTableRelation(w, static_cast<Index>(lfirst_int(lc)));
       break;
     }
-    case T_CteScan:
-      WalkSubplan(w, reinterpret_cast<CteScan*>(plan)->ctePlanId);
-      break;
-    default:
-      break;
+    case T_CteScan: WalkSubplan(w, reinterpret_cast<CteScan*>(plan)->ctePlanId); break;
+    default: break;
   }
-  return planstate_tree_walker(ps, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(WalkReads)), w);
+  return planstate_tree_walker(
+      ps, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(WalkReads)), w);
 }
 
 // Whether view `view` reads one of `relids` (or their ancestors), or no
@@ -244,14 +239,16 @@ List* AggregateReads(AggState* agg) {
   if (estate->es_plannedstmt == nullptr) return EStateRelations(estate);
   CollectSetters(estate->es_plannedstmt->planTree, &w.setters);
   ListCell* lc;
-  foreach (lc, estate->es_plannedstmt->subplans) CollectSetters(static_cast<Plan*>(lfirst(lc)), &w.setters);
+  foreach (lc, estate->es_plannedstmt->subplans)
+    CollectSetters(static_cast<Plan*>(lfirst(lc)), &w.setters);
   WalkParameters(&w, agg->ss.ps.plan);
   WalkReads(&agg->ss.ps, &w);
   if (w.unattributed) return EStateRelations(estate);  // over-charging is safe
   // Views: the statement's range table keeps each view it expanded; one
   // counts as read when the relations it reads are among the scanned ones.
   List* with_ancestors = list_copy(w.relids);
-  foreach (lc, w.relids) with_ancestors = list_concat_unique_oid(with_ancestors, AncestorsOf(lfirst_oid(lc)));
+  foreach (lc, w.relids)
+    with_ancestors = list_concat_unique_oid(with_ancestors, AncestorsOf(lfirst_oid(lc)));
   foreach (lc, estate->es_range_table) {
     RangeTblEntry* rte = lfirst_node(RangeTblEntry, lc);
     if (rte->rtekind == RTE_RELATION && get_rel_relkind(rte->relid) == RELKIND_VIEW &&
@@ -280,7 +277,8 @@ static List* RulesOf(Oid view) {
   List* rules = NIL;
   Relation rewrite = table_open(RewriteRelationId, AccessShareLock);
   ScanKeyData key;
-  ScanKeyInit(&key, Anum_pg_rewrite_ev_class, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(view));
+  ScanKeyInit(&key, Anum_pg_rewrite_ev_class, BTEqualStrategyNumber, F_OIDEQ,
+              ObjectIdGetDatum(view));
   SysScanDesc scan = systable_beginscan(rewrite, RewriteRelRulenameIndexId, true, nullptr, 1, &key);
   HeapTuple tuple;
   while (HeapTupleIsValid(tuple = systable_getnext(scan)))
@@ -318,8 +316,8 @@ static List* ViewReads(Oid view) {
         // Only relations whose rows a query reads (a sequence or a type's
         // relation is named, not read).
         char kind = get_rel_relkind(target);
-        if (kind != RELKIND_RELATION && kind != RELKIND_PARTITIONED_TABLE && kind != RELKIND_MATVIEW &&
-            kind != RELKIND_FOREIGN_TABLE && kind != RELKIND_VIEW)
+        if (kind != RELKIND_RELATION && kind != RELKIND_PARTITIONED_TABLE &&
+            kind != RELKIND_MATVIEW && kind != RELKIND_FOREIGN_TABLE && kind != RELKIND_VIEW)
           continue;
         read = lappend_oid(read, target);
         if (kind == RELKIND_VIEW) pending = lappend_oid(pending, target);

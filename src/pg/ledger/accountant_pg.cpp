@@ -27,9 +27,9 @@ Accounting ParseAccountant(FunctionCallInfo fcinfo, int arg) {
   char* name = text_to_cstring(PG_GETARG_TEXT_PP(arg));
   if (strcmp(name, "rdp") == 0) return Accounting::kRdp;
   if (strcmp(name, "pld") == 0) return Accounting::kPld;
-  ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                  errmsg("unknown accountant \"%s\"", name),
-                  errhint("Valid accountants: rdp (Renyi DP), pld (privacy loss distribution).")));
+  ereport(ERROR,
+          (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("unknown accountant \"%s\"", name),
+           errhint("Valid accountants: rdp (Renyi DP), pld (privacy loss distribution).")));
   pg_unreachable();
 }
 
@@ -39,8 +39,8 @@ double* ReadDoubles(ArrayType* array, const char* what, int* n) {
     ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
                     errmsg("%s must be a one-dimensional array", what)));
   if (ARR_HASNULL(array))
-    ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-                    errmsg("%s must not contain NULL", what)));
+    ereport(ERROR,
+            (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("%s must not contain NULL", what)));
   *n = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
   double* out = static_cast<double*>(palloc(sizeof(double) * Max(*n, 1)));
   memcpy(out, ARR_DATA_PTR(array), sizeof(double) * *n);
@@ -149,9 +149,9 @@ DPERM_FUNCTION(dperm_unit_release_at_row) {
   desc = BlessTupleDesc(desc);
   PgBox<dperm::ReleaseCost> row(CurrentMemoryContext);
   RunCore([&] { row.Emplace(dperm::UnitReleaseAtRow(epsilon, delta)); });
-  Datum values[3] = {Float8GetDatum(row->epsilon), Float8GetDatum(row->delta),
-                     row->curve.empty() ? (Datum)0
-                                        : Float8ArrayDatum(row->curve.data(), int(row->curve.size()))};
+  Datum values[3] = {
+      Float8GetDatum(row->epsilon), Float8GetDatum(row->delta),
+      row->curve.empty() ? (Datum)0 : Float8ArrayDatum(row->curve.data(), int(row->curve.size()))};
   bool nulls[3] = {false, false, row->curve.empty()};
   PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }

@@ -93,38 +93,43 @@ void CheckUnitChange(Oid relid, const char* name, const char* unit, bool has_max
                      char** current_unit, int32* current_max_rows) {
   Oid types[1] = {OIDOID};
   Datum args[1] = {ObjectIdGetDatum(relid)};
-  RunAsCatalogOwner("SELECT b.privacy_unit::pg_catalog.text, b.max_rows_per_unit FROM dperm.budgets b"
-                    " WHERE b.relation::pg_catalog.oid OPERATOR(pg_catalog.=) $1 FOR UPDATE",
-                    1, types, args, nullptr, SPI_OK_SELECT, false);
-  char* current = SPI_processed == 1 ? SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1) : nullptr;
+  RunAsCatalogOwner(
+      "SELECT b.privacy_unit::pg_catalog.text, b.max_rows_per_unit FROM dperm.budgets b"
+      " WHERE b.relation::pg_catalog.oid OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+      1, types, args, nullptr, SPI_OK_SELECT, false);
+  char* current =
+      SPI_processed == 1 ? SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1) : nullptr;
   *current_unit = current;
-  *current_max_rows = current == nullptr ? 0 : atoi(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
+  *current_max_rows =
+      current == nullptr ? 0 : atoi(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
   if (unit != nullptr && current == nullptr && !has_max_rows)
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("privacy_unit needs max_rows_per_unit"),
                     errhint("Say how many rows of one unit a release may read, e.g. "
                             "max_rows_per_unit => 20.")));
   if (unit == nullptr && current == nullptr && has_max_rows)
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("max_rows_per_unit needs a privacy_unit"),
-                    errhint("Name the column that identifies the unit: privacy_unit => 'customer_id'.")));
+    ereport(
+        ERROR,
+        (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("max_rows_per_unit needs a privacy_unit"),
+         errhint("Name the column that identifies the unit: privacy_unit => 'customer_id'.")));
   if (unit == nullptr || (current != nullptr && strcmp(current, unit) == 0)) return;
-  RunAsCatalogOwner("SELECT pg_catalog.count(*) FROM dperm.ledger l"
-                    " WHERE $1 OPERATOR(pg_catalog.=) ANY (l.relations::pg_catalog.oid[])",
-                    1, types, args, nullptr, SPI_OK_SELECT, true);
+  RunAsCatalogOwner(
+      "SELECT pg_catalog.count(*) FROM dperm.ledger l"
+      " WHERE $1 OPERATOR(pg_catalog.=) ANY (l.relations::pg_catalog.oid[])",
+      1, types, args, nullptr, SPI_OK_SELECT, true);
   bool isnull;
-  int64 releases = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+  int64 releases =
+      DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
   if (releases > 0)
-    ereport(ERROR,
-            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-             errmsg("cannot make \"%s\" the privacy unit of %s: " INT64_FORMAT
-                    " release(s) were already charged to it",
-                    unit, name, releases),
-             errdetail("Those releases are private per %s only; the budget would count them "
-                       "as if they were private per \"%s\".",
-                       current == nullptr ? "row" : current, unit),
-             errhint("Declare the unit before the first release, or move the data to a new "
-                     "relation with its own budget.")));
+    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                    errmsg("cannot make \"%s\" the privacy unit of %s: " INT64_FORMAT
+                           " release(s) were already charged to it",
+                           unit, name, releases),
+                    errdetail("Those releases are private per %s only; the budget would count them "
+                              "as if they were private per \"%s\".",
+                              current == nullptr ? "row" : current, unit),
+                    errhint("Declare the unit before the first release, or move the data to a new "
+                            "relation with its own budget.")));
 }
 
 // Refuses to move a budget with a privacy unit to a relation without that
@@ -133,10 +138,12 @@ void MovedUnitFits(Oid from, Oid to, const char* to_name) {
   Oid types[1] = {OIDOID};
   Datum args[1] = {ObjectIdGetDatum(from)};
   SPI_connect();
-  RunAsCatalogOwner("SELECT (pg_catalog.to_jsonb(b) OPERATOR(pg_catalog.->>) 'privacy_unit')"
-                    "  FROM dperm.budgets b WHERE b.relation::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
-                    1, types, args, nullptr, SPI_OK_SELECT, true);
-  char* unit = SPI_processed == 1 ? SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1) : nullptr;
+  RunAsCatalogOwner(
+      "SELECT (pg_catalog.to_jsonb(b) OPERATOR(pg_catalog.->>) 'privacy_unit')"
+      "  FROM dperm.budgets b WHERE b.relation::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
+      1, types, args, nullptr, SPI_OK_SELECT, true);
+  char* unit =
+      SPI_processed == 1 ? SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1) : nullptr;
   if (unit != nullptr) CheckUnitColumn(to, to_name, unit);
   SPI_finish();
 }
@@ -165,7 +172,7 @@ DPERM_FUNCTION(dperm_set_budget) {
   // The 0.1.0 declaration has three arguments: its budgets compose by sums.
   // NULL keeps the budget's accounting ('rdp' for a new one).
   bool has_accounting = PG_NARGS() > 3;
-  char* accounting = !has_accounting ? pstrdup("basic")
+  char* accounting = !has_accounting   ? pstrdup("basic")
                      : PG_ARGISNULL(3) ? nullptr
                                        : text_to_cstring(PG_GETARG_TEXT_PP(3));
   char* name = get_rel_name(relid);
@@ -183,12 +190,14 @@ DPERM_FUNCTION(dperm_set_budget) {
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("budget delta must be in [0, 1), not %g", delta)));
   if (accounting != nullptr && strcmp(accounting, "rdp") != 0 && strcmp(accounting, "basic") != 0)
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("unknown accounting \"%s\"", accounting),
-                    errhint("Valid values: rdp (Renyi DP composition, the default), basic (sums).")));
+    ereport(
+        ERROR,
+        (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("unknown accounting \"%s\"", accounting),
+         errhint("Valid values: rdp (Renyi DP composition, the default), basic (sums).")));
   // The privacy unit (dperm 0.7.0's declaration): NULL keeps the budget's.
   bool has_unit_arguments = PG_NARGS() > 5;
-  char* unit = has_unit_arguments && !PG_ARGISNULL(4) ? text_to_cstring(PG_GETARG_TEXT_PP(4)) : nullptr;
+  char* unit =
+      has_unit_arguments && !PG_ARGISNULL(4) ? text_to_cstring(PG_GETARG_TEXT_PP(4)) : nullptr;
   bool has_max_rows = has_unit_arguments && !PG_ARGISNULL(5);
   int32 max_rows = has_max_rows ? PG_GETARG_INT32(5) : 0;
   if (unit != nullptr) CheckUnitColumn(relid, name, unit);
@@ -200,13 +209,20 @@ DPERM_FUNCTION(dperm_set_budget) {
   // superuser once the ownership check has passed (search_path pinned, every
   // name qualified). An error restores the caller's identity on abort.
   Oid types[7] = {OIDOID, FLOAT8OID, FLOAT8OID, OIDOID, TEXTOID, TEXTOID, INT4OID};
-  Datum args[7] = {ObjectIdGetDatum(relid), Float8GetDatum(epsilon), Float8GetDatum(delta),
+  Datum args[7] = {ObjectIdGetDatum(relid),
+                   Float8GetDatum(epsilon),
+                   Float8GetDatum(delta),
                    ObjectIdGetDatum(GetUserId()),
                    accounting != nullptr ? CStringGetTextDatum(accounting) : (Datum)0,
                    unit != nullptr ? CStringGetTextDatum(unit) : (Datum)0,
                    Int32GetDatum(max_rows)};
-  char nulls[7] = {' ', ' ', has_delta ? ' ' : 'n', ' ', accounting != nullptr ? ' ' : 'n',
-                   unit != nullptr ? ' ' : 'n', has_max_rows ? ' ' : 'n'};
+  char nulls[7] = {' ',
+                   ' ',
+                   has_delta ? ' ' : 'n',
+                   ' ',
+                   accounting != nullptr ? ' ' : 'n',
+                   unit != nullptr ? ' ' : 'n',
+                   has_max_rows ? ' ' : 'n'};
   const char* set_by = RoleColumnValue("budgets", "set_by", 4);
   const char* default_delta = psprintf("%.17g::pg_catalog.float8", kDefaultBudgetDelta);
   SPI_connect();
@@ -215,34 +231,43 @@ DPERM_FUNCTION(dperm_set_budget) {
     char* current_unit;
     int32 current_max_rows;
     CheckUnitChange(relid, name, unit, has_max_rows, &current_unit, &current_max_rows);
-    if (unit == nullptr && has_max_rows) args[5] = CStringGetTextDatum(current_unit), nulls[5] = ' ';
+    if (unit == nullptr && has_max_rows)
+      args[5] = CStringGetTextDatum(current_unit), nulls[5] = ' ';
     if (unit != nullptr && !has_max_rows) args[6] = Int32GetDatum(current_max_rows), nulls[6] = ' ';
   }
   const char* sql =
       has_accounting
-          ? psprintf("INSERT INTO dperm.budgets (relation, epsilon, delta, set_by, set_at, accounting)"
-                     " VALUES ($1::pg_catalog.regclass, $2, COALESCE($3, %s), %s, pg_catalog.now(),"
-                     "         COALESCE($5, 'rdp'))"
-                     " ON CONFLICT (relation) DO UPDATE SET epsilon = excluded.epsilon,"
-                     "   delta = COALESCE($3, budgets.delta), set_by = excluded.set_by, set_at = excluded.set_at,"
-                     "   accounting = COALESCE($5, budgets.accounting)", default_delta, set_by)
-          : psprintf("INSERT INTO dperm.budgets (relation, epsilon, delta, set_by, set_at)"
-                     " VALUES ($1::pg_catalog.regclass, $2, COALESCE($3, %s), %s, pg_catalog.now())"
-                     " ON CONFLICT (relation) DO UPDATE SET epsilon = excluded.epsilon,"
-                     "   delta = COALESCE($3, budgets.delta), set_by = excluded.set_by, set_at = excluded.set_at",
-                     default_delta, set_by);
+          ? psprintf(
+                "INSERT INTO dperm.budgets (relation, epsilon, delta, set_by, set_at, accounting)"
+                " VALUES ($1::pg_catalog.regclass, $2, COALESCE($3, %s), %s, pg_catalog.now(),"
+                "         COALESCE($5, 'rdp'))"
+                " ON CONFLICT (relation) DO UPDATE SET epsilon = excluded.epsilon,"
+                "   delta = COALESCE($3, budgets.delta), set_by = excluded.set_by, set_at = excluded.set_at,"
+                "   accounting = COALESCE($5, budgets.accounting)",
+                default_delta, set_by)
+          : psprintf(
+                "INSERT INTO dperm.budgets (relation, epsilon, delta, set_by, set_at)"
+                " VALUES ($1::pg_catalog.regclass, $2, COALESCE($3, %s), %s, pg_catalog.now())"
+                " ON CONFLICT (relation) DO UPDATE SET epsilon = excluded.epsilon,"
+                "   delta = COALESCE($3, budgets.delta), set_by = excluded.set_by, set_at = excluded.set_at",
+                default_delta, set_by);
   if (has_unit_arguments)
-    sql = psprintf("INSERT INTO dperm.budgets (relation, epsilon, delta, set_by, set_at, accounting,"
-                   "   privacy_unit, max_rows_per_unit)"
-                   " VALUES ($1::pg_catalog.regclass, $2, COALESCE($3, %s), %s, pg_catalog.now(),"
-                   "         COALESCE($5, 'rdp'), $6, $7)"
-                   " ON CONFLICT (relation) DO UPDATE SET epsilon = excluded.epsilon,"
-                   "   delta = COALESCE($3, budgets.delta), set_by = excluded.set_by, set_at = excluded.set_at,"
-                   "   accounting = COALESCE($5, budgets.accounting),"
-                   "   privacy_unit = COALESCE($6, budgets.privacy_unit),"
-                   "   max_rows_per_unit = COALESCE($7, budgets.max_rows_per_unit)", default_delta, set_by);
-  RunAsCatalogOwner(sql, has_unit_arguments ? 7 : has_accounting ? 5 : 4, types, args, nulls,
-                    SPI_OK_INSERT, false);
+    sql = psprintf(
+        "INSERT INTO dperm.budgets (relation, epsilon, delta, set_by, set_at, accounting,"
+        "   privacy_unit, max_rows_per_unit)"
+        " VALUES ($1::pg_catalog.regclass, $2, COALESCE($3, %s), %s, pg_catalog.now(),"
+        "         COALESCE($5, 'rdp'), $6, $7)"
+        " ON CONFLICT (relation) DO UPDATE SET epsilon = excluded.epsilon,"
+        "   delta = COALESCE($3, budgets.delta), set_by = excluded.set_by, set_at = excluded.set_at,"
+        "   accounting = COALESCE($5, budgets.accounting),"
+        "   privacy_unit = COALESCE($6, budgets.privacy_unit),"
+        "   max_rows_per_unit = COALESCE($7, budgets.max_rows_per_unit)",
+        default_delta, set_by);
+  RunAsCatalogOwner(sql,
+                    has_unit_arguments ? 7
+                    : has_accounting   ? 5
+                                       : 4,
+                    types, args, nulls, SPI_OK_INSERT, false);
   SPI_finish();
   PG_RETURN_VOID();
 }
@@ -287,9 +312,10 @@ DPERM_FUNCTION(dperm_move_budget) {
   Oid types[2] = {OIDOID, OIDOID};
   Datum args[2] = {ObjectIdGetDatum(from), ObjectIdGetDatum(to)};
   // The budget row, locked against concurrent charges and set_budget.
-  RunAsCatalogOwner("SELECT 1 FROM dperm.budgets b"
-                    " WHERE b.relation::pg_catalog.oid OPERATOR(pg_catalog.=) $1 FOR UPDATE",
-                    1, types, args, nullptr, SPI_OK_SELECT, false);
+  RunAsCatalogOwner(
+      "SELECT 1 FROM dperm.budgets b"
+      " WHERE b.relation::pg_catalog.oid OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+      1, types, args, nullptr, SPI_OK_SELECT, false);
   if (SPI_processed == 0)
     ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
                     errmsg("relation %s has no privacy budget to move", from_name),
@@ -301,37 +327,47 @@ DPERM_FUNCTION(dperm_move_budget) {
       "         WHERE l.relations OPERATOR(pg_catalog.@>) ARRAY[$2::pg_catalog.regclass])",
       2, types, args, nullptr, SPI_OK_SELECT, true);
   bool isnull;
-  bool to_budgeted = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-  int64 to_charges = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+  bool to_budgeted =
+      DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+  int64 to_charges =
+      DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
   if (to_budgeted)
-    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                    errmsg("relation %s already has a privacy budget", to_name),
-                    errdetail("A budget moves only to a relation without one; two budgets are never merged."),
-                    errhint("Move the budget of %s to a new copy of the data, or retire one of the "
-                            "budgets with dperm.retire_budget first.", from_name)));
+    ereport(
+        ERROR,
+        (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+         errmsg("relation %s already has a privacy budget", to_name),
+         errdetail("A budget moves only to a relation without one; two budgets are never merged."),
+         errhint("Move the budget of %s to a new copy of the data, or retire one of the "
+                 "budgets with dperm.retire_budget first.",
+                 from_name)));
   if (to_charges > 0)
     ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                     errmsg("releases have been charged to relation %s already", to_name),
                     errdetail("%s has " INT64_FORMAT " ledger row(s); the ledger of %s cannot be "
-                              "merged with them.", to_name, to_charges, from_name),
+                              "merged with them.",
+                              to_name, to_charges, from_name),
                     errhint("Move the budget to a relation no release has read yet, e.g. a fresh "
-                            "CREATE TABLE ... AS SELECT * FROM %s.", from_name)));
+                            "CREATE TABLE ... AS SELECT * FROM %s.",
+                            from_name)));
   // The protection: re-applied to the new relation (and its partitions and
   // children) with the same analysts, before anything moves.
-  RunAsCatalogOwner("SELECT p.analysts FROM dperm.protected p"
-                    " WHERE p.relation::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
-                    1, types, args, nullptr, SPI_OK_SELECT, true);
+  RunAsCatalogOwner(
+      "SELECT p.analysts FROM dperm.protected p"
+      " WHERE p.relation::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
+      1, types, args, nullptr, SPI_OK_SELECT, true);
   if (SPI_processed == 1) {
     bool analysts_null;
     Datum analysts = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &analysts_null);
     ProtectRelation(to, analysts, analysts_null);
-    RunAsCatalogOwner("DELETE FROM dperm.protected"
-                      " WHERE relation::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
-                      1, types, args, nullptr, SPI_OK_DELETE, false);
+    RunAsCatalogOwner(
+        "DELETE FROM dperm.protected"
+        " WHERE relation::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
+        1, types, args, nullptr, SPI_OK_DELETE, false);
   }
-  RunAsCatalogOwner("UPDATE dperm.budgets SET relation = $2::pg_catalog.regclass"
-                    " WHERE relation::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
-                    2, types, args, nullptr, SPI_OK_UPDATE, false);
+  RunAsCatalogOwner(
+      "UPDATE dperm.budgets SET relation = $2::pg_catalog.regclass"
+      " WHERE relation::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
+      2, types, args, nullptr, SPI_OK_UPDATE, false);
   RunAsCatalogOwner(
       "UPDATE dperm.ledger SET relations = pg_catalog.array_replace(relations,"
       "         $1::pg_catalog.regclass, $2::pg_catalog.regclass)"
@@ -342,13 +378,14 @@ DPERM_FUNCTION(dperm_move_budget) {
   // charged to to_relation (dperm.lineage), as are those of relations that
   // held from_relation's rows before.
   if (HasLineage()) {
-    RunAsCatalogOwner("INSERT INTO dperm.lineage (relation, ancestor, recorded_at)"
-                      " SELECT l.relation, $2::pg_catalog.regclass, pg_catalog.now()"
-                      "   FROM dperm.lineage l"
-                      "  WHERE l.ancestor::pg_catalog.oid OPERATOR(pg_catalog.=) $1"
-                      "    AND l.relation::pg_catalog.oid OPERATOR(pg_catalog.<>) $2"
-                      " ON CONFLICT DO NOTHING",
-                      2, types, args, nullptr, SPI_OK_INSERT, false);
+    RunAsCatalogOwner(
+        "INSERT INTO dperm.lineage (relation, ancestor, recorded_at)"
+        " SELECT l.relation, $2::pg_catalog.regclass, pg_catalog.now()"
+        "   FROM dperm.lineage l"
+        "  WHERE l.ancestor::pg_catalog.oid OPERATOR(pg_catalog.=) $1"
+        "    AND l.relation::pg_catalog.oid OPERATOR(pg_catalog.<>) $2"
+        " ON CONFLICT DO NOTHING",
+        2, types, args, nullptr, SPI_OK_INSERT, false);
     RecordLineage(from, list_make1_oid(to));
   }
   RunAsCatalogOwner(

@@ -83,16 +83,16 @@ ChargeSums ReadTotals(Oid relid) {
 // triggers, pg_restore --data-only --disable-triggers): then the ledger is
 // composed itself. False for a catalog without the watermark (before 0.7.0).
 bool TotalsStale() {
-  if (!OidIsValid(LookupFuncName(list_make2(makeString(pstrdup("dperm")),
-                                            makeString(pstrdup("budget_totals_stale"))),
-                                 0, nullptr, true)))
+  if (!OidIsValid(LookupFuncName(
+          list_make2(makeString(pstrdup("dperm")), makeString(pstrdup("budget_totals_stale"))), 0,
+          nullptr, true)))
     return false;
   SPI_connect();
   RunAsCatalogOwner("SELECT dperm.budget_totals_stale()", 0, nullptr, nullptr, nullptr,
                     SPI_OK_SELECT, true);
   bool isnull;
-  bool stale = SPI_processed == 1 &&
-               DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+  bool stale = SPI_processed == 1 && DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
+                                                                SPI_tuptable->tupdesc, 1, &isnull));
   SPI_finish();
   return stale;
 }
@@ -131,13 +131,14 @@ dperm::Charge* ReadCharges(Oid relid, int spare, int* count) {
 void CheckMaySeeBudget(Oid relid) {
   if (MaySeeRelation(relid, GetUserId())) return;
   char* name = get_rel_name(relid);
-  ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                  errmsg("permission denied for the privacy budget of relation %s",
-                         name != nullptr ? name : psprintf("%u", relid)),
-                  errdetail("The spent budget counts the releases of every role: dperm shows it to "
-                            "roles with the privileges of the relation's owner, SELECT on it (or on "
-                            "a parent), its analysts (dperm.protect), and members of "
-                            "pg_read_all_stats.")));
+  ereport(ERROR,
+          (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+           errmsg("permission denied for the privacy budget of relation %s",
+                  name != nullptr ? name : psprintf("%u", relid)),
+           errdetail("The spent budget counts the releases of every role: dperm shows it to "
+                     "roles with the privileges of the relation's owner, SELECT on it (or on "
+                     "a parent), its analysts (dperm.protect), and members of "
+                     "pg_read_all_stats.")));
 }
 
 }  // namespace
@@ -179,9 +180,9 @@ DPERM_FUNCTION(dperm_budget_spent) {
   desc = BlessTupleDesc(desc);
 
   // The release being checked, if any: a curve or a non-zero epsilon/delta.
-  bool has_extra = PG_NARGS() > 5 &&
-                   (!PG_ARGISNULL(3) || (!PG_ARGISNULL(4) && PG_GETARG_FLOAT8(4) != 0) ||
-                    (!PG_ARGISNULL(5) && PG_GETARG_FLOAT8(5) != 0));
+  bool has_extra =
+      PG_NARGS() > 5 && (!PG_ARGISNULL(3) || (!PG_ARGISNULL(4) && PG_GETARG_FLOAT8(4) != 0) ||
+                         (!PG_ARGISNULL(5) && PG_GETARG_FLOAT8(5) != 0));
   dperm::Charge extra;
   if (has_extra) {
     extra.rdp = PG_ARGISNULL(3) ? nullptr : CurveOrNull(PG_GETARG_ARRAYTYPE_P(3));

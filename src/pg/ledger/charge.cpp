@@ -64,20 +64,22 @@ void RaiseBusy(Oid relation) {
                               "computed."),
                     errhint("Commit the dperm.set_budget first, then release.")));
   if (OidIsValid(relation))
-    ereport(ERROR, (errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-                    errmsg("the privacy budget of relation %s is locked by an uncommitted transaction",
-                           RelationNameForMessage(relation)),
-                    errdetail("The release waited up to dperm.ledger_wait_timeout (%d ms) for the "
-                              "budget row. Nothing was charged and no model was computed.",
-                              g_ledger_wait_timeout_ms),
-                    errhint("If this transaction changed the budget with dperm.set_budget, commit it "
-                            "first; otherwise retry once the transaction that holds it has ended.")));
-  ereport(ERROR, (errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-                  errmsg("a dperm catalog row this release needs is locked by an uncommitted transaction"),
-                  errdetail("The release waited up to dperm.ledger_wait_timeout (%d ms). Nothing was "
-                            "charged and no model was computed.",
-                            g_ledger_wait_timeout_ms),
-                  errhint("Retry once the transaction that holds it has ended.")));
+    ereport(ERROR,
+            (errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+             errmsg("the privacy budget of relation %s is locked by an uncommitted transaction",
+                    RelationNameForMessage(relation)),
+             errdetail("The release waited up to dperm.ledger_wait_timeout (%d ms) for the "
+                       "budget row. Nothing was charged and no model was computed.",
+                       g_ledger_wait_timeout_ms),
+             errhint("If this transaction changed the budget with dperm.set_budget, commit it "
+                     "first; otherwise retry once the transaction that holds it has ended.")));
+  ereport(ERROR,
+          (errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+           errmsg("a dperm catalog row this release needs is locked by an uncommitted transaction"),
+           errdetail("The release waited up to dperm.ledger_wait_timeout (%d ms). Nothing was "
+                     "charged and no model was computed.",
+                     g_ledger_wait_timeout_ms),
+           errhint("Retry once the transaction that holds it has ended.")));
   pg_unreachable();
 }
 
@@ -96,19 +98,9 @@ void RaiseNoTurn(Oid relation) {
 
 ChargeRequest PlanCharge(const dperm::Plan& plan, const dperm::Options& o,
                          const std::vector<double>& curve, const PrivacyUnit& unit, Oid role) {
-  return {role,
-          dperm::AlgorithmName(plan.algorithm),
-          dperm::NoiseName(plan.noise),
-          dperm::LossName(plan.loss),
-          NeighborsOf(unit),
-          o.epsilon,
-          o.delta,
-          plan.n,
-          plan.d,
-          curve.empty() ? nullptr : curve.data(),
-          static_cast<int>(curve.size()),
-          o.has_seed,
-          unit,
+  return {role, dperm::AlgorithmName(plan.algorithm), dperm::NoiseName(plan.noise),
+          dperm::LossName(plan.loss), NeighborsOf(unit), o.epsilon, o.delta, plan.n, plan.d,
+          curve.empty() ? nullptr : curve.data(), static_cast<int>(curve.size()), o.has_seed, unit,
           // A unit-level plan is charged whole with its count
           // (ReleaseUnitCount), which states its cost at the row; the writer
           // refuses a unit-level charge without one.
@@ -120,9 +112,10 @@ int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_rel
   int n_rdp = charge.n_rdp;
   // A standby cannot write the ledger, so it cannot release.
   if (RecoveryInProgress())
-    ereport(ERROR, (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-                    errmsg("dperm cannot release a model during recovery"),
-                    errhint("Every release is charged to the ledger first; train on the primary.")));
+    ereport(ERROR,
+            (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+             errmsg("dperm cannot release a model during recovery"),
+             errhint("Every release is charged to the ledger first; train on the primary.")));
   if (n_rdp > kMaxOrders) elog(ERROR, "too many Renyi orders in a ledger curve");
   // The client's text, capped (kMaxLedgerQueryBytes): the request, the
   // writer's work and the ledger row do not grow with what a role sends.
@@ -185,10 +178,12 @@ int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_rel
     bool visible = true;
     for (int i = 0; i < n_relations && visible; i++) visible = MaySeeRelation(relations[i], role);
     if (!visible)
-      detail = psprintf("The release asks for epsilon = %g and delta = %g, more than the budget "
-                        "has left.", charge.epsilon, charge.delta);
-    ereport(ERROR, (errcode(kBudgetExceeded), errmsg("%s", message),
-                    errdetail("%s", detail), errhint("%s", hint)));
+      detail = psprintf(
+          "The release asks for epsilon = %g and delta = %g, more than the budget "
+          "has left.",
+          charge.epsilon, charge.delta);
+    ereport(ERROR, (errcode(kBudgetExceeded), errmsg("%s", message), errdetail("%s", detail),
+                    errhint("%s", hint)));
   }
   if (result == kBusy) RaiseBusy(busy);
   if (result == kNoTurn) RaiseNoTurn(busy);

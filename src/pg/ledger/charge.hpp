@@ -14,8 +14,8 @@ namespace dperm::pg {
 
 // What a ledger row records about one release.
 struct ChargeRequest {
-  Oid role;           // the releasing role (the caller of dperm.train, or
-                      // the current user of an aggregate or dperm.evaluate)
+  Oid role;  // the releasing role (the caller of dperm.train, or
+             // the current user of an aggregate or dperm.evaluate)
   const char* algorithm;
   const char* mechanism;
   const char* loss;
@@ -27,7 +27,7 @@ struct ChargeRequest {
   const double* rdp;  // the release's curve on LedgerOrders(), or nullptr
   int n_rdp;
   bool seeded;
-  PrivacyUnit unit;   // the unit the rows were bounded to (column nullptr: the row)
+  PrivacyUnit unit;  // the unit the rows were bounded to (column nullptr: the row)
   // A unit-level release's cost at the row (UnitReleaseCharge), charged to
   // every relation of the release whose budget names no unit; unused when
   // unit.column is nullptr.

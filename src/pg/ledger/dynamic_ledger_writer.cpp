@@ -62,9 +62,7 @@ void SubmitToDynamicWriter(dsm_segment* seg) {
   // uncommitted charge, and no model is released either way.
   BgwHandleStatus status;
   PG_TRY();
-  {
-    status = WaitForBackgroundWorkerShutdown(handle);
-  }
+  { status = WaitForBackgroundWorkerShutdown(handle); }
   PG_CATCH();
   {
     TerminateBackgroundWorker(handle);
@@ -72,7 +70,8 @@ void SubmitToDynamicWriter(dsm_segment* seg) {
   }
   PG_END_TRY();
   if (status == BGWH_POSTMASTER_DIED)
-    ereport(FATAL, (errcode(ERRCODE_ADMIN_SHUTDOWN), errmsg("postmaster exited during a dperm release")));
+    ereport(FATAL,
+            (errcode(ERRCODE_ADMIN_SHUTDOWN), errmsg("postmaster exited during a dperm release")));
 }
 
 }  // namespace dperm::pg

@@ -44,12 +44,15 @@ void ServeRegistered(LedgerRequest* req) {
 // with this curve (nullptr: none), epsilon and delta. A 0.1.0 catalog (not yet
 // ALTER EXTENSION ... UPDATE'd) has no budget_spent: plain sums, as 0.1.0 did.
 void SpentAfter(bool legacy_catalog, Datum relid, const char* accounting, double budget_delta,
-                const double* rdp, int n_rdp, double epsilon, double delta,
-                double* spent_eps, double* spent_delta) {
+                const double* rdp, int n_rdp, double epsilon, double delta, double* spent_eps,
+                double* spent_delta) {
   Oid types[6] = {OIDOID, TEXTOID, FLOAT8OID, FLOAT8ARRAYOID, FLOAT8OID, FLOAT8OID};
-  Datum args[6] = {relid, CStringGetTextDatum(accounting), Float8GetDatum(budget_delta),
+  Datum args[6] = {relid,
+                   CStringGetTextDatum(accounting),
+                   Float8GetDatum(budget_delta),
                    n_rdp > 0 ? Float8ArrayDatum(rdp, n_rdp) : (Datum)0,
-                   Float8GetDatum(epsilon), Float8GetDatum(delta)};
+                   Float8GetDatum(epsilon),
+                   Float8GetDatum(delta)};
   char nulls[6] = {' ', ' ', ' ', n_rdp > 0 ? ' ' : 'n', ' ', ' '};
   if (SPI_execute_with_args(
           legacy_catalog
@@ -61,8 +64,10 @@ void SpentAfter(bool legacy_catalog, Datum relid, const char* accounting, double
       SPI_processed != 1)
     elog(ERROR, "could not compute the spent budget of relation %u", DatumGetObjectId(relid));
   bool isnull;
-  *spent_eps = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-  *spent_delta = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+  *spent_eps =
+      DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+  *spent_delta =
+      DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 }
 
 // The first of the request's budgeted relations whose budget row the locking
@@ -72,18 +77,19 @@ void SpentAfter(bool legacy_catalog, Datum relid, const char* accounting, double
 Oid SkippedBudget(LedgerRequest* req, SPITupleTable* locked, uint64 n_locked) {
   Oid argtypes[1] = {OIDARRAYOID};
   Datum args[1] = {OidArrayDatum(req->relations, req->n_relations)};
-  if (SPI_execute_with_args(
-          "SELECT b.relation::pg_catalog.oid FROM dperm.budgets b"
-          " WHERE b.relation::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1)"
-          " ORDER BY b.relation::pg_catalog.oid",
-          1, argtypes, args, nullptr, false, 0) != SPI_OK_SELECT)
+  if (SPI_execute_with_args("SELECT b.relation::pg_catalog.oid FROM dperm.budgets b"
+                            " WHERE b.relation::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1)"
+                            " ORDER BY b.relation::pg_catalog.oid",
+                            1, argtypes, args, nullptr, false, 0) != SPI_OK_SELECT)
     elog(ERROR, "could not read dperm.budgets");
   for (uint64 i = 0; i < SPI_processed; i++) {
     bool isnull;
-    Oid relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+    Oid relid =
+        DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
     bool found = false;
     for (uint64 j = 0; j < n_locked && !found; j++)
-      found = DatumGetObjectId(SPI_getbinval(locked->vals[j], locked->tupdesc, 1, &isnull)) == relid;
+      found =
+          DatumGetObjectId(SPI_getbinval(locked->vals[j], locked->tupdesc, 1, &isnull)) == relid;
     if (!found) return relid;
   }
   return InvalidOid;
@@ -159,7 +165,8 @@ bool WithinBudgets(LedgerRequest* req, List** unit_budgets) {
     char* unit = SPI_getvalue(row, desc, 6);
     bool unit_null;
     int64 max_rows = DatumGetInt64(SPI_getbinval(row, desc, 7, &unit_null));
-    if (unit != nullptr && (req->unit_rows < 1 || req->unit_rows > max_rows || strcmp(req->unit, unit) != 0))
+    if (unit != nullptr &&
+        (req->unit_rows < 1 || req->unit_rows > max_rows || strcmp(req->unit, unit) != 0))
       ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                       errmsg("the budget of %s protects each \"%s\" (at most " INT64_FORMAT
                              " rows), but the release did not bound its rows by that unit",
@@ -173,29 +180,28 @@ bool WithinBudgets(LedgerRequest* req, List** unit_budgets) {
                cost.epsilon, cost.delta, &after_eps, &after_delta);
     // A relative slack of 1e-12 absorbs rounding in the sums only; a zero
     // budget admits nothing.
-    bool ok = after_eps <= budget_eps * (1 + 1e-12) &&
-              after_delta <= budget_delta * (1 + 1e-12);
+    bool ok = after_eps <= budget_eps * (1 + 1e-12) && after_delta <= budget_delta * (1 + 1e-12);
     if (!ok) {
       // What is left now, for the message (the spend without this release).
       double now_eps, now_delta;
-      SpentAfter(req->legacy_catalog, relid, accounting, budget_delta, nullptr, 0, 0, 0,
-                 &now_eps, &now_delta);
+      SpentAfter(req->legacy_catalog, relid, accounting, budget_delta, nullptr, 0, 0, 0, &now_eps,
+                 &now_delta);
       double left_eps = budget_eps - now_eps;
       double left_delta = budget_delta - now_delta;
       req->status = kRefused;
-      snprintf(req->message, sizeof req->message,
-               "privacy budget of relation %s is exhausted", name);
+      snprintf(req->message, sizeof req->message, "privacy budget of relation %s is exhausted",
+               name);
       snprintf(req->detail, sizeof req->detail,
                "The release asks for epsilon = %.6g and delta = %.6g; %s has "
                "epsilon = %.6g and delta = %.6g left of its budget "
                "(epsilon = %.6g, delta = %.6g, %s accounting); with this release "
                "it would have spent epsilon = %.6g and delta = %.6g.",
-               cost.epsilon, cost.delta, name, Max(left_eps, 0.0),
-               Max(left_delta, 0.0), budget_eps, budget_delta, accounting,
-               after_eps, after_delta);
+               cost.epsilon, cost.delta, name, Max(left_eps, 0.0), Max(left_delta, 0.0), budget_eps,
+               budget_delta, accounting, after_eps, after_delta);
       snprintf(req->hint, sizeof req->hint,
                "Ask the owner of %s to raise its budget with dperm.set_budget, "
-               "or release with a smaller epsilon or delta.", name);
+               "or release with a smaller epsilon or delta.",
+               name);
       return false;
     }
   }
@@ -205,14 +211,14 @@ bool WithinBudgets(LedgerRequest* req, List** unit_budgets) {
 // The first values of a ledger row: time, role (%s: the OID $15 or the
 // name $2, as the catalog's role column stores it), relations ($3, an
 // oid[]) and their names as schema.name (the OID where the relation is gone).
-#define LEDGER_ROW_HEAD                                                                  \
-  " SELECT $1, %s, $3::pg_catalog.regclass[],"                                          \
-  "  ARRAY(SELECT CASE WHEN c.oid IS NULL THEN u.relid::pg_catalog.text"               \
-  "                    ELSE pg_catalog.format('%%I.%%I', ns.nspname, c.relname) END"   \
-  "          FROM pg_catalog.unnest($3) WITH ORDINALITY u(relid, i)"                    \
-  "          LEFT JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) u.relid"   \
-  "          LEFT JOIN pg_catalog.pg_namespace ns"                                      \
-  "                 ON ns.oid OPERATOR(pg_catalog.=) c.relnamespace"                    \
+#define LEDGER_ROW_HEAD                                                               \
+  " SELECT $1, %s, $3::pg_catalog.regclass[],"                                        \
+  "  ARRAY(SELECT CASE WHEN c.oid IS NULL THEN u.relid::pg_catalog.text"              \
+  "                    ELSE pg_catalog.format('%%I.%%I', ns.nspname, c.relname) END"  \
+  "          FROM pg_catalog.unnest($3) WITH ORDINALITY u(relid, i)"                  \
+  "          LEFT JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) u.relid" \
+  "          LEFT JOIN pg_catalog.pg_namespace ns"                                    \
+  "                 ON ns.oid OPERATOR(pg_catalog.=) c.relnamespace"                  \
   "         ORDER BY u.i),"
 
 // Appends one ledger row of the request: `relations` charged `cost`, with
@@ -222,39 +228,61 @@ bool WithinBudgets(LedgerRequest* req, List** unit_budgets) {
 // column only).
 int64 AppendLedgerRow(LedgerRequest* req, const Oid* relations, int n_relations,
                       const BudgetCost& cost, const char* neighbors, int64 charged_with) {
-  Oid types[16] = {TIMESTAMPTZOID, TEXTOID, OIDARRAYOID, TEXTOID, TEXTOID,
-                   TEXTOID, TEXTOID, FLOAT8OID, FLOAT8OID, INT8OID, INT4OID,
-                   BOOLOID, TEXTOID, FLOAT8ARRAYOID, OIDOID, INT8OID};
-  Datum args[16] = {
-      TimestampTzGetDatum(req->released_at), CStringGetTextDatum(req->role),
-      OidArrayDatum(relations, n_relations),
-      CStringGetTextDatum(req->algorithm), CStringGetTextDatum(req->mechanism),
-      CStringGetTextDatum(req->loss), CStringGetTextDatum(neighbors),
-      Float8GetDatum(cost.epsilon), Float8GetDatum(cost.delta),
-      Int64GetDatum(req->n), Int32GetDatum(req->d), BoolGetDatum(req->seeded),
-      CStringGetTextDatum(req->query),
-      cost.n_rdp > 0 ? Float8ArrayDatum(cost.rdp, cost.n_rdp) : (Datum)0,
-      ObjectIdGetDatum(req->role_id), Int64GetDatum(charged_with)};
-  char nulls[16] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ',
-                    req->query[0] ? ' ' : 'n', cost.n_rdp > 0 ? ' ' : 'n', ' ', ' '};
-  if (req->legacy_catalog) nulls[13] = 'n';  // 0.1.0 has no rdp column
+  Oid types[16] = {TIMESTAMPTZOID, TEXTOID,        OIDARRAYOID, TEXTOID, TEXTOID, TEXTOID,
+                   TEXTOID,        FLOAT8OID,      FLOAT8OID,   INT8OID, INT4OID, BOOLOID,
+                   TEXTOID,        FLOAT8ARRAYOID, OIDOID,      INT8OID};
+  Datum args[16] = {TimestampTzGetDatum(req->released_at),
+                    CStringGetTextDatum(req->role),
+                    OidArrayDatum(relations, n_relations),
+                    CStringGetTextDatum(req->algorithm),
+                    CStringGetTextDatum(req->mechanism),
+                    CStringGetTextDatum(req->loss),
+                    CStringGetTextDatum(neighbors),
+                    Float8GetDatum(cost.epsilon),
+                    Float8GetDatum(cost.delta),
+                    Int64GetDatum(req->n),
+                    Int32GetDatum(req->d),
+                    BoolGetDatum(req->seeded),
+                    CStringGetTextDatum(req->query),
+                    cost.n_rdp > 0 ? Float8ArrayDatum(cost.rdp, cost.n_rdp) : (Datum)0,
+                    ObjectIdGetDatum(req->role_id),
+                    Int64GetDatum(charged_with)};
+  char nulls[16] = {' ',
+                    ' ',
+                    ' ',
+                    ' ',
+                    ' ',
+                    ' ',
+                    ' ',
+                    ' ',
+                    ' ',
+                    ' ',
+                    ' ',
+                    ' ',
+                    req->query[0] ? ' ' : 'n',
+                    cost.n_rdp > 0 ? ' ' : 'n',
+                    ' ',
+                    ' '};
+  if (req->legacy_catalog) nulls[13] = 'n';         // 0.1.0 has no rdp column
   bool by_oid = RoleColumnIsOid("ledger", "role");  // then role_name exists too
   const char* role = by_oid ? "$15::pg_catalog.regrole" : "$2::pg_catalog.name";
   const bool with = charged_with != 0;
   char* sql =
       req->legacy_catalog
-          ? psprintf("INSERT INTO dperm.ledger (released_at, role, relations, relation_names,"
-                     "  algorithm, mechanism, loss, neighbors, epsilon, delta, n, d, seeded, query)"
-                     LEDGER_ROW_HEAD
-                     "  $4, $5, $6, $7, $8, $9, $10, $11, $12, $13"
-                     " RETURNING id", role)
-          : psprintf("INSERT INTO dperm.ledger (released_at, role, relations, relation_names,"
-                     "  algorithm, mechanism, loss, neighbors, epsilon, delta, n, d, seeded, query,"
-                     "  rdp%s%s)"
-                     LEDGER_ROW_HEAD
-                     "  $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14%s%s"
-                     " RETURNING id", by_oid ? ", role_name" : "", with ? ", charged_with" : "",
-                     role, by_oid ? ", $2::pg_catalog.name" : "", with ? ", $16" : "");
+          ? psprintf(
+                "INSERT INTO dperm.ledger (released_at, role, relations, relation_names,"
+                "  algorithm, mechanism, loss, neighbors, epsilon, delta, n, d, seeded, query)" LEDGER_ROW_HEAD
+                "  $4, $5, $6, $7, $8, $9, $10, $11, $12, $13"
+                " RETURNING id",
+                role)
+          : psprintf(
+                "INSERT INTO dperm.ledger (released_at, role, relations, relation_names,"
+                "  algorithm, mechanism, loss, neighbors, epsilon, delta, n, d, seeded, query,"
+                "  rdp%s%s)" LEDGER_ROW_HEAD
+                "  $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14%s%s"
+                " RETURNING id",
+                by_oid ? ", role_name" : "", with ? ", charged_with" : "", role,
+                by_oid ? ", $2::pg_catalog.name" : "", with ? ", $16" : "");
   // tcount 0: the INSERT runs to completion, so its AFTER STATEMENT
   // trigger (dperm.ledger_totals: the running budget totals) fires; a limit
   // stops the executor at the first RETURNING row and skips it.
@@ -275,18 +303,16 @@ int64 AppendLedgerRow(LedgerRequest* req, const Oid* relations, int n_relations,
 // cost at the row, never less).
 void AppendLedgerRows(LedgerRequest* req, List* unit_budgets) {
   if (req->unit_rows <= 0) {
-    req->ledger_id = AppendLedgerRow(req, req->relations, req->n_relations, UnitCost(req),
-                                     req->neighbors, 0);
+    req->ledger_id =
+        AppendLedgerRow(req, req->relations, req->n_relations, UnitCost(req), req->neighbors, 0);
     return;
   }
   Oid* at_unit = static_cast<Oid*>(palloc(sizeof(Oid) * (req->n_relations + 1)));
   Oid* at_row = static_cast<Oid*>(palloc(sizeof(Oid) * (req->n_relations + 1)));
   int n_unit = 0, n_row = 0;
   for (int i = 0; i < req->n_relations; i++) {
-    if (list_member_oid(unit_budgets, req->relations[i]))
-      at_unit[n_unit++] = req->relations[i];
-    else
-      at_row[n_row++] = req->relations[i];
+    if (list_member_oid(unit_budgets, req->relations[i])) at_unit[n_unit++] = req->relations[i];
+    else at_row[n_row++] = req->relations[i];
   }
   int64 first = 0;
   if (n_unit > 0) first = AppendLedgerRow(req, at_unit, n_unit, UnitCost(req), req->neighbors, 0);
@@ -309,8 +335,9 @@ const char* const kWriterLockTimeout = "100ms";
 // True when the database still has dperm 0.1.0's SQL objects (the library
 // was upgraded, ALTER EXTENSION dperm UPDATE not yet run).
 bool CatalogIsLegacy() {
-  if (SPI_execute("SELECT extversion FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'dperm'", true, 1) !=
-          SPI_OK_SELECT ||
+  if (SPI_execute(
+          "SELECT extversion FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'dperm'",
+          true, 1) != SPI_OK_SELECT ||
       SPI_processed != 1)
     elog(ERROR, "dperm is not installed in this database");
   char* version = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
@@ -326,7 +353,8 @@ void RefreshTotals() {
       SPI_processed != 1)
     elog(ERROR, "could not look up dperm.refresh_budget_totals");
   bool isnull;
-  if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull))) return;
+  if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
+    return;
   if (SPI_execute("SELECT dperm.refresh_budget_totals()", false, 0) != SPI_OK_SELECT)
     elog(ERROR, "could not refresh dperm.budget_totals");
 }
@@ -339,7 +367,8 @@ void CopyText(char* dst, size_t size, const char* src) {
 
 void RegisterLedgerHandler(LedgerRequestKind kind, LedgerHandler handler) {
   if (kind <= kChargeRelease || kind >= kMaxLedgerKinds)
-    elog(ERROR, "dperm ledger writer: request kind %d cannot have a handler", static_cast<int>(kind));
+    elog(ERROR, "dperm ledger writer: request kind %d cannot have a handler",
+         static_cast<int>(kind));
   g_handlers[kind] = handler;
 }
 

@@ -15,8 +15,7 @@ namespace dperm::pg {
 int g_ledger_wait_timeout_ms = 30000;
 
 void Nap(long ms) {
-  (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, ms,
-                  PG_WAIT_EXTENSION);
+  (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, ms, PG_WAIT_EXTENSION);
   ResetLatch(MyLatch);
   CHECK_FOR_INTERRUPTS();
 }

@@ -36,20 +36,20 @@ enum LedgerRequestKind { kChargeRelease = 0, kRecordModelVersion = 1, kRecordEva
 
 // The request and the writer's answer, in a dynamic shared memory segment.
 struct LedgerRequest {
-  uint32 magic;                 // kLedgerRequestMagic
-  int32 kind;                   // LedgerRequestKind; records carry their row as JSON in query[]
-  uint64 request_id;            // the persistent writer's queue entry (0: none)
-  int backend_procno;           // the releasing backend, whose latch is set when done
+  uint32 magic;        // kLedgerRequestMagic
+  int32 kind;          // LedgerRequestKind; records carry their row as JSON in query[]
+  uint64 request_id;   // the persistent writer's queue entry (0: none)
+  int backend_procno;  // the releasing backend, whose latch is set when done
   Oid database;
-  char role[NAMEDATALEN];       // the releasing role's name (ledger.role_name)
-  Oid role_id;                  // and OID (ledger.role); charges only
+  char role[NAMEDATALEN];  // the releasing role's name (ledger.role_name)
+  Oid role_id;             // and OID (ledger.role); charges only
   TimestampTz released_at;
   char algorithm[64];
   char mechanism[64];
   char loss[64];
-  char unit[NAMEDATALEN];       // the privacy unit's column ("" : the row)
-  int64 unit_rows;              // and k (0: the row)
-  char neighbors[192];           // "replace_one", or a unit's (privacy_unit.hpp)
+  char unit[NAMEDATALEN];  // the privacy unit's column ("" : the row)
+  int64 unit_rows;         // and k (0: the row)
+  char neighbors[192];     // "replace_one", or a unit's (privacy_unit.hpp)
   double epsilon;
   double delta;
   int64 n;
@@ -57,21 +57,21 @@ struct LedgerRequest {
   bool seeded;
   int32 n_relations;
   Oid relations[kMaxRelations];
-  int32 n_rdp;                  // 0: the release has no RDP curve
-  double rdp[kMaxOrders];       // its curve on the ledger's orders
+  int32 n_rdp;             // 0: the release has no RDP curve
+  double rdp[kMaxOrders];  // its curve on the ledger's orders
   // A unit-level release (unit_rows > 0): its cost at the row, for the
   // relations whose budget names no unit (ChargeRequest).
   double row_epsilon;
   double row_delta;
   int32 n_row_rdp;
   double row_rdp[kMaxOrders];
-  bool legacy_catalog;          // set by the worker: 0.1.0 SQL objects
+  bool legacy_catalog;  // set by the worker: 0.1.0 SQL objects
   // Written by the worker.
-  uint64 claimed_by;            // generation of the persistent writer serving it
+  uint64 claimed_by;  // generation of the persistent writer serving it
   int32 status;
   int32 sqlstate;
-  int64 ledger_id;              // the ledger row; for records, what their handler returns
-  Oid busy_relation;            // kBusy: whose budget row is locked (0: another row)
+  int64 ledger_id;    // the ledger row; for records, what their handler returns
+  Oid busy_relation;  // kBusy: whose budget row is locked (0: another row)
   char message[1024];
   char detail[1024];
   char hint[512];

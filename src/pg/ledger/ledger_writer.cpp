@@ -111,9 +111,7 @@ bool WaitForTurn(const LOCKTAG* tag, long ms) {
   MemoryContext context = CurrentMemoryContext;
   volatile bool got = true;  // set in PG_CATCH, read after it
   PG_TRY();
-  {
-    (void)LockAcquire(tag, ExclusiveLock, false, false);
-  }
+  { (void)LockAcquire(tag, ExclusiveLock, false, false); }
   PG_CATCH();
   {
     LockTimeout = saved;
@@ -216,10 +214,8 @@ void SubmitLedgerRequest(dsm_segment* seg, LedgerRequest* req) {
       req->busy_relation = was_busy ? last_busy : no_turn;
       return;
     }
-    if (PersistentLedgerWriterConfigured())
-      SubmitToPersistentWriter(seg, req);
-    else
-      SubmitToDynamicWriter(seg);
+    if (PersistentLedgerWriterConfigured()) SubmitToPersistentWriter(seg, req);
+    else SubmitToDynamicWriter(seg);
     GiveBackBudgetTurns(&turns);
     if (req->status != kBusy) return;
     if (OidIsValid(req->busy_relation) && BudgetChangedHere(req->busy_relation)) return;

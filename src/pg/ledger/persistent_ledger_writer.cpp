@@ -67,7 +67,7 @@ struct LedgerQueue {
   int writer_procno;         // the running writer's PGPROC, for its latch
   uint64 writer_generation;  // incremented at each start of the writer
   uint64 next_request_id;
-  uint64 head;               // entries[head % capacity] is the oldest
+  uint64 head;  // entries[head % capacity] is the oldest
   uint64 tail;
   uint64 capacity;
   QueueEntry entries[FLEXIBLE_ARRAY_MEMBER];
@@ -75,7 +75,9 @@ struct LedgerQueue {
 
 uint64 QueueCapacity() { return 2 * static_cast<uint64>(Max(MaxBackends, 64)); }
 
-Size QueueSize() { return add_size(offsetof(LedgerQueue, entries), mul_size(QueueCapacity(), sizeof(QueueEntry))); }
+Size QueueSize() {
+  return add_size(offsetof(LedgerQueue, entries), mul_size(QueueCapacity(), sizeof(QueueEntry)));
+}
 
 LedgerQueue* g_queue = nullptr;  // set only with shared_preload_libraries
 shmem_request_hook_type g_prev_shmem_request_hook = nullptr;
@@ -90,8 +92,7 @@ void QueueShmemStartup() {
   if (g_prev_shmem_startup_hook != nullptr) g_prev_shmem_startup_hook();
   LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
   bool found;
-  g_queue = static_cast<LedgerQueue*>(
-      ShmemInitStruct("dperm ledger queue", QueueSize(), &found));
+  g_queue = static_cast<LedgerQueue*>(ShmemInitStruct("dperm ledger queue", QueueSize(), &found));
   if (!found) {
     memset(g_queue, 0, QueueSize());
     SpinLockInit(&g_queue->mutex);
@@ -254,10 +255,11 @@ void SubmitToPersistentWriter(dsm_segment* seg, LedgerRequest* req) {
       break;
     }
     if (WaitedLongerThan(start, g_ledger_wait_timeout_ms))
-      ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_RESOURCES),
-                      errmsg("the dperm ledger writer's queue stayed full for %d ms",
-                             g_ledger_wait_timeout_ms),
-                      errhint("Raise dperm.ledger_wait_timeout, or retry. No model was computed.")));
+      ereport(ERROR,
+              (errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+               errmsg("the dperm ledger writer's queue stayed full for %d ms",
+                      g_ledger_wait_timeout_ms),
+               errhint("Raise dperm.ledger_wait_timeout, or retry. No model was computed.")));
     Nap(delay);
     delay = Min(delay * 2, 100);
   }
@@ -265,9 +267,7 @@ void SubmitToPersistentWriter(dsm_segment* seg, LedgerRequest* req) {
   // taken it; a taken request is charged or not, but no model is released.
   uint64 id = req->request_id;
   PG_TRY();
-  {
-    AwaitPersistentWriter(req, start);
-  }
+  { AwaitPersistentWriter(req, start); }
   PG_CATCH();
   {
     WithdrawRequest(id);
@@ -338,8 +338,7 @@ void dperm_persistent_ledger_writer_main(Datum) {
       if (idle_ms >= kIdleDisconnectMs) proc_exit(1);
       timeout = kIdleDisconnectMs - idle_ms;
     }
-    (void)WaitLatch(MyLatch,
-                    WL_LATCH_SET | WL_EXIT_ON_PM_DEATH | (timeout >= 0 ? WL_TIMEOUT : 0),
+    (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH | (timeout >= 0 ? WL_TIMEOUT : 0),
                     timeout, PG_WAIT_EXTENSION);
   }
 }

@@ -17,16 +17,21 @@ namespace dperm::pg {
 // column `label`: logistic positive when true or > 0 (NULL and NaN
 // negative), softmax classes clamped into 0 .. K-1 (NULL: 0), Huber targets
 // NULL: 0.
-char* ColumnLabel(dperm::LossKind loss, const TrainTarget& target, int32 classes, const char* label) {
+char* ColumnLabel(dperm::LossKind loss, const TrainTarget& target, int32 classes,
+                  const char* label) {
   const char* y = quote_identifier(label);
   const dperm::LabelKind kind = dperm::LossLabel(loss);
   if (kind == dperm::LabelKind::kTarget) return psprintf("COALESCE(%s::pg_catalog.float8, 0)", y);
   if (kind == dperm::LabelKind::kClass)
-    return psprintf("pg_catalog.int4larger(0, pg_catalog.int4smaller(%d, COALESCE(%s::pg_catalog.int4, 0)))",
-                    classes - 1, y);
-  if (strcmp(target.label_cast, "pg_catalog.bool") == 0) return psprintf("CASE WHEN %s THEN 1 ELSE 0 END", y);
-  return psprintf("CASE WHEN %s OPERATOR(pg_catalog.>) 0 AND %s OPERATOR(pg_catalog.<>) "
-                  "'NaN'::pg_catalog.float8 THEN 1 ELSE 0 END", y, y);
+    return psprintf(
+        "pg_catalog.int4larger(0, pg_catalog.int4smaller(%d, COALESCE(%s::pg_catalog.int4, 0)))",
+        classes - 1, y);
+  if (strcmp(target.label_cast, "pg_catalog.bool") == 0)
+    return psprintf("CASE WHEN %s THEN 1 ELSE 0 END", y);
+  return psprintf(
+      "CASE WHEN %s OPERATOR(pg_catalog.>) 0 AND %s OPERATOR(pg_catalog.<>) "
+      "'NaN'::pg_catalog.float8 THEN 1 ELSE 0 END",
+      y, y);
 }
 
 // The same through a spec's label (`encoded`: its dperm.encode_label, NULL
@@ -35,11 +40,13 @@ char* ColumnLabel(dperm::LossKind loss, const TrainTarget& target, int32 classes
 // to [lo, hi] from its scaled value (NULL: the middle).
 char* SpecLabel(dperm::LossKind loss, const dperm::FeatureColumn& label, const char* encoded) {
   if (dperm::LossLabel(loss) == dperm::LabelKind::kTarget)
-    return psprintf("(%.17g::pg_catalog.float8 OPERATOR(pg_catalog.+) (%.17g::pg_catalog.float8"
-                    " OPERATOR(pg_catalog.*) COALESCE(%s, 0)))",
-                    dperm::TargetMapOf(label.lo, label.hi).centre,
-                    dperm::TargetMapOf(label.lo, label.hi).half_range, encoded);
-  if (dperm::LossLabel(loss) == dperm::LabelKind::kClass) return psprintf("COALESCE(%s::pg_catalog.int4, 0)", encoded);
+    return psprintf(
+        "(%.17g::pg_catalog.float8 OPERATOR(pg_catalog.+) (%.17g::pg_catalog.float8"
+        " OPERATOR(pg_catalog.*) COALESCE(%s, 0)))",
+        dperm::TargetMapOf(label.lo, label.hi).centre,
+        dperm::TargetMapOf(label.lo, label.hi).half_range, encoded);
+  if (dperm::LossLabel(loss) == dperm::LabelKind::kClass)
+    return psprintf("COALESCE(%s::pg_catalog.int4, 0)", encoded);
   return psprintf("CASE WHEN %s OPERATOR(pg_catalog.>) 0 THEN 1 ELSE 0 END", encoded);
 }
 
@@ -53,8 +60,9 @@ char* MetricSql(dperm::LossKind loss, const char* features, const char* label_ex
       "SELECT COALESCE(%s::pg_catalog.float8[], pg_catalog.array_fill(0::pg_catalog.float8, ARRAY[$2])) AS f,"
       "       %s AS y FROM %s",
       features, label_expr, qualified);
-  const char* ok = "(pg_catalog.array_ndims(r.f) OPERATOR(pg_catalog.=) 1 AND "
-                   "pg_catalog.array_length(r.f, 1) OPERATOR(pg_catalog.=) $2)";
+  const char* ok =
+      "(pg_catalog.array_ndims(r.f) OPERATOR(pg_catalog.=) 1 AND "
+      "pg_catalog.array_length(r.f, 1) OPERATOR(pg_catalog.=) $2)";
   // The metric sums are exact (exact_sum.hpp): each row's value v in
   // [0, B] is rounded to B 2^-40 and the integers round(v/B 2^40) summed as
   // bigint (an exact numeric sum, whatever the row order or the parallel

@@ -15,7 +15,8 @@ namespace dperm::pg {
 // column `label`: logistic positive when true or > 0 (NULL and NaN
 // negative), softmax classes clamped into 0 .. K-1 (NULL: 0), Huber targets
 // NULL: 0.
-char* ColumnLabel(dperm::LossKind loss, const TrainTarget& target, int32 classes, const char* label);
+char* ColumnLabel(dperm::LossKind loss, const TrainTarget& target, int32 classes,
+                  const char* label);
 
 // The same through a spec's label (`encoded`: its dperm.encode_label, NULL
 // outside the domain, imputed as training imputes it): logistic positive

@@ -47,7 +47,8 @@ char* RequireCron(MemoryContext context) {
     const char* db = get_database_name(MyDatabaseId);
     ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                     errmsg("scheduled retraining needs the pg_cron extension, which is not "
-                           "installed in database \"%s\"", db),
+                           "installed in database \"%s\"",
+                           db),
                     errhint("Install the package postgresql-15-cron, add to postgresql.conf "
                             "shared_preload_libraries = 'pg_cron' and cron.database_name = '%s', "
                             "restart PostgreSQL, then run CREATE EXTENSION pg_cron in \"%s\".",
@@ -58,13 +59,14 @@ char* RequireCron(MemoryContext context) {
   const char* cron_db = GetConfigOption("cron.database_name", true, false);
   const char* db = get_database_name(MyDatabaseId);
   if (cron_db == nullptr || strcmp(cron_db, db) != 0)
-    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                    errmsg(cron_db == nullptr
-                               ? "pg_cron is installed in database \"%s\" but not loaded"
-                               : "pg_cron runs its jobs in database \"%s\", not in \"%s\"",
-                           cron_db == nullptr ? db : cron_db, db),
-                    errhint("Set shared_preload_libraries = 'pg_cron' and cron.database_name = "
-                            "'%s' in postgresql.conf and restart PostgreSQL.", db)));
+    ereport(ERROR,
+            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+             errmsg(cron_db == nullptr ? "pg_cron is installed in database \"%s\" but not loaded"
+                                       : "pg_cron runs its jobs in database \"%s\", not in \"%s\"",
+                    cron_db == nullptr ? db : cron_db, db),
+             errhint("Set shared_preload_libraries = 'pg_cron' and cron.database_name = "
+                     "'%s' in postgresql.conf and restart PostgreSQL.",
+                     db)));
   return cron;
 }
 
@@ -101,10 +103,11 @@ char* NextRunShortfall(const char* name, Oid owner, MemoryContext context) {
   double eps = DatumGetFloat8(SPI_getbinval(row, desc, 2, &isnull));
   double delta = DatumGetFloat8(SPI_getbinval(row, desc, 3, &isnull));
   MemoryContext old = MemoryContextSwitchTo(context);
-  char* reason = psprintf("the next run (epsilon = %g, delta = %g, the latest trained version's "
-                          "charge at this budget's unit) does not fit in the privacy budget of "
-                          "relation %s",
-                          eps, delta, relation);
+  char* reason = psprintf(
+      "the next run (epsilon = %g, delta = %g, the latest trained version's "
+      "charge at this budget's unit) does not fit in the privacy budget of "
+      "relation %s",
+      eps, delta, relation);
   MemoryContextSwitchTo(old);
   return reason;
 }
@@ -115,17 +118,20 @@ char* NextRunShortfall(const char* name, Oid owner, MemoryContext context) {
 void PauseSchedule(const char* name, Oid owner, const char* reason) {
   Oid types[3] = {TEXTOID, OIDOID, TEXTOID};
   Datum args[3] = {CStringGetTextDatum(name), ObjectIdGetDatum(owner), CStringGetTextDatum(reason)};
-  RunAsCatalogOwner("SELECT s.paused_at IS NULL FROM dperm.model_schedules s"
-                    " WHERE s.name OPERATOR(pg_catalog.=) $1 AND s.owner OPERATOR(pg_catalog.=) $2"
-                    " FOR UPDATE",
-                    2, types, args, nullptr, SPI_OK_SELECT, false);
+  RunAsCatalogOwner(
+      "SELECT s.paused_at IS NULL FROM dperm.model_schedules s"
+      " WHERE s.name OPERATOR(pg_catalog.=) $1 AND s.owner OPERATOR(pg_catalog.=) $2"
+      " FOR UPDATE",
+      2, types, args, nullptr, SPI_OK_SELECT, false);
   if (SPI_processed == 0) return;
   bool isnull;
-  bool pausing = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-  RunAsCatalogOwner("UPDATE dperm.model_schedules"
-                    "   SET paused_at = COALESCE(paused_at, pg_catalog.now()), paused_reason = $3"
-                    " WHERE name OPERATOR(pg_catalog.=) $1 AND owner OPERATOR(pg_catalog.=) $2",
-                    3, types, args, nullptr, SPI_OK_UPDATE, false);
+  bool pausing =
+      DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+  RunAsCatalogOwner(
+      "UPDATE dperm.model_schedules"
+      "   SET paused_at = COALESCE(paused_at, pg_catalog.now()), paused_reason = $3"
+      " WHERE name OPERATOR(pg_catalog.=) $1 AND owner OPERATOR(pg_catalog.=) $2",
+      3, types, args, nullptr, SPI_OK_UPDATE, false);
   ereport(pausing ? WARNING : NOTICE,
           (errmsg("retraining of model \"%s\" is paused: %s", name, reason),
            errdetail("No version was trained and nothing was charged."),
@@ -138,13 +144,14 @@ void PauseSchedule(const char* name, Oid owner, const char* reason) {
 void ResumeSchedule(const char* name, Oid owner) {
   Oid types[2] = {TEXTOID, OIDOID};
   Datum args[2] = {CStringGetTextDatum(name), ObjectIdGetDatum(owner)};
-  RunAsCatalogOwner("UPDATE dperm.model_schedules SET paused_at = NULL, paused_reason = NULL"
-                    " WHERE name OPERATOR(pg_catalog.=) $1 AND owner OPERATOR(pg_catalog.=) $2"
-                    "   AND paused_at IS NOT NULL",
-                    2, types, args, nullptr, SPI_OK_UPDATE, false);
+  RunAsCatalogOwner(
+      "UPDATE dperm.model_schedules SET paused_at = NULL, paused_reason = NULL"
+      " WHERE name OPERATOR(pg_catalog.=) $1 AND owner OPERATOR(pg_catalog.=) $2"
+      "   AND paused_at IS NOT NULL",
+      2, types, args, nullptr, SPI_OK_UPDATE, false);
   if (SPI_processed > 0)
-    ereport(LOG, (errmsg("retraining of model \"%s\" resumes: its next run fits in the budget",
-                         name)));
+    ereport(LOG,
+            (errmsg("retraining of model \"%s\" resumes: its next run fits in the budget", name)));
 }
 
 }  // namespace
@@ -190,7 +197,8 @@ DPERM_FUNCTION(dperm_schedule_retraining) {
                            name, runs, limiting ? limiting : "?", min_runs),
                     errdetail("dperm.retraining_forecast: each run costs epsilon = %g and "
                               "delta = %g (the latest trained version's charge), composed with "
-                              "the ledger under the relation's accounting.", eps, delta),
+                              "the ledger under the relation's accounting.",
+                              eps, delta),
                     errhint("Ask the owner of %s to raise its budget with dperm.set_budget, "
                             "retrain with a smaller epsilon, or pass a smaller min_runs.",
                             limiting ? limiting : "the relation")));
@@ -203,19 +211,19 @@ DPERM_FUNCTION(dperm_schedule_retraining) {
   // command names the owner (by name, as pg_cron names the job's role, so a
   // dump and restore keeps it working); retrain checks the model's owner by
   // OID, so a role created later under a dropped owner's name finds none.
-  char* command = psprintf("SELECT dperm.retrain_on_schedule(%s, %s::pg_catalog.regrole)",
-                           quote_literal_cstr(name),
-                           quote_literal_cstr(quote_identifier(RoleName(owner))));
+  char* command =
+      psprintf("SELECT dperm.retrain_on_schedule(%s, %s::pg_catalog.regrole)",
+               quote_literal_cstr(name), quote_literal_cstr(quote_identifier(RoleName(owner))));
   args[0] = CStringGetTextDatum(schedule);
   args[1] = CStringGetTextDatum(command);
-  RunInternalSql(GetUserId(),
-                 psprintf("SELECT %s.schedule($1, $2)", quote_identifier(cron)), 2, types,
-                 args, nullptr, SPI_OK_SELECT, false);
-  int64 job = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+  RunInternalSql(GetUserId(), psprintf("SELECT %s.schedule($1, $2)", quote_identifier(cron)), 2,
+                 types, args, nullptr, SPI_OK_SELECT, false);
+  int64 job =
+      DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
   Oid stypes[6] = {TEXTOID, TEXTOID, INT8OID, INT4OID, OIDOID, OIDOID};
-  Datum sargs[6] = {CStringGetTextDatum(name), CStringGetTextDatum(schedule), Int64GetDatum(job),
-                    Int32GetDatum(min_runs), ObjectIdGetDatum(GetUserId()),
-                    ObjectIdGetDatum(owner)};
+  Datum sargs[6] = {
+      CStringGetTextDatum(name), CStringGetTextDatum(schedule), Int64GetDatum(job),
+      Int32GetDatum(min_runs),   ObjectIdGetDatum(GetUserId()), ObjectIdGetDatum(owner)};
   RunAsCatalogOwner(
       "INSERT INTO dperm.model_schedules (owner, name, cron_schedule, jobid, min_runs,"
       "  scheduled_by, scheduled_at)"
@@ -241,7 +249,8 @@ DPERM_FUNCTION(dperm_retrain_on_schedule) {
   char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
   Oid owner = PG_GETARG_OID(1);
   if (!OidIsValid(owner))
-    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("model \"%s\" does not exist", name)));
+    ereport(ERROR,
+            (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("model \"%s\" does not exist", name)));
   ModelSpec spec = OwnedModel(name, "retrain", owner);
   MemoryContext context = CurrentMemoryContext;
   SPI_connect();

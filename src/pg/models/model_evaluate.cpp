@@ -84,8 +84,8 @@ EvaluateOptions ParseEvaluateOptions(Jsonb* options) {
   bool isnull;
   Datum eps = SPI_getbinval(row, desc, 3, &isnull);
   if (isnull)
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("option \"epsilon\" is required")));
+    ereport(ERROR,
+            (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("option \"epsilon\" is required")));
   o.epsilon = DatumGetFloat8(eps);
   char* version = SPI_getvalue(row, desc, 4);
   Datum v = SPI_getbinval(row, desc, 5, &isnull);
@@ -145,18 +145,19 @@ TrainedVersion LoadTrainedVersion(const char* name, int32 wanted, Oid owner, Oid
   SPI_connect();
   Oid vtypes[3] = {TEXTOID, INT4OID, OIDOID};
   Datum vargs[3] = {CStringGetTextDatum(name), Int32GetDatum(wanted), ObjectIdGetDatum(owner)};
-  RunInternalSql(caller,
-                 "SELECT m.version, m.loss, m.model,"
-                 "       ((m.model::pg_catalog.jsonb) OPERATOR(pg_catalog.->>) 'd')::pg_catalog.int4,"
-                 "       COALESCE(((m.model::pg_catalog.jsonb) OPERATOR(pg_catalog.->>) 'classes')"
-                 "                ::pg_catalog.int4, 2),"
-                 "       m.label, m.feature_spec::pg_catalog.text"
-                 "  FROM dperm.models m WHERE m.name OPERATOR(pg_catalog.=) $1"
-                 "   AND m.owner OPERATOR(pg_catalog.=) $3"
-                 "   AND m.status OPERATOR(pg_catalog.=) 'trained'"
-                 "   AND ($2 OPERATOR(pg_catalog.=) 0 OR m.version OPERATOR(pg_catalog.=) $2)"
-                 " ORDER BY m.version DESC LIMIT 1",
-                 3, vtypes, vargs, nullptr, SPI_OK_SELECT, true);
+  RunInternalSql(
+      caller,
+      "SELECT m.version, m.loss, m.model,"
+      "       ((m.model::pg_catalog.jsonb) OPERATOR(pg_catalog.->>) 'd')::pg_catalog.int4,"
+      "       COALESCE(((m.model::pg_catalog.jsonb) OPERATOR(pg_catalog.->>) 'classes')"
+      "                ::pg_catalog.int4, 2),"
+      "       m.label, m.feature_spec::pg_catalog.text"
+      "  FROM dperm.models m WHERE m.name OPERATOR(pg_catalog.=) $1"
+      "   AND m.owner OPERATOR(pg_catalog.=) $3"
+      "   AND m.status OPERATOR(pg_catalog.=) 'trained'"
+      "   AND ($2 OPERATOR(pg_catalog.=) 0 OR m.version OPERATOR(pg_catalog.=) $2)"
+      " ORDER BY m.version DESC LIMIT 1",
+      3, vtypes, vargs, nullptr, SPI_OK_SELECT, true);
   if (SPI_processed == 0)
     ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                     errmsg(wanted ? "model \"%s\" has no trained version %d"
@@ -187,9 +188,11 @@ Oid EvaluationReader(Oid relid, Oid caller, const char* relname, bool* is_protec
   *is_protected = OidIsValid(protected_rel);
   if (*is_protected) {
     if (!allowed)
-      ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                      errmsg("role %s may not evaluate on %s", GetUserNameFromId(caller, false), relname),
-                      errhint("The owner lists the analysts of a protected relation with dperm.protect.")));
+      ereport(
+          ERROR,
+          (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+           errmsg("role %s may not evaluate on %s", GetUserNameFromId(caller, false), relname),
+           errhint("The owner lists the analysts of a protected relation with dperm.protect.")));
     RefuseRowSecurity(relid, relname, false);
     HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
     if (!HeapTupleIsValid(tuple)) elog(ERROR, "relation %u vanished", relid);
@@ -208,16 +211,19 @@ Oid EvaluationReader(Oid relid, Oid caller, const char* relname, bool* is_protec
 // appends to the version, both in `context`.
 void EvaluationJson(const char* name, Oid owner, int32 version, const char* qualified, int64 n,
                     const EvaluateOptions& o, double m1, double m2, double bound, double scale,
-                    double grid, int64 ledger_id, bool regression, Oid caller, MemoryContext context,
-                    char** evaluation, char** record) {
+                    double grid, int64 ledger_id, bool regression, Oid caller,
+                    MemoryContext context, char** evaluation, char** record) {
   SPI_connect();
-  Oid jtypes[13] = {INT4OID, TEXTOID, INT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
-                    FLOAT8OID, FLOAT8OID, INT8OID, BOOLOID, TEXTOID, BOOLOID};
-  Datum jargs[13] = {Int32GetDatum(version), CStringGetTextDatum(qualified), Int64GetDatum(n),
-                     Float8GetDatum(o.epsilon), Float8GetDatum(m1), Float8GetDatum(m2),
-                     Float8GetDatum(bound), Float8GetDatum(scale), Float8GetDatum(grid),
-                     Int64GetDatum(ledger_id), BoolGetDatum(regression),
-                     CStringGetTextDatum(GetUserNameFromId(caller, false)), BoolGetDatum(o.has_seed)};
+  Oid jtypes[13] = {INT4OID,   TEXTOID,   INT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
+                    FLOAT8OID, FLOAT8OID, INT8OID, BOOLOID,   TEXTOID,   BOOLOID};
+  Datum jargs[13] = {
+      Int32GetDatum(version),   CStringGetTextDatum(qualified),
+      Int64GetDatum(n),         Float8GetDatum(o.epsilon),
+      Float8GetDatum(m1),       Float8GetDatum(m2),
+      Float8GetDatum(bound),    Float8GetDatum(scale),
+      Float8GetDatum(grid),     Int64GetDatum(ledger_id),
+      BoolGetDatum(regression), CStringGetTextDatum(GetUserNameFromId(caller, false)),
+      BoolGetDatum(o.has_seed)};
   RunAsCatalogOwner(
       "SELECT (pg_catalog.jsonb_build_object('version', $1, 'relation', $2, 'n', $3,"
       "   'epsilon', $4, 'delta', 0, 'ledger_id', $10, 'evaluated_by', $12,"
@@ -231,11 +237,12 @@ void EvaluationJson(const char* name, Oid owner, int32 version, const char* qual
       13, jtypes, jargs, nullptr, SPI_OK_SELECT, true);
   *evaluation = CopyValue(context, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
   Oid rtypes[4] = {TEXTOID, INT4OID, TEXTOID, OIDOID};
-  Datum rargs[4] = {CStringGetTextDatum(name), Int32GetDatum(version), CStringGetTextDatum(*evaluation),
-                    ObjectIdGetDatum(owner)};
-  RunAsCatalogOwner("SELECT pg_catalog.jsonb_build_object('name', $1, 'version', $2,"
-                    "  'owner', $4, 'evaluation', $3::pg_catalog.jsonb)::pg_catalog.text",
-                    4, rtypes, rargs, nullptr, SPI_OK_SELECT, true);
+  Datum rargs[4] = {CStringGetTextDatum(name), Int32GetDatum(version),
+                    CStringGetTextDatum(*evaluation), ObjectIdGetDatum(owner)};
+  RunAsCatalogOwner(
+      "SELECT pg_catalog.jsonb_build_object('name', $1, 'version', $2,"
+      "  'owner', $4, 'evaluation', $3::pg_catalog.jsonb)::pg_catalog.text",
+      4, rtypes, rargs, nullptr, SPI_OK_SELECT, true);
   *record = CopyValue(context, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
   SPI_finish();
 }
@@ -286,9 +293,11 @@ DPERM_FUNCTION(dperm_evaluate) {
   LockRelationOid(relid, AccessShareLock);
   char* relname = get_rel_name(relid);
   if (relname == nullptr)
-    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE), errmsg("relation with OID %u does not exist", relid)));
-  char* qualified = psprintf("%s.%s", quote_identifier(get_namespace_name(get_rel_namespace(relid))),
-                             quote_identifier(relname));
+    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
+                    errmsg("relation with OID %u does not exist", relid)));
+  char* qualified =
+      psprintf("%s.%s", quote_identifier(get_namespace_name(get_rel_namespace(relid))),
+               quote_identifier(relname));
   SPI_connect();
   bool is_protected = false;
   Oid reader = EvaluationReader(relid, caller, relname, &is_protected);
@@ -297,10 +306,13 @@ DPERM_FUNCTION(dperm_evaluate) {
   const char* label_sql;
   if (through_spec) {
     if (v.feature_spec == nullptr)
-      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                      errmsg("version %d of model \"%s\" was not trained through a feature spec", version, name),
-                      errhint("Name its features and label: dperm.evaluate(name, relation, features, label, "
-                              "options).")));
+      ereport(
+          ERROR,
+          (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+           errmsg("version %d of model \"%s\" was not trained through a feature spec", version,
+                  name),
+           errhint("Name its features and label: dperm.evaluate(name, relation, features, label, "
+                   "options).")));
     // The stored spec, checked against this relation's columns (42703, 42804).
     SpecFeatures spec = SpecFeaturesFor(
         relid, DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(v.feature_spec))));
@@ -317,10 +329,12 @@ DPERM_FUNCTION(dperm_evaluate) {
   } else {
     Oid feature_type = ColumnType(relid, features);
     if (feature_type != FLOAT8ARRAYOID)
-      ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
-                      errmsg("column \"%s\" must be float8[], not %s", features, format_type_be(feature_type))));
+      ereport(ERROR,
+              (errcode(ERRCODE_DATATYPE_MISMATCH), errmsg("column \"%s\" must be float8[], not %s",
+                                                          features, format_type_be(feature_type))));
     features_sql = quote_identifier(features);
-    label_sql = ColumnLabel(loss, TargetFor(loss, ColumnType(relid, label), label, loss_name), v.classes, label);
+    label_sql = ColumnLabel(loss, TargetFor(loss, ColumnType(relid, label), label, loss_name),
+                            v.classes, label);
   }
   char* schema = ExtensionSchema("dperm", context);
   if (schema == nullptr) elog(ERROR, "dperm is not installed in this database");
@@ -336,7 +350,8 @@ DPERM_FUNCTION(dperm_evaluate) {
   RefuseUnitRelations(relations, n_relations, "dperm.evaluate");
   // The same check as every reader: a partition or child of a budgeted or
   // protected parent is not read alone (its n would be the subset's).
-  const bool strict = CheckReleaseReads(relid, is_protected, relations, n_relations, "dperm.evaluate");
+  const bool strict =
+      CheckReleaseReads(relid, is_protected, relations, n_relations, "dperm.evaluate");
   const char* source = qualified;
 
   // n, public: every row counts (a view of a budgeted or protected
@@ -349,16 +364,30 @@ DPERM_FUNCTION(dperm_evaluate) {
                     errmsg("relation %s has no rows to evaluate on", relname),
                     errdetail("Nothing was released or charged.")));
   double bound = regression ? o.residual_bound : o.loss_bound;
-  MetricRead metric_read = {reader, MetricSql(loss, features_sql, label_sql, source, ext),
-                            v.model_type, v.model, d, bound};
+  MetricRead metric_read = {
+      reader, MetricSql(loss, features_sql, label_sql, source, ext), v.model_type, v.model, d,
+      bound};
   const int metrics = regression ? 1 : 2;
   const double bounds[2] = {regression ? bound * bound : 1.0, bound};
   // One grid step 2^-40 per sum, and the rounding of an exact sum of n
   // values in [0, 1] units to a double and back to the bound's units.
   const double slack = std::ldexp(1.0, -40) + std::ldexp(static_cast<double>(n), -50);
-  SumsRequest request = {"evaluate", "discrete Laplace on clipped sums", loss_name, o.epsilon,
-                         o.has_seed, static_cast<uint64>(o.seed), n, d, caller, relations,
-                         n_relations, metrics, bounds, slack, PrivacyUnit(), o.epsilon,
+  SumsRequest request = {"evaluate",
+                         "discrete Laplace on clipped sums",
+                         loss_name,
+                         o.epsilon,
+                         o.has_seed,
+                         static_cast<uint64>(o.seed),
+                         n,
+                         d,
+                         caller,
+                         relations,
+                         n_relations,
+                         metrics,
+                         bounds,
+                         slack,
+                         PrivacyUnit(),
+                         o.epsilon,
                          /*charged=*/false};
   SumsRelease released = ReleaseSums(request, ReadMetricSums, &metric_read);
   SPI_finish();

@@ -14,9 +14,9 @@ namespace dperm::pg {
 // the key); they are public and cost nothing when wrong.
 struct EvaluateOptions {
   double epsilon = 0;
-  int32 version = 0;          // 0: the latest trained version
-  double loss_bound = 10;     // B of the clipped per-row log-loss (classifiers)
-  double residual_bound = 1;  // B of the clipped per-row residual (Huber)
+  int32 version = 0;            // 0: the latest trained version
+  double loss_bound = 10;       // B of the clipped per-row log-loss (classifiers)
+  double residual_bound = 1;    // B of the clipped per-row residual (Huber)
   bool residual_given = false;  // residual_bound given (else a spec label's hi - lo)
   bool has_seed = false;
   int64 seed = 0;

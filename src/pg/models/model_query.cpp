@@ -58,9 +58,9 @@ DPERM_FUNCTION(dperm_train_model_query) {
   RequireModelCatalog();
   CheckModelName(name);
   if (strlen(query_text) > kMaxModelQueryBytes)
-    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                    errmsg("the query of a named model may have at most %zu bytes",
-                           kMaxModelQueryBytes)));
+    ereport(ERROR,
+            (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+             errmsg("the query of a named model may have at most %zu bytes", kMaxModelQueryBytes)));
   dperm::LossKind loss = ParseLossName(loss_name);
   ParsedOptions parsed = ParseOptionsJsonb(options);
   RunCore([&] { dperm::CheckOptionsForLoss(parsed.options, loss); });
@@ -74,16 +74,17 @@ DPERM_FUNCTION(dperm_train_model_query) {
   const Oid relid = q.relid;
   SPI_finish();
   if (strlen(canonical) > kMaxModelQueryBytes)
-    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                    errmsg("the query of a named model may have at most %zu bytes",
-                           kMaxModelQueryBytes),
-                    errdetail("Its canonical text has %zu.", strlen(canonical))));
+    ereport(ERROR,
+            (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+             errmsg("the query of a named model may have at most %zu bytes", kMaxModelQueryBytes),
+             errdetail("Its canonical text has %zu.", strlen(canonical))));
   ModelSpec spec;
   spec.name = name;
   spec.owner = GetUserId();
   spec.relid = relid;
-  spec.relation_name = psprintf("%s.%s", quote_identifier(get_namespace_name(get_rel_namespace(relid))),
-                                quote_identifier(get_rel_name(relid)));
+  spec.relation_name =
+      psprintf("%s.%s", quote_identifier(get_namespace_name(get_rel_namespace(relid))),
+               quote_identifier(get_rel_name(relid)));
   spec.features = features;
   spec.label = label;
   spec.loss = loss_name;

@@ -44,7 +44,8 @@ char* TrainQueryOnce(const ModelSpec& spec, MemoryContext context) {
                  5, types, args, nullptr, SPI_OK_SELECT, false);
   bool isnull = true;
   Datum model = (Datum)0;
-  if (SPI_processed == 1) model = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+  if (SPI_processed == 1)
+    model = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
   char* released = isnull ? nullptr : MemoryContextStrdup(context, TextDatumGetCString(model));
   SPI_finish();
   // A noisy count of zero units: charged, no model (dperm.train_query
@@ -57,4 +58,3 @@ char* TrainQueryOnce(const ModelSpec& spec, MemoryContext context) {
 }
 
 }  // namespace dperm::pg
-

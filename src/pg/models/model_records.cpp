@@ -106,7 +106,8 @@ void ServeModelRecord(LedgerRequest* req) {
       elog(ERROR, "could not write dperm.models");
   }
   bool isnull;
-  req->ledger_id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+  req->ledger_id =
+      DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
 }  // namespace dperm::pg

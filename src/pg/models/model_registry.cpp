@@ -95,19 +95,21 @@ Oid ResolveOwner(const char* name) {
   uint64 tied = 1;
   while (tied < n && tier(tied) == best) tied++;
   if (tied == 1)
-    return DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+    return DatumGetObjectId(
+        SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
   StringInfoData owners;
   initStringInfo(&owners);
   for (uint64 i = 0; i < tied; i++)
     appendStringInfo(&owners, "%s%s", i > 0 ? ", " : "",
                      SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
-  ereport(ERROR, (errcode(ERRCODE_AMBIGUOUS_FUNCTION),
-                  errmsg("model name \"%s\" is ambiguous", name),
-                  errdetail("You have no model of that name, and you may see models of that name "
-                            "owned by: %s.", owners.data),
-                  errhint("Read the version you want from dperm.models (by owner, name and "
-                          "version) and use its model column with dp_predict, or train a model "
-                          "of your own under that name.")));
+  ereport(ERROR,
+          (errcode(ERRCODE_AMBIGUOUS_FUNCTION), errmsg("model name \"%s\" is ambiguous", name),
+           errdetail("You have no model of that name, and you may see models of that name "
+                     "owned by: %s.",
+                     owners.data),
+           errhint("Read the version you want from dperm.models (by owner, name and "
+                   "version) and use its model column with dp_predict, or train a model "
+                   "of your own under that name.")));
   pg_unreachable();
 }
 
@@ -194,12 +196,13 @@ void CheckSameSpecification(const ModelSpec& spec) {
   Datum args[2] = {CStringGetTextDatum(spec.name), ObjectIdGetDatum(spec.owner)};
   MemoryContext context = CurrentMemoryContext;
   SPI_connect();
-  RunAsCatalogOwner("SELECT m.relation::pg_catalog.oid, m.relation_name, m.features, m.label, m.loss,"
-                    "       m.query_canonical"
-                    "  FROM dperm.models m WHERE m.name OPERATOR(pg_catalog.=) $1"
-                    "   AND m.owner OPERATOR(pg_catalog.=) $2"
-                    " ORDER BY m.version DESC LIMIT 1",
-                    2, types, args, nullptr, SPI_OK_SELECT, true);
+  RunAsCatalogOwner(
+      "SELECT m.relation::pg_catalog.oid, m.relation_name, m.features, m.label, m.loss,"
+      "       m.query_canonical"
+      "  FROM dperm.models m WHERE m.name OPERATOR(pg_catalog.=) $1"
+      "   AND m.owner OPERATOR(pg_catalog.=) $2"
+      " ORDER BY m.version DESC LIMIT 1",
+      2, types, args, nullptr, SPI_OK_SELECT, true);
   bool exists = SPI_processed > 0;
   Oid relid = InvalidOid;
   char *relation_name = nullptr, *features = nullptr, *label = nullptr, *loss = nullptr;
@@ -217,8 +220,9 @@ void CheckSameSpecification(const ModelSpec& spec) {
   }
   SPI_finish();
   if (!exists) return;
-  const bool same_query = (query == nullptr && spec.query == nullptr) ||
-                          (query != nullptr && spec.query != nullptr && strcmp(query, spec.query) == 0);
+  const bool same_query =
+      (query == nullptr && spec.query == nullptr) ||
+      (query != nullptr && spec.query != nullptr && strcmp(query, spec.query) == 0);
   if (relid == spec.relid && strcmp(features, spec.features) == 0 &&
       strcmp(label, spec.label) == 0 && strcmp(loss, spec.loss) == 0 && same_query)
     return;
@@ -267,7 +271,8 @@ ModelSpec OwnedModel(const char* name, const char* operation, Oid owner) {
                     owner_name != nullptr
                         ? errdetail("Model \"%s\" belongs to role %s.", name, owner_name)
                         : errdetail("Model \"%s\" belongs to a role that was dropped; a superuser "
-                                    "can delete it from dperm.models.", name)));
+                                    "can delete it from dperm.models.",
+                                    name)));
   return spec;
 }
 
@@ -275,10 +280,11 @@ ModelSpec OwnedModel(const char* name, const char* operation, Oid owner) {
 char* ExtensionSchema(const char* extension, MemoryContext context) {
   Oid types[1] = {TEXTOID};
   Datum args[1] = {CStringGetTextDatum(extension)};
-  RunAsCatalogOwner("SELECT n.nspname::pg_catalog.text FROM pg_catalog.pg_extension e"
-                    "  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace"
-                    " WHERE e.extname OPERATOR(pg_catalog.=) $1",
-                    1, types, args, nullptr, SPI_OK_SELECT, true);
+  RunAsCatalogOwner(
+      "SELECT n.nspname::pg_catalog.text FROM pg_catalog.pg_extension e"
+      "  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace"
+      " WHERE e.extname OPERATOR(pg_catalog.=) $1",
+      1, types, args, nullptr, SPI_OK_SELECT, true);
   return SPI_processed == 0 ? nullptr
                             : CopyValue(context, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 }

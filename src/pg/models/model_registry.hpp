@@ -14,14 +14,15 @@ namespace dperm::pg {
 // The specification of a model: what retrain trains again.
 struct ModelSpec {
   const char* name;
-  Oid owner;                  // the role the model belongs to
+  Oid owner;  // the role the model belongs to
   Oid relid;
   const char* relation_name;  // schema.name when recorded (for messages once dropped)
   const char* features;
   const char* label;
   const char* loss;
-  const char* options;        // jsonb text
-  const char* feature_spec = nullptr;  // jsonb text of the feature spec (nullptr: features is a column)
+  const char* options;  // jsonb text
+  const char* feature_spec =
+      nullptr;  // jsonb text of the feature spec (nullptr: features is a column)
   // A model on a query (dperm.train_model_query; nullptr: on the relation):
   // the text as its creator wrote it, and the canonical text each run
   // validates again and reads (features and label name its output columns).

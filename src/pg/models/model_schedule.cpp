@@ -18,17 +18,18 @@ namespace dperm::pg {
 // `cron`; the extension itself is recorded in another), or nullptr when
 // pg_cron is not installed. Needs SPI.
 char* CronSchema(MemoryContext context) {
-  RunAsCatalogOwner("SELECT n.nspname::pg_catalog.text FROM pg_catalog.pg_extension e"
-                    "  JOIN pg_catalog.pg_depend d"
-                    "    ON d.refobjid OPERATOR(pg_catalog.=) e.oid"
-                    "   AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass"
-                    "   AND d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass"
-                    "   AND d.deptype OPERATOR(pg_catalog.=) 'e'"
-                    "  JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) d.objid"
-                    "  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace"
-                    " WHERE e.extname OPERATOR(pg_catalog.=) 'pg_cron'"
-                    "   AND p.proname OPERATOR(pg_catalog.=) 'schedule' LIMIT 1",
-                    0, nullptr, nullptr, nullptr, SPI_OK_SELECT, true);
+  RunAsCatalogOwner(
+      "SELECT n.nspname::pg_catalog.text FROM pg_catalog.pg_extension e"
+      "  JOIN pg_catalog.pg_depend d"
+      "    ON d.refobjid OPERATOR(pg_catalog.=) e.oid"
+      "   AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass"
+      "   AND d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass"
+      "   AND d.deptype OPERATOR(pg_catalog.=) 'e'"
+      "  JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) d.objid"
+      "  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace"
+      " WHERE e.extname OPERATOR(pg_catalog.=) 'pg_cron'"
+      "   AND p.proname OPERATOR(pg_catalog.=) 'schedule' LIMIT 1",
+      0, nullptr, nullptr, nullptr, SPI_OK_SELECT, true);
   return SPI_processed == 0 ? nullptr
                             : CopyValue(context, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 }
@@ -50,9 +51,10 @@ void UnscheduleJob(const char* cron, int64 jobid) {
 int64 ScheduledJob(const char* name, Oid owner, bool* found) {
   Oid types[2] = {TEXTOID, OIDOID};
   Datum args[2] = {CStringGetTextDatum(name), ObjectIdGetDatum(owner)};
-  RunAsCatalogOwner("SELECT s.jobid FROM dperm.model_schedules s"
-                    " WHERE s.name OPERATOR(pg_catalog.=) $1 AND s.owner OPERATOR(pg_catalog.=) $2",
-                    2, types, args, nullptr, SPI_OK_SELECT, true);
+  RunAsCatalogOwner(
+      "SELECT s.jobid FROM dperm.model_schedules s"
+      " WHERE s.name OPERATOR(pg_catalog.=) $1 AND s.owner OPERATOR(pg_catalog.=) $2",
+      2, types, args, nullptr, SPI_OK_SELECT, true);
   *found = SPI_processed > 0;
   if (!*found) return -1;
   bool isnull;
@@ -63,9 +65,10 @@ int64 ScheduledJob(const char* name, Oid owner, bool* found) {
 void DeleteSchedule(const char* name, Oid owner) {
   Oid types[2] = {TEXTOID, OIDOID};
   Datum args[2] = {CStringGetTextDatum(name), ObjectIdGetDatum(owner)};
-  RunAsCatalogOwner("DELETE FROM dperm.model_schedules WHERE name OPERATOR(pg_catalog.=) $1"
-                    " AND owner OPERATOR(pg_catalog.=) $2",
-                    2, types, args, nullptr, SPI_OK_DELETE, false);
+  RunAsCatalogOwner(
+      "DELETE FROM dperm.model_schedules WHERE name OPERATOR(pg_catalog.=) $1"
+      " AND owner OPERATOR(pg_catalog.=) $2",
+      2, types, args, nullptr, SPI_OK_DELETE, false);
 }
 
 }  // namespace dperm::pg

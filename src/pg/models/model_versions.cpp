@@ -46,27 +46,25 @@ namespace {
 int64 RecordVersion(const ModelSpec& spec, const char* model_text, int64 ledger_id,
                     TimestampTz started, const ErrorData* error) {
   // Roles by OID: regrole reads digits as an OID.
-  Oid types[19] = {TEXTOID, OIDOID,  OIDOID,  TEXTOID, TEXTOID,        TEXTOID,
-                   TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID,        OIDOID,
-                   TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+  Oid types[19] = {TEXTOID, OIDOID,  OIDOID,  TEXTOID, TEXTOID, TEXTOID,        TEXTOID,
+                   TEXTOID, TEXTOID, TEXTOID, INT8OID, OIDOID,  TIMESTAMPTZOID, TEXTOID,
+                   TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
   Datum args[19] = {
-      CStringGetTextDatum(spec.name),
-      ObjectIdGetDatum(spec.owner),
-      ObjectIdGetDatum(spec.relid),
-      CStringGetTextDatum(spec.relation_name),
-      CStringGetTextDatum(spec.features),
-      CStringGetTextDatum(spec.label),
-      CStringGetTextDatum(spec.loss),
+      CStringGetTextDatum(spec.name), ObjectIdGetDatum(spec.owner), ObjectIdGetDatum(spec.relid),
+      CStringGetTextDatum(spec.relation_name), CStringGetTextDatum(spec.features),
+      CStringGetTextDatum(spec.label), CStringGetTextDatum(spec.loss),
       CStringGetTextDatum(spec.options),
       CStringGetTextDatum(error == nullptr ? "trained" : "failed"),
-      model_text != nullptr ? CStringGetTextDatum(model_text) : (Datum)0,
-      Int64GetDatum(ledger_id),
-      ObjectIdGetDatum(GetUserId()),
-      TimestampTzGetDatum(started),
+      model_text != nullptr ? CStringGetTextDatum(model_text) : (Datum)0, Int64GetDatum(ledger_id),
+      ObjectIdGetDatum(GetUserId()), TimestampTzGetDatum(started),
       // An error's text may quote what the caller sent: capped like the
       // ledger's query text, so the writer's work does not grow with it.
-      error != nullptr && error->message ? CStringGetTextDatum(CappedText(error->message, kMaxLedgerQueryBytes)) : (Datum)0,
-      error != nullptr && error->detail ? CStringGetTextDatum(CappedText(error->detail, kMaxLedgerQueryBytes)) : (Datum)0,
+      error != nullptr && error->message
+          ? CStringGetTextDatum(CappedText(error->message, kMaxLedgerQueryBytes))
+          : (Datum)0,
+      error != nullptr && error->detail
+          ? CStringGetTextDatum(CappedText(error->detail, kMaxLedgerQueryBytes))
+          : (Datum)0,
       error != nullptr ? CStringGetTextDatum(unpack_sql_state(error->sqlerrcode)) : (Datum)0,
       spec.feature_spec != nullptr ? CStringGetTextDatum(spec.feature_spec) : (Datum)0,
       spec.query_text != nullptr ? CStringGetTextDatum(spec.query_text) : (Datum)0,
@@ -106,11 +104,11 @@ char* TrainOnce(const ModelSpec& spec, MemoryContext context) {
   // then checks it still exists.
   LockRelationOid(spec.relid, AccessShareLock);
   if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(spec.relid)))
-    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
-                    errmsg("relation %s of model \"%s\" does not exist", spec.relation_name,
-                           spec.name),
-                    errhint("The relation was dropped. Drop the model with dperm.drop_model, then "
-                            "train it on another relation with dperm.train_model.")));
+    ereport(ERROR,
+            (errcode(ERRCODE_UNDEFINED_TABLE),
+             errmsg("relation %s of model \"%s\" does not exist", spec.relation_name, spec.name),
+             errhint("The relation was dropped. Drop the model with dperm.drop_model, then "
+                     "train it on another relation with dperm.train_model.")));
   if (spec.query != nullptr) return TrainQueryOnce(spec, context);
   MemoryContext upper = CurrentMemoryContext;
   SPI_connect();
@@ -129,7 +127,8 @@ char* TrainOnce(const ModelSpec& spec, MemoryContext context) {
                    " $5::pg_catalog.jsonb)",
                    5, types, args, nullptr, SPI_OK_SELECT, false);
   }
-  Oid feature_type = spec.feature_spec != nullptr ? InvalidOid : ColumnType(spec.relid, spec.features);
+  Oid feature_type =
+      spec.feature_spec != nullptr ? InvalidOid : ColumnType(spec.relid, spec.features);
   if (spec.feature_spec != nullptr) {
     // trained above
   } else if (is_protected || feature_type == FLOAT8ARRAYOID) {
@@ -150,23 +149,25 @@ char* TrainOnce(const ModelSpec& spec, MemoryContext context) {
         feature_type != INT4ARRAYOID && feature_type != INT8ARRAYOID)
       ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
                       errmsg("column \"%s\" must be a numeric array (float8[], real[], numeric[], "
-                             "integer[]), not %s", spec.features, format_type_be(feature_type))));
+                             "integer[]), not %s",
+                             spec.features, format_type_be(feature_type))));
     TrainTarget target = TargetFor(loss, ColumnType(spec.relid, spec.label), spec.label, spec.loss);
     char* schema = ExtensionSchema("dperm", upper);
     if (schema == nullptr) elog(ERROR, "dperm is not installed in this database");
-    char* sql = psprintf(
-        "SELECT %s.%s(%s::pg_catalog.float8[], %s::%s, $1::pg_catalog.jsonb) FROM %s.%s",
-        quote_identifier(schema), target.aggregate, quote_identifier(spec.features),
-        quote_identifier(spec.label), target.label_cast,
-        quote_identifier(get_namespace_name(get_rel_namespace(spec.relid))),
-        quote_identifier(get_rel_name(spec.relid)));
+    char* sql =
+        psprintf("SELECT %s.%s(%s::pg_catalog.float8[], %s::%s, $1::pg_catalog.jsonb) FROM %s.%s",
+                 quote_identifier(schema), target.aggregate, quote_identifier(spec.features),
+                 quote_identifier(spec.label), target.label_cast,
+                 quote_identifier(get_namespace_name(get_rel_namespace(spec.relid))),
+                 quote_identifier(get_rel_name(spec.relid)));
     Oid jtypes[1] = {TEXTOID};
     Datum jargs[1] = {CStringGetTextDatum(spec.options)};
     RunInternalSql(caller, sql, 1, jtypes, jargs, nullptr, SPI_OK_SELECT, false);
   }
   bool isnull = true;
   Datum model = (Datum)0;
-  if (SPI_processed == 1) model = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+  if (SPI_processed == 1)
+    model = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
   char* text = nullptr;
   if (!isnull) {
     Oid output;
@@ -231,9 +232,7 @@ int64 RunVersion(const ModelSpec& spec, ErrorData** budget_refusal) {
     // If even the record fails, say so and raise the run's own error.
     if (charged != 0 || in_doubt) {
       PG_TRY();
-      {
-        RecordVersion(spec, nullptr, charged, started, error);
-      }
+      { RecordVersion(spec, nullptr, charged, started, error); }
       PG_CATCH();
       {
         MemoryContextSwitchTo(context);

@@ -24,7 +24,6 @@ extern "C" {
 #include "utils/lsyscache.h"
 }
 
-
 using namespace dperm::pg;
 
 // dperm.train_model(name, relation, features, label, loss, options) -> int:
@@ -65,8 +64,9 @@ DPERM_FUNCTION(dperm_train_model) {
   spec.name = name;
   spec.owner = GetUserId();
   spec.relid = relid;
-  spec.relation_name = psprintf("%s.%s", quote_identifier(get_namespace_name(get_rel_namespace(relid))),
-                                quote_identifier(relation_name));
+  spec.relation_name =
+      psprintf("%s.%s", quote_identifier(get_namespace_name(get_rel_namespace(relid))),
+               quote_identifier(relation_name));
   spec.features = has_spec ? spec_text : text_to_cstring(PG_GETARG_TEXT_PP(2));
   spec.feature_spec = spec_text;
   spec.label = label;
@@ -84,7 +84,8 @@ DPERM_FUNCTION(dperm_retrain) {
   char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
   Oid owner = PG_NARGS() > 1 ? PG_GETARG_OID(1) : InvalidOid;
   if (PG_NARGS() > 1 && !OidIsValid(owner))
-    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("model \"%s\" does not exist", name)));
+    ereport(ERROR,
+            (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("model \"%s\" does not exist", name)));
   ModelSpec spec = OwnedModel(name, "retrain", owner);
   PG_RETURN_INT32(static_cast<int32>(RunVersion(spec, nullptr)));
 }
@@ -103,9 +104,10 @@ DPERM_FUNCTION(dperm_drop_model) {
   DeleteSchedule(name, owner);
   Oid types[2] = {TEXTOID, OIDOID};
   Datum args[2] = {CStringGetTextDatum(name), ObjectIdGetDatum(owner)};
-  RunAsCatalogOwner("DELETE FROM dperm.models WHERE name OPERATOR(pg_catalog.=) $1"
-                    " AND owner OPERATOR(pg_catalog.=) $2",
-                    2, types, args, nullptr, SPI_OK_DELETE, false);
+  RunAsCatalogOwner(
+      "DELETE FROM dperm.models WHERE name OPERATOR(pg_catalog.=) $1"
+      " AND owner OPERATOR(pg_catalog.=) $2",
+      2, types, args, nullptr, SPI_OK_DELETE, false);
   SPI_finish();
   PG_RETURN_VOID();
 }

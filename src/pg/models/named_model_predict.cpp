@@ -65,8 +65,8 @@ void SetCircumstances(NamedModelCache* k, Snapshot snap) {
 
 bool SameCircumstances(const NamedModelCache* c, const NamedModelCache* k) {
   return c->user == k->user && c->lxid == k->lxid && c->subxact == k->subxact &&
-         c->xmin == k->xmin && c->xmax == k->xmax && c->xcnt == k->xcnt &&
-         c->curcid == k->curcid && c->completions == k->completions;
+         c->xmin == k->xmin && c->xmax == k->xmax && c->xcnt == k->xcnt && c->curcid == k->curcid &&
+         c->completions == k->completions;
 }
 
 // Resolves (name, version) as dperm.model does, as the caller: its errors
@@ -85,9 +85,10 @@ void ResolveNamedModel(NamedModelCache* c, MemoryContext mcxt, Datum name, bool 
   // has its schema.)
   bool parallel = IsInParallelMode();
   int level = parallel ? 0 : PinInternalSettings();
-  if (SPI_execute_with_args("SELECT m.status, m.model, m.version, m.error, m.feature_spec::pg_catalog.text"
-                            "  FROM dperm.model($1, $2) m",
-                            2, types, args, nulls, true, 1) != SPI_OK_SELECT ||
+  if (SPI_execute_with_args(
+          "SELECT m.status, m.model, m.version, m.error, m.feature_spec::pg_catalog.text"
+          "  FROM dperm.model($1, $2) m",
+          2, types, args, nulls, true, 1) != SPI_OK_SELECT ||
       SPI_processed != 1)
     elog(ERROR, "dperm: could not look up model \"%s\"", TextDatumGetCString(name));
   if (!parallel) AtEOXact_GUC(true, level);
@@ -97,13 +98,13 @@ void ResolveNamedModel(NamedModelCache* c, MemoryContext mcxt, Datum name, bool 
   if (status == nullptr || strcmp(status, "trained") != 0) {
     char* error = SPI_getvalue(row, desc, 4);
     ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                    errmsg("version %s of model \"%s\" failed: %s",
-                           SPI_getvalue(row, desc, 3), TextDatumGetCString(name),
-                           error != nullptr ? error : "<NULL>")));
+                    errmsg("version %s of model \"%s\" failed: %s", SPI_getvalue(row, desc, 3),
+                           TextDatumGetCString(name), error != nullptr ? error : "<NULL>")));
   }
   bool model_null;
   Datum model = SPI_getbinval(row, desc, 2, &model_null);
-  if (model_null) elog(ERROR, "dperm: trained model \"%s\" has no model", TextDatumGetCString(name));
+  if (model_null)
+    elog(ERROR, "dperm: trained model \"%s\" has no model", TextDatumGetCString(name));
   LoadModel(&c->predict, mcxt, model);
   char* spec = SPI_getvalue(row, desc, 5);
   c->spec = spec != nullptr ? ParsedSpec(mcxt, spec) : nullptr;
@@ -116,8 +117,10 @@ void ResolveNamedModel(NamedModelCache* c, MemoryContext mcxt, Datum name, bool 
 NamedModelCache* NamedModel(FunctionCallInfo fcinfo, int version_arg) {
   if (PG_ARGISNULL(0)) {
     // dperm.model's error for a NULL name.
-    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("model \"<NULL>\" does not exist"),
-                    errhint("dperm.train_model creates a model; dperm.models lists the models you may see.")));
+    ereport(
+        ERROR,
+        (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("model \"<NULL>\" does not exist"),
+         errhint("dperm.train_model creates a model; dperm.models lists the models you may see.")));
   }
   NamedModelCache* c = static_cast<NamedModelCache*>(fcinfo->flinfo->fn_extra);
   MemoryContext mcxt = fcinfo->flinfo->fn_mcxt;
@@ -158,11 +161,13 @@ NamedModelCache* NamedModel(FunctionCallInfo fcinfo, int version_arg) {
 // into c->predict.x (42804 for a model trained on a float8[] column).
 const double* EncodedRow(FunctionCallInfo fcinfo, int arg, NamedModelCache* c) {
   if (c->spec == nullptr)
-    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
-                    errmsg("model \"%.*s\" was not trained through a feature spec", c->name_len, c->name),
-                    errhint("Pass its float8[] features, as it was trained on them.")));
+    ereport(ERROR,
+            (errcode(ERRCODE_DATATYPE_MISMATCH),
+             errmsg("model \"%.*s\" was not trained through a feature spec", c->name_len, c->name),
+             errhint("Pass its float8[] features, as it was trained on them.")));
   if (c->spec->dimension() != c->predict.model->d)
-    elog(ERROR, "dperm: the feature spec of model \"%.*s\" does not match its model", c->name_len, c->name);
+    elog(ERROR, "dperm: the feature spec of model \"%.*s\" does not match its model", c->name_len,
+         c->name);
   EncodeRecord(*c->spec, PG_GETARG_HEAPTUPLEHEADER(arg), c->predict.x);
   return c->predict.x;
 }
@@ -188,8 +193,8 @@ DPERM_FUNCTION(dperm_predict) {
     int classes = ClassProbabilities(p, x);
     PG_RETURN_FLOAT8(double(dperm::ArgMax(p->proba, classes)));
   }
-  PG_RETURN_FLOAT8(dperm::Predict(loss, m->coef, m->d, m->intercept, m->feature_bound, x,
-                                  p->scratch));
+  PG_RETURN_FLOAT8(
+      dperm::Predict(loss, m->coef, m->d, m->intercept, m->feature_bound, x, p->scratch));
 }
 
 // dperm.encode(name, row, version) -> float8[]: the features the named

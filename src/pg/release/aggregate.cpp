@@ -42,8 +42,8 @@ namespace {
 struct RowState {
   ReleaseRequest request;  // built at the first row (NewRequest)
   RowBuffer rows;
-  uint64 progress;         // the dperm.progress row it began, or 0
-  int64 read;              // rows read while it reports
+  uint64 progress;  // the dperm.progress row it began, or 0
+  int64 read;       // rows read while it reports
 };
 
 // The loss of the running aggregate: the one whose SQL aggregate
@@ -138,8 +138,8 @@ void StartProgress(MemoryContext context, RowState* st, Oid relid) {
 Datum Transition(FunctionCallInfo fcinfo, LabelRule rule) {
   MemoryContext context = AggregateContext(fcinfo, "dperm's training transition");
   if (PG_ARGISNULL(3))
-    ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-                    errmsg("dperm options must not be NULL")));
+    ereport(ERROR,
+            (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("dperm options must not be NULL")));
   RowState* st = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<RowState*>(PG_GETARG_POINTER(0));
   if (st == nullptr) {
     const LossKind loss = AggregateLoss(fcinfo, rule);
@@ -187,8 +187,12 @@ DPERM_FUNCTION(dperm_binary_bool_transition) { return Transition(fcinfo, LabelRu
 DPERM_FUNCTION(dperm_logreg_bool_transition) { return Transition(fcinfo, LabelRule::kBoolean); }
 
 // A binary label given as float8, positive when > 0 (dp_logreg(float8[], float8, jsonb)).
-DPERM_FUNCTION(dperm_binary_float_transition) { return Transition(fcinfo, LabelRule::kBinaryFloat); }
-DPERM_FUNCTION(dperm_logreg_float_transition) { return Transition(fcinfo, LabelRule::kBinaryFloat); }
+DPERM_FUNCTION(dperm_binary_float_transition) {
+  return Transition(fcinfo, LabelRule::kBinaryFloat);
+}
+DPERM_FUNCTION(dperm_logreg_float_transition) {
+  return Transition(fcinfo, LabelRule::kBinaryFloat);
+}
 
 // A float8 target (dp_huber(float8[], float8, jsonb)).
 DPERM_FUNCTION(dperm_target_transition) { return Transition(fcinfo, LabelRule::kTarget); }
@@ -202,9 +206,10 @@ DPERM_FUNCTION(dperm_softmax_transition) { return Transition(fcinfo, LabelRule::
 // of the aggregates up to 0.5.0, dropped by the 0.6.0 upgrade. Only the
 // replay of sql/dperm--0.1.0.sql still needs their symbols.
 DPERM_FUNCTION(dperm_combine) {
-  ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                  errmsg("dperm training aggregates no longer combine partial states"),
-                  errhint("ALTER EXTENSION dperm UPDATE, then train large tables with dperm.train.")));
+  ereport(ERROR,
+          (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+           errmsg("dperm training aggregates no longer combine partial states"),
+           errhint("ALTER EXTENSION dperm UPDATE, then train large tables with dperm.train.")));
   PG_RETURN_NULL();
 }
 DPERM_FUNCTION(dperm_serialize) { return dperm_combine_body(fcinfo); }

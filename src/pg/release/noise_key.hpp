@@ -34,10 +34,12 @@ void WipeNoiseKey(NoiseKey* key);
 template <typename Body>
 void RunKeyed(NoiseKey* key, Body&& body) {
   CoreError failure;
-  CaptureCore([&] {
-    dperm::SecureRng rng = NoiseRng(*key);
-    body(rng);
-  }, &failure);
+  CaptureCore(
+      [&] {
+        dperm::SecureRng rng = NoiseRng(*key);
+        body(rng);
+      },
+      &failure);
   WipeNoiseKey(key);
   if (failure.raised) ReportCoreError(failure);
 }

@@ -84,7 +84,7 @@ struct PassCache {
   PassSpec spec;
   int d;
   int classes;
-  int dim;  // model coordinates (d, classes and fit_intercept)
+  int dim;          // model coordinates (d, classes and fit_intercept)
   double* x;        // d clipped features
   double* raw;      // d raw features (NULL elements as NaN)
   double* scratch;  // max(K, 1)
@@ -124,7 +124,8 @@ PassCache* CacheFor(const PassSpec& spec) {
   c->dim = spec.dim();
   c->x = static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * Max(spec.d, 1)));
   c->raw = static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * Max(spec.d, 1)));
-  c->scratch = static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * Max(spec.classes, 1)));
+  c->scratch =
+      static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * Max(spec.classes, 1)));
   c->signed_args = static_cast<double*>(
       MemoryContextAlloc(mcxt, sizeof(double) * (kPassSpecSize + kPassTokenSize + spec.dim())));
   g_pass_cache = c;
@@ -275,7 +276,9 @@ using namespace dperm::pg;
 DPERM_FUNCTION(dperm_pass_logreg_bool_step) { return PassTransition(fcinfo, LabelRule::kBoolean); }
 
 // dperm.pass_logreg(float8[], float8, float8[], float8[]) transition: binary labels.
-DPERM_FUNCTION(dperm_pass_logreg_float_step) { return PassTransition(fcinfo, LabelRule::kBinaryFloat); }
+DPERM_FUNCTION(dperm_pass_logreg_float_step) {
+  return PassTransition(fcinfo, LabelRule::kBinaryFloat);
+}
 
 // dperm.pass_huber(float8[], float8, float8[], float8[]) transition: targets.
 DPERM_FUNCTION(dperm_pass_huber_step) { return PassTransition(fcinfo, LabelRule::kTarget); }

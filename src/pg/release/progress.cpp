@@ -67,14 +67,14 @@ constexpr int64 kProgressMagic = 0x6470726D50524F47;  // "dprmPROG"
 // The parameters of the slot.
 enum Param : int {
   kMagic = 0,
-  kLoss,            // LossKind + 1
-  kMode,            // ProgressMode (0: not chosen yet)
-  kAlgorithm,       // Algorithm + 1 (0: not chosen yet)
-  kPhase,           // ProgressPhase
+  kLoss,       // LossKind + 1
+  kMode,       // ProgressMode (0: not chosen yet)
+  kAlgorithm,  // Algorithm + 1 (0: not chosen yet)
+  kPhase,      // ProgressPhase
   kPass,
-  kPassesPlanned,   // 0: not known yet
+  kPassesPlanned,  // 0: not known yet
   kRowsRead,
-  kStartedAt,       // TimestampTz
+  kStartedAt,  // TimestampTz
 };
 
 void Set(Param param, int64 value) {
@@ -224,9 +224,8 @@ DPERM_FUNCTION(dperm_progress_info) {
     values[2] = ObjectIdGetDatum(be->st_progress_command_target);
     nulls[2] = !OidIsValid(be->st_progress_command_target);
     values[3] = CStringGetTextDatum(LossName(static_cast<LossKind>(p[kLoss] - 1)));
-    values[4] = CStringGetTextDatum(p[kMode] == static_cast<int64>(ProgressMode::kStreaming)
-                                        ? "streaming"
-                                        : "in_memory");
+    values[4] = CStringGetTextDatum(
+        p[kMode] == static_cast<int64>(ProgressMode::kStreaming) ? "streaming" : "in_memory");
     nulls[4] = p[kMode] == 0;
     values[5] = CStringGetTextDatum(AlgorithmName(static_cast<Algorithm>(p[kAlgorithm] - 1)));
     nulls[5] = p[kAlgorithm] == 0;

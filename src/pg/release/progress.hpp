@@ -36,11 +36,11 @@ constexpr int64 kProgressRowBatch = 100000;
 // it zeroed, so they never report).
 struct ProgressState {
   bool active = false;
-  uint64 generation = 0;       // which release is reported; 0 = none
+  uint64 generation = 0;         // which release is reported; 0 = none
   SubTransactionId subxact = 0;  // where it began (an abort there ends it)
   int64 pass = 0;
-  int64 rows_done = 0;         // rows of the passes that ended
-  int64 rows_pass = 0;         // rows this backend published during the current pass
+  int64 rows_done = 0;  // rows of the passes that ended
+  int64 rows_pass = 0;  // rows this backend published during the current pass
   int64 countdown = kProgressRowBatch;
   bool iterations = false;       // in-memory training: pass counts iterations
   int64 iterations_planned = 0;  // of the loop that reports (0: none yet)

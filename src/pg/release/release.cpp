@@ -48,16 +48,17 @@ namespace {
 void CheckReleaseMemory(double bytes) {
   const double limit = static_cast<double>(g_max_release_memory_kb) * 1024;
   if (!(bytes > limit)) return;
-  ereport(ERROR,
-          (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-           errmsg("the release needs about %.0f MB of memory, more than dperm.max_release_memory (%s)",
-                  ceil(bytes / (1024 * 1024)),
-                  GetConfigOptionByName("dperm.max_release_memory", nullptr, false)),
-           errdetail("The estimate (memory_bytes in dp_explain) counts the training's vectors of "
-                     "the model's dimension, its per-row arrays and its work blocks, from n, d, "
-                     "the classes and the options only. Nothing was charged."),
-           errhint("Use fewer classes or features, another algorithm (dp_explain shows each "
-                   "one's memory_bytes), or ask a superuser to raise dperm.max_release_memory.")));
+  ereport(
+      ERROR,
+      (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+       errmsg("the release needs about %.0f MB of memory, more than dperm.max_release_memory (%s)",
+              ceil(bytes / (1024 * 1024)),
+              GetConfigOptionByName("dperm.max_release_memory", nullptr, false)),
+       errdetail("The estimate (memory_bytes in dp_explain) counts the training's vectors of "
+                 "the model's dimension, its per-row arrays and its work blocks, from n, d, "
+                 "the classes and the options only. Nothing was charged."),
+       errhint("Use fewer classes or features, another algorithm (dp_explain shows each "
+               "one's memory_bytes), or ask a superuser to raise dperm.max_release_memory.")));
 }
 
 // Step 1: the checks of public inputs (feature_names against d), the plan
@@ -152,8 +153,7 @@ Datum Release(const ReleaseRequest& r, const ReleaseInput& in) {
     ProgressSetPhase(ProgressPhase::kCharging);
   }
   if (!r.charged)
-    ChargeRelease(PlanCharge(*plan, o, planned->curve, r.unit, r.role), r.relations,
-                  r.n_relations);
+    ChargeRelease(PlanCharge(*plan, o, planned->curve, r.unit, r.role), r.relations, r.n_relations);
   if (in.read != nullptr) ReadCharged(r, in);
   if (r.reports) {
     ProgressSetPhase(ProgressPhase::kTraining);

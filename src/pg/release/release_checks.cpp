@@ -20,10 +20,12 @@ int64 CoefficientCount(dperm::LossKind loss, int d, const dperm::Options& o) {
 void CheckCoefficientCount(dperm::LossKind loss, int d, const dperm::Options& o) {
   int64 count = CoefficientCount(loss, d, o);
   if (count > g_max_coefficients)
-    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                    errmsg("the release would have " INT64_FORMAT " coefficients, more than "
-                           "dperm.max_coefficients = %d", count, g_max_coefficients),
-                    errhint("Fewer classes or features; a superuser can raise dperm.max_coefficients.")));
+    ereport(ERROR,
+            (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+             errmsg("the release would have " INT64_FORMAT " coefficients, more than "
+                    "dperm.max_coefficients = %d",
+                    count, g_max_coefficients),
+             errhint("Fewer classes or features; a superuser can raise dperm.max_coefficients.")));
 }
 
 void CheckSeedAllowed(const dperm::Options& o) {

@@ -98,8 +98,8 @@ Expr* OptionsArgument(Aggref* aggref) {
 // aggregation: no column, no subquery, nothing volatile.
 bool RowIndependent(Expr* expr) {
   Node* node = reinterpret_cast<Node*>(expr);
-  return node == nullptr ||
-         (!contain_var_clause(node) && !contain_subplans(node) && !contain_volatile_functions(node));
+  return node == nullptr || (!contain_var_clause(node) && !contain_subplans(node) &&
+                             !contain_volatile_functions(node));
 }
 
 // Whether an expression reads a PARAM_EXEC parameter (set by an outer plan
@@ -107,7 +107,8 @@ bool RowIndependent(Expr* expr) {
 bool ReadsExecParam(Node* node, void*) {
   if (node == nullptr) return false;
   if (IsA(node, Param) && reinterpret_cast<Param*>(node)->paramkind == PARAM_EXEC) return true;
-  return expression_tree_walker(node, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(ReadsExecParam)), nullptr);
+  return expression_tree_walker(
+      node, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(ReadsExecParam)), nullptr);
 }
 
 // The value of a row-independent options expression, evaluated in the
@@ -140,7 +141,8 @@ const char* PartialRead(PlanState* ps, List** scanned) {
   Node* targets = reinterpret_cast<Node*>(plan->targetlist);
   if (contain_subplans(targets) || ReadsExecParam(targets, nullptr) || plan->initPlan != NIL)
     return "a subquery computes its input";
-  if (plan->qual != NIL) return "a WHERE clause, join condition or row-level security policy filters its input";
+  if (plan->qual != NIL)
+    return "a WHERE clause, join condition or row-level security policy filters its input";
   switch (nodeTag(ps)) {
     case T_SeqScanState: {
       Oid relid = RelationGetRelid(reinterpret_cast<ScanState*>(ps)->ss_currentRelation);
@@ -148,8 +150,7 @@ const char* PartialRead(PlanState* ps, List** scanned) {
       *scanned = lappend_oid(*scanned, relid);
       return nullptr;
     }
-    case T_GatherState:
-      return PartialRead(outerPlanState(ps), scanned);
+    case T_GatherState: return PartialRead(outerPlanState(ps), scanned);
     case T_AppendState: {
       AppendState* append = reinterpret_cast<AppendState*>(ps);
       for (int i = 0; i < append->as_nplans; i++)
@@ -162,8 +163,7 @@ const char* PartialRead(PlanState* ps, List** scanned) {
       if (reinterpret_cast<Result*>(plan)->resconstantqual != nullptr)
         return "a WHERE clause filters its input";
       return PartialRead(outerPlanState(ps), scanned);
-    default:
-      return "its input is joined, sorted, limited, sampled, grouped or made by a function";
+    default: return "its input is joined, sorted, limited, sampled, grouped or made by a function";
   }
 }
 
@@ -192,16 +192,13 @@ void CheckWholeRelations(AggState* agg, Aggref* aggref, List* strict, const char
   Agg* plan = reinterpret_cast<Agg*>(agg->ss.ps.plan);
   const char* why = nullptr;
   List* scanned = NIL;
-  if (plan->aggstrategy != AGG_PLAIN || plan->groupingSets != NIL)
-    why = "it is grouped (GROUP BY)";
-  else if (plan->plan.qual != NIL)
-    why = "HAVING filters it";
-  else if (aggref->aggfilter != nullptr)
-    why = "FILTER selects its rows";
-  else if (aggref->aggdistinct != NIL)
-    why = "DISTINCT drops rows";
+  if (plan->aggstrategy != AGG_PLAIN || plan->groupingSets != NIL) why = "it is grouped (GROUP BY)";
+  else if (plan->plan.qual != NIL) why = "HAVING filters it";
+  else if (aggref->aggfilter != nullptr) why = "FILTER selects its rows";
+  else if (aggref->aggdistinct != NIL) why = "DISTINCT drops rows";
   else if (contain_subplans(reinterpret_cast<Node*>(aggref->args)) ||
-           ReadsExecParam(reinterpret_cast<Node*>(aggref->args), nullptr) || plan->plan.initPlan != NIL)
+           ReadsExecParam(reinterpret_cast<Node*>(aggref->args), nullptr) ||
+           plan->plan.initPlan != NIL)
     why = "a subquery computes its arguments";
   else if ((why = PartialRead(outerPlanState(agg), &scanned)) == nullptr)
     why = UnreadRows(strict, scanned);
@@ -254,7 +251,8 @@ void CheckTrainingCall(AggState* agg, Aggref* aggref, const char* name) {
 bool CallsTrainingWindow(Node* node, void*) {
   if (node == nullptr) return false;
   if (IsA(node, WindowFunc) && reinterpret_cast<WindowFunc*>(node)->winagg) {
-    HeapTuple tuple = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(reinterpret_cast<WindowFunc*>(node)->winfnoid));
+    HeapTuple tuple =
+        SearchSysCache1(AGGFNOID, ObjectIdGetDatum(reinterpret_cast<WindowFunc*>(node)->winfnoid));
     if (HeapTupleIsValid(tuple)) {
       Oid transfn = reinterpret_cast<Form_pg_aggregate>(GETSTRUCT(tuple))->aggtransfn;
       ReleaseSysCache(tuple);
@@ -263,7 +261,9 @@ bool CallsTrainingWindow(Node* node, void*) {
       if (IsTrainingTransition(info.fn_addr)) return true;
     }
   }
-  return expression_tree_walker(node, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(CallsTrainingWindow)), nullptr);
+  return expression_tree_walker(
+      node, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(CallsTrainingWindow)),
+      nullptr);
 }
 
 // Visits every plan node of a statement and checks its training aggregates.
@@ -284,7 +284,8 @@ bool CheckNode(PlanState* ps, void* context) {
         CheckTrainingCall(agg, trans->aggref, name);
     }
   }
-  return planstate_tree_walker(ps, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(CheckNode)), context);
+  return planstate_tree_walker(
+      ps, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(CheckNode)), context);
 }
 
 // A count of a view of a budgeted or protected relation (RunReleaseCount):
@@ -305,7 +306,8 @@ void CheckViewCount(QueryDesc* query) {
     ereport(ERROR,
             (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
              errmsg("a release must read every row of a budgeted or protected relation, but "
-                    "in the view, %s", why),
+                    "in the view, %s",
+                    why),
              errdetail("A view that filters, joins or groups the rows of a budgeted relation "
                        "would make the model's n the exact size of a subset. Nothing was "
                        "charged."),
@@ -321,10 +323,8 @@ void GuardedExecutorRun(QueryDesc* query, ScanDirection direction, uint64 count,
     foreach (lc, query->estate->es_subplanstates)
       CheckNode(static_cast<PlanState*>(lfirst(lc)), nullptr);
   }
-  if (g_previous_run != nullptr)
-    g_previous_run(query, direction, count, execute_once);
-  else
-    standard_ExecutorRun(query, direction, count, execute_once);
+  if (g_previous_run != nullptr) g_previous_run(query, direction, count, execute_once);
+  else standard_ExecutorRun(query, direction, count, execute_once);
 }
 
 }  // namespace
@@ -345,20 +345,21 @@ List* StrictRelations(const Oid* relations, int n_relations) {
   Datum args[1] = {OidArrayDatum(relations, n_relations)};
   MemoryContext caller = CurrentMemoryContext;
   SPI_connect();
-  RunAsCatalogOwner(has_protected
-                        ? "SELECT r FROM pg_catalog.unnest($1) r WHERE"
-                          " EXISTS (SELECT 1 FROM dperm.budgets b WHERE b.relation::pg_catalog.oid"
-                          " OPERATOR(pg_catalog.=) r)"
-                          " OR EXISTS (SELECT 1 FROM dperm.protected p WHERE p.relation::pg_catalog.oid"
-                          " OPERATOR(pg_catalog.=) r)"
-                        : "SELECT r FROM pg_catalog.unnest($1) r WHERE"
-                          " EXISTS (SELECT 1 FROM dperm.budgets b WHERE b.relation::pg_catalog.oid"
-                          " OPERATOR(pg_catalog.=) r)",
-                    1, types, args, nullptr, SPI_OK_SELECT, true);
+  RunAsCatalogOwner(
+      has_protected ? "SELECT r FROM pg_catalog.unnest($1) r WHERE"
+                      " EXISTS (SELECT 1 FROM dperm.budgets b WHERE b.relation::pg_catalog.oid"
+                      " OPERATOR(pg_catalog.=) r)"
+                      " OR EXISTS (SELECT 1 FROM dperm.protected p WHERE p.relation::pg_catalog.oid"
+                      " OPERATOR(pg_catalog.=) r)"
+                    : "SELECT r FROM pg_catalog.unnest($1) r WHERE"
+                      " EXISTS (SELECT 1 FROM dperm.budgets b WHERE b.relation::pg_catalog.oid"
+                      " OPERATOR(pg_catalog.=) r)",
+      1, types, args, nullptr, SPI_OK_SELECT, true);
   List* strict = NIL;
   for (uint64 i = 0; i < SPI_processed; i++) {
     bool isnull;
-    Oid relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+    Oid relid =
+        DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
     MemoryContext spi = MemoryContextSwitchTo(caller);
     strict = lappend_oid(strict, relid);
     MemoryContextSwitchTo(spi);
@@ -370,7 +371,8 @@ List* StrictRelations(const Oid* relations, int n_relations) {
 bool CheckReleaseReads(Oid relid, bool is_protected, const Oid* relations, int n_relations,
                        const char* who) {
   if (!is_protected && !ChargedStrictly(relations, n_relations)) return false;
-  if (get_rel_relkind(relid) == RELKIND_VIEW) return true;  // its count is checked (RunReleaseCount)
+  if (get_rel_relkind(relid) == RELKIND_VIEW)
+    return true;  // its count is checked (RunReleaseCount)
   List* scanned = NIL;
   ListCell* lc;
   foreach (lc, find_all_inheritors(relid, AccessShareLock, nullptr)) {
@@ -381,8 +383,7 @@ bool CheckReleaseReads(Oid relid, bool is_protected, const Oid* relations, int n
   if (const char* why = UnreadRows(StrictRelations(relations, n_relations), scanned))
     ereport(ERROR,
             (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-             errmsg("%s must read every row of a budgeted or protected relation, but %s", who,
-                    why),
+             errmsg("%s must read every row of a budgeted or protected relation, but %s", who, why),
              errdetail("A partition or child read alone is a subset of its budgeted parent: the "
                        "model's n would be the exact size of the subset. Nothing was charged."),
              errhint("Read the budgeted parent.")));

@@ -23,20 +23,20 @@ struct ReleaseRequest {
   // The options, parsed once. A unit-level release's are the model's:
   // epsilon less the count's share, and k (UnitModelOptions).
   ParsedOptions parsed;
-  Jsonb* options;            // the same, as the model's JSON records them
-  Oid role;                  // the releasing role: the ledger records it
-  const Oid* relations;      // what the release is charged to
+  Jsonb* options;        // the same, as the model's JSON records them
+  Oid role;              // the releasing role: the ledger records it
+  const Oid* relations;  // what the release is charged to
   int n_relations;
-  bool strict;               // charged to a budgeted or protected relation: d declared
-  int d;                     // the public d
-  int64 n;                   // the rows: dperm.train's count (units * k for a unit),
-                             // an aggregate's rows read
-  PrivacyUnit unit;          // the unit the rows were bounded to (column nullptr: the row)
-  double unit_count_epsilon; // the share of epsilon that released the number of units
-  bool charged;              // charged whole with its count before the count read a row
-                             // (a unit-level release: ReleaseUnitCount)
-  bool reports;              // writes its phases to dperm.progress
-  bool query_input;          // dperm.train_query: n is the noisy size of a query's input
+  bool strict;                // charged to a budgeted or protected relation: d declared
+  int d;                      // the public d
+  int64 n;                    // the rows: dperm.train's count (units * k for a unit),
+                              // an aggregate's rows read
+  PrivacyUnit unit;           // the unit the rows were bounded to (column nullptr: the row)
+  double unit_count_epsilon;  // the share of epsilon that released the number of units
+  bool charged;               // charged whole with its count before the count read a row
+                              // (a unit-level release: ReleaseUnitCount)
+  bool reports;               // writes its phases to dperm.progress
+  bool query_input;           // dperm.train_query: n is the noisy size of a query's input
 };
 
 }  // namespace dperm::pg

@@ -24,8 +24,23 @@ SumsRelease ReleaseSums(const SumsRequest& r, ReadSums read, void* arg) {
     n_curve = static_cast<int>(c.size());
     for (int i = 0; i < n_curve && i < 64; i++) curve[i] = c[i];
   });
-  ChargeRequest charge = {r.role, r.algorithm, r.mechanism, r.loss, NeighborsOf(r.unit), r.epsilon,
-                          0, r.n, r.d, curve, n_curve, r.seeded, r.unit, 0, 0, nullptr, 0};
+  ChargeRequest charge = {r.role,
+                          r.algorithm,
+                          r.mechanism,
+                          r.loss,
+                          NeighborsOf(r.unit),
+                          r.epsilon,
+                          0,
+                          r.n,
+                          r.d,
+                          curve,
+                          n_curve,
+                          r.seeded,
+                          r.unit,
+                          0,
+                          0,
+                          nullptr,
+                          0};
 
   SumsRelease out;
   if (!r.charged) out.ledger_id = ChargeRelease(charge, r.relations, r.n_relations);
@@ -55,7 +70,8 @@ void ReadUnitCount(void* arg, double* sums) {
   const UnitCountRead* r = static_cast<const UnitCountRead*>(arg);
   RunInternalSql(r->reader, r->sql, 0, nullptr, nullptr, nullptr, SPI_OK_SELECT, true);
   bool isnull;
-  sums[0] = double(DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)));
+  sums[0] = double(
+      DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)));
 }
 
 }  // namespace
@@ -68,24 +84,47 @@ int64 ReleaseUnitCount(const ReleaseRequest& r, Oid reader, const char* count_sq
   // The one charge of the whole release (unit_level.hpp), before the count
   // reads a row: admitted or refused as a whole.
   PgBox<dperm::UnitReleaseCost> cost(CurrentMemoryContext);
-  RunCore([&] { cost.Emplace(dperm::UnitReleaseCharge(r.unit_count_epsilon, o.epsilon, o.delta)); });
+  RunCore(
+      [&] { cost.Emplace(dperm::UnitReleaseCharge(r.unit_count_epsilon, o.epsilon, o.delta)); });
   const dperm::ReleaseCost& unit = cost->unit;
   const dperm::ReleaseCost& row = cost->row;
   ChargeRequest charge = {r.role,
                           o.has_algorithm ? dperm::AlgorithmName(o.algorithm) : "auto",
                           "unit count (discrete Laplace), then the model: one charge",
-                          loss, NeighborsOf(r.unit), unit.epsilon,
-                          unit.delta, 0, r.d, unit.curve.empty() ? nullptr : unit.curve.data(),
-                          static_cast<int>(unit.curve.size()), seeded, r.unit, row.epsilon,
-                          row.delta, row.curve.empty() ? nullptr : row.curve.data(),
+                          loss,
+                          NeighborsOf(r.unit),
+                          unit.epsilon,
+                          unit.delta,
+                          0,
+                          r.d,
+                          unit.curve.empty() ? nullptr : unit.curve.data(),
+                          static_cast<int>(unit.curve.size()),
+                          seeded,
+                          r.unit,
+                          row.epsilon,
+                          row.delta,
+                          row.curve.empty() ? nullptr : row.curve.data(),
                           static_cast<int>(row.curve.size())};
   ChargeRelease(charge, r.relations, r.n_relations);
   const double bounds[1] = {1};
   // The count is an integer below 2^53: exact in a double; one grid step.
-  SumsRequest sums = {"unit count", "discrete Laplace on the number of units", loss,
-                      r.unit_count_epsilon, seeded, seed, 0, r.d, r.role, r.relations,
-                      r.n_relations, 1, bounds, std::ldexp(1.0, -40), r.unit,
-                      r.unit_count_epsilon, /*charged=*/true};
+  SumsRequest sums = {"unit count",
+                      "discrete Laplace on the number of units",
+                      loss,
+                      r.unit_count_epsilon,
+                      seeded,
+                      seed,
+                      0,
+                      r.d,
+                      r.role,
+                      r.relations,
+                      r.n_relations,
+                      1,
+                      bounds,
+                      std::ldexp(1.0, -40),
+                      r.unit,
+                      r.unit_count_epsilon,
+                      /*charged=*/true};
   UnitCountRead read = {reader, count_sql};
   SumsRelease released = ReleaseSums(sums, ReadUnitCount, &read);
   const double units = std::round(released.values[0]);

@@ -15,19 +15,19 @@ namespace dperm::pg {
 // then the key (step 3) and ReleaseBoundedSums with `bounds` and `slack`
 // (exact_sum.hpp) under RunKeyed (step 4).
 struct SumsRequest {
-  const char* algorithm;   // the ledger's algorithm and mechanism columns
+  const char* algorithm;  // the ledger's algorithm and mechanism columns
   const char* mechanism;
   const char* loss;
   double epsilon;
-  bool seeded;             // the superuser-only seed (dperm.allow_seed)
+  bool seeded;  // the superuser-only seed (dperm.allow_seed)
   uint64 seed;
   int64 n;
   int d;
   Oid role;
   const Oid* relations;
   int n_relations;
-  int count;               // sums released, at most 2
-  const double* bounds;    // each sum's per-row bound
+  int count;             // sums released, at most 2
+  const double* bounds;  // each sum's per-row bound
   double slack;
   // The privacy unit the release is charged for (column nullptr: the row),
   // and the epsilon the noise is drawn at: epsilon, or epsilon / k when
@@ -35,7 +35,7 @@ struct SumsRequest {
   // exactly epsilon per unit).
   PrivacyUnit unit;
   double noise_epsilon;
-  bool charged;            // charged with the release it is part of (ReleaseUnitCount)
+  bool charged;  // charged with the release it is part of (ReleaseUnitCount)
 };
 struct SumsRelease {
   double values[2] = {0, 0};

@@ -22,7 +22,9 @@ namespace {
 // A file's chunk: what is written or read at a time.
 const int kChunkBytes = 8 << 20;
 
-Size RowBytes(int64 rows, int d) { return static_cast<Size>(rows) * (Max(d, 0) + 1) * sizeof(double); }
+Size RowBytes(int64 rows, int d) {
+  return static_cast<Size>(rows) * (Max(d, 0) + 1) * sizeof(double);
+}
 
 // dperm.max_buffer in bytes.
 Size BufferLimit() { return static_cast<Size>(g_max_buffer_kb) * 1024; }
@@ -66,8 +68,9 @@ void AddPending(RowBuffer* b, double label) {
   if (b->n_pending == b->pending_capacity) {
     b->pending_capacity = Max((int64)64, 2 * b->pending_capacity);
     Size bytes = sizeof(double) * b->pending_capacity;
-    b->pending = static_cast<double*>(b->pending == nullptr ? MemoryContextAllocHuge(b->context, bytes)
-                                                            : repalloc_huge(b->pending, bytes));
+    b->pending =
+        static_cast<double*>(b->pending == nullptr ? MemoryContextAllocHuge(b->context, bytes)
+                                                   : repalloc_huge(b->pending, bytes));
   }
   b->pending[b->n_pending++] = label;
 }
@@ -81,9 +84,10 @@ void FlushChunk(RowBuffer* b) {
                                 WAIT_EVENT_BUFFILE_WRITE);
   if (written != bytes) {
     if (errno == 0) errno = ENOSPC;
-    ereport(ERROR, (errcode_for_file_access(),
-                    errmsg("could not write dperm's temporary copy of the rows: %m"),
-                    errhint("Free space for temp_tablespaces, or SET dperm.streaming_spill = off.")));
+    ereport(ERROR,
+            (errcode_for_file_access(),
+             errmsg("could not write dperm's temporary copy of the rows: %m"),
+             errhint("Free space for temp_tablespaces, or SET dperm.streaming_spill = off.")));
   }
   b->bytes += bytes;
   b->held = 0;
@@ -126,8 +130,8 @@ void AppendRow(RowBuffer* b, const double* x, int count, double label) {
 
 }  // namespace
 
-void InitRowBuffer(RowBuffer* rows, MemoryContext context, int d, LabelRule rule,
-                   const Options& o, int classes) {
+void InitRowBuffer(RowBuffer* rows, MemoryContext context, int d, LabelRule rule, const Options& o,
+                   int classes) {
   memset(rows, 0, sizeof(RowBuffer));
   rows->context = context;
   rows->d = d;
@@ -152,8 +156,8 @@ void AddRow(RowBuffer* rows, ArrayType* features, double label) {
     return;
   }
   int count = 0;
-  const double* x = features == nullptr || rows->over_buffer
-                        ? nullptr : ArrayElements(features, rows->d, &count);
+  const double* x =
+      features == nullptr || rows->over_buffer ? nullptr : ArrayElements(features, rows->d, &count);
   AppendRow(rows, x, count, label);
 }
 

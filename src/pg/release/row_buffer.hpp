@@ -50,14 +50,16 @@ inline double StoredLabel(LabelRule rule, bool null_label, Datum value, double t
   switch (rule) {
     case LabelRule::kBoolean: return !null_label && DatumGetBool(value) ? 1.0 : -1.0;
     case LabelRule::kBinaryFloat: return LogisticLabel(null_label ? NAN : DatumGetFloat8(value));
-    case LabelRule::kTarget: return HuberTarget(null_label ? NAN : DatumGetFloat8(value), target_bound);
+    case LabelRule::kTarget:
+      return HuberTarget(null_label ? NAN : DatumGetFloat8(value), target_bound);
     case LabelRule::kClass: return null_label ? 0 : Max(0, Min(classes - 1, DatumGetInt32(value)));
   }
   return 0;
 }
 
 // The same for argument 2 of a training or per-pass aggregate call.
-inline double StoredLabel(FunctionCallInfo fcinfo, LabelRule rule, double target_bound, int classes) {
+inline double StoredLabel(FunctionCallInfo fcinfo, LabelRule rule, double target_bound,
+                          int classes) {
   return StoredLabel(rule, PG_ARGISNULL(2), PG_GETARG_DATUM(2), target_bound, classes);
 }
 
@@ -74,24 +76,24 @@ struct RowBuffer {
   double feature_bound;
   double target_bound;
   int classes;
-  int64 n;                // rows added: every row counts
-  double* rows;           // `held` rows of stride d + 1
+  int64 n;       // rows added: every row counts
+  double* rows;  // `held` rows of stride d + 1
   int64 held;
   int64 capacity;
-  bool over_buffer;       // in memory: n (d + 1) float8 passed dperm.max_buffer
-  double* pending;        // labels of rows added before d was known
+  bool over_buffer;  // in memory: n (d + 1) float8 passed dperm.max_buffer
+  double* pending;   // labels of rows added before d was known
   int64 n_pending;
   int64 pending_capacity;
-  bool spills;            // the rows go to `file`, a chunk at a time
+  bool spills;  // the rows go to `file`, a chunk at a time
   File file;
-  off_t bytes;            // bytes written to the file
+  off_t bytes;  // bytes written to the file
 };
 
 // An empty buffer in `context` for rows of public shape d (-1: the first
 // non-NULL features decide; SetRowDimension), labels by `rule`, features
 // clipped to o.feature_bound, labels by o.target_bound and `classes`.
-void InitRowBuffer(RowBuffer* rows, MemoryContext context, int d, LabelRule rule,
-                   const Options& o, int classes);
+void InitRowBuffer(RowBuffer* rows, MemoryContext context, int d, LabelRule rule, const Options& o,
+                   int classes);
 
 // The same with a temporary file: streaming's copy of the rows.
 void OpenRowFile(RowBuffer* rows, int d, LabelRule rule, const Options& o, int classes);

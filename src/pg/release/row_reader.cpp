@@ -31,8 +31,8 @@ struct CursorOpen {
 // runs in the statement's snapshot.
 void OpenCursor(void* arg) {
   CursorOpen* open = static_cast<CursorOpen*>(arg);
-  open->portal = SPI_cursor_open_with_args(nullptr, open->sql, 0, nullptr, nullptr, nullptr,
-                                           true, CURSOR_OPT_NO_SCROLL);
+  open->portal = SPI_cursor_open_with_args(nullptr, open->sql, 0, nullptr, nullptr, nullptr, true,
+                                           CURSOR_OPT_NO_SCROLL);
 }
 
 struct CursorFetch {
@@ -66,8 +66,8 @@ void ReadRows(const RowQuery& query, RowBuffer* rows, bool reports) {
   if (query.refuse_citus != nullptr)
     RefuseCitusRelations(EStateRelations(portal->queryDesc->estate), query.refuse_citus);
   // Each batch's detoasted values are freed with it.
-  MemoryContext batch = AllocSetContextCreate(CurrentMemoryContext, "dperm rows",
-                                              ALLOCSET_DEFAULT_SIZES);
+  MemoryContext batch =
+      AllocSetContextCreate(CurrentMemoryContext, "dperm rows", ALLOCSET_DEFAULT_SIZES);
   for (;;) {
     CHECK_FOR_INTERRUPTS();
     FetchInternalCursor(query.reader, portal, kBatchRows);

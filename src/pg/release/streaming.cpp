@@ -50,19 +50,19 @@ namespace dperm::pg {
 struct PassQuery {
   Oid reader;
   const char* sql;
-  SPIPlanPtr plan;       // sql prepared by the first pass, run by every pass
-                         // (in the SPI connection's memory, freed with it)
+  SPIPlanPtr plan;                    // sql prepared by the first pass, run by every pass
+                                      // (in the SPI connection's memory, freed with it)
   double spec_values[kPassSpecSize];  // this pass's spec (EncodePassSpec)
-  bool sign;             // a Citus table: each pass carries a token for its w
-  int state_size;        // this pass's PassStateSize
-  MemoryContext scratch; // reset after every pass
-  int64 passes;          // passes run
+  bool sign;                          // a Citus table: each pass carries a token for its w
+  int state_size;                     // this pass's PassStateSize
+  MemoryContext scratch;              // reset after every pass
+  int64 passes;                       // passes run
   // The rows in a temporary file (dperm.streaming_spill), read by the
   // first pass and added by every pass; unused when `spills` is false.
   RowQuery rows_query;
   RowBuffer rows;
   bool spills;
-  bool read;             // the file holds the rows
+  bool read;  // the file holds the rows
 };
 
 namespace {
@@ -85,8 +85,8 @@ void RunPass(PassQuery* q, const double* w, int dim, double* state) {
   ProgressStartPass();  // dperm.progress
   // dperm.internal_pass on for this pass only (pass_aggregate.cpp).
   int level = NewGUCNestLevel();
-  set_config_option("dperm.internal_pass", "on", PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-                    true, 0, false);
+  set_config_option("dperm.internal_pass", "on", PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
+                    false);
   // One generic plan for every pass; not on a Citus table, whose planner
   // cannot distribute a generic plan's parameters (each pass is planned
   // with its values there, as the test/citus.sh passes check).
@@ -185,8 +185,8 @@ PassQuery* PreparePasses(const PassSource& source, const dperm::Plan& plan) {
     q->rows_query = source.rows;
     OpenRowFile(&q->rows, plan.d, source.rule, plan.options, plan.classes);
   }
-  q->scratch = AllocSetContextCreate(CurrentMemoryContext, "dperm streaming pass",
-                                     ALLOCSET_DEFAULT_SIZES);
+  q->scratch =
+      AllocSetContextCreate(CurrentMemoryContext, "dperm streaming pass", ALLOCSET_DEFAULT_SIZES);
   return q;
 }
 

@@ -35,8 +35,7 @@ PassQuery* PreparePasses(const PassSource& source, const dperm::Plan& plan);
 // C++ phase: trains by the plan, every full-batch gradient one pass run
 // under CallPostgres (boundary.hpp), so a pass's PostgreSQL error unwinds
 // the training loop as a PostgresError.
-std::vector<double> TrainByPasses(const dperm::Plan& plan, PassQuery* query,
-                                  dperm::SecureRng& rng);
+std::vector<double> TrainByPasses(const dperm::Plan& plan, PassQuery* query, dperm::SecureRng& rng);
 
 // PostgreSQL phase, after a release trained: frees the passes' memory and file.
 void EndPasses(PassQuery* query, const dperm::Plan& plan);

@@ -25,9 +25,10 @@ namespace dperm::pg {
 Oid ColumnType(Oid relid, const char* name) {
   AttrNumber attnum = get_attnum(relid, name);
   if (attnum <= 0)
-    ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
-                    errmsg("column \"%s\" of relation %s does not exist", name, get_rel_name(relid)),
-                    errhint("dperm.train takes column names, not expressions.")));
+    ereport(ERROR,
+            (errcode(ERRCODE_UNDEFINED_COLUMN),
+             errmsg("column \"%s\" of relation %s does not exist", name, get_rel_name(relid)),
+             errhint("dperm.train takes column names, not expressions.")));
   return get_atttype(relid, attnum);
 }
 
@@ -50,8 +51,7 @@ TrainTarget TargetFor(dperm::LossKind loss, Oid label_type, const char* label,
       types = "boolean or float8";
       domain = "\"values\": [negative, positive]";
       t = {aggregate, label_type == BOOLOID ? "pg_catalog.bool" : "pg_catalog.float8",
-           "pass_logreg",
-           label_type == BOOLOID ? LabelRule::kBoolean : LabelRule::kBinaryFloat};
+           "pass_logreg", label_type == BOOLOID ? LabelRule::kBoolean : LabelRule::kBinaryFloat};
       break;
     case dperm::LabelKind::kTarget:
       ok = label_type == FLOAT8OID;
@@ -67,11 +67,13 @@ TrainTarget TargetFor(dperm::LossKind loss, Oid label_type, const char* label,
       break;
   }
   if (!ok)
-    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
-                    errmsg("column \"%s\" has type %s; %s needs %s", label,
-                           format_type_be(label_type), loss_name, types),
-                    errhint("Or declare the label's domain in a feature spec: {\"%s\": {%s, \"label\": "
-                            "true}}.", label, domain)));
+    ereport(ERROR,
+            (errcode(ERRCODE_DATATYPE_MISMATCH),
+             errmsg("column \"%s\" has type %s; %s needs %s", label, format_type_be(label_type),
+                    loss_name, types),
+             errhint("Or declare the label's domain in a feature spec: {\"%s\": {%s, \"label\": "
+                     "true}}.",
+                     label, domain)));
   return t;
 }
 
@@ -92,7 +94,8 @@ namespace {
 bool MayReadColumns(Oid relid, Oid role, const char* const* columns, int n_columns) {
   if (pg_class_aclcheck(relid, role, ACL_SELECT) == ACLCHECK_OK) return true;
   for (int i = 0; i < n_columns; i++)
-    if (pg_attribute_aclcheck(relid, get_attnum(relid, columns[i]), role, ACL_SELECT) != ACLCHECK_OK)
+    if (pg_attribute_aclcheck(relid, get_attnum(relid, columns[i]), role, ACL_SELECT) !=
+        ACLCHECK_OK)
       return false;
   return true;
 }
@@ -110,8 +113,8 @@ TrainInput ResolveInput(FunctionCallInfo fcinfo) {
   in.label = text_to_cstring(PG_GETARG_TEXT_PP(2));
   in.loss_name = text_to_cstring(PG_GETARG_TEXT_PP(3));
   in.options = PG_GETARG_JSONB_P(4);
-  in.mode = PG_NARGS() > 5 ? ParseTrainMode(text_to_cstring(PG_GETARG_TEXT_PP(5)))
-                           : TrainMode::kAuto;
+  in.mode =
+      PG_NARGS() > 5 ? ParseTrainMode(text_to_cstring(PG_GETARG_TEXT_PP(5))) : TrainMode::kAuto;
   in.caller = GetUserId();
   // A view is read as the caller like any relation not protected (a view is
   // never protected); its body runs with its owner's rights, as in the
@@ -123,15 +126,15 @@ TrainInput ResolveInput(FunctionCallInfo fcinfo) {
   in.read_columns = static_cast<const char**>(palloc(sizeof(char*) * (in.spec.n_columns + 2)));
   if (in.has_spec)
     for (int c = 0; c < in.spec.n_columns; c++) in.read_columns[in.n_read++] = in.spec.columns[c];
-  else
-    in.read_columns[in.n_read++] = in.features;
+  else in.read_columns[in.n_read++] = in.features;
   in.read_columns[in.n_read++] = in.label;
   in.features_sql = in.has_spec ? in.spec.sql : quote_identifier(in.features);
   // The label: the column as it is, or read through the spec's label domain.
   in.spec_label = in.has_spec && in.spec.spec->has_label;
   in.label_sql = in.spec_label ? in.spec.label_sql : quote_identifier(in.label);
-  in.qualified = psprintf("%s.%s", quote_identifier(get_namespace_name(get_rel_namespace(in.relid))),
-                          quote_identifier(in.name));
+  in.qualified =
+      psprintf("%s.%s", quote_identifier(get_namespace_name(get_rel_namespace(in.relid))),
+               quote_identifier(in.name));
   return in;
 }
 
@@ -147,10 +150,11 @@ void CheckReader(TrainInput* in) {
                       errmsg("%s is a view, but dperm.protected lists it", in->name),
                       errhint("A view is never protected: protect the tables it reads instead.")));
     if (!allowed)
-      ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                      errmsg("role %s may not train on %s", GetUserNameFromId(in->caller, false),
-                             in->name),
-                      errhint("The owner lists the analysts of a protected relation with dperm.protect.")));
+      ereport(
+          ERROR,
+          (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+           errmsg("role %s may not train on %s", GetUserNameFromId(in->caller, false), in->name),
+           errhint("The owner lists the analysts of a protected relation with dperm.protect.")));
     RefuseRowSecurity(in->relid, in->name, false);
     in->reader = in->owner;
   } else {

@@ -40,19 +40,19 @@ TrainMode ParseTrainMode(const char* mode);
 // the mode; then who reads it (CheckReader).
 struct TrainInput {
   Oid relid;
-  char* name;              // the relation, for messages
-  char* qualified;         // the relation, schema-qualified and quoted
+  char* name;       // the relation, for messages
+  char* qualified;  // the relation, schema-qualified and quoted
   Oid owner;
   Oid caller;
   LossKind loss;
   const char* loss_name;
   TrainMode mode;
-  Jsonb* options;          // as given
-  bool has_spec;           // features: a feature spec (jsonb) of raw columns
+  Jsonb* options;  // as given
+  bool has_spec;   // features: a feature spec (jsonb) of raw columns
   SpecFeatures spec;
-  bool spec_label;         // the spec declares the label's domain
-  const char* features;    // the features column ("features" through a spec)
-  const char* label;       // the label column
+  bool spec_label;           // the spec declares the label's domain
+  const char* features;      // the features column ("features" through a spec)
+  const char* label;         // the label column
   const char* features_sql;  // the features and the label as SQL of the columns
   const char* label_sql;
   const char** read_columns;

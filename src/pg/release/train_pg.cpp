@@ -65,7 +65,8 @@ namespace {
 void ChargedTo(const TrainInput& in, Oid dataset, ReleaseRequest* request) {
   ReleaseRequest& r = *request;
   r.relations = TrainRelations(in.relid, dataset, &r.n_relations);
-  r.strict = CheckReleaseReads(in.relid, in.is_protected, r.relations, r.n_relations, "dperm.train");
+  r.strict =
+      CheckReleaseReads(in.relid, in.is_protected, r.relations, r.n_relations, "dperm.train");
   // A privacy unit (privacy_unit.hpp): the number of units is released
   // first, with a tenth of epsilon (kUnitCountShare); the model is planned
   // for that many units of exactly k row slots each, n = units * k, with the
@@ -106,26 +107,33 @@ TrainSource CountRows(const TrainInput& in, ReleaseRequest* r) {
     units = ReleaseUnitCount(*r, in.reader, UnitCountFrom(in.qualified, r->unit));
   const char* q = in.qualified;
   const char* f = quote_identifier(in.features);
-  RunReleaseCount(in.reader, in.relid, r->strict,
-                  // Two scalar subqueries, not a subquery beside count(*): Citus
-                  // plans each of them on a distributed relation (it cannot push
-                  // a target-list subquery down beside an aggregate).
-                  strict_view ? psprintf("SELECT pg_catalog.count(*), %d FROM %s", r->d, q)
-                  : r->unit.column != nullptr
-                      ? psprintf("SELECT " INT64_FORMAT "::pg_catalog.int8, %d", units, r->d)
-                  : r->d >= 0
-                      ? psprintf("SELECT (SELECT pg_catalog.count(*) FROM %s), %d", q, r->d)
-                      : psprintf("SELECT (SELECT pg_catalog.count(*) FROM %s),"
-                                 " (SELECT pg_catalog.cardinality(%s) FROM %s WHERE %s IS NOT NULL LIMIT 1)",
-                                 q, f, q, f));
+  RunReleaseCount(
+      in.reader, in.relid, r->strict,
+      // Two scalar subqueries, not a subquery beside count(*): Citus
+      // plans each of them on a distributed relation (it cannot push
+      // a target-list subquery down beside an aggregate).
+      strict_view ? psprintf("SELECT pg_catalog.count(*), %d FROM %s", r->d, q)
+      : r->unit.column != nullptr
+          ? psprintf("SELECT " INT64_FORMAT "::pg_catalog.int8, %d", units, r->d)
+      : r->d >= 0
+          ? psprintf("SELECT (SELECT pg_catalog.count(*) FROM %s), %d", q, r->d)
+          : psprintf("SELECT (SELECT pg_catalog.count(*) FROM %s),"
+                     " (SELECT pg_catalog.cardinality(%s) FROM %s WHERE %s IS NOT NULL LIMIT 1)",
+                     q, f, q, f));
   bool isnull;
   r->n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
   Datum d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
   r->d = isnull ? 0 : DatumGetInt32(d);
   if (r->unit.column == nullptr) return {in.qualified, in.features_sql, in.label_sql};
   const Options& o = r->parsed.options;
-  UnitRead read = {in.qualified, in.features_sql, in.label_sql, in.label, units, r->d,
-                   UnitDummyLabel(in.loss, in.label_type, o.classes), o.has_seed,
+  UnitRead read = {in.qualified,
+                   in.features_sql,
+                   in.label_sql,
+                   in.label,
+                   units,
+                   r->d,
+                   UnitDummyLabel(in.loss, in.label_type, o.classes),
+                   o.has_seed,
                    static_cast<uint64>(o.seed)};
   // Units times k slots; the plan refuses what does not fit anyway.
   if (r->n > PG_INT64_MAX / r->unit.max_rows)
@@ -149,17 +157,19 @@ bool ChooseStreaming(const TrainInput& in, const ReleaseRequest& r, bool* distri
   if (*distributed && in.mode == TrainMode::kInMemory)
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                     errmsg("%s is a Citus distributed table; dperm.train reads it only in "
-                           "streaming mode", in.name),
+                           "streaming mode",
+                           in.name),
                     errhint("Use mode => 'streaming' or 'auto'.")));
   if (*distributed && !PassKeyConfigured())
     ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                     errmsg("dperm.pass_key is not set: the workers could not verify the passes "
-                           "over the distributed table %s", in.name),
+                           "over the distributed table %s",
+                           in.name),
                     errhint("Set dperm.pass_key to the same secret (at least 32 characters) in "
                             "postgresql.conf on the coordinator and every worker, and reload. "
                             "Nothing was charged.")));
-  bool streaming = in.mode == TrainMode::kStreaming ||
-                   (in.mode == TrainMode::kAuto && (!fits || *distributed));
+  bool streaming =
+      in.mode == TrainMode::kStreaming || (in.mode == TrainMode::kAuto && (!fits || *distributed));
   if (!streaming && !fits) RaiseBufferRefusal();
   ProgressSetMode(streaming ? ProgressMode::kStreaming : ProgressMode::kInMemory);
   return streaming;
@@ -183,12 +193,15 @@ Datum ReleaseRows(const TrainInput& in, const ReleaseRequest& r, const TrainSour
     // are never copied here, every pass runs the query (catalog data).
     bool on_citus = distributed;
     for (int i = 0; i < r.n_relations && !on_citus; i++) on_citus = IsCitusTable(r.relations[i]);
-    PassSource passes = {in.reader,
-                         psprintf("SELECT dperm.%s(%s::pg_catalog.float8[], %s::%s,"
-                                  " $1::pg_catalog.float8[], $2::pg_catalog.float8[]) FROM %s",
-                                  t.pass_aggregate, source.features, source.label, t.label_cast,
-                                  source.from),
-                         distributed, on_citus, {in.reader, rows.sql, nullptr}, t.rule};
+    PassSource passes = {
+        in.reader,
+        psprintf("SELECT dperm.%s(%s::pg_catalog.float8[], %s::%s,"
+                 " $1::pg_catalog.float8[], $2::pg_catalog.float8[]) FROM %s",
+                 t.pass_aggregate, source.features, source.label, t.label_cast, source.from),
+        distributed,
+        on_citus,
+        {in.reader, rows.sql, nullptr},
+        t.rule};
     return Release(r, {nullptr, nullptr, &passes});
   }
   const Options& o = r.parsed.options;

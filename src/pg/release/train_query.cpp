@@ -80,11 +80,12 @@ void CheckQueryReader(TrainInput* in, const QueryInput& q) {
   in->is_protected = OidIsValid(ProtectionOf(in->relid, in->caller, &allowed));
   if (in->is_protected) {
     if (!allowed)
-      ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                      errmsg("role %s may not train on %s", GetUserNameFromId(in->caller, false),
-                             in->name),
-                      errdetail("Nothing was charged."),
-                      errhint("The owner lists the analysts of a protected relation with dperm.protect.")));
+      ereport(
+          ERROR,
+          (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+           errmsg("role %s may not train on %s", GetUserNameFromId(in->caller, false), in->name),
+           errdetail("Nothing was charged."),
+           errhint("The owner lists the analysts of a protected relation with dperm.protect.")));
     RefuseRowSecurity(in->relid, in->name, false);
     in->reader = in->owner;
   } else {
@@ -125,8 +126,8 @@ const char* QueryChargedTo(const TrainInput& in, Oid dataset, ReleaseRequest* re
   r.unit = u;
   CheckUnitOption(r.parsed.options, u.max_rows, "dperm.train_query");
   r.unit_count_epsilon = kUnitCountShare * r.parsed.options.epsilon;
-  r.options = UnitModelOptions(&r.parsed, r.options, r.parsed.options.epsilon - r.unit_count_epsilon,
-                               u.max_rows);
+  r.options = UnitModelOptions(&r.parsed, r.options,
+                               r.parsed.options.epsilon - r.unit_count_epsilon, u.max_rows);
   RunCore([&] { dperm::RowLevelOptions(r.parsed.options); });
   r.charged = true;  // with the count (ReleaseUnitCount)
   r.query_input = true;
@@ -152,8 +153,8 @@ DPERM_FUNCTION(dperm_train_query) {
   in.label = text_to_cstring(PG_GETARG_TEXT_PP(2));
   in.loss_name = text_to_cstring(PG_GETARG_TEXT_PP(3));
   in.options = PG_GETARG_JSONB_P(4);
-  in.mode = PG_NARGS() > 5 ? ParseTrainMode(text_to_cstring(PG_GETARG_TEXT_PP(5)))
-                           : TrainMode::kAuto;
+  in.mode =
+      PG_NARGS() > 5 ? ParseTrainMode(text_to_cstring(PG_GETARG_TEXT_PP(5))) : TrainMode::kAuto;
   in.caller = GetUserId();
   in.loss = ParseLossName(in.loss_name);
   SPI_connect();

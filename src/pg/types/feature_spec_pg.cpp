@@ -31,7 +31,8 @@ struct SpecCache {
 
 const dperm::FeatureSpec& CachedSpec(FunctionCallInfo fcinfo, Jsonb* spec) {
   SpecCache* c = static_cast<SpecCache*>(fcinfo->flinfo->fn_extra);
-  if (c != nullptr && VARSIZE(c->bytes) == VARSIZE(spec) && memcmp(c->bytes, spec, VARSIZE(spec)) == 0)
+  if (c != nullptr && VARSIZE(c->bytes) == VARSIZE(spec) &&
+      memcmp(c->bytes, spec, VARSIZE(spec)) == 0)
     return *c->spec;
   MemoryContext cxt = fcinfo->flinfo->fn_mcxt;
   const dperm::FeatureSpec* parsed = ParsedSpec(cxt, JsonbText(spec));
@@ -93,7 +94,8 @@ SpecFeatures SpecFeaturesFor(Oid relid, Jsonb* spec_jsonb) {
   const char** columns = static_cast<const char**>(palloc(sizeof(char*) * n));
   StringInfoData sql;
   initStringInfo(&sql);
-  appendStringInfo(&sql, "dperm.encode_values(%s::pg_catalog.jsonb, ARRAY[", quote_literal_cstr(text));
+  appendStringInfo(&sql, "dperm.encode_values(%s::pg_catalog.jsonb, ARRAY[",
+                   quote_literal_cstr(text));
   for (int c = 0; c < n; c++) {
     const dperm::FeatureColumn& col = spec->columns[c];
     columns[c] = pstrdup(col.name.c_str());
@@ -109,9 +111,9 @@ SpecFeatures SpecFeaturesFor(Oid relid, Jsonb* spec_jsonb) {
   if (spec->has_label) {
     const dperm::FeatureColumn& col = spec->label;
     CheckColumnType(relid, col);
-    label_sql = psprintf("dperm.encode_label(%s::pg_catalog.jsonb, pg_catalog.substr(%s::pg_catalog.text, 1, %zu))",
-                         quote_literal_cstr(text), quote_identifier(col.name.c_str()),
-                         dperm::ReadLimit(col));
+    label_sql = psprintf(
+        "dperm.encode_label(%s::pg_catalog.jsonb, pg_catalog.substr(%s::pg_catalog.text, 1, %zu))",
+        quote_literal_cstr(text), quote_identifier(col.name.c_str()), dperm::ReadLimit(col));
   }
   return {sql.data, columns, n, spec.get(), label_sql};
 }
@@ -119,22 +121,26 @@ SpecFeatures SpecFeaturesFor(Oid relid, Jsonb* spec_jsonb) {
 Oid CheckSpecLabel(const dperm::FeatureSpec& spec, const char* label, dperm::LossKind loss) {
   const dperm::FeatureColumn& col = spec.label;
   if (col.name != label)
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("the feature spec marks column \"%s\" as the label, but the label is \"%s\"",
-                           col.name.c_str(), label)));
+    ereport(ERROR,
+            (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+             errmsg("the feature spec marks column \"%s\" as the label, but the label is \"%s\"",
+                    col.name.c_str(), label)));
   using Kind = dperm::FeatureColumn::Kind;
   const dperm::LabelKind label_kind = dperm::LossLabel(loss);
-  const bool ok = label_kind == dperm::LabelKind::kBinary
-                      ? (col.kind == Kind::kValues && col.values.size() == 2) || col.kind == Kind::kBoolean
-                  : label_kind == dperm::LabelKind::kClass ? col.kind == Kind::kValues && col.values.size() >= 2
-                                                           : col.kind == Kind::kBounds;
+  const bool ok =
+      label_kind == dperm::LabelKind::kBinary
+          ? (col.kind == Kind::kValues && col.values.size() == 2) || col.kind == Kind::kBoolean
+      : label_kind == dperm::LabelKind::kClass ? col.kind == Kind::kValues && col.values.size() >= 2
+                                               : col.kind == Kind::kBounds;
   if (!ok)
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("the label \"%s\" of the feature spec has a domain %s does not read",
-                           label, dperm::LossName(loss)),
-                    errhint("logistic: {\"values\": [negative, positive], \"label\": true} or "
-                            "{\"type\": \"boolean\", \"label\": true}; softmax: {\"values\": [the "
-                            "classes], \"label\": true}; huber: {\"bounds\": [lo, hi], \"label\": true}.")));
+    ereport(
+        ERROR,
+        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+         errmsg("the label \"%s\" of the feature spec has a domain %s does not read", label,
+                dperm::LossName(loss)),
+         errhint("logistic: {\"values\": [negative, positive], \"label\": true} or "
+                 "{\"type\": \"boolean\", \"label\": true}; softmax: {\"values\": [the "
+                 "classes], \"label\": true}; huber: {\"bounds\": [lo, hi], \"label\": true}.")));
   return label_kind == dperm::LabelKind::kClass ? INT4OID : FLOAT8OID;
 }
 
@@ -146,7 +152,8 @@ const dperm::FeatureSpec* ParsedSpec(MemoryContext mcxt, const char* text) {
 }
 
 void EncodeRecord(const dperm::FeatureSpec& spec, HeapTupleHeader row, double* out) {
-  TupleDesc desc = lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(row), HeapTupleHeaderGetTypMod(row));
+  TupleDesc desc =
+      lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(row), HeapTupleHeaderGetTypMod(row));
   HeapTupleData tuple;
   tuple.t_len = HeapTupleHeaderGetDatumLength(row);
   ItemPointerSetInvalid(&tuple.t_self);
@@ -163,8 +170,9 @@ void EncodeRecord(const dperm::FeatureSpec& spec, HeapTupleHeader row, double* o
     }
     if (attnum == 0) {
       ReleaseTupleDesc(desc);
-      ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
-                      errmsg("the row has no column \"%s\", which the model's feature spec reads", name)));
+      ereport(ERROR,
+              (errcode(ERRCODE_UNDEFINED_COLUMN),
+               errmsg("the row has no column \"%s\", which the model's feature spec reads", name)));
     }
     bool isnull;
     Datum value = heap_getattr(&tuple, attnum, desc, &isnull);
@@ -194,13 +202,15 @@ Datum WithSpecOptions(Jsonb* options, const dperm::FeatureSpec& spec, dperm::Los
                            o.dimension, spec.dimension()),
                     errhint("Leave dimension out: the spec declares it.")));
   if (o.n_feature_names >= 0)
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("option \"feature_names\" cannot be given with a feature spec"),
-                    errhint("The spec names the features (a categorical column's as column=value).")));
+    ereport(ERROR,
+            (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+             errmsg("option \"feature_names\" cannot be given with a feature spec"),
+             errhint("The spec names the features (a categorical column's as column=value).")));
   if (KeyGiven(o, "feature_bound"))
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("option \"feature_bound\" cannot be given with a feature spec"),
-                    errhint("Every encoded row has norm at most sqrt(columns), the release's bound.")));
+    ereport(ERROR,
+            (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+             errmsg("option \"feature_bound\" cannot be given with a feature spec"),
+             errhint("Every encoded row has norm at most sqrt(columns), the release's bound.")));
   StringInfoData extra;
   initStringInfo(&extra);
   appendStringInfoString(&extra, "{");
@@ -219,9 +229,10 @@ Datum WithSpecOptions(Jsonb* options, const dperm::FeatureSpec& spec, dperm::Los
                       errmsg("option \"target_bound\" cannot be given with a label's bounds"),
                       errhint("The label's bounds [lo, hi] are scaled to [-1, 1] for training.")));
     if (!o.fit_intercept && spec.label.lo != -spec.label.hi)
-      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                      errmsg("a label with bounds [lo, hi] needs fit_intercept unless lo = -hi"),
-                      errhint("The model maps its targets back to [lo, hi] through its intercept.")));
+      ereport(ERROR,
+              (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+               errmsg("a label with bounds [lo, hi] needs fit_intercept unless lo = -hi"),
+               errhint("The model maps its targets back to [lo, hi] through its intercept.")));
     appendStringInfoString(&extra, "\"target_bound\": 1, ");
   }
   appendStringInfo(&extra, "\"dimension\": %d, \"feature_bound\": %.17g, \"feature_names\": [",
@@ -267,7 +278,8 @@ DPERM_FUNCTION(dperm_encode_values) {
   dperm::EncodeRow(spec, texts, out);
   Datum* items = static_cast<Datum*>(palloc(sizeof(Datum) * d));
   for (int j = 0; j < d; j++) items[j] = Float8GetDatum(out[j]);
-  PG_RETURN_ARRAYTYPE_P(construct_array(items, d, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+  PG_RETURN_ARRAYTYPE_P(
+      construct_array(items, d, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
 // dperm.encode_label(spec jsonb, val text) -> float8: the label of a row
@@ -282,7 +294,8 @@ DPERM_FUNCTION(dperm_encode_label) {
   if (!spec.has_label)
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("the feature spec marks no column as its label")));
-  const char* value = PG_ARGISNULL(1) ? nullptr : TextPrefix(PG_GETARG_DATUM(1), dperm::ReadLimit(spec.label));
+  const char* value =
+      PG_ARGISNULL(1) ? nullptr : TextPrefix(PG_GETARG_DATUM(1), dperm::ReadLimit(spec.label));
   const double y = dperm::EncodeLabel(spec.label, value);
   if (std::isnan(y)) PG_RETURN_NULL();
   PG_RETURN_FLOAT8(y);

@@ -18,8 +18,8 @@ namespace dperm::pg {
 // The features of a release read through a spec: the SQL expression that
 // encodes a row of `relid` (its columns by unqualified name), and the spec.
 struct SpecFeatures {
-  const char* sql;            // dperm.encode_values(spec, ARRAY[col::text, ...])
-  const char* const* columns; // the spec's columns, in order
+  const char* sql;             // dperm.encode_values(spec, ARRAY[col::text, ...])
+  const char* const* columns;  // the spec's columns, in order
   int n_columns;
   const dperm::FeatureSpec* spec;  // lives in the caller's memory context
   // The spec's column marked "label", read through its domain:

@@ -31,17 +31,18 @@ DPERM_FUNCTION(dp_coefficients) {
   JsonbValue* names = JB_ROOT_IS_OBJECT(j) && !JB_ROOT_IS_SCALAR(j)
                           ? getKeyJsonValueFromContainer(&j->root, "feature_names", 13, nullptr)
                           : nullptr;
-  JsonbContainer* names_a = names != nullptr && names->type == jbvBinary &&
-                                    JsonContainerIsArray(names->val.binary.data)
-                                ? names->val.binary.data
-                                : nullptr;
+  JsonbContainer* names_a =
+      names != nullptr && names->type == jbvBinary && JsonContainerIsArray(names->val.binary.data)
+          ? names->val.binary.data
+          : nullptr;
   int n_names = names_a != nullptr ? int(JsonContainerSize(names_a)) : 0;
   Datum* terms = static_cast<Datum*>(palloc(sizeof(Datum) * (m->d + 1)));
   for (int i = 0; i < m->d; i++) {
     JsonbValue* name = i < n_names ? getIthJsonbValueFromContainer(names_a, uint32(i)) : nullptr;
-    terms[i] = name != nullptr && name->type == jbvString
-                   ? PointerGetDatum(cstring_to_text_with_len(name->val.string.val, name->val.string.len))
-                   : CStringGetTextDatum(psprintf("x%d", i + 1));
+    terms[i] =
+        name != nullptr && name->type == jbvString
+            ? PointerGetDatum(cstring_to_text_with_len(name->val.string.val, name->val.string.len))
+            : CStringGetTextDatum(psprintf("x%d", i + 1));
   }
   Datum intercept_term = CStringGetTextDatum("intercept");
   Datum values[3];

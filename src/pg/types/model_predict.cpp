@@ -28,7 +28,8 @@ void LoadModel(PredictCache* c, MemoryContext mcxt, Datum datum) {
   memcpy(copy, m, VARSIZE(m));
   c->x = static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * (m->d + 1)));
   c->scratch = static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * (m->d + 1)));
-  c->proba = static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * Max(ModelClasses(m), 2)));
+  c->proba =
+      static_cast<double*>(MemoryContextAlloc(mcxt, sizeof(double) * Max(ModelClasses(m), 2)));
   c->model = copy;
 }
 
@@ -45,8 +46,8 @@ const double* PredictFeatures(FunctionCallInfo fcinfo, int arg, PredictCache* c)
   if (!ARR_HASNULL(array)) return reinterpret_cast<const double*>(ARR_DATA_PTR(array));
   Datum* values;
   bool* nulls;
-  deconstruct_array(array, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
-                    &values, &nulls, &n);
+  deconstruct_array(array, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &values,
+                    &nulls, &n);
   for (int i = 0; i < n; i++) c->x[i] = nulls[i] ? NAN : DatumGetFloat8(values[i]);
   return c->x;
 }
@@ -59,8 +60,7 @@ int ClassProbabilities(PredictCache* c, const double* x) {
                           c->scratch, c->proba);
     return ModelClasses(m);
   }
-  double p = dperm::Predict(loss, m->coef, m->d, m->intercept,
-                            m->feature_bound, x, c->scratch);
+  double p = dperm::Predict(loss, m->coef, m->d, m->intercept, m->feature_bound, x, c->scratch);
   c->proba[0] = 1 - p;
   c->proba[1] = p;
   return 2;
@@ -99,10 +99,10 @@ PredictCache* CachedModel(FunctionCallInfo fcinfo) {
 // dp_predict_class and dp_predict_proba need a classifier: not a target label.
 void RequireClassifier(const ModelDatum* m, const char* function) {
   if (dperm::LossLabel(static_cast<LossKind>(m->loss)) == dperm::LabelKind::kTarget)
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("%s needs a classification model, not a Huber regression model",
-                           function),
-                    errhint("Use dp_predict(model, features) for the predictions of a Huber model.")));
+    ereport(ERROR,
+            (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+             errmsg("%s needs a classification model, not a Huber regression model", function),
+             errhint("Use dp_predict(model, features) for the predictions of a Huber model.")));
 }
 
 }  // namespace
@@ -118,8 +118,8 @@ DPERM_FUNCTION(dp_predict) {
                     errhint("Use dp_predict_class(model, features) for the most likely class "
                             "or dp_predict_proba(model, features) for the class probabilities.")));
   const double* x = PredictFeatures(fcinfo, 1, c);
-  PG_RETURN_FLOAT8(dperm::Predict(static_cast<LossKind>(m->loss), m->coef, m->d,
-                                  m->intercept, m->feature_bound, x, c->scratch));
+  PG_RETURN_FLOAT8(dperm::Predict(static_cast<LossKind>(m->loss), m->coef, m->d, m->intercept,
+                                  m->feature_bound, x, c->scratch));
 }
 
 // dp_predict_class(model, features): the most likely class (0 .. K-1; binary

@@ -57,8 +57,8 @@ int ModelClasses(const ModelDatum* m) {
 }
 
 const char* ModelJsonText(const ModelDatum* m) {
-  int64 count = CoefficientCount(static_cast<LossKind>(m->loss), m->d, ModelClasses(m),
-                                 m->fit_intercept);
+  int64 count =
+      CoefficientCount(static_cast<LossKind>(m->loss), m->d, ModelClasses(m), m->fit_intercept);
   return reinterpret_cast<const char*>(m->coef + count);
 }
 
@@ -71,9 +71,9 @@ ModelDatum* CheckedModel(Datum datum) {
   bool softmax = m->version == kSoftmaxModelVersion;
   // A loss of losses.def; multi-class ones have the multi-class layout.
   bool known = size_t(m->loss) < dperm::AllLosses().size();
-  bool ok = m->d >= 0 && known &&
-            (softmax ? dperm::LossIsMulticlass(loss) && m->classes >= 2
-                     : !dperm::LossIsMulticlass(loss));
+  bool ok =
+      m->d >= 0 && known &&
+      (softmax ? dperm::LossIsMulticlass(loss) && m->classes >= 2 : !dperm::LossIsMulticlass(loss));
   Size size = VARSIZE(m);
   Size header = offsetof(ModelDatum, coef);
   if (ok) {
@@ -81,8 +81,7 @@ ModelDatum* CheckedModel(Datum datum) {
     ok = size > header && count <= int64((size - header - 1) / sizeof(double)) &&
          reinterpret_cast<const char*>(m)[size - 1] == '\0';
   }
-  if (!ok)
-    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dp_model value")));
+  if (!ok) ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED), errmsg("invalid dp_model value")));
   return m;
 }
 
@@ -90,9 +89,8 @@ ModelDatum* GetModel(FunctionCallInfo fcinfo, int arg) {
   return CheckedModel(PG_GETARG_DATUM(arg));
 }
 
-Datum MakeModelDatum(LossKind loss, int d, int classes, bool fit_intercept,
-                     double feature_bound, double huber_delta, const double* w,
-                     const char* json) {
+Datum MakeModelDatum(LossKind loss, int d, int classes, bool fit_intercept, double feature_bound,
+                     double huber_delta, const double* w, const char* json) {
   bool softmax = dperm::LossIsMulticlass(loss);
   int64 count = CoefficientCount(loss, d, classes, fit_intercept);
   Size json_size = strlen(json) + 1;
@@ -129,14 +127,10 @@ using dperm::LossKind;
 using namespace dperm::pg;
 
 // dp_model input: the JSON text form.
-DPERM_FUNCTION(dp_model_in) {
-  return ParseModel(PG_GETARG_CSTRING(0));
-}
+DPERM_FUNCTION(dp_model_in) { return ParseModel(PG_GETARG_CSTRING(0)); }
 
 // dp_model output: the JSON text form.
-DPERM_FUNCTION(dp_model_out) {
-  PG_RETURN_CSTRING(pstrdup(ModelJsonText(GetModel(fcinfo, 0))));
-}
+DPERM_FUNCTION(dp_model_out) { PG_RETURN_CSTRING(pstrdup(ModelJsonText(GetModel(fcinfo, 0)))); }
 
 // dp_model binary input: the JSON text, as for text input.
 DPERM_FUNCTION(dp_model_recv) {

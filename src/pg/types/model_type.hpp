@@ -42,9 +42,8 @@ ModelDatum* GetModel(FunctionCallInfo fcinfo, int arg);
 // text. Binary models (classes = 0): w holds the d feature weights, then the
 // intercept when fitted. Softmax models: `classes` blocks of that shape,
 // class after class (softmax.hpp).
-Datum MakeModelDatum(LossKind loss, int d, int classes, bool fit_intercept,
-                     double feature_bound, double huber_delta, const double* w,
-                     const char* json);
+Datum MakeModelDatum(LossKind loss, int d, int classes, bool fit_intercept, double feature_bound,
+                     double huber_delta, const double* w, const char* json);
 
 // A Huber model trained on a spec label's targets scaled from [lo, hi],
 // mapped back to the label's units (the core's RescaleTargetModel):

@@ -20,9 +20,7 @@ extern "C" {
 namespace dperm::pg {
 namespace {
 
-char* TextOf(const JsonbValue& v) {
-  return pnstrdup(v.val.string.val, v.val.string.len);
-}
+char* TextOf(const JsonbValue& v) { return pnstrdup(v.val.string.val, v.val.string.len); }
 
 // Converts one jsonb value to an entry. Arrays are read by the caller.
 void ReadScalar(const JsonbValue& v, OptionEntry* e) {
@@ -38,8 +36,8 @@ void ReadScalar(const JsonbValue& v, OptionEntry* e) {
       break;
     case jbvNumeric:
       e->kind = OptionEntry::Kind::kNumber;
-      e->number = DatumGetFloat8(DirectFunctionCall1(
-          numeric_float8_no_overflow, NumericGetDatum(v.val.numeric)));
+      e->number = DatumGetFloat8(
+          DirectFunctionCall1(numeric_float8_no_overflow, NumericGetDatum(v.val.numeric)));
       break;
     default: e->kind = OptionEntry::Kind::kOther;
   }
@@ -76,8 +74,8 @@ OptionEntry* ReadEntries(Jsonb* options, int* count) {
       case WJB_END_OBJECT:
       case WJB_END_ARRAY:
         if (depth == 2 && current->kind == OptionEntry::Kind::kStringArray) {
-          const char** names = static_cast<const char**>(
-              palloc0(sizeof(char*) * (list_length(items) + 1)));
+          const char** names =
+              static_cast<const char**>(palloc0(sizeof(char*) * (list_length(items) + 1)));
           int i = 0;
           ListCell* lc;
           foreach (lc, items) names[i++] = static_cast<const char*>(lfirst(lc));
@@ -97,10 +95,8 @@ OptionEntry* ReadEntries(Jsonb* options, int* count) {
         break;
       case WJB_ELEM:
         if (depth == 2 && current->kind == OptionEntry::Kind::kStringArray) {
-          if (v.type == jbvString)
-            items = lappend(items, TextOf(v));
-          else
-            current->kind = OptionEntry::Kind::kOther;
+          if (v.type == jbvString) items = lappend(items, TextOf(v));
+          else current->kind = OptionEntry::Kind::kOther;
         }
         break;
       default: break;
@@ -149,17 +145,15 @@ std::vector<OptionRow> OptionRows() {
     cells.push_back(line.substr(from));
     if (cells[0] != std::string("`") + spec.key + "`")
       throw std::logic_error("option table rendering is out of order");
-    rows.push_back({spec.key, spec.sql_type, Unescape(cells[2]), Unescape(cells[3]),
-                    Unescape(cells[4])});
+    rows.push_back(
+        {spec.key, spec.sql_type, Unescape(cells[2]), Unescape(cells[3]), Unescape(cells[4])});
   }
   return rows;
 }
 
 }  // namespace
 
-char* JsonbText(Jsonb* value) {
-  return JsonbToCString(nullptr, &value->root, VARSIZE(value));
-}
+char* JsonbText(Jsonb* value) { return JsonbToCString(nullptr, &value->root, VARSIZE(value)); }
 
 ParsedOptions ParseOptionsJsonb(Jsonb* options) {
   int count = 0;
@@ -169,8 +163,7 @@ ParsedOptions ParseOptionsJsonb(Jsonb* options) {
   for (int i = 0; i < count; i++) {
     if (strcmp(entries[i].key, "dataset") == 0 && entries[i].text != nullptr)
       parsed.dataset = entries[i].text;
-    if (strcmp(entries[i].key, "feature_names") == 0)
-      parsed.feature_names = entries[i].items;
+    if (strcmp(entries[i].key, "feature_names") == 0) parsed.feature_names = entries[i].items;
   }
   return parsed;
 }
@@ -216,8 +209,7 @@ LossKind ParseLossName(const char* name) {
   initStringInfo(&valid);
   for (LossKind k : dperm::AllLosses())
     appendStringInfo(&valid, "%s%s", valid.len > 0 ? ", " : "", dperm::LossName(k));
-  ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                  errmsg("unknown loss \"%s\"", name),
+  ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("unknown loss \"%s\"", name),
                   errhint("Valid losses: %s.", valid.data)));
   pg_unreachable();
 }
@@ -264,11 +256,10 @@ DPERM_FUNCTION(dperm_option_reference) {
   dperm::pg::PgBox<std::vector<OptionRow>> rows(CurrentMemoryContext);
   dperm::pg::RunCore([&] { rows.Emplace(dperm::pg::OptionRows()); });
   for (const OptionRow& row : *rows) {
-    Datum values[5] = {CStringGetTextDatum(row.key.c_str()),
-                       CStringGetTextDatum(row.sql_type.c_str()),
-                       CStringGetTextDatum(row.values.c_str()),
-                       CStringGetTextDatum(row.fallback.c_str()),
-                       CStringGetTextDatum(row.meaning.c_str())};
+    Datum values[5] = {
+        CStringGetTextDatum(row.key.c_str()), CStringGetTextDatum(row.sql_type.c_str()),
+        CStringGetTextDatum(row.values.c_str()), CStringGetTextDatum(row.fallback.c_str()),
+        CStringGetTextDatum(row.meaning.c_str())};
     bool nulls[5] = {false, false, false, false, false};
     tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
   }
