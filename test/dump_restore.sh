@@ -23,6 +23,9 @@ SQL
 # statement per transaction: the ledger writer sees committed tables)
 psql_q -d dperm_dump_src -c "SELECT dperm.train_model('m', 't', 'f', 'y', 'logistic', dp_options(epsilon => 0.05, l2 => 1, dimension => 2))" >/dev/null
 psql_q -d dperm_dump_src -c "SELECT dperm.retrain('m')" >/dev/null
+# a model on a query: its text and canonical text are dumped with it
+psql_q -d dperm_dump_src -c "CREATE TABLE tq AS SELECT ARRAY[sin(i), 0.2] AS f, i % 3 = 0 AS y FROM generate_series(1, 1000) i" -c "SELECT dperm.set_budget('tq', 3)" >/dev/null
+psql_q -d dperm_dump_src -c "SELECT dperm.train_model_query('q', 'SELECT f, y FROM tq WHERE f[1] > 0', 'f', 'y', 'logistic', dp_options(epsilon => 1, l2 => 1, dimension => 2))" >/dev/null
 psql_q -d dperm_dump_src -c "CREATE TABLE gone AS SELECT * FROM t" >/dev/null
 psql_q -d dperm_dump_src -c "SELECT dperm.train_model('g', 'gone', 'f', 'y', 'logistic', dp_options(epsilon => 0.05, l2 => 1))" >/dev/null
 psql_q -d dperm_dump_src -c "DROP TABLE gone" >/dev/null
@@ -52,7 +55,7 @@ ALTER TABLE pt DETACH PARTITION pt_a;
 SQL
 lineage="SELECT relation, ancestor FROM dperm.lineage ORDER BY 1, 2"
 # roles are OIDs (regrole), dumped and restored by name
-versions="SELECT owner, trained_by, name, version, status, relation, features, label, options, model::text, ledger_id, epsilon, rdp, relations, sqlstate, error FROM dperm.models ORDER BY name, version"
+versions="SELECT owner, trained_by, name, version, status, relation, features, label, query, query_canonical, options, model::text, ledger_id, epsilon, rdp, relations, sqlstate, error FROM dperm.models ORDER BY name, version"
 versions_before=$(psql_q -d dperm_dump_src -c "$versions")
 retired="SELECT relation_name, epsilon, delta, accounting, epsilon_spent, releases, set_by, retired_by FROM dperm.retired_budgets"
 retired_before=$(psql_q -d dperm_dump_src -c "$retired")
@@ -73,18 +76,18 @@ roles_after=$(psql_q -d dperm_dump_dst -c "$roles")
 fail=0
 [ "$retired_before" = "$retired_after" ] && [ -n "$retired_after" ] || { echo "dump/restore: retired budgets differ"; echo "before: $retired_before"; echo "after:  $retired_after"; fail=1; }
 [ "$roles_before" = "$roles_after" ] || { echo "dump/restore: ledger and budget roles differ"; echo "before: $roles_before"; echo "after:  $roles_after"; fail=1; }
-[ "$(psql_q -d dperm_dump_dst -c "SELECT count(*) FROM dperm.ledger WHERE role = current_user::regrole")" = 9 ] \
+[ "$(psql_q -d dperm_dump_dst -c "SELECT count(*) FROM dperm.ledger WHERE role = current_user::regrole")" = 10 ] \
   || { echo "dump/restore: the restored ledger rows are not the restoring role's"; fail=1; }
 [ "$versions_before" = "$versions_after" ] || { echo "dump/restore: model versions differ"; echo "before: $versions_before"; echo "after:  $versions_after"; fail=1; }
-[ "$(psql_q -d dperm_dump_dst -c "SELECT count(*) || ' ' || count(*) FILTER (WHERE status = 'failed' AND ledger_id IS NOT NULL) FROM dperm.models")" = "4 1" ] \
-  || { echo "dump/restore: expected 4 model versions, 1 failed after its charge"; fail=1; }
+[ "$(psql_q -d dperm_dump_dst -c "SELECT count(*) || ' ' || count(*) FILTER (WHERE status = 'failed' AND ledger_id IS NOT NULL) FROM dperm.models")" = "5 1" ] \
+  || { echo "dump/restore: expected 5 model versions, 1 failed after its charge"; fail=1; }
 [ "$(psql_q -d dperm_dump_dst -c "$schedules")" = "m|0 3 * * *|7|t" ] || { echo "dump/restore: schedule lost"; fail=1; }
 [ "$(psql_q -d dperm_dump_dst -c "SELECT dperm.predict('m', ARRAY[0.1, 0.2]) = dperm.predict('m', ARRAY[0.1, 0.2], 2)")" = t ] \
   || { echo "dump/restore: restored model does not predict"; fail=1; }
 [ "$(psql_q -d dperm_dump_dst -c "$lineage")" = "pt_a|pt" ] || { echo "dump/restore: the lineage of a detached partition was lost"; fail=1; }
 [ "$before" = "$after" ] || { echo "dump/restore: budget status differs"; echo "before: $before"; echo "after:  $after"; fail=1; }
 [ "$model_before" = "$model_after" ] || { echo "dump/restore: model differs"; fail=1; }
-[ "$ledger_after" = 9 ] || { echo "dump/restore: expected 9 ledger rows, got $ledger_after"; fail=1; }
+[ "$ledger_after" = 10 ] || { echo "dump/restore: expected 10 ledger rows, got $ledger_after"; fail=1; }
 # the restored budget still refuses to drop its relation
 psql_q -d dperm_dump_dst -c "DROP TABLE t CASCADE" >/dev/null 2>&1 && { echo "dump/restore: a budgeted relation was dropped"; fail=1; }
 # a release in the restored database is charged against the restored budget
@@ -96,6 +99,8 @@ case $overspend in
 esac
 # the restored model retrains on the restored relation, as version 3
 [ "$(psql_q -d dperm_dump_dst -c "SELECT dperm.retrain('m')")" = 3 ] || { echo "dump/restore: retrain after restore failed"; fail=1; }
+# the query model re-validates its canonical text on the restored relation (a new OID)
+[ "$(psql_q -d dperm_dump_dst -c "SELECT dperm.retrain('q')")" = 2 ] || { echo "dump/restore: retrain of the query model after restore failed"; fail=1; }
 # Schema first, then the data with the triggers disabled (pg_restore
 # --schema-only, then --data-only --disable-triggers): the ledger comes back
 # without its insert trigger, so dperm.budget_totals has no row; the spend is

@@ -30,11 +30,16 @@ CREATE TABLE dperm.models (
   sqlstate text,
   evaluation jsonb,
   feature_spec jsonb,
+  query text,
+  query_canonical text,
   CHECK ((status = 'trained') = (model IS NOT NULL)),
+  CONSTRAINT models_query CHECK ((query IS NULL) = (query_canonical IS NULL)),
   PRIMARY KEY (owner, name, version));
 COMMENT ON TABLE dperm.models IS 'one row per training run of a named model: its specification, the released model or the error, and the ledger row it was charged by';
 COMMENT ON COLUMN dperm.models.owner IS 'the role the model belongs to (who created it with dperm.train_model)';
 COMMENT ON COLUMN dperm.models.feature_spec IS 'the feature spec the version was trained through (NULL: features names a float8[] column)';
+COMMENT ON COLUMN dperm.models.query IS 'the query the model trains on, as dperm.train_model_query was given it (NULL: on the relation itself)';
+COMMENT ON COLUMN dperm.models.query_canonical IS 'the query with every name qualified, as each run (dperm.retrain, a schedule) validates it again and reads it; relation is the private relation it read when recorded';
 COMMENT ON COLUMN dperm.models.ledger_id IS 'the dperm.ledger row of the run''s charge (NULL: not charged)';
 COMMENT ON COLUMN dperm.models.rdp IS 'the charge''s RDP curve, epsilon, delta and relations, copied from the ledger row (dperm.retraining_forecast composes them)';
 COMMENT ON COLUMN dperm.models.evaluation IS 'private evaluations (dperm.evaluate), newest first';
@@ -82,6 +87,13 @@ CREATE FUNCTION dperm.train_model(name text, relation regclass, features text, l
                                   loss text, options jsonb)
   RETURNS int AS 'MODULE_PATHNAME', 'dperm_train_model' LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION dperm.train_model IS 'trains a new version of the caller''s own named model (dperm.train for protected relations, as the caller otherwise); returns the version; 42710 when the name''s versions have another relation, columns or loss';
+
+-- dperm.train_model_query (src/pg/models/model_query.cpp): a named model on
+-- a query (dperm.train_query); retrain validates its canonical text again.
+CREATE FUNCTION dperm.train_model_query(name text, query text, features text, label text,
+                                        loss text, options jsonb)
+  RETURNS int AS 'MODULE_PATHNAME', 'dperm_train_model_query' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION dperm.train_model_query IS 'trains a new version of the caller''s own named model on a query (dperm.train_query: its size released noisily); the version stores the query and its canonical text, which dperm.retrain and schedules validate again and re-run; 42710 when the name''s versions have another query, relation, columns or loss';
 
 -- The owner of the model a name resolves to for the caller: its own model
 -- of that name, else the first tier that holds one it may see: roles whose

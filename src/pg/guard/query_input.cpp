@@ -390,4 +390,13 @@ char* CanonicalQueryText(const QueryInput& in, const char* features, const char*
   return sql;
 }
 
+char* CanonicalQuerySource(const QueryInput& in) {
+  // As CanonicalQueryText, without the columns it chooses: the query as
+  // analysed, every name qualified unless the pinned path finds it.
+  int level = PinInternalSettings();
+  char* sql = pg_get_querydef(static_cast<Query*>(copyObjectImpl(in.query)), false);
+  AtEOXact_GUC(true, level);
+  return sql;
+}
+
 }  // namespace dperm::pg

@@ -67,6 +67,12 @@ char* CanonicalQueryText(const QueryInput& q, const char* features, const char* 
 // table), or 42703 when it has none or several of that name.
 Expr* QueryOutputExpr(const QueryInput& q, const char* name);
 
+// The query itself (all its output columns, no unit column) deparsed under
+// the same pinned settings: the text a named model stores and each retrain
+// validates again with AnalyseQueryInput under those settings
+// (model_query.cpp), so that a later search_path cannot change what it reads.
+char* CanonicalQuerySource(const QueryInput& q);
+
 // The name of the unit column CanonicalQueryText adds.
 constexpr char kQueryUnitColumn[] = "dperm_unit";
 

@@ -84,7 +84,8 @@ void ServeModelRecord(LedgerRequest* req) {
     if (SPI_execute_with_args(
             "INSERT INTO dperm.models (name, version, owner, relation, relation_name, features,"
             "  label, loss, options, status, model, ledger_id, epsilon, delta, rdp, relations,"
-            "  trained_by, trained_at, error, error_detail, sqlstate, feature_spec)"
+            "  trained_by, trained_at, error, error_detail, sqlstate, feature_spec, query,"
+            "  query_canonical)"
             " SELECT r.name,"
             "   COALESCE((SELECT pg_catalog.max(m.version) FROM dperm.models m"
             "              WHERE m.name OPERATOR(pg_catalog.=) r.name"
@@ -95,7 +96,8 @@ void ServeModelRecord(LedgerRequest* req) {
             // the row (ledger.charged_with), which the forecast counts too
             "   l.relations OPERATOR(pg_catalog.||) ARRAY(SELECT cr FROM dperm.ledger c,"
             "     pg_catalog.unnest(c.relations) cr WHERE c.charged_with OPERATOR(pg_catalog.=) l.id),"
-            "   r.trained_by, r.trained_at, r.error, r.error_detail, r.sqlstate, r.feature_spec"
+            "   r.trained_by, r.trained_at, r.error, r.error_detail, r.sqlstate, r.feature_spec, r.query,"
+            "   r.query_canonical"
             "  FROM pg_catalog.jsonb_populate_record(NULL::dperm.models, $1::pg_catalog.jsonb) r"
             "  LEFT JOIN dperm.ledger l ON l.id OPERATOR(pg_catalog.=) r.ledger_id"
             " RETURNING version",

@@ -9,7 +9,11 @@
 // created later under a dropped role's name does not inherit its models.
 // What a caller may see of dperm.models is decided by its row-level
 // security policy, which the lookups here run under (as the caller).
+#include "dperm/options/options.hpp"
+#include "dperm/plan/plan.hpp"
+
 #include "base/internal_sql.hpp"
+#include "ledger/charge.hpp"
 #include "models/model_registry.hpp"
 
 extern "C" {
@@ -118,7 +122,7 @@ bool LookupModelOf(const char* name, Oid owner, ModelSpec* spec, MemoryContext c
   RunInternalSql(GetUserId(),
                  "SELECT m.relation::pg_catalog.oid, m.relation_name,"
                  "       m.features, m.label, m.loss, m.options::pg_catalog.text,"
-                 "       m.feature_spec::pg_catalog.text"
+                 "       m.feature_spec::pg_catalog.text, m.query, m.query_canonical"
                  "  FROM dperm.models m WHERE m.name OPERATOR(pg_catalog.=) $1"
                  "   AND m.owner OPERATOR(pg_catalog.=) $2"
                  " ORDER BY m.version DESC LIMIT 1",
@@ -136,6 +140,8 @@ bool LookupModelOf(const char* name, Oid owner, ModelSpec* spec, MemoryContext c
   spec->loss = CopyValue(context, row, desc, 5);
   spec->options = CopyValue(context, row, desc, 6);
   spec->feature_spec = CopyValue(context, row, desc, 7);  // nullptr for NULL
+  spec->query_text = CopyValue(context, row, desc, 8);
+  spec->query = CopyValue(context, row, desc, 9);
   return true;
 }
 
@@ -183,6 +189,69 @@ const char* RoleName(Oid role) {
 // model `name` when `owner` is valid) for an operation only its owner may
 // run: 42704 if the caller sees no such model, 42501 if it does not act for
 // the owner.
+// The versions of one name share their relation, columns, loss and query
+// (the canonical text: two spellings of one query are one specification).
+void CheckSameSpecification(const ModelSpec& spec) {
+  Oid types[2] = {TEXTOID, OIDOID};
+  Datum args[2] = {CStringGetTextDatum(spec.name), ObjectIdGetDatum(spec.owner)};
+  MemoryContext context = CurrentMemoryContext;
+  SPI_connect();
+  RunAsCatalogOwner(
+      "SELECT m.relation::pg_catalog.oid, m.relation_name, m.features, m.label, m.loss,"
+      "       m.query_canonical"
+      "  FROM dperm.models m WHERE m.name OPERATOR(pg_catalog.=) $1"
+      "   AND m.owner OPERATOR(pg_catalog.=) $2"
+      " ORDER BY m.version DESC LIMIT 1",
+      2, types, args, nullptr, SPI_OK_SELECT, true);
+  bool exists = SPI_processed > 0;
+  Oid relid = InvalidOid;
+  char *relation_name = nullptr, *features = nullptr, *label = nullptr, *loss = nullptr;
+  char* query = nullptr;
+  if (exists) {
+    HeapTuple row = SPI_tuptable->vals[0];
+    TupleDesc desc = SPI_tuptable->tupdesc;
+    bool isnull;
+    relid = DatumGetObjectId(SPI_getbinval(row, desc, 1, &isnull));
+    relation_name = CopyValue(context, row, desc, 2);
+    features = CopyValue(context, row, desc, 3);
+    label = CopyValue(context, row, desc, 4);
+    loss = CopyValue(context, row, desc, 5);
+    query = CopyValue(context, row, desc, 6);
+  }
+  SPI_finish();
+  if (!exists) return;
+  const bool same_query =
+      (query == nullptr && spec.query == nullptr) ||
+      (query != nullptr && spec.query != nullptr && strcmp(query, spec.query) == 0);
+  if (relid == spec.relid && strcmp(features, spec.features) == 0 &&
+      strcmp(label, spec.label) == 0 && strcmp(loss, spec.loss) == 0 && same_query)
+    return;
+  if (relid == spec.relid && strcmp(features, spec.features) == 0 &&
+      strcmp(label, spec.label) == 0 && strcmp(loss, spec.loss) == 0 && query != nullptr &&
+      spec.query != nullptr)
+    ereport(ERROR, (errcode(ERRCODE_DUPLICATE_OBJECT),
+                    errmsg("model \"%s\" already exists with another specification", spec.name),
+                    errdetail("Its versions train on the query\n%s\nthis call asks for\n%s",
+                              CappedText(query, kMaxLedgerQueryBytes),
+                              CappedText(spec.query, kMaxLedgerQueryBytes)),
+                    errhint("Versions of one name share their query (as written with every name "
+                            "qualified, dperm.models.query_canonical), relation, columns and "
+                            "loss. Drop the model first with dperm.drop_model (the ledger keeps "
+                            "its charges), or choose another name.")));
+  ereport(ERROR, (errcode(ERRCODE_DUPLICATE_OBJECT),
+                  errmsg("model \"%s\" already exists with another specification", spec.name),
+                  errdetail("Its versions train loss %s on %s %s, features \"%s\", label "
+                            "\"%s\"; this call asks for loss %s on %s %s, features \"%s\", "
+                            "label \"%s\".",
+                            loss, query != nullptr ? "a query of relation" : "relation",
+                            relation_name, features, label, spec.loss,
+                            spec.query != nullptr ? "a query of relation" : "relation",
+                            spec.relation_name, spec.features, spec.label),
+                  errhint("Versions of one name share their relation, columns and loss, so that "
+                          "they stay comparable. Drop the model first with dperm.drop_model (the "
+                          "ledger keeps its charges), or choose another name.")));
+}
+
 ModelSpec OwnedModel(const char* name, const char* operation, Oid owner) {
   RequireModelCatalog();
   MemoryContext context = CurrentMemoryContext;

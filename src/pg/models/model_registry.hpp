@@ -23,7 +23,17 @@ struct ModelSpec {
   const char* options;  // jsonb text
   const char* feature_spec =
       nullptr;  // jsonb text of the feature spec (nullptr: features is a column)
+  // A model on a query (dperm.train_model_query; nullptr: on the relation):
+  // the text as its creator wrote it, and the canonical text each run
+  // validates again and reads (features and label name its output columns).
+  const char* query_text = nullptr;
+  const char* query = nullptr;
 };
+
+// Refuses (42710) a new version of the caller's model `spec.name` whose
+// relation, columns, loss or query differ from its latest version's:
+// versions of one name stay comparable. Options may change.
+void CheckSameSpecification(const ModelSpec& spec);
 
 // Refuses named models on a catalog from before 0.7.0 (owners stored by
 // name), which this library would misread until ALTER EXTENSION UPDATE.

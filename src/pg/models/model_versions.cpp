@@ -19,6 +19,7 @@
 #include "base/internal_sql.hpp"
 #include "models/model_records.hpp"
 #include "models/model_registry.hpp"
+#include "models/model_query_run.hpp"
 #include "models/model_versions.hpp"
 #include "types/options_pg.hpp"
 #include "guard/relation_access.hpp"
@@ -45,10 +46,10 @@ namespace {
 int64 RecordVersion(const ModelSpec& spec, const char* model_text, int64 ledger_id,
                     TimestampTz started, const ErrorData* error) {
   // Roles by OID: regrole reads digits as an OID.
-  Oid types[17] = {TEXTOID,        OIDOID,  OIDOID,  TEXTOID, TEXTOID, TEXTOID,
-                   TEXTOID,        TEXTOID, TEXTOID, TEXTOID, INT8OID, OIDOID,
-                   TIMESTAMPTZOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
-  Datum args[17] = {
+  Oid types[19] = {TEXTOID, OIDOID,  OIDOID,  TEXTOID, TEXTOID, TEXTOID,        TEXTOID,
+                   TEXTOID, TEXTOID, TEXTOID, INT8OID, OIDOID,  TIMESTAMPTZOID, TEXTOID,
+                   TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+  Datum args[19] = {
       CStringGetTextDatum(spec.name), ObjectIdGetDatum(spec.owner), ObjectIdGetDatum(spec.relid),
       CStringGetTextDatum(spec.relation_name), CStringGetTextDatum(spec.features),
       CStringGetTextDatum(spec.label), CStringGetTextDatum(spec.loss),
@@ -65,10 +66,14 @@ int64 RecordVersion(const ModelSpec& spec, const char* model_text, int64 ledger_
           ? CStringGetTextDatum(CappedText(error->detail, kMaxLedgerQueryBytes))
           : (Datum)0,
       error != nullptr ? CStringGetTextDatum(unpack_sql_state(error->sqlerrcode)) : (Datum)0,
-      spec.feature_spec != nullptr ? CStringGetTextDatum(spec.feature_spec) : (Datum)0};
-  char nulls[17];
-  for (int i = 0; i < 17; i++) nulls[i] = ' ';
+      spec.feature_spec != nullptr ? CStringGetTextDatum(spec.feature_spec) : (Datum)0,
+      spec.query_text != nullptr ? CStringGetTextDatum(spec.query_text) : (Datum)0,
+      spec.query != nullptr ? CStringGetTextDatum(spec.query) : (Datum)0};
+  char nulls[19];
+  for (int i = 0; i < 19; i++) nulls[i] = ' ';
   if (spec.feature_spec == nullptr) nulls[16] = 'n';
+  if (spec.query_text == nullptr) nulls[17] = 'n';
+  if (spec.query == nullptr) nulls[18] = 'n';
   if (model_text == nullptr) nulls[9] = 'n';
   if (ledger_id == 0) nulls[10] = 'n';
   if (args[13] == (Datum)0) nulls[13] = 'n';
@@ -82,8 +87,9 @@ int64 RecordVersion(const ModelSpec& spec, const char* model_text, int64 ledger_
       "  'features', $5, 'label', $6, 'loss', $7, 'options', $8::pg_catalog.jsonb, 'status', $9,"
       "  'model', $10, 'ledger_id', $11, 'trained_by', $12::pg_catalog.text, 'trained_at', $13,"
       "  'error', $14,"
-      "  'error_detail', $15, 'sqlstate', $16, 'feature_spec', $17::pg_catalog.jsonb)::pg_catalog.text",
-      17, types, args, nulls, SPI_OK_SELECT, true);
+      "  'error_detail', $15, 'sqlstate', $16, 'feature_spec', $17::pg_catalog.jsonb,"
+      "  'query', $18, 'query_canonical', $19)::pg_catalog.text",
+      19, types, args, nulls, SPI_OK_SELECT, true);
   char* json = CopyValue(context, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
   SPI_finish();
   return SubmitModelRecord(kRecordModelVersion, json);
@@ -103,6 +109,7 @@ char* TrainOnce(const ModelSpec& spec, MemoryContext context) {
              errmsg("relation %s of model \"%s\" does not exist", spec.relation_name, spec.name),
              errhint("The relation was dropped. Drop the model with dperm.drop_model, then "
                      "train it on another relation with dperm.train_model.")));
+  if (spec.query != nullptr) return TrainQueryOnce(spec, context);
   MemoryContext upper = CurrentMemoryContext;
   SPI_connect();
   bool allowed = false;

@@ -24,57 +24,6 @@ extern "C" {
 #include "utils/lsyscache.h"
 }
 
-namespace dperm::pg {
-namespace {
-
-// Refuses (42710) a new version of the caller's model `spec.name` whose
-// relation, columns or loss differ from its latest version's: versions of
-// one name stay comparable. Options may change (a smaller epsilon).
-void CheckSameSpecification(const ModelSpec& spec) {
-  Oid types[2] = {TEXTOID, OIDOID};
-  Datum args[2] = {CStringGetTextDatum(spec.name), ObjectIdGetDatum(spec.owner)};
-  MemoryContext context = CurrentMemoryContext;
-  SPI_connect();
-  RunAsCatalogOwner(
-      "SELECT m.relation::pg_catalog.oid, m.relation_name, m.features, m.label, m.loss"
-      "  FROM dperm.models m WHERE m.name OPERATOR(pg_catalog.=) $1"
-      "   AND m.owner OPERATOR(pg_catalog.=) $2"
-      " ORDER BY m.version DESC LIMIT 1",
-      2, types, args, nullptr, SPI_OK_SELECT, true);
-  bool exists = SPI_processed > 0;
-  Oid relid = InvalidOid;
-  char *relation_name = nullptr, *features = nullptr, *label = nullptr, *loss = nullptr;
-  if (exists) {
-    HeapTuple row = SPI_tuptable->vals[0];
-    TupleDesc desc = SPI_tuptable->tupdesc;
-    bool isnull;
-    relid = DatumGetObjectId(SPI_getbinval(row, desc, 1, &isnull));
-    relation_name = CopyValue(context, row, desc, 2);
-    features = CopyValue(context, row, desc, 3);
-    label = CopyValue(context, row, desc, 4);
-    loss = CopyValue(context, row, desc, 5);
-  }
-  SPI_finish();
-  if (!exists) return;
-  if (relid == spec.relid && strcmp(features, spec.features) == 0 &&
-      strcmp(label, spec.label) == 0 && strcmp(loss, spec.loss) == 0)
-    return;
-  ereport(ERROR, (errcode(ERRCODE_DUPLICATE_OBJECT),
-                  errmsg("model \"%s\" already exists with another specification", spec.name),
-                  errdetail("Its versions train loss %s on relation %s, features \"%s\", label "
-                            "\"%s\"; this call asks for loss %s on relation %s, features \"%s\", "
-                            "label \"%s\".",
-                            loss, relation_name, features, label, spec.loss, spec.relation_name,
-                            spec.features, spec.label),
-                  errhint("Versions of one name share their relation, columns and loss, so that "
-                          "they stay comparable. Drop the model first with dperm.drop_model (the "
-                          "ledger keeps its charges), or choose another name.")));
-}
-
-}  // namespace
-
-}  // namespace dperm::pg
-
 using namespace dperm::pg;
 
 // dperm.train_model(name, relation, features, label, loss, options) -> int:

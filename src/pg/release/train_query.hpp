@@ -9,7 +9,9 @@
 
 namespace dperm::pg {
 
-// Whether a relation is private: a budget or protection in its family.
+// Whether a query may read `relid` as its private relation: a budget or
+// protection in its family (the predicate of dperm.train_query,
+// train_query_groups and train_model_query for AnalyseQueryInput).
 bool IsPrivateQueryRelation(Oid relid);
 
 // Who reads the query's input: the owner of a protected relation (the
