@@ -268,13 +268,13 @@ PANEL_INT = {"id", "year", "experience", "weeks", "education"}
 def load_panel(data_dir, psql_args):
     """(Re)create table psid with the panel's raw columns (see the module doc)."""
     header, rows = read_gz(Path(data_dir).parent / "panel", "psid7682.csv.gz", ",")
-    types = ", ".join(f"{c} {'int' if c in PANEL_INT else 'float8' if c == 'wage' else 'text'} NOT NULL"
-                      for c in header)
+    kind = lambda c: "int" if c in PANEL_INT else "float8" if c == "wage" else "text"  # noqa: E731
+    types = ", ".join(f'"{c}" {kind(c)} NOT NULL' for c in header)
     cmd = ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-1", *psql_args,
            "-c", "SET client_min_messages = warning",
            "-c", "DROP TABLE IF EXISTS psid",
            "-c", f"CREATE TABLE psid ({types}, PRIMARY KEY (id, year))",
-           "-c", f"\\copy psid ({', '.join(header)}) from pstdin"]
+           "-c", f"\\copy psid ({', '.join(chr(34) + c + chr(34) for c in header)}) from pstdin"]
     proc = subprocess.run(cmd, input="".join("\t".join(r) + "\n" for r in rows), text=True)
     if proc.returncode != 0:
         sys.exit("load_datasets: psql failed loading psid")
