@@ -35,7 +35,14 @@ experiments): "fashion" is the 60000 training images, "fashion_test" the
 10000 test images; pixels / 255, then each row divided by max(1, ||x||_2)
 like every other dataset (d = 784); label = class 0..9 (int column).
 
+PSID7682 (../shared/data/panel/psid7682.csv.gz, beside raw/): the panel of
+595 persons x 7 years, loaded as it is into a table `psid` of its raw
+columns (id, year int; experience, weeks, education int; wage float8; the
+yes/no and level columns as text), nothing encoded: the user guide's
+"Training on a query" walk-through trains on raw columns.
+
 Usage:
+  python3 bench/load_datasets.py --load psid
   python3 bench/load_datasets.py --describe
   python3 bench/load_datasets.py --copy bank      # COPY text: features, label
   python3 bench/load_datasets.py --load all [--psql-args "-d mydb"]
@@ -63,6 +70,7 @@ SHA256 = {
     "winequality-red.csv.gz": "bb4d056e7e6f9614f956578f99a192fa07c673b656154f4c1dd3fb0f30ba899f",
     "winequality-white.csv.gz": "e8c0d415c62c994b21fdce86747c5088c0900d1b14524b86dab1e290f5a72bb5",
     "bike-hour.csv.gz": "4aed933551d6ee59c59c4a8a56f3888023d1c7058a12d7691f5084424183a161",
+    "psid7682.csv.gz": "1a72dd3986db187aed57d4f828dd927e31b34a8501b51b3676e19cc69dce7c48",
 }
 
 NUM, CAT = "num", "cat"
@@ -254,9 +262,31 @@ def describe(data_dir):
         print(f"{name:<11} {len(feats):>6} {len(feats[0]):>4}  {note}")
 
 
+PANEL_INT = {"id", "year", "experience", "weeks", "education"}
+
+
+def load_panel(data_dir, psql_args):
+    """(Re)create table psid with the panel's raw columns (see the module doc)."""
+    header, rows = read_gz(Path(data_dir).parent / "panel", "psid7682.csv.gz", ",")
+    kind = lambda c: "int" if c in PANEL_INT else "float8" if c == "wage" else "text"  # noqa: E731
+    types = ", ".join(f'"{c}" {kind(c)} NOT NULL' for c in header)
+    cmd = ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-1", *psql_args,
+           "-c", "SET client_min_messages = warning",
+           "-c", "DROP TABLE IF EXISTS psid",
+           "-c", f"CREATE TABLE psid ({types}, PRIMARY KEY (id, year))",
+           "-c", f"\\copy psid ({', '.join(chr(34) + c + chr(34) for c in header)}) from pstdin"]
+    proc = subprocess.run(cmd, input="".join("\t".join(r) + "\n" for r in rows), text=True)
+    if proc.returncode != 0:
+        sys.exit("load_datasets: psql failed loading psid")
+    print(f"loaded psid: {len(rows)} rows, {len({r[0] for r in rows})} persons", file=sys.stderr)
+
+
 def load(names, data_dir, psql_args):
     """(Re)create each table and stream its rows into psql's \\copy."""
     for name in names:
+        if name == "psid":
+            load_panel(data_dir, psql_args)
+            continue
         feats, labels, _ = prepare(name, data_dir)
         ltype = {"classification": "boolean", "multiclass": "int"}.get(DATASETS[name][1], "float8")
         cmd = ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-1", *psql_args,
@@ -304,7 +334,7 @@ def main():
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     else:
         names = [n for n in DATASETS if not n.startswith("fashion")] if a.load == ["all"] else a.load
-        bad = [n for n in names if n not in DATASETS]
+        bad = [n for n in names if n not in DATASETS and n != "psid"]
         if bad:
             ap.error(f"unknown dataset(s) {bad}; choose from {list(DATASETS)} or all")
         load(names, a.data_dir, shlex.split(a.psql_args))

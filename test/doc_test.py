@@ -18,7 +18,7 @@ rendered):
                                            Citus); REASON is required and
                                            printed
 
-Blocks that read the real datasets (bank, adult, creditcard, wine, bike,
+Blocks that read the real datasets (bank, adult, creditcard, wine, bike, psid,
 fashion: a `FROM name` or a quoted 'name' the file has not created) get them
 loaded first with bench/load_datasets.py from $DPERM_SHARED/data/raw.
 python3 standard library only.
@@ -31,7 +31,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATASETS = ("bank", "adult", "creditcard", "wine", "bike", "fashion")
+DATASETS = ("bank", "adult", "creditcard", "wine", "bike", "fashion", "psid")
 MARKER = re.compile(r"^<!--\s*doc-test:\s*(expect-error|skip)\b\s*(.*?)\s*-->\s*$")
 
 
