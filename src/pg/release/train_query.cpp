@@ -70,8 +70,6 @@ bool IsPrivateQueryRelation(Oid relid) {
   return ChargedStrictly(family, n);
 }
 
-namespace {
-
 // Who reads: the owner of a protected relation (the caller must be one of
 // its analysts; no row-level security in its family), else the caller with
 // its own rights on the columns the query reads. The lookups must be
