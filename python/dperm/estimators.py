@@ -156,11 +156,20 @@ class _DPEstimator:
         if not exists:
             raise DPermError("this dperm has no dperm.train_query: train on a relation "
                              "(a view of the query, charged to the tables it reads)")
+        self.relation_ = None
         if self.name is not None:
-            raise DPermError("a named model trains on a relation (dperm.train_model)")
+            # A named model on a query: each dperm.retrain runs the query again.
+            self.version_ = scalar(conn, token + "SELECT dperm.train_model_query(%s, %s, %s, %s, %s,"
+                                   " %s::jsonb)",
+                                   (self.name, query.text, features, label, self._loss, options))
+            _, rows = run(conn, "SELECT m.model::text, m.ledger_id FROM dperm.model(%s, %s) m",
+                          (self.name, self.version_))
+            model, ledger_id = rows[0]
+            self._set_model(model)
+            self.ledger_ = self._ledger_row(conn, ledger_id=ledger_id)
+            return
         model = scalar(conn, token + "SELECT dperm.train_query(%s, %s, %s, %s, %s::jsonb)::text",
                        (query.text, features, label, self._loss, options))
-        self.relation_ = None
         self._set_model(model)
         self.version_ = None
         self.ledger_ = self._ledger_row(conn, token=token)

@@ -149,6 +149,29 @@ class PackageTest(unittest.TestCase):
         self.assertEqual(est.model_json_["options"]["l2"], 0.01)
         self.assertEqual(est.plan_["algorithm"], est.privacy_["algorithm"])
 
+    def test_query_fit(self):
+        """fit on a dperm.Query: dperm.train_query (one-off) and
+        dperm.train_model_query (named); the size is noisy, the charge one row."""
+        query = dperm.Query(
+            f"SELECT ARRAY[dperm.div(age, 100), dperm.div(balance, 10000)] AS x,"
+            f"       y = 'yes' AS subscribed FROM {TABLE} WHERE age >= 40")
+        before = scalar(self.conn, "SELECT count(*) FROM dperm.ledger")
+        est = dperm.DPLogisticRegression(epsilon=0.5, connection=self.conn,
+                                         options={"dimension": 2})
+        est.fit(query, "x", "subscribed")
+        self.assertEqual(scalar(self.conn, "SELECT count(*) FROM dperm.ledger"), before + 1)
+        self.assertIsNone(est.relation_)
+        self.assertTrue(est.model_json_["n_noisy"])
+        self.assertEqual(est.ledger_["epsilon"], 0.5)
+        selected = int((self.rows["age"] >= 40).sum())
+        self.assertLess(abs(est.model_json_["n"] - selected), 200)  # discrete Laplace, scale 20
+        self.assertEqual(est.coef_.shape, (1, 2))
+        named = dperm.DPLogisticRegression(epsilon=0.5, name="py_query", connection=self.conn,
+                                           options={"dimension": 2}).fit(query, "x", "subscribed")
+        self.assertEqual(named.version_, 1)
+        self.assertTrue(named.model_json_["n_noisy"])
+        self.assertEqual(scalar(self.conn, "SELECT dperm.retrain('py_query')"), 2)
+
     def test_array_column(self):
         """A model trained on a float8[] column scores the arrays (NULL
         elements count as 0, rows clipped) as dp_predict does."""
