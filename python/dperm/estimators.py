@@ -152,7 +152,10 @@ class _DPEstimator:
         return self
 
     def _fit_query(self, conn, query, features, label, options, token):
-        exists = scalar(conn, "SELECT to_regproc('dperm.train_query') IS NOT NULL")
+        # (to_regproc is NULL for an overloaded name: train_query has two forms)
+        exists = scalar(conn, "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_proc p"
+                              " JOIN pg_catalog.pg_namespace s ON s.oid = p.pronamespace"
+                              " WHERE s.nspname = 'dperm' AND p.proname = 'train_query')")
         if not exists:
             raise DPermError("this dperm has no dperm.train_query: train on a relation "
                              "(a view of the query, charged to the tables it reads)")
