@@ -6,7 +6,9 @@
 -- change to the current version goes into its part here AND into the latest
 -- upgrade script, sql/upgrade/dperm--<previous>--<default_version>.sql.in,
 -- or into one part both include). The parts, by topic, are sql/install/*.sql
--- (@INCLUDE lines, which sql/gen_sql reads in their place).
+-- (@INCLUDE lines, which sql/gen_sql reads in their place); what the upgrade
+-- declares exactly as this script does is in sql/install/common/, included
+-- by both.
 \echo Use "CREATE EXTENSION dperm" to load this file. \quit
 
 CREATE SCHEMA dperm;

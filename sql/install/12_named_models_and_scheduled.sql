@@ -227,60 +227,9 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
 $$;
 COMMENT ON FUNCTION dperm.charges_fit(regclass, text, float8, float8, float8[], float8, float8, bigint) IS 'whether k more copies of a charge fit in a relation''s budget; 42501 unless the caller may see the relation';
 
--- What one more run of a model version costs a budget whose unit is
--- budget_unit (NULL: the row): the version's ledger charge; for a
--- unit-level version and a budget that names no unit, that charge at the
--- row (dperm.unit_release_at_row), as the ledger writer charges it.
-CREATE FUNCTION dperm.run_charge(m dperm.models, budget_unit name,
-                                 OUT epsilon float8, OUT delta float8, OUT rdp float8[])
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-  SELECT CASE WHEN at_row THEN r.epsilon ELSE coalesce(m.epsilon, 0) END,
-         CASE WHEN at_row THEN r.delta ELSE coalesce(m.delta, 0) END,
-         CASE WHEN at_row THEN r.rdp ELSE m.rdp END
-    FROM (SELECT budget_unit IS NULL
-                 AND coalesce(pg_catalog.jsonb_typeof((m.model::pg_catalog.jsonb) OPERATOR(pg_catalog.->) 'privacy_unit')
-                              OPERATOR(pg_catalog.=) 'object', false) AS at_row) u,
-         dperm.unit_release_at_row(coalesce(m.epsilon, 0), coalesce(m.delta, 0)) r $$;
-COMMENT ON FUNCTION dperm.run_charge(dperm.models, name) IS 'what one more run of a model version costs a budget with the given unit (NULL: the row): its ledger charge, or, for a unit-level version and a budget without a unit, that charge at the row';
+@INCLUDE common/12_run_charge.sql@
 
-CREATE FUNCTION dperm.retraining_forecast(name text,
-    OUT runs bigint, OUT last_run_at timestamptz, OUT next_run_at timestamptz,
-    OUT cron_schedule text, OUT limiting_relation regclass, OUT epsilon_per_run float8,
-    OUT delta_per_run float8, OUT version int, OUT paused_at timestamptz,
-    OUT paused_reason text)
-LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-  m dperm.models := dperm.model($1);
-  b record;
-  k bigint;
-BEGIN
-  epsilon_per_run := m.epsilon;
-  delta_per_run := m.delta;
-  version := m.version;
-  FOR b IN SELECT bu.relation, bu.accounting, bu.epsilon, bu.delta, c.epsilon AS run_epsilon,
-                  c.delta AS run_delta, c.rdp AS run_rdp
-             FROM dperm.budgets bu, dperm.run_charge(m, bu.privacy_unit) c
-            WHERE bu.relation = ANY (coalesce(m.relations, ARRAY[m.relation]))
-            ORDER BY bu.relation::oid LOOP
-    k := dperm.runs_that_fit(b.relation, b.accounting, b.epsilon, b.delta, b.run_rdp,
-                             b.run_epsilon, b.run_delta);
-    IF runs IS NULL OR k < runs THEN
-      runs := k;
-      limiting_relation := b.relation;
-    END IF;
-  END LOOP;
-  SELECT s.cron_schedule, s.paused_at, s.paused_reason
-    INTO cron_schedule, paused_at, paused_reason
-    FROM dperm.model_schedules s
-   WHERE s.owner = m.owner AND s.name = m.name;
-  IF cron_schedule IS NOT NULL THEN
-    next_run_at := dperm.cron_next_run(cron_schedule, now(), 1);
-    IF runs > 0 THEN
-      last_run_at := dperm.cron_next_run(cron_schedule, now(), runs);
-    END IF;
-  END IF;
-END $$;
-COMMENT ON FUNCTION dperm.retraining_forecast IS 'how many more retrainings of a model fit in the budgets it is charged to (NULL: no budget limits it), when a scheduled model''s last one that fits runs, and whether its schedule is paused (paused_at, paused_reason)';
+@INCLUDE common/12_retraining_forecast.sql@
 
 CREATE FUNCTION dperm.evaluate(name text, relation regclass, features text, label text,
                                options jsonb)
