@@ -54,8 +54,9 @@ void QueryColumnTypes(const QueryInput& q, const char* features, const char* lab
 // The canonical text of the query: its output columns `features` and `label`
 // and a column dperm_unit (kQueryUnitColumn) -- the private relation's
 // column `unit_column`, or, when nullptr, the row itself (its tableoid and
-// ctid, unique across partitions) -- deparsed with search_path = pg_catalog,
-// pg_temp and every setting that changes a constant's text pinned, so that
+// ctid, unique across partitions) -- deparsed under PinInternalSettings
+// (search_path = 'pg_catalog, pg_temp', pg_temp explicitly last, and every
+// setting that changes a constant's text pinned), so that
 // every name is schema-qualified and the text resolves to the same objects
 // when dperm's internal SQL parses it again under the same settings.
 // `filter` (nullptr: none), a boolean expression over the query's range
