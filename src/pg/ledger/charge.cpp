@@ -29,9 +29,6 @@ extern "C" {
 
 namespace dperm::pg {
 
-int64 g_last_charge_id = 0;
-bool g_charge_in_doubt = false;
-
 namespace {
 
 // SQLSTATE of a refused release: class DP (dperm), "budget exceeded".
@@ -107,7 +104,8 @@ ChargeRequest PlanCharge(const dperm::Plan& plan, const dperm::Options& o,
           0, 0, nullptr, 0};
 }
 
-int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_relations) {
+int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_relations,
+                    ChargeOutcome* outcome) {
   const double* rdp = charge.rdp;
   int n_rdp = charge.n_rdp;
   // A standby cannot write the ledger, so it cannot release.
@@ -159,9 +157,9 @@ int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_rel
   // The writer answers in the segment; an error or cancel while waiting
   // detaches it with the transaction's resources (and leaves the charge in
   // doubt: the writer may have committed it).
-  g_charge_in_doubt = true;
+  if (outcome != nullptr) outcome->in_doubt = true;
   SubmitLedgerRequest(seg, req);
-  g_charge_in_doubt = false;
+  if (outcome != nullptr) outcome->in_doubt = false;
 
   int result = req->status;
   int sqlstate = req->sqlstate;
@@ -194,7 +192,7 @@ int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_rel
     ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
                     errmsg("the dperm ledger writer exited without recording the release"),
                     errhint("See the server log. No model was computed.")));
-  g_last_charge_id = id;
+  if (outcome != nullptr) outcome->ledger_id = id;
   return id;
 }
 

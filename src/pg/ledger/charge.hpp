@@ -12,6 +12,18 @@
 
 namespace dperm::pg {
 
+// What became of a release's charge, for a caller that records the run
+// whatever its end (model_versions.cpp's RunVersion: a failed run that was
+// charged, or may have been, is a failed version). The caller owns it and
+// hands it down with the request (ReleaseRequest::outcome); ChargeRelease
+// fills it. It lives in the caller's memory, so it is still valid when an
+// error unwinds to the caller's PG_CATCH.
+struct ChargeOutcome {
+  int64 ledger_id;  // the charge's ledger row (0: none yet)
+  bool in_doubt;    // submitted to the ledger writer, no answer back (an
+                    // error or cancel while waiting): it may have been written
+};
+
 // What a ledger row records about one release.
 struct ChargeRequest {
   Oid role;  // the releasing role (the caller of dperm.train, or
@@ -45,8 +57,11 @@ struct ChargeRequest {
 // row's id. A unit-level release is charged at the unit to the budgets that
 // name it (that row's id is returned) and at the row (row_epsilon, ...) to
 // every other relation, in a second row of the same transaction whose
-// charged_with is the first.
-int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_relations);
+// charged_with is the first. `outcome` (nullptr: none) is told the charge:
+// in_doubt while the writer has the request, ledger_id once it answers
+// charged.
+int64 ChargeRelease(const ChargeRequest& charge, const Oid* relations, int n_relations,
+                    ChargeOutcome* outcome);
 
 // The ledger row of a planned release by `role`: its algorithm, noise, loss
 // and neighbours, the options' (epsilon, delta), the plan's n and d, and
@@ -80,16 +95,5 @@ inline char* LedgerQueryText(const char* query) { return CappedText(query, kMaxL
 // dperm.ledger_wait_timeout (charges to one relation take turns, first come
 // first served: ledger_writer.cpp). Nothing was charged.
 [[noreturn]] void RaiseNoTurn(Oid relation);
-
-// The ledger row of this backend's latest charge (ChargeRelease sets it;
-// model_versions.cpp's RunVersion clears it before a training and reads it
-// after).
-extern int64 g_last_charge_id;
-
-// Whether a charge was submitted to the ledger writer and no answer came
-// back (an error or cancel while waiting): it may have been written.
-// model_versions.cpp's RunVersion clears it before a training and reads it
-// after a failure.
-extern bool g_charge_in_doubt;
 
 }  // namespace dperm::pg

@@ -7,6 +7,7 @@
 #include "models/model_query_run.hpp"
 #include "release/train_query.hpp"
 #include "release/train_steps.hpp"
+#include "types/model_type.hpp"
 
 extern "C" {
 #include "catalog/pg_type.h"
@@ -18,7 +19,25 @@ extern "C" {
 }
 
 namespace dperm::pg {
-char* TrainQueryOnce(const ModelSpec& spec, MemoryContext context) {
+namespace {
+
+// One release of TrainQueryOnce, run by RunInternalCall as the caller.
+struct QueryCall {
+  const char* query;
+  TrainInput* in;
+  ChargeOutcome* outcome;
+  Datum model;
+  bool isnull;
+};
+
+void CallTrainQuery(void* arg) {
+  QueryCall* call = static_cast<QueryCall*>(arg);
+  call->model = TrainQueryResolved(call->query, *call->in, call->outcome, &call->isnull);
+}
+
+}  // namespace
+
+char* TrainQueryOnce(const ModelSpec& spec, MemoryContext context, ChargeOutcome* outcome) {
   Oid caller = GetUserId();
   SPI_connect();
   // Validated again as it was deparsed: the same names, whatever the
@@ -34,20 +53,18 @@ char* TrainQueryOnce(const ModelSpec& spec, MemoryContext context) {
                     errhint("A model's versions read one relation. Drop the model with "
                             "dperm.drop_model, then train it again with "
                             "dperm.train_model_query.")));
-  Oid types[5] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
-  Datum args[5] = {CStringGetTextDatum(spec.query), CStringGetTextDatum(spec.features),
-                   CStringGetTextDatum(spec.label), CStringGetTextDatum(spec.loss),
-                   CStringGetTextDatum(spec.options)};
+  TrainInput in = {};
+  in.features = spec.features;
+  in.label = spec.label;
+  in.loss_name = spec.loss;
+  in.options = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(spec.options)));
+  in.mode = TrainMode::kAuto;
   // As the caller, under the pinned settings (dperm.train_query parses the
-  // canonical text under them).
-  RunInternalSql(caller,
-                 "SELECT dperm.train_query($1, $2, $3, $4, $5::pg_catalog.jsonb)::pg_catalog.text",
-                 5, types, args, nullptr, SPI_OK_SELECT, false);
-  bool isnull = true;
-  Datum model = (Datum)0;
-  if (SPI_processed == 1)
-    model = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-  char* released = isnull ? nullptr : MemoryContextStrdup(context, TextDatumGetCString(model));
+  // canonical text under them), as a statement of dperm's would run it.
+  QueryCall call = {spec.query, &in, outcome, (Datum)0, true};
+  RunInternalCall(caller, CallTrainQuery, &call);
+  char* released =
+      call.isnull ? nullptr : MemoryContextStrdup(context, ModelJsonText(CheckedModel(call.model)));
   SPI_finish();
   // A noisy count of zero units: charged, no model (dperm.train_query
   // returns NULL), recorded as a failed version.

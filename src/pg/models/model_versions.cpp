@@ -24,6 +24,8 @@
 #include "types/options_pg.hpp"
 #include "guard/relation_access.hpp"
 #include "release/train_input.hpp"
+#include "release/train_steps.hpp"
+#include "types/model_type.hpp"
 
 extern "C" {
 #include "access/xact.h"
@@ -95,10 +97,26 @@ int64 RecordVersion(const ModelSpec& spec, const char* model_text, int64 ledger_
   return SubmitModelRecord(kRecordModelVersion, json);
 }
 
-// One training run of `spec` as the caller: dperm.train for a protected
-// relation, dperm's aggregate on the relation otherwise. Returns the
-// model's text (in `context`). Raises on any failure.
-char* TrainOnce(const ModelSpec& spec, MemoryContext context) {
+// One release of TrainOnce, run by RunInternalCall as the caller.
+struct TrainCall {
+  TrainInput* in;
+  ChargeOutcome* outcome;
+  Datum model;
+  bool isnull;
+};
+
+void CallTrainResolved(void* arg) {
+  TrainCall* call = static_cast<TrainCall*>(arg);
+  call->model = TrainResolved(call->in, call->outcome, &call->isnull);
+}
+
+// One training run of `spec` as the caller, through dperm.train's steps
+// (TrainResolved), its charge told to `outcome`: a protected relation read
+// as its owner, any other with the caller's rights; raw columns through the
+// spec; a relation the caller reads with features of any numeric array type
+// cast to float8[] and read in memory, as dperm's aggregate would. Returns
+// the model's text (in `context`). Raises on any failure.
+char* TrainOnce(const ModelSpec& spec, MemoryContext context, ChargeOutcome* outcome) {
   Oid caller = GetUserId();
   // Locks the relation against DDL until the end of the (sub)transaction,
   // then checks it still exists.
@@ -109,72 +127,30 @@ char* TrainOnce(const ModelSpec& spec, MemoryContext context) {
              errmsg("relation %s of model \"%s\" does not exist", spec.relation_name, spec.name),
              errhint("The relation was dropped. Drop the model with dperm.drop_model, then "
                      "train it on another relation with dperm.train_model.")));
-  if (spec.query != nullptr) return TrainQueryOnce(spec, context);
-  MemoryContext upper = CurrentMemoryContext;
+  if (spec.query != nullptr) return TrainQueryOnce(spec, context, outcome);
   SPI_connect();
   bool allowed = false;
   bool is_protected = OidIsValid(ProtectionOf(spec.relid, caller, &allowed));
-  Oid types[5] = {OIDOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
-  Datum args[5] = {ObjectIdGetDatum(spec.relid), CStringGetTextDatum(spec.features),
-                   CStringGetTextDatum(spec.label), CStringGetTextDatum(spec.loss),
-                   CStringGetTextDatum(spec.options)};
-  if (spec.feature_spec != nullptr) {
-    // Raw columns through the spec: dperm.train reads them (as the caller,
-    // or a protected relation as its owner) and encodes them in the scan.
-    args[1] = CStringGetTextDatum(spec.feature_spec);
-    RunInternalSql(caller,
-                   "SELECT dperm.train($1::pg_catalog.regclass, $2::pg_catalog.jsonb, $3, $4,"
-                   " $5::pg_catalog.jsonb)",
-                   5, types, args, nullptr, SPI_OK_SELECT, false);
-  }
-  Oid feature_type =
-      spec.feature_spec != nullptr ? InvalidOid : ColumnType(spec.relid, spec.features);
-  if (spec.feature_spec != nullptr) {
-    // trained above
-  } else if (is_protected || feature_type == FLOAT8ARRAYOID) {
-    // dperm.train checks the analyst, the columns and the options, charges
-    // before it reads, and reads a protected relation as its owner.
-    RunInternalSql(caller,
-                   "SELECT dperm.train($1::pg_catalog.regclass, $2, $3, $4, $5::pg_catalog.jsonb)",
-                   5, types, args, nullptr, SPI_OK_SELECT, false);
-  } else {
-    // As the caller, on a relation it reads: the columns by name, checked
-    // against the catalog and quoted; dperm's aggregate by schema with the
-    // exact argument types.
-    dperm::LossKind loss = ParseLossName(spec.loss);
-    // Numeric arrays the caller can read are cast to float8[] as a direct
-    // aggregate call would (an error of the cast is the caller's own data).
-    if (feature_type != FLOAT8ARRAYOID && feature_type != FLOAT4ARRAYOID &&
-        feature_type != NUMERICARRAYOID && feature_type != INT2ARRAYOID &&
-        feature_type != INT4ARRAYOID && feature_type != INT8ARRAYOID)
-      ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
-                      errmsg("column \"%s\" must be a numeric array (float8[], real[], numeric[], "
-                             "integer[]), not %s",
-                             spec.features, format_type_be(feature_type))));
-    TrainTarget target = TargetFor(loss, ColumnType(spec.relid, spec.label), spec.label, spec.loss);
-    char* schema = ExtensionSchema("dperm", upper);
-    if (schema == nullptr) elog(ERROR, "dperm is not installed in this database");
-    char* sql =
-        psprintf("SELECT %s.%s(%s::pg_catalog.float8[], %s::%s, $1::pg_catalog.jsonb) FROM %s.%s",
-                 quote_identifier(schema), target.aggregate, quote_identifier(spec.features),
-                 quote_identifier(spec.label), target.label_cast,
-                 quote_identifier(get_namespace_name(get_rel_namespace(spec.relid))),
-                 quote_identifier(get_rel_name(spec.relid)));
-    Oid jtypes[1] = {TEXTOID};
-    Datum jargs[1] = {CStringGetTextDatum(spec.options)};
-    RunInternalSql(caller, sql, 1, jtypes, jargs, nullptr, SPI_OK_SELECT, false);
-  }
-  bool isnull = true;
-  Datum model = (Datum)0;
-  if (SPI_processed == 1)
-    model = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-  char* text = nullptr;
-  if (!isnull) {
-    Oid output;
-    bool varlena;
-    getTypeOutputInfo(SPI_gettypeid(SPI_tuptable->tupdesc, 1), &output, &varlena);
-    text = MemoryContextStrdup(context, OidOutputFunctionCall(output, model));
-  }
+  Jsonb* options = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(spec.options)));
+  Jsonb* feature_spec =
+      spec.feature_spec != nullptr
+          ? DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(spec.feature_spec)))
+          : nullptr;
+  // dperm.train's mode: auto (it streams rows that do not fit), but in
+  // memory for numeric arrays other than float8[] on a relation the caller
+  // reads, which dperm's aggregate trained on (refused over the buffer).
+  Oid feature_type = feature_spec != nullptr ? InvalidOid : ColumnType(spec.relid, spec.features);
+  bool as_aggregate = feature_spec == nullptr && !is_protected && feature_type != FLOAT8ARRAYOID;
+  TrainInput in =
+      ResolveTrainInput(spec.relid, spec.features, feature_spec, spec.label, spec.loss, options,
+                        as_aggregate ? TrainMode::kInMemory : TrainMode::kAuto);
+  in.numeric_arrays = as_aggregate;
+  // As a statement of dperm's would run it (RunInternalSql's identity,
+  // settings and error rule), without the statement.
+  TrainCall call = {&in, outcome, (Datum)0, true};
+  RunInternalCall(caller, CallTrainResolved, &call);
+  char* text =
+      call.isnull ? nullptr : MemoryContextStrdup(context, ModelJsonText(CheckedModel(call.model)));
   SPI_finish();
   if (text == nullptr)
     ereport(ERROR, (errcode(ERRCODE_DATA_EXCEPTION),
@@ -201,8 +177,11 @@ int64 RunVersion(const ModelSpec& spec, ErrorData** budget_refusal) {
   MemoryContext context = CurrentMemoryContext;
   ResourceOwner owner = CurrentResourceOwner;
   TimestampTz started = GetCurrentTimestamp();
-  g_last_charge_id = 0;
-  g_charge_in_doubt = false;
+  // What became of the run's charge: filled by ChargeRelease, read here
+  // after a failure (this frame outlives the error's unwinding).
+  // Not volatile: only the callees write it, through its address, so it
+  // is in memory when an error longjmps here.
+  ChargeOutcome outcome = {0, false};
   char* volatile model_text = nullptr;
   ErrorData* volatile refused = nullptr;
   // A subtransaction, as PL/pgSQL's exception blocks use: the failed run's
@@ -211,7 +190,7 @@ int64 RunVersion(const ModelSpec& spec, ErrorData** budget_refusal) {
   MemoryContextSwitchTo(context);
   PG_TRY();
   {
-    model_text = TrainOnce(spec, context);
+    model_text = TrainOnce(spec, context, &outcome);
     ReleaseCurrentSubTransaction();
     MemoryContextSwitchTo(context);
     CurrentResourceOwner = owner;
@@ -226,9 +205,8 @@ int64 RunVersion(const ModelSpec& spec, ErrorData** budget_refusal) {
     CurrentResourceOwner = owner;
     // A failed run whose charge was taken (an error after the rows were
     // read) keeps its ledger row.
-    int64 charged = g_last_charge_id;
-    bool in_doubt = g_charge_in_doubt;
-    g_charge_in_doubt = false;
+    int64 charged = outcome.ledger_id;
+    bool in_doubt = outcome.in_doubt;
     // If even the record fails, say so and raise the run's own error.
     if (charged != 0 || in_doubt) {
       PG_TRY();
@@ -253,7 +231,7 @@ int64 RunVersion(const ModelSpec& spec, ErrorData** budget_refusal) {
     *budget_refusal = refused;
     return -1;
   }
-  return RecordVersion(spec, model_text, g_last_charge_id, started, nullptr);
+  return RecordVersion(spec, model_text, outcome.ledger_id, started, nullptr);
 }
 
 }  // namespace dperm::pg

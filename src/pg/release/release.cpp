@@ -156,7 +156,8 @@ Datum Release(const ReleaseRequest& r, const ReleaseInput& in) {
     ProgressSetPhase(ProgressPhase::kCharging);
   }
   if (!r.charged)
-    ChargeRelease(PlanCharge(*plan, o, planned->curve, r.unit, r.role), r.relations, r.n_relations);
+    ChargeRelease(PlanCharge(*plan, o, planned->curve, r.unit, r.role), r.relations, r.n_relations,
+                  r.outcome);
   if (in.read != nullptr) ReadCharged(r, in);
   if (r.reports) {
     ProgressSetPhase(ProgressPhase::kTraining);

@@ -9,6 +9,7 @@
 #include "dperm/options/options.hpp"
 
 #include "base/boundary.hpp"
+#include "ledger/charge.hpp"
 #include "types/options_pg.hpp"
 #include "guard/privacy_unit.hpp"
 
@@ -45,6 +46,10 @@ struct ReleaseRequest {
   const char* group_by;   // the query's output column, or nullptr
   const char* group_key;  // this group's key, as text
   int64 groups;           // the number of declared groups
+  // Told what became of the release's charge (charge.hpp), or nullptr: a
+  // named model's run (RunVersion) owns it and records a charged run that
+  // failed. Set by the caller of the pipeline; ChargeRelease fills it.
+  ChargeOutcome* outcome;
 };
 
 }  // namespace dperm::pg

@@ -43,7 +43,7 @@ SumsRelease ReleaseSums(const SumsRequest& r, ReadSums read, void* arg) {
                           0};
 
   SumsRelease out;
-  if (!r.charged) out.ledger_id = ChargeRelease(charge, r.relations, r.n_relations);
+  if (!r.charged) out.ledger_id = ChargeRelease(charge, r.relations, r.n_relations, nullptr);
   double sums[2] = {0, 0};
   read(arg, sums);
   // Steps 3 and 4.
@@ -100,7 +100,7 @@ int64 ChargeUnitRelease(const ReleaseRequest& r, const char* neighbors) {
                           row.delta,
                           row.curve.empty() ? nullptr : row.curve.data(),
                           static_cast<int>(row.curve.size())};
-  return ChargeRelease(charge, r.relations, r.n_relations);
+  return ChargeRelease(charge, r.relations, r.n_relations, r.outcome);
 }
 
 int64 ReleaseUnitCount(const ReleaseRequest& r, Oid reader, const char* count_sql) {

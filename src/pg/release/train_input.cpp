@@ -104,17 +104,27 @@ bool MayReadColumns(Oid relid, Oid role, const char* const* columns, int n_colum
 
 // dperm.train's arguments resolved (train_input.hpp).
 TrainInput ResolveInput(FunctionCallInfo fcinfo) {
-  TrainInput in = {};
-  in.relid = PG_GETARG_OID(0);
   // features: a float8[] column's name, or a feature spec (jsonb) of raw
   // columns with public domains (feature_spec_pg.hpp).
-  in.has_spec = get_fn_expr_argtype(fcinfo->flinfo, 1) == JSONBOID;
-  in.features = in.has_spec ? pstrdup("features") : text_to_cstring(PG_GETARG_TEXT_PP(1));
-  in.label = text_to_cstring(PG_GETARG_TEXT_PP(2));
-  in.loss_name = text_to_cstring(PG_GETARG_TEXT_PP(3));
-  in.options = PG_GETARG_JSONB_P(4);
-  in.mode =
-      PG_NARGS() > 5 ? ParseTrainMode(text_to_cstring(PG_GETARG_TEXT_PP(5))) : TrainMode::kAuto;
+  const bool has_spec = get_fn_expr_argtype(fcinfo->flinfo, 1) == JSONBOID;
+  return ResolveTrainInput(
+      PG_GETARG_OID(0), has_spec ? nullptr : text_to_cstring(PG_GETARG_TEXT_PP(1)),
+      has_spec ? PG_GETARG_JSONB_P(1) : nullptr, text_to_cstring(PG_GETARG_TEXT_PP(2)),
+      text_to_cstring(PG_GETARG_TEXT_PP(3)), PG_GETARG_JSONB_P(4),
+      PG_NARGS() > 5 ? ParseTrainMode(text_to_cstring(PG_GETARG_TEXT_PP(5))) : TrainMode::kAuto);
+}
+
+TrainInput ResolveTrainInput(Oid relid, const char* features, Jsonb* feature_spec,
+                             const char* label, const char* loss_name, Jsonb* options,
+                             TrainMode mode) {
+  TrainInput in = {};
+  in.relid = relid;
+  in.has_spec = feature_spec != nullptr;
+  in.features = in.has_spec ? pstrdup("features") : pstrdup(features);
+  in.label = pstrdup(label);
+  in.loss_name = pstrdup(loss_name);
+  in.options = options;
+  in.mode = mode;
   in.caller = GetUserId();
   // A view is read as the caller like any relation not protected (a view is
   // never protected); its body runs with its owner's rights, as in the
@@ -122,7 +132,7 @@ TrainInput ResolveInput(FunctionCallInfo fcinfo) {
   // reads (TrainRelations).
   in.name = LockReadableRelation(in.relid, &in.owner, true);
   in.loss = ParseLossName(in.loss_name);
-  if (in.has_spec) in.spec = SpecFeaturesFor(in.relid, PG_GETARG_JSONB_P(1));
+  if (in.has_spec) in.spec = SpecFeaturesFor(in.relid, feature_spec);
   in.read_columns = static_cast<const char**>(palloc(sizeof(char*) * (in.spec.n_columns + 2)));
   if (in.has_spec)
     for (int c = 0; c < in.spec.n_columns; c++) in.read_columns[in.n_read++] = in.spec.columns[c];
@@ -171,7 +181,14 @@ void CheckReader(TrainInput* in) {
   Oid feature_type = in->has_spec ? FLOAT8ARRAYOID : ColumnType(in->relid, in->features);
   in->label_type = ColumnType(in->relid, in->label);
   if (in->spec_label) in->label_type = CheckSpecLabel(*in->spec.spec, in->label, in->loss);
-  if (feature_type != FLOAT8ARRAYOID)
+  if (in->numeric_arrays && feature_type != FLOAT8ARRAYOID && feature_type != FLOAT4ARRAYOID &&
+      feature_type != NUMERICARRAYOID && feature_type != INT2ARRAYOID &&
+      feature_type != INT4ARRAYOID && feature_type != INT8ARRAYOID)
+    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                    errmsg("column \"%s\" must be a numeric array (float8[], real[], numeric[], "
+                           "integer[]), not %s",
+                           in->features, format_type_be(feature_type))));
+  if (!in->numeric_arrays && feature_type != FLOAT8ARRAYOID)
     ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
                     errmsg("column \"%s\" must be float8[], not %s", in->features,
                            format_type_be(feature_type))));

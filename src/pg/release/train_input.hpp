@@ -62,11 +62,22 @@ struct TrainInput {
   Oid reader;
   Oid label_type;
   TrainTarget target;
+  // Features of any numeric array type, cast to float8[] as dperm's
+  // aggregate would (a named model's run on a relation it reads:
+  // model_versions.cpp); otherwise float8[] only.
+  bool numeric_arrays;
 };
 
 // Step 1 of dperm.train: its arguments (`fcinfo`), the relation locked, the
 // columns read and the features and label as SQL expressions of them.
 TrainInput ResolveInput(FunctionCallInfo fcinfo);
+
+// The same from values (a named model's run, model_versions.cpp): the
+// features a column's name, or (feature_spec set, features unused) a
+// feature spec of raw columns.
+TrainInput ResolveTrainInput(Oid relid, const char* features, Jsonb* feature_spec,
+                             const char* label, const char* loss_name, Jsonb* options,
+                             TrainMode mode);
 
 // Step 2: who reads. A protected relation is read as its owner by the
 // analysts the owner listed (refused while row-level security is enabled

@@ -210,6 +210,35 @@ Datum ReleaseRows(const TrainInput& in, const ReleaseRequest& r, const TrainSour
   return Release(r, {&buffer, &rows, nullptr});
 }
 
+// Steps 2 to 6 on a resolved input (train_steps.hpp).
+Datum TrainResolved(TrainInput* input, ChargeOutcome* outcome, bool* isnull) {
+  TrainInput& in = *input;
+  SPI_connect();
+  CheckReader(&in);
+  Oid dataset;
+  ReleaseRequest request = RequestFor(in, &dataset);
+  request.outcome = outcome;
+  // dperm.progress: this release's row, ended below or by the transaction
+  // callbacks should anything raise (progress.cpp).
+  const uint64 progress = ProgressBegin(in.relid, in.loss);
+  ProgressSetPhase(ProgressPhase::kCountingRows);
+  ChargedTo(in, dataset, &request);
+  const TrainSource source = CountRows(in, &request);
+  bool distributed;
+  const bool streaming = ChooseStreaming(in, request, &distributed);
+  // An empty relation releases nothing and charges nothing (n = 0 is public).
+  *isnull = request.n == 0;
+  Datum model = (Datum)0;
+  if (!*isnull)
+    model = SPI_datumTransfer(ReleaseRows(in, request, source, streaming, distributed), false, -1);
+  SPI_finish();
+  // A target label's bounds: the model back in the label's units.
+  if (!*isnull && in.spec_label && dperm::LossLabel(in.loss) == dperm::LabelKind::kTarget)
+    model = RescaledTargetModel(model, in.spec.spec->label.lo, in.spec.spec->label.hi);
+  ProgressEnd(progress);
+  return model;
+}
+
 }  // namespace dperm::pg
 
 using namespace dperm::pg;
@@ -230,28 +259,8 @@ using namespace dperm::pg;
 // 5-argument form) streams exactly when the rows would not fit.
 DPERM_FUNCTION(dperm_train) {
   TrainInput in = ResolveInput(fcinfo);
-  SPI_connect();
-  CheckReader(&in);
-  Oid dataset;
-  ReleaseRequest request = RequestFor(in, &dataset);
-  // dperm.progress: this release's row, ended below or by the transaction
-  // callbacks should anything raise (progress.cpp).
-  const uint64 progress = ProgressBegin(in.relid, in.loss);
-  ProgressSetPhase(ProgressPhase::kCountingRows);
-  ChargedTo(in, dataset, &request);
-  const TrainSource source = CountRows(in, &request);
-  bool distributed;
-  const bool streaming = ChooseStreaming(in, request, &distributed);
-  // An empty relation releases nothing and charges nothing (n = 0 is public).
-  const bool isnull = request.n == 0;
-  Datum model = (Datum)0;
-  if (!isnull)
-    model = SPI_datumTransfer(ReleaseRows(in, request, source, streaming, distributed), false, -1);
-  SPI_finish();
-  // A target label's bounds: the model back in the label's units.
-  if (!isnull && in.spec_label && dperm::LossLabel(in.loss) == dperm::LabelKind::kTarget)
-    model = RescaledTargetModel(model, in.spec.spec->label.lo, in.spec.spec->label.hi);
-  ProgressEnd(progress);
+  bool isnull;
+  Datum model = TrainResolved(&in, nullptr, &isnull);
   if (isnull) PG_RETURN_NULL();
   PG_RETURN_DATUM(model);
 }

@@ -135,6 +135,43 @@ const char* QueryChargedTo(const TrainInput& in, Oid dataset, ReleaseRequest* re
   return unit_column;
 }
 
+Datum TrainQueryResolved(const char* query_text, TrainInput in, ChargeOutcome* outcome,
+                         bool* isnull) {
+  in.caller = GetUserId();
+  in.loss = ParseLossName(in.loss_name);
+  SPI_connect();
+  // Steps 1 and 2: the query, as the caller; who reads; the columns.
+  const QueryInput q = AnalyseQueryInput(query_text, IsPrivateQueryRelation);
+  in.relid = q.relid;
+  in.name = LockReadableRelation(q.relid, &in.owner, false);
+  CheckQueryReader(&in, q);
+  Oid features_type;
+  QueryColumnTypes(q, in.features, in.label, &features_type, &in.label_type);
+  in.target = TargetFor(in.loss, in.label_type, in.label, in.loss_name);
+  in.features_sql = quote_identifier(in.features);
+  in.label_sql = quote_identifier(in.label);
+  // Step 3: the request, the charge's relations and the unit.
+  Oid dataset;
+  ReleaseRequest request = RequestFor(in, &dataset);
+  request.outcome = outcome;
+  const uint64 progress = ProgressBegin(in.relid, in.loss);
+  ProgressSetPhase(ProgressPhase::kCountingRows);
+  const char* unit_column = QueryChargedTo(in, dataset, &request);
+  in.qualified = psprintf("(%s)", CanonicalQueryText(q, in.features, in.label, unit_column));
+  // Steps 4 to 6 as dperm.train's unit path: the noisy count, charged whole,
+  // then units * k slots, in memory or streaming.
+  const TrainSource source = CountRows(in, &request);
+  bool distributed;
+  const bool streaming = ChooseStreaming(in, request, &distributed);
+  *isnull = request.n == 0;
+  Datum model = (Datum)0;
+  if (!*isnull)
+    model = SPI_datumTransfer(ReleaseRows(in, request, source, streaming, distributed), false, -1);
+  SPI_finish();
+  ProgressEnd(progress);
+  return model;
+}
+
 }  // namespace dperm::pg
 
 using namespace dperm::pg;
@@ -153,37 +190,8 @@ DPERM_FUNCTION(dperm_train_query) {
   in.options = PG_GETARG_JSONB_P(4);
   in.mode =
       PG_NARGS() > 5 ? ParseTrainMode(text_to_cstring(PG_GETARG_TEXT_PP(5))) : TrainMode::kAuto;
-  in.caller = GetUserId();
-  in.loss = ParseLossName(in.loss_name);
-  SPI_connect();
-  // Steps 1 and 2: the query, as the caller; who reads; the columns.
-  const QueryInput q = AnalyseQueryInput(query_text, IsPrivateQueryRelation);
-  in.relid = q.relid;
-  in.name = LockReadableRelation(q.relid, &in.owner, false);
-  CheckQueryReader(&in, q);
-  Oid features_type;
-  QueryColumnTypes(q, in.features, in.label, &features_type, &in.label_type);
-  in.target = TargetFor(in.loss, in.label_type, in.label, in.loss_name);
-  in.features_sql = quote_identifier(in.features);
-  in.label_sql = quote_identifier(in.label);
-  // Step 3: the request, the charge's relations and the unit.
-  Oid dataset;
-  ReleaseRequest request = RequestFor(in, &dataset);
-  const uint64 progress = ProgressBegin(in.relid, in.loss);
-  ProgressSetPhase(ProgressPhase::kCountingRows);
-  const char* unit_column = QueryChargedTo(in, dataset, &request);
-  in.qualified = psprintf("(%s)", CanonicalQueryText(q, in.features, in.label, unit_column));
-  // Steps 4 to 6 as dperm.train's unit path: the noisy count, charged whole,
-  // then units * k slots, in memory or streaming.
-  const TrainSource source = CountRows(in, &request);
-  bool distributed;
-  const bool streaming = ChooseStreaming(in, request, &distributed);
-  const bool isnull = request.n == 0;
-  Datum model = (Datum)0;
-  if (!isnull)
-    model = SPI_datumTransfer(ReleaseRows(in, request, source, streaming, distributed), false, -1);
-  SPI_finish();
-  ProgressEnd(progress);
+  bool isnull;
+  Datum model = TrainQueryResolved(query_text, in, nullptr, &isnull);
   if (isnull) PG_RETURN_NULL();
   PG_RETURN_DATUM(model);
 }

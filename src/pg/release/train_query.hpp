@@ -25,4 +25,11 @@ void CheckQueryReader(TrainInput* in, const QueryInput& q);
 // relation's unit column, or nullptr for the row.
 const char* QueryChargedTo(const TrainInput& in, Oid dataset, ReleaseRequest* request);
 
+// dperm.train_query on `query_text` with `in`'s features, label, loss_name,
+// options and mode (the rest is resolved here), its charge told to
+// `outcome` (nullptr: nobody; a named model's run: model_query_run.cpp).
+// Returns the model, or *isnull for a noisy size of zero (charged).
+Datum TrainQueryResolved(const char* query_text, TrainInput in, ChargeOutcome* outcome,
+                         bool* isnull);
+
 }  // namespace dperm::pg

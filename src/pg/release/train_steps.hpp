@@ -37,4 +37,10 @@ bool ChooseStreaming(const TrainInput& in, const ReleaseRequest& r, bool* distri
 Datum ReleaseRows(const TrainInput& in, const ReleaseRequest& r, const TrainSource& source,
                   bool streaming, bool distributed);
 
+// dperm.train on a resolved input (ResolveInput, ResolveTrainInput): who
+// reads, the request (its charge told to `outcome`, nullptr: nobody), the
+// count, the mode, the release. Returns the model, or *isnull for an empty
+// relation (nothing charged).
+Datum TrainResolved(TrainInput* in, ChargeOutcome* outcome, bool* isnull);
+
 }  // namespace dperm::pg
