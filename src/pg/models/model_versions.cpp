@@ -8,11 +8,13 @@
 // of the caller's transaction, so a charged run that pg_cron reports as
 // failed is also a failed version.
 //
-// A run trains as the caller (dperm.train for protected relations, dperm's
-// aggregate on relations the caller reads, both through the release
-// pipeline, release.cpp), and switches identity only for dperm's own
-// catalog, with search_path pinned to "pg_catalog, pg_temp" (pg_temp last)
-// and every name qualified (internal_sql.cpp).
+// A run trains as the caller through dperm.train's steps, called in C
+// (TrainResolved; a query model: dperm.train_query's, TrainQueryResolved),
+// with the run's ChargeOutcome in the request: ChargeRelease tells it the
+// charge (or that it is in doubt), so a failed run is recorded with its
+// ledger row; no release state crosses an SPI call. It switches identity
+// only for dperm's own catalog, with search_path pinned to "pg_catalog,
+// pg_temp" (pg_temp last) and every name qualified (internal_sql.cpp).
 #include "dperm/options/options.hpp"
 
 #include "ledger/charge.hpp"
