@@ -47,3 +47,11 @@ COMMENT ON FUNCTION dperm.sqrt(float8) IS 'the square root, or NULL for x < 0 (w
 COMMENT ON FUNCTION dperm.plus(float8, float8) IS 'x + y, or NULL where float8 addition would raise (an infinite sum of finite numbers)';
 COMMENT ON FUNCTION dperm.minus(float8, float8) IS 'x - y, or NULL where float8 subtraction would raise';
 COMMENT ON FUNCTION dperm.times(float8, float8) IS 'x * y, or NULL where float8 multiplication would raise (overflow, or underflow to zero)';
+
+-- dperm.evaluate_query (src/pg/models/evaluate_query.cpp): dperm.evaluate on
+-- the rows of a query (dperm.train_query's rules, checked before the
+-- charge); the number of rows is released noisily with the metric sums.
+CREATE FUNCTION dperm.evaluate_query(name text, query text, features text, label text,
+                                     options jsonb)
+  RETURNS jsonb AS 'MODULE_PATHNAME', 'dperm_evaluate_query' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION dperm.evaluate_query(text, text, text, text, jsonb) IS 'a private estimate of a named model''s accuracy and log-loss (classifiers) or RMSE (Huber) on the rows a SELECT of one budgeted or protected relation gives (dperm.train_query''s rules); the metric sums and the number of rows (each unit bounded to max_rows_per_unit rows) released together with discrete Laplace noise at epsilon, one charge, the metrics divided by the noisy count';

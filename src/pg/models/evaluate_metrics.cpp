@@ -67,7 +67,8 @@ char* MetricSql(dperm::LossKind loss, const char* features, const char* label_ex
   // [0, B] is rounded to B 2^-40 and the integers round(v/B 2^40) summed as
   // bigint (an exact numeric sum, whatever the row order or the parallel
   // plan), then rounded once to a double; the slack passed to
-  // ReleaseBoundedSums counts the grid and that rounding. The count is exact.
+  // ReleaseBoundedSums counts the grid and that rounding. The count (the
+  // third column, released by dperm.evaluate_query) is exact.
   char* sql;
   if (regression)
     sql = psprintf(
@@ -76,7 +77,7 @@ char* MetricSql(dperm::LossKind loss, const char* features, const char* label_ex
         "         ELSE $3 OPERATOR(pg_catalog.*) $3 END) OPERATOR(pg_catalog./) ($3 OPERATOR(pg_catalog.*) $3)"
         "         OPERATOR(pg_catalog.*) 1099511627776::pg_catalog.float8)::pg_catalog.int8), 0)::pg_catalog.float8"
         "         OPERATOR(pg_catalog.*) ($3 OPERATOR(pg_catalog.*) $3) OPERATOR(pg_catalog./) 1099511627776::pg_catalog.float8,"
-        "       0 FROM (%s) r",
+        "       0, pg_catalog.count(*)::pg_catalog.float8 FROM (%s) r",
         ok, ext, rows);
   else
     sql = psprintf(
@@ -87,8 +88,8 @@ char* MetricSql(dperm::LossKind loss, const char* features, const char* label_ex
         "           (%s.dp_predict_proba($1, r.f))[r.y OPERATOR(pg_catalog.+) 1])))"
         "         ELSE $3 END) OPERATOR(pg_catalog./) $3"
         "         OPERATOR(pg_catalog.*) 1099511627776::pg_catalog.float8)::pg_catalog.int8), 0)::pg_catalog.float8"
-        "         OPERATOR(pg_catalog.*) $3 OPERATOR(pg_catalog./) 1099511627776::pg_catalog.float8"
-        "  FROM (%s) r",
+        "         OPERATOR(pg_catalog.*) $3 OPERATOR(pg_catalog./) 1099511627776::pg_catalog.float8,"
+        "       pg_catalog.count(*)::pg_catalog.float8 FROM (%s) r",
         ok, ext, ok, ext, rows);
   return sql;
 }
@@ -101,6 +102,9 @@ void ReadMetricSums(void* arg, double* sums) {
   bool isnull;
   sums[0] = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
   sums[1] = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+  if (m->count_index >= 0)
+    sums[m->count_index] =
+        DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
 }
 
 }  // namespace dperm::pg

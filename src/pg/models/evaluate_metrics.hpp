@@ -26,7 +26,8 @@ char* SpecLabel(dperm::LossKind loss, const dperm::FeatureColumn& label, const c
 
 // The query of the metric sums over the rows of `qualified` ($1 the model,
 // $2 d, $3 the bound): `features` and `label` are SQL expressions of its
-// columns (ColumnLabel, SpecLabel); `ext` dperm's schema, quoted.
+// columns (ColumnLabel, SpecLabel); `ext` dperm's schema, quoted. Its
+// columns: the metric sums (the second 0 for a regression), then count(*).
 char* MetricSql(dperm::LossKind loss, const char* features, const char* label_expr,
                 const char* qualified, const char* ext);
 
@@ -39,6 +40,9 @@ struct MetricRead {
   Datum model;
   int32 d;
   double bound;
+  // Where the read puts the number of rows (MetricSql's third column) among
+  // the sums: after the metric sums (dperm.evaluate_query), or -1: not read.
+  int count_index = -1;
 };
 void ReadMetricSums(void* arg, double* sums);
 

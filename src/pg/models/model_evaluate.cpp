@@ -124,21 +124,6 @@ EvaluateOptions ParseEvaluateOptions(Jsonb* options) {
   return o;
 }
 
-namespace {
-
-// The trained version of `owner`'s model `name` that dperm.evaluate
-// evaluates (`version`, or the latest), read as the caller (row-level
-// security applies); 55000 if there is none. Copies into `context`.
-struct TrainedVersion {
-  int32 version;
-  char* loss_name;
-  Oid model_type;
-  Datum model;
-  int32 d;
-  int32 classes;
-  char* label;         // the label column it was trained with
-  char* feature_spec;  // the feature spec it was trained through, or nullptr
-};
 TrainedVersion LoadTrainedVersion(const char* name, int32 wanted, Oid owner, Oid caller,
                                   MemoryContext context) {
   TrainedVersion v;
@@ -177,6 +162,9 @@ TrainedVersion LoadTrainedVersion(const char* name, int32 wanted, Oid owner, Oid
   SPI_finish();
   return v;
 }
+
+namespace {
+
 
 // The role that reads `relid` for the caller: the caller on a relation it
 // may SELECT, the owner of a protected relation the caller is an analyst
@@ -346,7 +334,14 @@ DPERM_FUNCTION(dperm_evaluate) {
   int n_relations = 0;
   Oid* relations = TrainRelations(relid, InvalidOid, &n_relations);
   // Its metrics are means over n, which states the number of rows: not
-  // private when a unit may be added or removed (privacy_unit.hpp).
+  // private when a unit may be added or removed (privacy_unit.hpp). On a
+  // relation whose budget declares a unit, the evaluation is
+  // dperm.evaluate_query's on SELECT * FROM it (each unit bounded to k rows,
+  // n released noisily with the sums); through a feature spec it is refused.
+  if (!through_spec && UnitOf(relations, n_relations).column != nullptr) {
+    SPI_finish();
+    return EvaluateQueryModel(name, psprintf("SELECT * FROM %s", qualified), features, label, o);
+  }
   RefuseUnitRelations(relations, n_relations, "dperm.evaluate");
   // The same check as every reader: a partition or child of a budgeted or
   // protected parent is not read alone (its n would be the subset's).

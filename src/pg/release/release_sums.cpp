@@ -15,6 +15,7 @@
 namespace dperm::pg {
 
 SumsRelease ReleaseSums(const SumsRequest& r, ReadSums read, void* arg) {
+  if (r.count < 1 || r.count > kMaxSums) elog(ERROR, "ReleaseSums: %d sums", r.count);
   // Step 2: a pure epsilon-DP release (discrete Laplace), charged on its
   // curve before a row is read.
   double* curve = static_cast<double*>(palloc(sizeof(double) * 64));
@@ -37,14 +38,14 @@ SumsRelease ReleaseSums(const SumsRequest& r, ReadSums read, void* arg) {
                           n_curve,
                           r.seeded,
                           r.unit,
+                          r.epsilon,
                           0,
-                          0,
-                          nullptr,
-                          0};
+                          curve,
+                          n_curve};
 
   SumsRelease out;
   if (!r.charged) out.ledger_id = ChargeRelease(charge, r.relations, r.n_relations, nullptr);
-  double sums[2] = {0, 0};
+  double sums[kMaxSums] = {0, 0, 0};
   read(arg, sums);
   // Steps 3 and 4.
   NoiseKey key = DrawNoiseKey(r.seeded, r.seed);

@@ -14,6 +14,7 @@ namespace dperm::pg {
 // clipped sums (PostgreSQL phase; so whatever the read raises is paid for),
 // then the key (step 3) and ReleaseBoundedSums with `bounds` and `slack`
 // (exact_sum.hpp) under RunKeyed (step 4).
+constexpr int kMaxSums = 3;  // dperm.evaluate_query: two metric sums and n
 struct SumsRequest {
   const char* algorithm;  // the ledger's algorithm and mechanism columns
   const char* mechanism;
@@ -26,19 +27,21 @@ struct SumsRequest {
   Oid role;
   const Oid* relations;
   int n_relations;
-  int count;             // sums released, at most 2
+  int count;             // sums released, at most kMaxSums
   const double* bounds;  // each sum's per-row bound
   double slack;
   // The privacy unit the release is charged for (column nullptr: the row),
   // and the epsilon the noise is drawn at: epsilon, or epsilon / k when
   // one unit moves a sum by k bounds (group privacy; for epsilon-DP
-  // exactly epsilon per unit).
+  // exactly epsilon per unit). At a declared unit the release is charged
+  // epsilon at the row as well, to budgets that name no unit (one row moves
+  // a sum by at most one bound: at most epsilon / k <= epsilon).
   PrivacyUnit unit;
   double noise_epsilon;
   bool charged;  // charged with the release it is part of (ReleaseUnitCount)
 };
 struct SumsRelease {
-  double values[2] = {0, 0};
+  double values[kMaxSums] = {0, 0, 0};
   double scale = 0, grid = 0;
   int64 ledger_id = 0;
 };
