@@ -84,8 +84,8 @@ char* BoundedQuerySource(const char* canonical, const PrivacyUnit& u, const char
   uint8 key[16];
   if (o.has_seed) {
     for (int i = 0; i < 16; i++)
-      key[i] = static_cast<uint8>(static_cast<uint64>(o.seed) >> (8 * (i % 8))) ^
-               static_cast<uint8>(i);
+      key[i] =
+          static_cast<uint8>(static_cast<uint64>(o.seed) >> (8 * (i % 8))) ^ static_cast<uint8>(i);
   } else if (!pg_strong_random(key, sizeof key)) {
     ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
                     errmsg("could not generate a random key for the units' rows")));
@@ -182,8 +182,8 @@ Datum EvaluateQueryModel(const char* name, const char* query_text, const char* f
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("the features and the label must be different columns"),
                     errdetail("Nothing was charged.")));
-  const char* label_sql = ColumnLabel(loss, TargetFor(loss, label_type, label, v.loss_name),
-                                      v.classes, label);
+  const char* label_sql =
+      ColumnLabel(loss, TargetFor(loss, label_type, label, v.loss_name), v.classes, label);
   // The relations charged and the unit (QueryChargedTo's, without a model).
   int n_relations = 0;
   Oid* relations = TrainRelations(q.relid, InvalidOid, &n_relations);
@@ -206,15 +206,15 @@ Datum EvaluateQueryModel(const char* name, const char* query_text, const char* f
 
   const double bound = regression ? o.residual_bound : o.loss_bound;
   const int metrics = regression ? 1 : 2;
-  MetricRead read = {in.reader,
-                     MetricSql(loss, quote_identifier(features), label_sql,
-                               BoundedQuerySource(canonical, u, features, label, o),
-                               quote_identifier(schema)),
-                     v.model_type,
-                     v.model,
-                     v.d,
-                     bound,
-                     metrics};
+  MetricRead read = {
+      in.reader,
+      MetricSql(loss, quote_identifier(features), label_sql,
+                BoundedQuerySource(canonical, u, features, label, o), quote_identifier(schema)),
+      v.model_type,
+      v.model,
+      v.d,
+      bound,
+      metrics};
   const double bounds[3] = {regression ? bound * bound : 1.0, regression ? 1.0 : bound, 1.0};
   SumsRequest request = {"evaluate",
                          "discrete Laplace on clipped sums and their count",

@@ -165,7 +165,6 @@ TrainedVersion LoadTrainedVersion(const char* name, int32 wanted, Oid owner, Oid
 
 namespace {
 
-
 // The role that reads `relid` for the caller: the caller on a relation it
 // may SELECT, the owner of a protected relation the caller is an analyst
 // of (as dperm.train reads it); 42501 otherwise. Needs SPI.

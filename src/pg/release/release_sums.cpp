@@ -25,23 +25,9 @@ SumsRelease ReleaseSums(const SumsRequest& r, ReadSums read, void* arg) {
     n_curve = static_cast<int>(c.size());
     for (int i = 0; i < n_curve && i < 64; i++) curve[i] = c[i];
   });
-  ChargeRequest charge = {r.role,
-                          r.algorithm,
-                          r.mechanism,
-                          r.loss,
-                          NeighborsOf(r.unit),
-                          r.epsilon,
-                          0,
-                          r.n,
-                          r.d,
-                          curve,
-                          n_curve,
-                          r.seeded,
-                          r.unit,
-                          r.epsilon,
-                          0,
-                          curve,
-                          n_curve};
+  ChargeRequest charge = {
+      r.role, r.algorithm, r.mechanism, r.loss, NeighborsOf(r.unit), r.epsilon, 0,     r.n,    r.d,
+      curve,  n_curve,     r.seeded,    r.unit, r.epsilon,           0,         curve, n_curve};
 
   SumsRelease out;
   if (!r.charged) out.ledger_id = ChargeRelease(charge, r.relations, r.n_relations, nullptr);
