@@ -101,7 +101,7 @@ SELECT dperm.evaluate_query('eq_none', $$SELECT features, wage > 1000 AS high FR
 SELECT dperm.evaluate_query('eq_m', $$SELECT features, wage > 1000 AS high FROM eq_wages$$,
     'features', 'high', '{"epsilon": 50}');
 RESET ROLE;
--- a role that is not an analyst of the protected relation (its own model)
+-- another role: a model is its owner's (42704 before anything is read)
 SET ROLE regress_eq_other;
 SELECT dperm.evaluate_query('eq_m', $$SELECT features, wage > 1000 AS high FROM eq_wages$$,
     'features', 'high', '{"epsilon": 1}');
@@ -132,4 +132,3 @@ SELECT neighbors, epsilon, mechanism FROM dperm.ledger
 
 SELECT dperm.drop_model('eq_m');
 SELECT dperm.drop_model('eq_pm');
-DROP TABLE eq_wages, eq_panel;

@@ -136,7 +136,7 @@ void QueryEvaluationJson(const char* name, Oid owner, int32 version, const char*
       "   'evaluated_at', pg_catalog.now(), 'private', NOT $13,"
       "   'mechanism', 'discrete Laplace on clipped sums and their count, divided by the noisy"
       " count (at least 1)',"
-      "   'privacy_unit', CASE WHEN $14 OPERATOR(pg_catalog.=) '' THEN 'row'::pg_catalog.jsonb"
+      "   'privacy_unit', CASE WHEN $14 OPERATOR(pg_catalog.=) '' THEN pg_catalog.to_jsonb('row'::pg_catalog.text)"
       "     ELSE pg_catalog.jsonb_build_object('column', $14, 'max_rows_per_unit', $15) END,"
       "   'noise_scale', $8, 'grid', $9)"
       " OPERATOR(pg_catalog.||) CASE WHEN $11"
