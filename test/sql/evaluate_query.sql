@@ -121,7 +121,7 @@ SELECT dperm.train_model_query('eq_pm', $$SELECT features, above FROM eq_panel W
     'features', 'above', 'logistic', dp_options(epsilon => 2, dimension => 2, seed => 2)) AS version;
 SELECT e->'privacy_unit' AS unit, e->'n_noisy' AS n_noisy,
        abs((e->>'n')::float8 - 1200) <= 20 * (e->>'noise_scale')::float8 AS n_near_3_per_person,
-       (e->>'noise_scale')::float8 BETWEEN 9 AND 9.03 AS scale_is_3k_over_epsilon
+       (e->>'noise_scale')::float8 BETWEEN 9 AND 9.1 AS scale_is_3k_over_epsilon
   FROM (SELECT dperm.evaluate_query('eq_pm', $$SELECT features, above FROM eq_panel WHERE year >= 1981$$,
           'features', 'above', '{"epsilon": 1, "seed": 3}') e) s;
 SELECT e->'privacy_unit' AS unit, e->>'query' AS query, e ? 'accuracy' AS has_accuracy,
