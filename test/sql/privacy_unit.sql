@@ -121,13 +121,15 @@ SELECT e->'n' AS n, e->'epsilon' AS epsilon, e->'privacy_unit'->'units' AS units
        e->'privacy_unit'->'row_epsilon' AS row_epsilon
   FROM (SELECT dp_explain('logistic', 60, 2, dp_options(epsilon => 1, max_rows_per_unit => 4)) e) s;
 
--- Named models are unit-level too; dperm.evaluate, whose metrics are means
--- over n, refuses a relation with a unit.
+-- Named models are unit-level too; dperm.evaluate on a relation with a unit
+-- is dperm.evaluate_query's on SELECT * FROM it (each unit bounded to k
+-- rows, n released noisily with the metric sums).
 SELECT dperm.train_model('per_customer', 'events', 'features', 'label', 'logistic',
                          dp_options(epsilon => 1, dimension => 2));
 SELECT ((dperm.model('per_customer')).model::jsonb)->'privacy_unit'->>'column' AS model_unit;
 \set VERBOSITY terse
-SELECT dperm.evaluate('per_customer', 'events', 'features', 'label', '{"epsilon": 1}');
+SELECT e->'privacy_unit' AS unit, e->'n_noisy' AS n_noisy, e ? 'accuracy' AS has_accuracy
+  FROM (SELECT dperm.evaluate('per_customer', 'events', 'features', 'label', '{"epsilon": 1}') e) s;
 \set VERBOSITY default
 -- (the default algorithm depends on n = units x k, and units is the noisy
 -- count of an unseeded release: objective where n times the row-level epsilon
