@@ -55,3 +55,13 @@ CREATE FUNCTION dperm.evaluate_query(name text, query text, features text, label
                                      options jsonb)
   RETURNS jsonb AS 'MODULE_PATHNAME', 'dperm_evaluate_query' LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION dperm.evaluate_query(text, text, text, text, jsonb) IS 'a private estimate of a named model''s accuracy and log-loss (classifiers) or RMSE (Huber) on the rows a SELECT of one budgeted or protected relation gives (dperm.train_query''s rules); the metric sums and the number of rows (each unit bounded to max_rows_per_unit rows) released together with discrete Laplace noise at epsilon, one charge, the metrics divided by the noisy count';
+
+-- dperm.evaluate_query_groups (src/pg/models/evaluate_query_groups.cpp):
+-- each group's model (dperm.train_query_groups' output, as a JSON object
+-- from key to model) evaluated on its group's rows, charged once (parallel
+-- composition).
+CREATE FUNCTION dperm.evaluate_query_groups(query text, features text, label text,
+                                            group_by text, models jsonb, options jsonb)
+  RETURNS TABLE(group_key text, evaluation jsonb)
+  AS 'MODULE_PATHNAME', 'dperm_evaluate_query_groups' LANGUAGE C STRICT VOLATILE ROWS 10;
+COMMENT ON FUNCTION dperm.evaluate_query_groups(text, text, text, text, jsonb, jsonb) IS 'one private evaluation per group of the query''s output column group_by: models is a JSON object from each declared key to its model (jsonb_object_agg(group_key, model::jsonb) of dperm.train_query_groups; null: not evaluated); the metric sums and the number of rows of each group released as dperm.evaluate_query does; the groups are disjoint, so the statement is charged one evaluation''s epsilon (parallel composition), in one ledger row; refused on a relation with a privacy unit';

@@ -142,4 +142,21 @@ Expr* GroupFilter(const QueryInput& q, const QueryGroups& g, int i) {
                        InvalidOid, g.collation);
 }
 
+uint64 GroupSeed(uint64 seed, int i) {
+  return seed + static_cast<uint64>(i + 1) * UINT64CONST(0x9E3779B97F4A7C15);
+}
+
+void RefuseUnitGroups(const char* who, const char* one_by_one, const char* relation,
+                      const char* unit_column) {
+  ereport(ERROR,
+          (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+           errmsg("%s cannot group a relation with a privacy unit: %s counts privacy per %s", who,
+                  relation, unit_column),
+           errdetail("A unit's rows may fall in several groups, so the groups do not compose in "
+                     "parallel at the unit. Nothing was charged."),
+           errhint("Release each group with %s (each release is charged), or group a relation "
+                   "whose budget names no unit.",
+                   one_by_one)));
+}
+
 }  // namespace dperm::pg

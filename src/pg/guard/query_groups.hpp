@@ -42,4 +42,17 @@ QueryGroups AnalyseQueryGroups(const QueryInput& q, const char* group_by, Jsonb*
 // CanonicalQueryText.
 Expr* GroupFilter(const QueryInput& q, const QueryGroups& g, int i);
 
+// Group i's seed under the superuser-only seed (dperm.allow_seed): distinct
+// per group (splitmix64's increment), so no two groups share noise.
+uint64 GroupSeed(uint64 seed, int i);
+
+// Refuses (0A000, nothing charged) to group `relation`, whose budgets
+// declare the unit `unit_column`: a unit's rows may fall in several
+// groups, so the groups do not compose in parallel at the unit
+// (train_query_groups.cpp, "The unit rule"). `who` names the grouped
+// function, `one_by_one` the function that releases one group (each
+// charged).
+[[noreturn]] void RefuseUnitGroups(const char* who, const char* one_by_one, const char* relation,
+                                   const char* unit_column);
+
 }  // namespace dperm::pg

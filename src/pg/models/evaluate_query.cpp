@@ -54,6 +54,7 @@
 #include "guard/query_input.hpp"
 #include "guard/relations.hpp"
 #include "models/evaluate_metrics.hpp"
+#include "models/evaluate_query.hpp"
 #include "models/model_evaluate.hpp"
 #include "models/model_records.hpp"
 #include "models/model_registry.hpp"
@@ -105,33 +106,124 @@ char* BoundedQuerySource(const char* canonical, const PrivacyUnit& u, const char
       static_cast<long long>(u.max_rows));
 }
 
-// The evaluation's JSON (the result) and the record stored with the version.
-void QueryEvaluationJson(const char* name, Oid owner, int32 version, const char* query,
-                         const PrivacyUnit& u, const EvaluateOptions& o, double n, double m1,
-                         double m2, double bound, const SumsRelease& released, bool regression,
-                         Oid caller, MemoryContext context, char** evaluation, char** record) {
+}  // namespace
+
+EvaluationQuery CheckEvaluationQuery(const char* query, const char* features, const char* label,
+                                     const EvaluatedModel& m) {
+  EvaluationQuery e = {};
+  e.caller = GetUserId();
+  e.features = features;
+  e.label = label;
+  // The query, who reads it and its columns: dperm.train_query's checks,
+  // every refusal before the charge.
+  e.q = AnalyseQueryInput(query, IsPrivateQueryRelation);
+  TrainInput in = {};
+  in.relid = e.q.relid;
+  in.caller = e.caller;
+  in.name = LockReadableRelation(e.q.relid, &in.owner, false);
+  CheckQueryReader(&in, e.q);
+  e.reader = in.reader;
+  e.relation = in.name;
+  Oid features_type, label_type;
+  QueryColumnTypes(e.q, features, label, &features_type, &label_type);
+  if (strcmp(features, label) == 0)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("the features and the label must be different columns"),
+                    errdetail("Nothing was charged.")));
+  if (m.loss_name != nullptr)
+    e.label_sql =
+        ColumnLabel(m.loss, TargetFor(m.loss, label_type, label, m.loss_name), m.classes, label);
+  // The relations charged and the unit (QueryChargedTo's, without a model).
+  e.relations = TrainRelations(e.q.relid, InvalidOid, &e.n_relations);
+  e.unit = UnitOf(e.relations, e.n_relations);
+  if (e.unit.column != nullptr) {
+    e.unit = TrainUnit(e.q.relid, e.relations, e.n_relations);
+    CheckUnitType(e.q.relid, e.unit);
+    e.unit_column = e.unit.column;
+  } else {
+    e.unit.column = kQueryUnitColumn;
+    e.unit.max_rows = 1;
+    e.unit.relation = e.q.relid;
+    e.unit.row = true;
+  }
+  e.unit.read_column = kQueryUnitColumn;
+  const char* schema = ExtensionSchema("dperm", CurrentMemoryContext);
+  if (schema == nullptr) elog(ERROR, "dperm is not installed in this database");
+  e.schema = quote_identifier(schema);
+  return e;
+}
+
+QueryMetrics ReleaseQueryMetrics(const EvaluationQuery& e, const char* canonical,
+                                 const EvaluatedModel& m, const EvaluateOptions& o, bool charged,
+                                 const char* neighbors) {
+  QueryMetrics r;
+  r.regression = dperm::LossLabel(m.loss) == dperm::LabelKind::kTarget;
+  r.bound = r.regression ? o.residual_bound : o.loss_bound;
+  const int metrics = r.regression ? 1 : 2;
+  MetricRead read = {
+      e.reader,
+      MetricSql(m.loss, quote_identifier(e.features), e.label_sql,
+                BoundedQuerySource(canonical, e.unit, e.features, e.label, o), e.schema),
+      m.type,
+      m.model,
+      m.d,
+      r.bound,
+      metrics};
+  const double bounds[3] = {r.regression ? r.bound * r.bound : 1.0, r.regression ? 1.0 : r.bound,
+                            1.0};
+  SumsRequest request = {"evaluate",
+                         "discrete Laplace on clipped sums and their count",
+                         m.loss_name,
+                         o.epsilon,
+                         o.has_seed,
+                         static_cast<uint64>(o.seed),
+                         0,
+                         m.d,
+                         e.caller,
+                         e.relations,
+                         e.n_relations,
+                         metrics + 1,
+                         bounds,
+                         std::ldexp(1.0, -40) + std::ldexp(1.0, -10),
+                         e.unit,
+                         o.epsilon / static_cast<double>(e.unit.max_rows),
+                         charged,
+                         neighbors};
+  r.released = ReleaseSums(request, ReadMetricSums, &read);
+  // Post-processing: the means over the noisy count, at least 1.
+  const double* noisy = r.released.values;
+  r.n = std::max(noisy[metrics], 0.0);
+  const double dn = std::max(noisy[metrics], 1.0);
+  r.m1 = r.regression ? std::sqrt(std::max(noisy[0] / dn, 0.0))
+                      : std::min(std::max(noisy[0] / dn, 0.0), 1.0);
+  r.m2 = r.regression ? 0 : std::max(noisy[1] / dn, 0.0);
+  return r;
+}
+
+char* QueryEvaluationJson(const char* head, const char* query, const EvaluationQuery& e,
+                          const EvaluateOptions& o, const QueryMetrics& r, MemoryContext context) {
   SPI_connect();
-  Oid types[15] = {INT4OID,   TEXTOID,   FLOAT8OID, FLOAT8OID, FLOAT8OID,
+  Oid types[15] = {TEXTOID,   TEXTOID,   FLOAT8OID, FLOAT8OID, FLOAT8OID,
                    FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, INT8OID,
                    BOOLOID,   TEXTOID,   BOOLOID,   TEXTOID,   INT8OID};
-  Datum args[15] = {Int32GetDatum(version),
+  Datum args[15] = {CStringGetTextDatum(head),
                     CStringGetTextDatum(query),
-                    Float8GetDatum(n),
+                    Float8GetDatum(r.n),
                     Float8GetDatum(o.epsilon),
-                    Float8GetDatum(m1),
-                    Float8GetDatum(m2),
-                    Float8GetDatum(bound),
-                    Float8GetDatum(released.scale),
-                    Float8GetDatum(released.grid),
-                    Int64GetDatum(released.ledger_id),
-                    BoolGetDatum(regression),
-                    CStringGetTextDatum(GetUserNameFromId(caller, false)),
+                    Float8GetDatum(r.m1),
+                    Float8GetDatum(r.m2),
+                    Float8GetDatum(r.bound),
+                    Float8GetDatum(r.released.scale),
+                    Float8GetDatum(r.released.grid),
+                    Int64GetDatum(r.released.ledger_id),
+                    BoolGetDatum(r.regression),
+                    CStringGetTextDatum(GetUserNameFromId(e.caller, false)),
                     BoolGetDatum(o.has_seed),
-                    CStringGetTextDatum(u.row ? "" : u.column),
-                    Int64GetDatum(u.max_rows)};
+                    CStringGetTextDatum(e.unit.row ? "" : e.unit.column),
+                    Int64GetDatum(e.unit.max_rows)};
   RunAsCatalogOwner(
-      "SELECT (pg_catalog.jsonb_build_object('version', $1, 'query', $2,"
-      "   'n', pg_catalog.round($3), 'n_noisy', true,"
+      "SELECT ($1::pg_catalog.jsonb OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object("
+      "   'query', $2, 'n', pg_catalog.round($3), 'n_noisy', true,"
       "   'epsilon', $4, 'delta', 0, 'ledger_id', $10, 'evaluated_by', $12,"
       "   'evaluated_at', pg_catalog.now(), 'private', NOT $13,"
       "   'mechanism', 'discrete Laplace on clipped sums and their count, divided by the noisy"
@@ -144,109 +236,48 @@ void QueryEvaluationJson(const char* name, Oid owner, int32 version, const char*
       "   ELSE pg_catalog.jsonb_build_object('accuracy', $5, 'log_loss', $6, 'loss_bound', $7) END)"
       "   ::pg_catalog.text",
       15, types, args, nullptr, SPI_OK_SELECT, true);
-  *evaluation = CopyValue(context, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-  Oid rtypes[4] = {TEXTOID, INT4OID, TEXTOID, OIDOID};
-  Datum rargs[4] = {CStringGetTextDatum(name), Int32GetDatum(version),
-                    CStringGetTextDatum(*evaluation), ObjectIdGetDatum(owner)};
+  char* evaluation = CopyValue(context, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+  SPI_finish();
+  return evaluation;
+}
+
+namespace {
+
+// The record stored with the version: its name, version, owner and
+// evaluation.
+char* EvaluationRecord(const char* name, int32 version, Oid owner, const char* evaluation,
+                       MemoryContext context) {
+  SPI_connect();
+  Oid types[4] = {TEXTOID, INT4OID, TEXTOID, OIDOID};
+  Datum args[4] = {CStringGetTextDatum(name), Int32GetDatum(version),
+                   CStringGetTextDatum(evaluation), ObjectIdGetDatum(owner)};
   RunAsCatalogOwner(
       "SELECT pg_catalog.jsonb_build_object('name', $1, 'version', $2,"
       "  'owner', $4, 'evaluation', $3::pg_catalog.jsonb)::pg_catalog.text",
-      4, rtypes, rargs, nullptr, SPI_OK_SELECT, true);
-  *record = CopyValue(context, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+      4, types, args, nullptr, SPI_OK_SELECT, true);
+  char* record = CopyValue(context, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
   SPI_finish();
+  return record;
 }
 
 }  // namespace
 
 Datum EvaluateQueryModel(const char* name, const char* query_text, const char* features,
                          const char* label, EvaluateOptions o) {
-  const Oid caller = GetUserId();
   const Oid owner = OwnedModel(name, "evaluate").owner;
   MemoryContext context = CurrentMemoryContext;
-  TrainedVersion v = LoadTrainedVersion(name, o.version, owner, caller, context);
-  const dperm::LossKind loss = ParseLossName(v.loss_name);
-  const bool regression = dperm::LossLabel(loss) == dperm::LabelKind::kTarget;
-
+  TrainedVersion v = LoadTrainedVersion(name, o.version, owner, GetUserId(), context);
+  const EvaluatedModel m = {v.loss_name, ParseLossName(v.loss_name), v.model_type, v.model, v.d,
+                            v.classes};
   SPI_connect();
-  // The query, who reads it and its columns: dperm.train_query's checks,
-  // every refusal before the charge.
-  const QueryInput q = AnalyseQueryInput(query_text, IsPrivateQueryRelation);
-  TrainInput in = {};
-  in.relid = q.relid;
-  in.caller = caller;
-  in.name = LockReadableRelation(q.relid, &in.owner, false);
-  CheckQueryReader(&in, q);
-  Oid features_type, label_type;
-  QueryColumnTypes(q, features, label, &features_type, &label_type);
-  if (strcmp(features, label) == 0)
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("the features and the label must be different columns"),
-                    errdetail("Nothing was charged.")));
-  const char* label_sql =
-      ColumnLabel(loss, TargetFor(loss, label_type, label, v.loss_name), v.classes, label);
-  // The relations charged and the unit (QueryChargedTo's, without a model).
-  int n_relations = 0;
-  Oid* relations = TrainRelations(q.relid, InvalidOid, &n_relations);
-  PrivacyUnit u = UnitOf(relations, n_relations);
-  const char* unit_column = nullptr;
-  if (u.column != nullptr) {
-    u = TrainUnit(q.relid, relations, n_relations);
-    CheckUnitType(q.relid, u);
-    unit_column = u.column;
-  } else {
-    u.column = kQueryUnitColumn;
-    u.max_rows = 1;
-    u.relation = q.relid;
-    u.row = true;
-  }
-  u.read_column = kQueryUnitColumn;
-  const char* canonical = CanonicalQueryText(q, features, label, unit_column);
-  char* schema = ExtensionSchema("dperm", context);
-  if (schema == nullptr) elog(ERROR, "dperm is not installed in this database");
-
-  const double bound = regression ? o.residual_bound : o.loss_bound;
-  const int metrics = regression ? 1 : 2;
-  MetricRead read = {
-      in.reader,
-      MetricSql(loss, quote_identifier(features), label_sql,
-                BoundedQuerySource(canonical, u, features, label, o), quote_identifier(schema)),
-      v.model_type,
-      v.model,
-      v.d,
-      bound,
-      metrics};
-  const double bounds[3] = {regression ? bound * bound : 1.0, regression ? 1.0 : bound, 1.0};
-  SumsRequest request = {"evaluate",
-                         "discrete Laplace on clipped sums and their count",
-                         v.loss_name,
-                         o.epsilon,
-                         o.has_seed,
-                         static_cast<uint64>(o.seed),
-                         0,
-                         v.d,
-                         caller,
-                         relations,
-                         n_relations,
-                         metrics + 1,
-                         bounds,
-                         std::ldexp(1.0, -40) + std::ldexp(1.0, -10),
-                         u,
-                         o.epsilon / static_cast<double>(u.max_rows),
-                         /*charged=*/false};
-  const SumsRelease released = ReleaseSums(request, ReadMetricSums, &read);
+  const EvaluationQuery e = CheckEvaluationQuery(query_text, features, label, m);
+  const char* canonical = CanonicalQueryText(e.q, features, label, e.unit_column);
+  const QueryMetrics r = ReleaseQueryMetrics(e, canonical, m, o, false, nullptr);
   SPI_finish();
-  // Post-processing: the means over the noisy count, at least 1.
-  const double n = std::max(released.values[metrics], 0.0);
-  const double dn = std::max(released.values[metrics], 1.0);
-  const double* noisy = released.values;
-  const double m1 = regression ? std::sqrt(std::max(noisy[0] / dn, 0.0))
-                               : std::min(std::max(noisy[0] / dn, 0.0), 1.0);
-  const double m2 = regression ? 0 : std::max(noisy[1] / dn, 0.0);
-  char* evaluation;
-  char* record;
-  QueryEvaluationJson(name, owner, v.version, query_text, u, o, n, m1, m2, bound, released,
-                      regression, caller, context, &evaluation, &record);
-  SubmitModelRecord(kRecordEvaluation, record);
+  char* evaluation =
+      QueryEvaluationJson(psprintf("{\"version\": %d}", v.version), query_text, e, o, r, context);
+  SubmitModelRecord(kRecordEvaluation,
+                    EvaluationRecord(name, v.version, owner, evaluation, context));
   return DirectFunctionCall1(jsonb_in, CStringGetDatum(evaluation));
 }
 

@@ -382,7 +382,8 @@ DPERM_FUNCTION(dperm_evaluate) {
                          slack,
                          PrivacyUnit(),
                          o.epsilon,
-                         /*charged=*/false};
+                         /*charged=*/false,
+                         nullptr};
   SumsRelease released = ReleaseSums(request, ReadMetricSums, &metric_read);
   SPI_finish();
   const double* noisy = released.values;

@@ -25,9 +25,23 @@ SumsRelease ReleaseSums(const SumsRequest& r, ReadSums read, void* arg) {
     n_curve = static_cast<int>(c.size());
     for (int i = 0; i < n_curve && i < 64; i++) curve[i] = c[i];
   });
-  ChargeRequest charge = {
-      r.role, r.algorithm, r.mechanism, r.loss, NeighborsOf(r.unit), r.epsilon, 0,     r.n,    r.d,
-      curve,  n_curve,     r.seeded,    r.unit, r.epsilon,           0,         curve, n_curve};
+  ChargeRequest charge = {r.role,
+                          r.algorithm,
+                          r.mechanism,
+                          r.loss,
+                          r.neighbors != nullptr ? r.neighbors : NeighborsOf(r.unit),
+                          r.epsilon,
+                          0,
+                          r.n,
+                          r.d,
+                          curve,
+                          n_curve,
+                          r.seeded,
+                          r.unit,
+                          r.epsilon,
+                          0,
+                          curve,
+                          n_curve};
 
   SumsRelease out;
   if (!r.charged) out.ledger_id = ChargeRelease(charge, r.relations, r.n_relations, nullptr);
@@ -117,7 +131,8 @@ int64 ReleaseUnitCount(const ReleaseRequest& r, Oid reader, const char* count_sq
                       std::ldexp(1.0, -40),
                       r.unit,
                       r.unit_count_epsilon,
-                      /*charged=*/true};
+                      /*charged=*/true,
+                      nullptr};
   UnitCountRead read = {reader, count_sql};
   SumsRelease released = ReleaseSums(sums, ReadUnitCount, &read);
   const double units = std::round(released.values[0]);

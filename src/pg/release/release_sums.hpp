@@ -39,6 +39,9 @@ struct SumsRequest {
   PrivacyUnit unit;
   double noise_epsilon;
   bool charged;  // charged with the release it is part of (ReleaseUnitCount)
+  // The ledger row's neighbours (nullptr: NeighborsOf(unit)), e.g. a
+  // per-group statement's groups.
+  const char* neighbors;
 };
 struct SumsRelease {
   double values[kMaxSums] = {0, 0, 0};

@@ -66,31 +66,6 @@ extern "C" {
 #include "utils/memutils.h"
 }
 
-namespace dperm::pg {
-namespace {
-
-// Group i's seed under the superuser-only seed: distinct per group
-// (splitmix64's increment), so the groups' noise is not shared.
-uint64 GroupSeed(uint64 seed, int i) {
-  return seed + static_cast<uint64>(i + 1) * UINT64CONST(0x9E3779B97F4A7C15);
-}
-
-// Refuses a relation whose budgets declare a unit (see the unit rule above).
-void RefuseUnitGroups(const TrainInput& in, const char* unit_column) {
-  ereport(ERROR,
-          (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-           errmsg("dperm.train_query_groups cannot group a relation with a privacy unit: %s "
-                  "counts privacy per %s",
-                  in.name, unit_column),
-           errdetail("A unit's rows may fall in several groups, so the groups do not compose in "
-                     "parallel at the unit. Nothing was charged."),
-           errhint("Train each group with dperm.train_query (each release is charged), or group "
-                   "a relation whose budget names no unit.")));
-}
-
-}  // namespace
-}  // namespace dperm::pg
-
 using namespace dperm::pg;
 
 // dperm.train_query_groups(query text, features text, label text, loss
@@ -129,7 +104,8 @@ DPERM_FUNCTION(dperm_train_query_groups) {
   Oid dataset;
   ReleaseRequest request = RequestFor(in, &dataset);
   const char* unit_column = QueryChargedTo(in, dataset, &request);
-  if (unit_column != nullptr) RefuseUnitGroups(in, unit_column);
+  if (unit_column != nullptr)
+    RefuseUnitGroups("dperm.train_query_groups", "dperm.train_query", in.name, unit_column);
   const uint64 progress = ProgressBegin(in.relid, in.loss);
   ProgressSetPhase(ProgressPhase::kCountingRows);
   // The statement's one charge, before any group reads a row: one release's
