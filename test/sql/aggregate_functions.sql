@@ -55,6 +55,10 @@ SELECT af_try($$SELECT dp_huber(features, wage * 1e300::float8, dp_options(epsil
 SELECT af_try($$SELECT dp_logreg(features, wage > 1000, dp_options(epsilon => 1, dimension => 2) ORDER BY 100 / x)::text FROM af_wages$$);
 SELECT af_try($$SELECT dp_logreg(f, l, dp_options(epsilon => 1, dimension => 2))::text
                   FROM (SELECT features AS f, 100 / x > 1 AS l FROM af_wages OFFSET 0) s$$);
+-- Another aggregate beside it is evaluated on the same rows: its
+-- arguments and FILTER follow the rule too.
+SELECT af_try($$SELECT dp_logreg(features, wage > 1000, dp_options(epsilon => 1, dimension => 2))::text || sum(100 / x) FROM af_wages$$);
+SELECT af_try($$SELECT dp_logreg(features, wage > 1000, dp_options(epsilon => 1, dimension => 2))::text || count(*) FILTER (WHERE 100 / x > 1) FROM af_wages$$);
 SELECT af_try($$SELECT dp_logreg(f, l, dp_options(epsilon => 1, dimension => 2))::text
                   FROM (SELECT features AS f, 100 / x > 1 AS l FROM af_wages
                         UNION ALL SELECT features, wage > 1000 FROM af_open) s$$);

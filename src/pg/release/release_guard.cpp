@@ -235,15 +235,23 @@ bool CheckPlanFunctions(PlanState* ps, void* context) {
 }
 
 // Refuses (0A000, before the charge) a strict aggregate whose per-row
-// expressions could fail on one row: its arguments (features, label, an
-// ORDER BY inside the call) but the options, which are row-independent,
+// expressions could fail on one row: the arguments of every aggregate its
+// node computes (this one's features, label and ORDER BY; another's, e.g.
+// sum(100 / x) beside it, is evaluated on the same rows and would raise as
+// well), but a training aggregate's options, which are row-independent,
 // and the plan below it.
-void CheckRowFunctions(AggState* agg, Aggref* aggref, const char* name) {
-  Expr* options = OptionsArgument(aggref);
-  ListCell* lc;
-  foreach (lc, aggref->args) {
-    TargetEntry* arg = static_cast<TargetEntry*>(lfirst(lc));
-    if (arg->expr != options) CheckExpressionFunctions(reinterpret_cast<Node*>(arg->expr), name);
+void CheckRowFunctions(AggState* agg, const char* name) {
+  for (int t = 0; t < agg->numtrans; t++) {
+    Aggref* aggref = agg->pertrans[t].aggref;
+    Expr* options = TrainingAggregate(agg->pertrans[t].transfn.fn_addr, aggref) != nullptr
+                        ? OptionsArgument(aggref)
+                        : nullptr;
+    ListCell* lc;
+    foreach (lc, aggref->args) {
+      TargetEntry* arg = static_cast<TargetEntry*>(lfirst(lc));
+      if (arg->expr != options) CheckExpressionFunctions(reinterpret_cast<Node*>(arg->expr), name);
+    }
+    CheckExpressionFunctions(reinterpret_cast<Node*>(aggref->aggfilter), name);
   }
   CheckPlanFunctions(outerPlanState(agg), const_cast<char*>(name));
 }
@@ -276,7 +284,7 @@ void CheckTrainingCall(AggState* agg, Aggref* aggref, const char* name) {
   if (value != (Datum)0 && dperm::DeclaredDimension(parsed.options) < 0)
     RaiseUndeclaredDimension(name);
   CheckWholeRelations(agg, aggref, strict, name);
-  CheckRowFunctions(agg, aggref, name);
+  CheckRowFunctions(agg, name);
 }
 
 // Whether an expression calls a dperm training aggregate as a window
