@@ -8,7 +8,7 @@ dropdb --if-exists dperm_concurrency >/dev/null 2>&1 || true
 createdb dperm_concurrency
 psql_q -d dperm_concurrency >/dev/null <<'SQL'
 CREATE EXTENSION dperm;
-CREATE TABLE t AS SELECT ARRAY[0.01 * i, 0.2] AS f, i % 2 = 0 AS y FROM generate_series(1, 20000) i;
+CREATE TABLE t AS SELECT ARRAY[0.01 * i, 0.2]::float8[] AS f, i % 2 = 0 AS y FROM generate_series(1, 20000) i;
 SELECT dperm.set_budget('t', 1.0);
 SQL
 outdir=$(mktemp -d)

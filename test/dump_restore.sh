@@ -11,7 +11,7 @@ dropdb --if-exists dperm_dump_dst >/dev/null 2>&1 || true
 createdb dperm_dump_src
 psql_q -d dperm_dump_src >/dev/null <<'SQL'
 CREATE EXTENSION dperm;
-CREATE TABLE t AS SELECT ARRAY[0.1 * i, 0.2] AS f, i % 2 = 0 AS y FROM generate_series(1, 50) i;
+CREATE TABLE t AS SELECT ARRAY[0.1 * i, 0.2]::float8[] AS f, i % 2 = 0 AS y FROM generate_series(1, 50) i;
 SELECT dperm.set_budget('t', 2, 1e-6);
 SELECT dp_logreg(f, y, dp_options(epsilon => 0.5, l2 => 1, dimension => 2)) IS NOT NULL FROM t;
 SELECT dp_logreg(f, y, dp_options(epsilon => 0.25, delta => 1e-7, l2 => 1, dimension => 2)) IS NOT NULL FROM t;

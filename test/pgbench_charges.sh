@@ -46,7 +46,7 @@ createdb $DB
 psql_q -d $DB >/dev/null <<SQL
 CREATE EXTENSION dperm;
 CREATE TABLE tiny AS
-  SELECT ARRAY[0.01 * i, 0.2] AS f, i % 2 = 0 AS y FROM generate_series(1, 100) i;
+  SELECT ARRAY[0.01 * i, 0.2]::float8[] AS f, i % 2 = 0 AS y FROM generate_series(1, 100) i;
 SELECT dperm.set_budget('tiny', $BUDGET, 0, 'basic');
 CREATE TABLE outcomes (tag text NOT NULL, released boolean NOT NULL, sqlstate text, took interval NOT NULL,
                        at timestamptz NOT NULL DEFAULT clock_timestamp());

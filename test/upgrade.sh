@@ -14,7 +14,7 @@ dropdb --if-exists dperm_upgrade >/dev/null 2>&1 || true
 createdb dperm_upgrade
 psql_q -d dperm_upgrade >/dev/null <<'SQL'
 CREATE EXTENSION dperm VERSION '0.1.0';
-CREATE TABLE t AS SELECT ARRAY[0.1 * i, 0.2] AS f, i % 2 = 0 AS y FROM generate_series(1, 50) i;
+CREATE TABLE t AS SELECT ARRAY[0.1 * i, 0.2]::float8[] AS f, i % 2 = 0 AS y FROM generate_series(1, 50) i;
 SELECT dperm.set_budget('t', 1.0);
 -- (t is budgeted: d is declared; the 0.1.0 dp_options has no dimension)
 CREATE TABLE models AS SELECT dp_logreg(f, y, '{"epsilon": 0.4, "l2": 1, "dimension": 2}') AS m FROM t;

@@ -105,7 +105,7 @@ RESET ROLE;
 -- while the writer serves the charge: held to the end of the releasing
 -- transaction, it would hold up every other release charged to the
 -- relation meanwhile.
-CREATE TABLE turns AS SELECT ARRAY[0.1 * (i % 7), 0.5] AS f, i % 2 = 0 AS y FROM generate_series(1, 50) i;
+CREATE TABLE turns AS SELECT ARRAY[0.1 * (i % 7), 0.5]::float8[] AS f, i % 2 = 0 AS y FROM generate_series(1, 50) i;
 SELECT dperm.set_budget('turns', 10, 0, 'basic');
 BEGIN;
 SELECT dp_logreg(f, y, dp_options(epsilon => 0.1, l2 => 1, dimension => 2)) IS NOT NULL AS released FROM turns;

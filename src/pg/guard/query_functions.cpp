@@ -39,8 +39,10 @@ bool ReviewedTotal(Oid fn) {
     case F_NUMERIC_INT4:
     case F_NUMERIC_INT8:
     case F_NUMERIC_FLOAT8:
-    // abs and unary minus of a numeric: no rounding, no range limit.
+    // abs and unary minus of a numeric: no rounding, no range limit
+    // (abs(numeric) is numeric_abs under the name the SQL calls).
     case F_NUMERIC_ABS:
+    case F_ABS_NUMERIC:
     case F_NUMERIC_UMINUS:
     // float8(int2), float8(int4), float8(int8), float8(float4): widening
     // (int8 rounds to the nearest double), never out of range.
@@ -53,10 +55,13 @@ bool ReviewedTotal(Oid fn) {
     case F_INT8_INT4:
     case F_INT4_INT2:
     // abs and unary minus of float8, abs of float4: a sign bit, never out
-    // of range (float8um and float8abs test nothing).
+    // of range (float8um and float8abs test nothing; abs(float8) and
+    // abs(float4) are float8abs and float4abs under the name SQL calls).
     case F_FLOAT8ABS:
+    case F_ABS_FLOAT8:
     case F_FLOAT8UM:
     case F_FLOAT4ABS:
+    case F_ABS_FLOAT4:
     // btfloat8cmp: the total order of float8 (NaN last); GREATEST/LEAST.
     case F_BTFLOAT8CMP: return true;
     default: return false;
@@ -98,13 +103,27 @@ const char* TotalReplacement(const char* proname) {
   return nullptr;
 }
 
-[[noreturn]] void RefuseNode(const char* what, const char* hint) {
+// What the walker checks and for whom: train_query's parsed query, whose
+// columns must name a relation, or a planned statement's per-row
+// expressions (`query` nullptr), whose columns are the plan's.
+struct RuleContext {
+  const Query* query;
+  const char* who;    // dperm.train_query, or the aggregate's name
+  const char* input;  // "this query", "this input"
+};
+
+[[noreturn]] void RefuseNode(const RuleContext* rule, const char* what, const char* hint) {
   ereport(ERROR,
           (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-           errmsg("dperm.train_query cannot train on this query: %s", what),
-           errdetail("A private relation is read as its owner, and an error on one row would "
-                     "reveal that row: a query may call only immutable functions that cannot fail "
-                     "on a value. Nothing was charged."),
+           errmsg("%s cannot train on %s: %s", rule->who, rule->input, what),
+           rule->query != nullptr
+               ? errdetail("A private relation is read as its owner, and an error on one row "
+                           "would reveal that row: a query may call only immutable functions "
+                           "that cannot fail on a value. Nothing was charged.")
+               : errdetail("An error on one row of a budgeted or protected relation would reveal "
+                           "that row: what a training aggregate evaluates per row may call only "
+                           "immutable functions that cannot fail on a value. Nothing was "
+                           "charged."),
            errhint("%s", hint)));
   pg_unreachable();
 }
@@ -116,31 +135,51 @@ bool Refused(Oid fn, void* context) {
   return true;
 }
 
-void RefuseFunction(Oid fn) {
+void RefuseFunction(const RuleContext* rule, Oid fn) {
   char* name = get_func_name(fn);
   const char* total = name != nullptr ? TotalReplacement(name) : nullptr;
-  RefuseNode(
-      psprintf("%s can fail on a value or is not immutable and leakproof", format_procedure(fn)),
-      total != nullptr
-          ? psprintf("Use %s on float8 values: it returns NULL where the operator or "
-                     "function would raise.",
-                     total)
-          : "Use immutable LEAKPROOF functions, comparisons, CASE, COALESCE and dperm's "
-            "total functions (dperm.div, dperm.ln, dperm.log10, dperm.sqrt, dperm.plus, "
-            "dperm.minus, dperm.times on float8).");
+  const char* what =
+      psprintf("%s can fail on a value or is not immutable and leakproof", format_procedure(fn));
+  // numeric to float8 or float4 (numeric[] to float8[] too): out of range
+  // beyond 1e308, so a numeric column cannot be read as float8 on one row's
+  // terms; no total function can help.
+  if (fn == F_FLOAT8_NUMERIC || fn == F_FLOAT4_NUMERIC)
+    RefuseNode(rule, what,
+               "Store the values as float8 (ALTER TABLE ... ALTER COLUMN ... TYPE float8 or "
+               "float8[]), or build them as float8 (ARRAY[...]::float8[]).");
+  RefuseNode(rule, what,
+             total != nullptr
+                 ? psprintf("Use %s on float8 values: it returns NULL where the operator or "
+                            "function would raise.",
+                            total)
+                 : "Use immutable LEAKPROOF functions, comparisons, CASE, COALESCE and dperm's "
+                   "total functions (dperm.div, dperm.ln, dperm.log10, dperm.sqrt, dperm.plus, "
+                   "dperm.minus, dperm.times on float8).");
 }
 
+// The walker of both checks: true never (it refuses by raising).
 bool CheckNode(Node* node, void* context) {
   if (node == nullptr) return false;
-  const Query* q = static_cast<const Query*>(context);
+  const RuleContext* rule = static_cast<const RuleContext*>(context);
+  const Query* q = rule->query;
   switch (nodeTag(node)) {
     case T_Var: {
+      // A planned expression's columns are its plan's (OUTER_VAR, a scan's
+      // relation): a value read, nothing run.
       const Var* v = reinterpret_cast<const Var*>(node);
-      if (v->varlevelsup != 0 || rt_fetch(v->varno, q->rtable)->rtekind != RTE_RELATION)
-        RefuseNode("it reads a column through a join alias",
+      if (q != nullptr &&
+          (v->varlevelsup != 0 || rt_fetch(v->varno, q->rtable)->rtekind != RTE_RELATION))
+        RefuseNode(rule, "it reads a column through a join alias",
                    "Name each column by its relation (relation.column).");
       return false;
     }
+    case T_Param:
+      // A statement's parameter ($1) is the same for every row; one an
+      // outer plan node sets per row (PARAM_EXEC) is not.
+      if (reinterpret_cast<Param*>(node)->paramkind != PARAM_EXTERN)
+        RefuseNode(rule, "it reads a value another part of the statement computes per row",
+                   "Use columns, constants and parameters.");
+      return false;
     case T_Const:
     case T_CaseTestExpr: return false;
     case T_List:
@@ -161,14 +200,14 @@ bool CheckNode(Node* node, void* context) {
     case T_ArrayExpr:
       // ARRAY[ARRAY[...], ...] fails when the inner arrays' shapes differ.
       if (reinterpret_cast<ArrayExpr*>(node)->multidims)
-        RefuseNode("it builds a multidimensional array",
+        RefuseNode(rule, "it builds a multidimensional array",
                    "Build features as one flat ARRAY[x1, x2, ...].");
       break;
     case T_SubscriptingRef: {
       // An array element or slice: out of range gives NULL, never an error.
       SubscriptingRef* s = reinterpret_cast<SubscriptingRef*>(node);
       if (s->refassgnexpr != nullptr || !OidIsValid(get_element_type(s->refcontainertype)))
-        RefuseNode("it subscripts something that is not an array", "Subscript arrays only.");
+        RefuseNode(rule, "it subscripts something that is not an array", "Subscript arrays only.");
       break;
     }
     case T_MinMaxExpr: {
@@ -176,12 +215,12 @@ bool CheckNode(Node* node, void* context) {
       TypeCacheEntry* t =
           lookup_type_cache(reinterpret_cast<MinMaxExpr*>(node)->minmaxtype, TYPECACHE_CMP_PROC);
       if (!OidIsValid(t->cmp_proc) || !QueryFunctionAllowed(t->cmp_proc))
-        RefuseFunction(t->cmp_proc);
+        RefuseFunction(rule, t->cmp_proc);
       break;
     }
     case T_FuncExpr:
       if (reinterpret_cast<FuncExpr*>(node)->funcretset)
-        RefuseNode("it calls a set-returning function",
+        RefuseNode(rule, "it calls a set-returning function",
                    "A set-returning function duplicates rows.");
       /* FALLTHROUGH */
     case T_OpExpr:
@@ -190,18 +229,19 @@ bool CheckNode(Node* node, void* context) {
     case T_ScalarArrayOpExpr:
     case T_RowCompareExpr: {
       Oid refused = InvalidOid;
-      if (check_functions_in_node(node, Refused, &refused)) RefuseFunction(refused);
+      if (check_functions_in_node(node, Refused, &refused)) RefuseFunction(rule, refused);
       break;
     }
     case T_CoerceViaIO:
-      RefuseNode("it casts through text (an input function can fail on one value)",
+      RefuseNode(rule, "it casts through text (an input function can fail on one value)",
                  "Use casts between numeric types (int to float8), comparisons or CASE instead "
                  "of a cast through text.");
     case T_CoerceToDomain:
-      RefuseNode("it casts to a domain (its check can fail on one value)",
+      RefuseNode(rule, "it casts to a domain (its check can fail on one value)",
                  "Cast to the domain's base type.");
     default:
-      RefuseNode(psprintf("it has an expression dperm does not allow (node %d)",
+      RefuseNode(rule,
+                 psprintf("it has an expression dperm does not allow (node %d)",
                           static_cast<int>(nodeTag(node))),
                  "Use columns, constants, comparisons, CASE, COALESCE, ARRAY[...] and dperm's "
                  "total functions.");
@@ -221,8 +261,14 @@ void CheckQueryFunctions(Query* q) {
   // Every expression of the query: target list (junk entries too), WHERE
   // and the ON clauses (the join tree). The range table is refused
   // elsewhere where it holds expressions (functions, VALUES, TABLESAMPLE).
-  query_tree_walker(q, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(CheckNode)), q,
+  RuleContext rule = {q, "dperm.train_query", "this query"};
+  query_tree_walker(q, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(CheckNode)), &rule,
                     QTW_IGNORE_RANGE_TABLE);
+}
+
+void CheckExpressionFunctions(Node* expr, const char* who) {
+  RuleContext rule = {nullptr, who, "this input"};
+  CheckNode(expr, &rule);
 }
 
 }  // namespace dperm::pg

@@ -2,7 +2,9 @@
 // item 3): a protected relation is read as its owner, so nothing an analyst
 // writes may run code of their choosing with the owner's rights, and no
 // expression may fail on one row (an error that depends on one row leaks
-// it, whatever was charged).
+// it, whatever was charged). dperm.train_query checks its query; the
+// direct aggregates on a budgeted or protected relation check what they
+// evaluate per row.
 #pragma once
 
 #include "base/boundary.hpp"
@@ -28,5 +30,12 @@ bool QueryFunctionAllowed(Oid fn);
 // use (dperm.div, dperm.ln, ...). A cast through text (CoerceViaIO) is
 // refused: a text input can fail on one value.
 void CheckQueryFunctions(Query* q);
+
+// The same rule on an expression of a planned statement that runs per row:
+// a training aggregate's features and label, or a projection below it
+// (release_guard.cpp, on a budgeted or protected relation). Planned
+// columns (OUTER_VAR, a scan's) and the statement's parameters ($1) are
+// values; `who` (the aggregate's name) opens the refusal.
+void CheckExpressionFunctions(Node* expr, const char* who);
 
 }  // namespace dperm::pg

@@ -11,6 +11,10 @@
 //    exact size of a filtered input (n = 1 for WHERE id = 7), and a grouped
 //    or filtered input that is empty would give no row where its neighbour
 //    gives a model or an error;
+//  * what it evaluates per row (features, label, a projection below it)
+//    cannot fail on one row: the function rule of dperm.train_query
+//    (query_functions.hpp). An error that depends on one row reveals it,
+//    whatever was charged;
 //  * d is declared (the option `dimension`, or `feature_names`);
 //  * the options are the same for every row.
 //
@@ -30,6 +34,7 @@
 #include "base/internal_sql.hpp"
 #include "types/options_pg.hpp"
 #include "guard/privacy_unit.hpp"
+#include "guard/query_functions.hpp"
 #include "guard/relations.hpp"
 #include "release/release_checks.hpp"
 #include "release/release_guard.hpp"
@@ -216,6 +221,41 @@ void CheckWholeRelations(AggState* agg, Aggref* aggref, List* strict, const char
                    name)));
 }
 
+// Checks every target list of the plan below a strict aggregate under the
+// function rule: a projection the planner put in a scan, a subquery's or a
+// UNION ALL branch's. CheckWholeRelations has admitted only scans, Gather,
+// Append, SubqueryScan and Result there, none with a qual.
+bool CheckPlanFunctions(PlanState* ps, void* context) {
+  if (ps == nullptr) return false;
+  const char* name = static_cast<const char*>(context);
+  CheckExpressionFunctions(reinterpret_cast<Node*>(ps->plan->targetlist), name);
+  CheckExpressionFunctions(reinterpret_cast<Node*>(ps->plan->qual), name);
+  return planstate_tree_walker(
+      ps, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(CheckPlanFunctions)), context);
+}
+
+// Refuses (0A000, before the charge) a strict aggregate whose per-row
+// expressions could fail on one row: the arguments of every aggregate its
+// node computes (this one's features, label and ORDER BY; another's, e.g.
+// sum(100 / x) beside it, is evaluated on the same rows and would raise as
+// well), but a training aggregate's options, which are row-independent,
+// and the plan below it.
+void CheckRowFunctions(AggState* agg, const char* name) {
+  for (int t = 0; t < agg->numtrans; t++) {
+    Aggref* aggref = agg->pertrans[t].aggref;
+    Expr* options = TrainingAggregate(agg->pertrans[t].transfn.fn_addr, aggref) != nullptr
+                        ? OptionsArgument(aggref)
+                        : nullptr;
+    ListCell* lc;
+    foreach (lc, aggref->args) {
+      TargetEntry* arg = static_cast<TargetEntry*>(lfirst(lc));
+      if (arg->expr != options) CheckExpressionFunctions(reinterpret_cast<Node*>(arg->expr), name);
+    }
+    CheckExpressionFunctions(reinterpret_cast<Node*>(aggref->aggfilter), name);
+  }
+  CheckPlanFunctions(outerPlanState(agg), const_cast<char*>(name));
+}
+
 // The checks of one training aggregate call of a statement about to run.
 void CheckTrainingCall(AggState* agg, Aggref* aggref, const char* name) {
   EState* estate = agg->ss.ps.state;
@@ -244,6 +284,7 @@ void CheckTrainingCall(AggState* agg, Aggref* aggref, const char* name) {
   if (value != (Datum)0 && dperm::DeclaredDimension(parsed.options) < 0)
     RaiseUndeclaredDimension(name);
   CheckWholeRelations(agg, aggref, strict, name);
+  CheckRowFunctions(agg, name);
 }
 
 // Whether an expression calls a dperm training aggregate as a window
