@@ -57,7 +57,26 @@ psql_q >/dev/null -c "SELECT dperm.set_budget('t2', epsilon_spent + 0.1, delta_b
 check forecast_zero "$(as_owner "SELECT runs FROM dperm.retraining_forecast('spent')")" 0
 t2_charges() { psql_q -c "SELECT count(*) FROM dperm.ledger WHERE relations @> ARRAY['t2'::regclass]"; }
 ledger_before=$(t2_charges)
+# A query model on a protected panel whose budget counts privacy per person
+# (the user guide's PSID task): its analyst (no SELECT) trains it on a
+# filter, schedules it, and pg_cron retrains it (the query run again, a new
+# noisy count, charged at the unit); the analyst evaluates it privately.
+psql_q >/dev/null <<'SQL'
+CREATE ROLE regress_cron_analyst LOGIN;
+GRANT USAGE ON SCHEMA cron TO regress_cron_analyst;
+SQL
+as_analyst() { psql_q -c "SET ROLE regress_cron_analyst" -c "$1"; }
+as_owner "CREATE TABLE panel AS SELECT p AS person, 1976 + y AS year,
+            ARRAY[sin(p + y) / 2, cos(p * y) / 2] AS features,
+            900 + 400 * sin(p + y) + (p * 31 + y * 7) % 100 AS wage
+            FROM generate_series(1, 300) p, generate_series(0, 6) y" >/dev/null
+as_owner "SELECT dperm.set_budget('panel', 20, 1e-4, privacy_unit => 'person', max_rows_per_unit => 7)" >/dev/null
+as_owner "SELECT dperm.protect('panel', ARRAY['regress_cron_analyst']::regrole[])" >/dev/null
+panel_query='$$SELECT features, wage > 1000 AS high FROM panel WHERE year >= 1979$$'
+as_analyst "SELECT dperm.train_model_query('panel_high', $panel_query, 'features', 'high', 'logistic',
+            dp_options(epsilon => 0.5, delta => 1e-5, dimension => 2))" >/dev/null
 since=$(psql_q -c "SELECT now()")
+query_job=$(as_analyst "SELECT dperm.schedule_retraining('panel_high', '* * * * *')")
 job=$(as_owner "SELECT dperm.schedule_retraining('nightly', '* * * * *')")
 spent_job=$(as_owner "SELECT dperm.schedule_retraining('spent', '* * * * *', 0)")
 check job_command "$(psql_q -c "SELECT command || ' | ' || username FROM cron.job WHERE jobid = $job")" \
@@ -71,12 +90,23 @@ check forecast_schedule "$(as_owner "SELECT runs > 1 AND next_run_at = date_trun
 # both jobs were scheduled a moment apart: at most one minute boundary
 # between them, so 135 s covers the later one
 waited=$(wait_for "SELECT EXISTS (SELECT 1 FROM dperm.models WHERE name = 'nightly' AND version = 2 AND status = 'trained')
+                   AND EXISTS (SELECT 1 FROM dperm.models WHERE name = 'panel_high' AND version = 2 AND status = 'trained')
                    AND EXISTS (SELECT 1 FROM dperm.model_schedules WHERE name = 'spent' AND paused_at IS NOT NULL)" 135)
 echo "cron: scheduled version and paused schedule after ${waited} s"
 [ "$waited" != timeout ] || { echo "cron: no scheduled version and paused schedule within 135 s"; fail=1; }
 check run_succeeded "$(psql_q -c "SELECT count(*) > 0 FROM cron.job_run_details WHERE jobid = $job AND status = 'succeeded'")" t
 check trained_by "$(psql_q -c "SELECT trained_by || ' ' || (ledger_id IS NOT NULL) FROM dperm.models WHERE name = 'nightly' AND version = 2")" \
   "regress_cron_owner true"
+# the query model's scheduled run: the analyst's job, the query run again,
+# charged at the person (one ledger row naming the unit)
+check query_job "$(psql_q -c "SELECT username FROM cron.job WHERE jobid = $query_job")" regress_cron_analyst
+check query_run "$(psql_q -c "SELECT m.trained_by || ' | ' || l.role::regrole || ' | ' || l.neighbors FROM dperm.models m
+                               JOIN dperm.ledger l ON l.id = m.ledger_id WHERE m.name = 'panel_high' AND m.version = 2")" \
+  "regress_cron_analyst | regress_cron_analyst | one unit (person, at most 7 rows) added, removed or replaced"
+check query_evaluation "$(as_analyst "SELECT (e->>'n_noisy') || ' ' || (e->'privacy_unit'->>'column') || ' ' || ((e->>'accuracy')::float8 BETWEEN 0 AND 1)
+                           FROM dperm.evaluate_query('panel_high', $panel_query, 'features', 'high', '{\"epsilon\": 0.3}') e")" \
+  "true person true"
+as_analyst "SELECT dperm.unschedule_retraining('panel_high')" >/dev/null
 # the paused run: a succeeded job, the schedule paused with its reason, no
 # version (failed or not), no charge
 # (pg_cron marks the run succeeded a moment after its transaction commits)
