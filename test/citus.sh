@@ -275,6 +275,20 @@ check "the analyst's release on prot is charged once, on the coordinator, to the
   SELECT count(*) = 1 AND bool_and(relations = ARRAY['prot'::regclass] AND role = 'analyst'::regrole)
     FROM dperm.ledger WHERE 'prot'::regclass = ANY (relations)"
 
+# A query on a distributed table (dperm.train_query and its per-group and
+# named forms) is refused before the charge: the filter is not pushed down
+# to the shards' passes yet; dperm.train reads the whole table.
+q='$$SELECT features, label FROM prot WHERE id > 100$$'
+qopts="dp_options(epsilon => 1, l2 => 0.1, dimension => 4)"
+expect_error 0 analyst "0A000: dperm.train_query cannot train on this query: prot is a Citus distributed table" \
+  "SELECT dperm.train_query($q, 'features', 'label', 'logistic', $qopts)"
+expect_error 0 analyst "0A000: dperm.train_query cannot train on this query: prot is a Citus distributed table" \
+  "SELECT count(*) FROM dperm.train_query_groups($q, 'features', 'label', 'logistic', $qopts, 'label', '[true, false]')"
+expect_error 0 analyst "0A000: dperm.train_query cannot train on this query: prot is a Citus distributed table" \
+  "SELECT dperm.train_model_query('prot_late', $q, 'features', 'label', 'logistic', $qopts)"
+check "the refused queries on prot were not charged" "
+  SELECT count(*) = 1 FROM dperm.ledger WHERE 'prot'::regclass = ANY (relations)"
+
 # A missing or different key: refused before the charge on the coordinator,
 # by the workers on a worker.
 coord -c "ALTER SYSTEM SET dperm.pass_key = ''" -c "SELECT pg_reload_conf()" >/dev/null
