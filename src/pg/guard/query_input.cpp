@@ -118,7 +118,7 @@ void InlineCheckedView(Query* q, int index, const Level& level, QueryInput* out)
   RangeTblEntry* rte = rt_fetch(index, q->rtable);
   const char* name = get_rel_name(rte->relid);
   if (list_member_oid(level.active, rte->relid))
-    Refuse(level, ERRCODE_INVALID_RECURSION, psprintf("the view %s reads itself", name),
+    Refuse(level, ERRCODE_FEATURE_NOT_SUPPORTED, psprintf("the view %s reads itself", name),
            "Replace the view with one that does not read itself.");
   Level inner = {level.is_private, rte->relid, name,
                  lappend_oid(list_copy(level.active), rte->relid)};
@@ -445,7 +445,7 @@ char* CanonicalQueryText(const QueryInput& in, const char* features, const char*
     row->location = -1;
     unit = reinterpret_cast<Expr*>(row);
   }
-  unit = ExprThroughViews(q, in.private_path, unit);
+  unit = ExprThroughViews(q, in.private_path, unit, kQueryUnitColumn);
   // Features as float8[] (QueryColumnTypes allows only arrays whose cast
   // cannot fail), the type the read and its dummy rows use.
   Oid ftype = exprType(reinterpret_cast<Node*>(f->expr));

@@ -5,7 +5,6 @@
 // is. The rights are PostgreSQL's: the body's relations are checked as the
 // stored rule says (the view's owner, or the caller for security_invoker),
 // the view itself as its reader; train_query.cpp decides who reads.
-#include "guard/query_input.hpp"
 #include "guard/query_views.hpp"
 
 extern "C" {
@@ -60,18 +59,18 @@ Query* InlineView(RangeTblEntry* rte, List** checks) {
   return body;
 }
 
-Expr* ExprThroughViews(Query* q, List* path, Expr* expr) {
+Expr* ExprThroughViews(Query* q, List* path, Expr* expr, const char* column) {
   if (list_length(path) <= 1) return expr;
   const int index = linitial_int(path);
   RangeTblEntry* rte = rt_fetch(index, q->rtable);
   Query* body = rte->subquery;
-  Expr* inner = ExprThroughViews(body, list_delete_first(list_copy(path)), expr);
+  Expr* inner = ExprThroughViews(body, list_delete_first(list_copy(path)), expr, column);
   // The body's target list has no junk entries (no ORDER BY, no GROUP BY:
   // query_input.cpp refuses them), so the new column is the last one.
   const AttrNumber resno = static_cast<AttrNumber>(list_length(body->targetList) + 1);
   body->targetList =
-      lappend(body->targetList, makeTargetEntry(inner, resno, pstrdup(kQueryUnitColumn), false));
-  rte->eref->colnames = lappend(rte->eref->colnames, makeString(pstrdup(kQueryUnitColumn)));
+      lappend(body->targetList, makeTargetEntry(inner, resno, pstrdup(column), false));
+  rte->eref->colnames = lappend(rte->eref->colnames, makeString(pstrdup(column)));
   Node* n = reinterpret_cast<Node*>(inner);
   return reinterpret_cast<Expr*>(
       makeVar(index, resno, exprType(n), exprTypmod(n), exprCollation(n), 0));

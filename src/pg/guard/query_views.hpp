@@ -29,8 +29,9 @@ Query* InlineView(RangeTblEntry* rte, List** checks);
 // `expr`, an expression over the range table of the last level of `path`
 // (range table indexes from `q` down through the views inlined, the last
 // one the private relation's), as an expression of `q`: each view's body on
-// the path gets an output column dperm_unit (kQueryUnitColumn) holding it,
-// which the level above reads as a column of the view.
-Expr* ExprThroughViews(Query* q, List* path, Expr* expr);
+// the path gets an output column named `column` (dperm_unit,
+// kQueryUnitColumn) holding it, which the level above reads as a column of
+// the view.
+Expr* ExprThroughViews(Query* q, List* path, Expr* expr, const char* column);
 
 }  // namespace dperm::pg
