@@ -6,7 +6,9 @@
 // neighbour (one row, or one unit, added or removed) differ in at most one
 // row (one unit) -- [McS09] (PINQ), stable transformations with
 // stability 1 -- and no expression can fail on one row or run code of the
-// analyst's choosing with the owner's rights (QueryFunctionRule).
+// analyst's choosing with the owner's rights (QueryFunctionRule). A view
+// in FROM is inlined and held to the same rules, level by level
+// (query_views.hpp).
 #include "base/citus.hpp"
 #include "base/internal_sql.hpp"
 #include "guard/query_functions.hpp"
