@@ -122,12 +122,7 @@ SELECT pg_temp.try($$SELECT features AS f, true AS l FROM wages; SELECT 1$$);
 SELECT dperm.train_query($$SELECT features AS f, 1 / x > 1 AS l FROM wages$$, 'f', 'l', 'logistic',
                          dp_options(epsilon => 1, dimension => 2));
 RESET ROLE;
--- A view of wages: refused in this step.
-CREATE VIEW wages_view AS SELECT * FROM wages;
-GRANT SELECT ON wages_view TO regress_q_analyst;
-SET ROLE regress_q_analyst;
-SELECT pg_temp.try($$SELECT features AS f, true AS l FROM wages_view$$);
-RESET ROLE;
+-- Views: test/sql/train_query_views.sql.
 SELECT pg_temp.spent() AS after_refusals;
 
 -- A budget with a privacy unit (a person, at most 3 rows) and a filter:

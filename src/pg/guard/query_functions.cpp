@@ -110,12 +110,13 @@ struct RuleContext {
   const Query* query;
   const char* who;    // dperm.train_query, or the aggregate's name
   const char* input;  // "this query", "this input"
+  const char* view;   // the view whose body `query` is, or nullptr
 };
 
 [[noreturn]] void RefuseNode(const RuleContext* rule, const char* what, const char* hint) {
   ereport(ERROR,
           (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-           errmsg("%s cannot train on %s: %s", rule->who, rule->input, what),
+           errmsg("%s cannot train on %s: %s", rule->who, rule->input, InView(rule->view, what)),
            rule->query != nullptr
                ? errdetail("A private relation is read as its owner, and an error on one row "
                            "would reveal that row: a query may call only immutable functions "
@@ -165,10 +166,13 @@ bool CheckNode(Node* node, void* context) {
   switch (nodeTag(node)) {
     case T_Var: {
       // A planned expression's columns are its plan's (OUTER_VAR, a scan's
-      // relation): a value read, nothing run.
+      // relation): a value read, nothing run. A query's are a relation's,
+      // or a view's inlined (query_views.hpp: any other sub-query in FROM
+      // is refused before this walk).
       const Var* v = reinterpret_cast<const Var*>(node);
-      if (q != nullptr &&
-          (v->varlevelsup != 0 || rt_fetch(v->varno, q->rtable)->rtekind != RTE_RELATION))
+      const RTEKind kind =
+          q == nullptr || v->varlevelsup != 0 ? RTE_JOIN : rt_fetch(v->varno, q->rtable)->rtekind;
+      if (q != nullptr && kind != RTE_RELATION && kind != RTE_SUBQUERY)
         RefuseNode(rule, "it reads a column through a join alias",
                    "Name each column by its relation (relation.column).");
       return false;
@@ -257,18 +261,24 @@ bool QueryFunctionAllowed(Oid fn) {
          (get_func_leakproof(fn) || ReviewedTotal(fn));
 }
 
-void CheckQueryFunctions(Query* q) {
+void CheckQueryFunctions(Query* q, const char* view) {
   // Every expression of the query: target list (junk entries too), WHERE
   // and the ON clauses (the join tree). The range table is refused
-  // elsewhere where it holds expressions (functions, VALUES, TABLESAMPLE).
-  RuleContext rule = {q, "dperm.train_query", "this query"};
+  // elsewhere where it holds expressions (functions, VALUES, TABLESAMPLE);
+  // a view's body there is walked on its own (query_input.cpp).
+  RuleContext rule = {q, "dperm.train_query", "this query", view};
   query_tree_walker(q, reinterpret_cast<bool (*)()>(reinterpret_cast<void (*)()>(CheckNode)), &rule,
                     QTW_IGNORE_RANGE_TABLE);
 }
 
 void CheckExpressionFunctions(Node* expr, const char* who) {
-  RuleContext rule = {nullptr, who, "this input"};
+  RuleContext rule = {nullptr, who, "this input", nullptr};
   CheckNode(expr, &rule);
+}
+
+const char* InView(const char* view, const char* what) {
+  if (view == nullptr) return what;
+  return psprintf("the view %s is not an allowed input: %s", view, what);
 }
 
 }  // namespace dperm::pg

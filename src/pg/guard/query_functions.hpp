@@ -28,8 +28,13 @@ bool QueryFunctionAllowed(Oid fn);
 // subscripts, binary-compatible casts) or that calls a function
 // QueryFunctionAllowed refuses, with a hint naming the total function to
 // use (dperm.div, dperm.ln, ...). A cast through text (CoerceViaIO) is
-// refused: a text input can fail on one value.
-void CheckQueryFunctions(Query* q);
+// refused: a text input can fail on one value. `view` (nullptr: the query
+// itself) names the view whose body `q` is, in the refusal.
+void CheckQueryFunctions(Query* q, const char* view = nullptr);
+
+// What a refusal says: `what`, or, in the body of view `view`, that the
+// view is not an allowed input and why.
+const char* InView(const char* view, const char* what);
 
 // The same rule on an expression of a planned statement that runs per row:
 // a training aggregate's features and label, or a projection below it

@@ -6,11 +6,14 @@
 // neighbour (one row, or one unit, added or removed) differ in at most one
 // row (one unit) -- [McS09] (PINQ), stable transformations with
 // stability 1 -- and no expression can fail on one row or run code of the
-// analyst's choosing with the owner's rights (QueryFunctionRule).
+// analyst's choosing with the owner's rights (QueryFunctionRule). A view
+// in FROM is inlined and held to the same rules, level by level
+// (query_views.hpp).
 #include "base/citus.hpp"
 #include "base/internal_sql.hpp"
 #include "guard/query_functions.hpp"
 #include "guard/query_input.hpp"
+#include "guard/query_views.hpp"
 #include "guard/relation_access.hpp"
 
 extern "C" {
@@ -39,105 +42,163 @@ extern "C" {
 namespace dperm::pg {
 namespace {
 
-// The one shape of a refusal: what, why (nothing charged), what to write.
-[[noreturn]] void Refuse(int sqlstate, const char* what, const char* hint) {
-  ereport(ERROR,
-          (errcode(sqlstate), errmsg("dperm.train_query cannot train on this query: %s", what),
-           errdetail("A query's input must map each row of one budgeted or protected relation to "
-                     "at most one row, through expressions that cannot fail on a value. Nothing "
-                     "was charged."),
-           errhint("%s", hint)));
+// One level of the input: the query itself, or the body of a view it reads
+// (through other views, `active`, which a view may not read again).
+struct Level {
+  IsPrivateRelation is_private;
+  Oid view;               // InvalidOid: the query itself
+  const char* view_name;  // nullptr: the query itself
+  List* active;           // the views being inlined, outermost first
+};
+
+// The one shape of a refusal: what (in which view), why (nothing charged),
+// what to write.
+[[noreturn]] void Refuse(const Level& level, int sqlstate, const char* what, const char* hint) {
+  ereport(
+      ERROR,
+      (errcode(sqlstate),
+       errmsg("dperm.train_query cannot train on this query: %s", InView(level.view_name, what)),
+       errdetail("A query's input must map each row of one budgeted or protected relation to "
+                 "at most one row, through expressions that cannot fail on a value. Nothing "
+                 "was charged."),
+       errhint("%s%s", hint,
+               level.view_name != nullptr
+                   ? " A view the query reads must follow the rules of a query itself."
+                   : "")));
   pg_unreachable();
 }
 
+// A refusal about the query itself (its columns, its lookups).
+[[noreturn]] void Refuse(int sqlstate, const char* what, const char* hint) {
+  Refuse(Level{nullptr, InvalidOid, nullptr, NIL}, sqlstate, what, hint);
+}
+
 // The clauses that combine, duplicate or order rows, each refused.
-void CheckClauses(const Query* q) {
+void CheckClauses(const Query* q, const Level& level) {
   const int k = ERRCODE_FEATURE_NOT_SUPPORTED;
   if (q->commandType != CMD_SELECT || q->utilityStmt != nullptr)
-    Refuse(ERRCODE_WRONG_OBJECT_TYPE, "it is not a SELECT", "Pass one SELECT statement.");
+    Refuse(level, ERRCODE_WRONG_OBJECT_TYPE, "it is not a SELECT", "Pass one SELECT statement.");
   if (q->hasAggs)
-    Refuse(k, "it aggregates rows", "Select the rows themselves: the model is their aggregate.");
+    Refuse(level, k, "it aggregates rows",
+           "Select the rows themselves: the model is their aggregate.");
   if (q->groupClause != NIL || q->groupingSets != NIL || q->havingQual != nullptr)
-    Refuse(k, "it has GROUP BY or HAVING", "Select the rows themselves, without grouping.");
+    Refuse(level, k, "it has GROUP BY or HAVING", "Select the rows themselves, without grouping.");
   if (q->hasWindowFuncs)
-    Refuse(k, "it calls a window function",
+    Refuse(level, k, "it calls a window function",
            "A window function combines rows; select each row's own values.");
   if (q->distinctClause != NIL)
-    Refuse(k, "it has DISTINCT", "Leave DISTINCT out: removing duplicates combines rows.");
+    Refuse(level, k, "it has DISTINCT", "Leave DISTINCT out: removing duplicates combines rows.");
   if (q->sortClause != NIL)
-    Refuse(k, "it has ORDER BY",
+    Refuse(level, k, "it has ORDER BY",
            "Leave ORDER BY out: the release reads the rows in a random order anyway.");
   if (q->limitCount != nullptr || q->limitOffset != nullptr)
     Refuse(
-        k, "it has LIMIT or OFFSET",
+        level, k, "it has LIMIT or OFFSET",
         "Leave LIMIT and OFFSET out: the release reads a noisy number of rows itself; filter with WHERE.");
   if (q->setOperations != nullptr)
-    Refuse(k, "it has UNION, INTERSECT or EXCEPT",
+    Refuse(level, k, "it has UNION, INTERSECT or EXCEPT",
            "Train on one SELECT; UNION ALL duplicates rows.");
   if (q->cteList != NIL || q->hasRecursive)
-    Refuse(k, "it has WITH",
+    Refuse(level, k, "it has WITH",
            "Write the query without WITH: a common table expression may combine rows.");
   if (q->hasSubLinks)
-    Refuse(k, "it has a sub-query",
+    Refuse(level, k, "it has a sub-query",
            "Join a public lookup relation on its key instead of a sub-query.");
   if (q->hasTargetSRFs)
-    Refuse(k, "it calls a set-returning function", "A set-returning function duplicates rows.");
+    Refuse(level, k, "it calls a set-returning function",
+           "A set-returning function duplicates rows.");
   if (q->rowMarks != NIL || q->hasForUpdate)
-    Refuse(k, "it has FOR UPDATE or FOR SHARE", "Leave the locking clause out.");
+    Refuse(level, k, "it has FOR UPDATE or FOR SHARE", "Leave the locking clause out.");
 }
 
-// The range table: one private relation, lookups, joins; refuses the rest.
-void CheckRangeTable(const Query* q, IsPrivateRelation is_private, QueryInput* out) {
+int AnalyseLevel(Query* q, const Level& level, QueryInput* out);
+
+// A view in FROM (range table entry `index` of `q`, at `level`): its body
+// inlined and validated as a level of its own, which must read the private
+// relation; `out`'s path to it then starts here.
+void InlineCheckedView(Query* q, int index, const Level& level, QueryInput* out) {
+  RangeTblEntry* rte = rt_fetch(index, q->rtable);
+  const char* name = get_rel_name(rte->relid);
+  if (list_member_oid(level.active, rte->relid))
+    Refuse(level, ERRCODE_FEATURE_NOT_SUPPORTED, psprintf("the view %s reads itself", name),
+           "Replace the view with one that does not read itself.");
+  Level inner = {level.is_private, rte->relid, name,
+                 lappend_oid(list_copy(level.active), rte->relid)};
+  Query* body = InlineView(rte, &out->views);
+  AnalyseLevel(body, inner, out);
+  out->private_path = lcons_int(index, out->private_path);
+}
+
+// The range table: one private relation (or a view over it), lookups,
+// joins; refuses the rest. Returns the private relation's (or view's) index.
+int CheckRangeTable(Query* q, const Level& level, QueryInput* out) {
   const int k = ERRCODE_FEATURE_NOT_SUPPORTED;
-  out->lookups = static_cast<Oid*>(palloc(sizeof(Oid) * (list_length(q->rtable) + 1)));
-  int index = 0;
-  ListCell* lc;
-  foreach (lc, q->rtable) {
-    index++;
-    RangeTblEntry* rte = static_cast<RangeTblEntry*>(lfirst(lc));
+  const int n = list_length(q->rtable);
+  int private_index = 0;
+  for (int index = 1; index <= n; index++) {
+    RangeTblEntry* rte = rt_fetch(index, q->rtable);
     switch (rte->rtekind) {
       case RTE_JOIN: continue;
       case RTE_RELATION: break;
       case RTE_SUBQUERY:
-        Refuse(k, "it has a sub-query in FROM",
-               "Write its filter and expressions in the query itself, on the private relation.");
+        Refuse(level, k, "it has a sub-query in FROM",
+               "Write its filter and expressions in the query itself, on the private relation, "
+               "or read a view of it.");
       case RTE_FUNCTION:
       case RTE_TABLEFUNC:
-        Refuse(k, "it has a function in FROM", "Read the private relation and public tables only.");
+        Refuse(level, k, "it has a function in FROM",
+               "Read the private relation and public tables only.");
       case RTE_VALUES:
-        Refuse(k, "it has VALUES in FROM", "Read the private relation and public tables only.");
-      case RTE_CTE: Refuse(k, "it reads a WITH query", "Write the query without WITH.");
+        Refuse(level, k, "it has VALUES in FROM",
+               "Read the private relation and public tables only.");
+      case RTE_CTE: Refuse(level, k, "it reads a WITH query", "Write the query without WITH.");
       default:
-        Refuse(k, "it reads something that is not a table",
+        Refuse(level, k, "it reads something that is not a table",
                "Read the private relation and public tables only.");
     }
+    // A view's body keeps the view itself as its *OLD* and *NEW* entries
+    // (PostgreSQL 15), outside its FROM clause: nothing is read there.
+    if (OidIsValid(level.view) && index <= PRS2_NEW_VARNO && rte->relid == level.view) continue;
     const char* name = get_rel_name(rte->relid);
-    if (rte->relkind == RELKIND_VIEW)
-      Refuse(k, psprintf("%s is a view", name),
-             "Write the view's query on its tables in the query you train on (views are not "
-             "supported as query inputs yet).");
-    if (rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_PARTITIONED_TABLE)
-      Refuse(k, psprintf("%s is not a table", name),
-             "Read a table or partitioned table (the private relation, and public lookups).");
-    if (IsCitusTable(rte->relid))
-      Refuse(k, psprintf("%s is a Citus distributed table", name),
-             "Train on a distributed table with dperm.train(relation, ...) for now.");
     if (rte->tablesample != nullptr)
-      Refuse(k, "it has TABLESAMPLE", "Leave TABLESAMPLE out: the release samples its own rows.");
-    if (!is_private(rte->relid)) {
-      out->lookups[out->n_lookups++] = rte->relid;
+      Refuse(level, k, "it has TABLESAMPLE",
+             "Leave TABLESAMPLE out: the release samples its own rows.");
+    if (rte->relkind == RELKIND_VIEW) {
+      if (private_index != 0)
+        Refuse(level, k, psprintf("it reads the view %s beside the private relation", name),
+               "Read one private relation or one view of it; join only public lookup tables on "
+               "a unique key.");
+      InlineCheckedView(q, index, level, out);
+      private_index = index;
       continue;
     }
-    if (out->private_index != 0)
-      Refuse(k, "it reads two budgeted or protected relations (or one twice)",
+    if (rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_PARTITIONED_TABLE)
+      Refuse(level, k, psprintf("%s is not a table", name),
+             "Read a table or partitioned table (the private relation, and public lookups), or "
+             "a view of the private relation.");
+    if (IsCitusTable(rte->relid))
+      Refuse(level, k, psprintf("%s is a Citus distributed table", name),
+             "Train on a distributed table with dperm.train(relation, ...) for now.");
+    if (!level.is_private(rte->relid)) {
+      out->lookups = lappend_oid(out->lookups, rte->relid);
+      continue;
+    }
+    if (private_index != 0)
+      Refuse(level, k, "it reads two budgeted or protected relations (or one twice)",
              "Read one private relation; join only public lookup relations on a unique key.");
-    out->private_index = index;
+    private_index = index;
     out->relid = rte->relid;
+    out->private_rte = rte;
+    out->private_path = list_make1_int(index);
   }
-  if (out->private_index == 0)
-    Refuse(k, "it reads no budgeted or protected relation",
-           "Train on a query of a relation with a budget or protection (a public relation needs "
-           "no noisy size: use dp_logreg and the other aggregates on it directly).");
+  if (private_index == 0)
+    Refuse(level, k, "it reads no budgeted or protected relation",
+           level.view_name != nullptr
+               ? "A view in the query must read the private relation; join public tables, not "
+                 "views of them, as lookups."
+               : "Train on a query of a relation with a budget or protection (a public relation "
+                 "needs no noisy size: use dp_logreg and the other aggregates on it directly).");
+  return private_index;
 }
 
 // The lookup columns an ON clause equates with expressions over the private
@@ -199,7 +260,8 @@ bool CoversUniqueKey(Oid lookup, const KeyEquality* eq, int n_eq) {
 }
 
 // One join: `lookup` (range table entry `index`) joined by `quals`.
-void CheckLookupJoin(const Query* q, const QueryInput& in, int index, Node* quals) {
+void CheckLookupJoin(const Query* q, int private_index, const Level& level, int index,
+                     Node* quals) {
   Oid lookup = rt_fetch(index, q->rtable)->relid;
   List* conjuncts = quals != nullptr ? make_ands_implicit(reinterpret_cast<Expr*>(quals)) : NIL;
   KeyEquality* eq =
@@ -215,14 +277,13 @@ void CheckLookupJoin(const Query* q, const QueryInput& in, int index, Node* qual
       Node* other = static_cast<Node*>(list_nth(op->args, 1 - side));
       if (key == nullptr || !IsA(key, Var)) continue;
       Var* v = reinterpret_cast<Var*>(key);
-      if (v->varno != index || v->varattno <= 0 || !OnlyColumnsOf(other, in.private_index))
-        continue;
+      if (v->varno != index || v->varattno <= 0 || !OnlyColumnsOf(other, private_index)) continue;
       eq[n_eq++] = {v->varattno, op->opno, op->inputcollid};
       break;
     }
   }
   if (!CoversUniqueKey(lookup, eq, n_eq))
-    Refuse(ERRCODE_FEATURE_NOT_SUPPORTED,
+    Refuse(level, ERRCODE_FEATURE_NOT_SUPPORTED,
            psprintf("the join to %s is not on a unique key of it", get_rel_name(lookup)),
            "Join each lookup relation with ON lookup.key = <expression of the private relation> "
            "for every column of its primary key or of one unique constraint, so that each private "
@@ -231,63 +292,78 @@ void CheckLookupJoin(const Query* q, const QueryInput& in, int index, Node* qual
 
 // FROM: the private relation alone, or joined (INNER or LEFT, the lookup on
 // the right) to lookups one after another; returns the left-most entry.
-int CheckJoinTree(const Query* q, const QueryInput& in, Node* node) {
+int CheckJoinTree(const Query* q, int private_index, const Level& level, Node* node) {
   const int k = ERRCODE_FEATURE_NOT_SUPPORTED;
   const char* hint =
       "Write FROM private_relation [LEFT] JOIN lookup ON lookup.key = ... [JOIN ...].";
   if (IsA(node, RangeTblRef)) return reinterpret_cast<RangeTblRef*>(node)->rtindex;
-  if (!IsA(node, JoinExpr)) Refuse(k, "its FROM clause has an unsupported item", hint);
+  if (!IsA(node, JoinExpr)) Refuse(level, k, "its FROM clause has an unsupported item", hint);
   JoinExpr* j = reinterpret_cast<JoinExpr*>(node);
   if (j->jointype != JOIN_INNER && j->jointype != JOIN_LEFT)
-    Refuse(k, "it has a RIGHT or FULL join", hint);
+    Refuse(level, k, "it has a RIGHT or FULL join", hint);
   if (j->usingClause != NIL || j->isNatural)
-    Refuse(k, "it joins with USING or NATURAL", "Write the join condition with ON.");
-  if (j->alias != nullptr) Refuse(k, "it names a join with an alias", hint);
+    Refuse(level, k, "it joins with USING or NATURAL", "Write the join condition with ON.");
+  if (j->alias != nullptr) Refuse(level, k, "it names a join with an alias", hint);
   if (!IsA(j->rarg, RangeTblRef) ||
-      reinterpret_cast<RangeTblRef*>(j->rarg)->rtindex == in.private_index)
-    Refuse(k, "the private relation or a nested join is on the right of a join", hint);
-  int left = CheckJoinTree(q, in, j->larg);
-  CheckLookupJoin(q, in, reinterpret_cast<RangeTblRef*>(j->rarg)->rtindex, j->quals);
+      reinterpret_cast<RangeTblRef*>(j->rarg)->rtindex == private_index)
+    Refuse(level, k, "the private relation or a nested join is on the right of a join", hint);
+  int left = CheckJoinTree(q, private_index, level, j->larg);
+  CheckLookupJoin(q, private_index, level, reinterpret_cast<RangeTblRef*>(j->rarg)->rtindex,
+                  j->quals);
   return left;
+}
+
+// One level (the query, or a view's body): its clauses, its range table
+// (views inlined and validated first, innermost first), its FROM clause and
+// its expressions. Returns the private relation's (or view's) index.
+int AnalyseLevel(Query* q, const Level& level, QueryInput* out) {
+  CheckClauses(q, level);
+  const int private_index = CheckRangeTable(q, level, out);
+  if (list_length(q->jointree->fromlist) != 1)
+    Refuse(level, ERRCODE_FEATURE_NOT_SUPPORTED, "its FROM clause lists several relations",
+           "Join lookups with JOIN ... ON lookup.key = ..., not with a comma.");
+  if (CheckJoinTree(q, private_index, level, static_cast<Node*>(linitial(q->jointree->fromlist))) !=
+      private_index)
+    Refuse(level, ERRCODE_FEATURE_NOT_SUPPORTED,
+           "the private relation is not the first item of FROM",
+           "Write FROM private_relation [LEFT] JOIN lookup ON lookup.key = ....");
+  CheckQueryFunctions(q, level.view_name);
+  return private_index;
 }
 
 }  // namespace
 
 QueryInput AnalyseQueryInput(const char* text, IsPrivateRelation is_private) {
   QueryInput out = {};
+  const Level top = {is_private, InvalidOid, nullptr, NIL};
   List* raw = raw_parser(text, RAW_PARSE_DEFAULT);
   if (list_length(raw) != 1)
-    Refuse(ERRCODE_SYNTAX_ERROR, "it is not exactly one statement", "Pass one SELECT statement.");
+    Refuse(top, ERRCODE_SYNTAX_ERROR, "it is not exactly one statement",
+           "Pass one SELECT statement.");
   RawStmt* stmt = linitial_node(RawStmt, raw);
   if (!IsA(stmt->stmt, SelectStmt))
-    Refuse(ERRCODE_WRONG_OBJECT_TYPE, "it is not a SELECT", "Pass one SELECT statement.");
+    Refuse(top, ERRCODE_WRONG_OBJECT_TYPE, "it is not a SELECT", "Pass one SELECT statement.");
   // As the caller, with the caller's search_path: the names mean what they
   // mean to the analyst (locks each relation, AccessShareLock).
   Query* q = parse_analyze_fixedparams(stmt, text, nullptr, 0, nullptr);
-  CheckClauses(q);
-  CheckRangeTable(q, is_private, &out);
+  out.source = static_cast<Query*>(copyObjectImpl(q));
+  out.private_index = AnalyseLevel(q, top, &out);
   out.query = q;
-  if (list_length(q->jointree->fromlist) != 1)
-    Refuse(ERRCODE_FEATURE_NOT_SUPPORTED, "its FROM clause lists several relations",
-           "Join lookups with JOIN ... ON lookup.key = ..., not with a comma.");
-  if (CheckJoinTree(q, out, static_cast<Node*>(linitial(q->jointree->fromlist))) !=
-      out.private_index)
-    Refuse(ERRCODE_FEATURE_NOT_SUPPORTED, "the private relation is not the first item of FROM",
-           "Write FROM private_relation [LEFT] JOIN lookup ON lookup.key = ....");
-  CheckQueryFunctions(q);
   return out;
 }
 
 void CheckLookups(const QueryInput& q, Oid caller, Oid reader) {
-  for (int i = 0; i < q.n_lookups; i++) {
-    Oid l = q.lookups[i];
+  ListCell* lc;
+  foreach (lc, q.lookups) {
+    Oid l = lfirst_oid(lc);
     if (pg_class_aclcheck(l, caller, ACL_SELECT) != ACLCHECK_OK ||
         pg_class_aclcheck(l, reader, ACL_SELECT) != ACLCHECK_OK)
       Refuse(ERRCODE_INSUFFICIENT_PRIVILEGE,
              psprintf("the lookup relation %s is not readable by the caller and the reader",
                       get_rel_name(l)),
-             "A lookup relation is public: grant SELECT on it to the analyst and to the private "
-             "relation's owner (who reads a protected relation).");
+             "A lookup relation is public: grant SELECT on it to the analyst and to the reader "
+             "(the owner of a protected relation, else the owner of the view that reads the "
+             "private relation, or the analyst).");
     if (OidIsValid(RowSecurityInFamily(l)))
       Refuse(ERRCODE_FEATURE_NOT_SUPPORTED,
              psprintf("the lookup relation %s has row-level security", get_rel_name(l)),
@@ -355,7 +431,7 @@ char* CanonicalQueryText(const QueryInput& in, const char* features, const char*
   // so that the unit path (UnitCountFrom, UnitBoundedSource) counts and
   // samples the rows themselves, one slot each (k = 1).
   Expr* unit;
-  const int p = in.private_index;
+  const int p = llast_int(in.private_path);  // in the private relation's own level
   if (unit_column != nullptr) {
     AttrNumber a = get_attnum(in.relid, unit_column);
     Oid type, collation;
@@ -371,6 +447,7 @@ char* CanonicalQueryText(const QueryInput& in, const char* features, const char*
     row->location = -1;
     unit = reinterpret_cast<Expr*>(row);
   }
+  unit = ExprThroughViews(q, in.private_path, unit, kQueryUnitColumn);
   // Features as float8[] (QueryColumnTypes allows only arrays whose cast
   // cannot fail), the type the read and its dummy rows use.
   Oid ftype = exprType(reinterpret_cast<Node*>(f->expr));
@@ -392,9 +469,10 @@ char* CanonicalQueryText(const QueryInput& in, const char* features, const char*
 
 char* CanonicalQuerySource(const QueryInput& in) {
   // As CanonicalQueryText, without the columns it chooses: the query as
-  // analysed, every name qualified unless the pinned path finds it.
+  // analysed, views by name (each run inlines and validates them as they
+  // are then), every name qualified unless the pinned path finds it.
   int level = PinInternalSettings();
-  char* sql = pg_get_querydef(static_cast<Query*>(copyObjectImpl(in.query)), false);
+  char* sql = pg_get_querydef(static_cast<Query*>(copyObjectImpl(in.source)), false);
   AtEOXact_GUC(true, level);
   return sql;
 }

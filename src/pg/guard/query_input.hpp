@@ -21,13 +21,18 @@ namespace dperm::pg {
 using IsPrivateRelation = bool (*)(Oid relid);
 
 // A validated query: exactly one private relation (a plain or partitioned
-// table) and zero or more public lookup relations joined on a unique key.
+// table), read directly or through views (each replaced by its body, a
+// sub-query validated by the same rules: query_views.hpp), and zero or more
+// public lookup relations joined on a unique key, at any level.
 struct QueryInput {
-  Query* query;       // analysed and validated (the caller's search_path)
-  int private_index;  // the private relation's range table index
+  Query* query;       // analysed and validated (the caller's search_path), views inlined
+  Query* source;      // as analysed, views by name (CanonicalQuerySource)
+  int private_index;  // the range table index of the private relation, or of the view over it
   Oid relid;          // the private relation
-  Oid* lookups;       // the lookup relations
-  int n_lookups;
+  RangeTblEntry* private_rte;  // its entry (in `query` or a view's body): its permission check
+  List* private_path;          // range table indexes from `query` down to the private relation's
+  List* views;                 // the views read, their entries as referenced (permission checks)
+  List* lookups;               // the lookup relations (Oids)
 };
 
 // Parses and analyses `text` as the caller with the caller's search_path
@@ -35,10 +40,12 @@ struct QueryInput {
 // charged) everything that is not a per-row map of one private relation:
 // aggregates, grouping, windows, DISTINCT, ORDER BY, LIMIT/OFFSET, set
 // operations, CTEs, sub-queries, set-returning functions, locking clauses,
-// TABLESAMPLE, functions or sub-queries in FROM, views, Citus tables, two
-// private relations, a lookup that is not public or not joined on a unique
-// key of it; and every function that is not IMMUTABLE and either LEAKPROOF
-// or on the reviewed list of built-ins that never raise (QueryFunctionRule).
+// TABLESAMPLE, functions or sub-queries in FROM, Citus tables, two private
+// relations, a lookup that is not public or not joined on a unique key of
+// it; and every function that is not IMMUTABLE and either LEAKPROOF or on
+// the reviewed list of built-ins that never raise (QueryFunctionRule). A
+// view in FROM is replaced by its body, which the same rules validate
+// (recursively, for views of views; a refusal there names the view).
 QueryInput AnalyseQueryInput(const char* text, IsPrivateRelation is_private);
 
 // Refuses (42501, nothing charged) a lookup relation that `caller` or
@@ -54,7 +61,8 @@ void QueryColumnTypes(const QueryInput& q, const char* features, const char* lab
 // The canonical text of the query: its output columns `features` and `label`
 // and a column dperm_unit (kQueryUnitColumn) -- the private relation's
 // column `unit_column`, or, when nullptr, the row itself (its tableoid and
-// ctid, unique across partitions) -- deparsed under PinInternalSettings
+// ctid, unique across partitions), carried up through the views over it
+// (ExprThroughViews) -- deparsed under PinInternalSettings
 // (search_path = 'pg_catalog, pg_temp', pg_temp explicitly last, and every
 // setting that changes a constant's text pinned), so that
 // every name is schema-qualified and the text resolves to the same objects
@@ -68,10 +76,11 @@ char* CanonicalQueryText(const QueryInput& q, const char* features, const char* 
 // table), or 42703 when it has none or several of that name.
 Expr* QueryOutputExpr(const QueryInput& q, const char* name);
 
-// The query itself (all its output columns, no unit column) deparsed under
-// the same pinned settings: the text a named model stores and each retrain
-// validates again with AnalyseQueryInput under those settings
-// (model_query.cpp), so that a later search_path cannot change what it reads.
+// The query itself (all its output columns, no unit column) as analysed,
+// views by name, deparsed under the same pinned settings: the text a named
+// model stores and each retrain validates again with AnalyseQueryInput under
+// those settings (model_query.cpp), so that a later search_path cannot
+// change what it reads, and a view is read (and validated) as it is then.
 char* CanonicalQuerySource(const QueryInput& q);
 
 // The name of the unit column CanonicalQueryText adds.

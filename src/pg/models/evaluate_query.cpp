@@ -147,6 +147,7 @@ EvaluationQuery CheckEvaluationQuery(const char* query, const char* features, co
     e.unit.row = true;
   }
   e.unit.read_column = kQueryUnitColumn;
+  CheckUnitReadable(in, e.q, e.unit_column);
   const char* schema = ExtensionSchema("dperm", CurrentMemoryContext);
   if (schema == nullptr) elog(ERROR, "dperm is not installed in this database");
   e.schema = quote_identifier(schema);

@@ -5,7 +5,8 @@
 // as written (dperm.models.query), the private relation it resolved to
 // (relation), and its canonical text (query_canonical: CanonicalQuerySource,
 // every name qualified under search_path = pg_catalog, pg_temp and the
-// other pinned settings). Every run -- the first, dperm.retrain and a
+// other pinned settings; a view kept by name, so that each run reads and
+// validates the view as it is then, its rights checked again). Every run -- the first, dperm.retrain and a
 // schedule -- reads the canonical text, never the original again: a later
 // search_path (the owner's, or pg_cron's) cannot make it read another
 // object. Each run validates it again before anything is charged

@@ -53,11 +53,14 @@
 #include "release/train_steps.hpp"
 
 extern "C" {
+#include "access/sysattr.h"
+#include "catalog/pg_class.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "parser/parsetree.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 }
 
 namespace dperm::pg {
@@ -71,9 +74,13 @@ bool IsPrivateQueryRelation(Oid relid) {
 }
 
 // Who reads: the owner of a protected relation (the caller must be one of
-// its analysts; no row-level security in its family), else the caller with
-// its own rights on the columns the query reads. The lookups must be
-// readable by both (CheckLookups).
+// its analysts; no row-level security in its family; the views over it need
+// no grant: their bodies passed the same rules as the query), else the role
+// PostgreSQL reads the private relation as -- the caller, or the owner of
+// the view over it (the caller for a security_invoker view) -- after
+// PostgreSQL's own checks of every view read (SELECT on it, as the caller
+// or as the owner of the view that reads it) and of the private relation.
+// The lookups must be readable by the caller and the reader (CheckLookups).
 void CheckQueryReader(TrainInput* in, const QueryInput& q) {
   bool allowed = false;
   in->is_protected = OidIsValid(ProtectionOf(in->relid, in->caller, &allowed));
@@ -88,16 +95,61 @@ void CheckQueryReader(TrainInput* in, const QueryInput& q) {
     RefuseRowSecurity(in->relid, in->name, false);
     in->reader = in->owner;
   } else {
-    RangeTblEntry* rte = rt_fetch(q.private_index, q.query->rtable);
-    if (!ExecCheckRTPerms(list_make1(rte), false))
-      ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                      errmsg("permission denied for relation %s", in->name),
-                      errdetail("Nothing was charged."),
-                      errhint("dperm.train_query reads a relation with the caller's rights unless "
-                              "its owner protected it with dperm.protect and listed the caller.")));
-    in->reader = in->caller;
+    // The checks the executor would make on the query as the caller wrote
+    // it (ExecCheckRTPerms, each entry as its checkAsUser or the caller),
+    // so that a view reads no row its reader could not SELECT through it.
+    List* checks = lappend(list_copy(q.views), q.private_rte);
+    ListCell* lc;
+    foreach (lc, checks) {
+      RangeTblEntry* rte = static_cast<RangeTblEntry*>(lfirst(lc));
+      if (ExecCheckRTPerms(list_make1(rte), false)) continue;
+      const char* kind = rte->relkind == RELKIND_VIEW ? "view" : "relation";
+      ereport(
+          ERROR,
+          (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+           OidIsValid(rte->checkAsUser)
+               ? errmsg("permission denied for %s %s to role %s, the owner of the view that "
+                        "reads it",
+                        kind, get_rel_name(rte->relid), GetUserNameFromId(rte->checkAsUser, false))
+               : errmsg("permission denied for %s %s", kind, get_rel_name(rte->relid)),
+           errdetail("Nothing was charged."),
+           errhint("dperm.train_query reads a relation with the caller's rights, and a view as "
+                   "PostgreSQL does (its tables with its owner's rights, or the caller's when "
+                   "security_invoker), unless the owner of the relation under it protected it "
+                   "with dperm.protect and listed the caller.")));
+    }
+    in->reader = OidIsValid(q.private_rte->checkAsUser) ? q.private_rte->checkAsUser : in->caller;
   }
   CheckLookups(q, in->caller, in->reader);
+}
+
+// The reader must be able to read the unit as well -- the private
+// relation's unit column, or its tableoid and ctid for the row -- which the
+// query need not select: checked now, as the executor will, so that the
+// read after the charge cannot fail on it. A protected relation is read by
+// its owner.
+void CheckUnitReadable(const TrainInput& in, const QueryInput& q, const char* unit_column) {
+  if (in.is_protected) return;
+  RangeTblEntry* rte = static_cast<RangeTblEntry*>(copyObjectImpl(q.private_rte));
+  rte->requiredPerms = ACL_SELECT;
+  rte->checkAsUser = in.reader;
+  const int offset = FirstLowInvalidHeapAttributeNumber;
+  if (unit_column != nullptr) {
+    rte->selectedCols = bms_make_singleton(get_attnum(in.relid, unit_column) - offset);
+  } else {
+    rte->selectedCols = bms_make_singleton(TableOidAttributeNumber - offset);
+    rte->selectedCols = bms_add_member(rte->selectedCols, SelfItemPointerAttributeNumber - offset);
+  }
+  if (!ExecCheckRTPerms(list_make1(rte), false))
+    ereport(ERROR,
+            (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+             errmsg("role %s may not read the privacy unit of %s (%s)",
+                    GetUserNameFromId(in.reader, false), in.name,
+                    unit_column != nullptr ? quote_identifier(unit_column) : "its rows' ctid"),
+             errdetail("The release reads each input row's unit. Nothing was charged."),
+             errhint("Grant SELECT on %s to the role that reads it (a grant on the table, not "
+                     "on columns, for a budget without a privacy unit).",
+                     unit_column != nullptr ? "the unit column" : "the relation")));
 }
 
 // The relations charged (the private relation's family and `dataset`,
@@ -157,6 +209,7 @@ Datum TrainQueryResolved(const char* query_text, TrainInput in, ChargeOutcome* o
   const uint64 progress = ProgressBegin(in.relid, in.loss);
   ProgressSetPhase(ProgressPhase::kCountingRows);
   const char* unit_column = QueryChargedTo(in, dataset, &request);
+  CheckUnitReadable(in, q, unit_column);
   in.qualified = psprintf("(%s)", CanonicalQueryText(q, in.features, in.label, unit_column));
   // Steps 4 to 6 as dperm.train's unit path: the noisy count, charged whole,
   // then units * k slots, in memory or streaming.

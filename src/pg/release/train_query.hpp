@@ -15,9 +15,16 @@ namespace dperm::pg {
 bool IsPrivateQueryRelation(Oid relid);
 
 // Who reads the query's input: the owner of a protected relation (the
-// caller must be one of its analysts), else the caller with its own rights
+// caller must be one of its analysts), else the role PostgreSQL would read
+// it as -- the caller, or the owner of the (not security_invoker) view over
+// it -- after PostgreSQL's checks of every view read and of the relation
 // (42501 otherwise); the lookups must be readable by both.
 void CheckQueryReader(TrainInput* in, const QueryInput& q);
+
+// Refuses (42501, nothing charged) a reader who may not read the private
+// relation's unit column `unit_column` (nullptr: the row's tableoid and
+// ctid), which the read selects whatever the query selects.
+void CheckUnitReadable(const TrainInput& in, const QueryInput& q, const char* unit_column);
 
 // The relations charged, the unit (the budgets', or the row with k = 1)
 // and the model's options (the count's share off epsilon); the release is

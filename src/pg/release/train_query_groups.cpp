@@ -106,6 +106,7 @@ DPERM_FUNCTION(dperm_train_query_groups) {
   const char* unit_column = QueryChargedTo(in, dataset, &request);
   if (unit_column != nullptr)
     RefuseUnitGroups("dperm.train_query_groups", "dperm.train_query", in.name, unit_column);
+  CheckUnitReadable(in, q, unit_column);
   const uint64 progress = ProgressBegin(in.relid, in.loss);
   ProgressSetPhase(ProgressPhase::kCountingRows);
   // The statement's one charge, before any group reads a row: one release's
