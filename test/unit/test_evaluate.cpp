@@ -25,6 +25,22 @@ TEST(ReleaseBoundedSums, ScaleFollowsTheDerivation) {
   }
 }
 
+// What dperm.explain_query shows of a noisy count is what the release draws
+// with: the same grid, Delta_1 and scale, from m, epsilon and slack alone.
+TEST(BoundedSumsNoise, MatchesTheRelease) {
+  for (double epsilon : {0.05, 0.1, 1.0, 7.0}) {
+    SecureRng rng = SecureRng::FromSeed(3);
+    const double slack = std::ldexp(1.0, -40);
+    NoisySums drawn = ReleaseBoundedSums({42}, {1}, epsilon, rng, slack);
+    NoisySums planned = BoundedSumsNoise(1, epsilon, slack);
+    EXPECT_TRUE(planned.values.empty());
+    EXPECT_EQ(planned.grid, drawn.grid);
+    EXPECT_EQ(planned.l1_sensitivity, drawn.l1_sensitivity);
+    EXPECT_EQ(planned.scale, drawn.scale);
+  }
+  EXPECT_THROW(BoundedSumsNoise(1, 0), Error);
+}
+
 TEST(ReleaseBoundedSums, UnbiasedWithLaplaceSpread) {
   SecureRng rng = SecureRng::FromSeed(8);
   const int n = 20000;

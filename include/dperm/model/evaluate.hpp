@@ -34,6 +34,11 @@ struct NoisySums {
 NoisySums ReleaseBoundedSums(const std::vector<double>& sums, const std::vector<double>& bounds,
                              double epsilon, SecureRng& rng, double slack = 0);
 
+// The grid, Delta_1 and scale ReleaseBoundedSums draws m sums with (values
+// empty), from public inputs only: what dperm.explain_query shows of a
+// query's noisy count.
+NoisySums BoundedSumsNoise(int m, double epsilon, double slack = 0);
+
 // The ledger's RDP curve of an epsilon-DP release on LedgerOrders():
 // min(epsilon, alpha epsilon^2 / 2) (epsilon-DP implies (epsilon^2/2)-zCDP,
 // Bun & Steinke 2016, Prop. 1.4, and (alpha, epsilon)-RDP), as for every

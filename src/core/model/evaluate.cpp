@@ -10,14 +10,8 @@
 
 namespace dperm {
 
-NoisySums ReleaseBoundedSums(const std::vector<double>& sums, const std::vector<double>& bounds,
-                             double epsilon, SecureRng& rng, double slack) {
-  const int m = static_cast<int>(sums.size());
-  if (m < 1 || bounds.size() != sums.size())
-    throw Error(ErrorKind::kInternal, "ReleaseBoundedSums: one bound per sum");
+NoisySums BoundedSumsNoise(int m, double epsilon, double slack) {
   if (!(epsilon > 0) || !std::isfinite(epsilon)) ThrowInvalid("epsilon must be positive");
-  for (double b : bounds)
-    if (!(b > 0) || !std::isfinite(b)) ThrowInvalid("the bounds of the metrics must be positive");
   // The grid: the largest power of two g <= b0 / 2^10, b0 = m / epsilon the
   // noise scale before rounding, so the noise spans about 2^10 grid units;
   // the rounding adds m g to the L1 sensitivity (below). ldexp/ilogb give
@@ -29,6 +23,19 @@ NoisySums ReleaseBoundedSums(const std::vector<double>& sums, const std::vector<
   out.l1_sensitivity = m * (1 + grid + slack);
   out.scale = out.l1_sensitivity / epsilon;  // Laplace mechanism: b = Delta_1 / epsilon
   out.grid = grid;
+  return out;
+}
+
+NoisySums ReleaseBoundedSums(const std::vector<double>& sums, const std::vector<double>& bounds,
+                             double epsilon, SecureRng& rng, double slack) {
+  const int m = static_cast<int>(sums.size());
+  if (m < 1 || bounds.size() != sums.size())
+    throw Error(ErrorKind::kInternal, "ReleaseBoundedSums: one bound per sum");
+  if (!(epsilon > 0) || !std::isfinite(epsilon)) ThrowInvalid("epsilon must be positive");
+  for (double b : bounds)
+    if (!(b > 0) || !std::isfinite(b)) ThrowInvalid("the bounds of the metrics must be positive");
+  NoisySums out = BoundedSumsNoise(m, epsilon, slack);
+  const double grid = out.grid;
   uint64_t t, s;
   GridLaplaceScale(out.scale, grid, t, s);  // rounded up: at least b
   std::vector<double> u(m);

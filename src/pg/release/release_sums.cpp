@@ -75,7 +75,21 @@ void ReadUnitCount(void* arg, double* sums) {
       DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)));
 }
 
+// The slack of ReleaseUnitCount's sum: the count is an integer below 2^53,
+// exact in a double; one grid step.
+constexpr double kUnitCountSlack = 0x1p-40;
+
 }  // namespace
+
+UnitCountNoise UnitCountNoiseAt(double epsilon) {
+  UnitCountNoise out = {0, 0};
+  RunCore([&] {
+    const dperm::NoisySums noise = dperm::BoundedSumsNoise(1, epsilon, kUnitCountSlack);
+    out.scale = noise.scale;
+    out.grid = noise.grid;
+  });
+  return out;
+}
 
 int64 ChargeUnitRelease(const ReleaseRequest& r, const char* neighbors) {
   const Options& o = r.parsed.options;
@@ -114,7 +128,6 @@ int64 ReleaseUnitCount(const ReleaseRequest& r, Oid reader, const char* count_sq
   // dperm.train_query_groups, the statement's one charge, made already).
   if (!r.count_charged) ChargeUnitRelease(r, nullptr);
   const double bounds[1] = {1};
-  // The count is an integer below 2^53: exact in a double; one grid step.
   SumsRequest sums = {"unit count",
                       "discrete Laplace on the number of units",
                       loss,
@@ -128,7 +141,7 @@ int64 ReleaseUnitCount(const ReleaseRequest& r, Oid reader, const char* count_sq
                       r.n_relations,
                       1,
                       bounds,
-                      std::ldexp(1.0, -40),
+                      kUnitCountSlack,
                       r.unit,
                       r.unit_count_epsilon,
                       /*charged=*/true,

@@ -64,6 +64,15 @@ SumsRelease ReleaseSums(const SumsRequest& request, ReadSums read, void* arg);
 // statement was charged already and this charges nothing.
 int64 ReleaseUnitCount(const ReleaseRequest& request, Oid reader, const char* count_sql);
 
+// The discrete Laplace noise ReleaseUnitCount adds to a count released at
+// `epsilon` (BoundedSumsNoise: one sum of bound 1 and its slack), from
+// public inputs only: what dperm.explain_query shows without a count.
+struct UnitCountNoise {
+  double scale;  // b = Delta_1 / epsilon
+  double grid;
+};
+UnitCountNoise UnitCountNoiseAt(double epsilon);
+
 // The one charge of a unit-level release (UnitReleaseCharge: its count at
 // request.unit_count_epsilon and its model at the options' (epsilon, delta)
 // per unit, and its cost at the row for budgets without a unit), with
