@@ -4,11 +4,33 @@
 #include "dperm/planning/release_plan.hpp"
 #include "dperm/planning/plan_release.hpp"
 
-#include "types/options_pg.hpp"
+#include "release/explain_pg.hpp"
 
 extern "C" {
 #include "utils/builtins.h"
 }
+
+namespace dperm::pg {
+
+char* ExplainPlanText(const ParsedOptions& parsed, LossKind loss, int64 n, int d, bool streaming) {
+  // With max_rows_per_unit = k, n counts units: the release reads n k row
+  // slots (unit_level.hpp).
+  const int64 k = parsed.options.max_rows_per_unit;
+  if (k > 0 && n > PG_INT64_MAX / k)
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("n * max_rows_per_unit is out of range")));
+  const int64 rows = k > 0 ? n * k : n;
+  PgBox<std::string> json(CurrentMemoryContext);
+  RunCore([&] {
+    dperm::ReleasePlan r = streaming ? dperm::PlanReleaseByPasses(parsed.options, loss, rows, d)
+                                     : dperm::PlanInMemoryRelease(parsed.options, loss, rows, d);
+    json.Emplace(r.selects ? dperm::ExplainL2Selection(r.selection) : dperm::ExplainJson(r.plan));
+  });
+  // The string is copied into the caller's context before the box is reset.
+  return pstrdup(json->c_str());
+}
+
+}  // namespace dperm::pg
 
 using namespace dperm::pg;
 
@@ -25,17 +47,6 @@ DPERM_FUNCTION(dp_explain) {
                     errmsg("d must not be negative, not %d", d)));
   dperm::LossKind loss = ParseLossName(loss_name);
   ParsedOptions parsed = ParseOptionsJsonb(PG_GETARG_JSONB_P(3));
-  // With max_rows_per_unit = k, n counts units: the release reads n k row
-  // slots (unit_level.hpp).
-  const int64 k = parsed.options.max_rows_per_unit;
-  if (k > 0 && n > PG_INT64_MAX / k)
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("n * max_rows_per_unit is out of range")));
-  const int64 rows = k > 0 ? n * k : n;
-  PgBox<std::string> json(CurrentMemoryContext);
-  RunCore([&] {
-    dperm::ReleasePlan r = dperm::PlanInMemoryRelease(parsed.options, loss, rows, d);
-    json.Emplace(r.selects ? dperm::ExplainL2Selection(r.selection) : dperm::ExplainJson(r.plan));
-  });
-  return DirectFunctionCall1(jsonb_in, CStringGetDatum(json->c_str()));
+  const char* json = ExplainPlanText(parsed, loss, n, d, false);
+  return DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
 }

@@ -187,29 +187,40 @@ const char* QueryChargedTo(const TrainInput& in, Oid dataset, ReleaseRequest* re
   return unit_column;
 }
 
+QueryInput ResolveQueryReader(const char* query_text, TrainInput* in) {
+  in->caller = GetUserId();
+  in->loss = ParseLossName(in->loss_name);
+  const QueryInput q = AnalyseQueryInput(query_text, IsPrivateQueryRelation);
+  in->relid = q.relid;
+  in->name = LockReadableRelation(q.relid, &in->owner, false);
+  CheckQueryReader(in, q);
+  Oid features_type;
+  QueryColumnTypes(q, in->features, in->label, &features_type, &in->label_type);
+  return q;
+}
+
+const char* ResolveQueryRequest(const QueryInput& q, TrainInput* in, ReleaseRequest* request) {
+  in->target = TargetFor(in->loss, in->label_type, in->label, in->loss_name);
+  in->features_sql = quote_identifier(in->features);
+  in->label_sql = quote_identifier(in->label);
+  Oid dataset;
+  *request = RequestFor(*in, &dataset);
+  const char* unit_column = QueryChargedTo(*in, dataset, request);
+  CheckUnitReadable(*in, q, unit_column);
+  return unit_column;
+}
+
 Datum TrainQueryResolved(const char* query_text, TrainInput in, ChargeOutcome* outcome,
                          bool* isnull) {
-  in.caller = GetUserId();
-  in.loss = ParseLossName(in.loss_name);
   SPI_connect();
-  // Steps 1 and 2: the query, as the caller; who reads; the columns.
-  const QueryInput q = AnalyseQueryInput(query_text, IsPrivateQueryRelation);
-  in.relid = q.relid;
-  in.name = LockReadableRelation(q.relid, &in.owner, false);
-  CheckQueryReader(&in, q);
-  Oid features_type;
-  QueryColumnTypes(q, in.features, in.label, &features_type, &in.label_type);
-  in.target = TargetFor(in.loss, in.label_type, in.label, in.loss_name);
-  in.features_sql = quote_identifier(in.features);
-  in.label_sql = quote_identifier(in.label);
-  // Step 3: the request, the charge's relations and the unit.
-  Oid dataset;
-  ReleaseRequest request = RequestFor(in, &dataset);
+  // Steps 1 to 3: the query, as the caller; who reads; the columns; the
+  // request, the charge's relations and the unit.
+  const QueryInput q = ResolveQueryReader(query_text, &in);
+  ReleaseRequest request = {};
+  const char* unit_column = ResolveQueryRequest(q, &in, &request);
   request.outcome = outcome;
   const uint64 progress = ProgressBegin(in.relid, in.loss);
   ProgressSetPhase(ProgressPhase::kCountingRows);
-  const char* unit_column = QueryChargedTo(in, dataset, &request);
-  CheckUnitReadable(in, q, unit_column);
   in.qualified = psprintf("(%s)", CanonicalQueryText(q, in.features, in.label, unit_column));
   // Steps 4 to 6 as dperm.train's unit path: the noisy count, charged whole,
   // then units * k slots, in memory or streaming.

@@ -32,6 +32,20 @@ void CheckUnitReadable(const TrainInput& in, const QueryInput& q, const char* un
 // relation's unit column, or nullptr for the row.
 const char* QueryChargedTo(const TrainInput& in, Oid dataset, ReleaseRequest* request);
 
+// Steps 1 and 2 of dperm.train_query (every refusal costs nothing; within
+// SPI): the caller, the loss, the query analysed as the caller
+// (AnalyseQueryInput), its private relation locked, who reads
+// (CheckQueryReader) and the types of its columns `in->features` and
+// `in->label`. Reads no row.
+QueryInput ResolveQueryReader(const char* query_text, TrainInput* in);
+
+// Step 3 (every refusal costs nothing): the label's target, the request
+// (the options and the `dataset` they name, RequestFor), the relations
+// charged and the unit (QueryChargedTo), and whether the reader may read
+// the unit (CheckUnitReadable). Returns the private relation's unit column,
+// or nullptr for the row. Reads no row.
+const char* ResolveQueryRequest(const QueryInput& q, TrainInput* in, ReleaseRequest* request);
+
 // dperm.train_query on `query_text` with `in`'s features, label, loss_name,
 // options and mode (the rest is resolved here), its charge told to
 // `outcome` (nullptr: nobody; a named model's run: model_query_run.cpp).

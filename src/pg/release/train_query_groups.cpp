@@ -40,7 +40,7 @@
 // - The set and order of groups released is the declaration (public); a
 //   NULL model is a function of its group's noisy count only.
 //
-// The unit rule: on a relation whose budget declares a unit (k rows per
+// The unit rule (RefuseUnitGroups, query_groups.cpp): on a relation whose budget declares a unit (k rows per
 // unit), one unit's rows may span several groups, and the per-group read
 // bounds each group to k rows of the unit, so a unit could move every
 // group: parallel composition does not hold at the unit. dperm refuses
@@ -85,28 +85,16 @@ DPERM_FUNCTION(dperm_train_query_groups) {
   Jsonb* groups_json = PG_GETARG_JSONB_P(6);
   in.mode =
       PG_NARGS() > 7 ? ParseTrainMode(text_to_cstring(PG_GETARG_TEXT_PP(7))) : TrainMode::kAuto;
-  in.caller = GetUserId();
-  in.loss = ParseLossName(in.loss_name);
   SPI_connect();
-  // Steps 1 and 2 as dperm.train_query: the query, who reads, the columns;
-  // then the groups (query_groups.cpp).
-  const QueryInput q = AnalyseQueryInput(query_text, IsPrivateQueryRelation);
-  in.relid = q.relid;
-  in.name = LockReadableRelation(q.relid, &in.owner, false);
-  CheckQueryReader(&in, q);
-  Oid features_type;
-  QueryColumnTypes(q, in.features, in.label, &features_type, &in.label_type);
+  // Steps 1 to 3 as dperm.train_query: the query, who reads, the columns;
+  // then the groups (query_groups.cpp); the request, the charge's relations
+  // and the unit (the row only).
+  const QueryInput q = ResolveQueryReader(query_text, &in);
   const QueryGroups groups = AnalyseQueryGroups(q, group_by, groups_json);
-  in.target = TargetFor(in.loss, in.label_type, in.label, in.loss_name);
-  in.features_sql = quote_identifier(in.features);
-  in.label_sql = quote_identifier(in.label);
-  // Step 3: the request, the charge's relations and the unit (the row only).
-  Oid dataset;
-  ReleaseRequest request = RequestFor(in, &dataset);
-  const char* unit_column = QueryChargedTo(in, dataset, &request);
+  ReleaseRequest request = {};
+  const char* unit_column = ResolveQueryRequest(q, &in, &request);
   if (unit_column != nullptr)
     RefuseUnitGroups("dperm.train_query_groups", "dperm.train_query", in.name, unit_column);
-  CheckUnitReadable(in, q, unit_column);
   const uint64 progress = ProgressBegin(in.relid, in.loss);
   ProgressSetPhase(ProgressPhase::kCountingRows);
   // The statement's one charge, before any group reads a row: one release's
