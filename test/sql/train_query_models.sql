@@ -104,3 +104,30 @@ SELECT pg_temp.spent() AS after_protection_refusal;
 SELECT name, max(version) AS versions, count(*) FILTER (WHERE status = 'failed') AS failed
   FROM dperm.models WHERE name LIKE 'qm_%' GROUP BY name ORDER BY name;
 
+
+-- 5. The budget moved to the relation that replaces the model's (an ETL
+-- reload, dperm.move_budget): the model moved with it, but its stored query
+-- still reads the old relation. The retrain says so and what to do, and
+-- charges nothing; once the new relation takes the old one's name, the
+-- stored query reads it and the retrain runs.
+SET ROLE regress_qm_owner;
+CREATE TABLE qm_reload AS
+  SELECT i AS id, ARRAY[sin(i) / 2, cos(i) / 2] AS features, i % 3 = 0 AS label
+    FROM generate_series(1, 200) i;
+SELECT dperm.set_budget('qm_reload', 4, 1e-5);
+SELECT dperm.train_model_query('qm_reloaded', $$SELECT features, label FROM qm_reload$$,
+    'features', 'label', 'logistic', dp_options(epsilon => 1, dimension => 2, seed => 5)) AS version;
+CREATE TABLE qm_reload_new AS SELECT * FROM qm_reload;
+SELECT dperm.move_budget('qm_reload', 'qm_reload_new');
+SELECT relation FROM dperm.models WHERE name = 'qm_reloaded';
+\set VERBOSITY default
+SELECT dperm.retrain('qm_reloaded');
+\set VERBOSITY terse
+SELECT count(*) AS ledger_rows FROM dperm.ledger
+ WHERE 'public.qm_reload_new'::regclass = ANY (relations);
+DROP TABLE qm_reload;
+ALTER TABLE qm_reload_new RENAME TO qm_reload;
+SELECT dperm.retrain('qm_reloaded') AS version;
+SELECT count(*) AS ledger_rows FROM dperm.ledger
+ WHERE 'public.qm_reload'::regclass = ANY (relations);
+RESET ROLE;

@@ -3,7 +3,9 @@
 #include "dperm/options/options.hpp"
 
 #include "base/internal_sql.hpp"
+#include "guard/lineage.hpp"
 #include "guard/query_input.hpp"
+#include "ledger/ledger_writer.hpp"
 #include "models/model_query_run.hpp"
 #include "release/train_query.hpp"
 #include "release/train_steps.hpp"
@@ -35,6 +37,34 @@ void CallTrainQuery(void* arg) {
   call->model = TrainQueryResolved(call->query, *call->in, call->outcome, &call->isnull);
 }
 
+// The stored query reads `read`, not the model's relation. When the model's
+// relation holds the budget of `read` (dperm.lineage: dperm.move_budget
+// moved it there, with the ledger and the model, and left the query as it
+// was written), the message says so and what to do. Nothing was charged.
+[[noreturn]] void RefuseOtherRelation(const ModelSpec& spec, Oid read) {
+  const char* reads = RelationNameForMessage(read);
+  const char* holds = RelationNameForMessage(spec.relid);
+  if (list_member_oid(LineageAncestors(read, NIL), spec.relid))
+    ereport(ERROR,
+            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+             errmsg("the query of model \"%s\" reads %s, whose privacy budget moved to %s",
+                    spec.name, reads, holds),
+             errdetail("dperm.move_budget moved the budget, its ledger and the model to %s; the "
+                       "model's stored query still reads %s. Nothing was charged.",
+                       holds, reads),
+             errhint("Train a new model on %s with dperm.train_model_query, or, when %s replaces "
+                     "%s, drop %s and rename %s to its name: the stored query then reads it.",
+                     holds, holds, reads, reads, holds)));
+  ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                  errmsg("the query of model \"%s\" now reads relation %s, not %s", spec.name,
+                         reads, holds),
+                  errdetail("Nothing was charged."),
+                  errhint("A model's versions read one relation. Drop the model with "
+                          "dperm.drop_model, then train it again with "
+                          "dperm.train_model_query.")));
+  pg_unreachable();
+}
+
 }  // namespace
 
 char* TrainQueryOnce(const ModelSpec& spec, MemoryContext context, ChargeOutcome* outcome) {
@@ -45,14 +75,7 @@ char* TrainQueryOnce(const ModelSpec& spec, MemoryContext context, ChargeOutcome
   int level = PinInternalSettings();
   const QueryInput q = AnalyseQueryInput(spec.query, IsPrivateQueryRelation);
   AtEOXact_GUC(true, level);
-  if (q.relid != spec.relid)
-    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                    errmsg("the query of model \"%s\" now reads relation %s, not %s", spec.name,
-                           get_rel_name(q.relid), spec.relation_name),
-                    errdetail("Nothing was charged."),
-                    errhint("A model's versions read one relation. Drop the model with "
-                            "dperm.drop_model, then train it again with "
-                            "dperm.train_model_query.")));
+  if (q.relid != spec.relid) RefuseOtherRelation(spec, q.relid);
   TrainInput in = {};
   in.features = spec.features;
   in.label = spec.label;
