@@ -23,6 +23,18 @@ CREATE FUNCTION dperm.train_query_groups(query text, features text, label text, 
 COMMENT ON FUNCTION dperm.train_query_groups(text, text, text, text, jsonb, text, jsonb) IS 'one private model per key of a declared domain (groups: a JSON array of at most 1000 distinct keys) of the query''s output column group_by, as dperm.train_query on the rows with that key (NULL where its noisy size is 0); the groups are disjoint, so the statement is charged one release''s epsilon (parallel composition), in one ledger row; refused on a relation with a privacy unit';
 COMMENT ON FUNCTION dperm.train_query_groups(text, text, text, text, jsonb, text, jsonb, text) IS 'dperm.train_query_groups with a mode: auto, in_memory or streaming';
 
+-- dperm.explain_query (src/pg/release/explain_query.cpp): dp_explain for a
+-- query -- its public shape and the release's plan at a stated n, after the
+-- release's own checks; no row read, nothing charged.
+CREATE FUNCTION dperm.explain_query(query text, features text, label text, loss text,
+                                    options jsonb, n_estimate bigint)
+  RETURNS jsonb AS 'MODULE_PATHNAME', 'dperm_explain_query' LANGUAGE C STRICT STABLE;
+CREATE FUNCTION dperm.explain_query(query text, features text, label text, loss text,
+                                    options jsonb, n_estimate bigint, group_by text, groups jsonb)
+  RETURNS jsonb AS 'MODULE_PATHNAME', 'dperm_explain_query' LANGUAGE C STRICT STABLE;
+COMMENT ON FUNCTION dperm.explain_query(text, text, text, text, jsonb, bigint) IS 'what dperm.train_query would do with a query, without reading a row or charging anything: its checks (refused as the release would refuse it before its charge), the private relation and the relations charged, the lookups, the privacy unit, the canonical query, the share of epsilon of the noisy count and its noise scale, and the release''s plan (dp_explain) at n_estimate, the analyst''s stated number of units';
+COMMENT ON FUNCTION dperm.explain_query(text, text, text, text, jsonb, bigint, text, jsonb) IS 'dperm.explain_query for dperm.train_query_groups: the groups'' checks too, n_estimate per group';
+
 -- Total float8 functions (src/pg/types/total_functions.cpp): NULL where the
 -- built-in would raise, so a query's input may use them (LEAKPROOF: they
 -- cannot fail on a value).

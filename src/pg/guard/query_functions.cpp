@@ -15,6 +15,16 @@ extern "C" {
 namespace dperm::pg {
 namespace {
 
+// Time (docs/design.md section 4, "one row's time is bounded"): every
+// function allowed here, every LEAKPROOF built-in of PostgreSQL 15 and every
+// node CheckNode allows takes time linear in the bytes of its arguments
+// (comparisons stop at the shorter value; casts and abs copy; the hashes
+// md5/sha* read each byte once; a numeric has at most 147 455 digits), and
+// none returns more bytes than it reads, so one row of w bytes moves one
+// evaluation by about c w per reference to its columns in the query
+// (bench/reports/expression_time.md measures c). Nothing super-linear
+// (repeat, lpad, power, exp, LIKE, regular expressions) is LEAKPROOF or on
+// this list; a function added here must keep that.
 // Built-ins that are IMMUTABLE, not marked LEAKPROOF in PostgreSQL 15's
 // pg_proc.dat, and still never raise on any argument (read in
 // src/backend/utils/adt/numeric.c, float.c, int.c, int8.c of PG 15), by
