@@ -126,7 +126,11 @@ DPERM_FUNCTION(dperm_explain_query) {
   appendStringInfoChar(&s, '{');
   JsonText(&s, "relation", RelationNameForMessage(in.relid));
   JsonRelations(&s, "charged", request.relations, request.n_relations);
-  JsonRelations(&s, "lookups", q.lookups, q.n_lookups);
+  Oid* lookups = static_cast<Oid*>(palloc(sizeof(Oid) * (list_length(q.lookups) + 1)));
+  int n_lookups = 0;
+  ListCell* lc;
+  foreach (lc, q.lookups) lookups[n_lookups++] = lfirst_oid(lc);
+  JsonRelations(&s, "lookups", lookups, n_lookups);
   JsonKey(&s, "privacy_unit");
   appendStringInfoChar(&s, '{');
   JsonText(&s, "column", unit_column);
