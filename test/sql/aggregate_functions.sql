@@ -65,12 +65,17 @@ SELECT af_try($$SELECT dp_logreg(f, l, dp_options(epsilon => 1, dimension => 2))
 -- numeric[] read as float8[]: a numeric beyond 1e308 fails the cast.
 SELECT dp_logreg(numeric_features, wage > 1000, dp_options(epsilon => 1, dimension => 2)) IS NOT NULL
   FROM af_wages;
+-- So does a named model's run on it (train_model reads it as the aggregate
+-- would).
+SELECT af_try($$SELECT dperm.train_model('af_num', 'af_wages', 'numeric_features', 'xf', 'huber', dp_options(epsilon => 1, dimension => 2))::text$$);
 RESET ROLE;
 -- Nothing was charged.
 SELECT count(*) - :ledger_before AS new_ledger_rows FROM dperm.ledger;
 SELECT releases FROM dperm.budget_status WHERE relation = 'af_wages'::regclass;
 
 SET ROLE regress_af_analyst;
+-- A named model on numeric[] of af_open (no budget) trains as before.
+SELECT af_try($$SELECT dperm.train_model('af_num_open', 'af_open', 'numeric_features', 'xf', 'huber', dp_options(epsilon => 1, dimension => 2))::text$$);
 -- What passes: dperm's total functions, plain columns, comparisons,
 -- ARRAY[...] of int and float columns cast to float8[], CASE, COALESCE,
 -- widening casts, the same in a projection below the aggregate, and a

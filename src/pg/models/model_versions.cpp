@@ -25,6 +25,8 @@
 #include "models/model_versions.hpp"
 #include "types/options_pg.hpp"
 #include "guard/relation_access.hpp"
+#include "guard/relations.hpp"
+#include "release/release_guard.hpp"
 #include "release/train_input.hpp"
 #include "release/train_steps.hpp"
 #include "types/model_type.hpp"
@@ -143,6 +145,24 @@ char* TrainOnce(const ModelSpec& spec, MemoryContext context, ChargeOutcome* out
   // reads, which dperm's aggregate trained on (refused over the buffer).
   Oid feature_type = feature_spec != nullptr ? InvalidOid : ColumnType(spec.relid, spec.features);
   bool as_aggregate = feature_spec == nullptr && !is_protected && feature_type != FLOAT8ARRAYOID;
+  // numeric[] is read as float8[] only where no budget makes the release
+  // strict: numeric to float8 fails on one value beyond 1e308, and an error
+  // on one row reveals it (the function rule, query_functions.hpp), as the
+  // aggregate refuses it there (release_guard.cpp).
+  if (as_aggregate && feature_type == NUMERICARRAYOID) {
+    int n_relations = 0;
+    Oid* relations = TrainRelations(spec.relid, InvalidOid, &n_relations);
+    if (ChargedStrictly(relations, n_relations))
+      ereport(ERROR,
+              (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+               errmsg("model \"%s\" cannot read numeric[] column \"%s\" of budgeted relation %s "
+                      "as float8[]",
+                      spec.name, spec.features, spec.relation_name),
+               errdetail("numeric to float8 fails on a value beyond 1e308, and an error on one "
+                         "row would reveal that row. Nothing was charged."),
+               errhint("Store the values as float8 (ALTER TABLE ... ALTER COLUMN ... TYPE "
+                       "float8[]).")));
+  }
   TrainInput in =
       ResolveTrainInput(spec.relid, spec.features, feature_spec, spec.label, spec.loss, options,
                         as_aggregate ? TrainMode::kInMemory : TrainMode::kAuto);

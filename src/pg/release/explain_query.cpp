@@ -84,12 +84,7 @@ using namespace dperm::pg;
 // would refuse it before its charge; no row read, nothing charged.
 DPERM_FUNCTION(dperm_explain_query) {
   const char* query_text = text_to_cstring(PG_GETARG_TEXT_PP(0));
-  TrainInput in = {};
-  in.features = text_to_cstring(PG_GETARG_TEXT_PP(1));
-  in.label = text_to_cstring(PG_GETARG_TEXT_PP(2));
-  in.loss_name = text_to_cstring(PG_GETARG_TEXT_PP(3));
-  in.options = PG_GETARG_JSONB_P(4);
-  in.mode = TrainMode::kAuto;
+  TrainInput in = QueryArguments(fcinfo);
   const int64 n = PG_GETARG_INT64(5);
   const bool grouped = PG_NARGS() > 7;
   if (n < 1)

@@ -217,7 +217,9 @@ void CheckWholeRelations(AggState* agg, Aggref* aggref, List* strict, const char
                      "subset. Nothing was charged."),
            errhint("Train on the whole relation: SELECT %s(...) FROM it with no WHERE, JOIN, "
                    "GROUP BY, HAVING, FILTER or DISTINCT, or dperm.train(relation, features, "
-                   "label, loss, options).",
+                   "label, loss, options). To filter, derive a label, join a lookup or train "
+                   "per group, use dperm.train_query(query, features, label, loss, options) or "
+                   "dperm.train_query_groups: their input's size is released noisily.",
                    name)));
 }
 

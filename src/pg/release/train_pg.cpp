@@ -210,6 +210,15 @@ Datum ReleaseRows(const TrainInput& in, const ReleaseRequest& r, const TrainSour
   return Release(r, {&buffer, &rows, nullptr});
 }
 
+// Steps 4 to 6 (train_steps.hpp).
+Datum CountAndRelease(const TrainInput& in, ReleaseRequest* r, bool* isnull) {
+  const TrainSource source = CountRows(in, r);
+  bool distributed;
+  const bool streaming = ChooseStreaming(in, *r, &distributed);
+  *isnull = r->n == 0;
+  return *isnull ? (Datum)0 : ReleaseRows(in, *r, source, streaming, distributed);
+}
+
 // Steps 2 to 6 on a resolved input (train_steps.hpp).
 Datum TrainResolved(TrainInput* input, ChargeOutcome* outcome, bool* isnull) {
   TrainInput& in = *input;
@@ -223,14 +232,9 @@ Datum TrainResolved(TrainInput* input, ChargeOutcome* outcome, bool* isnull) {
   const uint64 progress = ProgressBegin(in.relid, in.loss);
   ProgressSetPhase(ProgressPhase::kCountingRows);
   ChargedTo(in, dataset, &request);
-  const TrainSource source = CountRows(in, &request);
-  bool distributed;
-  const bool streaming = ChooseStreaming(in, request, &distributed);
   // An empty relation releases nothing and charges nothing (n = 0 is public).
-  *isnull = request.n == 0;
-  Datum model = (Datum)0;
-  if (!*isnull)
-    model = SPI_datumTransfer(ReleaseRows(in, request, source, streaming, distributed), false, -1);
+  Datum model = CountAndRelease(in, &request, isnull);
+  if (!*isnull) model = SPI_datumTransfer(model, false, -1);
   SPI_finish();
   // A target label's bounds: the model back in the label's units.
   if (!*isnull && in.spec_label && dperm::LossLabel(in.loss) == dperm::LabelKind::kTarget)

@@ -210,6 +210,16 @@ const char* ResolveQueryRequest(const QueryInput& q, TrainInput* in, ReleaseRequ
   return unit_column;
 }
 
+TrainInput QueryArguments(FunctionCallInfo fcinfo) {
+  TrainInput in = {};
+  in.features = text_to_cstring(PG_GETARG_TEXT_PP(1));
+  in.label = text_to_cstring(PG_GETARG_TEXT_PP(2));
+  in.loss_name = text_to_cstring(PG_GETARG_TEXT_PP(3));
+  in.options = PG_GETARG_JSONB_P(4);
+  in.mode = TrainMode::kAuto;
+  return in;
+}
+
 Datum TrainQueryResolved(const char* query_text, TrainInput in, ChargeOutcome* outcome,
                          bool* isnull) {
   SPI_connect();
@@ -224,13 +234,8 @@ Datum TrainQueryResolved(const char* query_text, TrainInput in, ChargeOutcome* o
   in.qualified = psprintf("(%s)", CanonicalQueryText(q, in.features, in.label, unit_column));
   // Steps 4 to 6 as dperm.train's unit path: the noisy count, charged whole,
   // then units * k slots, in memory or streaming.
-  const TrainSource source = CountRows(in, &request);
-  bool distributed;
-  const bool streaming = ChooseStreaming(in, request, &distributed);
-  *isnull = request.n == 0;
-  Datum model = (Datum)0;
-  if (!*isnull)
-    model = SPI_datumTransfer(ReleaseRows(in, request, source, streaming, distributed), false, -1);
+  Datum model = CountAndRelease(in, &request, isnull);
+  if (!*isnull) model = SPI_datumTransfer(model, false, -1);
   SPI_finish();
   ProgressEnd(progress);
   return model;
@@ -247,11 +252,7 @@ using namespace dperm::pg;
 // the relation's family under the caller's name.
 DPERM_FUNCTION(dperm_train_query) {
   const char* query_text = text_to_cstring(PG_GETARG_TEXT_PP(0));
-  TrainInput in = {};
-  in.features = text_to_cstring(PG_GETARG_TEXT_PP(1));
-  in.label = text_to_cstring(PG_GETARG_TEXT_PP(2));
-  in.loss_name = text_to_cstring(PG_GETARG_TEXT_PP(3));
-  in.options = PG_GETARG_JSONB_P(4);
+  TrainInput in = QueryArguments(fcinfo);
   in.mode =
       PG_NARGS() > 5 ? ParseTrainMode(text_to_cstring(PG_GETARG_TEXT_PP(5))) : TrainMode::kAuto;
   bool isnull;

@@ -46,6 +46,11 @@ QueryInput ResolveQueryReader(const char* query_text, TrainInput* in);
 // or nullptr for the row. Reads no row.
 const char* ResolveQueryRequest(const QueryInput& q, TrainInput* in, ReleaseRequest* request);
 
+// The arguments every SQL entry point on a query shares (train_query,
+// train_query_groups, explain_query): features, label, loss and options
+// (arguments 1 to 4; the query is argument 0), the mode auto.
+TrainInput QueryArguments(FunctionCallInfo fcinfo);
+
 // dperm.train_query on `query_text` with `in`'s features, label, loss_name,
 // options and mode (the rest is resolved here), its charge told to
 // `outcome` (nullptr: nobody; a named model's run: model_query_run.cpp).

@@ -76,11 +76,7 @@ DPERM_FUNCTION(dperm_train_query_groups) {
   InitMaterializedSRF(fcinfo, 0);
   ReturnSetInfo* rsinfo = reinterpret_cast<ReturnSetInfo*>(fcinfo->resultinfo);
   const char* query_text = text_to_cstring(PG_GETARG_TEXT_PP(0));
-  TrainInput in = {};
-  in.features = text_to_cstring(PG_GETARG_TEXT_PP(1));
-  in.label = text_to_cstring(PG_GETARG_TEXT_PP(2));
-  in.loss_name = text_to_cstring(PG_GETARG_TEXT_PP(3));
-  in.options = PG_GETARG_JSONB_P(4);
+  TrainInput in = QueryArguments(fcinfo);
   const char* group_by = text_to_cstring(PG_GETARG_TEXT_PP(5));
   Jsonb* groups_json = PG_GETARG_JSONB_P(6);
   in.mode =
@@ -121,12 +117,8 @@ DPERM_FUNCTION(dperm_train_query_groups) {
     gin.qualified = psprintf(
         "(%s)", CanonicalQueryText(q, in.features, in.label, nullptr, GroupFilter(q, groups, i)));
     // Steps 4 to 6 as dperm.train_query, on the group's rows.
-    const TrainSource source = CountRows(gin, &r);
-    bool distributed;
-    const bool streaming = ChooseStreaming(gin, r, &distributed);
-    Datum values[2] = {CStringGetTextDatum(groups.texts[i]), (Datum)0};
-    bool nulls[2] = {false, r.n == 0};
-    if (r.n > 0) values[1] = ReleaseRows(gin, r, source, streaming, distributed);
+    bool nulls[2] = {false, true};
+    Datum values[2] = {CStringGetTextDatum(groups.texts[i]), CountAndRelease(gin, &r, &nulls[1])};
     tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
     MemoryContextSwitchTo(caller);
     MemoryContextReset(group_context);

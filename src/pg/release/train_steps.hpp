@@ -37,6 +37,11 @@ bool ChooseStreaming(const TrainInput& in, const ReleaseRequest& r, bool* distri
 Datum ReleaseRows(const TrainInput& in, const ReleaseRequest& r, const TrainSource& source,
                   bool streaming, bool distributed);
 
+// Steps 4 to 6 in a row: the count, the mode, the release. Returns the
+// model (in the current, SPI, memory context), or *isnull when n is 0
+// (nothing read, nothing released).
+Datum CountAndRelease(const TrainInput& in, ReleaseRequest* r, bool* isnull);
+
 // dperm.train on a resolved input (ResolveInput, ResolveTrainInput): who
 // reads, the request (its charge told to `outcome`, nullptr: nobody), the
 // count, the mode, the release. Returns the model, or *isnull for an empty
