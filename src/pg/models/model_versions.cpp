@@ -13,8 +13,8 @@
 // with the run's ChargeOutcome in the request: ChargeRelease tells it the
 // charge (or that it is in doubt), so a failed run is recorded with its
 // ledger row; no release state crosses an SPI call. It switches identity
-// only for dperm's own catalog, with search_path pinned to "pg_catalog,
-// pg_temp" (pg_temp last) and every name qualified (internal_sql.cpp).
+// only for dperm's own catalog, with every name qualified and search_path
+// pinned to "pg_catalog, pg_temp" (pg_temp last; internal_sql.cpp).
 #include "dperm/options/options.hpp"
 
 #include "ledger/charge.hpp"
