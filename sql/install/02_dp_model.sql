@@ -27,12 +27,7 @@ CREATE FUNCTION dp_predict(model dp_model, features float8[]) RETURNS float8
   AS 'MODULE_PATHNAME' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION dp_predict(dp_model, float8[]) IS 'the probability (logistic) or prediction (Huber) of a model for a feature vector, with training''s clipping (a NULL element counts as 0, as in training); an error for softmax models';
 
--- One row per coefficient: intercept first, then x1.. or the feature names;
--- softmax models list class 0's rows, then class 1's, ...
-CREATE FUNCTION dp_coefficients(model dp_model, OUT term text, OUT coefficient float8, OUT class int)
-  RETURNS SETOF record
-  AS 'MODULE_PATHNAME' LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE ROWS 50;
-COMMENT ON FUNCTION dp_coefficients(dp_model) IS 'one row per coefficient: intercept, then x1 ... or the feature names; softmax models list class 0''s rows, then class 1''s';
+@INCLUDE common/02_coefficients.sql@
 
 -- The most likely class: argmax of the class probabilities (binary logistic
 -- models: 1 when p > 0.5, else 0), with training's clipping.

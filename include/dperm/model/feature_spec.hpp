@@ -5,15 +5,19 @@
 // * bounds [lo, hi] (finite, lo < hi): v -> 2 (v - lo)/(hi - lo) - 1 clamped
 //   to [-1, 1]; NULL, NaN or text that is not a number -> 0 (the middle of
 //   the declared range), +-inf -> +-1;
-// * values [v1, ...] (strings or numbers, compared with the column's text
-//   form): one coordinate per value, 1 for the row's value, 0 elsewhere; an
+// * values [v1, ...] (strings, or JSON booleans for a boolean column,
+//   read as "true"/"false"; compared with the column's text form, byte for
+//   byte, unless "case": "insensitive" folds ASCII letters on both sides):
+//   one coordinate per value, 1 for the row's value, 0 elsewhere; an
 //   unknown value or NULL -> all zeros;
 // * type boolean: 1 for true, 0 for false or NULL.
 // Each column adds at most 1 to the squared norm, so every encoded row has
 // norm <= sqrt(columns): the release's feature_bound, public with d (the
-// spec's encoded coordinates). Columns are encoded in the spec's key order
-// as given (jsonb stores keys sorted by length, then bytes: that order is
-// what a stored spec keeps). Nothing here reads a row to choose a bound.
+// spec's encoded coordinates). Columns are encoded in the spec's order: an
+// array of columns [{"column": "age", "bounds": [18, 80]}, ...] keeps the
+// order written; an object's is its key order as given (jsonb stores keys
+// sorted by length, then bytes: that order is what a stored object keeps).
+// Nothing here reads a row to choose a bound.
 //
 // One column may be marked "label": true beside its domain: the label of
 // the release, not a feature (it adds nothing to d or the bound). Its domain
@@ -39,6 +43,13 @@ struct FeatureColumn {
   // searches, built once by ParseFeatureSpec) and the longest value's bytes.
   std::vector<int> order;
   size_t max_length = 0;
+  // kValues: "case": "insensitive" (ASCII letters folded to lower case on
+  // both sides; `keys` the folded values the index sorts and matches), and
+  // whether a value was written as a JSON boolean (the seam refuses those
+  // on a column that is not boolean).
+  bool fold_case = false;
+  std::vector<std::string> keys;
+  bool json_booleans = false;
 };
 
 // The most bytes of a spec's JSON (a named model stores it with each
@@ -68,11 +79,32 @@ struct FeatureSpec {
 
   std::vector<std::string> names;  // encoded coordinates: "age", "home=owner", ...
   double norm_bound = 0;           // sqrt(columns)
+  bool declared_order = false;     // written as an array: columns in the order written
   int dimension() const { return static_cast<int>(names.size()); }
 };
 
 // Parses and checks a spec (kInvalidParameter naming the column and why).
 FeatureSpec ParseFeatureSpec(const std::string& json);
+
+// The spec as its array form, columns in encoding order (the label last,
+// with "label": true): what a model trained through it states as
+// "feature_spec" (ParseFeatureSpec reads it back to the same encoding).
+std::string FeatureSpecJson(const FeatureSpec& spec);
+
+// A linear model on a spec's encoding read per unit of each raw column
+// (post-processing: dp_coefficients). A "bounds" column's coordinate is
+// z = a x + c with a = 2/(hi - lo), c = -(lo + hi)/(hi - lo) (EncodeRow,
+// inside the bounds), so w z = (a w) x + c w: its raw coefficient is a w
+// and c w moves to the intercept; one-hot and boolean coordinates are 0/1
+// indicators and stay as they are. `noise` is the noise scale of each
+// encoded coordinate: a bounds coefficient's scales by a, and the raw
+// intercept's is noise sqrt(1 + sum c^2) for independent per-coordinate
+// noise (the intercept's own and every shifted coordinate's).
+struct RawModel {
+  std::vector<double> coefficients, noise;  // d each, in encoding order
+  double intercept = 0, intercept_noise = 0;
+};
+RawModel ToRawUnits(const FeatureSpec& spec, const double* w, double intercept, double noise);
 
 // Writes the encoded row to out[0..dimension): `texts[c]` is column c's value
 // as text, or nullptr for NULL. Never fails on a value. Its time per row is
@@ -106,5 +138,10 @@ inline TargetMap TargetMapOf(double lo, double hi) { return {lo / 2 + hi / 2, hi
 // rows), and "target_bounds": [lo, hi] stated. kInvalidParameter when the
 // model fits no intercept and centre != 0 (public: the options).
 std::string RescaleTargetModel(const std::string& model_json, double lo, double hi);
+
+// A model trained through `spec` with the spec stated beside it as
+// "feature_spec" (FeatureSpecJson; replaced if present): what
+// dp_coefficients reads the raw columns' units and the declared order from.
+std::string WithFeatureSpec(const std::string& model_json, const FeatureSpec& spec);
 
 }  // namespace dperm

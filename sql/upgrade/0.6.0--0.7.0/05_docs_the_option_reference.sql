@@ -11,7 +11,6 @@ COMMENT ON FUNCTION dp_model_out(dp_model) IS 'the text output of dp_model: the 
 COMMENT ON FUNCTION dp_model_recv(internal) IS 'the binary input of dp_model, checked field by field';
 COMMENT ON FUNCTION dp_model_send(dp_model) IS 'the binary output of dp_model';
 COMMENT ON FUNCTION dp_predict(dp_model, float8[]) IS 'the probability (logistic) or prediction (Huber) of a model for a feature vector, with training''s clipping; an error for softmax models';
-COMMENT ON FUNCTION dp_coefficients(dp_model) IS 'one row per coefficient: intercept, then x1 ... or the feature names; softmax models list class 0''s rows, then class 1''s';
 COMMENT ON FUNCTION dp_explain(text, bigint, int, jsonb) IS 'the plan of a release (algorithm, iterations, noise, accounting, memory) for a loss, n, d and options, without reading any data';
 COMMENT ON FUNCTION dperm.logreg_bool_transition(internal, float8[], boolean, jsonb) IS 'internal: dp_logreg''s transition (boolean labels); buffers one clipped row';
 COMMENT ON FUNCTION dperm.logreg_float_transition(internal, float8[], float8, jsonb) IS 'internal: dp_logreg''s transition (float8 labels); buffers one clipped row';

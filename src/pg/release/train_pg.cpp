@@ -239,6 +239,8 @@ Datum TrainResolved(TrainInput* input, ChargeOutcome* outcome, bool* isnull) {
   // A target label's bounds: the model back in the label's units.
   if (!*isnull && in.spec_label && dperm::LossLabel(in.loss) == dperm::LabelKind::kTarget)
     model = RescaledTargetModel(model, in.spec.spec->label.lo, in.spec.spec->label.hi);
+  // The spec beside the model: dp_coefficients in the raw columns' units.
+  if (!*isnull && in.has_spec) model = SpecStatedModel(model, *in.spec.spec);
   ProgressEnd(progress);
   return model;
 }

@@ -4,6 +4,7 @@
 #include "dperm/options/options.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <string>
 
@@ -17,6 +18,7 @@ extern "C" {
 #include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 #include "utils/typcache.h"
 }
 
@@ -56,8 +58,72 @@ bool IsNumberType(Oid type) {
          type == FLOAT8OID || type == NUMERICOID;
 }
 
+bool IsTextType(Oid type) {
+  return type == TEXTOID || type == VARCHAROID || type == BPCHAROID || type == NAMEOID;
+}
+
+// An integer as the column prints it: -?(0|[1-9][0-9]*) within the type's range.
+bool IsIntegerText(const std::string& v, Oid type) {
+  const char* p = v.c_str();
+  if (*p == '-') p++;
+  if (*p == '\0' || (*p == '0' && p[1] != '\0')) return false;
+  for (const char* q = p; *q != '\0'; q++)
+    if (*q < '0' || *q > '9') return false;
+  if (strlen(p) > 19) return false;
+  errno = 0;
+  const long long x = strtoll(v.c_str(), nullptr, 10);
+  if (errno != 0) return false;
+  if (type == INT2OID) return x >= PG_INT16_MIN && x <= PG_INT16_MAX;
+  if (type == INT4OID) return x >= PG_INT32_MIN && x <= PG_INT32_MAX;
+  return true;
+}
+
+// The declared "values" of `col` against the column's type, before anything
+// is read or charged (nothing here reads a row): a boolean column takes
+// [false, true] (JSON booleans, or the strings "false"/"true": its text form,
+// which the scan compares with); an integer column integers as it prints
+// them; an enum column its labels; JSON booleans only a boolean column, and
+// "case": "insensitive" only a text column. A value the column can never
+// print as written would match no row: 22023, naming it.
+void CheckDeclaredValues(const dperm::FeatureColumn& col, Oid type) {
+  const char* name = col.name.c_str();
+  const Oid base = getBaseType(type);
+  if (col.json_booleans && base != BOOLOID)
+    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                    errmsg("column \"%s\" has type %s; JSON booleans in its \"values\" need a "
+                           "boolean column",
+                           name, format_type_be(type)),
+                    errhint("Write the values as the column prints them, as strings.")));
+  if (col.fold_case && !IsTextType(base))
+    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                    errmsg("column \"%s\" has type %s; \"case\": \"insensitive\" needs a text "
+                           "column",
+                           name, format_type_be(type))));
+  for (const std::string& v : col.values) {
+    const char* value = v.c_str();
+    if (base == BOOLOID && v != "true" && v != "false")
+      ereport(ERROR,
+              (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+               errmsg("column \"%s\" is boolean, but its \"values\" declare \"%s\"", name, value),
+               errhint("A boolean column reads as true or false: declare \"values\": [false, "
+                       "true] (JSON booleans), or {\"type\": \"boolean\"}.")));
+    if ((base == INT2OID || base == INT4OID || base == INT8OID) && !IsIntegerText(v, base))
+      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                      errmsg("column \"%s\" has type %s, but its \"values\" declare \"%s\"", name,
+                             format_type_be(type), value),
+                      errhint("Write each value as the column prints it: \"3\", \"-1\".")));
+    if (type_is_enum(base) &&
+        (v.size() >= NAMEDATALEN ||
+         !SearchSysCacheExists2(ENUMTYPOIDNAME, ObjectIdGetDatum(base), CStringGetDatum(value))))
+      ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                      errmsg("column \"%s\" has type %s, which has no label \"%s\"", name,
+                             format_type_be(type), value),
+                      errhint("Declare the labels as the type spells them (case matters).")));
+  }
+}
+
 // Column `col` of the spec exists in `relid` (42703) with a type its
-// declaration encodes (42804).
+// declaration encodes (42804), and declared values the type can print (22023).
 void CheckColumnType(Oid relid, const dperm::FeatureColumn& col) {
   const char* name = col.name.c_str();
   AttrNumber attnum = get_attnum(relid, name);
@@ -75,6 +141,7 @@ void CheckColumnType(Oid relid, const dperm::FeatureColumn& col) {
     ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
                     errmsg("column \"%s\" has type %s; \"type\": \"boolean\" needs boolean", name,
                            format_type_be(type))));
+  if (col.kind == dperm::FeatureColumn::Kind::kValues) CheckDeclaredValues(col, type);
 }
 
 // At most the first `limit` bytes of a text value (dperm::ReadLimit): what
@@ -183,6 +250,16 @@ void EncodeRecord(const dperm::FeatureSpec& spec, HeapTupleHeader row, double* o
     Oid type = TupleDescAttr(desc, attnum - 1)->atttypid;
     if (type == TEXTOID || type == VARCHAROID) {  // their text form is their bytes
       texts[c] = TextPrefix(value, dperm::ReadLimit(spec.columns[c]));
+      continue;
+    }
+    // As the training scan reads it (col::text): a boolean as true/false
+    // (its output function says t/f), a char(n) without its trailing blanks.
+    if (type == BOOLOID) {
+      texts[c] = DatumGetBool(value) ? "true" : "false";
+      continue;
+    }
+    if (type == BPCHAROID) {
+      texts[c] = TextDatumGetCString(DirectFunctionCall1(rtrim1, value));
       continue;
     }
     Oid output;

@@ -121,6 +121,13 @@ Datum RescaledTargetModel(Datum model, double lo, double hi) {
   return ParseModel(rescaled->c_str());
 }
 
+Datum SpecStatedModel(Datum model, const dperm::FeatureSpec& spec) {
+  std::string json(ModelJsonText(CheckedModel(model)));
+  PgBox<std::string> stated(CurrentMemoryContext);
+  RunCore([&] { stated.Emplace(dperm::WithFeatureSpec(json, spec)); });
+  return ParseModel(stated->c_str());
+}
+
 }  // namespace dperm::pg
 
 using dperm::LossKind;

@@ -5,6 +5,10 @@
 #include "dperm/options/options.hpp"
 #include "base/boundary.hpp"
 
+namespace dperm {
+struct FeatureSpec;
+}
+
 namespace dperm::pg {
 
 // On-disk layout: header, the coefficients, then the JSON text with its NUL.
@@ -49,5 +53,10 @@ Datum MakeModelDatum(LossKind loss, int d, int classes, bool fit_intercept, doub
 // mapped back to the label's units (the core's RescaleTargetModel):
 // post-processing of the release.
 Datum RescaledTargetModel(Datum model, double lo, double hi);
+
+// A model trained through `spec`, stating it as "feature_spec"
+// (dperm::WithFeatureSpec): dp_coefficients then reads it in the raw
+// columns' units, in the spec's order. Post-processing: no charge.
+Datum SpecStatedModel(Datum model, const dperm::FeatureSpec& spec);
 
 }  // namespace dperm::pg
