@@ -49,9 +49,10 @@ char* RequireCron(MemoryContext context) {
                     errmsg("scheduled retraining needs the pg_cron extension, which is not "
                            "installed in database \"%s\"",
                            db),
-                    errhint("Install the package postgresql-15-cron, add to postgresql.conf "
-                            "shared_preload_libraries = 'pg_cron' and cron.database_name = '%s', "
-                            "restart PostgreSQL, then run CREATE EXTENSION pg_cron in \"%s\".",
+                    errhint("Install the package postgresql-15-cron; in postgresql.conf add "
+                            "pg_cron to the list in shared_preload_libraries (keep what is there, "
+                            "e.g. 'dperm,pg_cron') and set cron.database_name = '%s'; restart "
+                            "PostgreSQL, then run CREATE EXTENSION pg_cron in \"%s\".",
                             db, db)));
   }
   // Installed but not loaded (removed from shared_preload_libraries), or
@@ -64,8 +65,9 @@ char* RequireCron(MemoryContext context) {
              errmsg(cron_db == nullptr ? "pg_cron is installed in database \"%s\" but not loaded"
                                        : "pg_cron runs its jobs in database \"%s\", not in \"%s\"",
                     cron_db == nullptr ? db : cron_db, db),
-             errhint("Set shared_preload_libraries = 'pg_cron' and cron.database_name = "
-                     "'%s' in postgresql.conf and restart PostgreSQL.",
+             errhint("In postgresql.conf add pg_cron to the list in shared_preload_libraries "
+                     "(keep what is there, e.g. 'dperm,pg_cron') and set cron.database_name = "
+                     "'%s'; restart PostgreSQL.",
                      db)));
   return cron;
 }
