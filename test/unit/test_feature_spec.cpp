@@ -193,4 +193,42 @@ TEST(FeatureSpec, MatchesValuesByTheIndexInBoundedTime) {
   EXPECT_EQ(x, 0.5);
 }
 
+// The array form keeps the order written; the stated spec reads back to
+// the same encoding; ToRawUnits undoes the bounds' affine map.
+TEST(FeatureSpec, ArrayFormAndRawUnits) {
+  const dperm::FeatureSpec s = dperm::ParseFeatureSpec(
+      R"([{"column": "z", "bounds": [20, 80]}, {"column": "a", "values": ["x", "Y"], "case": "insensitive"},
+          {"column": "b", "type": "boolean"}, {"column": "y", "values": [false, true], "label": true}])");
+  EXPECT_TRUE(s.declared_order);
+  EXPECT_EQ(s.names, (std::vector<std::string>{"z", "a=x", "a=Y", "b"}));
+  EXPECT_TRUE(s.label.json_booleans);
+  EXPECT_EQ(s.label.values, (std::vector<std::string>{"false", "true"}));
+  const dperm::FeatureSpec back = dperm::ParseFeatureSpec(dperm::FeatureSpecJson(s));
+  EXPECT_EQ(back.names, s.names);
+  EXPECT_TRUE(back.columns[1].fold_case);
+  std::vector<double> out(4);
+  const char* row[] = {"50", "y", "true"};
+  dperm::EncodeRow(back, row, out.data());
+  EXPECT_EQ(out, (std::vector<double>{0, 0, 1, 1}));
+  // margin w.z + b at raw x equals the raw model's at x (inside the bounds).
+  const double w[] = {0.6, -0.2, 0.3, 0.1};
+  const dperm::RawModel r = dperm::ToRawUnits(s, w, 0.25, 0.5);
+  EXPECT_DOUBLE_EQ(r.coefficients[0], 0.6 * 2 / 60);
+  EXPECT_DOUBLE_EQ(r.intercept, 0.25 - 0.6 * 100 / 60);
+  EXPECT_DOUBLE_EQ(r.noise[0], 0.5 * 2 / 60);
+  EXPECT_DOUBLE_EQ(r.noise[1], 0.5);
+  EXPECT_DOUBLE_EQ(r.intercept_noise, 0.5 * std::sqrt(1 + (100.0 / 60) * (100.0 / 60)));
+  for (double x : {20.0, 33.0, 80.0}) {
+    const std::string text = std::to_string(x);
+    const char* raw_row[] = {text.c_str(), "x", "false"};
+    dperm::EncodeRow(s, raw_row, out.data());
+    double encoded = 0.25;
+    for (int j = 0; j < 4; j++) encoded += w[j] * out[j];
+    EXPECT_NEAR(encoded, r.intercept + r.coefficients[0] * x + r.coefficients[1], 1e-12);
+  }
+  EXPECT_THROW(dperm::ParseFeatureSpec(R"([{"bounds": [0, 1]}])"), dperm::Error);
+  EXPECT_THROW(dperm::ParseFeatureSpec(R"({"a": {"values": ["A", "a"], "case": "insensitive"}})"),
+               dperm::Error);
+}
+
 }  // namespace
