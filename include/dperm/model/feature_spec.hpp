@@ -50,6 +50,12 @@ struct FeatureColumn {
   bool fold_case = false;
   std::vector<std::string> keys;
   bool json_booleans = false;
+  // kBounds: "bounds": "auto" (auto_domain.hpp): lo and hi are unknown until
+  // the release's domain step chooses them privately (ResolveAutoBounds);
+  // once chosen, auto_epsilon > 0 is the epsilon they took, stated with
+  // them ("private_bounds": {"epsilon": e, "quantiles": [q_lo, q_hi]}).
+  bool auto_bounds = false;
+  double auto_epsilon = 0;
 };
 
 // The most bytes of a spec's JSON (a named model stores it with each
@@ -81,9 +87,18 @@ struct FeatureSpec {
   double norm_bound = 0;           // sqrt(columns)
   bool declared_order = false;     // written as an array: columns in the order written
   int dimension() const { return static_cast<int>(names.size()); }
+  // The columns declared "bounds": "auto" and not yet chosen.
+  int auto_columns() const {
+    int k = 0;
+    for (const FeatureColumn& c : columns) k += c.auto_bounds && c.auto_epsilon == 0 ? 1 : 0;
+    return k;
+  }
 };
 
 // Parses and checks a spec (kInvalidParameter naming the column and why).
+// A feature's "bounds": "auto" parses to an unchosen auto column (lo, hi
+// placeholders [-1, 1]: EncodeRow must not see it before ResolveAutoBounds);
+// "bounds": "auto" on the label and "values": "auto" are refused.
 FeatureSpec ParseFeatureSpec(const std::string& json);
 
 // The spec as its array form, columns in encoding order (the label last,
@@ -105,6 +120,10 @@ struct RawModel {
   double intercept = 0, intercept_noise = 0;
 };
 RawModel ToRawUnits(const FeatureSpec& spec, const double* w, double intercept, double noise);
+
+// `spec` with auto column i's bounds chosen: [lo, hi] at `epsilon`
+// (stated with the model by FeatureSpecJson).
+void ResolveAutoBounds(FeatureSpec* spec, size_t column, double lo, double hi, double epsilon);
 
 // Writes the encoded row to out[0..dimension): `texts[c]` is column c's value
 // as text, or nullptr for NULL. Never fails on a value. Its time per row is

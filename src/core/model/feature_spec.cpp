@@ -1,6 +1,7 @@
 // Feature specs (feature_spec.hpp).
 #include "dperm/model/feature_spec.hpp"
 
+#include "dperm/model/auto_domain.hpp"
 #include "dperm/util/json.hpp"
 
 #include <algorithm>
@@ -56,11 +57,14 @@ void AddColumn(FeatureSpec& spec, const std::string& name, const JsonValue& def,
   const JsonValue* type = def.Find("type");
   const JsonValue* label = def.Find("label");
   const JsonValue* case_rule = def.Find("case");
+  // The statement of privately chosen bounds (FeatureSpecJson), read back.
+  const JsonValue* private_bounds = def.Find("private_bounds");
   if (label != nullptr && (label->kind != JsonValue::Kind::kBool || !label->boolean))
     BadSpec(name, "has \"label\" other than true (leave it out for a feature)");
   if (int(bounds != nullptr) + int(values != nullptr) + int(type != nullptr) != 1 ||
       def.members.size() !=
-          known_members + 1 + (label != nullptr ? 1 : 0) + (case_rule != nullptr ? 1 : 0))
+          known_members + 1 + (label != nullptr ? 1 : 0) + (case_rule != nullptr ? 1 : 0) +
+              (private_bounds != nullptr ? 1 : 0))
     BadSpec(name, "needs exactly one of \"bounds\", \"values\" or \"type\"");
   if (case_rule != nullptr &&
       (values == nullptr || case_rule->kind != JsonValue::Kind::kString ||
@@ -71,7 +75,28 @@ void AddColumn(FeatureSpec& spec, const std::string& name, const JsonValue& def,
   if (spec.has_label && spec.label.name == name) BadSpec(name, "is declared twice");
   // The label's domain is parsed as a feature's, then moved out of the features.
   const size_t names_before = spec.names.size();
-  if (bounds != nullptr) {
+  if (private_bounds != nullptr) {
+    const JsonValue* e =
+        private_bounds->kind == JsonValue::Kind::kObject ? private_bounds->Find("epsilon") : nullptr;
+    if (bounds == nullptr || bounds->kind != JsonValue::Kind::kArray || e == nullptr ||
+        e->kind != JsonValue::Kind::kNumber || !(e->number > 0) || !std::isfinite(e->number))
+      BadSpec(name, "has \"private_bounds\" without numeric \"bounds\" and an epsilon > 0");
+    c.auto_bounds = true;
+    c.auto_epsilon = e->number;
+  }
+  if (values != nullptr && values->kind == JsonValue::Kind::kString && values->string == "auto")
+    ThrowInvalid("feature spec: column \"" + name +
+                     "\" declares \"values\": \"auto\", which this version does not choose",
+                 "Declare its categories: {\"values\": [\"a\", \"b\", ...]}; \"bounds\": "
+                 "\"auto\" is supported for a numeric feature.");
+  if (bounds != nullptr && bounds->kind == JsonValue::Kind::kString && bounds->string == "auto") {
+    if (label != nullptr)
+      BadSpec(name, "is the label: its \"bounds\" must be declared (\"auto\" is for features)");
+    c.auto_bounds = true;
+    c.lo = -1;
+    c.hi = 1;
+    spec.names.push_back(name);
+  } else if (bounds != nullptr) {
     if (bounds->kind != JsonValue::Kind::kArray || bounds->size() != 2 || !bounds->IsNumberAt(0) ||
         !bounds->IsNumberAt(1))
       BadSpec(name, "needs \"bounds\": [lo, hi], two numbers");
@@ -164,10 +189,25 @@ void WriteColumn(JsonWriter& j, const FeatureColumn& c, bool label) {
   j.Key("column").String(c.name.c_str());
   switch (c.kind) {
     case FeatureColumn::Kind::kBounds:
+      if (c.auto_bounds && c.auto_epsilon == 0) {
+        j.Key("bounds").String("auto");
+        break;
+      }
       j.Key("bounds").BeginArray();
       j.Number(c.lo);
       j.Number(c.hi);
       j.EndArray();
+      if (c.auto_bounds) {
+        // Chosen privately (auto_domain.hpp), at this epsilon: part of the
+        // model's "epsilon".
+        j.Key("private_bounds").BeginObject();
+        j.Key("epsilon").Number(c.auto_epsilon);
+        j.Key("quantiles").BeginArray();
+        j.Number(kAutoLowQuantile);
+        j.Number(kAutoHighQuantile);
+        j.EndArray();
+        j.EndObject();
+      }
       break;
     case FeatureColumn::Kind::kValues:
       j.Key("values").BeginArray();
@@ -190,6 +230,15 @@ std::string FeatureSpecJson(const FeatureSpec& spec) {
   if (spec.has_label) WriteColumn(j, spec.label, true);
   j.EndArray();
   return j.str();
+}
+
+void ResolveAutoBounds(FeatureSpec* spec, size_t column, double lo, double hi, double epsilon) {
+  FeatureColumn& c = spec->columns.at(column);
+  if (!c.auto_bounds || !(lo < hi) || !std::isfinite(lo) || !std::isfinite(hi) || !(epsilon > 0))
+    ThrowInvalid("internal: auto bounds resolved on a declared column or with lo >= hi");
+  c.lo = lo;
+  c.hi = hi;
+  c.auto_epsilon = epsilon;
 }
 
 RawModel ToRawUnits(const FeatureSpec& spec, const double* w, double intercept, double noise) {

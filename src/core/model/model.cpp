@@ -64,7 +64,9 @@ std::string ModelJson(const Plan& plan, const std::vector<double>& w, const Mode
   }
   const bool selected = meta.l2_selection_json != nullptr;
   j.Key("epsilon").Number(selected ? meta.release_epsilon
-                                   : ReleaseEpsilon(plan) + meta.unit_count_epsilon);
+                                   : ReleaseEpsilon(plan) + meta.unit_count_epsilon +
+                                         meta.domain_epsilon);
+  if (meta.domain_epsilon > 0) j.Key("domain_epsilon").Number(meta.domain_epsilon);
   j.Key("delta").Number(selected ? meta.release_delta : ReleaseDelta(plan));
   j.Key("n").Integer(plan.n);
   if (meta.n_noisy) {

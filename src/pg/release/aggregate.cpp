@@ -228,7 +228,7 @@ DPERM_FUNCTION(dperm_final) {
   if (st->rows.over_buffer) RaiseBufferRefusal();
   request.n = st->rows.n;
   request.d = st->rows.d;
-  ReleaseInput input = {&st->rows, nullptr, nullptr};
+  ReleaseInput input = {&st->rows, nullptr, nullptr, nullptr};
   Datum model = Release(request, input);
   ProgressEnd(st->progress);
   PG_RETURN_DATUM(model);

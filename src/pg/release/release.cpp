@@ -119,6 +119,7 @@ dperm::ModelMeta MetaOf(const ReleaseRequest& r) {
   meta.seeded = r.parsed.options.has_seed;
   meta.n_noisy = r.query_input;
   meta.group_by = r.group_by;
+  meta.domain_epsilon = r.domain_epsilon;
   meta.group_key = r.group_key;
   meta.groups = r.groups;
   if (r.unit.row) {
@@ -155,9 +156,20 @@ Datum Release(const ReleaseRequest& r, const ReleaseInput& in) {
     if (passes != nullptr) ProgressSetPassesPlanned(plan->iterations);
     ProgressSetPhase(ProgressPhase::kCharging);
   }
-  if (!r.charged)
-    ChargeRelease(PlanCharge(*plan, o, planned->curve, r.unit, r.role), r.relations, r.n_relations,
-                  r.outcome);
+  if (!r.charged) {
+    // The domain step (auto_domain.hpp) is charged in the same row: it is
+    // domain_epsilon-DP (pure), and the model is (o.epsilon, o.delta)-DP, so
+    // the release is (o.epsilon + domain_epsilon, o.delta)-DP by basic
+    // composition (Dwork & Roth 2014, Theorem 3.16); on the RDP curve, an
+    // epsilon-DP step is (alpha, epsilon)-RDP at every order (Mironov 2017,
+    // Proposition 3) and RDP composes by adding (Proposition 1).
+    std::vector<double> curve = planned->curve;
+    for (double& c : curve) c += r.domain_epsilon;
+    ChargeRequest charge = PlanCharge(*plan, o, curve, r.unit, r.role);
+    charge.epsilon = o.epsilon + r.domain_epsilon;  // the epsilon asked (DomainModelOptions)
+    ChargeRelease(charge, r.relations, r.n_relations, r.outcome);
+  }
+  if (in.domains != nullptr) in.domains->run(in.domains->context);
   if (in.read != nullptr) ReadCharged(r, in);
   if (r.reports) {
     ProgressSetPhase(ProgressPhase::kTraining);
@@ -186,7 +198,7 @@ Datum Release(const ReleaseRequest& r, const ReleaseInput& in) {
       dperm::L2SelectionResult s = dperm::TrainL2Selection(planned->selection, rows, rng);
       selection_json.Emplace(dperm::L2SelectionJson(planned->selection, &s));
       m.l2_selection_json = selection_json->c_str();
-      m.release_epsilon = o.epsilon + r.unit_count_epsilon;
+      m.release_epsilon = o.epsilon + r.unit_count_epsilon + r.domain_epsilon;
       m.release_delta = o.delta;
       offset = std::move(s.offset);
       w.Emplace(std::move(s.w));

@@ -21,10 +21,19 @@ namespace dperm::pg {
 //    memory), so that whatever the read raises is paid for; the request's n
 //    must be what the read returns;
 //  * `passes`: trained by passes (dperm.train's streaming mode, Citus).
+// `domains` (nullptr: none): the domain step of a feature spec's auto
+// columns (auto_domain_pg.hpp), run right after the charge and before the
+// read, which it may rewrite (the rows are then encoded with the chosen
+// bounds); the request's domain_epsilon is charged with the model.
+struct DomainStep {
+  void (*run)(void* context);
+  void* context;
+};
 struct ReleaseInput {
   RowBuffer* rows;
   const RowQuery* read;
   const PassSource* passes;
+  const DomainStep* domains;
 };
 
 // One release: plans from the request alone (refusing what public inputs

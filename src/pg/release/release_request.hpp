@@ -34,6 +34,9 @@ struct ReleaseRequest {
                               // an aggregate's rows read
   PrivacyUnit unit;           // the unit the rows were bounded to (column nullptr: the row)
   double unit_count_epsilon;  // the share of epsilon that released the number of units
+  // The share of epsilon the feature spec's auto domains take (auto_domain.hpp;
+  // 0: none): the options' epsilon is the model's, the charge is both.
+  double domain_epsilon;
   bool charged;               // charged whole with its count before the count read a row
                               // (a unit-level release: ReleaseUnitCount)
   bool reports;               // writes its phases to dperm.progress

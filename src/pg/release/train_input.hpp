@@ -15,6 +15,8 @@ extern "C" {
 
 namespace dperm::pg {
 
+struct AutoDomains;  // auto_domain_pg.hpp
+
 // Raises 42703 unless `relid` has a column named `name`
 // (dperm.train and dperm.train_model take column names); returns its type.
 Oid ColumnType(Oid relid, const char* name);
@@ -50,6 +52,9 @@ struct TrainInput {
   Jsonb* options;  // as given
   bool has_spec;   // features: a feature spec (jsonb) of raw columns
   SpecFeatures spec;
+  // The spec's auto columns' domain step (PlanAutoDomains; nullptr: none),
+  // run after the charge: the model states its resolved spec.
+  AutoDomains* domains;
   bool spec_label;           // the spec declares the label's domain
   const char* features;      // the features column ("features" through a spec)
   const char* label;         // the label column

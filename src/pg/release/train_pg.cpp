@@ -21,6 +21,7 @@
 #include "types/model_type.hpp"
 #include "types/options_pg.hpp"
 #include "guard/privacy_unit.hpp"
+#include "release/auto_domain_pg.hpp"
 #include "release/progress.hpp"
 #include "guard/relation_access.hpp"
 #include "guard/relations.hpp"
@@ -181,6 +182,43 @@ bool ChooseStreaming(const TrainInput& in, const ReleaseRequest& r, bool* distri
 // aggregates fill, after the charge; streaming by passes of dperm's
 // per-pass aggregate (in dperm's own schema "dperm"), which read the rows
 // once into a temporary file when they can. n > 0.
+namespace {
+
+// The queries of the read (in memory, or by passes when `passes` is set)
+// of `features` and `label` (SQL of the columns) from `from`.
+struct ReadSql {
+  const TrainTarget* target;
+  const char* from;
+  RowQuery* rows;
+  PassSource* passes;
+  AutoDomains* domains;
+  const char* label;  // the label's SQL when the spec declares none
+};
+
+void WriteReadSql(const ReadSql& s, const char* features, const char* label) {
+  const TrainTarget& t = *s.target;
+  s.rows->sql = psprintf("SELECT %s::pg_catalog.float8[], %s::%s FROM %s", features, label,
+                         t.label_cast, s.from);
+  if (s.passes == nullptr) return;
+  s.passes->sql = psprintf(
+      "SELECT dperm.%s(%s::pg_catalog.float8[], %s::%s,"
+      " $1::pg_catalog.float8[], $2::pg_catalog.float8[]) FROM %s",
+      t.pass_aggregate, features, label, t.label_cast, s.from);
+  s.passes->rows.sql = s.rows->sql;
+}
+
+// The domain step after the charge (Release's DomainStep): the spec's auto
+// bounds chosen, then the read rewritten to encode through them. A unit is
+// refused with auto domains (PlanAutoDomains), so the read is the relation's.
+void RunDomainStep(void* context) {
+  const ReadSql& s = *static_cast<const ReadSql*>(context);
+  RunAutoDomains(s.domains);
+  WriteReadSql(s, s.domains->features_sql,
+               s.domains->label_sql != nullptr ? s.domains->label_sql : s.label);
+}
+
+}  // namespace
+
 Datum ReleaseRows(const TrainInput& in, const ReleaseRequest& r, const TrainSource& source,
                   bool streaming, bool distributed) {
   const TrainTarget& t = in.target;
@@ -188,26 +226,29 @@ Datum ReleaseRows(const TrainInput& in, const ReleaseRequest& r, const TrainSour
                    psprintf("SELECT %s::pg_catalog.float8[], %s::%s FROM %s", source.features,
                             source.label, t.label_cast, source.from),
                    t.aggregate};
+  PassSource passes = {};
+  ReadSql read = {&t, source.from, &rows, streaming ? &passes : nullptr, in.domains, source.label};
+  DomainStep domains = {RunDomainStep, &read};
+  const DomainStep* step = in.domains != nullptr ? &domains : nullptr;
   if (streaming) {
     // A Citus table among what the release reads (a view of one): its rows
     // are never copied here, every pass runs the query (catalog data).
     bool on_citus = distributed;
     for (int i = 0; i < r.n_relations && !on_citus; i++) on_citus = IsCitusTable(r.relations[i]);
-    PassSource passes = {
-        in.reader,
-        psprintf("SELECT dperm.%s(%s::pg_catalog.float8[], %s::%s,"
-                 " $1::pg_catalog.float8[], $2::pg_catalog.float8[]) FROM %s",
-                 t.pass_aggregate, source.features, source.label, t.label_cast, source.from),
-        distributed,
-        on_citus,
-        {in.reader, rows.sql, nullptr},
-        t.rule};
-    return Release(r, {nullptr, nullptr, &passes});
+    passes = {in.reader,
+              psprintf("SELECT dperm.%s(%s::pg_catalog.float8[], %s::%s,"
+                       " $1::pg_catalog.float8[], $2::pg_catalog.float8[]) FROM %s",
+                       t.pass_aggregate, source.features, source.label, t.label_cast, source.from),
+              distributed,
+              on_citus,
+              {in.reader, rows.sql, nullptr},
+              t.rule};
+    return Release(r, {nullptr, nullptr, &passes, step});
   }
   const Options& o = r.parsed.options;
   RowBuffer buffer;
   InitRowBuffer(&buffer, CurrentMemoryContext, r.d, t.rule, o, o.classes);
-  return Release(r, {&buffer, &rows, nullptr});
+  return Release(r, {&buffer, &rows, nullptr, step});
 }
 
 // Steps 4 to 6 (train_steps.hpp).
@@ -232,6 +273,9 @@ Datum TrainResolved(TrainInput* input, ChargeOutcome* outcome, bool* isnull) {
   const uint64 progress = ProgressBegin(in.relid, in.loss);
   ProgressSetPhase(ProgressPhase::kCountingRows);
   ChargedTo(in, dataset, &request);
+  // A spec's "bounds": "auto": the domain step's share of epsilon, charged
+  // with the model (auto_domain_pg.hpp); refused at a unit, uncharged.
+  in.domains = PlanAutoDomains(in, &request);
   // An empty relation releases nothing and charges nothing (n = 0 is public).
   Datum model = CountAndRelease(in, &request, isnull);
   if (!*isnull) model = SPI_datumTransfer(model, false, -1);
@@ -240,7 +284,11 @@ Datum TrainResolved(TrainInput* input, ChargeOutcome* outcome, bool* isnull) {
   if (!*isnull && in.spec_label && dperm::LossLabel(in.loss) == dperm::LabelKind::kTarget)
     model = RescaledTargetModel(model, in.spec.spec->label.lo, in.spec.spec->label.hi);
   // The spec beside the model: dp_coefficients in the raw columns' units.
-  if (!*isnull && in.has_spec) model = SpecStatedModel(model, *in.spec.spec);
+  // With auto domains, the spec with the bounds chosen and their epsilon.
+  if (!*isnull && in.has_spec)
+    model = SpecStatedModel(model, in.domains != nullptr && in.domains->resolved != nullptr
+                                       ? *in.domains->resolved
+                                       : *in.spec.spec);
   ProgressEnd(progress);
   return model;
 }

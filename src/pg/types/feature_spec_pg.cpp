@@ -46,6 +46,21 @@ const dperm::FeatureSpec& CachedSpec(FunctionCallInfo fcinfo, Jsonb* spec) {
   return *c->spec;
 }
 
+// A spec whose "bounds": "auto" were not chosen encodes nothing: its
+// bounds exist only inside a release (dperm.train's domain step), which
+// states them with the model.
+void RefuseUnchosen(const dperm::FeatureSpec& spec) {
+  for (const dperm::FeatureColumn& c : spec.columns)
+    if (c.auto_bounds && c.auto_epsilon == 0)
+      ereport(ERROR,
+              (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+               errmsg("column \"%s\" of the feature spec has \"bounds\": \"auto\", which only "
+                      "dperm.train chooses",
+                      c.name.c_str()),
+               errhint("Encode with the spec a model states (its \"feature_spec\"), or declare "
+                       "the bounds.")));
+}
+
 // Whether the caller gave option `key`.
 bool KeyGiven(const dperm::Options& o, const char* key) {
   for (const dperm::OptionSpec& s : dperm::OptionTable())
@@ -153,36 +168,57 @@ char* TextPrefix(Datum value, size_t limit) {
 
 }  // namespace
 
+namespace {
+
+// dperm.encode_values(spec, ARRAY[substr(col::text, 1, limit), ...]) and
+// dperm.encode_label(spec, ...) for the spec `text` (parsed: `spec`).
+void WriteSpecSql(const char* text, const dperm::FeatureSpec& spec, const char** features_sql,
+                  const char** label_sql) {
+  StringInfoData sql;
+  initStringInfo(&sql);
+  appendStringInfo(&sql, "dperm.encode_values(%s::pg_catalog.jsonb, ARRAY[",
+                   quote_literal_cstr(text));
+  for (size_t c = 0; c < spec.columns.size(); c++) {
+    const dperm::FeatureColumn& col = spec.columns[c];
+    // substr: the scan detoasts only the prefix the encoder reads (ReadLimit
+    // bytes, at most that many characters), so a row's cost does not grow
+    // with a stored value's length.
+    appendStringInfo(&sql, "%spg_catalog.substr(%s::pg_catalog.text, 1, %zu)", c > 0 ? ", " : "",
+                     quote_identifier(col.name.c_str()), dperm::ReadLimit(col));
+  }
+  appendStringInfoString(&sql, "]::pg_catalog.text[])");
+  *features_sql = sql.data;
+  *label_sql = nullptr;
+  if (spec.has_label)
+    *label_sql = psprintf(
+        "dperm.encode_label(%s::pg_catalog.jsonb, pg_catalog.substr(%s::pg_catalog.text, 1, %zu))",
+        quote_literal_cstr(text), quote_identifier(spec.label.name.c_str()),
+        dperm::ReadLimit(spec.label));
+}
+
+}  // namespace
+
 SpecFeatures SpecFeaturesFor(Oid relid, Jsonb* spec_jsonb) {
   char* text = JsonbText(spec_jsonb);
   PgBox<dperm::FeatureSpec> spec(CurrentMemoryContext);
   RunCore([&] { spec.Emplace(dperm::ParseFeatureSpec(text)); });
   const int n = static_cast<int>(spec->columns.size());
   const char** columns = static_cast<const char**>(palloc(sizeof(char*) * n));
-  StringInfoData sql;
-  initStringInfo(&sql);
-  appendStringInfo(&sql, "dperm.encode_values(%s::pg_catalog.jsonb, ARRAY[",
-                   quote_literal_cstr(text));
   for (int c = 0; c < n; c++) {
-    const dperm::FeatureColumn& col = spec->columns[c];
-    columns[c] = pstrdup(col.name.c_str());
-    CheckColumnType(relid, col);
-    // substr: the scan detoasts only the prefix the encoder reads (ReadLimit
-    // bytes, at most that many characters), so a row's cost does not grow
-    // with a stored value's length.
-    appendStringInfo(&sql, "%spg_catalog.substr(%s::pg_catalog.text, 1, %zu)", c > 0 ? ", " : "",
-                     quote_identifier(columns[c]), dperm::ReadLimit(col));
+    columns[c] = pstrdup(spec->columns[c].name.c_str());
+    CheckColumnType(relid, spec->columns[c]);
   }
-  appendStringInfoString(&sql, "]::pg_catalog.text[])");
-  const char* label_sql = nullptr;
-  if (spec->has_label) {
-    const dperm::FeatureColumn& col = spec->label;
-    CheckColumnType(relid, col);
-    label_sql = psprintf(
-        "dperm.encode_label(%s::pg_catalog.jsonb, pg_catalog.substr(%s::pg_catalog.text, 1, %zu))",
-        quote_literal_cstr(text), quote_identifier(col.name.c_str()), dperm::ReadLimit(col));
-  }
-  return {sql.data, columns, n, spec.get(), label_sql};
+  if (spec->has_label) CheckColumnType(relid, spec->label);
+  const char* features_sql;
+  const char* label_sql;
+  WriteSpecSql(text, *spec, &features_sql, &label_sql);
+  return {features_sql, columns, n, spec.get(), label_sql};
+}
+
+void SpecSqlFor(const dperm::FeatureSpec& spec, const char** features_sql, const char** label_sql) {
+  PgBox<std::string> json(CurrentMemoryContext);
+  RunCore([&] { json.Emplace(dperm::FeatureSpecJson(spec)); });
+  WriteSpecSql(pstrdup(json->c_str()), spec, features_sql, label_sql);
 }
 
 Oid CheckSpecLabel(const dperm::FeatureSpec& spec, const char* label, dperm::LossKind loss) {
@@ -336,6 +372,7 @@ DPERM_FUNCTION(dperm_encode_values) {
     ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
                     errmsg("the spec and the values of dperm.encode_values must not be NULL")));
   const dperm::FeatureSpec& spec = CachedSpec(fcinfo, PG_GETARG_JSONB_P(0));
+  RefuseUnchosen(spec);
   ArrayType* values = PG_GETARG_ARRAYTYPE_P(1);
   Datum* elems;
   bool* nulls;
@@ -368,6 +405,7 @@ DPERM_FUNCTION(dperm_encode_label) {
     ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
                     errmsg("the spec of dperm.encode_label must not be NULL")));
   const dperm::FeatureSpec& spec = CachedSpec(fcinfo, PG_GETARG_JSONB_P(0));
+  RefuseUnchosen(spec);
   if (!spec.has_label)
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("the feature spec marks no column as its label")));

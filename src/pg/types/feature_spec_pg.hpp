@@ -33,6 +33,11 @@ struct SpecFeatures {
 // encode (42804: bounds need a number type, type boolean a boolean).
 SpecFeatures SpecFeaturesFor(Oid relid, Jsonb* spec);
 
+// The features and label SQL of `spec` (its FeatureSpecJson: a spec whose
+// auto bounds were chosen), as SpecFeaturesFor writes them; the columns
+// were checked by SpecFeaturesFor already.
+void SpecSqlFor(const dperm::FeatureSpec& spec, const char** features_sql, const char** label_sql);
+
 // Checks a spec's label against the release before anything is read or
 // charged (22023): it is the column `label` names, and its domain is one
 // `loss` reads (logistic: "values" [negative, positive] or boolean; softmax:

@@ -200,6 +200,18 @@ Jsonb* UnitModelOptions(ParsedOptions* parsed, Jsonb* options, double epsilon, i
   return DatumGetJsonbP(WithNumberOption(DatumGetJsonbP(with_k), "epsilon", epsilon));
 }
 
+Jsonb* ModelEpsilonOptions(ParsedOptions* parsed, Jsonb* options, double epsilon) {
+  RunCore([&] {
+    StoreOption(&parsed->options, "epsilon", epsilon);
+    OptionEntry given;
+    given.key = "epsilon";
+    given.kind = OptionEntry::Kind::kNumber;
+    given.number = epsilon;
+    ParseOptions(&given, 1);
+  });
+  return DatumGetJsonbP(WithNumberOption(options, "epsilon", epsilon));
+}
+
 LossKind ParseLossName(const char* name) {
   // The names of losses.def; no C++ object outlives the loops (the hint is
   // palloc'd), so ereport is safe.

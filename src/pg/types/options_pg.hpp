@@ -36,6 +36,11 @@ Datum WithNumberOption(Jsonb* options, const char* key, double value);
 // Returns `options` with both keys set, the JSON the model records.
 Jsonb* UnitModelOptions(ParsedOptions* parsed, Jsonb* options, double epsilon, int64 k);
 
+// `options` (and `parsed`) with epsilon set to the model's share (a
+// feature spec's auto domains take the rest: auto_domain_pg.hpp), held to
+// the floor every given epsilon is.
+Jsonb* ModelEpsilonOptions(ParsedOptions* parsed, Jsonb* options, double epsilon);
+
 // Loss named in SQL ("logistic", "huber" or "softmax"), or an error.
 LossKind ParseLossName(const char* name);
 
