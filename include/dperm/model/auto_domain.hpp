@@ -53,11 +53,20 @@ class QuantileCounts {
 // count(c) by 0 or 1 and q n by q, so count - q n moves by at most
 // max(q, 1 - q) <= 1 (Smith 2011 uses the same utility on the gaps between
 // sorted values). Candidate c is drawn with probability proportional to
-// exp(epsilon u(c) / 2) (Delta u = 1): epsilon-DP. Sampled by the inverse
-// CDF on normalised weights (log-sum-exp: the largest weight is 1).
-// Returns the index of the chosen candidate.
+// mu(c) exp(epsilon u(c) / 2) (Delta u = 1): epsilon-DP. Sampled by the
+// inverse CDF on normalised weights (log-sum-exp: the largest weight is 1).
+//
+// Beyond the data every candidate has the same count (n, or 0), so with a
+// uniform mu the mechanism would pick uniformly among the dozens of
+// candidates past the largest value. The mechanism allows a public base
+// measure mu (McSherry & Talwar 2007, section 2: epsilon-DP for any mu that
+// does not depend on the data): here mu(c) = 2^(inward * c) over the
+// candidate index c, inward = +1 for the low bound (larger candidates
+// preferred among ties), -1 for the high one, 0 for none; ties resolve
+// towards the data (a factor 2 per grid step, worth 2 ln 2 / epsilon rows
+// of utility). Returns the index of the chosen candidate.
 int PrivateQuantileIndex(const std::vector<int64_t>& counts, int64_t n, double q, double epsilon,
-                         SecureRng& rng);
+                         int inward, SecureRng& rng);
 
 // [lo, hi] for one auto column at `epsilon` (epsilon/2 to each quantile,
 // basic composition: Dwork & Roth 2014, Theorem 3.16): the low quantile on

@@ -51,19 +51,22 @@ std::vector<int64_t> QuantileCounts::AtOrBelow() const {
 }
 
 int PrivateQuantileIndex(const std::vector<int64_t>& counts, int64_t n, double q, double epsilon,
-                         SecureRng& rng) {
+                         int inward, SecureRng& rng) {
   if (counts.empty() || !(epsilon > 0) || !std::isfinite(epsilon) || !(q >= 0 && q <= 1))
     ThrowInvalid("a private quantile needs candidates, epsilon > 0 and q in [0, 1]");
-  // u(c) = -|count(c) - q n|, sensitivity 1 (auto_domain.hpp); the weight
-  // exp(epsilon (u(c) - max u) / 2) (McSherry & Talwar 2007, Theorem 6).
+  // u(c) = -|count(c) - q n|, sensitivity 1 (auto_domain.hpp); the log
+  // weight epsilon u(c) / 2 + log mu(c) (McSherry & Talwar 2007, Theorem 6,
+  // with the public base measure mu(c) = 2^(inward c)), less its largest
+  // value before exp.
+  const double log_step = inward * std::log(2.0);
   std::vector<double> u(counts.size());
   double best = -INFINITY;
   for (size_t c = 0; c < counts.size(); c++) {
-    u[c] = -std::fabs(double(counts[c]) - q * double(n));
+    u[c] = epsilon * -std::fabs(double(counts[c]) - q * double(n)) / 2 + log_step * double(c);
     best = std::max(best, u[c]);
   }
   double total = 0;
-  for (double& w : u) total += (w = std::exp(epsilon * (w - best) / 2));
+  for (double& w : u) total += (w = std::exp(w - best));
   const double target = rng.Uniform01() * total;
   double acc = 0;
   for (size_t c = 0; c < u.size(); c++) {
@@ -76,8 +79,10 @@ int PrivateQuantileIndex(const std::vector<int64_t>& counts, int64_t n, double q
 AutoBounds ChooseAutoBounds(const QuantileCounts& counts, double epsilon, SecureRng& rng) {
   const std::vector<double>& g = AutoBoundsGrid();
   // epsilon/2 to each quantile: basic composition (Dwork & Roth 2014, Thm 3.16).
-  const int lo = PrivateQuantileIndex(counts.Below(), counts.n(), kAutoLowQuantile, epsilon / 2, rng);
-  int hi = PrivateQuantileIndex(counts.AtOrBelow(), counts.n(), kAutoHighQuantile, epsilon / 2, rng);
+  const int lo =
+      PrivateQuantileIndex(counts.Below(), counts.n(), kAutoLowQuantile, epsilon / 2, +1, rng);
+  int hi =
+      PrivateQuantileIndex(counts.AtOrBelow(), counts.n(), kAutoHighQuantile, epsilon / 2, -1, rng);
   // Post-processing (no cost): an empty or inverted range takes the next
   // candidate above lo (or, at the grid's top, the one below it).
   if (hi <= lo) hi = lo + 1;

@@ -62,9 +62,9 @@ void AddColumn(FeatureSpec& spec, const std::string& name, const JsonValue& def,
   if (label != nullptr && (label->kind != JsonValue::Kind::kBool || !label->boolean))
     BadSpec(name, "has \"label\" other than true (leave it out for a feature)");
   if (int(bounds != nullptr) + int(values != nullptr) + int(type != nullptr) != 1 ||
-      def.members.size() !=
-          known_members + 1 + (label != nullptr ? 1 : 0) + (case_rule != nullptr ? 1 : 0) +
-              (private_bounds != nullptr ? 1 : 0))
+      def.members.size() != known_members + 1 + (label != nullptr ? 1 : 0) +
+                                (case_rule != nullptr ? 1 : 0) +
+                                (private_bounds != nullptr ? 1 : 0))
     BadSpec(name, "needs exactly one of \"bounds\", \"values\" or \"type\"");
   if (case_rule != nullptr &&
       (values == nullptr || case_rule->kind != JsonValue::Kind::kString ||
@@ -76,8 +76,9 @@ void AddColumn(FeatureSpec& spec, const std::string& name, const JsonValue& def,
   // The label's domain is parsed as a feature's, then moved out of the features.
   const size_t names_before = spec.names.size();
   if (private_bounds != nullptr) {
-    const JsonValue* e =
-        private_bounds->kind == JsonValue::Kind::kObject ? private_bounds->Find("epsilon") : nullptr;
+    const JsonValue* e = private_bounds->kind == JsonValue::Kind::kObject
+                             ? private_bounds->Find("epsilon")
+                             : nullptr;
     if (bounds == nullptr || bounds->kind != JsonValue::Kind::kArray || e == nullptr ||
         e->kind != JsonValue::Kind::kNumber || !(e->number > 0) || !std::isfinite(e->number))
       BadSpec(name, "has \"private_bounds\" without numeric \"bounds\" and an epsilon > 0");
