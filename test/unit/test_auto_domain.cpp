@@ -43,8 +43,8 @@ TEST(AutoDomain, CountsBelowAndAtOrBelow) {
 // 10000 values 0.00, 0.01, ..., 99.99: the 1% quantile is 1 (a candidate,
 // #{x < 1} = 100 = q n exactly); the 99% quantile 99 lies between the
 // candidates 50 (#{x <= 50} = 5001) and 100 (10000, like every candidate
-// above it): the base measure halves each step past 100, so 100 is drawn
-// with probability about 1/2, 100 or 200 about 3/4.
+// above it): the base measure divides by 4 each step past 100, so 100 is
+// drawn with probability about 3/4, 100 or 200 about 15/16.
 TEST(AutoDomain, QuantilesOfAKnownDistribution) {
   dperm::QuantileCounts counts;
   for (int i = 0; i < 10000; i++) counts.Add(i * 0.01);
@@ -60,9 +60,10 @@ TEST(AutoDomain, QuantilesOfAKnownDistribution) {
     EXPECT_GE(b.hi, 100);  // 50 has utility -4899: weight exp(-1200)
   }
   EXPECT_EQ(lo_one, draws);  // 2 has utility -100 at epsilon 0.5: exp(-25)
-  // Binomial(400, 3/4) and (400, 1/2): mean +- 4.5 sd.
-  EXPECT_NEAR(hi_near, 300, 4.5 * std::sqrt(400 * 0.75 * 0.25));
-  EXPECT_NEAR(hi_at_100, 200, 4.5 * std::sqrt(400 * 0.5 * 0.5));
+  // Binomial(400, 15/16) and (400, 3/4): mean +- 4.5 sd.
+  const double p_near = 15.0 / 16, p_100 = 3.0 / 4;
+  EXPECT_NEAR(hi_near, draws * p_near, 4.5 * std::sqrt(draws * p_near * (1 - p_near)));
+  EXPECT_NEAR(hi_at_100, draws * p_100, 4.5 * std::sqrt(draws * p_100 * (1 - p_100)));
 }
 
 // The mechanism's noise against epsilon: the probability of a candidate one

@@ -60,10 +60,10 @@ class QuantileCounts {
 // uniform mu the mechanism would pick uniformly among the dozens of
 // candidates past the largest value. The mechanism allows a public base
 // measure mu (McSherry & Talwar 2007, section 2: epsilon-DP for any mu that
-// does not depend on the data): here mu(c) = 2^(inward * c) over the
+// does not depend on the data): here mu(c) = 4^(inward * c) over the
 // candidate index c, inward = +1 for the low bound (larger candidates
 // preferred among ties), -1 for the high one, 0 for none; ties resolve
-// towards the data (a factor 2 per grid step, worth 2 ln 2 / epsilon rows
+// towards the data (a factor 4 per grid step, worth 2 ln 4 / epsilon rows
 // of utility). Returns the index of the chosen candidate.
 int PrivateQuantileIndex(const std::vector<int64_t>& counts, int64_t n, double q, double epsilon,
                          int inward, SecureRng& rng);

@@ -56,9 +56,9 @@ int PrivateQuantileIndex(const std::vector<int64_t>& counts, int64_t n, double q
     ThrowInvalid("a private quantile needs candidates, epsilon > 0 and q in [0, 1]");
   // u(c) = -|count(c) - q n|, sensitivity 1 (auto_domain.hpp); the log
   // weight epsilon u(c) / 2 + log mu(c) (McSherry & Talwar 2007, Theorem 6,
-  // with the public base measure mu(c) = 2^(inward c)), less its largest
+  // with the public base measure mu(c) = 4^(inward c)), less its largest
   // value before exp.
-  const double log_step = inward * std::log(2.0);
+  const double log_step = inward * std::log(4.0);
   std::vector<double> u(counts.size());
   double best = -INFINITY;
   for (size_t c = 0; c < counts.size(); c++) {

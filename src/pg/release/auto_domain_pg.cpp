@@ -62,7 +62,11 @@ AutoDomains* PlanAutoDomains(const TrainInput& in, ReleaseRequest* r) {
   const double domain = asked - model;
   r->domain_epsilon = domain;
   r->options = ModelEpsilonOptions(&r->parsed, r->options, model);
-  AutoDomains* d = static_cast<AutoDomains*>(palloc0(sizeof(AutoDomains)));
+  // In the spec's own context (the caller's, outside SPI): the model states
+  // the resolved spec after SPI_finish.
+  MemoryContext outer = GetMemoryChunkContext(const_cast<dperm::FeatureSpec*>(in.spec.spec));
+  AutoDomains* d = static_cast<AutoDomains*>(MemoryContextAllocZero(outer, sizeof(AutoDomains)));
+  d->context = outer;
   d->reader = in.reader;
   d->from = in.qualified;
   d->declared = in.spec.spec;
@@ -114,7 +118,7 @@ void RunAutoDomains(AutoDomains* d) {
   // own (a seeded release: the seed's stream with its bits flipped, so the
   // model's noise is not the step's).
   NoiseKey key = DrawNoiseKey(d->seeded, ~d->seed);
-  PgBox<dperm::FeatureSpec> resolved(CurrentMemoryContext);
+  PgBox<dperm::FeatureSpec> resolved(d->context);
   const double per_column = d->epsilon / n_auto;
   RunKeyed(&key, [&](dperm::SecureRng& rng) {
     dperm::FeatureSpec& out = resolved.Emplace(spec);

@@ -21,6 +21,7 @@ struct AutoDomains {
   double epsilon;                      // the step's share, split over the auto columns
   bool seeded;
   uint64 seed;
+  MemoryContext context;  // outlives SPI: `resolved` and this struct live here
   // After RunAutoDomains: the spec with the chosen bounds, and the features
   // and label as SQL of the columns through it.
   const dperm::FeatureSpec* resolved;
