@@ -26,12 +26,12 @@ char* ExplainPlanText(const ParsedOptions& parsed, LossKind loss, int64 n, int d
 // row-level stages times k, group privacy, unit_level.hpp); without a
 // privacy unit, per row.
 struct PlanFigures {
-  bool selects;           // l2 => 'auto': the figures are its first candidate's
+  bool selects;  // l2 => 'auto': the figures are its first candidate's
   char algorithm[64];
-  char noise[64];         // the model's noise (NoiseName)
-  double epsilon;         // the release's (ReleaseEpsilon): offset + decision + mechanism
-  double delta;           // ReleaseDelta
-  double offset_epsilon;  // stage 0 (offset.hpp), per unit
+  char noise[64];            // the model's noise (NoiseName)
+  double epsilon;            // the release's (ReleaseEpsilon): offset + decision + mechanism
+  double delta;              // ReleaseDelta
+  double offset_epsilon;     // stage 0 (offset.hpp), per unit
   double decision_epsilon;   // stage 2 (decision.hpp), per unit
   double mechanism_epsilon;  // the mechanism's own share, per unit
   double noise_scale;

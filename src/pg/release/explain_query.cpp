@@ -35,7 +35,6 @@ extern "C" {
 #include "utils/json.h"
 }
 
-
 using namespace dperm::pg;
 
 // dperm.explain_query(query text, features text, label text, loss text,

@@ -107,9 +107,10 @@ void AppendCompact(StringInfo s, const TrainInput& in, const ReleaseRequest& r,
   JsonNumber(s, "decision", f.decision_epsilon);
   JsonNumber(s, "model", f.mechanism_epsilon);
   appendStringInfoChar(s, '}');
-  JsonText(s, "per", unit ? psprintf("unit (%s, at most " INT64_FORMAT " rows)", r.unit.column,
-                                     r.unit.max_rows)
-                          : "row");
+  JsonText(
+      s, "per",
+      unit ? psprintf("unit (%s, at most " INT64_FORMAT " rows)", r.unit.column, r.unit.max_rows)
+           : "row");
   JsonKey(s, "noise");
   appendStringInfoChar(s, '{');
   JsonText(s, "model", f.noise);
