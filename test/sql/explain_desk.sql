@@ -112,6 +112,21 @@ SELECT j->'d' AS d, j->'n' AS n, j->'split' AS split
 SELECT dperm.explain('xd_plain', 'features', 'y', 'logistic', dp_options(epsilon => 1), 100);
 \set VERBOSITY default
 
+-- Epsilon as asked in every refusal, with the split and what is left.
+-- xd_visits (epsilon 10 per person, 5 rows each) spent 1 on xd_model.
+SET ROLE regress_xd_analyst;
+-- Asked 25: refused as 25 (count and model together), 9 left.
+SELECT dperm.train('xd_visits', :'spec'::jsonb, 'old', 'logistic', dp_options(epsilon => 25, seed => 4));
+-- Asked 0.001: refused as 0.001, with its split (count 0.0001, model
+-- 0.0009, per row slot 0.00018).
+SELECT dperm.train('xd_visits', :'spec'::jsonb, 'old', 'logistic', dp_options(epsilon => 0.001, seed => 4));
+-- Asked 0.004: the model's 0.0036 passes, its 0.00072 per row slot does not.
+SELECT dperm.train('xd_visits', :'spec'::jsonb, 'old', 'logistic', dp_options(epsilon => 0.004, seed => 4));
+-- With 9 left, asking 9.5 is refused saying 9 is left (not "exhausted").
+SELECT dperm.train('xd_visits', :'spec'::jsonb, 'old', 'logistic', dp_options(epsilon => 9.5, seed => 4));
+RESET ROLE;
+SELECT count(*) - :ledger_rows AS new_ledger_rows FROM dperm.ledger;
+
 DROP TABLE xd_plain;
 SET ROLE regress_xd_analyst;
 SELECT dperm.drop_model('xd_model');
