@@ -27,3 +27,4 @@ COMMENT ON SCHEMA dperm IS 'dperm catalog: privacy budgets and the ledger of rel
 @INCLUDE install/11_progress.sql@
 @INCLUDE install/12_named_models_and_scheduled.sql@
 @INCLUDE install/13_feature_specs_named_models.sql@
+@INCLUDE install/14_explain.sql@

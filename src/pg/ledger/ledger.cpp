@@ -189,15 +189,18 @@ bool WithinBudgets(LedgerRequest* req, List** unit_budgets) {
       double left_eps = budget_eps - now_eps;
       double left_delta = budget_delta - now_delta;
       req->status = kRefused;
-      snprintf(req->message, sizeof req->message, "privacy budget of relation %s is exhausted",
-               name);
+      // The same message whatever is left (a role that may not see the
+      // spend gets charge.cpp's detail instead): "exhausted" would be
+      // false with epsilon left, and telling the cases apart a leak.
+      snprintf(req->message, sizeof req->message,
+               "the release does not fit in the privacy budget of relation %s", name);
       snprintf(req->detail, sizeof req->detail,
-               "The release asks for epsilon = %.6g and delta = %.6g; %s has "
-               "epsilon = %.6g and delta = %.6g left of its budget "
-               "(epsilon = %.6g, delta = %.6g, %s accounting); with this release "
-               "it would have spent epsilon = %.6g and delta = %.6g.",
-               cost.epsilon, cost.delta, name, Max(left_eps, 0.0), Max(left_delta, 0.0), budget_eps,
-               budget_delta, accounting, after_eps, after_delta);
+               "%s has epsilon = %.6g and delta = %.6g left of its budget "
+               "(epsilon = %.6g, delta = %.6g, %s accounting); the release asks for "
+               "epsilon = %.6g and delta = %.6g, with which it would have spent "
+               "epsilon = %.6g and delta = %.6g.",
+               name, Max(left_eps, 0.0), Max(left_delta, 0.0), budget_eps, budget_delta, accounting,
+               cost.epsilon, cost.delta, after_eps, after_delta);
       snprintf(req->hint, sizeof req->hint,
                "Ask the owner of %s to raise its budget with dperm.set_budget, "
                "or release with a smaller epsilon or delta.",

@@ -35,45 +35,6 @@ extern "C" {
 #include "utils/json.h"
 }
 
-namespace dperm::pg {
-namespace {
-
-void JsonKey(StringInfo s, const char* key) {
-  if (s->data[s->len - 1] != '{') appendStringInfoChar(s, ',');
-  escape_json(s, key);
-  appendStringInfoChar(s, ':');
-}
-
-void JsonText(StringInfo s, const char* key, const char* value) {
-  JsonKey(s, key);
-  if (value == nullptr) appendStringInfoString(s, "null");
-  else escape_json(s, value);
-}
-
-void JsonNumber(StringInfo s, const char* key, double value) {
-  JsonKey(s, key);
-  appendStringInfoString(s, float8out_internal(value));
-}
-
-void JsonInteger(StringInfo s, const char* key, int64 value) {
-  JsonKey(s, key);
-  appendStringInfo(s, INT64_FORMAT, value);
-}
-
-// A JSON array of the relations' schema-qualified names.
-void JsonRelations(StringInfo s, const char* key, const Oid* relations, int n) {
-  JsonKey(s, key);
-  appendStringInfoChar(s, '[');
-  for (int i = 0; i < n; i++) {
-    if (i > 0) appendStringInfoChar(s, ',');
-    escape_json(s, RelationNameForMessage(relations[i]));
-  }
-  appendStringInfoChar(s, ']');
-}
-
-}  // namespace
-}  // namespace dperm::pg
-
 using namespace dperm::pg;
 
 // dperm.explain_query(query text, features text, label text, loss text,

@@ -293,6 +293,15 @@ Datum TrainResolved(TrainInput* input, ChargeOutcome* outcome, bool* isnull) {
   return model;
 }
 
+// Steps 2 and 3 alone, for dperm.explain (train_steps.hpp).
+ReleaseRequest RequestBeforeCount(TrainInput* in) {
+  CheckReader(in);
+  Oid dataset;
+  ReleaseRequest request = RequestFor(*in, &dataset);
+  ChargedTo(*in, dataset, &request);
+  return request;
+}
+
 }  // namespace dperm::pg
 
 using namespace dperm::pg;

@@ -48,4 +48,10 @@ Datum CountAndRelease(const TrainInput& in, ReleaseRequest* r, bool* isnull);
 // relation (nothing charged).
 Datum TrainResolved(TrainInput* in, ChargeOutcome* outcome, bool* isnull);
 
+// dperm.explain (explain_train.cpp): who reads and the request (steps 2 and
+// 3: the charge's relations, the unit, the count's share of epsilon and the
+// model's options), every refusal dperm.train makes before its count, with
+// no row read and nothing charged.
+ReleaseRequest RequestBeforeCount(TrainInput* in);
+
 }  // namespace dperm::pg

@@ -185,6 +185,25 @@ void StoreOption(Options* o, const char* key, double value) {
 }  // namespace
 
 Jsonb* UnitModelOptions(ParsedOptions* parsed, Jsonb* options, double epsilon, int64 k) {
+  // The floors, stated at the epsilon the caller asked and its split (the
+  // count's share, the model's rest, per row of a unit's k): the core's
+  // checks below would name the model's share alone.
+  const double asked = parsed->options.epsilon;
+  if (epsilon < dperm::kMinEpsilon ||
+      (k > 1 && epsilon / static_cast<double>(k) < dperm::kMinEpsilon))
+    ereport(
+        ERROR,
+        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+         errmsg("epsilon = %g is too small for a release per unit of at most " INT64_FORMAT " rows",
+                asked, k),
+         errdetail("Of epsilon = %g, the noisy count of units takes %g and the model %g, "
+                   "which is %g per row slot (epsilon / max_rows_per_unit); each must be at "
+                   "least %g.",
+                   asked, asked - epsilon, epsilon, epsilon / static_cast<double>(k),
+                   dperm::kMinEpsilon),
+         errhint("Raise epsilon to about %g or more, or ask the owner for a smaller "
+                 "max_rows_per_unit. Nothing was charged.",
+                 asked * dperm::kMinEpsilon * static_cast<double>(k) / epsilon)));
   RunCore([&] {
     StoreOption(&parsed->options, "max_rows_per_unit", static_cast<double>(k));
     StoreOption(&parsed->options, "epsilon", epsilon);
