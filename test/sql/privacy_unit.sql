@@ -42,18 +42,21 @@ SELECT count(*) AS ledger_rows FROM dperm.ledger WHERE 'events'::regclass = ANY 
 
 -- dperm.train: the number of units is released first (a tenth of epsilon,
 -- discrete Laplace: a unit added or removed moves it by one), then that
--- many units are read as exactly k = 4 row slots each, n = units * 4; the
--- model's plan is the row-level one at 0.9 / 4, stated per unit. (seed:
--- the same noisy count every run.)
+-- many units are read as exactly k = 4 row slots each, n = units * 4. With
+-- delta > 0 the model is charged by its per-unit curve alpha rho
+-- (unit_level.hpp): rho = unit_zcdp is the largest whose curve converts to
+-- the model's 0.9 at 1e-6, and the row-level plan's own curve times k^2 = 16
+-- stays under it. (seed: the same noisy count every run.)
 WITH m AS (SELECT dperm.train('events', 'features', 'label', 'logistic',
-                              dp_options(epsilon => 1, delta => 1e-6, dimension => 2, seed => 5))::jsonb j)
+                              dp_options(epsilon => 1, delta => 1e-6, dimension => 2, seed => 5))::jsonb j),
+     r AS (SELECT j, (j->'plan'->'privacy_unit'->>'unit_zcdp')::float8 AS rho FROM m)
 SELECT j->'privacy_unit'->>'column' AS unit, j->'privacy_unit'->'max_rows_per_unit' AS k,
        j->'privacy_unit'->'units_epsilon' AS units_epsilon, j->'epsilon' AS epsilon,
        j->'delta' AS delta, (j->>'n')::int = 4 * (j->'privacy_unit'->>'units')::int AS n_is_units_times_k,
-       j->'plan'->'privacy_unit'->'row_epsilon' AS row_epsilon,
-       abs((j->'plan'->'privacy_unit'->>'row_delta')::float8
-           - 1e-6 * (exp(0.225) - 1) / (exp(0.9) - 1)) < 1e-18 AS row_delta_ok
-  FROM m;
+       dperm.rdp_to_epsilon(dperm.rdp_orders(), (SELECT array_agg(a * rho) FROM unnest(dperm.rdp_orders()) a), 1e-6) <= 0.9 AS rho_fits,
+       dperm.rdp_to_epsilon(dperm.rdp_orders(), (SELECT array_agg(a * rho * 1.001) FROM unnest(dperm.rdp_orders()) a), 1e-6) > 0.9 AS rho_is_largest,
+       (j->'plan'->'privacy_unit'->>'row_epsilon')::float8 < 0.9 AS row_plan_below
+  FROM r;
 -- Streaming reads the same way.
 WITH m AS (SELECT dperm.train('events', 'features', 'label', 'logistic',
                               dp_options(epsilon => 1, dimension => 2, seed => 5), 'streaming')::jsonb j)
@@ -62,12 +65,13 @@ SELECT (j->>'n')::int = 4 * (j->'privacy_unit'->>'units')::int AS n_is_units_tim
 -- The ledger states the unit: each release is one row, charged before the
 -- count reads anything (n 0; the algorithm the option's, else auto: the
 -- default depends on the noisy count), for the count and the model
--- together (epsilon as asked); a pure release keeps its RDP curve, one with
--- delta > 0 composes by sums (group privacy gives no curve).
+-- together (epsilon as asked); both carry an RDP curve (delta > 0: the
+-- count's plus alpha rho), so they compose in the accountant: less than the
+-- sum 2, no delta of their own.
 SELECT algorithm, neighbors, epsilon, delta, n > 0 AS has_n, rdp IS NOT NULL AS has_curve,
        mechanism FROM dperm.ledger
  WHERE 'events'::regclass = ANY (relations) ORDER BY id;
-SELECT epsilon_spent, delta_spent, releases FROM dperm.budget_status WHERE relation = 'events'::regclass;
+SELECT round(epsilon_spent::numeric, 4) AS epsilon_spent, delta_spent, releases FROM dperm.budget_status WHERE relation = 'events'::regclass;
 -- l2 => 'auto' picks l2 privately, within the same unit-level release.
 WITH m AS (SELECT dperm.train('events', 'features', 'label', 'logistic',
                               dp_options(epsilon => 2, l2 => 'auto', dimension => 2))::jsonb j)

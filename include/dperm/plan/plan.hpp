@@ -89,6 +89,12 @@ struct Plan {
   int64_t units = 0;
   double unit_epsilon = 0;
   double unit_delta = 0;
+  // A unit-level plan charged by its per-unit curve instead (unit_level.hpp,
+  // UnitCurveApplies): every unit's k slots move the mechanism's outputs by
+  // at most k times a row's, so its per-unit RDP is at most k^2 times the
+  // row-level curve, which the plan keeps under alpha unit_zcdp at every
+  // ledger order; the ledger curve is alpha unit_zcdp. 0: group privacy.
+  double unit_zcdp = 0;
   int d = 0;        // features per row
   int classes = 0;  // softmax: K classes (0 for binary models)
   int dim = 0;      // model coordinates: max(K, 1) * (d + fit_intercept)

@@ -16,7 +16,8 @@ namespace dperm {
 // (Mironov 2017, Prop. 7); epsilon-DP noise: min(epsilon, alpha epsilon^2/2),
 // since epsilon-DP implies (epsilon^2/2)-zCDP (Bun & Steinke 2016, Prop. 1.4)
 // and (alpha, epsilon)-RDP.
-// A unit-level plan (unit_level.hpp, unit_rows > 1) has UnitLevelCurve.
+// A unit-level plan (unit_level.hpp) charged by its per-unit curve has
+// alpha unit_zcdp; one by group privacy (unit_rows > 1) UnitLevelCurve.
 std::vector<double> ReleaseRdpCurve(const Plan& plan);
 
 }  // namespace dperm

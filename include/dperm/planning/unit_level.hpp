@@ -19,9 +19,71 @@
 #include "dperm/plan/plan.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace dperm {
+
+// PER-UNIT CURVES (issue 48). Group privacy through (epsilon/k, delta')
+// gives a delta > 0 release no RDP curve, so such releases composed by plain
+// sums. For mechanisms whose every output is a Gaussian (or pure, below)
+// release of a sum or a map of L2 sensitivity Delta per replaced row, with
+// every coin fixed -- full-batch gradient perturbation (dp_gd, dp_newton),
+// output perturbation (output_gd, bolton: the sensitivity holds for every
+// permutation, bolton.cpp) and ssp -- k replaced slots move each output by
+// at most k Delta (the triangle inequality along the chain of k single-slot
+// replacements, the coins fixed), so each Gaussian part of ratio Delta/sigma
+// has per-unit RDP alpha k^2 Delta^2/(2 sigma^2) (Mironov 2017, Prop. 7),
+// adaptive compositions add (Mironov 2017, Prop. 1), and the mixture over
+// the coins keeps the bound (RDP is jointly quasi-convex, Mironov 2017,
+// Prop. 10 in its arXiv v3 / van Erven & Harremoes 2014, Thm 13): the
+// per-unit curve is k^2 times the row-level one. The pure stages around the
+// mechanism (the offset, the decision) are k epsilon_i-DP per unit, whose
+// curve min(k eps_i, alpha k^2 eps_i^2/2) (Bun & Steinke 2016, Prop. 1.4) is
+// at most k^2 times their row curve min(eps_i, alpha eps_i^2/2). So
+// k^2 ReleaseRdpCurve(row plan) bounds the per-unit curve at every order.
+//
+// The charge is made before the units are counted, so its curve may not
+// depend on n: it is alpha rho (rho-zCDP) with rho = UnitZcdp(epsilon,
+// delta), the largest whose curve converts to (epsilon, delta) on the ledger
+// orders (Balle et al. 2020, Thm 21, as the ledger converts), and the plan
+// is the row-level plan whose k^2 curve stays under alpha rho at every
+// ledger order (PlanUnitByCurve). Mechanisms outside that list (objective
+// perturbation, sampled SGD, l2 => 'auto') keep group privacy; the default
+// algorithm at a unit with delta > 0 is chosen among those in the list.
+// A unit of one slot (k = 1, a query's row) takes the same path: its curve
+// is the row's.
+
+// Whether a unit-level release with these options is charged by its
+// per-unit curve (above): delta > 0, no l2 => 'auto', and the named
+// algorithm, if any, in the list. Depends on the options alone.
+bool UnitCurveApplies(const Options& unit_level);
+
+// The largest rho whose curve alpha rho on LedgerOrders() converts to at
+// most `epsilon` at `delta` (RdpToEpsilon). delta > 0.
+double UnitZcdp(double epsilon, double delta);
+
+// The model's charged curve per unit on LedgerOrders(): alpha UnitZcdp when
+// UnitCurveApplies; UnitLevelCurve(epsilon, 0) for a pure release; empty
+// otherwise (composes by sums).
+std::vector<double> UnitModelCurve(const Options& unit_level);
+
+// Whether a row-level plan's mechanism is one of the list above.
+bool ScalesPerUnit(const Plan& row_plan);
+
+// The row-level plan of a unit-level release charged by its per-unit curve:
+// the largest row epsilon (bisection; the row delta is the unit's) whose
+// plan, made by `plan_rows`, has k^2 ReleaseRdpCurve <= alpha rho at every
+// ledger order; with no algorithm named, a default outside the list is
+// replaced by dp_gd (the delta > 0 default at l2 = 0). The plan is stated
+// unit-level (StateUnitLevel) with unit_zcdp = rho. Throws
+// kInvalidParameter when no row epsilon down to kMinEpsilon fits.
+Plan PlanUnitByCurve(const Options& unit_level,
+                     const std::function<Plan(const Options&)>& plan_rows);
+
+// Refuses, before any charge, options no unit-level plan can meet (group
+// privacy's epsilon / k below kMinEpsilon; rho too small for any plan).
+void CheckUnitLevelOptions(const Options& unit_level);
 
 // The ledger curve of a release that is (epsilon, delta)-DP per privacy unit
 // by group privacy: epsilon-DP gives min(epsilon, alpha epsilon^2 / 2) at
@@ -67,7 +129,11 @@ struct UnitReleaseCost {
   ReleaseCost unit;  // per unit
   ReleaseCost row;   // per row, for a budget that names no unit
 };
-UnitReleaseCost UnitReleaseCharge(double count_epsilon, double epsilon, double delta);
+// With UnitCurveApplies the model's part is UnitModelCurve (delta > 0
+// included), and a replaced row, which moves the slots of at most two units
+// (2k slots), costs at most 4 alpha rho in the model (the same chain, 2k
+// slots) plus the count's 2 count_epsilon.
+UnitReleaseCost UnitReleaseCharge(double count_epsilon, const Options& unit_level);
 
 // The row part alone, of a release that is (epsilon, delta)-DP per unit
 // (count and model together): dperm.unit_release_at_row.

@@ -59,11 +59,21 @@ std::string PlanJson(const Plan& p, const std::vector<std::pair<std::string, std
     j.Key("units").Integer(p.units);
     j.Key("row_epsilon").Number(TotalEpsilon(p));
     j.Key("row_delta").Number(p.options.delta);
-    j.Key("rule").String(
-        "each unit contributes exactly max_rows_per_unit row slots (a uniformly random subset "
-        "of its rows, or its rows repeated in turn), so n = units * max_rows_per_unit; the "
-        "row-level plan at (epsilon / k, delta (e^(epsilon/k) - 1) / (e^epsilon - 1)) is "
-        "(epsilon, delta)-DP per unit by group privacy over k slots");
+    if (p.unit_zcdp > 0) {
+      j.Key("unit_zcdp").Number(p.unit_zcdp);
+      j.Key("rule").String(
+          "each unit contributes exactly max_rows_per_unit row slots (a uniformly random subset "
+          "of its rows, or its rows repeated in turn), so n = units * max_rows_per_unit; a unit's "
+          "k slots move every Gaussian output by at most k times a row's sensitivity, so the "
+          "per-unit RDP is at most k^2 times the row-level plan's curve, kept under alpha "
+          "unit_zcdp, which gives (epsilon, delta) per unit and composes in the ledger");
+    } else {
+      j.Key("rule").String(
+          "each unit contributes exactly max_rows_per_unit row slots (a uniformly random subset "
+          "of its rows, or its rows repeated in turn), so n = units * max_rows_per_unit; the "
+          "row-level plan at (epsilon / k, delta (e^(epsilon/k) - 1) / (e^epsilon - 1)) is "
+          "(epsilon, delta)-DP per unit by group privacy over k slots");
+    }
     j.EndObject();
   }
   if (p.offset.epsilon > 0) {

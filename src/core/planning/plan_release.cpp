@@ -364,8 +364,13 @@ Plan PlanStreamingRows(const Options& options, LossKind loss, int64_t n, int d) 
 }  // namespace
 
 Plan PlanStreamingRelease(const Options& given, LossKind loss, int64_t n, int d) {
-  // A unit-level release is the row-level one at RowLevelOptions' share
-  // (unit_level.hpp), charged per unit.
+  // A unit-level release charged by its per-unit curve (unit_level.hpp):
+  // the row-level plan under the unit's alpha rho.
+  if (UnitCurveApplies(given))
+    return PlanUnitByCurve(given,
+                           [&](const Options& o) { return PlanStreamingRows(o, loss, n, d); });
+  // Otherwise the row-level one at RowLevelOptions' share (group privacy,
+  // unit_level.hpp), charged per unit.
   Plan p = PlanStreamingRows(RowLevelOptions(given), loss, n, d);
   StateUnitLevel(given, &p);
   return p;

@@ -42,6 +42,14 @@ std::vector<double> MechanismRdpCurve(const Plan& plan) {
 }  // namespace
 
 std::vector<double> ReleaseRdpCurve(const Plan& plan) {
+  // A unit-level plan charged by its per-unit curve (unit_level.hpp): the
+  // charged alpha unit_zcdp, which bounds k^2 times the row-level curve.
+  if (plan.unit_zcdp > 0) {
+    const std::vector<double>& orders = LedgerOrders();
+    std::vector<double> curve(orders.size());
+    for (size_t i = 0; i < orders.size(); i++) curve[i] = orders[i] * plan.unit_zcdp;
+    return curve;
+  }
   // A unit of one slot is a row: the row-level curve is the unit's.
   if (plan.unit_rows > 1) return UnitLevelCurve(plan.unit_epsilon, plan.unit_delta);
   if (!plan.has_rdp) return {};

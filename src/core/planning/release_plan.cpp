@@ -10,10 +10,18 @@
 namespace dperm {
 
 ReleasePlan PlanInMemoryRelease(const Options& given, LossKind loss, int64_t n, int d) {
-  // A unit-level release is the row-level one at RowLevelOptions' share
-  // (unit_level.hpp), charged per unit.
-  const Options options = RowLevelOptions(given);
   ReleasePlan r;
+  // A unit-level release charged by its per-unit curve (unit_level.hpp):
+  // the row-level plan under the unit's alpha rho.
+  if (UnitCurveApplies(given)) {
+    r.plan = PlanUnitByCurve(given, [&](const Options& o) { return PlanRelease(o, loss, n, d); });
+    r.curve = ReleaseRdpCurve(r.plan);
+    r.memory = ReleaseMemoryBytes(r.plan, false);
+    return r;
+  }
+  // Otherwise a unit-level release is the row-level one at RowLevelOptions'
+  // share (group privacy, unit_level.hpp), charged per unit.
+  const Options options = RowLevelOptions(given);
   if (options.l2_auto) {
     r.selects = true;
     r.selection = PlanL2Selection(options, loss, n, d);

@@ -2,6 +2,8 @@
 #include "dperm/planning/unit_level.hpp"
 
 #include "dperm/accounting/budget.hpp"
+#include "dperm/accounting/rdp.hpp"
+#include "dperm/planning/release_curve.hpp"
 #include "dperm/util/numeric_util.hpp"
 
 #include <algorithm>
@@ -40,6 +42,131 @@ Options RowLevelOptions(const Options& unit_level) {
   return row;
 }
 
+namespace {
+
+// The mechanisms whose per-unit curve is k^2 times the row-level one
+// (unit_level.hpp, PER-UNIT CURVES): every output a Gaussian or pure release
+// of a map whose sensitivity, every coin fixed, is linear along a chain of
+// replaced rows.
+bool ScalingAlgorithm(Algorithm a) {
+  return a == Algorithm::kDpGd || a == Algorithm::kDpNewton || a == Algorithm::kOutputGd ||
+         a == Algorithm::kBolton || a == Algorithm::kSsp;
+}
+
+// max_i curve_i / alpha_i: the smallest rho with curve <= alpha rho at every
+// ledger order.
+double CurveZcdp(const std::vector<double>& curve) {
+  const std::vector<double>& orders = LedgerOrders();
+  double rho = 0;
+  for (size_t i = 0; i < orders.size(); i++) rho = std::max(rho, curve[i] / orders[i]);
+  return rho;
+}
+
+std::vector<double> LinearCurve(double rho) {
+  const std::vector<double>& orders = LedgerOrders();
+  std::vector<double> curve(orders.size());
+  for (size_t i = 0; i < orders.size(); i++) curve[i] = orders[i] * rho;
+  return curve;
+}
+
+}  // namespace
+
+bool UnitCurveApplies(const Options& o) {
+  return o.max_rows_per_unit >= 1 && o.delta > 0 && !o.l2_auto &&
+         (!o.has_algorithm || ScalingAlgorithm(o.algorithm));
+}
+
+double UnitZcdp(double epsilon, double delta) {
+  // RdpToEpsilon of alpha rho grows with rho: bisection (in log rho) for
+  // the largest rho at most epsilon; the result is checked, so it never
+  // converts above epsilon.
+  const std::vector<double>& orders = LedgerOrders();
+  auto eps_of = [&](double rho) { return RdpToEpsilon(orders, LinearCurve(rho), delta); };
+  double lo = epsilon * epsilon * 1e-6, hi = epsilon;  // eps_of(epsilon) > epsilon: rho <= epsilon
+  while (eps_of(lo) > epsilon && lo > 1e-300) lo /= 16;
+  for (int i = 0; i < 200 && hi / lo > 1 + 1e-12; i++) {
+    const double mid = std::sqrt(lo * hi);
+    (eps_of(mid) <= epsilon ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+std::vector<double> UnitModelCurve(const Options& o) {
+  if (o.delta == 0) return UnitLevelCurve(o.epsilon, 0);
+  if (!UnitCurveApplies(o)) return {};
+  return LinearCurve(UnitZcdp(o.epsilon, o.delta));
+}
+
+bool ScalesPerUnit(const Plan& p) { return p.has_rdp && ScalingAlgorithm(p.algorithm); }
+
+Plan PlanUnitByCurve(const Options& unit_level,
+                     const std::function<Plan(const Options&)>& plan_rows) {
+  const int64_t k = std::max<int64_t>(1, unit_level.max_rows_per_unit);
+  const double rho = UnitZcdp(unit_level.epsilon, unit_level.delta);
+  const double k2 = double(k) * double(k);
+  auto plan_at = [&](double epsilon) {
+    Options row = unit_level;
+    row.epsilon = epsilon;
+    Plan p = plan_rows(row);
+    if (!ScalesPerUnit(p) && !unit_level.has_algorithm) {
+      // The default picked a mechanism with no per-unit curve (objective
+      // perturbation): the delta > 0 default at l2 = 0 instead.
+      row.has_algorithm = true;
+      row.algorithm = Algorithm::kDpGd;
+      p = plan_rows(row);
+      p.algorithm_rule =
+          "a privacy unit with delta > 0: dp_gd, whose per-unit curve composes in the ledger "
+          "(objective perturbation has none; unit_level.hpp)";
+    }
+    if (!ScalesPerUnit(p))
+      throw Error(ErrorKind::kInternal, "PlanUnitByCurve: a mechanism without a per-unit curve");
+    return p;
+  };
+  auto fits = [&](const Plan& p) { return k2 * CurveZcdp(ReleaseRdpCurve(p)) <= rho; };
+  // Bracket: a Gaussian's epsilon is about linear in 1/sigma, so the row
+  // plan under alpha rho / k^2 sits near epsilon / k; epsilon / (2 k) fits
+  // for every mechanism of the list in practice; halve below it down to
+  // kMinEpsilon if not.
+  double lo = std::max(kMinEpsilon, unit_level.epsilon / (2 * double(k)));
+  Plan best = plan_at(lo);
+  while (!fits(best)) {
+    if (lo <= kMinEpsilon)
+      ThrowInvalid("epsilon " + FormatNumber(unit_level.epsilon) + " per unit of " +
+                       std::to_string(k) + " rows leaves no row-level plan above epsilon " +
+                       FormatNumber(kMinEpsilon),
+                   "Raise epsilon, or ask the owner for a smaller max_rows_per_unit.");
+    lo = std::max(kMinEpsilon, lo / 2);
+    best = plan_at(lo);
+  }
+  double hi = 2 * unit_level.epsilon;
+  // Bisection in log epsilon to 0.1 %: the last plan that fits is kept (a
+  // plan that fits is sound whatever the curve's monotonicity).
+  for (int i = 0; i < 40 && hi / lo > 1.001; i++) {
+    const double mid = std::sqrt(lo * hi);
+    Plan p = plan_at(mid);
+    if (fits(p)) {
+      lo = mid;
+      best = std::move(p);
+    } else {
+      hi = mid;
+    }
+  }
+  StateUnitLevel(unit_level, &best);
+  best.unit_zcdp = rho;
+  return best;
+}
+
+void CheckUnitLevelOptions(const Options& o) {
+  if (UnitCurveApplies(o)) {
+    if (!(UnitZcdp(o.epsilon, o.delta) > 0))
+      ThrowInvalid("epsilon " + FormatNumber(o.epsilon) + " at delta " + FormatNumber(o.delta) +
+                       " is too small for a unit-level release",
+                   "Raise epsilon.");
+    return;
+  }
+  RowLevelOptions(o);
+}
+
 ReleaseCost UnitReleaseAtRow(double epsilon, double delta) {
   ReleaseCost row;
   row.epsilon = 2 * epsilon;
@@ -48,16 +175,25 @@ ReleaseCost UnitReleaseAtRow(double epsilon, double delta) {
   return row;
 }
 
-UnitReleaseCost UnitReleaseCharge(double count_epsilon, double epsilon, double delta) {
+UnitReleaseCost UnitReleaseCharge(double count_epsilon, const Options& o) {
   UnitReleaseCost c;
-  c.unit.epsilon = count_epsilon + epsilon;
-  c.unit.delta = delta;
-  if (delta == 0) {
-    c.unit.curve = UnitLevelCurve(count_epsilon, 0);
-    const std::vector<double> model = UnitLevelCurve(epsilon, 0);
-    for (size_t i = 0; i < c.unit.curve.size(); i++) c.unit.curve[i] += model[i];
-  }
+  c.unit.epsilon = count_epsilon + o.epsilon;
+  c.unit.delta = o.delta;
+  const std::vector<double> model = UnitModelCurve(o);
   c.row = UnitReleaseAtRow(c.unit.epsilon, c.unit.delta);
+  if (!model.empty()) {
+    // The count, pure count_epsilon-DP, composed with the model's curve
+    // (Mironov 2017, Prop. 1; Bun & Steinke 2016, Prop. 1.4).
+    c.unit.curve = UnitLevelCurve(count_epsilon, 0);
+    for (size_t i = 0; i < c.unit.curve.size(); i++) c.unit.curve[i] += model[i];
+    if (o.delta > 0) {
+      // At the row: two units' slots, 2k slots, so (2k)^2 = 4 k^2 times the
+      // row curve: 4 alpha rho; the count 2 count_epsilon-DP (group privacy
+      // over two units).
+      c.row.curve = UnitLevelCurve(2 * count_epsilon, 0);
+      for (size_t i = 0; i < c.row.curve.size(); i++) c.row.curve[i] += 4 * model[i];
+    }
+  }
   return c;
 }
 

@@ -94,8 +94,7 @@ UnitCountNoise UnitCountNoiseAt(double epsilon) {
 int64 ChargeUnitRelease(const ReleaseRequest& r, const char* neighbors) {
   const Options& o = r.parsed.options;
   PgBox<dperm::UnitReleaseCost> cost(CurrentMemoryContext);
-  RunCore(
-      [&] { cost.Emplace(dperm::UnitReleaseCharge(r.unit_count_epsilon, o.epsilon, o.delta)); });
+  RunCore([&] { cost.Emplace(dperm::UnitReleaseCharge(r.unit_count_epsilon, o)); });
   const dperm::ReleaseCost& unit = cost->unit;
   const dperm::ReleaseCost& row = cost->row;
   ChargeRequest charge = {r.role,

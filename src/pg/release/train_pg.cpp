@@ -81,7 +81,7 @@ void ChargedTo(const TrainInput& in, Oid dataset, ReleaseRequest* request) {
                                  r.parsed.options.epsilon - r.unit_count_epsilon, r.unit.max_rows);
     // Refusals of the options alone (epsilon / k below the floor) come
     // before the count is charged.
-    RunCore([&] { dperm::RowLevelOptions(r.parsed.options); });
+    RunCore([&] { dperm::CheckUnitLevelOptions(r.parsed.options); });
     r.charged = true;  // with the count (ReleaseUnitCount)
   }
   r.d = dperm::DeclaredDimension(r.parsed.options);

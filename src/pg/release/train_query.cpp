@@ -179,7 +179,7 @@ const char* QueryChargedTo(const TrainInput& in, Oid dataset, ReleaseRequest* re
   r.unit_count_epsilon = kUnitCountShare * r.parsed.options.epsilon;
   r.options = UnitModelOptions(&r.parsed, r.options,
                                r.parsed.options.epsilon - r.unit_count_epsilon, u.max_rows);
-  RunCore([&] { dperm::RowLevelOptions(r.parsed.options); });
+  RunCore([&] { dperm::CheckUnitLevelOptions(r.parsed.options); });
   r.charged = true;  // with the count (ReleaseUnitCount)
   r.query_input = true;
   r.d = dperm::DeclaredDimension(r.parsed.options);
