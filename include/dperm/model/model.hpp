@@ -30,6 +30,9 @@ struct ModelMeta {
   int64_t unit_rows = 0;
   int64_t units = 0;              // the released (noisy) number of units
   double unit_count_epsilon = 0;  // the epsilon that released it, part of "epsilon"
+  // The budget declared the number of units public (dperm.set_budget units
+  // => N): `units` is N, read without a count, stated as "units_public".
+  bool units_public = false;
   // A query's input (dperm.train_query): n is the released noisy size (units
   // times k, or rows at the row), stated as "n_noisy": true and
   // "n_epsilon" (the unit_count_epsilon that released it).
