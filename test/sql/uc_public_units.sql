@@ -108,7 +108,7 @@ WITH m AS (SELECT dperm.train_query($$SELECT features, label FROM uc_large WHERE
                                       'features', 'label', 'logistic',
                                       dp_options(epsilon => 1, dimension => 2,
                                                  units_estimate => 20000), 20000) x)
-SELECT (j->>'n_epsilon')::float8 = greatest(0.01, 100 * sqrt(2) / 20000) AS at_the_floor,
+SELECT abs((j->>'n_epsilon')::float8 - greatest(0.01, 100 * sqrt(2) / 20000)) < 1e-12 AS at_the_floor,
        (j->>'n_epsilon')::float8 < 0.1 AS below_a_tenth,
        (x->'epsilon'->>'count')::float8 = (j->>'n_epsilon')::float8 AS explain_agrees,
        x->'count'->>'rule' AS rule, x->'count'->'units_estimate' AS units_estimate,

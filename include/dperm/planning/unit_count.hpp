@@ -30,7 +30,8 @@
 // of dummy slots by at most about r; at r ~ 1 % the model is not
 // measurably different (the l2 grid and the default rules move n by far
 // more). So the count needs relative standard deviation sqrt(2)/(epsilon_c
-// N) <= 1 %: epsilon_c >= 100 sqrt(2) / N = C / N. The cap (a tenth, the
+// N) <= 1 %: epsilon_c >= 100 sqrt(2) / N = C / N (times Delta_1, 1 plus
+// the discrete Laplace's grid, at most 1.25: a percent or so). The cap (a tenth, the
 // old share) holds on small tables where C / N is larger: there the count
 // takes what it took before. The floor (a hundredth) bounds the harm of an
 // estimate far too large (the count's error is then at most sqrt(2) 100 /

@@ -248,9 +248,12 @@ DPERM_FUNCTION(dperm_set_budget) {
     char* current_unit;
     int32 current_max_rows;
     CheckUnitChange(relid, name, unit, has_max_rows, &current_unit, &current_max_rows);
-    if (unit == nullptr && has_max_rows)
+    // (the budget's checks hold for the row inserted, before ON CONFLICT
+    // keeps the budget's values: units need the unit).
+    if (unit == nullptr && current_unit != nullptr)
       args[5] = CStringGetTextDatum(current_unit), nulls[5] = ' ';
-    if (unit != nullptr && !has_max_rows) args[6] = Int32GetDatum(current_max_rows), nulls[6] = ' ';
+    if (!has_max_rows && current_max_rows > 0)
+      args[6] = Int32GetDatum(current_max_rows), nulls[6] = ' ';
     // Units are counted by the privacy unit's column: a budget of the row
     // has n public already (replace-one), and no count to spare.
     if (units > 0 && unit == nullptr && current_unit == nullptr)
