@@ -66,6 +66,18 @@ SELECT (dperm.train('uc_cohort', 'features', 'label', 'logistic',
                     dp_options(epsilon => 4, dimension => 2, seed => 7))::jsonb
         ->'privacy_unit'->'units')::int AS units;
 
+-- A named model's run is the same release; the forecast composes its
+-- charge (the model's epsilon only, no count): at least the runs the sum
+-- rule fits.
+SELECT dperm.train_model('uc_model', 'uc_cohort', 'features', 'label', 'logistic',
+                         dp_options(epsilon => 4, dimension => 2, seed => 7)) AS version;
+SELECT f.epsilon_per_run, f.delta_per_run,
+       f.runs >= floor((b.epsilon_budget - b.epsilon_spent) / 4) AS runs_at_least_the_sum
+  FROM dperm.retraining_forecast('uc_model') f, dperm.budget_status b
+ WHERE b.relation = 'uc_cohort'::regclass;
+SELECT epsilon, neighbors FROM dperm.ledger
+ WHERE 'uc_cohort'::regclass = ANY (relations) ORDER BY id DESC LIMIT 1;
+
 -- A query (a filter) still releases a noisy count, at the count's share.
 WITH m AS (SELECT dperm.train_query($$SELECT features, label FROM uc_cohort WHERE person > 10$$,
                                     'features', 'label', 'logistic',
