@@ -65,6 +65,12 @@ SELECT dperm.set_budget('uc_cohort', 100, 1e-5, units => 999);
 SELECT (dperm.train('uc_cohort', 'features', 'label', 'logistic',
                     dp_options(epsilon => 4, dimension => 2, seed => 7))::jsonb
         ->'privacy_unit'->'units')::int AS units;
+-- Streaming reads the same 999 units.
+WITH m AS (SELECT dperm.train('uc_cohort', 'features', 'label', 'logistic',
+                              dp_options(epsilon => 4, dimension => 2, seed => 7),
+                              'streaming')::jsonb j)
+SELECT j->'privacy_unit'->'units' AS units, j->'privacy_unit'->'units_public' AS units_public,
+       j->'n' AS n FROM m;
 
 -- A named model's run is the same release; the forecast composes its
 -- charge (the model's epsilon only, no count): at least the runs the sum
