@@ -18,7 +18,8 @@ namespace {
 
 TEST(UnitCount, NoEstimateKeepsATenth) {
   // Up to the exact split's rounding of the model's part (an ulp of epsilon).
-  for (double e : {0.01, 0.3, 1.0, 3.0, 10.0}) EXPECT_NEAR(UnitCountEpsilon(e, 0), e / 10, 1e-15 * e);
+  for (double e : {0.01, 0.3, 1.0, 3.0, 10.0})
+    EXPECT_NEAR(UnitCountEpsilon(e, 0), e / 10, 1e-15 * e);
 }
 
 TEST(UnitCount, FollowsTheFormulaBetweenFloorAndCap) {
