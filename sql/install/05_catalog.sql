@@ -9,10 +9,13 @@ CREATE TABLE dperm.budgets (
   accounting text NOT NULL DEFAULT 'rdp' CHECK (accounting IN ('rdp', 'basic')),
   privacy_unit name,
   max_rows_per_unit int CHECK (max_rows_per_unit BETWEEN 1 AND 100000),
-  CHECK ((privacy_unit IS NULL) = (max_rows_per_unit IS NULL)));
+  CHECK ((privacy_unit IS NULL) = (max_rows_per_unit IS NULL)),
+  units bigint CONSTRAINT budgets_units_positive CHECK (units >= 1),
+  CONSTRAINT budgets_units_need_unit CHECK (units IS NULL OR privacy_unit IS NOT NULL));
 COMMENT ON TABLE dperm.budgets IS 'total privacy budget of each relation, set by its owner';
 COMMENT ON COLUMN dperm.budgets.privacy_unit IS 'the column naming the unit every release is private for (NULL: the row)';
 COMMENT ON COLUMN dperm.budgets.max_rows_per_unit IS 'k: the rows each unit contributes to a release (dperm.train bounds them)';
+COMMENT ON COLUMN dperm.budgets.units IS 'the number of units the owner declares public (a fixed cohort): dperm.train reads exactly that many and releases no count, private against one unit replaced (NULL: not declared, the count is noisy)';
 COMMENT ON COLUMN dperm.budgets.set_by IS 'the role that set the budget, by OID (NULL: a role name dperm 0.7.0''s upgrade found no role for)';
 
 CREATE TABLE dperm.ledger (
@@ -72,12 +75,13 @@ COMMENT ON FUNCTION dperm.budget_spent(regclass, text, float8, float8[], float8,
 -- delta NULL (the default) keeps a budget's delta (1e-5, the delta the
 -- user guide recommends, for a new budget).
 -- privacy_unit and max_rows_per_unit NULL keep the budget's unit (the row
--- for a new budget).
+-- for a new budget). units NULL keeps the budget's declaration of its number
+-- of units (none for a new budget); 0 withdraws it.
 CREATE FUNCTION dperm.set_budget(relation regclass, epsilon float8, delta float8 DEFAULT NULL,
                                  accounting text DEFAULT NULL, privacy_unit text DEFAULT NULL,
-                                 max_rows_per_unit int DEFAULT NULL)
+                                 max_rows_per_unit int DEFAULT NULL, units bigint DEFAULT NULL)
   RETURNS void AS 'MODULE_PATHNAME', 'dperm_set_budget' LANGUAGE C CALLED ON NULL INPUT VOLATILE;
-COMMENT ON FUNCTION dperm.set_budget IS 'sets the total privacy budget of a relation (its owner or a superuser); delta NULL keeps the budget''s (1e-5 for a new one); accounting rdp (default) or basic; privacy_unit, a column naming the person (default: the row), with max_rows_per_unit, the rows each contributes';
+COMMENT ON FUNCTION dperm.set_budget IS 'sets the total privacy budget of a relation (its owner or a superuser); delta NULL keeps the budget''s (1e-5 for a new one); accounting rdp (default) or basic; privacy_unit, a column naming the person (default: the row), with max_rows_per_unit, the rows each contributes; units, the number of units declared public (a fixed cohort: no noisy count; 0 withdraws it)';
 
 -- security_invoker: the caller reads dperm.budgets, whose row-level
 -- security shows it the relations it may see (dperm.relation_visible).
@@ -92,11 +96,13 @@ SELECT b.relation,
        greatest(b.delta - s.delta, 0) AS delta_remaining,
        s.releases,
        COALESCE(b.privacy_unit::text, 'row') AS privacy_unit,
-       b.max_rows_per_unit
+       b.max_rows_per_unit,
+       b.units AS public_units
   FROM dperm.budgets b,
        LATERAL dperm.budget_spent(b.relation, b.accounting, b.delta) s;
 COMMENT ON VIEW dperm.budget_status IS 'spent and remaining privacy budget per relation the caller may see, under its accounting';
 COMMENT ON COLUMN dperm.budget_status.epsilon_spent IS 'the composed epsilon of the releases; under rdp accounting at the whole delta budget (the releases are (epsilon_spent, delta_budget)-DP)';
+COMMENT ON COLUMN dperm.budget_status.public_units IS 'the number of units the owner declared public (dperm.set_budget units): releases read exactly that many, with no noisy count (NULL: not declared)';
 COMMENT ON COLUMN dperm.budget_status.delta_spent IS 'under basic accounting the summed delta; under rdp the delta the releases without an RDP curve took (releases with a curve take none: it is converted at what is left)';
 COMMENT ON COLUMN dperm.budget_status.delta_remaining IS 'the delta later releases may still take (under rdp: releases without a curve; a release with a curve needs none)';
 GRANT SELECT ON dperm.budget_status TO PUBLIC;

@@ -6,7 +6,7 @@ CREATE FUNCTION dperm.train_query(query text, features text, label text, loss te
 CREATE FUNCTION dperm.train_query(query text, features text, label text, loss text, options jsonb,
                                   mode text)
   RETURNS dp_model AS 'MODULE_PATHNAME', 'dperm_train_query' LANGUAGE C STRICT VOLATILE;
-COMMENT ON FUNCTION dperm.train_query(text, text, text, text, jsonb) IS 'a private model on the rows a SELECT of one budgeted or protected relation gives (filters, per-row expressions that cannot fail, joins to public lookups on a unique key, views that are such SELECTs themselves; features and label name its output columns); its size released noisily with a tenth of epsilon, charged whole to the relation before anything is read';
+COMMENT ON FUNCTION dperm.train_query(text, text, text, text, jsonb) IS 'a private model on the rows a SELECT of one budgeted or protected relation gives (filters, per-row expressions that cannot fail, joins to public lookups on a unique key, views that are such SELECTs themselves; features and label name its output columns); its size released noisily (a tenth of epsilon, less with the option units_estimate), charged whole to the relation before anything is read';
 COMMENT ON FUNCTION dperm.train_query(text, text, text, text, jsonb, text) IS 'dperm.train_query with a mode: auto, in_memory or streaming';
 
 -- dperm.train_query_groups (src/pg/release/train_query_groups.cpp): one

@@ -278,7 +278,7 @@ TEST(ParseOptions, EveryDocumentedKeyIsAccepted) {
     else e = NumberOption(key.c_str(), 1);
     EXPECT_NO_THROW(Parse({NumberOption("epsilon", 1), e})) << key;
   }
-  EXPECT_EQ(dperm::OptionKeys().size(), 23u);
+  EXPECT_EQ(dperm::OptionKeys().size(), 24u);
 }
 
 }  // namespace

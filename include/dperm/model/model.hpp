@@ -33,6 +33,9 @@ struct ModelMeta {
   // The epsilon a feature spec's auto domains took (auto_domain.hpp), part
   // of "epsilon" and stated as "domain_epsilon" (0: none).
   double domain_epsilon = 0;
+  // The budget declared the number of units public (dperm.set_budget units
+  // => N): `units` is N, read without a count, stated as "units_public".
+  bool units_public = false;
   // A query's input (dperm.train_query): n is the released noisy size (units
   // times k, or rows at the row), stated as "n_noisy": true and
   // "n_epsilon" (the unit_count_epsilon that released it).

@@ -102,6 +102,11 @@ struct Options {
   // Rows per privacy unit (unit_level.hpp): 0 for a row-level release. Set
   // by dperm.train from the relation's budget, which also bounds the rows.
   int64_t max_rows_per_unit = 0;
+  // A public estimate of the number of units (rows without a unit) a
+  // release that counts them will find (0: none): the count's share of
+  // epsilon (planning/unit_count.hpp). The caller's statement, never read
+  // from the data.
+  int64_t units_estimate = 0;
   // Bit i: OptionTable()[i] was given (ParseOptions sets it; code that fills
   // Options directly sets none). dp_explain's "options_given".
   uint32_t given = 0;

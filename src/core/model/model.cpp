@@ -96,6 +96,9 @@ std::string ModelJson(const Plan& plan, const std::vector<double>& w, const Mode
     j.Key("max_rows_per_unit").Integer(meta.unit_rows);
     j.Key("units").Integer(meta.units);
     j.Key("units_epsilon").Number(meta.unit_count_epsilon);
+    // A public number of units (the budget's declaration): no count was
+    // released, and the release is private against one unit replaced.
+    j.Key("units_public").Bool(meta.units_public);
     j.EndObject();
   }
   j.Key("mechanism").String(NoiseName(plan.noise));

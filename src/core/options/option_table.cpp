@@ -424,6 +424,21 @@ std::vector<OptionSpec> BuildTable() {
                                            static_cast<double>(o.max_rows_per_unit));
                          }),
                      1, false, static_cast<double>(kMaxRowsPerUnit)));
+  t.push_back(Ranged(
+      Spec(
+          "units_estimate", Type::kInteger, {"bigint", 24}, "—",
+          "a public estimate of the number of units (rows, without a privacy unit) a release "
+          "that counts them will find (`dperm.train` at a privacy unit, `dperm.train_query`): "
+          "the noisy count then takes min(ε/10, max(ε/100, 141.4/units_estimate)) of ε instead "
+          "of ε/10, the rest goes to the model. Your statement, never read from the data: a "
+          "wrong one costs precision, never privacy",
+          [](const OptionEntry&, double v, Options& o) {
+            o.units_estimate = static_cast<int64_t>(v);
+          },
+          [](const Options& o) {
+            return NumberIf(o.units_estimate > 0, static_cast<double>(o.units_estimate));
+          }),
+      1, false, kMaxIntegral));
   return t;  // at most 32 entries: Options::given (test_algorithm_table.cpp)
 }
 

@@ -220,9 +220,74 @@ char* UnitCountFrom(const char* qualified, const PrivacyUnit& u) {
                   quote_identifier(UnitReadColumn(u)));
 }
 
+int64 PublicUnits(Oid relid, const Oid* relations, int n_relations) {
+  Oid types[1] = {OIDARRAYOID};
+  Datum args[1] = {OidArrayDatum(relations, n_relations)};
+  int64 units = 0;
+  SPI_connect();
+  // Every budget of the closure; to_jsonb: a catalog without the column
+  // reads as no declaration. relid's own declaration counts only when its
+  // budget is the only one: another budget's guarantee (one unit added or
+  // removed, or a row of a budget without a unit, which can move a row to a
+  // new unit) would depend on the unit count this release then relies on.
+  RunAsCatalogOwner(
+      "SELECT b.relation::pg_catalog.oid,"
+      "       (pg_catalog.to_jsonb(b) OPERATOR(pg_catalog.->>) 'units')::pg_catalog.int8"
+      "  FROM dperm.budgets b WHERE b.relation::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1)",
+      1, types, args, nullptr, SPI_OK_SELECT, true);
+  if (SPI_processed == 1) {
+    bool isnull_relation, isnull_units;
+    Oid budget = DatumGetObjectId(
+        SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull_relation));
+    Datum n = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull_units);
+    if (budget == relid && !isnull_units) units = DatumGetInt64(n);
+  }
+  SPI_finish();
+  return units;
+}
+
+// Why a refusal on a mismatch is private, and why it is a refusal. Under a
+// public number of units N (the owner's declaration, dperm.set_budget units
+// => N) the neighbouring relation is one unit replaced: two tables of the
+// same units count C that differ in one unit's rows (a unit added or
+// removed would change C, which N makes public). The check below is a
+// function of C alone, the same on both neighbours, so it reveals nothing
+// about any one unit (0-DP under that relation); it says only whether C is
+// N, a fact about the table's size the owner made public by declaring N.
+// It is made before the charge, as dperm.train counts n before its charge
+// for a row-level release (n public under replace-one, docs/design.md
+// section 4): the refusal costs nothing. It refuses rather than reads the
+// first N units: a mismatch means the declaration is stale (the cohort
+// grew or shrank), which the owner should fix, not have dperm silently read
+// another table than the one declared. The read itself is the noisy
+// path's read at m = N (UnitBoundedSource: the first N units in a uniformly
+// random order, public dummy units for any missing), whose coupling
+// argument (train_query.cpp) covers one unit replaced, so a change between
+// this count and the read's snapshot still reads exactly N units privately.
+void RefuseUnitMismatch(Oid reader, const char* count_sql, int64 units, const char* name,
+                        const char* function) {
+  RunInternalSql(reader, count_sql, 0, nullptr, nullptr, nullptr, SPI_OK_SELECT, true);
+  bool isnull;
+  const int64 counted =
+      DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+  if (counted == units) return;
+  ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                  errmsg("%s does not have the " INT64_FORMAT " units its budget declares public",
+                         name, units),
+                  errdetail("%s reads exactly the declared number of units and releases no "
+                            "count. Nothing was charged.",
+                            function),
+                  errhint("The owner can declare the current number with dperm.set_budget(..., "
+                          "units => N), or withdraw the declaration with units => 0.")));
+}
+
 const char* NeighborsOf(const PrivacyUnit& u) {
   if (u.column == nullptr) return "replace_one";
   if (u.row) return "one row added or removed (a query's input: its size released noisily)";
+  if (u.public_units > 0)
+    return psprintf("one unit (%s, at most %lld rows) replaced; " INT64_FORMAT
+                    " units, public (the budget's units)",
+                    u.column, static_cast<long long>(u.max_rows), u.public_units);
   return psprintf("one unit (%s, at most %lld rows) added, removed or replaced", u.column,
                   static_cast<long long>(u.max_rows));
 }

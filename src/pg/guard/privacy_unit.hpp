@@ -24,6 +24,11 @@ struct PrivacyUnit {
   // whose budget names no unit): k = 1, read_column a per-row value; charged
   // and stated at the row, its neighbours one row added or removed.
   bool row = false;
+  // The number of units the relation's own budget declares public
+  // (dperm.set_budget(..., units => N); PublicUnits): the release reads
+  // exactly that many units and releases no count. 0: not declared, the
+  // count is noisy.
+  int64 public_units = 0;
 };
 
 // The column of a read that names unit `u` (u.read_column, else u.column).
@@ -97,9 +102,24 @@ const char* UnitDummyLabel(dperm::LossKind loss, Oid label_type, int classes);
 // `alias.t` of a FROM item.
 char* UnitCountFrom(const char* qualified, const PrivacyUnit& u);
 
+// The number of units the budget of `relid` declares public (dperm.set_budget
+// units => N), when that budget is the only one of `relations` (the
+// release's closure, relid included): 0 otherwise, and the count stays
+// noisy. Another budget (an ancestor's, a partition's, `dataset`'s) did not
+// declare N, and a release that relies on N is private only against a
+// replaced unit of relid, at its N: see RefuseUnitMismatch.
+int64 PublicUnits(Oid relid, const Oid* relations, int n_relations);
+
+// Counts the units of `count_sql` (UnitCountFrom) as `reader` and refuses
+// (55000, before any charge: nothing charged) when there are not exactly
+// `units`, the public number the budget of `name` declares.
+void RefuseUnitMismatch(Oid reader, const char* count_sql, int64 units, const char* name,
+                        const char* function);
+
 // The ledger's neighbours of a release: "replace_one" for a row, "one row
 // added or removed (...)" for a query's row unit, else "one unit (column, at
-// most k rows) added, removed or replaced".
+// most k rows) added, removed or replaced", or, at a public number of
+// units, "one unit (column, at most k rows) replaced; N units, public".
 const char* NeighborsOf(const PrivacyUnit& u);
 
 }  // namespace dperm::pg

@@ -154,10 +154,14 @@ void MovedUnitFits(Oid from, Oid to, const char* to_name) {
 using namespace dperm::pg;
 
 // dperm.set_budget(relation regclass, epsilon float8, delta float8,
-// accounting text, privacy_unit text, max_rows_per_unit int): the owner of a
-// relation (or a superuser) sets its total privacy budget, how releases
-// compose against it, and the unit they are private for (a column naming
-// the person; the row when none) with the rows each unit contributes.
+// accounting text, privacy_unit text, max_rows_per_unit int, units bigint):
+// the owner of a relation (or a superuser) sets its total privacy budget,
+// how releases compose against it, and the unit they are private for (a
+// column naming the person; the row when none) with the rows each unit
+// contributes, and may declare the number of units public (units => N, a
+// fixed cohort; 0 withdraws the declaration): dperm.train then reads
+// exactly N units and releases no count, private against one unit replaced
+// (privacy_unit.cpp, RefuseUnitMismatch, states the argument).
 DPERM_FUNCTION(dperm_set_budget) {
   for (int i = 0; i < 2; i++)
     if (PG_ARGISNULL(i))
@@ -205,24 +209,37 @@ DPERM_FUNCTION(dperm_set_budget) {
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("max_rows_per_unit must be between 1 and %lld, not %d",
                            static_cast<long long>(dperm::kMaxRowsPerUnit), max_rows)));
+  // The public number of units (this version's declaration): NULL keeps
+  // the budget's, 0 withdraws it.
+  const bool has_units_argument = PG_NARGS() > 6;
+  const bool has_units = has_units_argument && !PG_ARGISNULL(6);
+  const int64 units = has_units ? PG_GETARG_INT64(6) : 0;
+  if (has_units && units < 0)
+    ereport(
+        ERROR,
+        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+         errmsg("units must be at least 1 (or 0 to withdraw the declaration), not " INT64_FORMAT,
+                units)));
   // The catalog is writable by its owner only: write as the bootstrap
   // superuser once the ownership check has passed (search_path pinned, every
   // name qualified). An error restores the caller's identity on abort.
-  Oid types[7] = {OIDOID, FLOAT8OID, FLOAT8OID, OIDOID, TEXTOID, TEXTOID, INT4OID};
-  Datum args[7] = {ObjectIdGetDatum(relid),
+  Oid types[8] = {OIDOID, FLOAT8OID, FLOAT8OID, OIDOID, TEXTOID, TEXTOID, INT4OID, INT8OID};
+  Datum args[8] = {ObjectIdGetDatum(relid),
                    Float8GetDatum(epsilon),
                    Float8GetDatum(delta),
                    ObjectIdGetDatum(GetUserId()),
                    accounting != nullptr ? CStringGetTextDatum(accounting) : (Datum)0,
                    unit != nullptr ? CStringGetTextDatum(unit) : (Datum)0,
-                   Int32GetDatum(max_rows)};
-  char nulls[7] = {' ',
+                   Int32GetDatum(max_rows),
+                   Int64GetDatum(units)};
+  char nulls[8] = {' ',
                    ' ',
                    has_delta ? ' ' : 'n',
                    ' ',
                    accounting != nullptr ? ' ' : 'n',
                    unit != nullptr ? ' ' : 'n',
-                   has_max_rows ? ' ' : 'n'};
+                   has_max_rows ? ' ' : 'n',
+                   has_units ? ' ' : 'n'};
   const char* set_by = RoleColumnValue("budgets", "set_by", 4);
   const char* default_delta = psprintf("%.17g::pg_catalog.float8", kDefaultBudgetDelta);
   SPI_connect();
@@ -231,9 +248,22 @@ DPERM_FUNCTION(dperm_set_budget) {
     char* current_unit;
     int32 current_max_rows;
     CheckUnitChange(relid, name, unit, has_max_rows, &current_unit, &current_max_rows);
-    if (unit == nullptr && has_max_rows)
+    // (the budget's checks hold for the row inserted, before ON CONFLICT
+    // keeps the budget's values: units need the unit).
+    if (unit == nullptr && current_unit != nullptr)
       args[5] = CStringGetTextDatum(current_unit), nulls[5] = ' ';
-    if (unit != nullptr && !has_max_rows) args[6] = Int32GetDatum(current_max_rows), nulls[6] = ' ';
+    if (!has_max_rows && current_max_rows > 0)
+      args[6] = Int32GetDatum(current_max_rows), nulls[6] = ' ';
+    // Units are counted by the privacy unit's column: a budget of the row
+    // has n public already (replace-one), and no count to spare.
+    if (units > 0 && unit == nullptr && current_unit == nullptr)
+      ereport(ERROR,
+              (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("units needs a privacy_unit"),
+               errdetail("A budget without a privacy unit protects rows, whose number a release "
+                         "already treats as public."),
+               errhint("Name the column that identifies the unit: privacy_unit => 'person_id', "
+                       "max_rows_per_unit => 7, units => %lld.",
+                       static_cast<long long>(units))));
   }
   const char* sql =
       has_accounting
@@ -263,10 +293,26 @@ DPERM_FUNCTION(dperm_set_budget) {
         "   privacy_unit = COALESCE($6, budgets.privacy_unit),"
         "   max_rows_per_unit = COALESCE($7, budgets.max_rows_per_unit)",
         default_delta, set_by);
+  if (has_units_argument)
+    sql = psprintf(
+        "INSERT INTO dperm.budgets (relation, epsilon, delta, set_by, set_at, accounting,"
+        "   privacy_unit, max_rows_per_unit, units)"
+        " VALUES ($1::pg_catalog.regclass, $2, COALESCE($3, %s), %s, pg_catalog.now(),"
+        "         COALESCE($5, 'rdp'), $6, $7,"
+        "         CASE WHEN $8 OPERATOR(pg_catalog.>) 0 THEN $8 END)"
+        " ON CONFLICT (relation) DO UPDATE SET epsilon = excluded.epsilon,"
+        "   delta = COALESCE($3, budgets.delta), set_by = excluded.set_by, set_at = excluded.set_at,"
+        "   accounting = COALESCE($5, budgets.accounting),"
+        "   privacy_unit = COALESCE($6, budgets.privacy_unit),"
+        "   max_rows_per_unit = COALESCE($7, budgets.max_rows_per_unit),"
+        "   units = CASE WHEN $8 IS NULL THEN budgets.units"
+        "                WHEN $8 OPERATOR(pg_catalog.>) 0 THEN $8 END",
+        default_delta, set_by);
   RunAsCatalogOwner(sql,
-                    has_unit_arguments ? 7
-                    : has_accounting   ? 5
-                                       : 4,
+                    has_units_argument   ? 8
+                    : has_unit_arguments ? 7
+                    : has_accounting     ? 5
+                                         : 4,
                     types, args, nulls, SPI_OK_INSERT, false);
   SPI_finish();
   PG_RETURN_VOID();

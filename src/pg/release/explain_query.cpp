@@ -16,6 +16,7 @@
 // private relation or of a lookup is read, and no expression of the query
 // is evaluated on one (the canonical text is only deparsed).
 #include "dperm/options/options.hpp"
+#include "dperm/planning/unit_count.hpp"
 
 #include "guard/privacy_unit.hpp"
 #include "guard/query_groups.hpp"
@@ -113,8 +114,10 @@ DPERM_FUNCTION(dperm_explain_query) {
              "below on its own rows (parallel composition)");
     appendStringInfoChar(&s, '}');
   }
-  // The count's share (kUnitCountShare) and the model's rest: what the one
-  // charge records (ChargeUnitRelease).
+  // The count's share (UnitCountEpsilon, unit_count.hpp: the release's own
+  // rule, from the options' units_estimate, never from n_estimate, so that
+  // it says what dperm.train_query with these options does) and the
+  // model's rest: what the one charge records (ChargeUnitRelease).
   JsonKey(&s, "epsilon");
   appendStringInfoChar(&s, '{');
   JsonNumber(&s, "total", given.options.epsilon);
@@ -128,6 +131,9 @@ DPERM_FUNCTION(dperm_explain_query) {
   appendStringInfoChar(&s, '{');
   JsonText(&s, "mechanism", "discrete Laplace on the number of units");
   JsonNumber(&s, "epsilon", request.unit_count_epsilon);
+  JsonText(&s, "rule", dperm::UnitCountRule(given.options.units_estimate));
+  if (given.options.units_estimate > 0)
+    JsonInteger(&s, "units_estimate", given.options.units_estimate);
   JsonNumber(&s, "scale", count.scale);
   JsonNumber(&s, "grid", count.grid);
   appendStringInfoChar(&s, '}');

@@ -131,6 +131,7 @@ dperm::ModelMeta MetaOf(const ReleaseRequest& r) {
     meta.unit_rows = r.unit.max_rows;
     meta.units = r.n / r.unit.max_rows;
     meta.unit_count_epsilon = r.unit_count_epsilon;
+    meta.units_public = r.unit.public_units > 0;
   }
   return meta;
 }

@@ -99,7 +99,9 @@ int64 ChargeUnitRelease(const ReleaseRequest& r, const char* neighbors) {
   const dperm::ReleaseCost& row = cost->row;
   ChargeRequest charge = {r.role,
                           o.has_algorithm ? dperm::AlgorithmName(o.algorithm) : "auto",
-                          "unit count (discrete Laplace), then the model: one charge",
+                          r.unit.public_units > 0
+                              ? "the model at the budget's public number of units (no count)"
+                              : "unit count (discrete Laplace), then the model: one charge",
                           dperm::LossName(r.loss),
                           neighbors != nullptr ? neighbors : NeighborsOf(r.unit),
                           unit.epsilon,

@@ -15,6 +15,7 @@
 // family is not read through its protection (RefuseRowSecurity,
 // protect.cpp).
 #include "dperm/options/options.hpp"
+#include "dperm/planning/unit_count.hpp"
 #include "dperm/planning/unit_level.hpp"
 
 #include "base/citus.hpp"
@@ -69,14 +70,22 @@ void ChargedTo(const TrainInput& in, Oid dataset, ReleaseRequest* request) {
   r.strict =
       CheckReleaseReads(in.relid, in.is_protected, r.relations, r.n_relations, "dperm.train");
   // A privacy unit (privacy_unit.hpp): the number of units is released
-  // first, with a tenth of epsilon (kUnitCountShare); the model is planned
-  // for that many units of exactly k row slots each, n = units * k, with the
-  // rest of epsilon, and the options carry k (the plan is per unit).
+  // first, with the count's share of epsilon (UnitCountEpsilon,
+  // unit_count.hpp: a tenth, less with a public units_estimate), or not at
+  // all when the relation's own budget declares it public (PublicUnits:
+  // the count's share is 0); the model is planned for that many units of
+  // exactly k row slots each, n = units * k, with the rest of epsilon, and
+  // the options carry k (the plan is per unit).
   r.unit = TrainUnit(in.relid, r.relations, r.n_relations);
   if (r.unit.column != nullptr) CheckUnitType(in.relid, r.unit);
   CheckUnitOption(r.parsed.options, r.unit.max_rows, "dperm.train");
   if (r.unit.column != nullptr) {
-    r.unit_count_epsilon = kUnitCountShare * r.parsed.options.epsilon;
+    r.unit.public_units = PublicUnits(in.relid, r.relations, r.n_relations);
+    const dperm::Options& given = r.parsed.options;
+    if (r.unit.public_units == 0)
+      RunCore([&] {
+        r.unit_count_epsilon = dperm::UnitCountEpsilon(given.epsilon, given.units_estimate);
+      });
     r.options = UnitModelOptions(&r.parsed, r.options,
                                  r.parsed.options.epsilon - r.unit_count_epsilon, r.unit.max_rows);
     // Refusals of the options alone (epsilon / k below the floor) come
@@ -104,8 +113,18 @@ TrainSource CountRows(const TrainInput& in, ReleaseRequest* r) {
   // The whole release (count and model) is charged before the count reads
   // a row; nothing is read or decided from the exact count (a unit added or
   // removed changes it).
-  if (r->unit.column != nullptr)
+  if (r->unit.column != nullptr && r->unit.public_units > 0) {
+    // A public number of units: checked (a refusal costs nothing and
+    // depends on the units count only, privacy_unit.cpp's
+    // RefuseUnitMismatch), then the release is charged whole -- the model
+    // alone -- and reads exactly that many units.
+    RefuseUnitMismatch(in.reader, UnitCountFrom(in.qualified, r->unit), r->unit.public_units,
+                       in.name, "dperm.train");
+    if (!r->count_charged) ChargeUnitRelease(*r, nullptr);
+    units = r->unit.public_units;
+  } else if (r->unit.column != nullptr) {
     units = ReleaseUnitCount(*r, in.reader, UnitCountFrom(in.qualified, r->unit));
+  }
   const char* q = in.qualified;
   const char* f = quote_identifier(in.features);
   RunReleaseCount(

@@ -18,7 +18,7 @@
 // - The row unit (no unit in the budget): each input row is its own unit,
 //   k = max_rows_per_unit = 1, dperm_unit = ROW(tableoid, ctid). The count
 //   of units then has sensitivity 1 under one row added or removed: the
-//   discrete Laplace at kUnitCountShare epsilon is that share-DP (Dwork &
+//   discrete Laplace at UnitCountEpsilon (unit_count.hpp) is that share-DP (Dwork &
 //   Roth 2014, Thm 3.6, its discrete form: Ghosh, Roughgarden & Sundararajan
 //   2012). Given the noisy count m, the read is the first m units in a
 //   uniformly random order, then public dummies: coupling the two orders on
@@ -37,6 +37,7 @@
 // dummies. A noisy count of zero releases NULL, after the charge, as
 // dperm.train's unit path does: a function of the noisy count only.
 #include "dperm/options/options.hpp"
+#include "dperm/planning/unit_count.hpp"
 #include "dperm/planning/unit_level.hpp"
 
 #include "types/model_type.hpp"
@@ -176,7 +177,12 @@ const char* QueryChargedTo(const TrainInput& in, Oid dataset, ReleaseRequest* re
   u.read_column = kQueryUnitColumn;
   r.unit = u;
   CheckUnitOption(r.parsed.options, u.max_rows, "dperm.train_query");
-  r.unit_count_epsilon = kUnitCountShare * r.parsed.options.epsilon;
+  // The count's share (unit_count.hpp), the rule dperm.train uses. A query
+  // always releases its count: a filter's number of units is not the
+  // number a budget declares public (units => N, PublicUnits).
+  const dperm::Options& given = r.parsed.options;
+  RunCore(
+      [&] { r.unit_count_epsilon = dperm::UnitCountEpsilon(given.epsilon, given.units_estimate); });
   r.options = UnitModelOptions(&r.parsed, r.options,
                                r.parsed.options.epsilon - r.unit_count_epsilon, u.max_rows);
   RunCore([&] { dperm::CheckUnitLevelOptions(r.parsed.options); });

@@ -7,12 +7,6 @@
 
 namespace dperm::pg {
 
-// The share of a unit-level release's epsilon that releases its number of
-// units (a public tuning constant: at epsilon = 1 the count is within about
-// 10 ln(1/beta) units with probability 1 - beta). dperm.train_query's noisy
-// size is released with the same share.
-constexpr double kUnitCountShare = 0.1;
-
 // The rows a release reads: a FROM item, and its features and label as
 // SQL of its columns.
 struct TrainSource {
