@@ -142,8 +142,9 @@ __attribute__((target("avx2"))) void AddRoundedRowsAvx2(int64_t* __restrict p, c
     const __m256d vs = _mm256_set1_pd(s);
     for (int j = 0; j < d4; j += 4) {
       __m256i* out = reinterpret_cast<__m256i*>(p + j);
-      _mm256_storeu_si256(out, _mm256_add_epi64(_mm256_loadu_si256(out),
-                                                RoundedUnits(vs, r + j, low, high, round, round_bits)));
+      _mm256_storeu_si256(out,
+                          _mm256_add_epi64(_mm256_loadu_si256(out),
+                                           RoundedUnits(vs, r + j, low, high, round, round_bits)));
     }
     for (int j = d4; j < d; j++) p[j] += RoundToGridInt(s * r[j]);
     if (intercept) p[d] += RoundToGridInt(s);
