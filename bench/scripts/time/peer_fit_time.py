@@ -41,6 +41,8 @@ RELEASES = {
         "SELECT count(features) FROM bank",
     "dperm, dp_options(epsilon => 1)":
         "SELECT dp_logreg(features, label, dp_options(epsilon => 1)) IS NOT NULL FROM bank",
+    "dperm, dp_options(epsilon => 1, delta => 1e-6)":
+        "SELECT dp_logreg(features, label, dp_options(epsilon => 1, delta => 1e-6)) IS NOT NULL FROM bank",
     "dperm, dp_options(epsilon => 1, delta => 1e-6, l2 => 0.01)":
         "SELECT dp_logreg(features, label, dp_options(epsilon => 1, delta => 1e-6, l2 => 0.01))"
         " IS NOT NULL FROM bank",

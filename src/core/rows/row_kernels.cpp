@@ -53,7 +53,7 @@ __attribute__((target("avx2"))) void RowMarginsAvx2(const double* x, int64_t str
     // The rows kPrefetchBytes ahead, asked for now (a prefetch never faults,
     // past the end included): the pass is bound by reading rows, and the
     // hardware's own prefetcher leaves about a fifth of the time waiting
-    // (bench/results/speed50.md).
+    // (bench/results/pass_kernels.md).
     for (const char *ahead = reinterpret_cast<const char*>(r0) + kPrefetchBytes,
                     *stop = reinterpret_cast<const char*>(r0 + 4 * stride) + kPrefetchBytes;
          ahead < stop; ahead += 64)
