@@ -79,42 +79,78 @@ TEST(RowKernels, RoundedRowsAndLimbsAreTheSameIntegersWithAndWithoutAvx2) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
   for (int d : {1, 2, 3, 4, 5, 8, 42, 43}) {
-    const int64_t count = 37, stride = d + 2;
-    std::vector<double> rows = SpreadRows(count, d, stride, uint64_t(d));
-    std::vector<double> c = SpreadRows(count, 1, 1, uint64_t(d + 50));
-    // Contributions the clamp and the NaN rule decide.
-    rows[0] = nan;
-    rows[size_t(stride)] = inf;
-    rows[size_t(2 * stride + d - 1)] = -1e300;
-    c[3] = nan;
-    c[4] = 1e300;
-    c[5] = -0.0;
-    for (bool intercept : {false, true}) {
-      std::vector<int64_t> portable(size_t(d + 1), 5), avx2 = portable, expect = portable;
-      dperm::AddRoundedRows(portable.data(), c.data(), inv, rows.data(), stride, count, d,
-                            intercept, RowIsa::kPortable);
-      dperm::AddRoundedRows(avx2.data(), c.data(), inv, rows.data(), stride, count, d, intercept,
-                            RowIsa::kAvx2);
+    for (int64_t count : {1, 3, 4, 8, 37}) {  // the AVX2 kernel's groups of 4 rows and the rest
+      const int64_t stride = d + 2;
+      std::vector<double> rows = SpreadRows(count, d, stride, uint64_t(d));
+      std::vector<double> c = SpreadRows(count, 1, 1, uint64_t(d + 50));
+      // Contributions the clamp and the NaN rule decide.
+      rows[0] = nan;
+      if (count > 2) {
+        rows[size_t(stride)] = inf;
+        rows[size_t(2 * stride + d - 1)] = -1e300;
+      }
+      if (count > 5) {
+        c[3] = nan;
+        c[4] = 1e300;
+        c[5] = -0.0;
+      }
+      for (bool intercept : {false, true}) {
+        std::vector<int64_t> portable(size_t(d + 1), 5), avx2 = portable, expect = portable;
+        dperm::AddRoundedRows(portable.data(), c.data(), inv, rows.data(), stride, count, d,
+                              intercept, RowIsa::kPortable);
+        dperm::AddRoundedRows(avx2.data(), c.data(), inv, rows.data(), stride, count, d, intercept,
+                              RowIsa::kAvx2);
+        for (int64_t i = 0; i < count; i++) {
+          const double s = c[size_t(i)] * inv;
+          for (int j = 0; j < d; j++)
+            expect[size_t(j)] += dperm::RoundToGridInt(s * rows[size_t(i * stride + j)]);
+          if (intercept) expect[size_t(d)] += dperm::RoundToGridInt(s);
+        }
+        EXPECT_EQ(portable, expect) << d;
+        EXPECT_EQ(avx2, expect) << d;
+      }
+      // The streaming state's limbs: the same integers as doubles.
+      std::vector<double> lo_portable(size_t(d), 3.0), lo_avx2 = lo_portable,
+                                                       lo_expect = lo_portable;
       for (int64_t i = 0; i < count; i++) {
         const double s = c[size_t(i)] * inv;
-        for (int j = 0; j < d; j++)
-          expect[size_t(j)] += dperm::RoundToGridInt(s * rows[size_t(i * stride + j)]);
-        if (intercept) expect[size_t(d)] += dperm::RoundToGridInt(s);
+        const double* row = rows.data() + i * stride;
+        dperm::AddRoundedLimbs(lo_portable.data(), s, row, d, RowIsa::kPortable);
+        dperm::AddRoundedLimbs(lo_avx2.data(), s, row, d, RowIsa::kAvx2);
+        for (int j = 0; j < d; j++) lo_expect[size_t(j)] += dperm::RoundToGrid(s * row[j]);
       }
-      EXPECT_EQ(portable, expect) << d;
-      EXPECT_EQ(avx2, expect) << d;
+      EXPECT_EQ(lo_portable, lo_expect) << d;
+      EXPECT_EQ(lo_avx2, lo_expect) << d;
     }
-    // The streaming state's limbs: the same integers as doubles.
-    std::vector<double> lo_portable(size_t(d), 3.0), lo_avx2 = lo_portable, lo_expect = lo_portable;
-    for (int64_t i = 0; i < count; i++) {
-      const double s = c[size_t(i)] * inv;
+  }
+}
+
+// The full pass's tiles (loss.hpp, FullPassTileRows) are whole groups of
+// the kernels' 4 rows, and an exact gradient over rows of many tiles and a
+// partial last one equals the row-by-row exact sum.
+TEST(RowKernels, TiledGradientEqualsRowByRowExactSum) {
+  for (Eigen::Index stride : {2, 5, 9, 43, 51, 300, 5000})
+    EXPECT_EQ(dperm::FullPassTileRows(stride) % 4, 0) << stride;
+  const dperm::LogisticLoss loss;
+  for (int d : {3, 8, 42}) {
+    const int64_t n = 1001, stride = d + 1;
+    std::vector<double> rows = SpreadRows(n, d, stride, uint64_t(d + 300));
+    for (int64_t i = 0; i < n; i++) rows[size_t(i * stride + d)] = i % 3 == 0 ? 1.0 : -1.0;
+    const dperm::FeatureMap x(rows.data(), n, d, Eigen::OuterStride<>(stride));
+    const dperm::LabelMap y(rows.data() + d, n, Eigen::InnerStride<>(stride));
+    dperm::LinearObjective objective(loss, x, y, true, 0.0);
+    const double q = dperm::SumGrid(8.0);
+    objective.SetSumGrid(q);
+    const Eigen::VectorXd w = Eigen::VectorXd::LinSpaced(d + 1, -0.7, 0.9);
+    const Eigen::VectorXd g = objective.LossGradient(w);
+    dperm::ExactSum expect(d + 1, q);
+    for (int64_t i = 0; i < n; i++) {
       const double* row = rows.data() + i * stride;
-      dperm::AddRoundedLimbs(lo_portable.data(), s, row, d, RowIsa::kPortable);
-      dperm::AddRoundedLimbs(lo_avx2.data(), s, row, d, RowIsa::kAvx2);
-      for (int j = 0; j < d; j++) lo_expect[size_t(j)] += dperm::RoundToGrid(s * row[j]);
+      const double m = dperm::FourSumDot(w.data(), row, d) + w[d];
+      expect.AddScaled(0, loss.Derivative(m, row[d]), row, d, true);
     }
-    EXPECT_EQ(lo_portable, lo_expect) << d;
-    EXPECT_EQ(lo_avx2, lo_expect) << d;
+    for (int j = 0; j <= d; j++)
+      EXPECT_TRUE(SameBits(g[j], expect.Value(j) / double(n))) << "d " << d << " coordinate " << j;
   }
 }
 

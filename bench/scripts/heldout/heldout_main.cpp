@@ -25,7 +25,8 @@
 //          "pnewton=K:SHARE:RIDGE": K private Newton passes
 //          (bench/lib/private_newton.hpp, logistic).
 // Environment: DPERM_HELDOUT_INTERCEPT=fitted turns the private offset off
-//          (Options::intercept_offset = false, offset.hpp).
+//          (Options::intercept_offset = false, offset.hpp);
+//          DPERM_HELDOUT_THREADS=N runs full passes on N threads (1 unset).
 // Output: one line a job, "id algorithm seconds w_1 ... w_dim" (the feature
 // weights, then the intercept; "default" jobs print "ALGORITHM@L2", the l2
 // the plan used), or "id ERROR message".
@@ -52,6 +53,7 @@
 #include "dperm/planning/plan_release.hpp"
 #include "dperm/release/train_model.hpp"
 #include "dperm/planning/plan_l2_selection.hpp"
+#include "dperm/rows/row_parts.hpp"
 
 namespace {
 
@@ -112,6 +114,9 @@ std::vector<std::vector<int64_t>> ReadSplits(const char* path, int64_t n) {
 
 int main(int argc, char** argv) {
   if (argc != 3) Die("usage: dperm_heldout DATA SPLITS < jobs");
+  // DPERM_HELDOUT_THREADS: full passes on that many threads (as
+  // dperm.training_threads; row_parts.hpp); 1 when unset.
+  if (const char* t = std::getenv("DPERM_HELDOUT_THREADS")) dperm::SetRowThreadLimit(std::atoi(t));
   const Data data = ReadData(argv[1]);
   const auto splits = ReadSplits(argv[2], data.n);
   const int stride = data.d + 1;

@@ -7,7 +7,9 @@
 # Needs Debian's python3-numpy/scipy/sklearn and an installed dperm. Run in a
 # throwaway cluster, e.g.
 #   pg_virtualenv -t -o max_worker_processes=16 -o shared_preload_libraries=dperm bash bench/scripts/time/peer_fit_time.sh
-# Usage: [ROUNDS=7] bash bench/scripts/time/peer_fit_time.sh
+# Usage: [ROUNDS=7] [THREADS=1,2] [DRIVER_B=/path/to/heldout_main] bash bench/scripts/time/peer_fit_time.sh
+# THREADS: the core runs' training threads; DRIVER_B: heldout_main.cpp built
+# against another commit's core (e.g. main's), run in turn with this one's.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 shared=${DPERM_SHARED:-$(cd .. && pwd)/shared}
@@ -20,4 +22,5 @@ tar xzf "$shared/peers/diffprivlib-0.6.5.tar.gz" -C "$tmp"
 psql -X -q -c "CREATE EXTENSION IF NOT EXISTS dperm" >/dev/null
 echo "preload: $(psql -X -At -c 'SHOW shared_preload_libraries'); load: $(cut -d' ' -f1-3 /proc/loadavg); $(date -u)"
 PYTHONPATH="$tmp/diffprivlib-0.6.5" /usr/bin/python3 bench/scripts/time/peer_fit_time.py \
-  --rounds "${ROUNDS:-7}" --data-dir "$shared/data/raw" --driver "$tmp/heldout_main"
+  --rounds "${ROUNDS:-7}" --data-dir "$shared/data/raw" --driver "$tmp/heldout_main" \
+  --threads "${THREADS:-1}" ${DRIVER_B:+--driver-b "$DRIVER_B"}

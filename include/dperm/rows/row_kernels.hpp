@@ -12,6 +12,19 @@
 // register, which performs exactly the scalar operations lane by lane. No
 // kernel contracts a product and a sum into one fused multiply-add (the
 // build never enables FMA; the AVX2 functions are compiled for AVX2 only).
+//
+// WHY NO FMA (issue 50 asked for it where it is safe). Privacy would allow
+// it in the margins: a margin only chooses f'(m), and every sensitivity
+// bounds |f'| over all margins, so no bound depends on how a margin is
+// rounded. And in the rounding to the exact sums' grid (exact_sum.hpp) one
+// fused round(c x_j/q) would only tighten the per-coordinate error q/2 +
+// u|a_ij| to q/2. Either would break the one order above: a model would
+// be other bits on a CPU without FMA, in a streaming pass (PassAddRow) or
+// on a Citus worker of another CPU. And it would buy nothing: a full pass
+// waits on reading its rows (perf: the margin loop's samples sit on its
+// loads), not on arithmetic, so a pass is made faster by reading rows once
+// (loss.hpp, FullPassTileRows), prefetching them and fewer stores
+// (exact_sum.cpp), which keep every bit (bench/results/pass_kernels.md).
 #pragma once
 #include <cstdint>
 

@@ -109,8 +109,10 @@ __attribute__((target("avx2"))) void LogisticDerivativesAvx2(const double* m, co
     const __m256d is_nan = _mm256_cmp_pd(a, a, _CMP_UNORD_Q);
     e = _mm256_blendv_pd(e, a, is_nan);  // t == t ? e : t
     const __m256d d = _mm256_add_pd(one, e);
-    const __m256d positive = _mm256_div_pd(one, d), negative = _mm256_div_pd(e, d);
-    const __m256d s = _mm256_blendv_pd(negative, positive, _mm256_cmp_pd(t, zero, _CMP_GE_OQ));
+    // One division: the numerator is selected first (1 for t >= 0, else
+    // e), so each lane divides exactly what Sigmoid's selected branch does.
+    const __m256d s =
+        _mm256_div_pd(_mm256_blendv_pd(e, one, _mm256_cmp_pd(t, zero, _CMP_GE_OQ)), d);
     _mm256_storeu_pd(out + i, _mm256_mul_pd(neg_y, s));  // -y s(-y m)
   }
   for (; i < count; i++) {

@@ -202,7 +202,11 @@ void PassAddRecords(const PassSpec& s, const double* w, const double* records, i
   params.classes = s.classes;
   const std::unique_ptr<Loss> loss =
       s.with_loss || s.curvature_weight > 0 ? nullptr : Kernel(s).MakeMarginLoss(params);
-  const int64_t block = std::max<int64_t>(1, FullPassBlockRows(2 * stride));
+  // Blocks of rows that stay in the first-level cache (loss.hpp,
+  // FullPassTileRows): the limbs re-read each row after its margin. The
+  // rows are added in their order whatever the block: the same limbs.
+  const int64_t block = std::max<int64_t>(
+      1, std::min<int64_t>(FullPassBlockRows(2 * stride), FullPassTileRows(stride)));
   auto add = [&](int64_t begin, int64_t end, double* into) {
     if (loss == nullptr) {
       std::vector<double> scores(size_t(std::max(s.classes, 1)));

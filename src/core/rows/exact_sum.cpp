@@ -91,7 +91,20 @@ void AddRoundedLimbsPortable(double* __restrict lo, double s, const double* __re
 }
 
 #ifdef DPERM_ROW_AVX2
-// AddRoundedRowsPortable four coordinates at a time.
+// One vector of four rounded contributions: round(clamp(s x_j)), j = 0..3,
+// as int64 lanes (RoundToGridInt lane by lane).
+__attribute__((target("avx2"))) inline __m256i RoundedUnits(__m256d vs, const double* x,
+                                                            __m256d low, __m256d high,
+                                                            __m256d round, __m256i round_bits) {
+  const __m256d t = _mm256_min_pd(_mm256_max_pd(_mm256_mul_pd(vs, _mm256_loadu_pd(x)), low), high);
+  return _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(t, round)), round_bits);
+}
+
+// AddRoundedRowsPortable four coordinates and four rows at a time: each
+// coordinate's four rounded integers are added together, then to p once
+// (one load and one store of p per four rows, not per row). Integer sums
+// of at most 4 (2^46 + 1) < 2^63 per step: exact, so p is the portable
+// kernel's whatever the grouping.
 __attribute__((target("avx2"))) void AddRoundedRowsAvx2(int64_t* __restrict p, const double* c,
                                                         double inv, const double* x, int64_t stride,
                                                         int64_t count, int d, bool intercept) {
@@ -99,17 +112,39 @@ __attribute__((target("avx2"))) void AddRoundedRowsAvx2(int64_t* __restrict p, c
                 round = _mm256_set1_pd(kRound);
   const __m256i round_bits = _mm256_set1_epi64x(kRoundBits);
   const int d4 = d & ~3;
-  for (int64_t i = 0; i < count; i++) {
+  int64_t i = 0;
+  for (; i + 4 <= count; i += 4) {
+    const double s0 = c[i] * inv, s1 = c[i + 1] * inv, s2 = c[i + 2] * inv, s3 = c[i + 3] * inv;
+    const double* r0 = x + i * stride;
+    const double* r1 = r0 + stride;
+    const double* r2 = r1 + stride;
+    const double* r3 = r2 + stride;
+    const __m256d v0 = _mm256_set1_pd(s0), v1 = _mm256_set1_pd(s1), v2 = _mm256_set1_pd(s2),
+                  v3 = _mm256_set1_pd(s3);
+    for (int j = 0; j < d4; j += 4) {
+      const __m256i u01 = _mm256_add_epi64(RoundedUnits(v0, r0 + j, low, high, round, round_bits),
+                                           RoundedUnits(v1, r1 + j, low, high, round, round_bits));
+      const __m256i u23 = _mm256_add_epi64(RoundedUnits(v2, r2 + j, low, high, round, round_bits),
+                                           RoundedUnits(v3, r3 + j, low, high, round, round_bits));
+      __m256i* out = reinterpret_cast<__m256i*>(p + j);
+      _mm256_storeu_si256(out,
+                          _mm256_add_epi64(_mm256_loadu_si256(out), _mm256_add_epi64(u01, u23)));
+    }
+    for (int j = d4; j < d; j++)
+      p[j] += (RoundToGridInt(s0 * r0[j]) + RoundToGridInt(s1 * r1[j])) +
+              (RoundToGridInt(s2 * r2[j]) + RoundToGridInt(s3 * r3[j]));
+    if (intercept)
+      p[d] += (RoundToGridInt(s0) + RoundToGridInt(s1)) + (RoundToGridInt(s2) + RoundToGridInt(s3));
+  }
+  for (; i < count; i++) {
     const double s = c[i] * inv;
     const double* r = x + i * stride;
     const __m256d vs = _mm256_set1_pd(s);
     for (int j = 0; j < d4; j += 4) {
-      const __m256d t =
-          _mm256_min_pd(_mm256_max_pd(_mm256_mul_pd(vs, _mm256_loadu_pd(r + j)), low), high);
-      const __m256i units =
-          _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(t, round)), round_bits);
       __m256i* out = reinterpret_cast<__m256i*>(p + j);
-      _mm256_storeu_si256(out, _mm256_add_epi64(_mm256_loadu_si256(out), units));
+      _mm256_storeu_si256(out,
+                          _mm256_add_epi64(_mm256_loadu_si256(out),
+                                           RoundedUnits(vs, r + j, low, high, round, round_bits)));
     }
     for (int j = d4; j < d; j++) p[j] += RoundToGridInt(s * r[j]);
     if (intercept) p[d] += RoundToGridInt(s);
