@@ -13,9 +13,12 @@ double UnitCountEpsilon(double epsilon, int64_t units_estimate) {
   if (units_estimate > 0)
     share = std::min(share, std::max(kUnitCountMinShare * epsilon,
                                      kUnitCountPerUnit / static_cast<double>(units_estimate)));
-  // The model's part, rounded once; the count's is the exact rest.
+  // The model's part is epsilon - share, rounded once; the count's is the
+  // share itself when the two add up to epsilon exactly (as asked: 0.1 and
+  // 0.9 of 1), else the exact rest epsilon - model (Sterbenz: model is
+  // within [epsilon / 2, epsilon]).
   const double model = epsilon - share;
-  return epsilon - model;
+  return model + share == epsilon ? share : epsilon - model;
 }
 
 const char* UnitCountRule(int64_t units_estimate) {
