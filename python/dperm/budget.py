@@ -169,9 +169,15 @@ def forecast(conn, model, schedule=None, max_points=200):
     return df
 
 
-def set_budget(conn, relation, epsilon, delta=None, accounting=None):
+def set_budget(conn, relation, epsilon, delta=None, accounting=None,
+               privacy_unit=None, max_rows_per_unit=None, units=None):
     """dperm.set_budget: sets a relation's total budget (its owner or a
-    superuser; delta None keeps the budget's, 1e-5 for a new one)."""
+    superuser; delta None keeps the budget's, 1e-5 for a new one), and
+    optionally its privacy unit (a column naming the person, with
+    max_rows_per_unit, the rows each contributes) and units, the number of
+    units declared public (no noisy count; 0 withdraws it). None keeps
+    each setting as it is."""
     conn = as_connection(conn)
-    scalar(conn, "SELECT dperm.set_budget(%s::regclass, %s, %s, %s)",
-           (relation, epsilon, delta, accounting))
+    scalar(conn, "SELECT dperm.set_budget(%s::regclass, %s, %s, %s, "
+                 "privacy_unit => %s, max_rows_per_unit => %s, units => %s)",
+           (relation, epsilon, delta, accounting, privacy_unit, max_rows_per_unit, units))

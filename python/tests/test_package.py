@@ -87,6 +87,24 @@ class PackageTest(unittest.TestCase):
         self.assertEqual(a.shape, b.shape)
         self.assertLessEqual(float(np.max(np.abs(a - b))), TOL)
 
+    def test_set_budget_with_a_unit(self):
+        # The wrapper passes the privacy unit and a public number of units
+        # by name; budget_status states them.
+        run(self.conn, "DROP TABLE IF EXISTS py_cohort")
+        run(self.conn, "CREATE TABLE py_cohort (person int, features float8[], label boolean)")
+        run(self.conn, "INSERT INTO py_cohort SELECT p % 30, ARRAY[(p % 7) / 7.0], p % 2 = 0 "
+                       "FROM generate_series(1, 90) p")
+        dperm.set_budget(self.conn, "py_cohort", 5, 1e-5, privacy_unit="person",
+                         max_rows_per_unit=3, units=30)
+        row = frame(self.conn, "SELECT privacy_unit, max_rows_per_unit, public_units "
+                               "FROM dperm.budget_status WHERE relation = 'py_cohort'::regclass")
+        self.assertEqual(row["privacy_unit"][0], "person")
+        self.assertEqual(int(row["max_rows_per_unit"][0]), 3)
+        self.assertEqual(int(row["public_units"][0]), 30)
+        dperm.set_budget(self.conn, "py_cohort", 5, units=0)
+        self.assertIsNone(scalar(self.conn, "SELECT public_units FROM dperm.budget_status "
+                                            "WHERE relation = 'py_cohort'::regclass"))
+
     def test_encoding_equals_database(self):
         for loss, est in self.fitted.items():
             db = self.database(est.name)
@@ -214,7 +232,7 @@ class PackageTest(unittest.TestCase):
         e = cm.exception
         self.assertIsInstance(e, dperm.DPermError)
         self.assertEqual((e.sqlstate, e.pgcode), ("DP001", "DP001"))
-        self.assertIn("exhausted", e.message)
+        self.assertIn("does not fit", e.message)
         self.assertIn("epsilon = 50", e.detail)
         self.assertIn("dperm.set_budget", e.hint)
         self.assertEqual(scalar(self.conn, "SELECT count(*) FROM dperm.ledger"), before)
