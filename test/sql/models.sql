@@ -324,7 +324,8 @@ CREATE TABLE mdl_holdout AS
     FROM generate_series(201, 600) i;
 SELECT dperm.set_budget('mdl_holdout', 20, 1e-6);
 SELECT models_ledger_rows() AS ledger_before \gset
-SELECT e - 'evaluated_at' - 'ledger_id' - 'noise_scale' - 'grid' - 'accuracy' - 'log_loss' AS evaluation,
+SELECT e - 'evaluated_at' - 'ledger_id' - 'noise_scale' - 'grid' - 'accuracy' - 'log_loss'
+         - 'accuracy_interval' - 'log_loss_interval' AS evaluation,
        (e->>'accuracy')::float8 BETWEEN 0 AND 1 AS accuracy, (e->>'log_loss')::float8 >= 0 AS log_loss,
        -- (+ the exact sums' slack, 2^-40 + n 2^-50: src/pg/models/model_evaluate.cpp)
        abs((e->>'noise_scale')::float8 - 2 * (1 + (e->>'grid')::float8) / 5) < 1e-9 AS scale_is_m_1_plus_g_over_epsilon
@@ -350,8 +351,31 @@ SELECT version, jsonb_array_length(evaluation) AS evaluations,
        (evaluation->0->>'ledger_id')::bigint IN (SELECT id FROM dperm.ledger WHERE algorithm = 'evaluate') AS linked
   FROM dperm.models WHERE name = 'churn' AND owner = 'regress_models_owner'::regrole ORDER BY version;
 SELECT models_ledger_rows() - :ledger_before AS charged;
+-- The intervals (95 % of the noise, post-processing): half-width
+-- (b ln 21 + g) / n around the accuracy (clipped to [0, 1]), and over 40
+-- seeded evaluations at epsilon 0.2 (noise of about +-0.08) they contain
+-- the exact accuracy at least 34 times (95 % nominal: 38 expected).
+CREATE TABLE mdl_cover AS SELECT * FROM mdl_holdout;
+WITH exact AS (
+  SELECT avg(((dp_predict(m.model, x) > 0.5) = y)::int) AS accuracy
+    FROM mdl_cover, dperm.model('churn') m),
+  runs AS (
+  SELECT dperm.evaluate('churn', 'mdl_cover', 'x', 'y',
+                        jsonb_build_object('epsilon', 0.2, 'seed', s)) AS e
+    FROM generate_series(1, 40) s)
+SELECT count(*) FILTER (WHERE (e->'accuracy_interval'->>0)::float8 <= accuracy
+                          AND accuracy <= (e->'accuracy_interval'->>1)::float8) >= 34 AS covers,
+       bool_and(abs(((e->'accuracy_interval'->>1)::float8 - (e->>'accuracy')::float8)
+                    - least(1 - (e->>'accuracy')::float8,
+                            ((e->>'noise_scale')::float8 * ln(21) + (e->>'grid')::float8) / 400)) < 1e-12)
+         AS half_width_is_the_formula,
+       bool_and((e->'log_loss_interval'->>0)::float8 <= (e->>'log_loss')::float8
+                AND (e->>'log_loss')::float8 <= (e->'log_loss_interval'->>1)::float8) AS log_loss_inside
+  FROM runs, exact;
 -- Huber: the RMSE; softmax: accuracy and log-loss
-SELECT e ? 'rmse' AS rmse, e->>'residual_bound' AS bound, (e->>'rmse')::float8 >= 0 AS nonnegative
+SELECT e ? 'rmse' AS rmse, e->>'residual_bound' AS bound, (e->>'rmse')::float8 >= 0 AS nonnegative,
+       (e->'rmse_interval'->>0)::float8 <= (e->>'rmse')::float8
+         AND (e->>'rmse')::float8 <= (e->'rmse_interval'->>1)::float8 AS rmse_inside
   FROM dperm.evaluate('temp', 'mdl_holdout', 'x', 't', '{"epsilon": 1, "residual_bound": 2}') e;
 SELECT (e->>'accuracy')::float8 BETWEEN 0 AND 1 AS accuracy, (e->>'log_loss')::float8 >= 0 AS log_loss
   FROM dperm.evaluate('kind', 'mdl_holdout', 'x', 'k', '{"epsilon": 1}') e;

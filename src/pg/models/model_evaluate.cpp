@@ -196,21 +196,29 @@ Oid EvaluationReader(Oid relid, Oid caller, const char* relname, bool* is_protec
 
 // The evaluation's JSON (the result) and the record the ledger writer
 // appends to the version, both in `context`.
+// 95 % intervals of the noise around each metric (below).
+struct MetricIntervals {
+  double lo1, hi1, lo2, hi2;
+};
+
 void EvaluationJson(const char* name, Oid owner, int32 version, const char* qualified, int64 n,
-                    const EvaluateOptions& o, double m1, double m2, double bound, double scale,
-                    double grid, int64 ledger_id, bool regression, Oid caller,
-                    MemoryContext context, char** evaluation, char** record) {
+                    const EvaluateOptions& o, double m1, double m2, const MetricIntervals& in,
+                    double bound, double scale, double grid, int64 ledger_id, bool regression,
+                    Oid caller, MemoryContext context, char** evaluation, char** record) {
   SPI_connect();
-  Oid jtypes[13] = {INT4OID,   TEXTOID,   INT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
-                    FLOAT8OID, FLOAT8OID, INT8OID, BOOLOID,   TEXTOID,   BOOLOID};
-  Datum jargs[13] = {
+  Oid jtypes[17] = {INT4OID,   TEXTOID,   INT8OID,   FLOAT8OID, FLOAT8OID, FLOAT8OID,
+                    FLOAT8OID, FLOAT8OID, FLOAT8OID, INT8OID,   BOOLOID,   TEXTOID,
+                    BOOLOID,   FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID};
+  Datum jargs[17] = {
       Int32GetDatum(version),   CStringGetTextDatum(qualified),
       Int64GetDatum(n),         Float8GetDatum(o.epsilon),
       Float8GetDatum(m1),       Float8GetDatum(m2),
       Float8GetDatum(bound),    Float8GetDatum(scale),
       Float8GetDatum(grid),     Int64GetDatum(ledger_id),
       BoolGetDatum(regression), CStringGetTextDatum(GetUserNameFromId(caller, false)),
-      BoolGetDatum(o.has_seed)};
+      BoolGetDatum(o.has_seed), Float8GetDatum(in.lo1),
+      Float8GetDatum(in.hi1),   Float8GetDatum(in.lo2),
+      Float8GetDatum(in.hi2)};
   RunAsCatalogOwner(
       "SELECT (pg_catalog.jsonb_build_object('version', $1, 'relation', $2, 'n', $3,"
       "   'epsilon', $4, 'delta', 0, 'ledger_id', $10, 'evaluated_by', $12,"
@@ -218,10 +226,15 @@ void EvaluationJson(const char* name, Oid owner, int32 version, const char* qual
       "   'mechanism', 'discrete Laplace on clipped sums (replace-one, n public)',"
       "   'noise_scale', $8, 'grid', $9)"
       " OPERATOR(pg_catalog.||) CASE WHEN $11"
-      "   THEN pg_catalog.jsonb_build_object('rmse', $5, 'residual_bound', $7)"
-      "   ELSE pg_catalog.jsonb_build_object('accuracy', $5, 'log_loss', $6, 'loss_bound', $7) END)"
-      "   ::pg_catalog.text",
-      13, jtypes, jargs, nullptr, SPI_OK_SELECT, true);
+      "   THEN pg_catalog.jsonb_build_object('rmse', $5, 'residual_bound', $7,"
+      "     'rmse_interval', pg_catalog.jsonb_build_array($14, $15))"
+      "   ELSE pg_catalog.jsonb_build_object('accuracy', $5, 'log_loss', $6, 'loss_bound', $7,"
+      "     'accuracy_interval', pg_catalog.jsonb_build_array($14, $15),"
+      "     'log_loss_interval', pg_catalog.jsonb_build_array($16, $17)) END"
+      " OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('interval',"
+      "   '95 % of the noise: the metric on these n rows lies in it with probability >= 0.95')"
+      " )::pg_catalog.text",
+      17, jtypes, jargs, nullptr, SPI_OK_SELECT, true);
   *evaluation = CopyValue(context, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
   Oid rtypes[4] = {TEXTOID, INT4OID, TEXTOID, OIDOID};
   Datum rargs[4] = {CStringGetTextDatum(name), Int32GetDatum(version),
@@ -393,11 +406,30 @@ DPERM_FUNCTION(dperm_evaluate) {
   double dn = static_cast<double>(n);
   double m1 = regression ? std::sqrt(Max(noisy[0] / dn, 0.0)) : Min(Max(noisy[0] / dn, 0.0), 1.0);
   double m2 = regression ? 0 : Max(noisy[1] / dn, 0.0);
+  // 95 % intervals of the noise (post-processing, public: n, the scale and
+  // the grid only). Each normalised sum's noise is discrete Laplace of scale
+  // at least b on the grid g (ReleaseBoundedSums), whose tail is
+  // P(|X| >= t) <= 2 e^{-(t - g)/b} / (1 + e^{-g/b}) <= e^{-(t - g)/b} (1 + g/b):
+  // t = b ln 21 + g keeps it below 0.05 for g/b <= 2^-9 (BoundedSumsNoise's
+  // g <= b/2^10). In the metric's units: times the sum's bound, over n.
+  const double half = scale * std::log(21.0) + grid;
+  double lo1, hi1, lo2 = 0, hi2 = 0;
+  if (regression) {
+    const double w = bound * bound * half / dn;  // on the mean squared residual
+    lo1 = std::sqrt(Max(noisy[0] / dn - w, 0.0));
+    hi1 = std::sqrt(Max(noisy[0] / dn + w, 0.0));
+  } else {
+    lo1 = Min(Max(noisy[0] / dn - half / dn, 0.0), 1.0);
+    hi1 = Min(Max(noisy[0] / dn + half / dn, 0.0), 1.0);
+    lo2 = Max(noisy[1] / dn - bound * half / dn, 0.0);
+    hi2 = Max(noisy[1] / dn + bound * half / dn, 0.0);
+  }
 
   char* evaluation;
   char* record;
-  EvaluationJson(name, owner, version, qualified, n, o, m1, m2, bound, scale, grid, ledger_id,
-                 regression, caller, context, &evaluation, &record);
+  const MetricIntervals intervals = {lo1, hi1, lo2, hi2};
+  EvaluationJson(name, owner, version, qualified, n, o, m1, m2, intervals, bound, scale, grid,
+                 ledger_id, regression, caller, context, &evaluation, &record);
   // Stored by the ledger writer, so the charged evaluation outlives a rollback.
   SubmitModelRecord(kRecordEvaluation, record);
   PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(evaluation)));
