@@ -54,10 +54,14 @@ TEST(UnitCount, SplitIsExact) {
     for (int64_t n : {int64_t(0), int64_t(17), int64_t(3000), int64_t(123456789)}) {
       const double count = UnitCountEpsilon(e, n);
       const double model = e - count;
-      EXPECT_EQ(e - model, count);
+      // The two parts add up to epsilon exactly (the charge sums them), and
+      // the count is the rule's share itself where that already holds (0.1
+      // of 1 shows as 0.1).
       EXPECT_EQ(model + count, e) << e << " " << n;
     }
 }
+
+TEST(UnitCount, ATenthOfOneIsShownAsATenth) { EXPECT_EQ(UnitCountEpsilon(1.0, 0), 0.1); }
 
 TEST(UnitCount, NothingForNoEpsilon) {
   EXPECT_EQ(UnitCountEpsilon(0, 100), 0);

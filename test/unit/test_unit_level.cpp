@@ -11,6 +11,7 @@
 #include "dperm/accounting/rdp.hpp"
 #include <cstdio>
 #include "dperm/release/streaming.hpp"
+#include "dperm/planning/unit_curve_plan.hpp"
 #include "dperm/planning/unit_level.hpp"
 #include "dperm/planning/release_curve.hpp"
 #include "dperm/planning/release_plan.hpp"

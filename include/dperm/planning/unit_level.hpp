@@ -19,7 +19,6 @@
 #include "dperm/plan/plan.hpp"
 
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 namespace dperm {
@@ -48,7 +47,7 @@ namespace dperm {
 // delta), the largest whose curve converts to (epsilon, delta) on the ledger
 // orders (Balle et al. 2020, Thm 21, as the ledger converts), and the plan
 // is the row-level plan whose k^2 curve stays under alpha rho at every
-// ledger order (PlanUnitByCurve). Mechanisms outside that list (objective
+// ledger order (PlanUnitByCurve, unit_curve_plan.hpp). Mechanisms outside that list (objective
 // perturbation, sampled SGD, l2 => 'auto') keep group privacy; the default
 // algorithm at a unit with delta > 0 is chosen among those in the list.
 // A unit of one slot (k = 1, a query's row) takes the same path: its curve
@@ -70,16 +69,6 @@ std::vector<double> UnitModelCurve(const Options& unit_level);
 
 // Whether a row-level plan's mechanism is one of the list above.
 bool ScalesPerUnit(const Plan& row_plan);
-
-// The row-level plan of a unit-level release charged by its per-unit curve:
-// the largest row epsilon (bisection; the row delta is the unit's) whose
-// plan, made by `plan_rows`, has k^2 ReleaseRdpCurve <= alpha rho at every
-// ledger order; with no algorithm named, a default outside the list is
-// replaced by dp_gd (the delta > 0 default at l2 = 0). The plan is stated
-// unit-level (StateUnitLevel) with unit_zcdp = rho. Throws
-// kInvalidParameter when no row epsilon down to kMinEpsilon fits.
-Plan PlanUnitByCurve(const Options& unit_level,
-                     const std::function<Plan(const Options&)>& plan_rows);
 
 // Refuses, before any charge, options no unit-level plan can meet (group
 // privacy's epsilon / k below kMinEpsilon; rho too small for any plan).

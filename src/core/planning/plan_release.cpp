@@ -8,6 +8,7 @@
 #include "dperm/release/streaming.hpp"
 #include "dperm/algorithms/registry.hpp"
 #include "dperm/losses/softmax.hpp"
+#include "dperm/planning/unit_curve_plan.hpp"
 #include "dperm/planning/unit_level.hpp"
 #include "dperm/rows/exact_sum.hpp"
 

@@ -5,6 +5,7 @@
 #include "dperm/planning/plan_l2_selection.hpp"
 #include "dperm/planning/plan_release.hpp"
 #include "dperm/planning/release_curve.hpp"
+#include "dperm/planning/unit_curve_plan.hpp"
 #include "dperm/planning/unit_level.hpp"
 
 namespace dperm {
