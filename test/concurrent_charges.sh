@@ -19,7 +19,7 @@ for k in $(seq 1 8); do
 done
 wait
 ok=$(cat "$outdir"/*.out | grep -c '^t$' || true)
-refused=$(cat "$outdir"/*.out | grep -c 'is exhausted' || true)
+refused=$(cat "$outdir"/*.out | grep -c 'does not fit in the privacy budget' || true)
 spent=$(psql_q -d dperm_concurrency -c "SELECT epsilon_spent FROM dperm.budget_status")
 releases=$(psql_q -d dperm_concurrency -c "SELECT count(*) FROM dperm.ledger")
 dropdb dperm_concurrency

@@ -153,7 +153,7 @@ done
 check k_runs_succeed "$ok" "$k"
 check forecast_after_k "$(as_owner "SELECT runs FROM dperm.retraining_forecast('nightly')")" 0
 refused=$(as_owner "SELECT dperm.retrain('nightly')" 2>&1 || true)
-check run_k_plus_one "$(echo "$refused" | head -1)" "ERROR:  privacy budget of relation public.t is exhausted"
+check run_k_plus_one "$(echo "$refused" | head -1)" "ERROR:  the release does not fit in the privacy budget of relation public.t"
 check charges "$(psql_q -c "SELECT count(*) - $ledger_before FROM dperm.ledger")" "$k"
 
 # 4. drop_model removes the model's job; a name with a quote is quoted.

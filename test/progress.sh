@@ -256,7 +256,7 @@ SELECT 'after close: ' || own_progress_rows();
 COMMIT;
 SQL
 )
-grep -q 'budget of relation public.small is exhausted' <<<"$out_c3" || fail "(c) the budget refusal did not happen: $out_c3"
+grep -q 'does not fit in the privacy budget of relation public.small' <<<"$out_c3" || fail "(c) the budget refusal did not happen: $out_c3"
 grep -q 'division by zero' <<<"$out_c3" || fail "(c) the row error did not happen: $out_c3"
 for what in 'after refusal: 0' 'reports again: 1' 'after row error: 0' 'after close: 0'; do
   grep -q "^$what\$" <<<"$out_c3" || fail "(c) stale row ($what expected): $out_c3"
