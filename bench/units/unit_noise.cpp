@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
       o.max_rows_per_unit = k;
       const int64_t n = 446 * k;
       Plan p = PlanInMemoryRelease(o, LossKind::kLogistic, n, 11).plan;
-      std::printf("| %g | %d | %lld | %d | %.4g |\n", eps, k, static_cast<long long>(n), static_cast<int>(p.noisy_steps),
-                  p.noise_multiplier);
+      std::printf("| %g | %d | %lld | %d | %.4g |\n", eps, k, static_cast<long long>(n),
+                  static_cast<int>(p.noisy_steps), p.noise_multiplier);
     }
 }
