@@ -17,6 +17,7 @@ Run inside `pg_virtualenv -t` (PGHOST etc. set).
 import fcntl
 import hashlib
 import os
+import shutil
 import subprocess
 import time
 
@@ -84,7 +85,8 @@ def installed_session(repo, sessions=1):
         if not held:
             fcntl.flock(lock, fcntl.LOCK_EX)
         waited = time.time() - t0
-        subprocess.run(["make", "-s", "DPERM_FAST_BUILD=1", "CXX=ccache g++", "install"], cwd=repo,
+        subprocess.run(["make", "-s", "DPERM_FAST_BUILD=1",
+                        "CXX=ccache g++" if shutil.which("ccache") else "CXX=g++", "install"], cwd=repo,
                        env=env, check=True, stdout=subprocess.DEVNULL)
         built = sha(os.path.join(repo, "dperm.so"))
         out = []

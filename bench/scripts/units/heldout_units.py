@@ -97,8 +97,13 @@ def copy_table(sess, name, rows, d):
         os.unlink(path)
 
 
-def run_dataset(sess, label, rows, d, splits, ks, epsilons, delta, seed, median_label):
-    """Results (split, level, k, eps) -> (acc, bal_acc, seconds, n, units)."""
+def run_dataset(sess, label, rows, d, splits, ks, epsilons, delta, seed, median_label,
+                explicit=(), explicit_k=7):
+    """Results (split, level, k, eps) -> (acc, bal_acc, seconds, n, units, algorithm).
+
+    explicit: algorithms also run at unit level k = explicit_k with
+    dp_options(algorithm => ...) named (level "unit_<algorithm>"), beside the
+    default choice."""
     persons = sorted({p for p, _, _ in rows})
     results = {}
     for s in range(splits):
@@ -116,17 +121,20 @@ def run_dataset(sess, label, rows, d, splits, ks, epsilons, delta, seed, median_
         base = f"{label}_s{s}"
         copy_table(sess, base + "_test", test, d)
         copy_table(sess, base + "_train", train, d)
-        configs = [("row", 0)] + [("unit", k) for k in ks]
+        configs = ([("row", 0)] + [("unit", k) for k in ks] +
+                   [(f"unit_{a}", explicit_k) for a in explicit])
         for level, k in configs:
             t = f"{base}_{level}{k}"
             sess.query(f"DROP TABLE IF EXISTS {t}; CREATE TABLE {t} AS TABLE {base}_train")
-            unit = f", privacy_unit => 'pid', max_rows_per_unit => {k}" if level == "unit" else ""
+            unit = (f", privacy_unit => 'pid', max_rows_per_unit => {k}"
+                    if level.startswith("unit") else "")
+            named = f"algorithm => '{level[5:]}', " if level.startswith("unit_") else ""
             sess.query(f"SELECT dperm.set_budget('{t}', epsilon => 1e6, delta => 0.5, "
                        f"accounting => 'basic'{unit})")
             for eps in epsilons:
                 t0 = time.time()
                 sess.query(f"DROP TABLE IF EXISTS cur; CREATE TEMP TABLE cur AS SELECT dperm.train("
-                           f"'{t}', 'f', 'y', 'logistic', dp_options(epsilon => {eps}, "
+                           f"'{t}', 'f', 'y', 'logistic', dp_options({named}epsilon => {eps}, "
                            f"delta => {delta}, dimension => {d})) AS m")
                 secs = time.time() - t0
                 acc, bal, n, units, alg = sess.query(
@@ -143,17 +151,20 @@ def run_dataset(sess, label, rows, d, splits, ks, epsilons, delta, seed, median_
     return results
 
 
-def table(label, results, splits, ks, epsilons, k_row_note):
+def table(label, results, splits, ks, epsilons, k_row_note, explicit=(), explicit_k=7):
     print(f"| {label}: ε (δ = 1e-6) | release | per-person guarantee | n (slots or rows) | algorithm "
           f"| accuracy | balanced accuracy | s per dperm.train |")
     print("|---:|:---|:---|---:|:---|---:|---:|---:|")
     for eps in epsilons:
-        for level, k in [("unit", k) for k in ks] + [("row", 0)]:
+        for level, k in ([("unit", k) for k in ks] + [(f"unit_{a}", explicit_k) for a in explicit]
+                         + [("row", 0)]):
             vals = [results[(s, level, k, eps)] for s in range(splits)]
             m = lambda i: sum(v[i] for v in vals) / len(vals)  # noqa: E731
             sd = lambda i: math.sqrt(sum((v[i] - m(i)) ** 2 for v in vals) / max(len(vals) - 1, 1))  # noqa: E731
-            name = f"unit, k = {k}" if level == "unit" else "row level (no unit)"
-            guarantee = f"ε = {eps:g}" if level == "unit" else k_row_note(eps)
+            name = (f"unit, k = {k}" if level == "unit" else
+                    f"unit, k = {k}, algorithm => '{level[5:]}'" if level.startswith("unit_")
+                    else "row level (no unit)")
+            guarantee = f"ε = {eps:g}" if level.startswith("unit") else k_row_note(eps)
             algs = "/".join(sorted({v[5] for v in vals}))
             print(f"| {eps:g} | {name} | {guarantee} | {m(3):.0f} | {algs} | {m(0):.3f} ± {sd(0):.3f} "
                   f"| {m(1):.3f} ± {sd(1):.3f} | {m(2):.2f} |")
@@ -170,6 +181,9 @@ def main():
     ap.add_argument("--heavy", type=int, default=30)
     ap.add_argument("--seed", type=int, default=20261127)
     ap.add_argument("--skip-bank", action="store_true")
+    ap.add_argument("--explicit", default="",
+                    help="algorithms also named explicitly at unit level k = --explicit-k (panel)")
+    ap.add_argument("--explicit-k", type=int, default=7)
     ap.add_argument("--repo", default=os.getcwd())
     a = ap.parse_args()
     ks = [int(v) for v in a.ks.split(",")]
@@ -181,11 +195,14 @@ def main():
     sess.query("SET client_min_messages = warning")
 
     panel = panel_rows()
-    res = run_dataset(sess, "panel", panel, 11, a.splits, ks, eps, a.delta, a.seed, True)
+    explicit = [v for v in a.explicit.split(",") if v]
+    res = run_dataset(sess, "panel", panel, 11, a.splits, ks, eps, a.delta, a.seed, True,
+                      explicit, a.explicit_k)
     print(f"### Panel (PSID7682: 595 persons x 7 rows; {a.splits} splits by person, 75 % of persons "
           f"train; mean ± sd over splits)\n")
     table("panel", res, a.splits, ks, eps,
-          lambda e: f"ε = {e:g} per row; a person's 7 rows: only ~{7 * e:g} by group privacy")
+          lambda e: f"ε = {e:g} per row; a person's 7 rows: only ~{7 * e:g} by group privacy",
+          explicit, a.explicit_k)
     print()
     if a.skip_bank:
         return

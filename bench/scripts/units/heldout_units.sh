@@ -9,7 +9,8 @@
 # Usage: bash bench/scripts/units/heldout_units.sh > tables.md
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-make -s DPERM_FAST_BUILD=1 CXX="ccache g++" >/dev/null
+cxx=g++; command -v ccache >/dev/null && cxx="ccache g++"
+make -s DPERM_FAST_BUILD=1 CXX="$cxx" >/dev/null
 export DPERM_LOCK_HELD=1
 exec flock /tmp/dperm-install.lock pg_virtualenv -t -o max_worker_processes=16 \
   python3 bench/scripts/units/heldout_units.py --repo "$PWD" "$@"
