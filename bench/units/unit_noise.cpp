@@ -4,8 +4,8 @@
 // objects, so two builds (before and after the per-unit curves) can be
 // compared plan for plan. The model's share: 0.9 epsilon (the count takes a
 // tenth; units_estimate unset), delta as given.
-// Build: g++ -std=c++17 -O2 -Iinclude -I/usr/include/eigen3 -o /tmp/unit_noise \
-//   bench/units/unit_noise.cpp src/core/*/*.o -pthread
+// Build (one line): g++ -std=c++17 -O2 -Iinclude -I/usr/include/eigen3
+//   -o /tmp/unit_noise bench/units/unit_noise.cpp src/core/*/*.o -pthread
 // Usage: /tmp/unit_noise [delta]
 #include <cstdio>
 #include <cstdlib>
